@@ -1,0 +1,147 @@
+#include "asn1/der.hpp"
+
+#include <algorithm>
+
+namespace modsign::asn1 {
+
+Element Reader::next() {
+  if (in_.size() < 2) throw DecodeError("truncated element header");
+  const std::uint8_t tag = in_[0];
+  if ((tag & 0x1f) == 0x1f) throw DecodeError("high tag numbers are not supported");
+  std::size_t pos = 2;
+  std::size_t len = in_[1];
+  if (len == 0x80) throw DecodeError("indefinite length is not DER");
+  if (len & 0x80) {
+    const std::size_t n = len & 0x7f;
+    if (n > 4) throw DecodeError("length field longer than 4 octets");
+    if (in_.size() < 2 + n) throw DecodeError("truncated length field");
+    len = 0;
+    for (std::size_t i = 0; i < n; ++i) len = (len << 8) | in_[2 + i];
+    if (in_[2] == 0 || len < 0x80) throw DecodeError("non-minimal length encoding");
+    pos += n;
+  }
+  if (len > in_.size() - pos) throw DecodeError("element length exceeds the input");
+  Element e;
+  e.tag = tag;
+  e.tlv = in_.subspan(0, pos + len);
+  e.content = in_.subspan(pos, len);
+  in_ = in_.subspan(pos + len);
+  return e;
+}
+
+Element Reader::expect(std::uint8_t tag, const char* what) {
+  if (in_.empty()) throw DecodeError(std::string("missing ") + what);
+  if (in_[0] != tag) {
+    static constexpr char d[] = "0123456789abcdef";
+    std::string got{d[in_[0] >> 4], d[in_[0] & 15]};
+    std::string want{d[tag >> 4], d[tag & 15]};
+    throw DecodeError(std::string(what) + ": expected tag 0x" + want + ", found 0x" + got);
+  }
+  try {
+    return next();
+  } catch (const DecodeError& e) {
+    throw DecodeError(std::string(what) + ": " + e.what());
+  }
+}
+
+bool Reader::maybe(std::uint8_t tag, Element& out) {
+  if (!peek(tag)) return false;
+  out = next();
+  return true;
+}
+
+void Reader::finish(const char* what) const {
+  if (!in_.empty()) throw DecodeError(std::string("trailing data after ") + what);
+}
+
+std::uint64_t Reader::read_small_uint(const char* what) {
+  Element e = expect(kInteger, what);
+  if (e.content.empty()) throw DecodeError(std::string(what) + ": empty INTEGER");
+  if (e.content[0] & 0x80) throw DecodeError(std::string(what) + ": negative INTEGER");
+  if (e.content.size() > 9 || (e.content.size() == 9 && e.content[0] != 0))
+    throw DecodeError(std::string(what) + ": INTEGER too large");
+  std::uint64_t v = 0;
+  for (auto c : e.content) v = (v << 8) | c;
+  return v;
+}
+
+Bytes header(std::uint8_t tag, std::size_t len) {
+  Bytes h{tag};
+  if (len < 0x80) {
+    h.push_back(static_cast<std::uint8_t>(len));
+  } else {
+    std::uint8_t tmp[8];
+    int n = 0;
+    for (std::size_t l = len; l; l >>= 8) tmp[n++] = static_cast<std::uint8_t>(l & 0xff);
+    h.push_back(static_cast<std::uint8_t>(0x80 | n));
+    while (n) h.push_back(tmp[--n]);
+  }
+  return h;
+}
+
+Writer& Writer::tlv(std::uint8_t tag, ByteView content) {
+  Bytes h = header(tag, content.size());
+  buf_.insert(buf_.end(), h.begin(), h.end());
+  buf_.insert(buf_.end(), content.begin(), content.end());
+  return *this;
+}
+
+Writer& Writer::add(std::uint8_t tag, const std::function<void(Writer&)>& body) {
+  Writer child;
+  body(child);
+  return tlv(tag, child.buf_);
+}
+
+Writer& Writer::raw(ByteView der) {
+  buf_.insert(buf_.end(), der.begin(), der.end());
+  return *this;
+}
+
+Writer& Writer::integer(std::uint64_t v) {
+  Bytes c;
+  do {
+    c.insert(c.begin(), static_cast<std::uint8_t>(v & 0xff));
+    v >>= 8;
+  } while (v);
+  if (c[0] & 0x80) c.insert(c.begin(), 0);
+  return tlv(kInteger, c);
+}
+
+Writer& Writer::set_of(std::vector<Bytes> elements) {
+  // X.690 §11.6: order by the encodings compared as octet strings, the shorter one
+  // padded with trailing zero octets.
+  std::sort(elements.begin(), elements.end(), [](const Bytes& a, const Bytes& b) {
+    const std::size_t n = std::max(a.size(), b.size());
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint8_t x = i < a.size() ? a[i] : 0, y = i < b.size() ? b[i] : 0;
+      if (x != y) return x < y;
+    }
+    return false;
+  });
+  Bytes content;
+  for (const auto& e : elements) content.insert(content.end(), e.begin(), e.end());
+  return tlv(kSet, content);
+}
+
+std::string oid_to_string(ByteView oid) {
+  if (oid.empty() || (oid.back() & 0x80)) return "(invalid OID)";
+  std::string s;
+  std::uint64_t v = 0;
+  bool first = true;
+  for (auto c : oid) {
+    if (v > (UINT64_MAX >> 7)) return "(invalid OID)";
+    v = (v << 7) | (c & 0x7f);
+    if (c & 0x80) continue;
+    if (first) {
+      const std::uint64_t a = v < 40 ? 0 : v < 80 ? 1 : 2;
+      s = std::to_string(a) + "." + std::to_string(v - 40 * a);
+      first = false;
+    } else {
+      s += "." + std::to_string(v);
+    }
+    v = 0;
+  }
+  return s;
+}
+
+}  // namespace modsign::asn1

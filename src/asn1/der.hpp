@@ -1,0 +1,116 @@
+// modsign — DER writer and bounds-checked DER reader (the model is BoringSSL's CBS/CBB).
+//
+// Tags are single identifier octets (tag numbers 0..30); that covers every element of
+// X.509, PKCS#8 and CMS SignedData.  The reader accepts definite lengths only (X.690 §8.1.3
+// short and long form, long form at most 4 length octets); the kernel-mirroring BER
+// parser builds on it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "common/result.hpp"
+
+namespace modsign::asn1 {
+
+// Identifier octets used by modsign (X.690 §8.1.2).
+inline constexpr std::uint8_t kInteger = 0x02;
+inline constexpr std::uint8_t kBitString = 0x03;
+inline constexpr std::uint8_t kOctetString = 0x04;
+inline constexpr std::uint8_t kNull = 0x05;
+inline constexpr std::uint8_t kOid = 0x06;
+inline constexpr std::uint8_t kUtf8String = 0x0c;
+inline constexpr std::uint8_t kPrintableString = 0x13;
+inline constexpr std::uint8_t kUtcTime = 0x17;
+inline constexpr std::uint8_t kGeneralizedTime = 0x18;
+inline constexpr std::uint8_t kSequence = 0x30;
+inline constexpr std::uint8_t kSet = 0x31;
+/// Context-specific tag number n, constructed ([n] EXPLICIT or constructed IMPLICIT).
+constexpr std::uint8_t context_cons(unsigned n) { return static_cast<std::uint8_t>(0xa0 | n); }
+/// Context-specific tag number n, primitive ([n] IMPLICIT of a primitive type).
+constexpr std::uint8_t context_prim(unsigned n) { return static_cast<std::uint8_t>(0x80 | n); }
+
+/// Thrown by Reader on malformed or unexpected input; callers at layer boundaries turn it
+/// into Error{EBADMSG, what()}.
+class DecodeError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// One TLV as found in the input: `tlv` spans identifier, length and contents,
+/// `content` only the contents octets.  Both point into the reader's input.
+struct Element {
+  std::uint8_t tag = 0;
+  ByteView tlv;
+  ByteView content;
+  std::size_t header_len() const { return tlv.size() - content.size(); }
+};
+
+/// Bounds-checked cursor over DER input.  Never reads outside the span it was given;
+/// every failure throws DecodeError with the offset-free reason (callers add context).
+class Reader {
+ public:
+  explicit Reader(ByteView in) : in_(in) {}
+  bool empty() const { return in_.empty(); }
+  std::size_t remaining() const { return in_.size(); }
+  ByteView rest() const { return in_; }
+  /// Identifier octet of the next element, or -1 at the end.
+  int peek_tag() const { return in_.empty() ? -1 : in_[0]; }
+  bool peek(std::uint8_t tag) const { return !in_.empty() && in_[0] == tag; }
+
+  /// Next element, whatever its tag.
+  Element next();
+  /// Next element, which must carry `tag`; `what` names it in the error message.
+  Element expect(std::uint8_t tag, const char* what);
+  /// Next element if it carries `tag`, else nothing consumed.
+  bool maybe(std::uint8_t tag, Element& out);
+  /// A Reader over the contents of the next element with `tag`.
+  Reader enter(std::uint8_t tag, const char* what) { return Reader(expect(tag, what).content); }
+  /// Throws unless every byte was consumed.
+  void finish(const char* what) const;
+
+  /// Non-negative INTEGER that fits 64 bits (e.g. a version).
+  std::uint64_t read_small_uint(const char* what);
+
+ private:
+  ByteView in_;
+};
+
+/// Appends DER to a growing buffer.  Nested elements are written through `add(tag, fn)`,
+/// where `fn` fills a child Writer whose bytes become the element's contents.
+class Writer {
+ public:
+  /// Append a complete TLV with the given contents.
+  Writer& tlv(std::uint8_t tag, ByteView content);
+  /// Append a constructed (or any) element whose contents `body` writes.
+  Writer& add(std::uint8_t tag, const std::function<void(Writer&)>& body);
+  /// Append bytes that are already DER.
+  Writer& raw(ByteView der);
+  /// INTEGER from an unsigned value (minimal two's complement encoding).
+  Writer& integer(std::uint64_t v);
+  /// OBJECT IDENTIFIER from its DER contents octets.
+  Writer& oid(ByteView oid_content) { return tlv(kOid, oid_content); }
+  Writer& null() { return tlv(kNull, {}); }
+  Writer& octet_string(ByteView b) { return tlv(kOctetString, b); }
+  /// SET OF the given complete DER elements, sorted as X.690 §11.6 requires.
+  Writer& set_of(std::vector<Bytes> elements);
+
+  const Bytes& bytes() const& { return buf_; }
+  Bytes take() { return std::move(buf_); }
+
+ private:
+  Bytes buf_;
+};
+
+/// Identifier+length octets for an element of `len` contents octets (DER, definite).
+Bytes header(std::uint8_t tag, std::size_t len);
+
+/// Dotted-decimal text of an OID's contents octets ("2.16.840.1.101.3.4.3.18");
+/// "(invalid OID)" if the encoding is malformed.
+std::string oid_to_string(ByteView oid_content);
+
+}  // namespace modsign::asn1

@@ -1,0 +1,109 @@
+// modsign — CMS SignedData (RFC 5652 §5) for module signatures: model, builder, parser,
+// verifier.  The builder writes exactly the two forms the kernel's sign-file produces;
+// the parser reads those plus RFC 9882's examples (attached or detached, with or without
+// signedAttrs).  The kernel-exact parser (BER, kernel errno for every rule) grows from it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.hpp"
+#include "crypto/crypto.hpp"
+
+namespace modsign::cms {
+
+/// How a SignerInfo names its signer (RFC 5652 §5.3 SignerIdentifier).
+enum class SignerIdType {
+  issuer_and_serial,  ///< issuerAndSerialNumber; SignerInfo and SignedData version 1
+  subject_key_id,     ///< [0] subjectKeyIdentifier; SignerInfo and SignedData version 3
+};
+
+/// One SignerInfo as parsed.  All byte fields are copies of the encoded values.
+struct SignerInfo {
+  int version = 1;
+  SignerIdType sid_type = SignerIdType::issuer_and_serial;
+  Bytes issuer;  ///< issuer Name TLV (issuer_and_serial)
+  Bytes serial;  ///< serialNumber INTEGER contents (issuer_and_serial)
+  Bytes skid;    ///< subjectKeyIdentifier contents (subject_key_id)
+  Bytes digest_algorithm_oid;
+  std::optional<crypto::HashAlgo> digest_algorithm;  ///< nullopt if not a known digest
+  /// signedAttrs exactly as received, starting with the [0] IMPLICIT tag 0xA0.
+  std::optional<Bytes> signed_attrs;
+  std::optional<Bytes> content_type_attr;   ///< contentType attribute value (OID contents)
+  std::optional<Bytes> message_digest_attr; ///< messageDigest attribute value (OCTET STRING contents)
+  bool has_signing_time = false;
+  bool has_smime_capabilities = false;
+  Bytes signature_algorithm_oid;
+  bool signature_algorithm_params_null = false;  ///< parameters present and NULL
+  std::optional<crypto::KeyAlgo> signature_key_algo;  ///< from signature_algorithm_oid
+  Bytes signature;
+
+  /// The kernel's signer key id (kernel-semantics §1.5): serial ‖ issuer Name contents
+  /// for version 1, the SKID for version 3.
+  Bytes kernel_key_id() const;
+  /// The signedAttrs re-tagged as an explicit SET OF (0x31 ‖ received length ‖ contents):
+  /// what the signature covers (RFC 5652 §5.4; RFC 9882 §3.3).  Empty if absent.
+  Bytes signed_attrs_as_set() const;
+};
+
+/// A parsed ContentInfo(SignedData).
+struct SignedData {
+  int version = 1;
+  std::vector<Bytes> digest_algorithm_oids;
+  Bytes econtent_type;                ///< eContentType OID contents (id-data for modules)
+  std::optional<Bytes> econtent;      ///< attached content (OCTET STRING contents); nullopt if detached
+  std::vector<Bytes> certificates;    ///< each certificate's DER
+  bool has_crls = false;
+  std::vector<SignerInfo> signers;
+};
+
+/// Parse DER ContentInfo { id-signedData, [0] SignedData } (RFC 5652 §3, §5.1).
+/// Errors: EBADMSG for malformed DER or structure (message says which element),
+/// EINVAL for an outer content type other than id-signedData ("Only support
+/// pkcs7_signedData type") or SignedData/SignerInfo version other than 1 or 3.
+Result<SignedData> parse(ByteView der);
+
+/// What to build.
+struct BuildOptions {
+  crypto::HashAlgo digest = crypto::HashAlgo::sha512;  ///< SignerInfo digestAlgorithm
+  bool signed_attrs = false;  ///< add signedAttrs {contentType id-data, messageDigest}
+  SignerIdType sid = SignerIdType::issuer_and_serial;
+  crypto::Backend backend = crypto::Backend::openssl;
+};
+
+/// Build a detached ContentInfo(SignedData) over `content` with no certificates and one
+/// SignerInfo, byte for byte the structure of kernel sign-file with OpenSSL 3.x:
+///   SignedData version 1 (3 with SKID), digestAlgorithms {digest}, encapContentInfo
+///   {id-data} without eContent, SignerInfo {version, sid, digestAlgorithm (parameters
+///   absent), [signedAttrs {contentType, messageDigest} in DER order], signatureAlgorithm
+///   (rsaEncryption + NULL, ecdsa-with-SHAn, id-ml-dsa-* absent), signature}.
+/// Without signedAttrs, ML-DSA signs `content` itself and RSA/ECDSA sign H(content);
+/// with them, the DER SET OF attributes is signed (RFC 9882 §3.3, RFC 5652 §5.4).
+/// Errors: ENOKEY when SKID is requested and the certificate has none; EKEYREJECTED when
+/// the key does not match the certificate; EINVAL if signing fails.
+Result<Bytes> build_detached(const crypto::PrivateKey& key, const crypto::Certificate& cert,
+                             ByteView content, const BuildOptions& opt);
+
+/// Successful verification: who signed and how.
+struct Verified {
+  std::size_t certificate_index = 0;  ///< index into the candidate list
+  crypto::KeyAlgo key_algo = crypto::KeyAlgo::rsa;
+};
+
+/// Verify the first SignerInfo of `sd` over the detached content (module bytes) or, when
+/// `detached_content` is nullopt, over the attached eContent, with the signer found
+/// among `candidates` and the message's own certificates by issuer+serial (kernel id) or
+/// SKID.  Follows pkcs7_digest()/pkcs7_verify_one() (crypto/asymmetric_keys/pkcs7_verify.c,
+/// kernel 7.0): with signedAttrs, messageDigest must equal H(content) (size mismatch
+/// EBADMSG, value mismatch EKEYREJECTED) and the signature covers the SET-retagged
+/// attributes; without them, ML-DSA signs the content and RSA/ECDSA H(content).
+/// Errors: ENOKEY no candidate matches the signer; EBADMSG no SignerInfo, no content or
+/// both detached and attached content (kernel: "non-detached data"), malformed signature,
+/// missing contentType/messageDigest attribute, messageDigest of the wrong size; ENOPKG unknown digest or signature algorithm;
+/// EKEYREJECTED signature algorithm differs from the key's, or the signature is invalid.
+Result<Verified> verify(const SignedData& sd, std::optional<ByteView> detached_content,
+                        const std::vector<crypto::Certificate>& candidates,
+                        crypto::Backend backend = crypto::Backend::openssl);
+
+}  // namespace modsign::cms

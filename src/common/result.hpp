@@ -1,0 +1,91 @@
+// modsign — result and error types shared by every layer.
+#pragma once
+
+#include <cerrno>
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace modsign {
+
+using Bytes = std::vector<std::uint8_t>;
+using ByteView = std::span<const std::uint8_t>;
+
+/// The kernel errno values modsign reports.  The numeric values are Linux's
+/// (include/uapi/asm-generic/errno*.h); `none` means success.
+enum class KErr : int {
+  none = 0,
+  eperm = EPERM,                // 1
+  enoent = ENOENT,              // 2
+  enomem = ENOMEM,              // 12
+  einval = EINVAL,              // 22
+  enodata = ENODATA,            // 61
+  enopkg = ENOPKG,              // 65
+  ebadmsg = EBADMSG,            // 74
+  enokey = ENOKEY,              // 126
+  ekeyrejected = EKEYREJECTED,  // 129
+};
+
+/// Upper-case errno name ("EBADMSG"), or "OK" for KErr::none.
+std::string_view errno_name(KErr e) noexcept;
+
+/// A failure as the kernel would report it: errno plus a human-readable reason.
+struct Error {
+  KErr code = KErr::einval;
+  std::string message;
+};
+
+/// Either a value or an Error.  Kernel-visible failures travel in this type;
+/// programming errors and I/O failures throw (IoError, std::logic_error).
+template <class T>
+class [[nodiscard]] Result {
+ public:
+  Result(T v) : v_(std::move(v)) {}                 // NOLINT(google-explicit-constructor)
+  Result(Error e) : v_(std::move(e)) {}             // NOLINT(google-explicit-constructor)
+  bool ok() const noexcept { return v_.index() == 0; }
+  explicit operator bool() const noexcept { return ok(); }
+  T& value() & { return check(), std::get<0>(v_); }
+  const T& value() const& { return check(), std::get<0>(v_); }
+  T&& value() && { return check(), std::get<0>(std::move(v_)); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+  const Error& error() const& {
+    if (ok()) throw std::logic_error("Result::error() on a value");
+    return std::get<1>(v_);
+  }
+
+ private:
+  void check() const {
+    if (!ok()) throw std::logic_error("Result::value() on error: " + std::get<1>(v_).message);
+  }
+  std::variant<T, Error> v_;
+};
+
+/// Result for operations with no value.
+struct Unit {};
+using Status = Result<Unit>;
+inline Status ok_status() { return Unit{}; }
+
+inline Error make_error(KErr code, std::string msg) { return Error{code, std::move(msg)}; }
+
+/// An I/O failure (open, read, write, rename).  The message names the file.
+class IoError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Lower-case hex of `b` ("0a1b...").
+std::string to_hex(ByteView b);
+/// Colon-separated upper-case hex ("0A:1B"), as modinfo prints sig_key.
+std::string to_colon_hex(ByteView b);
+/// Parse hex (either case, no separators); throws std::invalid_argument on bad input.
+Bytes from_hex(std::string_view hex);
+
+}  // namespace modsign

@@ -1,0 +1,192 @@
+// modsign — keys, X.509 certificates, hashes, signing and verification.
+//
+// The only layer that talks to OpenSSL (complete backend) and Botan (ML-DSA backend,
+// used for cross-checks and selectable per operation).  Everything above it sees the
+// types declared here.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.hpp"
+#include "crypto/algorithms.hpp"
+
+namespace modsign::crypto {
+
+/// Which library performs an ML-DSA operation.  RSA/ECDSA always use OpenSSL.
+enum class Backend { openssl, botan };
+
+// ---------------------------------------------------------------------------------------
+// Hashes
+
+/// H(data) with the given algorithm (OpenSSL EVP).  Output size = hash_info(a).size.
+Bytes digest(HashAlgo a, ByteView data);
+
+/// Incremental hash (OpenSSL EVP_MD_CTX); update() any number of times, then final() once.
+class Hasher {
+ public:
+  explicit Hasher(HashAlgo a);
+  ~Hasher();
+  Hasher(const Hasher&) = delete;
+  Hasher& operator=(const Hasher&) = delete;
+  void update(ByteView data);
+  Bytes final();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// ---------------------------------------------------------------------------------------
+// Keys
+
+/// A public key (shared, immutable).  `raw()` is the FIPS 204 public key for ML-DSA
+/// (1312/1952/2592 bytes) and the SubjectPublicKeyInfo DER for RSA/ECDSA.
+class PublicKey {
+ public:
+  KeyAlgo algo() const { return algo_; }
+  const Bytes& raw() const { return raw_; }
+  const Bytes& spki() const { return spki_; }
+  /// RSA modulus / EC group size in bits; 0 for ML-DSA.
+  int bits() const { return bits_; }
+  /// Parse a DER SubjectPublicKeyInfo.  Errors: EBADMSG (malformed),
+  /// ENOPKG (algorithm other than RSA, ECDSA P-256/P-384, ML-DSA-44/65/87).
+  static Result<PublicKey> from_spki(ByteView spki);
+  /// The OpenSSL EVP_PKEY* as void* (crypto/ internals only).
+  void* native() const { return pkey_.get(); }
+  /// Same algorithm and key material (OpenSSL EVP_PKEY_eq).
+  bool operator==(const PublicKey& other) const;
+
+ private:
+  std::shared_ptr<void> pkey_;
+  KeyAlgo algo_ = KeyAlgo::rsa;
+  Bytes raw_, spki_;
+  int bits_ = 0;
+  friend class PrivateKey;
+};
+
+/// A private signing key.  Key bytes live in OpenSSL's secure structures; seeds copied out
+/// are cleansed by the functions that use them.
+class PrivateKey {
+ public:
+  KeyAlgo algo() const { return pub_.algo(); }
+  const PublicKey& public_key() const { return pub_; }
+  /// The 32-byte ML-DSA seed ξ when the key was made or loaded with one (RFC 9881
+  /// seed or both form); nullopt otherwise.  Caller must cleanse it.
+  std::optional<Bytes> ml_dsa_seed() const;
+
+  /// Load a private key: PEM (PKCS#8, encrypted PKCS#8, traditional RSA/EC; the first
+  /// key block in a file that may also hold certificates) or DER PKCS#8.  ML-DSA accepts
+  /// all three RFC 9881 §6 forms (seed, expandedKey, both).  An encrypted key takes its
+  /// passphrase from `passphrase` (sign-file: KBUILD_SIGN_PIN).
+  /// Errors: EBADMSG "not a private key ..." (undecodable, wrong passphrase, inconsistent
+  /// ML-DSA both-form), ENOPKG (unsupported algorithm). Throws IoError if unreadable.
+  static Result<PrivateKey> load(const std::string& path, const std::optional<std::string>& passphrase);
+  static Result<PrivateKey> from_bytes(ByteView pem_or_der, const std::optional<std::string>& passphrase);
+
+  /// Generate a key: RSA (`rsa_bits` 2048..4096, e = 65537), ECDSA P-256/P-384, ML-DSA
+  /// (FIPS 204 KeyGen from a fresh 32-byte seed).
+  static PrivateKey generate(KeyAlgo algo, int rsa_bits = 4096);
+
+  /// PKCS#8 PrivateKeyInfo DER.  ML-DSA is written in RFC 9881 seed form
+  /// (`privateKey` = [0] IMPLICIT OCTET STRING of 32 bytes; 54 bytes of DER in all);
+  /// Error ENOKEY if an ML-DSA key has no seed (loaded from expandedKey form).
+  Result<Bytes> pkcs8_der() const;
+  /// The same as PEM ("-----BEGIN PRIVATE KEY-----").
+  Result<std::string> pkcs8_pem() const;
+
+  void* native() const { return pkey_.get(); }
+
+ private:
+  std::shared_ptr<void> pkey_;
+  PublicKey pub_;
+};
+
+// ---------------------------------------------------------------------------------------
+// Certificates
+
+/// An X.509 certificate with the raw DER pieces the kernel uses to identify a signer
+/// (crypto/asymmetric_keys/x509_cert_parser.c): the issuer and subject Name TLVs, the
+/// serialNumber INTEGER contents and the subjectKeyIdentifier.
+class Certificate {
+ public:
+  const Bytes& der() const { return der_; }
+  ByteView tbs() const;                 ///< TBSCertificate TLV
+  ByteView issuer() const;              ///< issuer Name TLV, as encoded in the certificate
+  ByteView subject() const;             ///< subject Name TLV
+  ByteView serial() const;              ///< serialNumber INTEGER contents octets
+  const std::optional<Bytes>& skid() const { return skid_; }  ///< subjectKeyIdentifier contents
+  const PublicKey& public_key() const { return pub_; }
+  /// First commonName of the subject / issuer ("" if none), UTF-8.
+  std::string subject_cn() const;
+  std::string issuer_cn() const;
+  /// The kernel's x509->id: serial contents ‖ issuer Name contents (asymmetric_key_generate_id).
+  Bytes kernel_id() const;
+  /// Subject as a one-line "CN=..., O=..." string (OpenSSL RFC 2253 order reversed as
+  /// openssl x509 -subject prints it).
+  std::string subject_text() const;
+
+  /// Parse one DER certificate.  Errors: EBADMSG (malformed), ENOPKG (key algorithm not
+  /// supported).
+  static Result<Certificate> from_der(ByteView der);
+  /// Load every certificate from a file: DER (one certificate; detected by a leading
+  /// 0x30 0x82 as sign-file does) or PEM (every CERTIFICATE block, other blocks skipped).
+  /// Errors: EBADMSG when the file holds no certificate or a malformed one (message names
+  /// the block).  Throws IoError if unreadable.
+  static Result<std::vector<Certificate>> load_all(const std::string& path);
+  static Result<std::vector<Certificate>> from_bytes(ByteView pem_or_der);
+
+  /// A self-signed certificate like the kernel's autogenerated signing key
+  /// (certs/default_x509.genkey): version 3, random positive 20-byte serial, subject =
+  /// issuer = `subject` ("CN=x,O=y" or "/CN=x/O=y"), validity now .. now + days,
+  /// basicConstraints critical CA:FALSE, keyUsage digitalSignature, subjectKeyIdentifier
+  /// (SHA-1 of the public key bits), authorityKeyIdentifier keyid.  Signed with SHA-256
+  /// (RSA, P-256), SHA-384 (P-384) or pure ML-DSA.  Errors: EINVAL for a bad subject.
+  static Result<Certificate> self_signed(const PrivateKey& key, const std::string& subject, int days);
+
+  /// PEM text of the certificate.
+  std::string pem() const;
+
+ private:
+  Bytes der_;
+  std::size_t tbs_off_ = 0, tbs_len_ = 0, issuer_off_ = 0, issuer_len_ = 0, subject_off_ = 0,
+              subject_len_ = 0, serial_off_ = 0, serial_len_ = 0;
+  std::optional<Bytes> skid_;
+  PublicKey pub_;
+};
+
+// ---------------------------------------------------------------------------------------
+// Signatures
+
+/// Sign `message` as CMS SignerInfo.signature needs it:
+///  - ML-DSA: pure ML-DSA.Sign(sk, message, ctx = "") (FIPS 204 Alg. 2; RFC 9882 §3),
+///    hedged; `hash` is not used.  OpenSSL EVP_PKEY_sign_message_init, or Botan.
+///  - RSA: PKCS#1 v1.5 over hash(message) (RFC 8017 §8.2); ECDSA: DER Ecdsa-Sig-Value over
+///    hash(message) (RFC 5753 §7.2 / the kernel's "x962" encoding).
+/// Errors: EINVAL if the backend refuses (message names the OpenSSL/Botan reason).
+Result<Bytes> sign_message(const PrivateKey& key, HashAlgo hash, ByteView message,
+                           Backend backend = Backend::openssl);
+
+/// Verify a signature made by sign_message() (same conventions).  Errors, as the kernel's
+/// public_key_verify_signature reports them (kernel-semantics §2.7):
+///  - EBADMSG: ML-DSA signature or public key of the wrong length for the parameter set;
+///  - EKEYREJECTED: the signature does not verify.
+Status verify_message(const PublicKey& key, HashAlgo hash, ByteView message, ByteView signature,
+                      Backend backend = Backend::openssl);
+
+/// Botan ML-DSA primitives (pure, empty context), for cross-checking OpenSSL.
+namespace botan {
+/// Public key (1312/1952/2592 bytes) from a 32-byte seed (FIPS 204 ML-DSA.KeyGen_internal).
+Bytes ml_dsa_public_from_seed(KeyAlgo level, ByteView seed);
+/// Sign with a key given by its 32-byte seed; deterministic (rnd = 0^32) or hedged.
+Bytes ml_dsa_sign(KeyAlgo level, ByteView seed, ByteView message, bool deterministic);
+/// True if `signature` is valid for `message` under `public_key`.
+bool ml_dsa_verify(KeyAlgo level, ByteView public_key, ByteView message, ByteView signature);
+}  // namespace botan
+
+/// Last OpenSSL error queue text (cleared), for messages.
+std::string openssl_error();
+
+}  // namespace modsign::crypto

@@ -1,0 +1,612 @@
+// OpenSSL backend: hashes, key loading and generation, certificates, sign/verify.
+#include <openssl/bio.h>
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+#include <cstring>
+#include <ctime>
+
+#include "asn1/der.hpp"
+#include "common/file.hpp"
+#include "crypto/crypto.hpp"
+
+namespace modsign::crypto {
+
+namespace {
+
+template <class T, void (*F)(T*)>
+struct Deleter {
+  void operator()(T* p) const { F(p); }
+};
+using BioPtr = std::unique_ptr<BIO, Deleter<BIO, BIO_free_all>>;
+using X509Ptr = std::unique_ptr<X509, Deleter<X509, X509_free>>;
+using X509NamePtr = std::unique_ptr<X509_NAME, Deleter<X509_NAME, X509_NAME_free>>;
+using X509ExtPtr = std::unique_ptr<X509_EXTENSION, Deleter<X509_EXTENSION, X509_EXTENSION_free>>;
+using PkeyCtxPtr = std::unique_ptr<EVP_PKEY_CTX, Deleter<EVP_PKEY_CTX, EVP_PKEY_CTX_free>>;
+using MdCtxPtr = std::unique_ptr<EVP_MD_CTX, Deleter<EVP_MD_CTX, EVP_MD_CTX_free>>;
+using SigPtr = std::unique_ptr<EVP_SIGNATURE, Deleter<EVP_SIGNATURE, EVP_SIGNATURE_free>>;
+
+std::shared_ptr<void> share(EVP_PKEY* p) {
+  return std::shared_ptr<void>(p, [](void* q) { EVP_PKEY_free(static_cast<EVP_PKEY*>(q)); });
+}
+EVP_PKEY* pk(const std::shared_ptr<void>& p) { return static_cast<EVP_PKEY*>(p.get()); }
+
+const EVP_MD* md_of(HashAlgo a) {
+  const EVP_MD* md = EVP_get_digestbyname(std::string(hash_info(a).openssl_name).c_str());
+  if (!md) throw std::runtime_error("OpenSSL lacks digest " + std::string(hash_info(a).name));
+  return md;
+}
+
+const char* ml_dsa_name(KeyAlgo a) {
+  switch (a) {
+    case KeyAlgo::ml_dsa_44: return "ML-DSA-44";
+    case KeyAlgo::ml_dsa_65: return "ML-DSA-65";
+    case KeyAlgo::ml_dsa_87: return "ML-DSA-87";
+    default: return nullptr;
+  }
+}
+
+std::optional<KeyAlgo> algo_of(EVP_PKEY* p) {
+  if (EVP_PKEY_is_a(p, "RSA")) return KeyAlgo::rsa;
+  if (EVP_PKEY_is_a(p, "ML-DSA-44")) return KeyAlgo::ml_dsa_44;
+  if (EVP_PKEY_is_a(p, "ML-DSA-65")) return KeyAlgo::ml_dsa_65;
+  if (EVP_PKEY_is_a(p, "ML-DSA-87")) return KeyAlgo::ml_dsa_87;
+  if (EVP_PKEY_is_a(p, "EC")) {
+    char group[64] = {0};
+    size_t len = 0;
+    if (EVP_PKEY_get_utf8_string_param(p, OSSL_PKEY_PARAM_GROUP_NAME, group, sizeof group, &len)) {
+      if (std::strcmp(group, "prime256v1") == 0 || std::strcmp(group, "P-256") == 0) return KeyAlgo::ecdsa_p256;
+      if (std::strcmp(group, "secp384r1") == 0 || std::strcmp(group, "P-384") == 0) return KeyAlgo::ecdsa_p384;
+    }
+  }
+  return std::nullopt;
+}
+
+// Fill a PublicKey from an EVP_PKEY (takes a reference of its own).
+Result<PublicKey> public_from(EVP_PKEY* p, std::shared_ptr<void> owner);
+
+int no_passphrase_cb(char*, int, int, void*) { return -1; }
+
+int passphrase_cb(char* buf, int size, int, void* u) {
+  const auto* s = static_cast<const std::string*>(u);
+  if (static_cast<int>(s->size()) > size) return -1;
+  std::memcpy(buf, s->data(), s->size());
+  return static_cast<int>(s->size());
+}
+
+}  // namespace
+
+std::string openssl_error() {
+  std::string out;
+  unsigned long e;
+  char buf[256];
+  while ((e = ERR_get_error()) != 0) {
+    ERR_error_string_n(e, buf, sizeof buf);
+    if (!out.empty()) out += "; ";
+    out += buf;
+  }
+  return out.empty() ? "unknown OpenSSL error" : out;
+}
+
+// ------------------------------------------------------------------------------- hashes
+
+Bytes digest(HashAlgo a, ByteView data) {
+  Bytes out(EVP_MAX_MD_SIZE);
+  unsigned n = 0;
+  if (!EVP_Digest(data.data(), data.size(), out.data(), &n, md_of(a), nullptr))
+    throw std::runtime_error("EVP_Digest: " + openssl_error());
+  out.resize(n);
+  return out;
+}
+
+struct Hasher::Impl {
+  MdCtxPtr ctx{EVP_MD_CTX_new()};
+};
+
+Hasher::Hasher(HashAlgo a) : impl_(std::make_unique<Impl>()) {
+  if (!impl_->ctx || !EVP_DigestInit_ex(impl_->ctx.get(), md_of(a), nullptr))
+    throw std::runtime_error("EVP_DigestInit_ex: " + openssl_error());
+}
+Hasher::~Hasher() = default;
+void Hasher::update(ByteView d) {
+  if (!EVP_DigestUpdate(impl_->ctx.get(), d.data(), d.size()))
+    throw std::runtime_error("EVP_DigestUpdate: " + openssl_error());
+}
+Bytes Hasher::final() {
+  Bytes out(EVP_MAX_MD_SIZE);
+  unsigned n = 0;
+  if (!EVP_DigestFinal_ex(impl_->ctx.get(), out.data(), &n))
+    throw std::runtime_error("EVP_DigestFinal_ex: " + openssl_error());
+  out.resize(n);
+  return out;
+}
+
+// ------------------------------------------------------------------------------- keys
+
+namespace {
+Result<PublicKey> public_from(EVP_PKEY* p, std::shared_ptr<void> owner) {
+  (void)owner;
+  auto algo = algo_of(p);
+  if (!algo) return make_error(KErr::enopkg, "unsupported public key algorithm");
+  // Re-create a public-only EVP_PKEY from the SPKI so no private material is shared.
+  unsigned char* der = nullptr;
+  int n = i2d_PUBKEY(p, &der);
+  if (n <= 0) return make_error(KErr::ebadmsg, "cannot encode public key: " + openssl_error());
+  Bytes spki(der, der + n);
+  OPENSSL_free(der);
+  return PublicKey::from_spki(spki);
+}
+}  // namespace
+
+Result<PublicKey> PublicKey::from_spki(ByteView spki) {
+  const unsigned char* p = spki.data();
+  EVP_PKEY* key = d2i_PUBKEY(nullptr, &p, static_cast<long>(spki.size()));
+  if (!key) {
+    ERR_clear_error();
+    // Distinguish an unknown algorithm from a malformed SPKI by looking at the OID.
+    return make_error(KErr::ebadmsg, "malformed or unsupported SubjectPublicKeyInfo");
+  }
+  PublicKey out;
+  out.pkey_ = share(key);
+  auto algo = algo_of(key);
+  if (!algo) return make_error(KErr::enopkg, "unsupported public key algorithm");
+  out.algo_ = *algo;
+  out.spki_.assign(spki.begin(), spki.end());
+  if (is_ml_dsa(*algo)) {
+    out.raw_.resize(ml_dsa_public_key_size(*algo));
+    size_t len = 0;
+    if (!EVP_PKEY_get_octet_string_param(key, OSSL_PKEY_PARAM_PUB_KEY, out.raw_.data(), out.raw_.size(), &len) ||
+        len != out.raw_.size())
+      return make_error(KErr::ebadmsg, "cannot read ML-DSA public key: " + openssl_error());
+  } else {
+    out.raw_ = out.spki_;
+    out.bits_ = EVP_PKEY_get_bits(key);
+  }
+  return out;
+}
+
+bool PublicKey::operator==(const PublicKey& other) const {
+  if (!pkey_ || !other.pkey_) return pkey_ == other.pkey_;
+  return EVP_PKEY_eq(pk(pkey_), pk(other.pkey_)) == 1;
+}
+
+std::optional<Bytes> PrivateKey::ml_dsa_seed() const {
+  if (!is_ml_dsa(algo())) return std::nullopt;
+  Bytes seed(32);
+  size_t len = 0;
+  if (!EVP_PKEY_get_octet_string_param(pk(pkey_), OSSL_PKEY_PARAM_ML_DSA_SEED, seed.data(), seed.size(), &len) ||
+      len != 32) {
+    ERR_clear_error();
+    return std::nullopt;
+  }
+  return seed;
+}
+
+Result<PrivateKey> PrivateKey::load(const std::string& path, const std::optional<std::string>& pass) {
+  Bytes b = read_file(path);
+  auto r = from_bytes(b, pass);
+  OPENSSL_cleanse(b.data(), b.size());
+  return r;
+}
+
+Result<PrivateKey> PrivateKey::from_bytes(ByteView in, const std::optional<std::string>& pass) {
+  EVP_PKEY* key = nullptr;
+  const bool pem = in.size() >= 11 && std::memcmp(in.data(), "-----BEGIN", 10) == 0;
+  const bool pem_anywhere =
+      pem || std::string_view(reinterpret_cast<const char*>(in.data()), in.size()).find("-----BEGIN") !=
+                 std::string_view::npos;
+  if (pem_anywhere) {
+    BioPtr bio(BIO_new_mem_buf(in.data(), static_cast<int>(in.size())));
+    std::string p = pass.value_or("");
+    key = PEM_read_bio_PrivateKey(bio.get(), nullptr, pass ? passphrase_cb : no_passphrase_cb, &p);
+    OPENSSL_cleanse(p.data(), p.size());
+    if (!key) {
+      std::string why = openssl_error();
+      const bool encrypted =
+          std::string_view(reinterpret_cast<const char*>(in.data()), in.size()).find("ENCRYPTED") !=
+          std::string_view::npos;
+      if (encrypted && !pass)
+        return make_error(KErr::ebadmsg, "private key is encrypted and no passphrase was given (set KBUILD_SIGN_PIN)");
+      if (encrypted) return make_error(KErr::ebadmsg, "cannot decrypt private key (wrong passphrase?)");
+      return make_error(KErr::ebadmsg, "no usable private key in PEM input: " + why);
+    }
+  } else {
+    const unsigned char* p = in.data();
+    key = d2i_AutoPrivateKey(nullptr, &p, static_cast<long>(in.size()));
+    if (!key) return make_error(KErr::ebadmsg, "not a DER PKCS#8 private key: " + openssl_error());
+  }
+  PrivateKey out;
+  out.pkey_ = share(key);
+  auto pub = public_from(key, out.pkey_);
+  if (!pub) return pub.error();
+  out.pub_ = std::move(pub.value());
+  return out;
+}
+
+PrivateKey PrivateKey::generate(KeyAlgo algo, int rsa_bits) {
+  EVP_PKEY* key = nullptr;
+  switch (algo) {
+    case KeyAlgo::rsa:
+      key = EVP_PKEY_Q_keygen(nullptr, nullptr, "RSA", static_cast<size_t>(rsa_bits));
+      break;
+    case KeyAlgo::ecdsa_p256: key = EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-256"); break;
+    case KeyAlgo::ecdsa_p384: key = EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-384"); break;
+    default: key = EVP_PKEY_Q_keygen(nullptr, nullptr, ml_dsa_name(algo)); break;
+  }
+  if (!key) throw std::runtime_error("key generation failed: " + openssl_error());
+  PrivateKey out;
+  out.pkey_ = share(key);
+  out.pub_ = public_from(key, out.pkey_).value();
+  return out;
+}
+
+Result<Bytes> PrivateKey::pkcs8_der() const {
+  if (is_ml_dsa(algo())) {
+    auto seed = ml_dsa_seed();
+    if (!seed)
+      return make_error(KErr::enokey, "ML-DSA key has no seed (loaded from expandedKey form); cannot write seed form");
+    // OneAsymmetricKey (RFC 5958) v1: version 0, algorithm id-ml-dsa-* (no parameters),
+    // privateKey OCTET STRING containing the RFC 9881 CHOICE seed [0] IMPLICIT OCTET STRING.
+    asn1::Writer w;
+    w.add(asn1::kSequence, [&](asn1::Writer& s) {
+      s.integer(0);
+      s.add(asn1::kSequence, [&](asn1::Writer& a) { a.oid(signature_oid(algo(), HashAlgo::sha512)); });
+      s.add(asn1::kOctetString, [&](asn1::Writer& o) { o.tlv(asn1::context_prim(0), *seed); });
+    });
+    OPENSSL_cleanse(seed->data(), seed->size());
+    return w.take();
+  }
+  BioPtr bio(BIO_new(BIO_s_mem()));
+  if (!i2d_PKCS8PrivateKey_bio(bio.get(), pk(pkey_), nullptr, nullptr, 0, nullptr, nullptr))
+    return make_error(KErr::einval, "cannot encode private key: " + openssl_error());
+  char* data = nullptr;
+  long n = BIO_get_mem_data(bio.get(), &data);
+  return Bytes(data, data + n);
+}
+
+Result<std::string> PrivateKey::pkcs8_pem() const {
+  auto der = pkcs8_der();
+  if (!der) return der.error();
+  BioPtr bio(BIO_new(BIO_s_mem()));
+  PEM_write_bio(bio.get(), "PRIVATE KEY", "", der->data(), static_cast<long>(der->size()));
+  OPENSSL_cleanse(der->data(), der->size());
+  char* data = nullptr;
+  long n = BIO_get_mem_data(bio.get(), &data);
+  std::string s(data, data + n);
+  return s;
+}
+
+// ------------------------------------------------------------------------- certificates
+
+ByteView Certificate::tbs() const { return ByteView(der_).subspan(tbs_off_, tbs_len_); }
+ByteView Certificate::issuer() const { return ByteView(der_).subspan(issuer_off_, issuer_len_); }
+ByteView Certificate::subject() const { return ByteView(der_).subspan(subject_off_, subject_len_); }
+ByteView Certificate::serial() const { return ByteView(der_).subspan(serial_off_, serial_len_); }
+
+namespace {
+std::string first_cn(ByteView name_tlv) {
+  try {
+    asn1::Reader name(name_tlv);
+    asn1::Reader rdns = name.enter(asn1::kSequence, "Name");
+    while (!rdns.empty()) {
+      asn1::Reader set = rdns.enter(asn1::kSet, "RDN");
+      while (!set.empty()) {
+        asn1::Reader atv = set.enter(asn1::kSequence, "AttributeTypeAndValue");
+        auto type = atv.expect(asn1::kOid, "attribute type");
+        auto value = atv.next();
+        if (std::equal(type.content.begin(), type.content.end(), oid::common_name.begin(), oid::common_name.end()))
+          return std::string(value.content.begin(), value.content.end());
+      }
+    }
+  } catch (const asn1::DecodeError&) {
+  }
+  return "";
+}
+
+std::string name_text(ByteView name_tlv) {
+  const unsigned char* p = name_tlv.data();
+  X509NamePtr n(d2i_X509_NAME(nullptr, &p, static_cast<long>(name_tlv.size())));
+  if (!n) return "";
+  BioPtr bio(BIO_new(BIO_s_mem()));
+  X509_NAME_print_ex(bio.get(), n.get(), 0, XN_FLAG_ONELINE & ~ASN1_STRFLGS_ESC_MSB);
+  char* data = nullptr;
+  long len = BIO_get_mem_data(bio.get(), &data);
+  return std::string(data, data + len);
+}
+}  // namespace
+
+std::string Certificate::subject_cn() const { return first_cn(subject()); }
+std::string Certificate::issuer_cn() const { return first_cn(issuer()); }
+std::string Certificate::subject_text() const { return name_text(subject()); }
+
+Bytes Certificate::kernel_id() const {
+  Bytes id(serial().begin(), serial().end());
+  asn1::Reader r(issuer());
+  auto name = r.next();
+  id.insert(id.end(), name.content.begin(), name.content.end());
+  return id;
+}
+
+Result<Certificate> Certificate::from_der(ByteView der) {
+  Certificate c;
+  c.der_.assign(der.begin(), der.end());
+  const ByteView d(c.der_);
+  auto off = [&](ByteView sub) { return static_cast<std::size_t>(sub.data() - d.data()); };
+  try {
+    asn1::Reader top(d);
+    asn1::Reader cert = top.enter(asn1::kSequence, "Certificate");
+    top.finish("Certificate");
+    auto tbs_el = cert.expect(asn1::kSequence, "TBSCertificate");
+    c.tbs_off_ = off(tbs_el.tlv);
+    c.tbs_len_ = tbs_el.tlv.size();
+    asn1::Reader tbs(tbs_el.content);
+    asn1::Element e;
+    tbs.maybe(asn1::context_cons(0), e);  // version
+    auto serial = tbs.expect(asn1::kInteger, "serialNumber");
+    c.serial_off_ = off(serial.content);
+    c.serial_len_ = serial.content.size();
+    tbs.expect(asn1::kSequence, "signature AlgorithmIdentifier");
+    auto issuer = tbs.expect(asn1::kSequence, "issuer");
+    c.issuer_off_ = off(issuer.tlv);
+    c.issuer_len_ = issuer.tlv.size();
+    tbs.expect(asn1::kSequence, "validity");
+    auto subject = tbs.expect(asn1::kSequence, "subject");
+    c.subject_off_ = off(subject.tlv);
+    c.subject_len_ = subject.tlv.size();
+    auto spki = tbs.expect(asn1::kSequence, "subjectPublicKeyInfo");
+    tbs.maybe(asn1::context_prim(1), e);  // issuerUniqueID
+    tbs.maybe(asn1::context_prim(2), e);  // subjectUniqueID
+    if (tbs.maybe(asn1::context_cons(3), e)) {
+      asn1::Reader exts_outer(e.content);
+      asn1::Reader exts = exts_outer.enter(asn1::kSequence, "extensions");
+      while (!exts.empty()) {
+        asn1::Reader ext = exts.enter(asn1::kSequence, "Extension");
+        auto id = ext.expect(asn1::kOid, "extnID");
+        asn1::Element crit;
+        ext.maybe(0x01, crit);
+        auto val = ext.expect(asn1::kOctetString, "extnValue");
+        if (std::equal(id.content.begin(), id.content.end(), oid::subject_key_identifier.begin(),
+                       oid::subject_key_identifier.end())) {
+          asn1::Reader v(val.content);
+          auto k = v.expect(asn1::kOctetString, "subjectKeyIdentifier");
+          c.skid_ = Bytes(k.content.begin(), k.content.end());
+        }
+      }
+    }
+    cert.expect(asn1::kSequence, "signatureAlgorithm");
+    cert.expect(asn1::kBitString, "signatureValue");
+    cert.finish("Certificate");
+    auto pub = PublicKey::from_spki(spki.tlv);
+    if (!pub) return make_error(pub.error().code, "certificate: " + pub.error().message);
+    c.pub_ = std::move(pub.value());
+  } catch (const asn1::DecodeError& ex) {
+    return make_error(KErr::ebadmsg, std::string("malformed certificate: ") + ex.what());
+  }
+  return c;
+}
+
+Result<std::vector<Certificate>> Certificate::load_all(const std::string& path) {
+  return from_bytes(read_file(path));
+}
+
+Result<std::vector<Certificate>> Certificate::from_bytes(ByteView in) {
+  std::vector<Certificate> out;
+  if (in.size() >= 2 && in[0] == 0x30 && in[1] == 0x82) {
+    auto c = from_der(in);
+    if (!c) return c.error();
+    out.push_back(std::move(c.value()));
+    return out;
+  }
+  BioPtr bio(BIO_new_mem_buf(in.data(), static_cast<int>(in.size())));
+  int index = 0;
+  for (;;) {
+    char* name = nullptr;
+    char* header = nullptr;
+    unsigned char* data = nullptr;
+    long len = 0;
+    if (!PEM_read_bio(bio.get(), &name, &header, &data, &len)) {
+      ERR_clear_error();
+      break;
+    }
+    ++index;
+    const bool is_cert = std::strcmp(name, "CERTIFICATE") == 0 || std::strcmp(name, "X509 CERTIFICATE") == 0;
+    Result<Certificate> c = make_error(KErr::ebadmsg, "");
+    if (is_cert) c = from_der(ByteView(data, static_cast<std::size_t>(len)));
+    OPENSSL_free(name);
+    OPENSSL_free(header);
+    OPENSSL_free(data);
+    if (!is_cert) continue;
+    if (!c) return make_error(c.error().code, "PEM block " + std::to_string(index) + ": " + c.error().message);
+    out.push_back(std::move(c.value()));
+  }
+  if (out.empty()) {
+    if (!in.empty() && in[0] == 0x30) {
+      auto c = from_der(in);
+      if (!c) return c.error();
+      out.push_back(std::move(c.value()));
+      return out;
+    }
+    return make_error(KErr::ebadmsg, "no X.509 certificate found (neither DER nor PEM CERTIFICATE)");
+  }
+  return out;
+}
+
+std::string Certificate::pem() const {
+  BioPtr bio(BIO_new(BIO_s_mem()));
+  PEM_write_bio(bio.get(), "CERTIFICATE", "", der_.data(), static_cast<long>(der_.size()));
+  char* data = nullptr;
+  long n = BIO_get_mem_data(bio.get(), &data);
+  return std::string(data, data + n);
+}
+
+Result<Certificate> Certificate::self_signed(const PrivateKey& key, const std::string& subject, int days) {
+  X509Ptr x(X509_new());
+  X509_set_version(x.get(), X509_VERSION_3);
+  // Serial: 20 random bytes, top bit cleared so the INTEGER is positive and 20 bytes long.
+  unsigned char serial[20];
+  if (RAND_bytes(serial, sizeof serial) != 1) return make_error(KErr::einval, "RAND_bytes failed");
+  serial[0] = static_cast<unsigned char>((serial[0] & 0x7f) | 0x40);
+  BIGNUM* bn = BN_bin2bn(serial, sizeof serial, nullptr);
+  BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(x.get()));
+  BN_free(bn);
+
+  X509NamePtr name(X509_NAME_new());
+  // Accept "/CN=a/O=b" (OpenSSL -subj) and "CN=a,O=b" (RFC 4514-like, no escapes).
+  std::string s = subject;
+  std::vector<std::string> parts;
+  if (!s.empty() && s[0] == '/') {
+    std::size_t pos = 1;
+    while (pos <= s.size()) {
+      std::size_t next = s.find('/', pos);
+      if (next == std::string::npos) next = s.size();
+      if (next > pos) parts.push_back(s.substr(pos, next - pos));
+      pos = next + 1;
+    }
+  } else {
+    std::size_t pos = 0;
+    while (pos <= s.size()) {
+      std::size_t next = s.find(',', pos);
+      if (next == std::string::npos) next = s.size();
+      std::string p = s.substr(pos, next - pos);
+      while (!p.empty() && p.front() == ' ') p.erase(p.begin());
+      if (!p.empty()) parts.push_back(p);
+      pos = next + 1;
+    }
+  }
+  if (parts.empty()) return make_error(KErr::einval, "empty subject");
+  for (const auto& p : parts) {
+    auto eq = p.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return make_error(KErr::einval, "subject component '" + p + "' is not TYPE=value");
+    std::string type = p.substr(0, eq), value = p.substr(eq + 1);
+    if (!X509_NAME_add_entry_by_txt(name.get(), type.c_str(), MBSTRING_UTF8,
+                                    reinterpret_cast<const unsigned char*>(value.data()),
+                                    static_cast<int>(value.size()), -1, 0)) {
+      ERR_clear_error();
+      return make_error(KErr::einval, "subject attribute type '" + type + "' is not known");
+    }
+  }
+  X509_set_subject_name(x.get(), name.get());
+  X509_set_issuer_name(x.get(), name.get());
+  X509_gmtime_adj(X509_getm_notBefore(x.get()), 0);
+  X509_time_adj_ex(X509_getm_notAfter(x.get()), days, 0, nullptr);
+  EVP_PKEY* k = static_cast<EVP_PKEY*>(key.native());
+  X509_set_pubkey(x.get(), k);
+
+  X509V3_CTX ctx;
+  X509V3_set_ctx_nodb(&ctx);
+  X509V3_set_ctx(&ctx, x.get(), x.get(), nullptr, nullptr, 0);
+  for (auto [nid, value] : {std::pair{NID_basic_constraints, "critical,CA:FALSE"},
+                            std::pair{NID_key_usage, "digitalSignature"},
+                            std::pair{NID_subject_key_identifier, "hash"},
+                            std::pair{NID_authority_key_identifier, "keyid:always"}}) {
+    X509ExtPtr ext(X509V3_EXT_conf_nid(nullptr, &ctx, nid, value));
+    if (!ext || !X509_add_ext(x.get(), ext.get(), -1))
+      return make_error(KErr::einval, "cannot add extension: " + openssl_error());
+  }
+  const EVP_MD* md = nullptr;
+  if (key.algo() == KeyAlgo::rsa || key.algo() == KeyAlgo::ecdsa_p256) md = EVP_sha256();
+  if (key.algo() == KeyAlgo::ecdsa_p384) md = EVP_sha384();
+  if (X509_sign(x.get(), k, md) <= 0) return make_error(KErr::einval, "certificate signing failed: " + openssl_error());
+  unsigned char* der = nullptr;
+  int n = i2d_X509(x.get(), &der);
+  if (n <= 0) return make_error(KErr::einval, "cannot encode certificate: " + openssl_error());
+  Bytes b(der, der + n);
+  OPENSSL_free(der);
+  return from_der(b);
+}
+
+// ---------------------------------------------------------------------------- signatures
+
+namespace {
+Result<Bytes> openssl_ml_dsa_sign(const PrivateKey& key, ByteView msg) {
+  EVP_PKEY* k = static_cast<EVP_PKEY*>(key.native());
+  PkeyCtxPtr ctx(EVP_PKEY_CTX_new_from_pkey(nullptr, k, nullptr));
+  SigPtr alg(EVP_SIGNATURE_fetch(nullptr, ml_dsa_name(key.algo()), nullptr));
+  if (!ctx || !alg || EVP_PKEY_sign_message_init(ctx.get(), alg.get(), nullptr) <= 0)
+    return make_error(KErr::einval, "ML-DSA sign init: " + openssl_error());
+  size_t len = 0;
+  if (EVP_PKEY_sign(ctx.get(), nullptr, &len, msg.data(), msg.size()) <= 0)
+    return make_error(KErr::einval, "ML-DSA sign: " + openssl_error());
+  Bytes sig(len);
+  if (EVP_PKEY_sign(ctx.get(), sig.data(), &len, msg.data(), msg.size()) <= 0)
+    return make_error(KErr::einval, "ML-DSA sign: " + openssl_error());
+  sig.resize(len);
+  return sig;
+}
+
+Status openssl_ml_dsa_verify(const PublicKey& key, ByteView msg, ByteView sig) {
+  EVP_PKEY* k = static_cast<EVP_PKEY*>(key.native());
+  PkeyCtxPtr ctx(EVP_PKEY_CTX_new_from_pkey(nullptr, k, nullptr));
+  SigPtr alg(EVP_SIGNATURE_fetch(nullptr, ml_dsa_name(key.algo()), nullptr));
+  if (!ctx || !alg || EVP_PKEY_verify_message_init(ctx.get(), alg.get(), nullptr) <= 0)
+    return make_error(KErr::einval, "ML-DSA verify init: " + openssl_error());
+  int rc = EVP_PKEY_verify(ctx.get(), sig.data(), sig.size(), msg.data(), msg.size());
+  ERR_clear_error();
+  if (rc != 1) return make_error(KErr::ekeyrejected, "signature does not verify (OpenSSL)");
+  return ok_status();
+}
+}  // namespace
+
+Result<Bytes> sign_message(const PrivateKey& key, HashAlgo hash, ByteView message, Backend backend) {
+  if (is_ml_dsa(key.algo())) {
+    if (backend == Backend::botan) {
+      auto seed = key.ml_dsa_seed();
+      if (!seed) return make_error(KErr::einval, "the Botan backend needs an ML-DSA key with a seed");
+      Bytes sig = botan::ml_dsa_sign(key.algo(), *seed, message, false);
+      OPENSSL_cleanse(seed->data(), seed->size());
+      return sig;
+    }
+    return openssl_ml_dsa_sign(key, message);
+  }
+  EVP_PKEY* k = static_cast<EVP_PKEY*>(key.native());
+  Bytes d = digest(hash, message);
+  PkeyCtxPtr ctx(EVP_PKEY_CTX_new_from_pkey(nullptr, k, nullptr));
+  if (!ctx || EVP_PKEY_sign_init(ctx.get()) <= 0 || EVP_PKEY_CTX_set_signature_md(ctx.get(), md_of(hash)) <= 0)
+    return make_error(KErr::einval, "sign init: " + openssl_error());
+  if (key.algo() == KeyAlgo::rsa && EVP_PKEY_CTX_set_rsa_padding(ctx.get(), RSA_PKCS1_PADDING) <= 0)
+    return make_error(KErr::einval, "RSA padding: " + openssl_error());
+  size_t len = 0;
+  if (EVP_PKEY_sign(ctx.get(), nullptr, &len, d.data(), d.size()) <= 0)
+    return make_error(KErr::einval, "sign: " + openssl_error());
+  Bytes sig(len);
+  if (EVP_PKEY_sign(ctx.get(), sig.data(), &len, d.data(), d.size()) <= 0)
+    return make_error(KErr::einval, "sign: " + openssl_error());
+  sig.resize(len);
+  return sig;
+}
+
+Status verify_message(const PublicKey& key, HashAlgo hash, ByteView message, ByteView signature, Backend backend) {
+  if (is_ml_dsa(key.algo())) {
+    // crypto/mldsa.c: a signature of the wrong size is malformed (EBADMSG), not rejected.
+    if (signature.size() != ml_dsa_signature_size(key.algo()))
+      return make_error(KErr::ebadmsg, "ML-DSA signature is " + std::to_string(signature.size()) + " bytes, " +
+                                           std::string(key_algo_name(key.algo())) + " needs " +
+                                           std::to_string(ml_dsa_signature_size(key.algo())));
+    if (backend == Backend::botan) {
+      if (!botan::ml_dsa_verify(key.algo(), key.raw(), message, signature))
+        return make_error(KErr::ekeyrejected, "signature does not verify (Botan)");
+      return ok_status();
+    }
+    return openssl_ml_dsa_verify(key, message, signature);
+  }
+  EVP_PKEY* k = static_cast<EVP_PKEY*>(key.native());
+  Bytes d = digest(hash, message);
+  PkeyCtxPtr ctx(EVP_PKEY_CTX_new_from_pkey(nullptr, k, nullptr));
+  if (!ctx || EVP_PKEY_verify_init(ctx.get()) <= 0 || EVP_PKEY_CTX_set_signature_md(ctx.get(), md_of(hash)) <= 0)
+    return make_error(KErr::einval, "verify init: " + openssl_error());
+  if (key.algo() == KeyAlgo::rsa && EVP_PKEY_CTX_set_rsa_padding(ctx.get(), RSA_PKCS1_PADDING) <= 0)
+    return make_error(KErr::einval, "RSA padding: " + openssl_error());
+  int rc = EVP_PKEY_verify(ctx.get(), signature.data(), signature.size(), d.data(), d.size());
+  ERR_clear_error();
+  if (rc != 1) return make_error(KErr::ekeyrejected, "signature does not verify");
+  return ok_status();
+}
+
+}  // namespace modsign::crypto

@@ -1,0 +1,81 @@
+#include "module/module_signature.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace modsign::module {
+
+Bytes encode_module_signature(std::uint32_t sig_len) {
+  Bytes b(kModuleSignatureSize, 0);
+  b[2] = kIdTypePkcs7;
+  b[8] = static_cast<std::uint8_t>(sig_len >> 24);
+  b[9] = static_cast<std::uint8_t>(sig_len >> 16);
+  b[10] = static_cast<std::uint8_t>(sig_len >> 8);
+  b[11] = static_cast<std::uint8_t>(sig_len);
+  return b;
+}
+
+bool has_marker(ByteView file) {
+  return file.size() > kMarker.size() &&
+         std::memcmp(file.data() + file.size() - kMarker.size(), kMarker.data(), kMarker.size()) == 0;
+}
+
+Result<SplitModule> split(ByteView file) {
+  if (!has_marker(file)) return make_error(KErr::enodata, "unsigned module (no signature marker)");
+  const std::size_t modlen = file.size() - kMarker.size();
+  if (modlen <= kModuleSignatureSize)
+    return make_error(KErr::ebadmsg, "module too short for struct module_signature");
+  const std::uint8_t* ms = file.data() + modlen - kModuleSignatureSize;
+  ModuleSignature t;
+  t.algo = ms[0];
+  t.hash = ms[1];
+  t.id_type = ms[2];
+  t.signer_len = ms[3];
+  t.key_id_len = ms[4];
+  std::copy(ms + 5, ms + 8, t.pad);
+  t.sig_len = static_cast<std::uint32_t>(ms[8]) << 24 | static_cast<std::uint32_t>(ms[9]) << 16 |
+              static_cast<std::uint32_t>(ms[10]) << 8 | ms[11];
+  // mod_check_sig(): length first, then type, then the legacy fields.
+  if (t.sig_len >= modlen - kModuleSignatureSize)
+    return make_error(KErr::ebadmsg, "signature length " + std::to_string(t.sig_len) + " exceeds the module (" +
+                                         std::to_string(modlen - kModuleSignatureSize) + " bytes before the trailer)");
+  if (t.id_type != kIdTypePkcs7)
+    return make_error(KErr::enopkg, "not signed with expected PKCS#7 message (id_type " + std::to_string(t.id_type) + ")");
+  if (t.algo || t.hash || t.signer_len || t.key_id_len || t.pad[0] || t.pad[1] || t.pad[2])
+    return make_error(KErr::ebadmsg, "PKCS#7 signature info has unexpected non-zero params");
+  const std::size_t content_len = modlen - kModuleSignatureSize - t.sig_len;
+  return SplitModule{file.subspan(0, content_len), file.subspan(content_len, t.sig_len), t};
+}
+
+Bytes append_signature(ByteView content, ByteView cms) {
+  Bytes out;
+  out.reserve(content.size() + cms.size() + kModuleSignatureSize + kMarker.size());
+  out.insert(out.end(), content.begin(), content.end());
+  out.insert(out.end(), cms.begin(), cms.end());
+  Bytes ms = encode_module_signature(static_cast<std::uint32_t>(cms.size()));
+  out.insert(out.end(), ms.begin(), ms.end());
+  out.insert(out.end(), kMarker.begin(), kMarker.end());
+  return out;
+}
+
+Compression detect_compression(ByteView f) {
+  static constexpr std::uint8_t xz[] = {0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00};
+  static constexpr std::uint8_t zstd[] = {0x28, 0xb5, 0x2f, 0xfd};
+  auto starts = [&](ByteView m) { return f.size() >= m.size() && std::equal(m.begin(), m.end(), f.begin()); };
+  if (starts(xz)) return Compression::xz;
+  if (starts(zstd)) return Compression::zstd;
+  if (f.size() >= 2 && f[0] == 0x1f && f[1] == 0x8b) return Compression::gzip;
+  return Compression::none;
+}
+
+std::string_view compression_name(Compression c) {
+  switch (c) {
+    case Compression::none: return "none";
+    case Compression::xz: return "xz";
+    case Compression::zstd: return "zstd";
+    case Compression::gzip: return "gzip";
+  }
+  return "?";
+}
+
+}  // namespace modsign::module

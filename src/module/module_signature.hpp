@@ -1,0 +1,60 @@
+// modsign — the appended module signature: CMS ‖ struct module_signature ‖ marker
+// (include/linux/module_signature.h, kernel/module/signing.c, kernel/module_signature.c).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "common/result.hpp"
+
+namespace modsign::module {
+
+/// MODULE_SIG_STRING, 28 bytes, no NUL.
+inline constexpr std::string_view kMarker = "~Module signature appended~\n";
+/// sizeof(struct module_signature).
+inline constexpr std::size_t kModuleSignatureSize = 12;
+/// PKEY_ID_PKCS7 (MODULE_SIGNATURE_TYPE_PKCS7).
+inline constexpr std::uint8_t kIdTypePkcs7 = 2;
+
+/// struct module_signature, decoded (sig_len converted from big-endian).
+struct ModuleSignature {
+  std::uint8_t algo = 0, hash = 0, id_type = kIdTypePkcs7, signer_len = 0, key_id_len = 0;
+  std::uint8_t pad[3] = {0, 0, 0};
+  std::uint32_t sig_len = 0;
+};
+
+/// The 12 bytes of struct module_signature for a PKCS#7 blob of `sig_len` bytes:
+/// all zero except id_type = 2 and sig_len big-endian at offset 8.
+Bytes encode_module_signature(std::uint32_t sig_len);
+
+/// A signed module split into its parts.  Views point into the caller's buffer.
+struct SplitModule {
+  ByteView content;  ///< the bytes the signature covers
+  ByteView cms;      ///< the PKCS#7 DER (sig_len bytes)
+  ModuleSignature trailer;
+};
+
+/// True if the file ends with the marker and is longer than it (module_sig_check step 2).
+bool has_marker(ByteView file);
+
+/// Split a signed module as mod_verify_sig()/mod_check_sig() do (kernel-semantics §5.2-5.3):
+///  - no marker (or file not longer than 28 bytes): ENODATA "unsigned module";
+///  - 12 bytes or fewer before the marker: EBADMSG;
+///  - sig_len >= (length without marker) - 12: EBADMSG;
+///  - id_type != 2: ENOPKG "not signed with expected PKCS#7 message";
+///  - any of algo, hash, signer_len, key_id_len, pad non-zero: EBADMSG
+///    ("PKCS#7 signature info has unexpected non-zero params").
+Result<SplitModule> split(ByteView file);
+
+/// content ‖ cms ‖ module_signature ‖ marker: the layout sign-file writes.
+Bytes append_signature(ByteView content, ByteView cms);
+
+/// Compression formats recognised by magic bytes (never by file name).
+enum class Compression { none, xz, zstd, gzip };
+/// The format whose magic starts `file`: xz FD 37 7A 58 5A 00, zstd 28 B5 2F FD,
+/// gzip 1F 8B.
+Compression detect_compression(ByteView file);
+std::string_view compression_name(Compression c);
+
+}  // namespace modsign::module

@@ -1,0 +1,79 @@
+#include "test_support.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace modsign::test {
+
+std::string vector_path(const std::string& rel) { return std::string(MODSIGN_VECTORS) + "/" + rel; }
+
+Bytes slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw std::runtime_error("cannot open " + path);
+  return Bytes(std::istreambuf_iterator<char>(f), {});
+}
+
+void spit(const std::string& path, ByteView data) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+  if (!f) throw std::runtime_error("cannot write " + path);
+}
+
+void spit(const std::string& path, const std::string& text) {
+  spit(path, ByteView(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()));
+}
+
+TempDir::TempDir() {
+  char tmpl[] = "/tmp/modsign-test-XXXXXX";
+  if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
+  path_ = tmpl;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+std::string q(const std::string& s) {
+  std::string r = "'";
+  for (char c : s) {
+    if (c == '\'') r += "'\\''";
+    else r += c;
+  }
+  return r + "'";
+}
+
+Run run(const std::string& cmd) {
+  TempDir d;
+  const std::string full = "( " + cmd + " ) >" + q(d / "out") + " 2>" + q(d / "err") + " </dev/null";
+  const int rc = std::system(full.c_str());
+  Run r;
+  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  auto text = [](const std::string& p) {
+    std::ifstream f(p, std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  };
+  r.out = text(d / "out");
+  r.err = text(d / "err");
+  return r;
+}
+
+std::string openssl() { return q(MODSIGN_OPENSSL_BIN); }
+std::string modsign_cli() { return q(MODSIGN_CLI); }
+
+Bytes pattern(std::size_t n) {
+  Bytes b(n);
+  for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<std::uint8_t>((i * 7 + 3) & 0xff);
+  return b;
+}
+
+}  // namespace modsign::test

@@ -1,0 +1,49 @@
+// Helpers shared by the tests: paths, temporary folders, running commands.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/result.hpp"
+
+namespace modsign::test {
+
+/// ../shared/vectors/<rel>.
+std::string vector_path(const std::string& rel);
+/// Read a whole file (throws on failure).
+Bytes slurp(const std::string& path);
+void spit(const std::string& path, ByteView data);
+void spit(const std::string& path, const std::string& text);
+
+/// A fresh directory under /tmp, removed with everything in it on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+/// Result of running a shell command.
+struct Run {
+  int status = -1;  ///< exit status, or -1 if killed by a signal
+  std::string out;  ///< stdout
+  std::string err;  ///< stderr
+};
+/// Run `cmd` with /bin/sh -c, capturing stdout and stderr.
+Run run(const std::string& cmd);
+/// The openssl binary (OpenSSL >= 3.5) and the modsign CLI, quoted for the shell.
+std::string openssl();
+std::string modsign_cli();
+/// Shell-quote one word.
+std::string q(const std::string& s);
+
+/// Deterministic test content: n bytes, byte i = (i*7+3) & 0xff (the vectors' content.bin).
+Bytes pattern(std::size_t n);
+
+}  // namespace modsign::test
