@@ -54,6 +54,9 @@ class PublicKey {
   /// Parse a DER SubjectPublicKeyInfo.  Errors: EBADMSG (malformed),
   /// ENOPKG (algorithm other than RSA, ECDSA P-256/P-384, ML-DSA-44/65/87).
   static Result<PublicKey> from_spki(ByteView spki);
+  /// An ML-DSA public key from its raw FIPS 204 encoding.  Errors: EBADMSG if the length
+  /// is not 1312/1952/2592 for the level or OpenSSL rejects it; EINVAL if `level` is not ML-DSA.
+  static Result<PublicKey> from_ml_dsa_raw(KeyAlgo level, ByteView raw);
   /// The OpenSSL EVP_PKEY* as void* (crypto/ internals only).
   void* native() const { return pkey_.get(); }
   /// Same algorithm and key material (OpenSSL EVP_PKEY_eq).
@@ -175,6 +178,14 @@ Result<Bytes> sign_message(const PrivateKey& key, HashAlgo hash, ByteView messag
 ///  - EKEYREJECTED: the signature does not verify.
 Status verify_message(const PublicKey& key, HashAlgo hash, ByteView message, ByteView signature,
                       Backend backend = Backend::openssl);
+
+/// Pure ML-DSA verification with an explicit context string (FIPS 204 Alg. 3, ctx of at
+/// most 255 bytes), straight through the backend.  CMS always uses the empty context;
+/// this exists for known-answer tests.  Errors: EBADMSG wrong signature size,
+/// EINVAL context longer than 255 bytes or not an ML-DSA key (or Botan asked for a
+/// non-empty context: its API has none), EKEYREJECTED invalid signature.
+Status ml_dsa_verify_with_context(const PublicKey& key, ByteView message, ByteView signature, ByteView context,
+                                  Backend backend = Backend::openssl);
 
 /// Botan ML-DSA primitives (pure, empty context), for cross-checking OpenSSL.
 namespace botan {

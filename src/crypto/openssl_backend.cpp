@@ -4,6 +4,7 @@
 #include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
+#include <openssl/params.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
 #include <openssl/x509.h>
@@ -174,6 +175,23 @@ Result<PublicKey> PublicKey::from_spki(ByteView spki) {
 bool PublicKey::operator==(const PublicKey& other) const {
   if (!pkey_ || !other.pkey_) return pkey_ == other.pkey_;
   return EVP_PKEY_eq(pk(pkey_), pk(other.pkey_)) == 1;
+}
+
+Result<PublicKey> PublicKey::from_ml_dsa_raw(KeyAlgo level, ByteView raw) {
+  if (!is_ml_dsa(level)) return make_error(KErr::einval, "not an ML-DSA parameter set");
+  if (raw.size() != ml_dsa_public_key_size(level))
+    return make_error(KErr::ebadmsg, "ML-DSA public key is " + std::to_string(raw.size()) + " bytes, " +
+                                         std::string(key_algo_name(level)) + " needs " +
+                                         std::to_string(ml_dsa_public_key_size(level)));
+  EVP_PKEY* key = EVP_PKEY_new_raw_public_key_ex(nullptr, ml_dsa_name(level), nullptr, raw.data(), raw.size());
+  if (!key) return make_error(KErr::ebadmsg, "ML-DSA public key rejected: " + openssl_error());
+  unsigned char* der = nullptr;
+  int n = i2d_PUBKEY(key, &der);
+  EVP_PKEY_free(key);
+  if (n <= 0) return make_error(KErr::ebadmsg, "cannot encode public key: " + openssl_error());
+  Bytes spki(der, der + n);
+  OPENSSL_free(der);
+  return from_spki(spki);
 }
 
 std::optional<Bytes> PrivateKey::ml_dsa_seed() const {
@@ -541,11 +559,15 @@ Result<Bytes> openssl_ml_dsa_sign(const PrivateKey& key, ByteView msg) {
   return sig;
 }
 
-Status openssl_ml_dsa_verify(const PublicKey& key, ByteView msg, ByteView sig) {
+Status openssl_ml_dsa_verify(const PublicKey& key, ByteView msg, ByteView sig, ByteView context = {}) {
   EVP_PKEY* k = static_cast<EVP_PKEY*>(key.native());
   PkeyCtxPtr ctx(EVP_PKEY_CTX_new_from_pkey(nullptr, k, nullptr));
   SigPtr alg(EVP_SIGNATURE_fetch(nullptr, ml_dsa_name(key.algo()), nullptr));
-  if (!ctx || !alg || EVP_PKEY_verify_message_init(ctx.get(), alg.get(), nullptr) <= 0)
+  OSSL_PARAM params[2] = {OSSL_PARAM_END, OSSL_PARAM_END};
+  if (!context.empty())
+    params[0] = OSSL_PARAM_construct_octet_string(OSSL_SIGNATURE_PARAM_CONTEXT_STRING,
+                                                  const_cast<std::uint8_t*>(context.data()), context.size());
+  if (!ctx || !alg || EVP_PKEY_verify_message_init(ctx.get(), alg.get(), params) <= 0)
     return make_error(KErr::einval, "ML-DSA verify init: " + openssl_error());
   int rc = EVP_PKEY_verify(ctx.get(), sig.data(), sig.size(), msg.data(), msg.size());
   ERR_clear_error();
@@ -580,6 +602,21 @@ Result<Bytes> sign_message(const PrivateKey& key, HashAlgo hash, ByteView messag
     return make_error(KErr::einval, "sign: " + openssl_error());
   sig.resize(len);
   return sig;
+}
+
+Status ml_dsa_verify_with_context(const PublicKey& key, ByteView message, ByteView signature, ByteView context,
+                                  Backend backend) {
+  if (!is_ml_dsa(key.algo())) return make_error(KErr::einval, "not an ML-DSA key");
+  if (context.size() > 255) return make_error(KErr::einval, "ML-DSA context string longer than 255 bytes");
+  if (signature.size() != ml_dsa_signature_size(key.algo()))
+    return make_error(KErr::ebadmsg, "ML-DSA signature of the wrong size");
+  if (backend == Backend::botan) {
+    if (!context.empty()) return make_error(KErr::einval, "Botan's ML-DSA API has no context string");
+    if (!botan::ml_dsa_verify(key.algo(), key.raw(), message, signature))
+      return make_error(KErr::ekeyrejected, "signature does not verify (Botan)");
+    return ok_status();
+  }
+  return openssl_ml_dsa_verify(key, message, signature, context);
 }
 
 Status verify_message(const PublicKey& key, HashAlgo hash, ByteView message, ByteView signature, Backend backend) {
