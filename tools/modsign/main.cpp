@@ -534,7 +534,7 @@ int main(int argc, char** argv) {
 
   VerifyArgs vf;
   auto* verify = app.add_subcommand("verify", "verify module signatures against certificates");
-  verify->add_option("--cert", vf.certs, "certificate file (PEM bundle or DER); repeatable")->required();
+  verify->add_option("--cert", vf.certs, "certificate file (PEM bundle or DER); repeatable")->required()->allow_extra_args(false);
   verify->add_option("--backend", vf.backend, "ML-DSA verification library")
       ->check(CLI::IsMember({"openssl", "botan"}))->capture_default_str();
   verify->add_flag("--json", vf.json, "one JSON object per module");
