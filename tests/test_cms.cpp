@@ -357,3 +357,21 @@ TEST(Cms, ParserErrnos) {
   b.push_back(0);
   EXPECT_EQ(cms::parse(b).error().code, KErr::ebadmsg);
 }
+
+TEST(Cms, PublicKeyAlgorithmErrnos) {
+  // SPKI with an algorithm modsign does not support (Ed25519, 1.3.101.112): ENOPKG.
+  const Bytes ed25519 = from_hex("302a300506032b6570032100" + std::string(64, 'a'));
+  auto k = crypto::PublicKey::from_spki(ed25519);
+  ASSERT_FALSE(k.ok());
+  EXPECT_EQ(k.error().code, KErr::enopkg);
+  EXPECT_EQ(k.error().message, "unsupported public key algorithm 1.3.101.112");
+  // Truncated SPKI: EBADMSG.
+  auto t = crypto::PublicKey::from_spki(ByteView(ed25519).first(20));
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.error().code, KErr::ebadmsg);
+  // ML-DSA-65 OID with a 10-byte key: EBADMSG.
+  const Bytes short_key = from_hex("301a300b0609608648016503040312030b00" + std::string(20, 'b'));
+  auto s = crypto::PublicKey::from_spki(short_key);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, KErr::ebadmsg);
+}

@@ -84,8 +84,11 @@ class PrivateKey {
   /// key block in a file that may also hold certificates) or DER PKCS#8.  ML-DSA accepts
   /// all three RFC 9881 §6 forms (seed, expandedKey, both).  An encrypted key takes its
   /// passphrase from `passphrase` (sign-file: KBUILD_SIGN_PIN).
-  /// Errors: EBADMSG "not a private key ..." (undecodable, wrong passphrase, inconsistent
-  /// ML-DSA both-form), ENOPKG (unsupported algorithm). Throws IoError if unreadable.
+  /// Errors (all EBADMSG): "no usable private key in PEM input: <OpenSSL reason>",
+  /// "not a DER PKCS#8 private key: ...", "invalid private key (inconsistent key
+  /// material): ..." (e.g. RFC 9881 C.4 keys whose seed and expandedKey disagree),
+  /// "private key is encrypted and no passphrase was given", "cannot decrypt private key";
+  /// ENOPKG for a key OpenSSL decodes but modsign does not support.  Throws IoError if unreadable.
   static Result<PrivateKey> load(const std::string& path, const std::optional<std::string>& passphrase);
   static Result<PrivateKey> from_bytes(ByteView pem_or_der, const std::optional<std::string>& passphrase);
 

@@ -10,6 +10,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include <algorithm>
 #include <cstring>
 #include <ctime>
 
@@ -150,13 +151,38 @@ Result<PublicKey> PublicKey::from_spki(ByteView spki) {
   EVP_PKEY* key = d2i_PUBKEY(nullptr, &p, static_cast<long>(spki.size()));
   if (!key) {
     ERR_clear_error();
-    // Distinguish an unknown algorithm from a malformed SPKI by looking at the OID.
-    return make_error(KErr::ebadmsg, "malformed or unsupported SubjectPublicKeyInfo");
+    // An unknown algorithm (ENOPKG, as the kernel's x509 parser) or a malformed SPKI (EBADMSG)?
+    try {
+      asn1::Reader top(spki);
+      asn1::Reader seq = top.enter(asn1::kSequence, "SubjectPublicKeyInfo");
+      asn1::Reader alg = seq.enter(asn1::kSequence, "algorithm");
+      auto o = alg.expect(asn1::kOid, "algorithm OID");
+      seq.expect(asn1::kBitString, "subjectPublicKey");
+      const bool known = std::ranges::equal(o.content, oid::rsa_encryption) ||
+                         std::ranges::equal(o.content, oid::ec_public_key) ||
+                         std::ranges::equal(o.content, oid::ml_dsa_44) || std::ranges::equal(o.content, oid::ml_dsa_65) ||
+                         std::ranges::equal(o.content, oid::ml_dsa_87);
+      if (!known)
+        return make_error(KErr::enopkg, "unsupported public key algorithm " + asn1::oid_to_string(o.content));
+    } catch (const asn1::DecodeError& e) {
+      return make_error(KErr::ebadmsg, std::string("malformed SubjectPublicKeyInfo: ") + e.what());
+    }
+    return make_error(KErr::ebadmsg, "SubjectPublicKeyInfo rejected by OpenSSL (invalid key or unsupported curve)");
   }
   PublicKey out;
   out.pkey_ = share(key);
   auto algo = algo_of(key);
-  if (!algo) return make_error(KErr::enopkg, "unsupported public key algorithm");
+  if (!algo) {
+    std::string what = EVP_PKEY_get0_type_name(key) ? EVP_PKEY_get0_type_name(key) : "?";
+    try {
+      asn1::Reader top(spki);
+      asn1::Reader seq = top.enter(asn1::kSequence, "SubjectPublicKeyInfo");
+      asn1::Reader alg = seq.enter(asn1::kSequence, "algorithm");
+      what = asn1::oid_to_string(alg.expect(asn1::kOid, "algorithm OID").content);
+    } catch (const asn1::DecodeError&) {
+    }
+    return make_error(KErr::enopkg, "unsupported public key algorithm " + what);
+  }
   out.algo_ = *algo;
   out.spki_.assign(spki.begin(), spki.end());
   if (is_ml_dsa(*algo)) {
@@ -232,12 +258,19 @@ Result<PrivateKey> PrivateKey::from_bytes(ByteView in, const std::optional<std::
       if (encrypted && !pass)
         return make_error(KErr::ebadmsg, "private key is encrypted and no passphrase was given (set KBUILD_SIGN_PIN)");
       if (encrypted) return make_error(KErr::ebadmsg, "cannot decrypt private key (wrong passphrase?)");
+      if (why.find("invalid key") != std::string::npos)
+        return make_error(KErr::ebadmsg, "invalid private key (inconsistent key material): " + why);
       return make_error(KErr::ebadmsg, "no usable private key in PEM input: " + why);
     }
   } else {
     const unsigned char* p = in.data();
     key = d2i_AutoPrivateKey(nullptr, &p, static_cast<long>(in.size()));
-    if (!key) return make_error(KErr::ebadmsg, "not a DER PKCS#8 private key: " + openssl_error());
+    if (!key) {
+      std::string why = openssl_error();
+      if (why.find("invalid key") != std::string::npos)
+        return make_error(KErr::ebadmsg, "invalid private key (inconsistent key material): " + why);
+      return make_error(KErr::ebadmsg, "not a DER PKCS#8 private key: " + why);
+    }
   }
   PrivateKey out;
   out.pkey_ = share(key);
