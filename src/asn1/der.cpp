@@ -10,14 +10,32 @@ Element Reader::next() {
   if ((tag & 0x1f) == 0x1f) throw DecodeError("high tag numbers are not supported");
   std::size_t pos = 2;
   std::size_t len = in_[1];
-  if (len == 0x80) throw DecodeError("indefinite length is not DER");
+  if (len == 0x80) {
+    if (rules_ == Rules::der) throw DecodeError("indefinite length is not DER");
+    if (!(tag & 0x20)) throw DecodeError("indefinite length on a primitive element");
+    if (depth_ >= kMaxBerDepth) throw DecodeError("indefinite-length elements nested too deeply");
+    // Walk the nested elements up to the end-of-contents octets 00 00.
+    Reader inner(in_.subspan(2), rules_, depth_ + 1);
+    std::size_t used = 0;
+    for (;;) {
+      if (inner.in_.size() < 2) throw DecodeError("missing end-of-contents octets");
+      if (inner.in_[0] == 0 && inner.in_[1] == 0) break;
+      used += inner.next().tlv.size();
+    }
+    Element e;
+    e.tag = tag;
+    e.tlv = in_.subspan(0, 2 + used + 2);
+    e.content = in_.subspan(2, used);
+    in_ = in_.subspan(2 + used + 2);
+    return e;
+  }
   if (len & 0x80) {
     const std::size_t n = len & 0x7f;
     if (n > 4) throw DecodeError("length field longer than 4 octets");
     if (in_.size() < 2 + n) throw DecodeError("truncated length field");
     len = 0;
     for (std::size_t i = 0; i < n; ++i) len = (len << 8) | in_[2 + i];
-    if (in_[2] == 0 || len < 0x80) throw DecodeError("non-minimal length encoding");
+    if (rules_ == Rules::der && (in_[2] == 0 || len < 0x80)) throw DecodeError("non-minimal length encoding");
     pos += n;
   }
   if (len > in_.size() - pos) throw DecodeError("element length exceeds the input");

@@ -1,9 +1,10 @@
 // modsign — DER writer and bounds-checked DER reader (the model is BoringSSL's CBS/CBB).
 //
 // Tags are single identifier octets (tag numbers 0..30); that covers every element of
-// X.509, PKCS#8 and CMS SignedData.  The reader accepts definite lengths only (X.690 §8.1.3
-// short and long form, long form at most 4 length octets); the kernel-mirroring BER
-// parser builds on it.
+// X.509, PKCS#8 and CMS SignedData.  In DER mode the reader accepts definite, minimal
+// lengths only (X.690 §10.1; long form at most 4 length octets).  In BER mode, used by the
+// kernel-mirroring PKCS#7 parser, it also accepts non-minimal lengths and indefinite
+// lengths on constructed elements (X.690 §8.1.3.6), nested at most kMaxBerDepth deep.
 #pragma once
 
 #include <cstdint>
@@ -50,11 +51,19 @@ struct Element {
   std::size_t header_len() const { return tlv.size() - content.size(); }
 };
 
-/// Bounds-checked cursor over DER input.  Never reads outside the span it was given;
-/// every failure throws DecodeError with the offset-free reason (callers add context).
+/// Which encoding rules a Reader enforces.
+enum class Rules { der, ber };
+/// Deepest nesting of indefinite-length elements a BER Reader follows.
+inline constexpr int kMaxBerDepth = 32;
+
+/// Bounds-checked cursor over DER (or BER) input.  Never reads outside the span it was
+/// given; every failure throws DecodeError with the offset-free reason (callers add context).
+/// For an indefinite-length element, Element::content excludes and Element::tlv includes
+/// the end-of-contents octets.
 class Reader {
  public:
-  explicit Reader(ByteView in) : in_(in) {}
+  explicit Reader(ByteView in, Rules rules = Rules::der, int depth = 0) : in_(in), rules_(rules), depth_(depth) {}
+  Rules rules() const { return rules_; }
   bool empty() const { return in_.empty(); }
   std::size_t remaining() const { return in_.size(); }
   ByteView rest() const { return in_; }
@@ -68,8 +77,10 @@ class Reader {
   Element expect(std::uint8_t tag, const char* what);
   /// Next element if it carries `tag`, else nothing consumed.
   bool maybe(std::uint8_t tag, Element& out);
-  /// A Reader over the contents of the next element with `tag`.
-  Reader enter(std::uint8_t tag, const char* what) { return Reader(expect(tag, what).content); }
+  /// A Reader (same rules) over the contents of the next element with `tag`.
+  Reader enter(std::uint8_t tag, const char* what) { return Reader(expect(tag, what).content, rules_, depth_ + 1); }
+  /// A Reader (same rules) over the contents of `e`.
+  Reader inside(const Element& e) const { return Reader(e.content, rules_, depth_ + 1); }
   /// Throws unless every byte was consumed.
   void finish(const char* what) const;
 
@@ -78,6 +89,8 @@ class Reader {
 
  private:
   ByteView in_;
+  Rules rules_ = Rules::der;
+  int depth_ = 0;
 };
 
 /// Appends DER to a growing buffer.  Nested elements are written through `add(tag, fn)`,

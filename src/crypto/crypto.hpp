@@ -182,6 +182,12 @@ Result<Bytes> sign_message(const PrivateKey& key, HashAlgo hash, ByteView messag
 Status verify_message(const PublicKey& key, HashAlgo hash, ByteView message, ByteView signature,
                       Backend backend = Backend::openssl);
 
+/// Verify an RSA PKCS#1 v1.5 or ECDSA signature over an already computed `digest`
+/// (hash(message), hash_info(hash).size bytes), as the kernel's public-key layer does
+/// after pkcs7_digest().  Errors: EINVAL for an ML-DSA key or a digest of the wrong size;
+/// EKEYREJECTED when the signature does not verify.
+Status verify_digest(const PublicKey& key, HashAlgo hash, ByteView digest, ByteView signature);
+
 /// Pure ML-DSA verification with an explicit context string (FIPS 204 Alg. 3, ctx of at
 /// most 255 bytes), straight through the backend.  CMS always uses the empty context;
 /// this exists for known-answer tests.  Errors: EBADMSG wrong signature size,

@@ -666,8 +666,16 @@ Status verify_message(const PublicKey& key, HashAlgo hash, ByteView message, Byt
     }
     return openssl_ml_dsa_verify(key, message, signature);
   }
+  return verify_digest(key, hash, digest(hash, message), signature);
+}
+
+Status verify_digest(const PublicKey& key, HashAlgo hash, ByteView d, ByteView signature) {
+  if (is_ml_dsa(key.algo())) return make_error(KErr::einval, "ML-DSA signs messages, not digests");
+  if (d.size() != hash_info(hash).size)
+    return make_error(KErr::einval, "digest is " + std::to_string(d.size()) + " bytes, " +
+                                        std::string(hash_info(hash).name) + " gives " +
+                                        std::to_string(hash_info(hash).size));
   EVP_PKEY* k = static_cast<EVP_PKEY*>(key.native());
-  Bytes d = digest(hash, message);
   PkeyCtxPtr ctx(EVP_PKEY_CTX_new_from_pkey(nullptr, k, nullptr));
   if (!ctx || EVP_PKEY_verify_init(ctx.get()) <= 0 || EVP_PKEY_CTX_set_signature_md(ctx.get(), md_of(hash)) <= 0)
     return make_error(KErr::einval, "verify init: " + openssl_error());
