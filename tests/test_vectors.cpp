@@ -731,16 +731,21 @@ TEST(VectorsOpenSsl357, AttachedDefaultAttrsWithEmbeddedCert) {
     EXPECT_EQ(sd.signers[0].sid_type, cms::SignerIdType::issuer_and_serial) << file;
     cms::SignedData tampered = sd;
     tampered.econtent = flip_bit(g.content, 4095, 7);
+    // A certificate carried in the message is never trusted by itself: without a
+    // candidate the signer is unknown (ENOKEY); the caller trusts it by passing it.
+    auto untrusted = cms::verify(sd, std::nullopt, {});
+    EXPECT_EQ(code_of(untrusted), KErr::enokey) << file << ": " << describe(untrusted);
+    const std::vector<crypto::Certificate> embedded{crypto::Certificate::from_der(sd.certificates[0]).value()};
     for (Backend b : kBackends) {
-      auto v = cms::verify(sd, std::nullopt, {}, b);
+      auto v = cms::verify(sd, std::nullopt, embedded, b);
       ASSERT_TRUE(v.ok()) << file << " (" << backend_name(b) << "): " << describe(v);
-      EXPECT_EQ(v->certificate_index, 0u) << file;  // first (only) embedded certificate
+      EXPECT_EQ(v->certificate_index, 0u) << file;
       EXPECT_EQ(v->key_algo, lv.algo) << file;
       ++verified;
-      auto t = cms::verify(tampered, std::nullopt, {}, b);
+      auto t = cms::verify(tampered, std::nullopt, embedded, b);
       EXPECT_EQ(code_of(t), KErr::ekeyrejected) << file << " (" << backend_name(b) << ") changed: " << describe(t);
       // Attached content plus detached content is refused (kernel: "non-detached data").
-      auto both = cms::verify(sd, ByteView(g.content), {}, b);
+      auto both = cms::verify(sd, ByteView(g.content), embedded, b);
       EXPECT_EQ(code_of(both), KErr::ebadmsg) << file << ": " << describe(both);
     }
   }

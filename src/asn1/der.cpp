@@ -141,6 +141,46 @@ Writer& Writer::set_of(std::vector<Bytes> elements) {
   return tlv(kSet, content);
 }
 
+std::optional<std::int64_t> decode_time(std::uint8_t tag, ByteView v) {
+  std::size_t pos = 0;
+  auto digits = [&](int n) -> int {
+    int x = 0;
+    for (int i = 0; i < n; ++i) {
+      if (pos >= v.size() || v[pos] < '0' || v[pos] > '9') return -1;
+      x = x * 10 + (v[pos++] - '0');
+    }
+    return x;
+  };
+  int year;
+  if (tag == kUtcTime) {
+    if (v.size() != 13) return std::nullopt;
+    year = digits(2);
+    if (year < 0) return std::nullopt;
+    year += year < 50 ? 2000 : 1900;
+  } else if (tag == kGeneralizedTime) {
+    if (v.size() != 15) return std::nullopt;
+    year = digits(4);
+    if (year < 0) return std::nullopt;
+  } else {
+    return std::nullopt;
+  }
+  const int mon = digits(2), day = digits(2), hour = digits(2), min = digits(2), sec = digits(2);
+  if (mon < 1 || mon > 12 || day < 1 || hour < 0 || hour > 23 || min < 0 || min > 59 || sec < 0 || sec > 60)
+    return std::nullopt;
+  if (pos >= v.size() || v[pos] != 'Z') return std::nullopt;
+  static constexpr int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  if (day > mdays[mon - 1] + (mon == 2 && leap ? 1 : 0)) return std::nullopt;
+  // Days from civil (H. Hinnant's algorithm).
+  const int y = year - (mon <= 2);
+  const int era = (y >= 0 ? y : y - 399) / 400;
+  const int yoe = y - era * 400;
+  const int doy = (153 * (mon + (mon > 2 ? -3 : 9)) + 2) / 5 + day - 1;
+  const int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  const std::int64_t days = static_cast<std::int64_t>(era) * 146097 + doe - 719468;
+  return days * 86400 + hour * 3600 + min * 60 + sec;
+}
+
 std::string oid_to_string(ByteView oid) {
   if (oid.empty() || (oid.back() & 0x80)) return "(invalid OID)";
   std::string s;

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -121,6 +122,11 @@ class Writer {
 
 /// Identifier+length octets for an element of `len` contents octets (DER, definite).
 Bytes header(std::uint8_t tag, std::size_t len);
+
+/// Seconds since the epoch for a UTCTime (YYMMDDHHMMSSZ; YY < 50 means 20YY) or
+/// GeneralizedTime (YYYYMMDDHHMMSSZ) value, checked as the kernel's x509_decode_time()
+/// checks it (exact length, digits, 'Z', field ranges, second 60 allowed).  nullopt if invalid.
+std::optional<std::int64_t> decode_time(std::uint8_t tag, ByteView content);
 
 /// Dotted-decimal text of an OID's contents octets ("2.16.840.1.101.3.4.3.18");
 /// "(invalid OID)" if the encoding is malformed.

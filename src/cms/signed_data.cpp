@@ -223,28 +223,18 @@ Result<Verified> verify(const SignedData& sd, std::optional<ByteView> detached,
   const ByteView content = detached ? *detached : ByteView(*sd.econtent);
   const SignerInfo& si = sd.signers.front();
 
-  // Candidates: the caller's certificates, then those carried in the message.
-  std::vector<crypto::Certificate> embedded;
-  for (const auto& c : sd.certificates) {
-    auto cert = crypto::Certificate::from_der(c);
-    if (!cert) return make_error(cert.error().code, "embedded " + cert.error().message);
-    embedded.push_back(std::move(cert.value()));
-  }
+  // Only the caller's certificates are candidates: a certificate carried in the message
+  // proves nothing by itself (the kernel too trusts only its keyrings).
   const crypto::Certificate* signer = nullptr;
   std::size_t index = 0;
   const Bytes want = si.kernel_key_id();
-  auto consider = [&](const std::vector<crypto::Certificate>& list, std::size_t base) {
-    for (std::size_t i = 0; i < list.size() && !signer; ++i) {
-      const auto& c = list[i];
-      const bool match = si.version == 3 ? (c.skid() && *c.skid() == si.skid) : c.kernel_id() == want;
-      if (match) {
-        signer = &c;
-        index = base + i;
-      }
+  for (std::size_t i = 0; i < candidates.size() && !signer; ++i) {
+    const auto& c = candidates[i];
+    if (si.version == 3 ? (c.skid() && *c.skid() == si.skid) : c.kernel_id() == want) {
+      signer = &c;
+      index = i;
     }
-  };
-  consider(candidates, 0);
-  consider(embedded, candidates.size());
+  }
   if (!signer) {
     std::string who = si.version == 3 ? "subjectKeyIdentifier " + to_colon_hex(si.skid)
                                       : "serial " + to_colon_hex(si.serial);

@@ -87,14 +87,14 @@ Result<Bytes> build_detached(const crypto::PrivateKey& key, const crypto::Certif
 
 /// Successful verification: who signed and how.
 struct Verified {
-  std::size_t certificate_index = 0;  ///< index into the candidate list
+  std::size_t certificate_index = 0;  ///< index into `candidates`
   crypto::KeyAlgo key_algo = crypto::KeyAlgo::rsa;
 };
 
 /// Verify the first SignerInfo of `sd` over the detached content (module bytes) or, when
 /// `detached_content` is nullopt, over the attached eContent, with the signer found
-/// among `candidates` and the message's own certificates by issuer+serial (kernel id) or
-/// SKID.  Follows pkcs7_digest()/pkcs7_verify_one() (crypto/asymmetric_keys/pkcs7_verify.c,
+/// among `candidates` only (never among the message's own certificates) by issuer+serial
+/// (kernel id) or SKID.  Follows pkcs7_digest()/pkcs7_verify_one() (crypto/asymmetric_keys/pkcs7_verify.c,
 /// kernel 7.0): with signedAttrs, messageDigest must equal H(content) (size mismatch
 /// EBADMSG, value mismatch EKEYREJECTED) and the signature covers the SET-retagged
 /// attributes; without them, ML-DSA signs the content and RSA/ECDSA H(content).

@@ -1,20 +1,31 @@
 // modsign — whole-file reads and atomic writes.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "common/result.hpp"
 
 namespace modsign {
 
-/// Read a whole file.  Throws IoError("<path>: <strerror>") on failure.
-Bytes read_file(const std::string& path);
+/// Largest module modsign reads (1 GiB): the kernel's own limit for a module image is far
+/// smaller, and a bigger input is refused before it is read.
+inline constexpr std::uint64_t kMaxModuleSize = std::uint64_t{1} << 30;
+/// Largest key, certificate or keyring file (16 MiB).
+inline constexpr std::uint64_t kMaxSmallFileSize = std::uint64_t{16} << 20;
 
-/// Write `data` to `path` atomically: a temporary file in the same directory
-/// (mode `mode`, or the mode of an existing `path` when `keep_mode`), fsync, rename.
-/// On any failure the temporary file is removed and `path` is untouched.
+/// Read a whole regular file of at most `max_size` bytes.  Throws IoError
+/// "<path>: <reason>" when it cannot be opened or read, is not a regular file (directory,
+/// FIFO, device, socket) or is larger than `max_size`.
+Bytes read_file(const std::string& path, std::uint64_t max_size = kMaxModuleSize);
+
+/// Write `data` to `path` atomically: a temporary file in the same directory (mode
+/// `mode`; or, when `path` exists and `keep_mode`, its mode, owner and group), fsync,
+/// rename.  A symbolic link at `path` is followed and its target replaced.  An existing
+/// `path` that is not a regular file (device, FIFO, socket, directory) is refused.  On any
+/// failure the temporary file is removed and `path` is untouched.  A file with other hard
+/// links keeps its old content under those names (rename replaces this name only).
 /// Throws IoError naming the file.
-void write_file_atomic(const std::string& path, ByteView data, unsigned mode = 0644,
-                       bool keep_mode = true);
+void write_file_atomic(const std::string& path, ByteView data, unsigned mode = 0644, bool keep_mode = true);
 
 }  // namespace modsign

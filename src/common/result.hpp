@@ -51,11 +51,14 @@ class [[nodiscard]] Result {
   explicit operator bool() const noexcept { return ok(); }
   T& value() & { return check(), std::get<0>(v_); }
   const T& value() const& { return check(), std::get<0>(v_); }
-  T&& value() && { return check(), std::get<0>(std::move(v_)); }
+  // On an rvalue Result the value is moved out (returned by value), so that a reference to
+  // the value of a temporary Result cannot outlive it.
+  T value() && { return check(), std::get<0>(std::move(v_)); }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
+  T operator*() && { return std::move(*this).value(); }
   const Error& error() const& {
     if (ok()) throw std::logic_error("Result::error() on a value");
     return std::get<1>(v_);

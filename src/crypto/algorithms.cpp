@@ -15,6 +15,11 @@ MODSIGN_OID(rsa_encryption, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01
 MODSIGN_OID(ec_public_key, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01)
 MODSIGN_OID(prime256v1, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07)
 MODSIGN_OID(secp384r1, 0x2b, 0x81, 0x04, 0x00, 0x22)
+MODSIGN_OID(ecdsa_with_sha1, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x01)
+MODSIGN_OID(ecdsa_with_sha224, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x01)
+MODSIGN_OID(ecdsa_with_sha3_256, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03, 0x0a)
+MODSIGN_OID(ecdsa_with_sha3_384, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03, 0x0b)
+MODSIGN_OID(ecdsa_with_sha3_512, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03, 0x0c)
 MODSIGN_OID(ecdsa_with_sha256, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x02)
 MODSIGN_OID(ecdsa_with_sha384, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x03)
 MODSIGN_OID(ecdsa_with_sha512, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x04)
@@ -146,10 +151,20 @@ ByteView signature_oid(KeyAlgo key, HashAlgo digest) {
   switch (key) {
     case KeyAlgo::rsa: return oid::rsa_encryption;
     case KeyAlgo::ecdsa_p256:
-    case KeyAlgo::ecdsa_p384: {
-      const std::size_t n = hash_info(digest).size;
-      return n >= 64 ? oid::ecdsa_with_sha512 : n >= 48 ? oid::ecdsa_with_sha384 : oid::ecdsa_with_sha256;
-    }
+    case KeyAlgo::ecdsa_p384:
+      // ecdsa-with-<digest>, as OpenSSL's CMS writes it (RFC 5758 §3.2, RFC 5753 §7.1.3;
+      // NIST CSOR for the SHA-3 forms).
+      switch (digest) {
+        case HashAlgo::sha1: return oid::ecdsa_with_sha1;
+        case HashAlgo::sha224: return oid::ecdsa_with_sha224;
+        case HashAlgo::sha256: return oid::ecdsa_with_sha256;
+        case HashAlgo::sha384: return oid::ecdsa_with_sha384;
+        case HashAlgo::sha512: return oid::ecdsa_with_sha512;
+        case HashAlgo::sha3_256: return oid::ecdsa_with_sha3_256;
+        case HashAlgo::sha3_384: return oid::ecdsa_with_sha3_384;
+        case HashAlgo::sha3_512: return oid::ecdsa_with_sha3_512;
+      }
+      return oid::ecdsa_with_sha256;
     case KeyAlgo::ml_dsa_44: return oid::ml_dsa_44;
     case KeyAlgo::ml_dsa_65: return oid::ml_dsa_65;
     case KeyAlgo::ml_dsa_87: return oid::ml_dsa_87;
@@ -165,8 +180,9 @@ std::optional<KeyAlgo> key_algo_by_signature_oid(ByteView o, bool* ecdsa) {
   if (same(o, oid::ml_dsa_44)) return KeyAlgo::ml_dsa_44;
   if (same(o, oid::ml_dsa_65)) return KeyAlgo::ml_dsa_65;
   if (same(o, oid::ml_dsa_87)) return KeyAlgo::ml_dsa_87;
-  if (same(o, oid::ecdsa_with_sha256) || same(o, oid::ecdsa_with_sha384) ||
-      same(o, oid::ecdsa_with_sha512)) {
+  if (same(o, oid::ecdsa_with_sha1) || same(o, oid::ecdsa_with_sha224) || same(o, oid::ecdsa_with_sha256) ||
+      same(o, oid::ecdsa_with_sha384) || same(o, oid::ecdsa_with_sha512) || same(o, oid::ecdsa_with_sha3_256) ||
+      same(o, oid::ecdsa_with_sha3_384) || same(o, oid::ecdsa_with_sha3_512)) {
     if (ecdsa) *ecdsa = true;
     return KeyAlgo::ecdsa_p256;  // curve comes from the key
   }

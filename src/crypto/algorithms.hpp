@@ -51,6 +51,11 @@ extern const ByteView rsa_encryption;   // 1.2.840.113549.1.1.1
 extern const ByteView ec_public_key;    // 1.2.840.10045.2.1
 extern const ByteView prime256v1;       // 1.2.840.10045.3.1.7
 extern const ByteView secp384r1;        // 1.3.132.0.34
+extern const ByteView ecdsa_with_sha1;    // 1.2.840.10045.4.1
+extern const ByteView ecdsa_with_sha224;  // 1.2.840.10045.4.3.1
+extern const ByteView ecdsa_with_sha3_256;  // 2.16.840.1.101.3.4.3.10
+extern const ByteView ecdsa_with_sha3_384;  // 2.16.840.1.101.3.4.3.11
+extern const ByteView ecdsa_with_sha3_512;  // 2.16.840.1.101.3.4.3.12
 extern const ByteView ecdsa_with_sha256;  // 1.2.840.10045.4.3.2
 extern const ByteView ecdsa_with_sha384;  // 1.2.840.10045.4.3.3
 extern const ByteView ecdsa_with_sha512;  // 1.2.840.10045.4.3.4
@@ -68,9 +73,8 @@ extern const ByteView subject_key_identifier;  // 2.5.29.14
 }  // namespace oid
 
 /// The SignerInfo signatureAlgorithm a kernel expects for this key and digest
-/// (kernel-semantics §1.7): rsaEncryption for RSA, ecdsa-with-<hash> for ECDSA,
-/// id-ml-dsa-* for ML-DSA.  ECDSA with a SHA-3 or SHA-1/224 digest gets
-/// ecdsa-with-SHA256/384/512 by digest size.
+/// (kernel-semantics §1.7): rsaEncryption for RSA, ecdsa-with-<digest> for ECDSA
+/// (SHA-1, SHA-224/256/384/512, SHA3-256/384/512), id-ml-dsa-* for ML-DSA.
 ByteView signature_oid(KeyAlgo key, HashAlgo digest);
 /// Whether the AlgorithmIdentifier for signature_oid() carries NULL parameters
 /// (rsaEncryption: yes, RFC 3279 §2.3.1; ECDSA: absent, RFC 5758; ML-DSA: absent, RFC 9882 §2).

@@ -125,6 +125,21 @@ class Certificate {
   ByteView serial() const;              ///< serialNumber INTEGER contents octets
   const std::optional<Bytes>& skid() const { return skid_; }  ///< subjectKeyIdentifier contents
   const PublicKey& public_key() const { return pub_; }
+  /// The certificate's signatureAlgorithm OID contents (outer AlgorithmIdentifier).
+  ByteView signature_algorithm() const;
+  /// The hash named by signature_algorithm() (sha*WithRSAEncryption, ecdsa-with-SHA*);
+  /// nullopt for ML-DSA (no hash) or an OID modsign does not map.
+  std::optional<HashAlgo> signature_hash() const;
+  /// signatureValue BIT STRING contents without the unused-bits octet.
+  ByteView signature_value() const;
+  /// Check this certificate's signature with `issuer_key` (pure ML-DSA over the TBS, or
+  /// RSA/ECDSA over H(TBS) with signature_hash()).  Errors: EBADMSG (BIT STRING with
+  /// unused bits, wrong-size ML-DSA signature), ENOPKG (unknown signature hash),
+  /// EKEYREJECTED (does not verify or key type differs).
+  Status verify_signed_by(const PublicKey& issuer_key) const;
+  /// notBefore / notAfter as seconds since the epoch.
+  std::int64_t valid_from() const { return valid_from_; }
+  std::int64_t valid_to() const { return valid_to_; }
   /// First commonName of the subject / issuer ("" if none), UTF-8.
   std::string subject_cn() const;
   std::string issuer_cn() const;
@@ -158,7 +173,9 @@ class Certificate {
  private:
   Bytes der_;
   std::size_t tbs_off_ = 0, tbs_len_ = 0, issuer_off_ = 0, issuer_len_ = 0, subject_off_ = 0,
-              subject_len_ = 0, serial_off_ = 0, serial_len_ = 0;
+              subject_len_ = 0, serial_off_ = 0, serial_len_ = 0, sigalg_off_ = 0, sigalg_len_ = 0,
+              sigval_off_ = 0, sigval_len_ = 0;
+  std::int64_t valid_from_ = 0, valid_to_ = 0;
   std::optional<Bytes> skid_;
   PublicKey pub_;
 };

@@ -233,13 +233,14 @@ std::optional<Bytes> PrivateKey::ml_dsa_seed() const {
 }
 
 Result<PrivateKey> PrivateKey::load(const std::string& path, const std::optional<std::string>& pass) {
-  Bytes b = read_file(path);
+  Bytes b = read_file(path, kMaxSmallFileSize);
   auto r = from_bytes(b, pass);
   OPENSSL_cleanse(b.data(), b.size());
   return r;
 }
 
 Result<PrivateKey> PrivateKey::from_bytes(ByteView in, const std::optional<std::string>& pass) {
+  if (in.size() > kMaxSmallFileSize) return make_error(KErr::ebadmsg, "key input larger than 16 MiB");
   EVP_PKEY* key = nullptr;
   const bool pem = in.size() >= 11 && std::memcmp(in.data(), "-----BEGIN", 10) == 0;
   const bool pem_anywhere =
@@ -265,6 +266,13 @@ Result<PrivateKey> PrivateKey::from_bytes(ByteView in, const std::optional<std::
   } else {
     const unsigned char* p = in.data();
     key = d2i_AutoPrivateKey(nullptr, &p, static_cast<long>(in.size()));
+    if (!key && pass) {  // encrypted PKCS#8 (EncryptedPrivateKeyInfo) in DER
+      ERR_clear_error();
+      BioPtr bio(BIO_new_mem_buf(in.data(), static_cast<int>(in.size())));
+      std::string pw = *pass;
+      key = d2i_PKCS8PrivateKey_bio(bio.get(), nullptr, passphrase_cb, &pw);
+      OPENSSL_cleanse(pw.data(), pw.size());
+    }
     if (!key) {
       std::string why = openssl_error();
       if (why.find("invalid key") != std::string::npos)
@@ -372,6 +380,58 @@ std::string name_text(ByteView name_tlv) {
 }
 }  // namespace
 
+ByteView Certificate::signature_value() const {
+  if (sigval_len_ == static_cast<std::size_t>(-1)) return {};
+  return ByteView(der_).subspan(sigval_off_, sigval_len_);
+}
+
+Status Certificate::verify_signed_by(const PublicKey& issuer_key) const {
+  if (sigval_len_ == static_cast<std::size_t>(-1))
+    return make_error(KErr::ebadmsg, "certificate signature BIT STRING has unused bits");
+  bool ecdsa = false;
+  auto sig_key = key_algo_by_signature_oid(signature_algorithm(), &ecdsa);
+  const KeyAlgo ka = issuer_key.algo();
+  const bool key_ecdsa = ka == KeyAlgo::ecdsa_p256 || ka == KeyAlgo::ecdsa_p384;
+  if (is_ml_dsa(ka)) {
+    if (!sig_key || *sig_key != ka) return make_error(KErr::ekeyrejected, "certificate signature algorithm differs from the key's");
+    return verify_message(issuer_key, HashAlgo::sha512, tbs(), signature_value());
+  }
+  auto h = signature_hash();
+  if (!h) return make_error(KErr::enopkg, "unsupported certificate signature algorithm " + asn1::oid_to_string(signature_algorithm()));
+  const bool rsa_sig = !ecdsa && !sig_key;  // sha*WithRSAEncryption
+  if ((key_ecdsa && !ecdsa) || (ka == KeyAlgo::rsa && !rsa_sig))
+    return make_error(KErr::ekeyrejected, "certificate signature algorithm differs from the key's");
+  return verify_message(issuer_key, *h, tbs(), signature_value());
+}
+
+ByteView Certificate::signature_algorithm() const { return ByteView(der_).subspan(sigalg_off_, sigalg_len_); }
+
+std::optional<HashAlgo> Certificate::signature_hash() const {
+  const ByteView o = signature_algorithm();
+  static constexpr std::uint8_t rsa_prefix[] = {0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01};
+  static constexpr std::uint8_t ecdsa_prefix[] = {0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03};
+  if (o.size() == 9 && std::equal(rsa_prefix, rsa_prefix + 8, o.begin())) {
+    switch (o[8]) {
+      case 0x05: return HashAlgo::sha1;
+      case 0x0b: return HashAlgo::sha256;
+      case 0x0c: return HashAlgo::sha384;
+      case 0x0d: return HashAlgo::sha512;
+      case 0x0e: return HashAlgo::sha224;
+      default: return std::nullopt;
+    }
+  }
+  if (o.size() == 8 && std::equal(ecdsa_prefix, ecdsa_prefix + 7, o.begin())) {
+    switch (o[7]) {
+      case 0x01: return HashAlgo::sha224;
+      case 0x02: return HashAlgo::sha256;
+      case 0x03: return HashAlgo::sha384;
+      case 0x04: return HashAlgo::sha512;
+      default: return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
 std::string Certificate::subject_cn() const { return first_cn(subject()); }
 std::string Certificate::issuer_cn() const { return first_cn(issuer()); }
 std::string Certificate::subject_text() const { return name_text(subject()); }
@@ -406,7 +466,14 @@ Result<Certificate> Certificate::from_der(ByteView der) {
     auto issuer = tbs.expect(asn1::kSequence, "issuer");
     c.issuer_off_ = off(issuer.tlv);
     c.issuer_len_ = issuer.tlv.size();
-    tbs.expect(asn1::kSequence, "validity");
+    {
+      asn1::Reader validity = tbs.enter(asn1::kSequence, "validity");
+      auto nb = validity.next(), na = validity.next();
+      auto from = asn1::decode_time(nb.tag, nb.content), to = asn1::decode_time(na.tag, na.content);
+      if (!from || !to) throw asn1::DecodeError("invalid validity time");
+      c.valid_from_ = *from;
+      c.valid_to_ = *to;
+    }
     auto subject = tbs.expect(asn1::kSequence, "subject");
     c.subject_off_ = off(subject.tlv);
     c.subject_len_ = subject.tlv.size();
@@ -430,8 +497,19 @@ Result<Certificate> Certificate::from_der(ByteView der) {
         }
       }
     }
-    cert.expect(asn1::kSequence, "signatureAlgorithm");
-    cert.expect(asn1::kBitString, "signatureValue");
+    {
+      asn1::Reader sa = cert.enter(asn1::kSequence, "signatureAlgorithm");
+      auto o = sa.expect(asn1::kOid, "signatureAlgorithm OID");
+      c.sigalg_off_ = off(o.content);
+      c.sigalg_len_ = o.content.size();
+    }
+    {
+      auto sv = cert.expect(asn1::kBitString, "signatureValue");
+      if (sv.content.empty()) throw asn1::DecodeError("empty signatureValue");
+      c.sigval_off_ = off(sv.content) + 1;
+      c.sigval_len_ = sv.content.size() - 1;
+      if (sv.content[0] != 0) c.sigval_len_ = static_cast<std::size_t>(-1);  // unused bits: malformed for us
+    }
     cert.finish("Certificate");
     auto pub = PublicKey::from_spki(spki.tlv);
     if (!pub) return make_error(pub.error().code, "certificate: " + pub.error().message);
@@ -443,11 +521,12 @@ Result<Certificate> Certificate::from_der(ByteView der) {
 }
 
 Result<std::vector<Certificate>> Certificate::load_all(const std::string& path) {
-  return from_bytes(read_file(path));
+  return from_bytes(read_file(path, kMaxSmallFileSize));
 }
 
 Result<std::vector<Certificate>> Certificate::from_bytes(ByteView in) {
   std::vector<Certificate> out;
+  if (in.size() > kMaxSmallFileSize) return make_error(KErr::ebadmsg, "certificate input larger than 16 MiB");
   if (in.size() >= 2 && in[0] == 0x30 && in[1] == 0x82) {
     auto c = from_der(in);
     if (!c) return c.error();
@@ -462,7 +541,11 @@ Result<std::vector<Certificate>> Certificate::from_bytes(ByteView in) {
     unsigned char* data = nullptr;
     long len = 0;
     if (!PEM_read_bio(bio.get(), &name, &header, &data, &len)) {
+      // Only "no further PEM block" ends the bundle; a damaged block is an error.
+      const unsigned long e = ERR_peek_last_error();
+      const bool end = ERR_GET_LIB(e) == ERR_LIB_PEM && ERR_GET_REASON(e) == PEM_R_NO_START_LINE;
       ERR_clear_error();
+      if (!end) return make_error(KErr::ebadmsg, "PEM block " + std::to_string(index + 1) + " is damaged (bad base64 or armour)");
       break;
     }
     ++index;

@@ -1,0 +1,677 @@
+// Mirror of the kernel's PKCS#7 parser, digest, verifier and trust code.  Function names
+// follow the kernel's so that each piece can be checked against its source.
+#include "cms/kernel.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "asn1/der.hpp"
+
+namespace modsign::kernel {
+
+using asn1::Element;
+using asn1::Reader;
+using asn1::Rules;
+
+std::string KernelProfile::name() const { return generation == Generation::v6 ? "v6" : "v7.0"; }
+
+std::optional<KernelProfile> KernelProfile::parse(const std::string& n) {
+  if (n == "v6" || n == "6") return v6();
+  if (n == "v7.0" || n == "7.0" || n == "v7" || n == "7") return v7_0();
+  return std::nullopt;
+}
+
+Status Keyring::add_path(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    std::vector<std::string> files;
+    for (const auto& e : std::filesystem::directory_iterator(path, ec))
+      if (e.is_regular_file()) files.push_back(e.path().string());
+    if (ec) throw IoError(path + ": " + ec.message());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+      auto st = add_path(f);
+      if (!st) return st;
+    }
+    return ok_status();
+  }
+  auto certs = crypto::Certificate::load_all(path);
+  if (!certs) return make_error(certs.error().code, path + ": " + certs.error().message);
+  for (auto& c : certs.value()) certificates.push_back(std::move(c));
+  return ok_status();
+}
+
+namespace {
+
+bool same(ByteView a, ByteView b) { return std::equal(a.begin(), a.end(), b.begin(), b.end()); }
+Bytes copy(ByteView b) { return Bytes(b.begin(), b.end()); }
+
+// ----------------------------------------------------------------------------- OID tables
+
+constexpr std::uint8_t kOidData[] = {0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x07, 0x01};
+constexpr std::uint8_t kOidSignedData[] = {0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x07, 0x02};
+constexpr std::uint8_t kOidMsIndirectData[] = {0x2b, 0x06, 0x01, 0x04, 0x01, 0x82, 0x37, 0x02, 0x01, 0x04};
+constexpr std::uint8_t kOidContentType[] = {0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x09, 0x03};
+constexpr std::uint8_t kOidMessageDigest[] = {0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x09, 0x04};
+constexpr std::uint8_t kOidSigningTime[] = {0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x09, 0x05};
+constexpr std::uint8_t kOidSmimeCaps[] = {0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x09, 0x0f};
+constexpr std::uint8_t kOidMsSpOpusInfo[] = {0x2b, 0x06, 0x01, 0x04, 0x01, 0x82, 0x37, 0x02, 0x01, 0x0c};
+constexpr std::uint8_t kOidMsStatementType[] = {0x2b, 0x06, 0x01, 0x04, 0x01, 0x82, 0x37, 0x02, 0x01, 0x0b};
+
+struct DigestOid {
+  std::vector<std::uint8_t> oid;
+  const char* name;
+};
+// pkcs7_sig_note_digest_algo (kernel-semantics §1.7).
+const std::vector<DigestOid>& digest_oids() {
+  static const std::vector<DigestOid> t = {
+      {{0x2b, 0x0e, 0x03, 0x02, 0x1a}, "sha1"},
+      {{0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x01}, "sha256"},
+      {{0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x02}, "sha384"},
+      {{0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x03}, "sha512"},
+      {{0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x04}, "sha224"},
+      {{0x2a, 0x81, 0x1c, 0xcf, 0x55, 0x01, 0x83, 0x11}, "sm3"},
+      {{0x2a, 0x85, 0x03, 0x07, 0x01, 0x01, 0x02, 0x02}, "streebog256"},
+      {{0x2a, 0x85, 0x03, 0x07, 0x01, 0x01, 0x02, 0x03}, "streebog512"},
+      {{0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x08}, "sha3-256"},
+      {{0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x09}, "sha3-384"},
+      {{0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x0a}, "sha3-512"},
+  };
+  return t;
+}
+
+struct PkeyOid {
+  std::vector<std::uint8_t> oid;
+  const char* pkey_algo;
+  const char* encoding;
+  bool takes_data;
+  bool v7_only;
+};
+// pkcs7_sig_note_pkey_algo (kernel-semantics §1.7).
+const std::vector<PkeyOid>& pkey_oids() {
+  static const std::vector<PkeyOid> t = {
+      {{0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01}, "rsa", "pkcs1", false, false},
+      {{0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x01}, "ecdsa", "x962", false, false},
+      {{0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x01}, "ecdsa", "x962", false, false},
+      {{0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x02}, "ecdsa", "x962", false, false},
+      {{0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x03}, "ecdsa", "x962", false, false},
+      {{0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x04}, "ecdsa", "x962", false, false},
+      {{0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03, 0x0a}, "ecdsa", "x962", false, false},
+      {{0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03, 0x0b}, "ecdsa", "x962", false, false},
+      {{0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03, 0x0c}, "ecdsa", "x962", false, false},
+      {{0x2a, 0x85, 0x03, 0x07, 0x01, 0x01, 0x01, 0x01}, "ecrdsa", "raw", false, false},
+      {{0x2a, 0x85, 0x03, 0x07, 0x01, 0x01, 0x01, 0x02}, "ecrdsa", "raw", false, false},
+      {{0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03, 0x11}, "mldsa44", "raw", true, true},
+      {{0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03, 0x12}, "mldsa65", "raw", true, true},
+      {{0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03, 0x13}, "mldsa87", "raw", true, true},
+  };
+  return t;
+}
+
+// Authenticated-attribute bits (enum in pkcs7_parser.h).
+enum : unsigned {
+  sinfo_has_content_type = 1u << 0,
+  sinfo_has_signing_time = 1u << 1,
+  sinfo_has_message_digest = 1u << 2,
+  sinfo_has_smime_caps = 1u << 3,
+  sinfo_has_ms_opus_info = 1u << 4,
+  sinfo_has_ms_statement_type = 1u << 5,
+};
+
+/// Thrown by the callbacks; carries the errno that aborts the decoder.
+struct Abort {
+  KErr code;
+  std::string message;
+};
+[[noreturn]] void fail(KErr code, std::string message) { throw Abort{code, std::move(message)}; }
+
+/// struct pkcs7_parse_context.
+struct ParseContext {
+  Pkcs7Message msg;
+  const KernelProfile& profile;
+  const Blacklist* blacklist;
+  Bytes raw_serial, raw_issuer, raw_skid;
+  bool expect_skid = false;
+  int x509_index = 0;
+  int sinfo_index = 0;
+};
+
+bool tbs_blacklisted(const crypto::Certificate& c, const KernelProfile& p, const Blacklist* bl) {
+  if (!bl) return false;
+  if (p.generation == Generation::v7_0) return bl->is_tbs_blacklisted(crypto::digest(crypto::HashAlgo::sha256, c.tbs()));
+  // Before 7.0 the TBS digest is the certificate signature's own hash, and no check
+  // happens when that hash is not available (x509_get_sig_params).
+  auto h = c.signature_hash();
+  return h && bl->is_tbs_blacklisted(crypto::digest(*h, c.tbs()));
+}
+
+// pkcs7_extract_cert: one element of the certificates (or CRLs) list.
+void pkcs7_extract_cert(ParseContext& ctx, const Element& e) {
+  if (e.tag != asn1::kSequence) fail(KErr::ebadmsg, "Cert began with tag " + std::to_string(e.tag));
+  auto c = crypto::Certificate::from_der(e.tlv);
+  if (!c) fail(c.error().code, "X.509 certificate " + std::to_string(ctx.x509_index + 1) + ": " + c.error().message);
+  if (ctx.profile.generation == Generation::v6 && crypto::is_ml_dsa(c->public_key().algo()))
+    fail(KErr::enopkg, "X.509 certificate " + std::to_string(ctx.x509_index + 1) + ": ML-DSA keys need kernel 7.0");
+  X509Cert x;
+  x.cert = std::move(c.value());
+  x.id = x.cert.kernel_id();
+  if (x.cert.skid()) x.skid = *x.cert.skid();
+  x.index = ++ctx.x509_index;
+  x.self_signed = same(x.cert.issuer(), x.cert.subject());
+  x.blacklisted = tbs_blacklisted(x.cert, ctx.profile, ctx.blacklist);
+  ctx.msg.certs.push_back(std::move(x));
+}
+
+// Certificates / CRLs: SET OF or SEQUENCE OF elements fed to pkcs7_extract_cert.
+// A CertificateList is treated as SEQUENCE OF Certificate, so a real CRL's TBSCertList
+// reaches the X.509 parser (kernel-semantics §1.4).
+void note_cert_list(ParseContext& ctx, const Element& list, bool crl) {
+  Reader r(list.content, Rules::ber);
+  while (!r.empty()) {
+    Element e = r.next();
+    if (!crl) {
+      pkcs7_extract_cert(ctx, e);
+      continue;
+    }
+    if (e.tag != asn1::kSequence) fail(KErr::ebadmsg, "CRL is not a SEQUENCE");
+    Reader items(e.content, Rules::ber);
+    while (!items.empty()) pkcs7_extract_cert(ctx, items.next());
+  }
+}
+
+// pkcs7_sig_note_authenticated_attr: fires once per value of each attribute.
+void note_authenticated_attr(ParseContext& ctx, SignedInfo& si, ByteView type, const Element& value) {
+  auto repeated = [&](unsigned bit) {
+    if (si.aa_set & bit) fail(KErr::ekeyrejected, "Repeated/multivalue AuthAttrs not permitted");
+    si.aa_set |= bit;
+  };
+  const bool authenticode = same(ctx.msg.data_type, kOidMsIndirectData);
+  if (same(type, kOidContentType)) {
+    repeated(sinfo_has_content_type);
+    // look_up_OID(value): the value's tag is not checked.
+    if (!same(value.content, ctx.msg.data_type)) fail(KErr::ebadmsg, "Mismatch between global data type and sinfo");
+  } else if (same(type, kOidSigningTime)) {
+    repeated(sinfo_has_signing_time);
+    auto t = asn1::decode_time(value.tag, value.content);
+    if (!t) fail(KErr::ebadmsg, "signingTime is not a valid UTCTime/GeneralizedTime");
+    si.signing_time = *t;
+  } else if (same(type, kOidMessageDigest)) {
+    repeated(sinfo_has_message_digest);
+    if (value.tag != asn1::kOctetString) fail(KErr::ebadmsg, "messageDigest is not an OCTET STRING");
+    si.msgdigest = copy(value.content);
+  } else if (same(type, kOidSmimeCaps)) {
+    repeated(sinfo_has_smime_caps);
+    if (!authenticode) fail(KErr::ekeyrejected, "S/MIME Caps only allowed with Authenticode");
+  } else if (same(type, kOidMsSpOpusInfo)) {
+    repeated(sinfo_has_ms_opus_info);
+    if (!authenticode) fail(KErr::ekeyrejected, "Authenticode AuthAttrs only allowed with Authenticode");
+  } else if (same(type, kOidMsStatementType)) {
+    repeated(sinfo_has_ms_statement_type);
+    if (!authenticode) fail(KErr::ekeyrejected, "Authenticode AuthAttrs only allowed with Authenticode");
+  }
+}
+
+void note_attributes(ParseContext& ctx, SignedInfo& si, Reader attrs) {
+  while (!attrs.empty()) {
+    Reader attr = attrs.enter(asn1::kSequence, "AuthenticatedAttribute");
+    Element type = attr.expect(asn1::kOid, "attribute type");
+    Reader values = attr.enter(asn1::kSet, "attribute values");
+    while (!values.empty()) note_authenticated_attr(ctx, si, type.content, values.next());
+  }
+}
+
+SignedInfo parse_signer_info(ParseContext& ctx, const Element& el) {
+  SignedInfo si;
+  Reader r(el.content, Rules::ber);
+  // pkcs7_note_signerinfo_version
+  Element v = r.expect(asn1::kInteger, "SignerInfo version");
+  if (v.content.size() != 1 || (v.content[0] != 1 && v.content[0] != 3))
+    fail(KErr::einval, "Unsupported SignerInfo version");
+  if (v.content[0] == 1) {
+    if (ctx.msg.version != 1) fail(KErr::ebadmsg, "SignerInfo version 1 in SignedData version " + std::to_string(ctx.msg.version));
+    ctx.expect_skid = false;
+  } else {
+    if (ctx.msg.version == 1) fail(KErr::ebadmsg, "SignerInfo version 3 in SignedData version 1");
+    ctx.expect_skid = true;
+  }
+  // sid: the noted values live in the parse context, so a CHOICE that disagrees with the
+  // version leaves the other id's bytes from an earlier SignerInfo (or empty).
+  Element sid = r.next();
+  if (sid.tag == asn1::context_prim(0) || sid.tag == asn1::context_cons(0)) {
+    ctx.raw_skid = copy(sid.content);
+  } else if (sid.tag == asn1::kSequence) {
+    Reader ias(sid.content, Rules::ber);
+    ctx.raw_issuer = copy(ias.expect(asn1::kSequence, "issuer Name").content);
+    ctx.raw_serial = copy(ias.expect(asn1::kInteger, "serialNumber").content);
+  } else {
+    fail(KErr::ebadmsg, "SignerIdentifier has an unexpected tag");
+  }
+  // pkcs7_sig_note_digest_algo
+  {
+    Reader da = r.enter(asn1::kSequence, "digestAlgorithm");
+    Element oid = da.expect(asn1::kOid, "digestAlgorithm OID");
+    const auto& t = digest_oids();
+    auto it = std::find_if(t.begin(), t.end(), [&](const DigestOid& d) { return same(d.oid, oid.content); });
+    if (it == t.end()) fail(KErr::enopkg, "Unsupported digest algo: " + asn1::oid_to_string(oid.content));
+    si.hash_algo = it->name;
+  }
+  // authenticatedAttributes: [0] IMPLICIT SET OF (recorded) or [2] EXPLICIT SEQUENCE OF
+  // (values noted, but the block itself is not kept: no pkcs7_sig_note_set_of_authattrs).
+  Element e;
+  if (r.peek(asn1::context_cons(0))) {
+    e = r.next();
+    note_attributes(ctx, si, Reader(e.content, Rules::ber));
+    // pkcs7_sig_note_set_of_authattrs
+    if (!(si.aa_set & sinfo_has_content_type) || !(si.aa_set & sinfo_has_message_digest))
+      fail(KErr::ebadmsg, "Missing required AuthAttr");
+    if (!same(ctx.msg.data_type, kOidMsIndirectData) && (si.aa_set & sinfo_has_ms_opus_info))
+      fail(KErr::ebadmsg, "Unexpected Authenticode AuthAttr");
+    si.authattrs = Bytes(e.tlv.begin() + 1, e.tlv.end());
+  } else if (r.peek(asn1::context_cons(2))) {
+    e = r.next();
+    Reader outer(e.content, Rules::ber);
+    note_attributes(ctx, si, outer.enter(asn1::kSequence, "aaSequence"));
+  }
+  // pkcs7_sig_note_pkey_algo
+  {
+    Reader pa = r.enter(asn1::kSequence, "digestEncryptionAlgorithm");
+    Element oid = pa.expect(asn1::kOid, "digestEncryptionAlgorithm OID");
+    const auto& t = pkey_oids();
+    auto it = std::find_if(t.begin(), t.end(), [&](const PkeyOid& p) { return same(p.oid, oid.content); });
+    if (it == t.end() || (it->v7_only && ctx.profile.generation == Generation::v6))
+      fail(KErr::enopkg, "Unknown pkey algo " + asn1::oid_to_string(oid.content));
+    si.pkey_algo = it->pkey_algo;
+    si.encoding = it->encoding;
+    si.algo_takes_data = it->takes_data && ctx.profile.generation == Generation::v7_0;
+  }
+  // pkcs7_sig_note_signature
+  si.signature = copy(r.expect(asn1::kOctetString, "encryptedDigest").content);
+  if (r.peek(asn1::context_cons(1)) || r.peek(asn1::context_cons(3))) r.next();
+  if (!r.empty()) fail(KErr::ebadmsg, "unexpected data at the end of SignerInfo");
+  // pkcs7_note_signed_info
+  if (same(ctx.msg.data_type, kOidMsIndirectData) && !si.authattrs) fail(KErr::ebadmsg, "Authenticode requires AuthAttrs");
+  si.expect_skid = ctx.expect_skid;
+  if (!ctx.expect_skid) {
+    si.auth_id = ctx.raw_serial;
+    si.auth_id.insert(si.auth_id.end(), ctx.raw_issuer.begin(), ctx.raw_issuer.end());
+  } else {
+    si.auth_id = ctx.raw_skid;
+  }
+  si.index = ++ctx.sinfo_index;
+  return si;
+}
+
+void parse_signed_data(ParseContext& ctx, Reader& sd) {
+  // pkcs7_note_signeddata_version
+  Element v = sd.expect(asn1::kInteger, "SignedData version");
+  if (v.content.size() != 1 || (v.content[0] != 1 && v.content[0] != 3)) fail(KErr::einval, "Unsupported SignedData version");
+  ctx.msg.version = v.content[0];
+  // digestAlgorithms: SET OF or SEQUENCE OF; OIDs only noted.
+  if (sd.peek(asn1::kSet) || sd.peek(asn1::kSequence)) {
+    Reader algs(sd.next().content, Rules::ber);
+    while (!algs.empty()) {
+      Reader a = algs.enter(asn1::kSequence, "DigestAlgorithmIdentifier");
+      a.expect(asn1::kOid, "digest algorithm OID");
+    }
+  } else {
+    fail(KErr::ebadmsg, "digestAlgorithms missing");
+  }
+  // contentInfo (pkcs7_note_content, pkcs7_note_data)
+  {
+    Reader ci = sd.enter(asn1::kSequence, "contentInfo");
+    Element type = ci.expect(asn1::kOid, "eContentType");
+    Element e;
+    if (ci.peek(asn1::context_cons(0))) {
+      Reader explicit0(ci.next().content, Rules::ber);
+      Element data = explicit0.next();
+      ctx.msg.data = copy(data.content);
+      ctx.msg.data_embedded = true;
+    }
+    if (!ci.empty()) fail(KErr::ebadmsg, "unexpected data in contentInfo");
+    if (!same(type.content, kOidData) && !same(type.content, kOidMsIndirectData))
+      fail(KErr::einval, "Unsupported data type " + asn1::oid_to_string(type.content));
+    ctx.msg.data_type = copy(type.content);
+  }
+  // certificates [0] IMPLICIT SET OF / [2] IMPLICIT SEQUENCE OF
+  if (sd.peek(asn1::context_cons(0)) || sd.peek(asn1::context_cons(2))) note_cert_list(ctx, sd.next(), false);
+  // crls [1] / [3]
+  if (sd.peek(asn1::context_cons(1)) || sd.peek(asn1::context_cons(3))) note_cert_list(ctx, sd.next(), true);
+  // signerInfos: SET OF or SEQUENCE OF
+  if (!sd.peek(asn1::kSet) && !sd.peek(asn1::kSequence)) fail(KErr::ebadmsg, "signerInfos missing");
+  Reader sis(sd.next().content, Rules::ber);
+  while (!sis.empty()) {
+    Element e = sis.expect(asn1::kSequence, "SignerInfo");
+    ctx.msg.signed_infos.push_back(parse_signer_info(ctx, e));
+  }
+  if (!sd.empty()) fail(KErr::ebadmsg, "unexpected data at the end of SignedData");
+}
+
+// pkcs7_check_authattrs (7.0 form; v6 has no waiver and no "none" rewrite).
+void pkcs7_check_authattrs(Pkcs7Message& msg, const KernelProfile& profile) {
+  if (msg.signed_infos.empty()) fail(KErr::einval, "Inconsistently supplied authAttrs");
+  const SignedInfo& first = msg.signed_infos.front();
+  msg.have_authattrs = first.authattrs.has_value();
+  msg.authattrs_rej_waivable = profile.generation == Generation::v7_0 && profile.waive_mldsa_authattrs;
+  if (msg.have_authattrs && first.pkey_algo.rfind("mldsa", 0) != 0) msg.authattrs_rej_waivable = false;
+  for (std::size_t i = 1; i < msg.signed_infos.size(); ++i)
+    if (msg.signed_infos[i].authattrs.has_value() != msg.have_authattrs)
+      fail(KErr::einval, "Inconsistently supplied authAttrs");
+  if (profile.generation == Generation::v7_0)
+    for (auto& si : msg.signed_infos)
+      if (!si.authattrs && si.algo_takes_data) si.hash_algo = "none";
+}
+
+std::optional<crypto::HashAlgo> hash_of(const std::string& name) {
+  if (name == "none" || name == "sm3" || name.rfind("streebog", 0) == 0) return std::nullopt;
+  return crypto::hash_by_name(name);
+}
+
+int hash_algo_index(const std::string& name) {
+  static const char* const names[] = {"md4",    "md5",    "sha1",   "rmd160", "sha256",      "sha384",
+                                      "sha512", "sha224", "rmd128", "rmd256", "rmd320",      "wp256",
+                                      "wp384",  "wp512",  "tgr128", "tgr160", "tgr192",      "sm3",
+                                      "streebog256", "streebog512", "sha3-256", "sha3-384", "sha3-512"};
+  for (int i = 0; i < static_cast<int>(std::size(names)); ++i)
+    if (name == names[i]) return i;
+  return -1;
+}
+
+std::optional<crypto::KeyAlgo> key_algo_of(const std::string& pkey_algo) {
+  if (pkey_algo == "mldsa44") return crypto::KeyAlgo::ml_dsa_44;
+  if (pkey_algo == "mldsa65") return crypto::KeyAlgo::ml_dsa_65;
+  if (pkey_algo == "mldsa87") return crypto::KeyAlgo::ml_dsa_87;
+  if (pkey_algo == "rsa") return crypto::KeyAlgo::rsa;
+  return std::nullopt;
+}
+
+/// public_key_verify_signature(key, sig) with sig->m = m (kernel-semantics §2.7, §3.3).
+Status public_key_verify_signature(const crypto::PublicKey& key, const SignedInfo& si, ByteView m,
+                                   crypto::Backend backend = crypto::Backend::openssl) {
+  const crypto::KeyAlgo ka = key.algo();
+  const bool key_ecdsa = ka == crypto::KeyAlgo::ecdsa_p256 || ka == crypto::KeyAlgo::ecdsa_p384;
+  if (key_ecdsa ? si.pkey_algo != "ecdsa" : key_algo_of(si.pkey_algo) != ka)
+    return make_error(KErr::ekeyrejected, "signature algorithm " + si.pkey_algo + " differs from the key's " +
+                                              std::string(crypto::kernel_pkey_name(ka)));
+  if (crypto::is_ml_dsa(ka)) {
+    // software_key_determine_akcipher: raw encoding, hash "none" or "sha512" only.
+    if (si.hash_algo != "none" && si.hash_algo != "sha512")
+      return make_error(KErr::einval, "ML-DSA accepts hash none or sha512, not " + si.hash_algo);
+    return crypto::verify_message(key, crypto::HashAlgo::sha512, m, si.signature, backend);
+  }
+  auto h = hash_of(si.hash_algo);
+  if (!h) return make_error(KErr::enopkg, "no " + si.hash_algo + " for " + si.pkey_algo);
+  return crypto::verify_digest(key, *h, m, si.signature);
+}
+
+}  // namespace
+
+// --------------------------------------------------------------------------------- parse
+
+Result<Pkcs7Message> pkcs7_parse_message(ByteView der, const KernelProfile& profile, const Blacklist* blacklist) {
+  ParseContext ctx{Pkcs7Message{}, profile, blacklist, {}, {}, {}, false, 0, 0};
+  try {
+    try {
+      Reader top(der, Rules::ber);
+      Reader ci = top.enter(asn1::kSequence, "ContentInfo");
+      Element type = ci.expect(asn1::kOid, "contentType");
+      // pkcs7_check_content_type
+      if (!same(type.content, kOidSignedData)) fail(KErr::einval, "Only support pkcs7_signedData type");
+      if (ci.peek(asn1::context_cons(0))) {
+        Reader explicit0 = ci.enter(asn1::context_cons(0), "content [0]");
+        Reader sd = explicit0.enter(asn1::kSequence, "SignedData");
+        parse_signed_data(ctx, sd);
+      }
+      if (!ci.empty()) fail(KErr::ebadmsg, "unexpected data at the end of ContentInfo");
+    } catch (const asn1::DecodeError& e) {
+      fail(KErr::ebadmsg, std::string("ASN.1 decoder: ") + e.what());
+    }
+    pkcs7_check_authattrs(ctx.msg, profile);
+  } catch (const Abort& a) {
+    return make_error(a.code, a.message);
+  }
+  return std::move(ctx.msg);
+}
+
+Status pkcs7_supply_detached_data(Pkcs7Message& msg, ByteView data) {
+  if (msg.data) return make_error(KErr::einval, "Data already supplied");
+  msg.data = copy(data);
+  return ok_status();
+}
+
+// -------------------------------------------------------------------------------- digest
+
+Status pkcs7_digest(Pkcs7Message& msg, std::size_t index, const KernelProfile& profile) {
+  SignedInfo& si = msg.signed_infos.at(index);
+  const ByteView data = msg.data ? ByteView(*msg.data) : ByteView();
+  if (profile.generation == Generation::v7_0 && !si.authattrs && si.algo_takes_data) {
+    si.m = copy(data);
+    si.m_free = false;
+    return ok_status();
+  }
+  if (si.m) return ok_status();
+  auto h = hash_of(si.hash_algo);
+  if (!h) return make_error(KErr::enopkg, "hash " + si.hash_algo + " not available");
+  Bytes d = crypto::digest(*h, data);
+  if (si.authattrs) {
+    if (!si.msgdigest) return make_error(KErr::ekeyrejected, "Authattrs lack messageDigest");
+    if (si.msgdigest->size() != d.size())
+      return make_error(KErr::ebadmsg, "Sig " + std::to_string(si.index) + ": Invalid digest size (" +
+                                           std::to_string(si.msgdigest->size()) + ")");
+    if (*si.msgdigest != d) return make_error(KErr::ekeyrejected, "Sig " + std::to_string(si.index) + ": Message digest doesn't match");
+    Bytes set{asn1::kSet};
+    set.insert(set.end(), si.authattrs->begin(), si.authattrs->end());
+    if (profile.generation == Generation::v7_0 && si.algo_takes_data)
+      d = std::move(set);
+    else
+      d = crypto::digest(*h, set);
+  }
+  si.m = std::move(d);
+  si.m_free = true;
+  return ok_status();
+}
+
+Result<KernelDigest> pkcs7_get_digest(Pkcs7Message& msg, const KernelProfile& profile) {
+  if (msg.signed_infos.size() != 1)
+    return make_error(KErr::ebadmsg, "pkcs7_get_digest needs exactly one SignerInfo, the message has " +
+                                         std::to_string(msg.signed_infos.size()));
+  auto st = pkcs7_digest(msg, 0, profile);
+  if (!st) return st.error();
+  const SignedInfo& si = msg.signed_infos[0];
+  if (profile.generation == Generation::v7_0 && !si.m_free)
+    return make_error(KErr::einval, "pkcs7_get_digest: No digest available");
+  KernelDigest out{*si.m, si.hash_algo, std::nullopt};
+  const int idx = hash_algo_index(si.hash_algo);
+  if (idx >= 0) out.hash_algo_index = idx;
+  return out;
+}
+
+// -------------------------------------------------------------------------------- verify
+
+namespace {
+
+// pkcs7_find_key: the first embedded certificate whose x509->id equals auth_ids[0].
+void pkcs7_find_key(Pkcs7Message& msg, SignedInfo& si) {
+  for (std::size_t i = 0; i < msg.certs.size(); ++i)
+    if (msg.certs[i].id == si.auth_id) {
+      si.signer = i;
+      return;
+    }
+}
+
+// pkcs7_verify_sig_chain, reduced to what embedded self-signed or blacklisted chains need:
+// a blacklisted signer certificate marks the SignerInfo blacklisted.
+void pkcs7_verify_sig_chain(Pkcs7Message& msg, SignedInfo& si) {
+  if (!si.signer) return;
+  std::size_t cur = *si.signer;
+  for (std::size_t guard = 0; guard <= msg.certs.size(); ++guard) {
+    X509Cert& x = msg.certs[cur];
+    if (x.blacklisted) {
+      si.blacklisted = true;
+      return;
+    }
+    if (x.self_signed) return;
+    // Find the issuer among the embedded certificates by subject == issuer.
+    auto it = std::find_if(msg.certs.begin(), msg.certs.end(), [&](const X509Cert& c) {
+      return same(c.cert.subject(), x.cert.issuer()) && &c != &x;
+    });
+    if (it == msg.certs.end()) return;
+    cur = static_cast<std::size_t>(it - msg.certs.begin());
+  }
+}
+
+Status pkcs7_verify_one(Pkcs7Message& msg, std::size_t index, const KernelProfile& profile) {
+  auto st = pkcs7_digest(msg, index, profile);
+  if (!st) return st;
+  SignedInfo& si = msg.signed_infos[index];
+  pkcs7_find_key(msg, si);
+  if (!si.signer) return ok_status();  // checked later against the trusted keys
+  const X509Cert& x = msg.certs[*si.signer];
+  if (si.signing_time && (*si.signing_time < x.cert.valid_from() || *si.signing_time > x.cert.valid_to()))
+    return make_error(KErr::ekeyrejected, "Message signed outside of X.509 validity window");
+  st = public_key_verify_signature(x.cert.public_key(), si, *si.m, msg.backend);
+  if (!st) return st;
+  pkcs7_verify_sig_chain(msg, si);
+  return ok_status();
+}
+
+}  // namespace
+
+Status pkcs7_verify(Pkcs7Message& msg, Usage usage, const KernelProfile& profile, std::vector<std::string>* warnings) {
+  const bool data = same(msg.data_type, kOidData);
+  switch (usage) {
+    case Usage::module:
+      if (!data) return make_error(KErr::ekeyrejected, "Invalid module sig (not pkcs7-data)");
+      if (msg.have_authattrs) {
+        if (profile.generation == Generation::v7_0 && msg.authattrs_rej_waivable) {
+          if (warnings) warnings->push_back("Waived invalid module sig (has authattrs)");
+        } else {
+          return make_error(KErr::ekeyrejected, "Invalid module sig (has authattrs)");
+        }
+      }
+      break;
+    case Usage::firmware:
+      if (!data) return make_error(KErr::ekeyrejected, "Invalid firmware sig (not pkcs7-data)");
+      if (!msg.have_authattrs) return make_error(KErr::ekeyrejected, "Invalid firmware sig (missing authattrs)");
+      break;
+    case Usage::kexec_pe:
+      if (!same(msg.data_type, kOidMsIndirectData))
+        return make_error(KErr::ekeyrejected, "Invalid kexec sig (not Authenticode)");
+      break;
+    case Usage::unspecified:
+    case Usage::bpf:
+      if (!data) return make_error(KErr::ekeyrejected, "Invalid unspecified sig (not pkcs7-data)");
+      break;
+    case Usage::key_signature:
+      return make_error(KErr::einval, "Invalid usage for pkcs7_verify");
+  }
+  KErr actual = KErr::enopkg;
+  std::string reason = "all signers use unsupported crypto";
+  for (std::size_t i = 0; i < msg.signed_infos.size(); ++i) {
+    auto st = pkcs7_verify_one(msg, i, profile);
+    SignedInfo& si = msg.signed_infos[i];
+    if (si.blacklisted) {
+      if (actual == KErr::enopkg) {
+        actual = KErr::ekeyrejected;
+        reason = "Sig " + std::to_string(si.index) + ": signer certificate is blacklisted";
+      }
+      continue;
+    }
+    if (!st) {
+      if (st.error().code == KErr::enopkg) {
+        si.unsupported_crypto = true;
+        continue;
+      }
+      return st;
+    }
+    actual = KErr::none;
+  }
+  if (actual == KErr::none) return ok_status();
+  return make_error(actual, reason);
+}
+
+Status pkcs7_validate_trust(Pkcs7Message& msg, const std::vector<crypto::Certificate>& trusted,
+                            const KernelProfile& profile) {
+  (void)profile;
+  bool any_ok = false, any_unsupported = false;
+  for (auto& si : msg.signed_infos) {
+    if (si.unsupported_crypto) {
+      any_unsupported = true;
+      continue;
+    }
+    // Walk from the embedded signer certificate towards a trusted key; the last resort
+    // ("direct signer") looks the SignerInfo's own id up in the keyring.
+    const crypto::Certificate* key = nullptr;
+    const X509Cert* matched_cert = nullptr;  // embedded certificate the trusted key vouches for
+    auto lookup = [&](const Bytes& id) -> const crypto::Certificate* {
+      if (id.empty()) return nullptr;
+      for (const auto& t : trusted)
+        if (t.kernel_id() == id || (t.skid() && *t.skid() == id)) return &t;
+      return nullptr;
+    };
+    if (si.signer) {
+      std::size_t cur = *si.signer;
+      for (std::size_t guard = 0; guard <= msg.certs.size(); ++guard) {
+        const X509Cert& x = msg.certs[cur];
+        if ((key = lookup(x.id)) || (key = lookup(x.skid))) {
+          matched_cert = &x;
+          break;
+        }
+        if (x.self_signed) break;
+        auto it = std::find_if(msg.certs.begin(), msg.certs.end(), [&](const X509Cert& c) {
+          return same(c.cert.subject(), x.cert.issuer()) && &c != &x;
+        });
+        if (it == msg.certs.end()) break;
+        cur = static_cast<std::size_t>(it - msg.certs.begin());
+      }
+    }
+    if (!key) key = lookup(si.auth_id);  // "direct signer": every sign-file signature
+    if (!key) continue;
+    // matched: the trusted key checks the certificate it matched (its own signature, made
+    // by its issuer) or, for a direct signer, the SignerInfo's signature.
+    Status st = matched_cert ? matched_cert->cert.verify_signed_by(key->public_key())
+                             : public_key_verify_signature(key->public_key(), si, *si.m, msg.backend);
+    if (!st) {
+      if (st.error().code == KErr::enomem) return st;
+      return make_error(KErr::ekeyrejected, "Sig " + std::to_string(si.index) + ": " + st.error().message);
+    }
+    any_ok = true;
+  }
+  if (any_ok) return ok_status();
+  if (any_unsupported) return make_error(KErr::enopkg, "all signers use unsupported crypto");
+  return make_error(KErr::enokey, "no trusted key matches the signer");
+}
+
+VerifyReport verify_pkcs7_signature(ByteView data, ByteView pkcs7, const Keyring& keyring, Usage usage,
+                                    const KernelProfile& profile, crypto::Backend backend) {
+  VerifyReport rep;
+  auto done = [&](const Error& e) {
+    rep.err = e.code;
+    rep.reason = e.message;
+    return rep;
+  };
+  auto msg = pkcs7_parse_message(pkcs7, profile, &keyring.blacklist);
+  if (!msg) return done(msg.error());
+  msg->backend = backend;
+  for (const auto& si : msg->signed_infos) {
+    SignerSummary s;
+    s.sid = si.expect_skid ? "skid " + to_hex(si.auth_id) : "issuer+serial " + to_hex(si.auth_id);
+    s.digest_algo = si.hash_algo;
+    s.sig_algo = si.pkey_algo;
+    s.signed_attrs = si.authattrs.has_value();
+    rep.signers.push_back(s);
+  }
+  if (!pkcs7_supply_detached_data(*msg, data)) return done(make_error(KErr::ebadmsg, "PKCS#7 signature with non-detached data"));
+  auto st = pkcs7_verify(*msg, usage, profile, &rep.log);
+  if (!st) return done(st.error());
+  if (!keyring.blacklist.revoked.empty()) {
+    auto revoked = pkcs7_validate_trust(*msg, keyring.blacklist.revoked, profile);
+    if (revoked) return done(make_error(KErr::ekeyrejected, "Key is on the revocation list"));
+  }
+  st = pkcs7_validate_trust(*msg, keyring.certificates, profile);
+  if (!st) return done(st.error());
+  return rep;
+}
+
+}  // namespace modsign::kernel

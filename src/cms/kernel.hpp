@@ -1,0 +1,169 @@
+// modsign — what a given Linux kernel does with a PKCS#7 message: parse, digest, verify,
+// trust.  A mirror of crypto/asymmetric_keys/{pkcs7.asn1, pkcs7_parser.c,
+// pkcs7_verify.c, pkcs7_trust.c, public_key.c} and certs/system_keyring.c, with the
+// behaviour of each kernel generation chosen by a KernelProfile
+// (../shared/docs/kernel-semantics.md §1-§3; confirmed against Linux 7.2.13 where noted).
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/result.hpp"
+#include "crypto/crypto.hpp"
+
+namespace modsign::kernel {
+
+/// Kernel generations whose PKCS#7 behaviour differs.
+enum class Generation {
+  v6,    ///< before the 2026 ML-DSA series (6.x): no ML-DSA OIDs, TBS blacklist hash = cert's own hash
+  v7_0,  ///< with it (7.0 and later): ML-DSA, algo_takes_data, SHA-256 TBS blacklist hash
+};
+
+/// The kernel being predicted, and the configuration that changes module-signature outcomes.
+struct KernelProfile {
+  Generation generation = Generation::v7_0;
+  bool waive_mldsa_authattrs = false;  ///< CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA (7.0 only)
+  bool enforce = false;                ///< module.sig_enforce=1 / CONFIG_MODULE_SIG_FORCE
+  bool lockdown = false;               ///< lockdown=integrity (LOCKDOWN_MODULE_SIGNATURE refused)
+
+  static KernelProfile v6() { return KernelProfile{Generation::v6}; }
+  static KernelProfile v7_0() { return KernelProfile{Generation::v7_0}; }
+  /// "v6" or "v7.0"; parse_profile accepts those and "7.0", "v7", "6".
+  std::string name() const;
+  static std::optional<KernelProfile> parse(const std::string& name);
+};
+
+/// What the signature is being checked for (enum key_being_used_for).
+enum class Usage { module, firmware, kexec_pe, unspecified, bpf, key_signature };
+
+/// The system blacklist (certs/blacklist.c): "tbs:<hex>" and "bin:<hex>" descriptions and
+/// revoked certificates (CONFIG_SYSTEM_REVOCATION_LIST).  The blacklist issue fills it.
+struct Blacklist {
+  std::set<std::string> descriptions;  ///< e.g. "tbs:3a4f..." (lower-case hex)
+  std::vector<crypto::Certificate> revoked;
+  bool is_tbs_blacklisted(const Bytes& hash) const { return descriptions.count("tbs:" + to_hex(hash)) != 0; }
+};
+
+/// A keyring of trusted certificates (e.g. .builtin_trusted_keys + .secondary) and a blacklist.
+struct Keyring {
+  std::vector<crypto::Certificate> certificates;
+  Blacklist blacklist;
+  /// Add every certificate in `path`: a PEM bundle or DER file, or every regular file in a
+  /// directory (non-recursive, sorted by name).  Errors: EBADMSG for a file holding no
+  /// or a malformed certificate (message names the file).  Throws IoError if unreadable.
+  Status add_path(const std::string& path);
+};
+
+/// struct x509_certificate, as far as PKCS#7 handling needs it.
+struct X509Cert {
+  crypto::Certificate cert;
+  Bytes id;    ///< serial contents ‖ issuer Name contents
+  Bytes skid;  ///< subjectKeyIdentifier contents (empty if none)
+  int index = 0;
+  bool blacklisted = false;
+  bool self_signed = false;
+};
+
+/// struct pkcs7_signed_info with its public_key_signature.
+struct SignedInfo {
+  int index = 0;
+  std::string hash_algo;    ///< kernel name ("sha256"), "none" (7.0 ML-DSA without authattrs)
+  std::string pkey_algo;    ///< "rsa", "ecdsa", "ecrdsa", "mldsa44", "mldsa65", "mldsa87"
+  std::string encoding;     ///< "pkcs1", "x962", "raw"
+  bool algo_takes_data = false;
+  Bytes signature;          ///< encryptedDigest contents
+  Bytes auth_id;            ///< auth_ids[0]: serial ‖ issuer contents, or the SKID
+  bool expect_skid = false;
+  /// The signed attributes as the kernel keeps them: `authattrs` is the [0] element from
+  /// its length octets on (the tag byte is not kept); nullopt if absent or in the
+  /// [2] EXPLICIT SEQUENCE form, which the kernel does not record.
+  std::optional<Bytes> authattrs;
+  std::optional<Bytes> msgdigest;
+  std::optional<std::int64_t> signing_time;  ///< seconds since the epoch
+  unsigned aa_set = 0;
+  std::optional<std::size_t> signer;  ///< index into Pkcs7Message::certs (pkcs7_find_key)
+  bool blacklisted = false;
+  bool unsupported_crypto = false;
+  /// pkcs7_digest() result, cached as the kernel caches sig->m.
+  std::optional<Bytes> m;
+  bool m_free = false;
+};
+
+/// struct pkcs7_message.
+struct Pkcs7Message {
+  int version = 0;
+  std::vector<X509Cert> certs;
+  std::vector<SignedInfo> signed_infos;
+  Bytes data_type;                 ///< OID contents of eContentType
+  std::optional<Bytes> data;       ///< embedded eContent, or supplied detached data
+  bool data_embedded = false;
+  bool have_authattrs = false;
+  bool authattrs_rej_waivable = false;
+  /// Library that checks ML-DSA signatures (not a kernel property; both give the same verdicts).
+  crypto::Backend backend = crypto::Backend::openssl;
+};
+
+/// pkcs7_parse_message(): run the pkcs7.asn1 grammar and its callbacks over BER input,
+/// then pkcs7_check_authattrs().  Certificates are parsed (X.509; their TBS blacklisted
+/// per `blacklist`).  Errors are the callbacks' (kernel-semantics §1): EINVAL (content
+/// type, versions, no/inconsistent signers), EBADMSG (decoder, version mismatch,
+/// attribute rules, certificate tags), ENOPKG (digest/signature/key OIDs), EKEYREJECTED
+/// (repeated or Authenticode-only attributes).
+Result<Pkcs7Message> pkcs7_parse_message(ByteView der, const KernelProfile& profile, const Blacklist* blacklist = nullptr);
+
+/// pkcs7_supply_detached_data(): EINVAL "Data already supplied" if the message has data.
+Status pkcs7_supply_detached_data(Pkcs7Message& msg, ByteView data);
+
+/// pkcs7_get_digest() result: the bytes IMA would measure and the hash_info.h index.
+struct KernelDigest {
+  Bytes buf;
+  std::string hash_algo;  ///< kernel name of sig->hash_algo
+  std::optional<int> hash_algo_index;  ///< enum hash_algo; nullopt = left unchanged
+};
+
+/// pkcs7_digest() for one signer (pkcs7_verify.c): 7.0 ML-DSA without authattrs hands the
+/// data itself; otherwise H(data), then with authattrs the messageDigest checks (size
+/// EBADMSG, value EKEYREJECTED) and H(0x31 ‖ authattrs) — for 7.0 ML-DSA the re-tagged
+/// attributes themselves.  ENOPKG when the hash cannot be computed.
+Status pkcs7_digest(Pkcs7Message& msg, std::size_t signer, const KernelProfile& profile);
+
+/// pkcs7_get_digest(): EBADMSG unless exactly one SignerInfo; pkcs7_digest errors; 7.0:
+/// EINVAL ("No digest available") for ML-DSA without authattrs.
+Result<KernelDigest> pkcs7_get_digest(Pkcs7Message& msg, const KernelProfile& profile);
+
+/// pkcs7_verify(): usage gates, then every signer (digest, find key among embedded
+/// certificates, signingTime, signature, chain) with the kernel's aggregation: 0 if one
+/// passed, EKEYREJECTED if none passed and one was blacklisted, ENOPKG if all unsupported;
+/// any other error at once.  `warnings` receives kernel log lines (e.g. the waiver's).
+Status pkcs7_verify(Pkcs7Message& msg, Usage usage, const KernelProfile& profile,
+                    std::vector<std::string>* warnings = nullptr);
+
+/// pkcs7_validate_trust() against `trusted`: ENOKEY when no signer chains to it, ENOPKG
+/// when all signers were unsupported, EKEYREJECTED when the trusted key's signature check
+/// fails (every public-key error collapses to it).
+Status pkcs7_validate_trust(Pkcs7Message& msg, const std::vector<crypto::Certificate>& trusted,
+                            const KernelProfile& profile);
+
+/// Summary of one SignerInfo, for reports.
+struct SignerSummary {
+  std::string sid;          ///< "issuer+serial <hex>" or "skid <hex>"
+  std::string digest_algo;  ///< kernel name
+  std::string sig_algo;     ///< kernel pkey_algo
+  bool signed_attrs = false;
+};
+
+/// verify_pkcs7_signature() (certs/system_keyring.c): parse, supply detached data
+/// (failure: EBADMSG), pkcs7_verify(usage), revocation list check (EKEYREJECTED if a
+/// revoked certificate vouches for it), pkcs7_validate_trust(keyring).
+struct VerifyReport {
+  KErr err = KErr::none;
+  std::string reason;
+  std::vector<SignerSummary> signers;
+  std::vector<std::string> log;
+};
+VerifyReport verify_pkcs7_signature(ByteView data, ByteView pkcs7, const Keyring& keyring, Usage usage,
+                                    const KernelProfile& profile, crypto::Backend backend = crypto::Backend::openssl);
+
+}  // namespace modsign::kernel
