@@ -110,7 +110,7 @@ TEST_F(Cli, SignInfoVerifyDefaultForm) {
   EXPECT_EQ(j["sig_key"], to_colon_hex(cert->front().serial()));
   r = test::run(M() + " verify --cert " + q(key("mldsa.crt")) + " " + q(m));
   EXPECT_EQ(r.status, 0);
-  EXPECT_EQ(r.out, m + ": OK (ML-DSA-65, CLI test key)\n");
+  EXPECT_EQ(r.out, m + ": loads (OK): signature verified: mldsa65 signature, trusted key \"CLI test key\"\n");
   // Both backends, and the key file holding the certificate too.
   r = test::run(M() + " verify --backend botan --cert " + q(key("ec.crt")) + " --cert " + q(key("mldsa.crt")) + " " + q(m));
   EXPECT_EQ(r.status, 0) << r.out;
@@ -118,11 +118,26 @@ TEST_F(Cli, SignInfoVerifyDefaultForm) {
   const std::string m2 = module("mod2.ko");
   r = test::run(M() + " sign --key " + q(key("combined.pem")) + " --signed-attrs --keyid " + q(m2));
   ASSERT_EQ(r.status, 0) << r.err;
+  // signedAttrs on a module: refused by a default 7.0 kernel, loaded with the waiver.
   r = test::run(M() + " verify --json --cert " + q(key("combined.pem")) + " " + q(m2));
-  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.status, 1);
   j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["result"], "OK");
-  EXPECT_EQ(j["signed_attrs"], true);
+  EXPECT_EQ(j["outcome"], "refused");
+  EXPECT_EQ(j["errno"], "EKEYREJECTED");
+  EXPECT_EQ(j["reason"], "Invalid module sig (has authattrs)");
+  r = test::run(M() + " verify --json --waive-mldsa-authattrs --cert " + q(key("combined.pem")) + " " + q(m2));
+  EXPECT_EQ(r.status, 0) << r.out;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["path"], m2);
+  EXPECT_EQ(j["kernel"], "v7.0");
+  EXPECT_EQ(j["outcome"], "loads");
+  EXPECT_EQ(j["errno"], "OK");
+  EXPECT_EQ(j["log"][0], "Waived invalid module sig (has authattrs)");
+  ASSERT_EQ(j["signers"].size(), 1u);
+  EXPECT_EQ(j["signers"][0]["signed_attrs"], true);
+  EXPECT_EQ(j["signers"][0]["digest_algo"], "sha512");
+  EXPECT_EQ(j["signers"][0]["sig_algo"], "mldsa65");
+  EXPECT_EQ(j["signers"][0]["sid"].get<std::string>().rfind("skid ", 0), 0u);
   r = test::run(M() + " info " + q(m2));
   EXPECT_NE(r.out.find("signer_id_type:      subjectKeyIdentifier\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("signed_attrs:        yes\n"), std::string::npos);
@@ -131,28 +146,37 @@ TEST_F(Cli, SignInfoVerifyDefaultForm) {
 TEST_F(Cli, VerifyFailuresGiveErrnoAndExit1) {
   const std::string m = module();
   ASSERT_EQ(test::run(M() + " sign --key " + q(key("mldsa.pem")) + " --cert " + q(key("mldsa.crt")) + " " + q(m)).status, 0);
-  // Wrong certificate: ENOKEY.
+  // Wrong certificate: ENOKEY, a soft error: loads tainted, refused when enforcing.
   auto r = test::run(M() + " verify --cert " + q(key("ec.crt")) + " " + q(m));
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.out.rfind(m + ": FAILED ENOKEY no certificate matches the signer (serial ", 0), 0u) << r.out;
+  EXPECT_EQ(r.out, m + ": loads-tainted (ENOKEY): module with unavailable key: no trusted key matches the signer; module "
+                       "verification failed: signature and/or required key missing - tainting kernel\n");
+  r = test::run(M() + " verify --enforce --cert " + q(key("ec.crt")) + " " + q(m));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, m + ": refused (EKEYREJECTED): Loading of module with unavailable key is rejected (no trusted key "
+                       "matches the signer)\n");
+  r = test::run(M() + " verify --lockdown --cert " + q(key("ec.crt")) + " " + q(m));
+  EXPECT_EQ(r.out.rfind(m + ": refused (EPERM): Lockdown: ", 0), 0u) << r.out;
   // Content changed after signing: EKEYREJECTED.
   Bytes b = test::slurp(m);
   b[100] ^= 1;
   test::spit(m, b);
   r = test::run(M() + " verify --cert " + q(key("mldsa.crt")) + " " + q(m));
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.out, m + ": FAILED EKEYREJECTED signature does not verify (OpenSSL)\n");
+  EXPECT_EQ(r.out, m + ": refused (EKEYREJECTED): Sig 1: signature does not verify (OpenSSL)\n");
   // Unsigned: ENODATA.
   const std::string u = module("unsigned.ko");
   r = test::run(M() + " verify --cert " + q(key("mldsa.crt")) + " " + q(u));
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.out, u + ": FAILED ENODATA unsigned module (no signature marker)\n");
+  EXPECT_EQ(r.out, u + ": loads-tainted (ENODATA): unsigned module: no signature marker; module verification failed: "
+                       "signature and/or required key missing - tainting kernel\n");
   // JSON form of a failure.
   r = test::run(M() + " verify --json --cert " + q(key("mldsa.crt")) + " " + q(u));
   EXPECT_EQ(r.status, 1);
   auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["result"], "FAILED");
+  EXPECT_EQ(j["outcome"], "loads-tainted");
   EXPECT_EQ(j["errno"], "ENODATA");
+  EXPECT_EQ(j["signers"].size(), 0u);
 }
 
 TEST_F(Cli, AlreadySignedIsRefusedUnlessReplace) {
@@ -231,7 +255,7 @@ TEST_F(Cli, MalformedSignaturesAreVerdictsAndCannotBeReplaced) {
   test::spit(m, truncated);
   auto r = test::run(M() + " verify --cert " + q(key("mldsa.crt")) + " " + q(m));
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.out.rfind(m + ": FAILED EBADMSG malformed PKCS#7: ", 0), 0u) << r.out;
+  EXPECT_EQ(r.out.rfind(m + ": refused (EBADMSG): ASN.1 decoder: ", 0), 0u) << r.out;
   r = test::run(M() + " info " + q(m));
   EXPECT_EQ(r.status, 3);
   EXPECT_EQ(r.err.rfind("modsign: " + m + ": EBADMSG: malformed PKCS#7", 0), 0u) << r.err;
@@ -242,7 +266,7 @@ TEST_F(Cli, MalformedSignaturesAreVerdictsAndCannotBeReplaced) {
   test::spit(m, legacy);
   r = test::run(M() + " verify --cert " + q(key("mldsa.crt")) + " " + q(m));
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.out, m + ": FAILED EBADMSG PKCS#7 signature info has unexpected non-zero params\n");
+  EXPECT_EQ(r.out, m + ": refused (EBADMSG): PKCS#7 signature info has unexpected non-zero params\n");
   r = test::run(M() + " sign --replace --key " + q(key("mldsa.pem")) + " --cert " + q(key("mldsa.crt")) + " " + q(m));
   EXPECT_EQ(r.status, 3);
   EXPECT_EQ(r.err, "modsign: " + m +
@@ -260,7 +284,7 @@ TEST_F(Cli, P7sOutputs) {
   ASSERT_EQ(test::run(sign + "--p7s --dest " + q(d_ / "out.ko") + " " + q(m)).status, 0);
   EXPECT_EQ(test::slurp(m), test::pattern(4096));
   // RSA is deterministic: the same SignedData both times, and it is what the module carries.
-  EXPECT_EQ(test::slurp(m + ".p7s"), p7s);
+  EXPECT_EQ(test::slurp(d_ / "out.ko.p7s"), p7s);  // named after the module written
   EXPECT_EQ(test::slurp(d_ / "out.ko"), module::append_signature(test::pattern(4096), p7s));
 }
 
@@ -331,8 +355,24 @@ TEST(RealModules, DebianCloudKernelModulesVerifyAndResign) {
   auto r = test::run(test::modsign_cli() + " verify --cert " + q(cert) + args);
   EXPECT_EQ(r.status, 0) << r.out;
   std::size_t ok = 0;
-  for (std::size_t pos = 0; (pos = r.out.find(": OK (RSA, Build time autogenerated kernel key)\n", pos)) != std::string::npos; ++pos) ++ok;
+  const std::string loads = ": loads (OK): signature verified: rsa signature, trusted key \"Build time autogenerated kernel key\"\n";
+  for (std::size_t pos = 0; (pos = r.out.find(loads, pos)) != std::string::npos; ++pos) ++ok;
   EXPECT_EQ(ok, 25u) << r.out;
+  // Both kernel profiles load them; without the certificate they are ENOKEY: tainted, or
+  // refused when signatures are enforced.
+  r = test::run(test::modsign_cli() + " verify --kernel v6 --cert " + q(cert) + args);
+  EXPECT_EQ(r.status, 0) << r.out;
+  r = test::run(test::modsign_cli() + " verify --json" + args);
+  EXPECT_EQ(r.status, 1);
+  std::size_t tainted = 0;
+  for (std::size_t pos = 0, nl; (nl = r.out.find('\n', pos)) != std::string::npos; pos = nl + 1) {
+    auto jj = nlohmann::json::parse(r.out.substr(pos, nl - pos));
+    tainted += jj["outcome"] == "loads-tainted" && jj["errno"] == "ENOKEY";
+  }
+  EXPECT_EQ(tainted, 25u) << r.out;
+  r = test::run(test::modsign_cli() + " verify --enforce " + q(mods[0]));
+  EXPECT_EQ(r.out, mods[0] + ": refused (EKEYREJECTED): Loading of module with unavailable key is rejected (no trusted "
+                             "key matches the signer)\n");
   r = test::run(test::modsign_cli() + " info --json " + q(mods[0]));
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["sig_hashalgo"], "sha256");
@@ -353,7 +393,8 @@ TEST(RealModules, DebianCloudKernelModulesVerifyAndResign) {
     r = test::run(test::modsign_cli() + " sign --replace --key " + q(d / "k.pem") + " --cert " + q(d / "c.pem") +
                   (attrs ? " --signed-attrs" : "") + " --dest " + q(out) + " " + q(mods[0]));
     ASSERT_EQ(r.status, 0) << r.err;
-    r = test::run(test::modsign_cli() + " verify --backend botan --cert " + q(d / "c.pem") + " " + q(out));
+    r = test::run(test::modsign_cli() + " verify --backend botan --cert " + q(d / "c.pem") +
+                  (attrs ? " --waive-mldsa-authattrs " : " ") + q(out));
     EXPECT_EQ(r.status, 0) << r.out;
     const Bytes signed_mod = test::slurp(out);
     auto split = module::split(signed_mod);

@@ -636,6 +636,7 @@ Status pkcs7_validate_trust(Pkcs7Message& msg, const std::vector<crypto::Certifi
       if (st.error().code == KErr::enomem) return st;
       return make_error(KErr::ekeyrejected, "Sig " + std::to_string(si.index) + ": " + st.error().message);
     }
+    msg.trusted_by.push_back(key->subject_cn());
     any_ok = true;
   }
   if (any_ok) return ok_status();
@@ -669,8 +670,10 @@ VerifyReport verify_pkcs7_signature(ByteView data, ByteView pkcs7, const Keyring
     auto revoked = pkcs7_validate_trust(*msg, keyring.blacklist.revoked, profile);
     if (revoked) return done(make_error(KErr::ekeyrejected, "Key is on the revocation list"));
   }
+  msg->trusted_by.clear();
   st = pkcs7_validate_trust(*msg, keyring.certificates, profile);
   if (!st) return done(st.error());
+  rep.trusted_by = msg->trusted_by;
   return rep;
 }
 

@@ -101,6 +101,8 @@ struct Pkcs7Message {
   bool data_embedded = false;
   bool have_authattrs = false;
   bool authattrs_rej_waivable = false;
+  /// Subject CN of the trusted certificate that vouched for each signer (pkcs7_validate_trust).
+  std::vector<std::string> trusted_by;
   /// Library that checks ML-DSA signatures (not a kernel property; both give the same verdicts).
   crypto::Backend backend = crypto::Backend::openssl;
 };
@@ -162,6 +164,7 @@ struct VerifyReport {
   std::string reason;
   std::vector<SignerSummary> signers;
   std::vector<std::string> log;
+  std::vector<std::string> trusted_by;  ///< CN of the trusted certificate(s) used
 };
 VerifyReport verify_pkcs7_signature(ByteView data, ByteView pkcs7, const Keyring& keyring, Usage usage,
                                     const KernelProfile& profile, crypto::Backend backend = crypto::Backend::openssl);

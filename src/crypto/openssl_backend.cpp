@@ -628,8 +628,9 @@ Result<Certificate> Certificate::self_signed(const PrivateKey& key, const std::s
   }
   X509_set_subject_name(x.get(), name.get());
   X509_set_issuer_name(x.get(), name.get());
-  X509_gmtime_adj(X509_getm_notBefore(x.get()), 0);
-  X509_time_adj_ex(X509_getm_notAfter(x.get()), days, 0, nullptr);
+  if (days <= 0 || !X509_gmtime_adj(X509_getm_notBefore(x.get()), 0) ||
+      !X509_time_adj_ex(X509_getm_notAfter(x.get()), days, 0, nullptr))
+    return make_error(KErr::einval, "validity of " + std::to_string(days) + " days cannot be encoded");
   EVP_PKEY* k = static_cast<EVP_PKEY*>(key.native());
   X509_set_pubkey(x.get(), k);
 

@@ -30,12 +30,17 @@ LoadVerdict module_sig_check(ByteView file, const kernel::Keyring& keyring, cons
       v.log = std::move(rep.log);
       err = rep.err;
       detail = rep.reason;
+      if (err == KErr::none && !v.signers.empty()) {
+        detail = v.signers.front().sig_algo + " signature";
+        if (v.signers.front().signed_attrs) detail += " with signedAttrs";
+        if (!rep.trusted_by.empty()) detail += ", trusted key \"" + rep.trusted_by.front() + "\"";
+      }
     }
   }
   v.sig_errno = err;
   if (err == KErr::none) {
     v.outcome = LoadOutcome::loads;
-    v.reason = "signature verified";
+    v.reason = "signature verified: " + detail;
     return v;
   }
   const char* soft = err == KErr::enodata  ? "unsigned module"

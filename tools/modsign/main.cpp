@@ -4,7 +4,11 @@
 // 2 usage error, 3 unreadable or malformed input or I/O failure.  `sign-file` keeps
 // scripts/sign-file's own statuses (1 on any error, 2 on usage).
 // Errors go to stderr as "modsign: <file>: <what>".
+#include <getopt.h>
+#include <sys/stat.h>
+
 #include <CLI/CLI.hpp>
+#include <set>
 #include <cstdlib>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -16,6 +20,8 @@
 #include "cms/signed_data.hpp"
 #include "common/file.hpp"
 #include "crypto/crypto.hpp"
+#include "cms/kernel.hpp"
+#include "module/module_sig_check.hpp"
 #include "module/module_signature.hpp"
 
 using namespace modsign;
@@ -26,9 +32,29 @@ namespace {
 
 constexpr int kExitOk = 0, kExitVerdict = 1, kExitUsage = 2, kExitInput = 3;
 
-void complain(const std::string& file, const std::string& what) {
-  std::cerr << "modsign: " << (file.empty() ? "" : file + ": ") << what << "\n";
+/// Text safe for a terminal: control characters and invalid bytes as \xNN.
+std::string printable(const std::string& in) {
+  std::string out;
+  for (unsigned char c : in) {
+    if (c < 0x20 || c == 0x7f) {
+      static constexpr char d[] = "0123456789abcdef";
+      out += "\\x";
+      out += d[c >> 4];
+      out += d[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
 }
+
+void complain(const std::string& file, const std::string& what) {
+  std::cerr << "modsign: " << printable(file.empty() ? "" : file + ": ") << printable(what) << "\n";
+}
+
+/// One JSON object per line; invalid UTF-8 (file names, certificate strings) is replaced
+/// by U+FFFD instead of aborting the output.
+std::string dump(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
 
 std::optional<std::string> sign_pin() {
   if (const char* p = std::getenv("KBUILD_SIGN_PIN")) return std::string(p);
@@ -123,8 +149,12 @@ int cmd_keygen(const KeygenArgs& a) {
     complain("", "unknown --algo '" + a.algo + "' (ml-dsa-44|ml-dsa-65|ml-dsa-87|rsa-2048|rsa-3072|rsa-4096|ecdsa-p256|ecdsa-p384)");
     return kExitUsage;
   }
-  if (a.days <= 0) {
-    complain("", "--days must be positive");
+  if (a.days <= 0 || a.days > 3000000) {
+    complain("", "--days must be between 1 and 3000000");
+    return kExitUsage;
+  }
+  if (!a.cert_out.empty() && a.cert_out == a.out) {
+    complain("", "--out and --cert-out name the same file; omit --cert-out to write key and certificate together");
     return kExitUsage;
   }
   PrivateKey key = PrivateKey::generate(*algo, bits);
@@ -142,12 +172,13 @@ int cmd_keygen(const KeygenArgs& a) {
     std::string key_file = pem.value();
     const std::string cert_pem = cert->pem();
     if (a.cert_out.empty()) key_file += cert_pem;
-    write_file_atomic(a.out, ByteView(reinterpret_cast<const std::uint8_t*>(key_file.data()), key_file.size()), 0600,
-                      false);
-    std::fill(key_file.begin(), key_file.end(), '\0');
+    // The certificate first: a failure then leaves no key without its certificate.
     if (!a.cert_out.empty())
       write_file_atomic(a.cert_out, ByteView(reinterpret_cast<const std::uint8_t*>(cert_pem.data()), cert_pem.size()),
                         0644, false);
+    write_file_atomic(a.out, ByteView(reinterpret_cast<const std::uint8_t*>(key_file.data()), key_file.size()), 0600,
+                      false);
+    std::fill(key_file.begin(), key_file.end(), '\0');
   } catch (const IoError& e) {
     complain("", e.what());
     return kExitInput;
@@ -165,7 +196,8 @@ struct SignArgs {
   std::vector<std::string> modules;
 };
 
-/// Signs one module; returns an exit status.
+/// Signs one module; returns an exit status.  The module is either fully signed or left
+/// as it was; MODULE.p7s (or DEST.p7s) is written after the module.
 int sign_one(const SignArgs& a, const std::string& path, const PrivateKey& key, const Certificate& cert,
              const cms::BuildOptions& opt) {
   Bytes file;
@@ -200,26 +232,24 @@ int sign_one(const SignArgs& a, const std::string& path, const PrivateKey& key, 
     complain(path, cms_der.error().message);
     return kExitInput;
   }
+  const std::string out = a.dest.empty() ? path : a.dest;
   try {
-    if (a.p7s || a.p7s_only) write_file_atomic(path + ".p7s", cms_der.value(), 0644, false);
-    if (!a.p7s_only) {
-      Bytes out = module::append_signature(content, cms_der.value());
-      write_file_atomic(a.dest.empty() ? path : a.dest, out);
-    }
+    if (!a.p7s_only) write_file_atomic(out, module::append_signature(content, cms_der.value()));
+    if (a.p7s || a.p7s_only) write_file_atomic(out + ".p7s", cms_der.value(), 0644, false);
   } catch (const IoError& e) {
     complain("", e.what());
     return kExitInput;
   }
-  std::cout << (a.p7s_only ? path + ".p7s" : a.dest.empty() ? path : a.dest) << ": signed ("
-            << crypto::key_algo_name(key.algo()) << ", " << (opt.signed_attrs ? "signedAttrs" : "no signedAttrs")
-            << ", " << crypto::hash_info(opt.digest).name << ", CMS " << cms_der->size() << " bytes)\n";
+  std::cout << printable(a.p7s_only ? out + ".p7s" : out) << ": signed (" << crypto::key_algo_name(key.algo()) << ", "
+            << (opt.signed_attrs ? "signedAttrs" : "no signedAttrs") << ", " << crypto::hash_info(opt.digest).name
+            << ", CMS " << cms_der->size() << " bytes)\n";
   return kExitOk;
 }
 
 int cmd_sign(const SignArgs& a) {
   auto hash = crypto::hash_by_name(a.hash);
   if (!hash) {
-    complain("", "unknown --hash '" + a.hash + "'");
+    complain("", "unknown --hash '" + a.hash + "' (sha1|sha224|sha256|sha384|sha512|sha3-256|sha3-384|sha3-512)");
     return kExitUsage;
   }
   if (!a.dest.empty() && a.modules.size() != 1) {
@@ -228,15 +258,29 @@ int cmd_sign(const SignArgs& a) {
   }
   auto key = load_key(a.key);
   if (!key) return kExitInput;
-  auto certs = load_certs({a.cert.empty() ? a.key : a.cert});
+  const std::string cert_file = a.cert.empty() ? a.key : a.cert;
+  auto certs = load_certs({cert_file});
   if (!certs) return kExitInput;
   // The signing certificate is the one holding the key's public half.
   const Certificate* cert = nullptr;
   for (const auto& c : *certs)
     if (c.public_key() == key->public_key()) cert = &c;
   if (!cert) {
-    complain(a.cert.empty() ? a.key : a.cert, "no certificate matches the private key " + a.key);
+    complain(cert_file, "no certificate matches the private key " + a.key);
     return kExitInput;
+  }
+  if (a.keyid && !cert->skid()) {
+    complain(cert_file, "certificate has no subjectKeyIdentifier (needed for --keyid)");
+    return kExitInput;
+  }
+  if (crypto::is_ml_dsa(key->algo()) && a.signed_attrs && *hash != crypto::HashAlgo::sha512) {
+    complain("", "ML-DSA with --signed-attrs needs --hash sha512: kernels refuse any other digest there "
+                 "(crypto/asymmetric_keys/public_key.c)");
+    return kExitUsage;
+  }
+  if (a.backend == "botan" && crypto::is_ml_dsa(key->algo()) && !key->ml_dsa_seed()) {
+    complain(a.key, "--backend botan needs an ML-DSA key with its seed (RFC 9881 seed or both form)");
+    return kExitUsage;
   }
   cms::BuildOptions opt;
   opt.digest = *hash;
@@ -244,66 +288,78 @@ int cmd_sign(const SignArgs& a) {
   opt.sid = a.keyid ? cms::SignerIdType::subject_key_id : cms::SignerIdType::issuer_and_serial;
   opt.backend = backend_of(a.backend);
   int worst = kExitOk;
-  for (const auto& m : a.modules) worst = std::max(worst, sign_one(a, m, *key, *cert, opt));
+  std::set<std::pair<dev_t, ino_t>> seen;
+  for (const auto& m : a.modules) {
+    struct stat st {};
+    if (::stat(m.c_str(), &st) == 0 && !seen.insert({st.st_dev, st.st_ino}).second) {
+      complain(m, "given more than once; signed once");
+      continue;
+    }
+    worst = std::max(worst, sign_one(a, m, *key, *cert, opt));
+  }
   return worst;
 }
 
 // --------------------------------------------------------------------------- sign-file
 
-struct SignFileArgs {
-  bool detached = false, save_p7s = false, keyid = false;
-  std::string raw_sig;
-  std::vector<std::string> positional;
-};
-
-/// scripts/sign-file: "sign-file [-dpk] HASH KEY X509 MODULE [DEST]" or
-/// "sign-file -s RAWSIG HASH X509 MODULE [DEST]".  Errors exit 1, usage 2.
-int cmd_sign_file(const SignFileArgs& a) {
-  const auto& p = a.positional;
-  const bool raw = !a.raw_sig.empty();
-  const std::size_t need = raw ? 3 : 4;
-  if (p.size() < need || p.size() > need + 1) {
+/// scripts/sign-file (7.2): getopt "sdpk"; "sign-file [-dpk] HASH KEY X509 MODULE [DEST]"
+/// or "sign-file -s RAWSIG HASH X509 MODULE [DEST]"; errors exit 1, usage 2.
+int cmd_sign_file(int argc, char** argv) {
+  auto usage = [] {
     std::cerr << "Usage: modsign sign-file [-dpk] <hash algo> <key> <x509> <module> [<dest>]\n"
                  "       modsign sign-file -s <raw sig> <hash algo> <x509> <module> [<dest>]\n";
     return 2;
+  };
+  bool raw = false, save_p7s = false, detached = false, keyid = false;
+  optind = 1;
+  opterr = 1;
+  for (int opt; (opt = getopt(argc, argv, "sdpk")) != -1;) {
+    switch (opt) {
+      case 's': raw = true; break;
+      case 'p': save_p7s = true; break;
+      case 'd': detached = save_p7s = true; break;
+      case 'k': keyid = true; break;
+      default: return usage();
+    }
   }
-  const std::string& hash_name = p[0];
-  const std::string key_path = raw ? "" : p[1];
-  const std::string& x509 = p[raw ? 1 : 2];
-  const std::string& module_path = p[raw ? 2 : 3];
-  const std::string dest = p.size() > need ? p[need] : module_path;
+  std::vector<std::string> p(argv + optind, argv + argc);
+  if (p.size() < 4 || p.size() > 5) return usage();
+  const std::string& hash_name = raw ? p[1] : p[0];
+  const std::string& x509 = p[2];
+  const std::string& module_path = p[3];
+  const std::string dest = p.size() == 5 ? p[4] : module_path;
   try {
     Bytes file = read_file(module_path);
     Bytes cms_der;
     if (raw) {
-      cms_der = read_file(a.raw_sig);
+      cms_der = read_file(p[0]);
     } else {
       auto hash = crypto::hash_by_name(hash_name);
       if (!hash) {
         complain(hash_name, "unknown hash algorithm");
         return 1;
       }
-      if (key_path.rfind("pkcs11:", 0) == 0) {
-        complain(key_path, "PKCS#11 keys are not supported");
+      if (p[1].rfind("pkcs11:", 0) == 0) {
+        complain(p[1], "PKCS#11 keys are not supported");
         return 1;
       }
-      auto key = load_key(key_path);
+      auto key = load_key(p[1]);
       if (!key) return 1;
       auto certs = load_certs({x509});
       if (!certs) return 1;
       cms::BuildOptions opt;
       opt.digest = *hash;
-      opt.signed_attrs = false;  // CMS_NOATTR, as sign-file does (for ML-DSA: built against OpenSSL 4)
-      opt.sid = a.keyid ? cms::SignerIdType::subject_key_id : cms::SignerIdType::issuer_and_serial;
+      opt.signed_attrs = false;  // CMS_NOATTR (for ML-DSA: sign-file built against OpenSSL 4)
+      opt.sid = keyid ? cms::SignerIdType::subject_key_id : cms::SignerIdType::issuer_and_serial;
       auto built = cms::build_detached(*key, certs->front(), file, opt);
       if (!built) {
-        complain(module_path, built.error().message);
+        complain(built.error().code == KErr::ekeyrejected ? x509 : module_path, built.error().message);
         return 1;
       }
       cms_der = std::move(built.value());
+      if (save_p7s) write_file_atomic(module_path + ".p7s", cms_der, 0644, false);
+      if (detached) return 0;
     }
-    if (a.save_p7s || a.detached) write_file_atomic(module_path + ".p7s", cms_der, 0644, false);
-    if (a.detached) return 0;
     write_file_atomic(dest, module::append_signature(file, cms_der));
   } catch (const IoError& e) {
     complain("", e.what());
@@ -315,69 +371,85 @@ int cmd_sign_file(const SignFileArgs& a) {
 // ------------------------------------------------------------------------------ verify
 
 struct VerifyArgs {
-  std::vector<std::string> certs, modules;
-  std::string backend = "openssl";
-  bool json = false;
+  std::vector<std::string> keyrings, modules;
+  std::string kernel = "v7.0", backend = "openssl";
+  bool waive = false, enforce = false, lockdown = false, json = false;
 };
 
+nlohmann::json signers_json(const std::vector<kernel::SignerSummary>& ss) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& s : ss)
+    a.push_back({{"sid", s.sid}, {"digest_algo", s.digest_algo}, {"sig_algo", s.sig_algo}, {"signed_attrs", s.signed_attrs}});
+  return a;
+}
+
 int cmd_verify(const VerifyArgs& a) {
-  auto certs = load_certs(a.certs);
-  if (!certs) return kExitInput;
-  int worst = kExitOk;
-  for (const auto& path : a.modules) {
-    nlohmann::json j{{"file", path}};
-    Bytes file;
+  auto profile = kernel::KernelProfile::parse(a.kernel);
+  if (!profile) {
+    complain("", "unknown --kernel '" + a.kernel + "' (v6|v7.0)");
+    return kExitUsage;
+  }
+  profile->waive_mldsa_authattrs = a.waive;
+  profile->enforce = a.enforce;
+  profile->lockdown = a.lockdown;
+  if (a.waive && profile->generation != kernel::Generation::v7_0) {
+    complain("", "--waive-mldsa-authattrs exists only for --kernel v7.0");
+    return kExitUsage;
+  }
+  kernel::Keyring keyring;
+  for (const auto& k : a.keyrings) {
     try {
-      file = read_file(path);
+      auto st = keyring.add_path(k);
+      if (!st) {
+        complain("", st.error().message);
+        return kExitInput;
+      }
     } catch (const IoError& e) {
       complain("", e.what());
-      worst = std::max(worst, kExitInput);
-      continue;
+      return kExitInput;
     }
-    if (auto c = module::detect_compression(file); c != module::Compression::none) {
-      complain(path, std::string(module::compression_name(c)) + "-compressed module: decompress it first");
-      worst = std::max(worst, kExitInput);
-      continue;
+  }
+  int worst = kExitOk;
+  for (const auto& path : a.modules) {
+    nlohmann::json j{{"path", path}, {"kernel", profile->name()}};
+    Bytes file;
+    std::string problem;
+    try {
+      file = read_file(path);
+      if (auto c = module::detect_compression(file); c != module::Compression::none)
+        problem = std::string(module::compression_name(c)) + "-compressed module: decompress it first";
+    } catch (const IoError& e) {
+      problem = e.what();
+      if (problem.rfind(path + ": ", 0) == 0) problem = problem.substr(path.size() + 2);
     }
-    auto fail = [&](const Error& e) {
+    if (!problem.empty()) {
+      complain(path, problem);
       if (a.json) {
-        j["result"] = "FAILED";
-        j["errno"] = errno_name(e.code);
-        j["reason"] = e.message;
-        std::cout << j.dump() << "\n";
-      } else {
-        std::cout << path << ": FAILED " << errno_name(e.code) << " " << e.message << "\n";
+        j["outcome"] = "error";
+        j["errno"] = nullptr;
+        j["reason"] = problem;
+        j["signers"] = nlohmann::json::array();
+        std::cout << dump(j) << "\n";
       }
-      worst = std::max(worst, kExitVerdict);
-    };
-    auto split = module::split(file);
-    if (!split) {
-      fail(split.error());
+      worst = std::max(worst, kExitInput);
       continue;
     }
-    auto sd = cms::parse(split->cms);
-    if (!sd) {
-      fail(sd.error());
-      continue;
-    }
-    auto v = cms::verify(sd.value(), split->content, *certs, backend_of(a.backend));
-    if (!v) {
-      fail(v.error());
-      continue;
-    }
-    const auto& signer = v->certificate_index < certs->size()
-                             ? (*certs)[v->certificate_index]
-                             : *Certificate::from_der(sd->certificates[v->certificate_index - certs->size()]);
+    auto v = module::module_sig_check(file, keyring, *profile, false, backend_of(a.backend));
+    const KErr shown = v.outcome == module::LoadOutcome::loads ? KErr::none
+                       : v.outcome == module::LoadOutcome::refused ? v.load_errno
+                                                                   : v.sig_errno;
     if (a.json) {
-      j["result"] = "OK";
-      j["errno"] = "OK";
-      j["key_algorithm"] = crypto::key_algo_name(v->key_algo);
-      j["signer"] = signer.subject_cn();
-      j["signed_attrs"] = sd->signers.front().signed_attrs.has_value();
-      std::cout << j.dump() << "\n";
+      j["outcome"] = module::outcome_name(v.outcome);
+      j["errno"] = errno_name(shown);
+      j["reason"] = v.reason;
+      j["signers"] = signers_json(v.signers);
+      if (!v.log.empty()) j["log"] = v.log;
+      std::cout << dump(j) << "\n";
     } else {
-      std::cout << path << ": OK (" << crypto::key_algo_name(v->key_algo) << ", " << signer.subject_cn() << ")\n";
+      std::cout << printable(path) << ": " << module::outcome_name(v.outcome) << " (" << errno_name(shown)
+                << "): " << printable(v.reason) << "\n";
     }
+    if (v.outcome != module::LoadOutcome::loads) worst = std::max(worst, kExitVerdict);
   }
   return worst;
 }
@@ -388,6 +460,23 @@ struct InfoArgs {
   std::vector<std::string> modules;
   bool json = false;
 };
+
+/// The kernel profiles whose parser and module usage gate accept the signature (trust in
+/// the signer aside): "v6", "v7.0", "v7.0+waiver".
+nlohmann::json accepted_by(ByteView cms_der, ByteView content) {
+  nlohmann::json out = nlohmann::json::array();
+  auto profiles = std::vector<std::pair<std::string, kernel::KernelProfile>>{
+      {"v6", kernel::KernelProfile::v6()}, {"v7.0", kernel::KernelProfile::v7_0()}};
+  auto waived = kernel::KernelProfile::v7_0();
+  waived.waive_mldsa_authattrs = true;
+  profiles.emplace_back("v7.0+waiver", waived);
+  for (const auto& [name, prof] : profiles) {
+    auto msg = kernel::pkcs7_parse_message(cms_der, prof);
+    if (!msg || !kernel::pkcs7_supply_detached_data(*msg, content)) continue;
+    if (kernel::pkcs7_verify(*msg, kernel::Usage::module, prof)) out.push_back(name);
+  }
+  return out;
+}
 
 int cmd_info(const InfoArgs& a) {
   int worst = kExitOk;
@@ -401,10 +490,7 @@ int cmd_info(const InfoArgs& a) {
       continue;
     }
     nlohmann::json j{{"file", path}, {"size", file.size()}};
-    const auto comp = module::detect_compression(file);
-    j["compressed"] = comp == module::Compression::none ? nlohmann::json(nullptr)
-                                                        : nlohmann::json(module::compression_name(comp));
-    if (comp != module::Compression::none) {
+    if (auto comp = module::detect_compression(file); comp != module::Compression::none) {
       complain(path, std::string(module::compression_name(comp)) + "-compressed module: decompress it first");
       worst = std::max(worst, kExitInput);
       continue;
@@ -432,6 +518,7 @@ int cmd_info(const InfoArgs& a) {
       j["signer"] = signer_cn(si);
       j["sig_key"] = sig_key_text(si);
       j["sig_hashalgo"] = hash_text(si);
+      j["signature"] = to_colon_hex(si.signature);
       j["signer_id_type"] = si.sid_type == cms::SignerIdType::issuer_and_serial ? "issuerAndSerialNumber"
                                                                                 : "subjectKeyIdentifier";
       j["signature_algorithm"] = sig_algo_text(si);
@@ -441,23 +528,31 @@ int cmd_info(const InfoArgs& a) {
       j["cms_length"] = split->cms.size();
       j["signature_length"] = si.signature.size();
       j["content_length"] = split->content.size();
+      j["accepted_by"] = accepted_by(split->cms, split->content);
     }
     if (a.json) {
-      std::cout << j.dump() << "\n";
+      std::cout << dump(j) << "\n";
       continue;
     }
-    std::cout << "file:                " << path << "\n";
+    auto line = [](const std::string& k, const std::string& v) {
+      std::cout << k << ":" << std::string(k.size() < 20 ? 20 - k.size() : 1, ' ') << printable(v) << "\n";
+    };
+    line("file", path);
+    line("signed", j["signed"].get<bool>() ? "yes" : "no");
     if (!j["signed"].get<bool>()) {
-      std::cout << "signed:              no\n";
+      line("content_length", std::to_string(file.size()));
       continue;
     }
     for (const char* k : {"sig_id", "signer", "sig_key", "sig_hashalgo", "signer_id_type", "signature_algorithm"})
-      std::cout << std::string(k) + ":" + std::string(21 - std::string(k).size() - 1, ' ') << j[k].get<std::string>()
-                << "\n";
-    std::cout << "signed_attrs:        " << (j["signed_attrs"].get<bool>() ? "yes" : "no") << "\n";
-    for (const char* k : {"cms_length", "signature_length", "content_length"})
-      std::cout << std::string(k) + ":" + std::string(21 - std::string(k).size() - 1, ' ') << j[k].get<std::size_t>()
-                << "\n";
+      line(k, j[k].get<std::string>());
+    line("signed_attrs", j["signed_attrs"].get<bool>() ? "yes" : "no");
+    for (const char* k : {"signer_infos", "certificates", "cms_length", "signature_length", "content_length"})
+      line(k, std::to_string(j[k].get<std::size_t>()));
+    std::string acc;
+    for (const auto& p : j["accepted_by"]) acc += (acc.empty() ? "" : " ") + p.get<std::string>();
+    line("accepted_by", acc.empty() ? "(none)" : acc);
+    const std::string sig = j["signature"].get<std::string>();
+    line("signature", sig.size() > 47 ? sig.substr(0, 47) + ":..." : sig);
   }
   return worst;
 }
@@ -465,38 +560,8 @@ int cmd_info(const InfoArgs& a) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // sign-file's own option syntax (-dpk, -s FILE) is parsed by hand so that its command
-  // line works unchanged.
-  if (argc >= 2 && std::string(argv[1]) == "sign-file") {
-    SignFileArgs a;
-    for (int i = 2; i < argc; ++i) {
-      std::string s = argv[i];
-      if (s.size() > 1 && s[0] == '-' && a.positional.empty()) {
-        for (std::size_t k = 1; k < s.size(); ++k) {
-          switch (s[k]) {
-            case 'd': a.detached = true; break;
-            case 'p': a.save_p7s = true; break;
-            case 'k': a.keyid = true; break;
-            case 's':
-              if (k + 1 < s.size()) {
-                a.raw_sig = s.substr(k + 1);
-              } else if (i + 1 < argc) {
-                a.raw_sig = argv[++i];
-              } else {
-                std::cerr << "modsign sign-file: -s needs a file\n";
-                return 2;
-              }
-              k = s.size();
-              break;
-            default: std::cerr << "modsign sign-file: unknown option -" << s[k] << "\n"; return 2;
-          }
-        }
-      } else {
-        a.positional.push_back(s);
-      }
-    }
-    return cmd_sign_file(a);
-  }
+  // sign-file keeps its own getopt command line.
+  if (argc >= 2 && std::string(argv[1]) == "sign-file") return cmd_sign_file(argc - 1, argv + 1);
 
   CLI::App app{"modsign: ML-DSA (FIPS 204) and classic signing of Linux kernel modules"};
   app.require_subcommand(1);
@@ -517,24 +582,30 @@ int main(int argc, char** argv) {
   auto* sign = app.add_subcommand("sign", "append a signature to modules (or write .p7s)");
   sign->add_option("--key", sg.key, "private key (PEM or DER; KBUILD_SIGN_PIN for encrypted keys)")->required();
   sign->add_option("--cert", sg.cert, "signer certificate (PEM or DER); default: the certificate in the key file");
-  sign->add_option("--hash", sg.hash, "digestAlgorithm: sha256|sha384|sha512 (also sha3-256|sha3-384|sha3-512)")
+  sign->add_option("--hash", sg.hash, "digestAlgorithm: sha256|sha384|sha512|sha3-256|sha3-384|sha3-512|sha224|sha1")
       ->capture_default_str();
   sign->add_flag("--signed-attrs", sg.signed_attrs, "add signedAttrs {contentType, messageDigest} (sign-file with OpenSSL 3.x)");
   sign->add_flag("--keyid", sg.keyid, "identify the signer by subjectKeyIdentifier (SignerInfo version 3)");
-  auto* p7s = sign->add_flag("--p7s", sg.p7s, "also write MODULE.p7s");
-  sign->add_flag("--p7s-only", sg.p7s_only, "only write MODULE.p7s; leave the module as it is")->excludes(p7s);
-  sign->add_option("--dest", sg.dest, "write the signed module here instead of in place (one MODULE)");
+  auto* p7s = sign->add_flag("--p7s", sg.p7s, "also write OUTPUT.p7s (OUTPUT = MODULE, or DEST)");
+  auto* p7s_only = sign->add_flag("--p7s-only", sg.p7s_only, "only write MODULE.p7s; leave the module as it is")->excludes(p7s);
+  sign->add_option("--dest", sg.dest, "write the signed module here instead of in place (one MODULE)")->excludes(p7s_only);
   sign->add_flag("--replace", sg.replace, "strip an existing signature first");
   sign->add_option("--backend", sg.backend, "ML-DSA signing library")
       ->check(CLI::IsMember({"openssl", "botan"}))->capture_default_str();
   sign->add_option("MODULE", sg.modules, "modules to sign")->required();
 
-  auto* sf = app.add_subcommand("sign-file", "scripts/sign-file's command line: [-dpk] [-s RAWSIG] HASH KEY X509 MODULE [DEST]");
-  (void)sf;
+  app.add_subcommand("sign-file", "scripts/sign-file's command line: [-dpk] [-s] ... (see README)");
 
   VerifyArgs vf;
-  auto* verify = app.add_subcommand("verify", "verify module signatures against certificates");
-  verify->add_option("--cert", vf.certs, "certificate file (PEM bundle or DER); repeatable")->required()->allow_extra_args(false);
+  auto* verify = app.add_subcommand("verify", "predict what a kernel does when loading each module");
+  verify->add_option("--keyring,--cert", vf.keyrings,
+                     "trusted certificates: PEM bundle, DER file or directory of them; repeatable")
+      ->allow_extra_args(false);
+  verify->add_option("--kernel", vf.kernel, "kernel profile: v6 (before the ML-DSA series) or v7.0")
+      ->check(CLI::IsMember({"v6", "v7.0"}))->capture_default_str();
+  verify->add_flag("--waive-mldsa-authattrs", vf.waive, "CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA=y (v7.0)");
+  verify->add_flag("--enforce", vf.enforce, "module.sig_enforce=1 / CONFIG_MODULE_SIG_FORCE=y");
+  verify->add_flag("--lockdown", vf.lockdown, "kernel lockdown (integrity) active");
   verify->add_option("--backend", vf.backend, "ML-DSA verification library")
       ->check(CLI::IsMember({"openssl", "botan"}))->capture_default_str();
   verify->add_flag("--json", vf.json, "one JSON object per module");
