@@ -32,6 +32,8 @@ Element Reader::next() {
   if (len & 0x80) {
     const std::size_t n = len & 0x7f;
     if (n > 4) throw DecodeError("length field longer than 4 octets");
+    // lib/asn1_decoder.c takes at most 2 length octets (its input is < 64 KiB anyway).
+    if (rules_ == Rules::ber && n > 2) throw DecodeError("length field longer than 2 octets");
     if (in_.size() < 2 + n) throw DecodeError("truncated length field");
     len = 0;
     for (std::size_t i = 0; i < n; ++i) len = (len << 8) | in_[2 + i];

@@ -3,8 +3,9 @@
 // Tags are single identifier octets (tag numbers 0..30); that covers every element of
 // X.509, PKCS#8 and CMS SignedData.  In DER mode the reader accepts definite, minimal
 // lengths only (X.690 §10.1; long form at most 4 length octets).  In BER mode, used by the
-// kernel-mirroring PKCS#7 parser, it also accepts non-minimal lengths and indefinite
-// lengths on constructed elements (X.690 §8.1.3.6), nested at most kMaxBerDepth deep.
+// kernel-mirroring PKCS#7 parser, it follows lib/asn1_decoder.c: non-minimal lengths,
+// at most 2 length octets, and indefinite lengths on constructed elements (X.690 §8.1.3.6),
+// nested at most kMaxBerDepth deep.
 #pragma once
 
 #include <cstdint>

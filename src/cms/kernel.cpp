@@ -150,6 +150,7 @@ bool tbs_blacklisted(const crypto::Certificate& c, const KernelProfile& p, const
 // pkcs7_extract_cert: one element of the certificates (or CRLs) list.
 void pkcs7_extract_cert(ParseContext& ctx, const Element& e) {
   if (e.tag != asn1::kSequence) fail(KErr::ebadmsg, "Cert began with tag " + std::to_string(e.tag));
+  if (e.tlv.size() > 65535) fail(KErr::emsgsize, "X.509 certificate larger than 65535 bytes");
   auto c = crypto::Certificate::from_der(e.tlv);
   if (!c) fail(c.error().code, "X.509 certificate " + std::to_string(ctx.x509_index + 1) + ": " + c.error().message);
   if (ctx.profile.generation == Generation::v6 && crypto::is_ml_dsa(c->public_key().algo()))
@@ -161,6 +162,13 @@ void pkcs7_extract_cert(ParseContext& ctx, const Element& e) {
   x.index = ++ctx.x509_index;
   x.self_signed = same(x.cert.issuer(), x.cert.subject());
   x.blacklisted = tbs_blacklisted(x.cert, ctx.profile, ctx.blacklist);
+  if (x.self_signed) {
+    // x509_check_for_self_signed: a self-signature that fails (other than ENOPKG) fails
+    // the certificate, and with it the whole message.
+    auto st = x.cert.verify_signed_by(x.cert.public_key());
+    if (!st && st.error().code != KErr::enopkg)
+      fail(st.error().code, "X.509 certificate " + std::to_string(x.index) + ": self-signature: " + st.error().message);
+  }
   ctx.msg.certs.push_back(std::move(x));
 }
 
@@ -268,7 +276,10 @@ SignedInfo parse_signer_info(ParseContext& ctx, const Element& el) {
       fail(KErr::ebadmsg, "Missing required AuthAttr");
     if (!same(ctx.msg.data_type, kOidMsIndirectData) && (si.aa_set & sinfo_has_ms_opus_info))
       fail(KErr::ebadmsg, "Unexpected Authenticode AuthAttr");
-    si.authattrs = Bytes(e.tlv.begin() + 1, e.tlv.end());
+    // From the length octets to the end of the contents: an indefinite-length block is
+    // kept (and hashed) without its end-of-contents octets, as the kernel does.
+    const std::size_t hdr = static_cast<std::size_t>(e.content.data() - e.tlv.data());
+    si.authattrs = Bytes(e.tlv.begin() + 1, e.tlv.begin() + static_cast<std::ptrdiff_t>(hdr + e.content.size()));
   } else if (r.peek(asn1::context_cons(2))) {
     e = r.next();
     Reader outer(e.content, Rules::ber);
@@ -341,6 +352,8 @@ void parse_signed_data(ParseContext& ctx, Reader& sd) {
   // signerInfos: SET OF or SEQUENCE OF
   if (!sd.peek(asn1::kSet) && !sd.peek(asn1::kSequence)) fail(KErr::ebadmsg, "signerInfos missing");
   Reader sis(sd.next().content, Rules::ber);
+  // Confirmed on 7.2's decoder: an empty signerInfos SET/SEQUENCE is a decoder error.
+  if (sis.empty()) fail(KErr::ebadmsg, "ASN.1 decoder: empty signerInfos");
   while (!sis.empty()) {
     Element e = sis.expect(asn1::kSequence, "SignerInfo");
     ctx.msg.signed_infos.push_back(parse_signer_info(ctx, e));
@@ -411,6 +424,8 @@ Status public_key_verify_signature(const crypto::PublicKey& key, const SignedInf
 
 Result<Pkcs7Message> pkcs7_parse_message(ByteView der, const KernelProfile& profile, const Blacklist* blacklist) {
   ParseContext ctx{Pkcs7Message{}, profile, blacklist, {}, {}, {}, false, 0, 0};
+  // lib/asn1_decoder.c refuses inputs of 64 KiB or more.
+  if (der.size() > 65535) return make_error(KErr::emsgsize, "PKCS#7 message of " + std::to_string(der.size()) + " bytes exceeds the ASN.1 decoder's 65535");
   try {
     try {
       Reader top(der, Rules::ber);
@@ -454,6 +469,10 @@ Status pkcs7_digest(Pkcs7Message& msg, std::size_t index, const KernelProfile& p
   auto h = hash_of(si.hash_algo);
   if (!h) return make_error(KErr::enopkg, "hash " + si.hash_algo + " not available");
   Bytes d = crypto::digest(*h, data);
+  // The content hash is cached before the messageDigest checks, so a second call after a
+  // failed check returns 0 with it (as 7.2's pkcs7_digest does).
+  si.m = d;
+  si.m_free = true;
   if (si.authattrs) {
     if (!si.msgdigest) return make_error(KErr::ekeyrejected, "Authattrs lack messageDigest");
     if (si.msgdigest->size() != d.size())
@@ -626,7 +645,12 @@ Status pkcs7_validate_trust(Pkcs7Message& msg, const std::vector<crypto::Certifi
         cur = static_cast<std::size_t>(it - msg.certs.begin());
       }
     }
-    if (!key) key = lookup(si.auth_id);  // "direct signer": every sign-file signature
+    if (!key) {
+      // "Direct signer": every sign-file signature.  An empty id (a version 1 SignerInfo
+      // carrying a SKID, first in the message) makes the keyring search itself fail.
+      if (si.auth_id.empty()) return make_error(KErr::einval, "Sig " + std::to_string(si.index) + ": empty signer key id");
+      key = lookup(si.auth_id);
+    }
     if (!key) continue;
     // matched: the trusted key checks the certificate it matched (its own signature, made
     // by its issuer) or, for a direct signer, the SignerInfo's signature.

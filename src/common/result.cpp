@@ -14,6 +14,7 @@ std::string_view errno_name(KErr e) noexcept {
     case KErr::ebadmsg: return "EBADMSG";
     case KErr::enokey: return "ENOKEY";
     case KErr::ekeyrejected: return "EKEYREJECTED";
+    case KErr::emsgsize: return "EMSGSIZE";
   }
   return "E?";
 }

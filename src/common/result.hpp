@@ -29,6 +29,7 @@ enum class KErr : int {
   ebadmsg = EBADMSG,            // 74
   enokey = ENOKEY,              // 126
   ekeyrejected = EKEYREJECTED,  // 129
+  emsgsize = EMSGSIZE,          // 90
 };
 
 /// Upper-case errno name ("EBADMSG"), or "OK" for KErr::none.
