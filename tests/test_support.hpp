@@ -1,10 +1,16 @@
 // Helpers shared by the tests: paths, temporary folders, running commands.
 #pragma once
 
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "common/result.hpp"
+
+namespace modsign {
+/// GoogleTest prints KErr values by name ("EBADMSG").
+inline void PrintTo(KErr e, std::ostream* os) { *os << errno_name(e); }
+}  // namespace modsign
 
 namespace modsign::test {
 

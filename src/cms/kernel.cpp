@@ -350,7 +350,10 @@ void parse_signed_data(ParseContext& ctx, Reader& sd) {
   // crls [1] / [3]
   if (sd.peek(asn1::context_cons(1)) || sd.peek(asn1::context_cons(3))) note_cert_list(ctx, sd.next(), true);
   // signerInfos: SET OF or SEQUENCE OF
-  if (!sd.peek(asn1::kSet) && !sd.peek(asn1::kSequence)) fail(KErr::ebadmsg, "signerInfos missing");
+  // 7.2's decoder lets a missing signerInfos through: zero signers, which
+  // pkcs7_check_authattrs then refuses (EINVAL).
+  if (sd.empty()) return;
+  if (!sd.peek(asn1::kSet) && !sd.peek(asn1::kSequence)) fail(KErr::ebadmsg, "signerInfos has an unexpected tag");
   Reader sis(sd.next().content, Rules::ber);
   // Confirmed on 7.2's decoder: an empty signerInfos SET/SEQUENCE is a decoder error.
   if (sis.empty()) fail(KErr::ebadmsg, "ASN.1 decoder: empty signerInfos");
