@@ -2,6 +2,7 @@
 // (clear message naming the file, documented exit status, inputs unchanged).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -414,4 +415,85 @@ TEST(RealModules, DebianCloudKernelModulesVerifyAndResign) {
       EXPECT_EQ(r.status, 0) << r.out << r.err;
     }
   }
+}
+
+TEST_F(Cli, NonRegularFilesAndDestinations) {
+  const std::string sign = M() + " sign --key " + q(key("rsa.pem")) + " --cert " + q(key("rsa.crt")) + " ";
+  // A FIFO as input is refused at once (no hang), a directory too.
+  ASSERT_EQ(test::run("mkfifo " + q(d_ / "fifo")).status, 0);
+  auto r = test::run(sign + q(d_ / "fifo"));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err, "modsign: " + (d_ / "fifo") + ": is a FIFO, not a regular file\n");
+  r = test::run(M() + " info " + q(d_.path()));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err, "modsign: " + d_.path() + ": is a directory\n");
+  // A FIFO as --dest is not replaced.
+  const std::string m = module();
+  r = test::run(sign + "--dest " + q(d_ / "fifo") + " " + q(m));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err, "modsign: " + (d_ / "fifo") + ": is a FIFO, not a regular file; not replacing it\n");
+  EXPECT_EQ(test::run("test -p " + q(d_ / "fifo")).status, 0);
+  // A symbolic link as --dest: its target is written, the link stays.
+  test::spit(d_ / "target.ko", std::string("old"));
+  ASSERT_EQ(test::run("ln -s target.ko " + q(d_ / "link.ko")).status, 0);
+  r = test::run(sign + "--dest " + q(d_ / "link.ko") + " " + q(m));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(test::run("test -L " + q(d_ / "link.ko")).status, 0);
+  EXPECT_TRUE(module::has_marker(test::slurp(d_ / "target.ko")));
+  // Owner and group survive signing in place (the tests run as root in CI).
+  if (::geteuid() == 0) {
+    ASSERT_EQ(test::run("chown 65534:65534 " + q(m)).status, 0);
+    ASSERT_EQ(test::run(sign + q(m)).status, 0);
+    struct stat st {};
+    ASSERT_EQ(::stat(m.c_str(), &st), 0);
+    EXPECT_EQ(st.st_uid, 65534u);
+    EXPECT_EQ(st.st_gid, 65534u);
+  }
+  // No temporary files left anywhere.
+  EXPECT_EQ(test::run("ls -A " + q(d_.path()) + " | grep -c modsign").out, "0\n");
+}
+
+TEST_F(Cli, SignRefusesWhatKernelsRefuse) {
+  const std::string m = module();
+  auto r = test::run(M() + " sign --key " + q(key("mldsa.pem")) + " --cert " + q(key("mldsa.crt")) +
+                     " --signed-attrs --hash sha256 " + q(m));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "modsign: ML-DSA with --signed-attrs needs --hash sha512: kernels refuse any other digest there "
+                   "(crypto/asymmetric_keys/public_key.c)\n");
+  EXPECT_EQ(test::slurp(m), test::pattern(4096));
+  // keygen with the same file for key and certificate would lose the key.
+  r = test::run(M() + " keygen --out " + q(d_ / "k.pem") + " --cert-out " + q(d_ / "k.pem"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(test::run("test -e " + q(d_ / "k.pem")).status, 1);
+  r = test::run(M() + " keygen --days 4000000 --out " + q(d_ / "k.pem"));
+  EXPECT_EQ(r.status, 2);
+}
+
+TEST_F(Cli, SignFileOptionsAfterOperandsAsGetopt) {
+  // GNU getopt permutes: "sign-file sha256 KEY X509 MODULE -p" is "-p sha256 ...".
+  const std::string m = module();
+  auto r = test::run(M() + " sign-file sha256 " + q(key("rsa.pem")) + " " + q(key("rsa.crt")) + " " + q(m) + " -p");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(module::has_marker(test::slurp(m)));
+  EXPECT_EQ(test::run("test -f " + q(m + ".p7s")).status, 0);
+  EXPECT_EQ(test::run("test -e " + q(d_ / "-p")).status, 1);
+  // -sp RAWSIG: -s and -p are flags, the raw signature is the first operand.
+  const std::string m2 = module("m2.ko");
+  r = test::run(M() + " sign-file -s " + q(m + ".p7s") + " sha256 " + q(key("rsa.crt")) + " " + q(m2));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(test::slurp(m2), module::append_signature(test::pattern(4096), test::slurp(m + ".p7s")));
+  EXPECT_EQ(test::run(M() + " sign-file -x sha256 a b c").status, 2);
+}
+
+TEST_F(Cli, JsonSurvivesInvalidUtf8) {
+  const std::string bad = d_ / "bad\xff.ko";
+  test::spit(bad, test::pattern(100));
+  auto r = test::run(M() + " info --json " + q(bad) + " " + q(module()));
+  EXPECT_EQ(r.status, 0) << r.err;
+  const auto nl = r.out.find('\n');
+  ASSERT_NE(nl, std::string::npos);
+  auto j1 = nlohmann::json::parse(r.out.substr(0, nl));
+  EXPECT_EQ(j1["file"], d_ / "bad\xef\xbf\xbd.ko");  // U+FFFD
+  auto j2 = nlohmann::json::parse(r.out.substr(nl + 1));
+  EXPECT_EQ(j2["signed"], false);
 }
