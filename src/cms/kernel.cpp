@@ -513,6 +513,14 @@ Result<KernelDigest> pkcs7_get_digest(Pkcs7Message& msg, const KernelProfile& pr
 
 namespace {
 
+// The embedded certificate that issued certs[child] (subject == issuer), if any.
+std::optional<std::size_t> find_issuer(const Pkcs7Message& msg, std::size_t child) {
+  const X509Cert& x = msg.certs[child];
+  for (std::size_t i = 0; i < msg.certs.size(); ++i)
+    if (i != child && same(msg.certs[i].cert.subject(), x.cert.issuer())) return i;
+  return std::nullopt;
+}
+
 // pkcs7_find_key: the first embedded certificate whose x509->id equals auth_ids[0].
 void pkcs7_find_key(Pkcs7Message& msg, SignedInfo& si) {
   for (std::size_t i = 0; i < msg.certs.size(); ++i)
@@ -534,12 +542,9 @@ void pkcs7_verify_sig_chain(Pkcs7Message& msg, SignedInfo& si) {
       return;
     }
     if (x.self_signed) return;
-    // Find the issuer among the embedded certificates by subject == issuer.
-    auto it = std::find_if(msg.certs.begin(), msg.certs.end(), [&](const X509Cert& c) {
-      return same(c.cert.subject(), x.cert.issuer()) && &c != &x;
-    });
-    if (it == msg.certs.end()) return;
-    cur = static_cast<std::size_t>(it - msg.certs.begin());
+    auto issuer = find_issuer(msg, cur);
+    if (!issuer) return;
+    cur = *issuer;
   }
 }
 
@@ -641,11 +646,9 @@ Status pkcs7_validate_trust(Pkcs7Message& msg, const std::vector<crypto::Certifi
           break;
         }
         if (x.self_signed) break;
-        auto it = std::find_if(msg.certs.begin(), msg.certs.end(), [&](const X509Cert& c) {
-          return same(c.cert.subject(), x.cert.issuer()) && &c != &x;
-        });
-        if (it == msg.certs.end()) break;
-        cur = static_cast<std::size_t>(it - msg.certs.begin());
+        auto issuer = find_issuer(msg, cur);
+        if (!issuer) break;
+        cur = *issuer;
       }
     }
     if (!key) {

@@ -223,6 +223,9 @@ Bytes ml_dsa_sign(KeyAlgo level, ByteView seed, ByteView message, bool determini
 bool ml_dsa_verify(KeyAlgo level, ByteView public_key, ByteView message, ByteView signature);
 }  // namespace botan
 
+/// The first commonName in a DER Name (TLV), as UTF-8 bytes; "" if none or malformed.
+std::string name_common_name(ByteView name_tlv);
+
 /// Last OpenSSL error queue text (cleared), for messages.
 std::string openssl_error();
 

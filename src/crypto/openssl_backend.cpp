@@ -348,8 +348,7 @@ ByteView Certificate::issuer() const { return ByteView(der_).subspan(issuer_off_
 ByteView Certificate::subject() const { return ByteView(der_).subspan(subject_off_, subject_len_); }
 ByteView Certificate::serial() const { return ByteView(der_).subspan(serial_off_, serial_len_); }
 
-namespace {
-std::string first_cn(ByteView name_tlv) {
+std::string name_common_name(ByteView name_tlv) {
   try {
     asn1::Reader name(name_tlv);
     asn1::Reader rdns = name.enter(asn1::kSequence, "Name");
@@ -368,6 +367,7 @@ std::string first_cn(ByteView name_tlv) {
   return "";
 }
 
+namespace {
 std::string name_text(ByteView name_tlv) {
   const unsigned char* p = name_tlv.data();
   X509NamePtr n(d2i_X509_NAME(nullptr, &p, static_cast<long>(name_tlv.size())));
@@ -432,8 +432,8 @@ std::optional<HashAlgo> Certificate::signature_hash() const {
   return std::nullopt;
 }
 
-std::string Certificate::subject_cn() const { return first_cn(subject()); }
-std::string Certificate::issuer_cn() const { return first_cn(issuer()); }
+std::string Certificate::subject_cn() const { return name_common_name(subject()); }
+std::string Certificate::issuer_cn() const { return name_common_name(issuer()); }
 std::string Certificate::subject_text() const { return name_text(subject()); }
 
 Bytes Certificate::kernel_id() const {

@@ -111,24 +111,7 @@ std::string sig_algo_text(const cms::SignerInfo& si) {
 
 /// Issuer CN of an issuerAndSerialNumber SignerInfo ("" for SKID), as modinfo shows "signer".
 std::string signer_cn(const cms::SignerInfo& si) {
-  if (si.sid_type != cms::SignerIdType::issuer_and_serial) return "";
-  try {
-    asn1::Reader name(si.issuer);
-    asn1::Reader rdns = name.enter(asn1::kSequence, "Name");
-    while (!rdns.empty()) {
-      asn1::Reader set = rdns.enter(asn1::kSet, "RDN");
-      while (!set.empty()) {
-        asn1::Reader atv = set.enter(asn1::kSequence, "AttributeTypeAndValue");
-        auto type = atv.expect(asn1::kOid, "type");
-        auto value = atv.next();
-        if (std::equal(type.content.begin(), type.content.end(), crypto::oid::common_name.begin(),
-                       crypto::oid::common_name.end()))
-          return std::string(value.content.begin(), value.content.end());
-      }
-    }
-  } catch (const asn1::DecodeError&) {
-  }
-  return "";
+  return si.sid_type == cms::SignerIdType::issuer_and_serial ? crypto::name_common_name(si.issuer) : "";
 }
 
 std::string sig_key_text(const cms::SignerInfo& si) {
