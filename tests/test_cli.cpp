@@ -8,6 +8,7 @@
 
 #include "cms/signed_data.hpp"
 #include "crypto/crypto.hpp"
+#include "module/compression.hpp"
 #include "module/module_signature.hpp"
 #include "test_support.hpp"
 
@@ -208,15 +209,14 @@ TEST_F(Cli, BadInputsLeaveFilesUnchanged) {
   r = test::run(M() + " sign --key " + q(d_ / "nokey.pem") + " " + q(module()));
   EXPECT_EQ(r.status, 3);
   EXPECT_EQ(r.err, "modsign: " + (d_ / "nokey.pem") + ": No such file or directory\n");
-  // Compressed module (xz magic): refused, unchanged.
-  Bytes xz{0xfd, '7', 'z', 'X', 'Z', 0x00, 0x00, 0x04};
-  xz.resize(200, 0x42);
+  // Compressed module without --recompress: refused, unchanged.
+  const Bytes xz = module::compress(test::pattern(5000), module::Compression::xz);
   test::spit(d_ / "c.ko.xz", xz);
   r = test::run(sign + q(d_ / "c.ko.xz"));
   EXPECT_EQ(r.status, 3);
   EXPECT_EQ(r.err, "modsign: " + (d_ / "c.ko.xz") +
-                       ": xz-compressed module: decompress it, sign the .ko, then recompress (the kernel checks the "
-                       "signature inside the decompressed image)\n");
+                       ": xz-compressed module: use --recompress (or decompress it, sign the .ko, then recompress; the "
+                       "kernel checks the signature inside the decompressed image)\n");
   EXPECT_EQ(test::slurp(d_ / "c.ko.xz"), xz);
   // Wrong key type for the certificate (ML-DSA key, ECDSA certificate), and a same-type
   // mismatch (ML-DSA key, another ML-DSA certificate): refused before anything is written.

@@ -52,7 +52,14 @@ Result<Bytes> unxz(ByteView in, std::uint64_t max) {
   const std::size_t rest = s.avail_in;
   lzma_end(&s);
   if (r == LZMA_BUF_ERROR) return make_error(KErr::einval, "truncated xz stream");
-  if (r != LZMA_STREAM_END) return make_error(KErr::einval, "corrupt xz stream (liblzma error " + std::to_string(r) + ")");
+  if (r != LZMA_STREAM_END) {
+    const char* why = r == LZMA_FORMAT_ERROR    ? "not an xz stream"
+                      : r == LZMA_OPTIONS_ERROR ? "unsupported xz options"
+                      : r == LZMA_DATA_ERROR    ? "corrupt xz data"
+                      : r == LZMA_MEM_ERROR     ? "out of memory"
+                                                : "xz decoder error";
+    return make_error(KErr::einval, std::string(why) + " (liblzma status " + std::to_string(r) + ")");
+  }
   if (rest && !only_xz_padding(in.last(rest)))
     return make_error(KErr::einval, std::to_string(rest) + " bytes of trailing data after the xz stream");
   return out;
@@ -178,12 +185,23 @@ Bytes compress(ByteView image, Compression format) {
       if (lzma_lzma_preset(&opt, 6)) throw std::runtime_error("lzma_lzma_preset failed");
       opt.dict_size = 1u << 20;
       lzma_filter filters[] = {{LZMA_FILTER_LZMA2, &opt}, {LZMA_VLI_UNKNOWN, nullptr}};
-      Bytes out(lzma_stream_buffer_bound(image.size()));
-      std::size_t pos = 0;
-      if (lzma_stream_buffer_encode(filters, LZMA_CHECK_CRC32, nullptr, image.data(), image.size(), out.data(), &pos,
-                                    out.size()) != LZMA_OK)
-        throw std::runtime_error("xz compression failed");
-      out.resize(pos);
+      // The streaming encoder, as the xz command uses it single-threaded (the buffer
+      // encoder would record sizes in the block header and differ from `xz`).
+      lzma_stream s = LZMA_STREAM_INIT;
+      if (lzma_stream_encoder(&s, filters, LZMA_CHECK_CRC32) != LZMA_OK) throw std::runtime_error("lzma_stream_encoder failed");
+      Bytes out;
+      std::uint8_t buf[kChunk];
+      s.next_in = image.data();
+      s.avail_in = image.size();
+      lzma_ret r;
+      do {
+        s.next_out = buf;
+        s.avail_out = sizeof buf;
+        r = lzma_code(&s, LZMA_FINISH);
+        out.insert(out.end(), buf, buf + (sizeof buf - s.avail_out));
+      } while (r == LZMA_OK);
+      lzma_end(&s);
+      if (r != LZMA_STREAM_END) throw std::runtime_error("xz compression failed");
       return out;
     }
     case Compression::gzip: {

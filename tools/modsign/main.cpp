@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <set>
 #include <cstdlib>
 #include <iostream>
@@ -21,6 +22,7 @@
 #include "common/file.hpp"
 #include "crypto/crypto.hpp"
 #include "cms/kernel.hpp"
+#include "module/compression.hpp"
 #include "module/module_sig_check.hpp"
 #include "module/module_signature.hpp"
 
@@ -96,6 +98,72 @@ std::optional<PrivateKey> load_key(const std::string& path) {
     complain("", e.what());
     return std::nullopt;
   }
+}
+
+/// A module read from disk: stored bytes and the image the kernel checks.
+struct LoadedModule {
+  Bytes stored;
+  module::ModuleImage m;
+};
+
+/// Read and, if compressed, decompress a module; reports and returns nullopt on failure.
+std::optional<LoadedModule> read_module(const std::string& path, std::uint64_t max_size) {
+  LoadedModule lm;
+  try {
+    lm.stored = read_file(path, std::max<std::uint64_t>(max_size, kMaxModuleSize));
+  } catch (const IoError& e) {
+    complain("", e.what());
+    return std::nullopt;
+  }
+  auto img = module::open_module(lm.stored, max_size);
+  if (!img) {
+    complain(path, std::string(module::compression_name(module::detect_compression(lm.stored))) +
+                       "-compressed module: " + img.error().message);
+    return std::nullopt;
+  }
+  lm.m = std::move(img.value());
+  return lm;
+}
+
+/// "xz (CRC32 check), 12345 bytes stored" for reports.
+std::string compression_text(const module::ModuleImage& m) {
+  std::string t(module::compression_name(m.compression));
+  if (m.xz_check) t += " (" + std::string(module::xz_check_name(*m.xz_check)) + " check)";
+  return t + ", " + std::to_string(m.stored_size) + " bytes stored";
+}
+
+nlohmann::json compression_json(const module::ModuleImage& m) {
+  if (m.compression == module::Compression::none) return nullptr;
+  nlohmann::json j{{"format", module::compression_name(m.compression)}, {"stored_size", m.stored_size}};
+  if (m.xz_check) j["xz_check"] = module::xz_check_name(*m.xz_check);
+  j["kernel_can_decompress"] = m.kernel_decompress_problem.empty();
+  return j;
+}
+
+/// MODULE arguments plus every module file under each -r DIR (*.ko, *.ko.xz, *.ko.zst,
+/// *.ko.gz; sorted; symbolic links not followed).
+std::vector<std::string> expand_modules(const std::vector<std::string>& files, const std::vector<std::string>& dirs) {
+  std::vector<std::string> out = files;
+  for (const auto& d : dirs) {
+    std::vector<std::string> found;
+    std::error_code ec;
+    for (auto it = std::filesystem::recursive_directory_iterator(d, ec); !ec && it != std::filesystem::end(it);
+         it.increment(ec)) {
+      if (!it->is_regular_file(ec) || it->is_symlink(ec)) continue;
+      const std::string n = it->path().filename().string();
+      for (const char* suffix : {".ko", ".ko.xz", ".ko.zst", ".ko.gz"}) {
+        const std::string sfx = suffix;
+        if (n.size() > sfx.size() && n.compare(n.size() - sfx.size(), sfx.size(), sfx) == 0) {
+          found.push_back(it->path().string());
+          break;
+        }
+      }
+    }
+    if (ec) complain(d, ec.message());
+    std::sort(found.begin(), found.end());
+    out.insert(out.end(), found.begin(), found.end());
+  }
+  return out;
 }
 
 std::string hash_text(const cms::SignerInfo& si) {
@@ -175,34 +243,31 @@ int cmd_keygen(const KeygenArgs& a) {
 
 struct SignArgs {
   std::string key, cert, hash = "sha512", dest, backend = "openssl";
-  bool signed_attrs = false, keyid = false, p7s = false, p7s_only = false, replace = false;
-  std::vector<std::string> modules;
+  bool signed_attrs = false, keyid = false, p7s = false, p7s_only = false, replace = false, recompress = false;
+  std::vector<std::string> modules, dirs;
+  std::uint64_t max_size = module::kDefaultMaxDecompressed;
 };
 
 /// Signs one module; returns an exit status.  The module is either fully signed or left
 /// as it was; MODULE.p7s (or DEST.p7s) is written after the module.
 int sign_one(const SignArgs& a, const std::string& path, const PrivateKey& key, const Certificate& cert,
              const cms::BuildOptions& opt) {
-  Bytes file;
-  try {
-    file = read_file(path);
-  } catch (const IoError& e) {
-    complain("", e.what());
+  auto lm = read_module(path, a.max_size);
+  if (!lm) return kExitInput;
+  const auto& m = lm->m;
+  if (m.compression != module::Compression::none && !a.recompress) {
+    complain(path, std::string(module::compression_name(m.compression)) +
+                       "-compressed module: use --recompress (or decompress it, sign the .ko, then recompress; the "
+                       "kernel checks the signature inside the decompressed image)");
     return kExitInput;
   }
-  if (auto c = module::detect_compression(file); c != module::Compression::none) {
-    complain(path, std::string(module::compression_name(c)) +
-                       "-compressed module: decompress it, sign the .ko, then recompress (the kernel checks the "
-                       "signature inside the decompressed image)");
-    return kExitInput;
-  }
-  ByteView content = file;
-  if (module::has_marker(file)) {
+  ByteView content = m.image;
+  if (module::has_marker(m.image)) {
     if (!a.replace) {
       complain(path, "module is already signed (use --replace to strip the old signature and re-sign)");
       return kExitInput;
     }
-    auto split = module::split(file);
+    auto split = module::split(m.image);
     if (!split) {
       complain(path, "cannot strip the existing signature: " + std::string(errno_name(split.error().code)) + " " +
                          split.error().message);
@@ -217,7 +282,11 @@ int sign_one(const SignArgs& a, const std::string& path, const PrivateKey& key, 
   }
   const std::string out = a.dest.empty() ? path : a.dest;
   try {
-    if (!a.p7s_only) write_file_atomic(out, module::append_signature(content, cms_der.value()));
+    if (!a.p7s_only) {
+      Bytes signed_image = module::append_signature(content, cms_der.value());
+      if (m.compression != module::Compression::none) signed_image = module::compress(signed_image, m.compression);
+      write_file_atomic(out, signed_image);
+    }
     if (a.p7s || a.p7s_only) write_file_atomic(out + ".p7s", cms_der.value(), 0644, false);
   } catch (const IoError& e) {
     complain("", e.what());
@@ -225,7 +294,11 @@ int sign_one(const SignArgs& a, const std::string& path, const PrivateKey& key, 
   }
   std::cout << printable(a.p7s_only ? out + ".p7s" : out) << ": signed (" << crypto::key_algo_name(key.algo()) << ", "
             << (opt.signed_attrs ? "signedAttrs" : "no signedAttrs") << ", " << crypto::hash_info(opt.digest).name
-            << ", CMS " << cms_der->size() << " bytes)\n";
+            << ", CMS " << cms_der->size() << " bytes"
+            << (m.compression != module::Compression::none && !a.p7s_only
+                    ? ", recompressed " + std::string(module::compression_name(m.compression))
+                    : std::string())
+            << ")\n";
   return kExitOk;
 }
 
@@ -235,8 +308,13 @@ int cmd_sign(const SignArgs& a) {
     complain("", "unknown --hash '" + a.hash + "' (sha1|sha224|sha256|sha384|sha512|sha3-256|sha3-384|sha3-512)");
     return kExitUsage;
   }
-  if (!a.dest.empty() && a.modules.size() != 1) {
+  const auto modules = expand_modules(a.modules, a.dirs);
+  if (!a.dest.empty() && (modules.size() != 1 || !a.dirs.empty())) {
     complain("", "--dest needs exactly one MODULE");
+    return kExitUsage;
+  }
+  if (modules.empty()) {
+    complain("", "no modules given (MODULE... or -r DIR)");
     return kExitUsage;
   }
   auto key = load_key(a.key);
@@ -272,13 +350,106 @@ int cmd_sign(const SignArgs& a) {
   opt.backend = backend_of(a.backend);
   int worst = kExitOk;
   std::set<std::pair<dev_t, ino_t>> seen;
-  for (const auto& m : a.modules) {
+  for (const auto& m : modules) {
     struct stat st {};
     if (::stat(m.c_str(), &st) == 0 && !seen.insert({st.st_dev, st.st_ino}).second) {
       complain(m, "given more than once; signed once");
       continue;
     }
     worst = std::max(worst, sign_one(a, m, *key, *cert, opt));
+  }
+  return worst;
+}
+
+// ------------------------------------------------------------------- strip / extract
+
+struct StripArgs {
+  std::vector<std::string> modules, dirs;
+  std::string dest;
+  bool recompress = false;
+  std::uint64_t max_size = module::kDefaultMaxDecompressed;
+};
+
+/// Remove the appended signature (content only remains), recompressing if asked.
+int cmd_strip(const StripArgs& a) {
+  const auto modules = expand_modules(a.modules, a.dirs);
+  if (!a.dest.empty() && modules.size() != 1) {
+    complain("", "--dest needs exactly one MODULE");
+    return kExitUsage;
+  }
+  int worst = kExitOk;
+  for (const auto& path : modules) {
+    auto lm = read_module(path, a.max_size);
+    if (!lm) {
+      worst = std::max(worst, kExitInput);
+      continue;
+    }
+    const auto& m = lm->m;
+    if (m.compression != module::Compression::none && !a.recompress) {
+      complain(path, std::string(module::compression_name(m.compression)) + "-compressed module: use --recompress");
+      worst = std::max(worst, kExitInput);
+      continue;
+    }
+    if (!module::has_marker(m.image)) {
+      std::cout << printable(path) << ": not signed, unchanged\n";
+      continue;
+    }
+    auto split = module::split(m.image);
+    if (!split) {
+      complain(path, "cannot strip the signature: " + std::string(errno_name(split.error().code)) + " " +
+                         split.error().message);
+      worst = std::max(worst, kExitInput);
+      continue;
+    }
+    try {
+      Bytes out(split->content.begin(), split->content.end());
+      if (m.compression != module::Compression::none) out = module::compress(out, m.compression);
+      write_file_atomic(a.dest.empty() ? path : a.dest, out);
+    } catch (const IoError& e) {
+      complain("", e.what());
+      worst = std::max(worst, kExitInput);
+      continue;
+    }
+    std::cout << printable(a.dest.empty() ? path : a.dest) << ": signature removed (" << split->cms.size()
+              << " bytes of CMS)\n";
+  }
+  return worst;
+}
+
+struct ExtractArgs {
+  std::vector<std::string> modules;
+  std::string out;
+  std::uint64_t max_size = module::kDefaultMaxDecompressed;
+};
+
+/// Write each module's PKCS#7 as MODULE.p7s (or --out for one module).
+int cmd_extract(const ExtractArgs& a) {
+  if (!a.out.empty() && a.modules.size() != 1) {
+    complain("", "--out needs exactly one MODULE");
+    return kExitUsage;
+  }
+  int worst = kExitOk;
+  for (const auto& path : a.modules) {
+    auto lm = read_module(path, a.max_size);
+    if (!lm) {
+      worst = std::max(worst, kExitInput);
+      continue;
+    }
+    auto split = module::split(lm->m.image);
+    if (!split) {
+      complain(path, std::string(errno_name(split.error().code)) + ": " + split.error().message);
+      worst = std::max(worst, kExitInput);
+      continue;
+    }
+    const std::string out = a.out.empty() ? path + ".p7s" : a.out;
+    try {
+      write_file_atomic(out, split->cms, 0644, false);
+    } catch (const IoError& e) {
+      complain("", e.what());
+      worst = std::max(worst, kExitInput);
+      continue;
+    }
+    std::cout << printable(out) << ": " << split->cms.size() << " bytes of PKCS#7\n";
   }
   return worst;
 }
@@ -354,7 +525,8 @@ int cmd_sign_file(int argc, char** argv) {
 // ------------------------------------------------------------------------------ verify
 
 struct VerifyArgs {
-  std::vector<std::string> keyrings, modules;
+  std::vector<std::string> keyrings, modules, dirs;
+  std::uint64_t max_size = module::kDefaultMaxDecompressed;
   std::string kernel = "v7.0", backend = "openssl";
   bool waive = false, enforce = false, lockdown = false, json = false;
 };
@@ -393,31 +565,31 @@ int cmd_verify(const VerifyArgs& a) {
     }
   }
   int worst = kExitOk;
-  for (const auto& path : a.modules) {
+  for (const auto& path : expand_modules(a.modules, a.dirs)) {
     nlohmann::json j{{"path", path}, {"kernel", profile->name()}};
-    Bytes file;
-    std::string problem;
-    try {
-      file = read_file(path);
-      if (auto c = module::detect_compression(file); c != module::Compression::none)
-        problem = std::string(module::compression_name(c)) + "-compressed module: decompress it first";
-    } catch (const IoError& e) {
-      problem = e.what();
-      if (problem.rfind(path + ": ", 0) == 0) problem = problem.substr(path.size() + 2);
-    }
-    if (!problem.empty()) {
-      complain(path, problem);
+    auto lm = read_module(path, a.max_size);
+    if (!lm) {
       if (a.json) {
         j["outcome"] = "error";
         j["errno"] = nullptr;
-        j["reason"] = problem;
+        j["reason"] = "unreadable or undecompressable (see stderr)";
         j["signers"] = nlohmann::json::array();
         std::cout << dump(j) << "\n";
       }
       worst = std::max(worst, kExitInput);
       continue;
     }
-    auto v = module::module_sig_check(file, keyring, *profile, false, backend_of(a.backend));
+    const auto& m = lm->m;
+    module::LoadVerdict v;
+    if (!m.kernel_decompress_problem.empty()) {
+      // In-kernel decompression fails before any signature check.
+      v.outcome = module::LoadOutcome::refused;
+      v.load_errno = KErr::einval;
+      v.sig_errno = KErr::einval;
+      v.reason = m.kernel_decompress_problem;
+    } else {
+      v = module::module_sig_check(m.image, keyring, *profile, false, backend_of(a.backend));
+    }
     const KErr shown = v.outcome == module::LoadOutcome::loads ? KErr::none
                        : v.outcome == module::LoadOutcome::refused ? v.load_errno
                                                                    : v.sig_errno;
@@ -426,11 +598,14 @@ int cmd_verify(const VerifyArgs& a) {
       j["errno"] = errno_name(shown);
       j["reason"] = v.reason;
       j["signers"] = signers_json(v.signers);
+      j["compressed"] = compression_json(m);
       if (!v.log.empty()) j["log"] = v.log;
       std::cout << dump(j) << "\n";
     } else {
       std::cout << printable(path) << ": " << module::outcome_name(v.outcome) << " (" << errno_name(shown)
-                << "): " << printable(v.reason) << "\n";
+                << "): " << printable(v.reason)
+                << (m.compression != module::Compression::none ? " [" + compression_text(m) + "]" : std::string())
+                << "\n";
     }
     if (v.outcome != module::LoadOutcome::loads) worst = std::max(worst, kExitVerdict);
   }
@@ -442,6 +617,7 @@ int cmd_verify(const VerifyArgs& a) {
 struct InfoArgs {
   std::vector<std::string> modules;
   bool json = false;
+  std::uint64_t max_size = module::kDefaultMaxDecompressed;
 };
 
 /// The kernel profiles whose parser and module usage gate accept the signature (trust in
@@ -464,20 +640,13 @@ nlohmann::json accepted_by(ByteView cms_der, ByteView content) {
 int cmd_info(const InfoArgs& a) {
   int worst = kExitOk;
   for (const auto& path : a.modules) {
-    Bytes file;
-    try {
-      file = read_file(path);
-    } catch (const IoError& e) {
-      complain("", e.what());
+    auto lm = read_module(path, a.max_size);
+    if (!lm) {
       worst = std::max(worst, kExitInput);
       continue;
     }
-    nlohmann::json j{{"file", path}, {"size", file.size()}};
-    if (auto comp = module::detect_compression(file); comp != module::Compression::none) {
-      complain(path, std::string(module::compression_name(comp)) + "-compressed module: decompress it first");
-      worst = std::max(worst, kExitInput);
-      continue;
-    }
+    const Bytes& file = lm->m.image;
+    nlohmann::json j{{"file", path}, {"size", file.size()}, {"compressed", compression_json(lm->m)}};
     if (!module::has_marker(file)) {
       j["signed"] = false;
       j["content_length"] = file.size();
@@ -521,6 +690,10 @@ int cmd_info(const InfoArgs& a) {
       std::cout << k << ":" << std::string(k.size() < 20 ? 20 - k.size() : 1, ' ') << printable(v) << "\n";
     };
     line("file", path);
+    if (lm->m.compression != module::Compression::none) {
+      line("compressed", compression_text(lm->m));
+      if (!lm->m.kernel_decompress_problem.empty()) line("kernel_decompress", lm->m.kernel_decompress_problem);
+    }
     line("signed", j["signed"].get<bool>() ? "yes" : "no");
     if (!j["signed"].get<bool>()) {
       line("content_length", std::to_string(file.size()));
@@ -575,7 +748,24 @@ int main(int argc, char** argv) {
   sign->add_flag("--replace", sg.replace, "strip an existing signature first");
   sign->add_option("--backend", sg.backend, "ML-DSA signing library")
       ->check(CLI::IsMember({"openssl", "botan"}))->capture_default_str();
-  sign->add_option("MODULE", sg.modules, "modules to sign")->required();
+  sign->add_flag("--recompress", sg.recompress, "sign compressed modules: decompress, sign, recompress in the same format");
+  sign->add_option("--max-size", sg.max_size, "largest decompressed module, bytes")->capture_default_str();
+  sign->add_option("-r", sg.dirs, "also every *.ko, *.ko.xz, *.ko.zst, *.ko.gz under DIR")->allow_extra_args(false);
+  sign->add_option("MODULE", sg.modules, "modules to sign");
+
+  StripArgs st;
+  auto* strip = app.add_subcommand("strip", "remove the appended signature");
+  strip->add_option("--dest", st.dest, "write the result here instead of in place (one MODULE)");
+  strip->add_flag("--recompress", st.recompress, "strip compressed modules and recompress them");
+  strip->add_option("--max-size", st.max_size, "largest decompressed module, bytes")->capture_default_str();
+  strip->add_option("-r", st.dirs, "also every module under DIR")->allow_extra_args(false);
+  strip->add_option("MODULE", st.modules, "modules");
+
+  ExtractArgs ex;
+  auto* extract = app.add_subcommand("extract", "write the appended PKCS#7 as MODULE.p7s");
+  extract->add_option("--out,-o", ex.out, "output file (one MODULE)");
+  extract->add_option("--max-size", ex.max_size, "largest decompressed module, bytes")->capture_default_str();
+  extract->add_option("MODULE", ex.modules, "modules")->required();
 
   app.add_subcommand("sign-file", "scripts/sign-file's command line: [-dpk] [-s] ... (see README)");
 
@@ -592,11 +782,14 @@ int main(int argc, char** argv) {
   verify->add_option("--backend", vf.backend, "ML-DSA verification library")
       ->check(CLI::IsMember({"openssl", "botan"}))->capture_default_str();
   verify->add_flag("--json", vf.json, "one JSON object per module");
-  verify->add_option("MODULE", vf.modules, "modules to verify")->required();
+  verify->add_option("--max-size", vf.max_size, "largest decompressed module, bytes")->capture_default_str();
+  verify->add_option("-r", vf.dirs, "also every *.ko, *.ko.xz, *.ko.zst, *.ko.gz under DIR")->allow_extra_args(false);
+  verify->add_option("MODULE", vf.modules, "modules to verify");
 
   InfoArgs in;
   auto* info = app.add_subcommand("info", "what modinfo shows about a signature, and more");
   info->add_flag("--json", in.json, "one JSON object per module");
+  info->add_option("--max-size", in.max_size, "largest decompressed module, bytes")->capture_default_str();
   info->add_option("MODULE", in.modules, "modules")->required();
 
   try {
@@ -608,6 +801,8 @@ int main(int argc, char** argv) {
   try {
     if (*keygen) return cmd_keygen(kg);
     if (*sign) return cmd_sign(sg);
+    if (*strip) return cmd_strip(st);
+    if (*extract) return cmd_extract(ex);
     if (*verify) return cmd_verify(vf);
     if (*info) return cmd_info(in);
   } catch (const std::exception& e) {
