@@ -375,3 +375,33 @@ TEST(Cms, PublicKeyAlgorithmErrnos) {
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().code, KErr::ebadmsg);
 }
+
+TEST(Cms, ExternalMuSignaturesArePureMlDsa) {
+  // μ computed in pieces, signed through OpenSSL's "mu" parameter: an ordinary pure
+  // ML-DSA signature that one-shot verification (OpenSSL and Botan) accepts.
+  const Bytes msg = test::pattern(1 << 20);
+  for (auto algo : {KeyAlgo::ml_dsa_44, KeyAlgo::ml_dsa_65, KeyAlgo::ml_dsa_87}) {
+    const Signer& s = signer_for(algo);
+    crypto::MlDsaMu mu(s.cert.public_key().raw());
+    for (std::size_t off = 0; off < msg.size(); off += 65536) mu.update(ByteView(msg).subspan(off, 65536));
+    const Bytes m = mu.final();
+    ASSERT_EQ(m.size(), 64u);
+    auto sig = crypto::ml_dsa_sign_mu(s.key, m);
+    ASSERT_TRUE(sig.ok()) << sig.error().message;
+    EXPECT_EQ(sig->size(), crypto::ml_dsa_signature_size(algo));
+    for (auto b : {crypto::Backend::openssl, crypto::Backend::botan})
+      EXPECT_TRUE(crypto::verify_message(s.cert.public_key(), HashAlgo::sha512, msg, *sig, b).ok());
+    EXPECT_TRUE(crypto::ml_dsa_verify_mu(s.cert.public_key(), m, *sig).ok());
+    // A one-bit change of the message changes μ, and verification fails.
+    Bytes altered = msg;
+    altered[777777] ^= 0x10;
+    crypto::MlDsaMu mu2(s.cert.public_key().raw());
+    mu2.update(altered);
+    auto bad = crypto::ml_dsa_verify_mu(s.cert.public_key(), mu2.final(), *sig);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().code, KErr::ekeyrejected);
+    // And a one-shot signature verifies through μ.
+    auto oneshot = crypto::sign_message(s.key, HashAlgo::sha512, msg);
+    EXPECT_TRUE(crypto::ml_dsa_verify_mu(s.cert.public_key(), m, *oneshot).ok());
+  }
+}

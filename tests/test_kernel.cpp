@@ -377,7 +377,9 @@ namespace {
 KErr verify_usage(const MsgSpec& m, Usage u, const KernelProfile& p = KernelProfile::v7_0()) {
   auto msg = kernel::pkcs7_parse_message(build(m, content()), p);
   if (!msg) return msg.error().code;
-  if (!msg->data) EXPECT_TRUE(kernel::pkcs7_supply_detached_data(*msg, content()).ok());
+  if (!msg->data) {
+    EXPECT_TRUE(kernel::pkcs7_supply_detached_data(*msg, content()).ok());
+  }
   auto st = kernel::pkcs7_verify(*msg, u, p);
   return st ? KErr::none : st.error().code;
 }

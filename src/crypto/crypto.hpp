@@ -213,6 +213,32 @@ Status verify_digest(const PublicKey& key, HashAlgo hash, ByteView digest, ByteV
 Status ml_dsa_verify_with_context(const PublicKey& key, ByteView message, ByteView signature, ByteView context,
                                   Backend backend = Backend::openssl);
 
+/// Incremental ML-DSA message representative μ = SHAKE256(tr ‖ 0x00 ‖ 0x00 ‖ M, 64) with
+/// tr = SHAKE256(pk, 64) (FIPS 204 Alg. 2 lines 6-7, pure mode, empty context): feed M in
+/// pieces, then sign or verify the 64-byte μ ("external μ", RFC 9881 App. D).  The result
+/// is an ordinary pure ML-DSA signature over M.
+class MlDsaMu {
+ public:
+  /// `public_key` is the raw FIPS 204 public key (1312/1952/2592 bytes).
+  explicit MlDsaMu(ByteView public_key);
+  ~MlDsaMu();
+  MlDsaMu(const MlDsaMu&) = delete;
+  MlDsaMu& operator=(const MlDsaMu&) = delete;
+  void update(ByteView m);
+  /// The 64-byte μ; call once.
+  Bytes final();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// ML-DSA.Sign given μ (OpenSSL's "mu" signature parameter).  Errors: EINVAL (not an
+/// ML-DSA key, μ not 64 bytes, backend failure).
+Result<Bytes> ml_dsa_sign_mu(const PrivateKey& key, ByteView mu);
+/// ML-DSA.Verify given μ.  Errors as verify_message().
+Status ml_dsa_verify_mu(const PublicKey& key, ByteView mu, ByteView signature);
+
 /// Botan ML-DSA primitives (pure, empty context), for cross-checking OpenSSL.
 namespace botan {
 /// Public key (1312/1952/2592 bytes) from a 32-byte seed (FIPS 204 ML-DSA.KeyGen_internal).

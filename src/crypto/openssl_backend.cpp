@@ -693,6 +693,72 @@ Status openssl_ml_dsa_verify(const PublicKey& key, ByteView msg, ByteView sig, B
 }
 }  // namespace
 
+struct MlDsaMu::Impl {
+  MdCtxPtr ctx{EVP_MD_CTX_new()};
+};
+
+MlDsaMu::MlDsaMu(ByteView pk) : impl_(std::make_unique<Impl>()) {
+  std::uint8_t tr[64];
+  MdCtxPtr t(EVP_MD_CTX_new());
+  if (!t || !EVP_DigestInit_ex(t.get(), EVP_shake256(), nullptr) || !EVP_DigestUpdate(t.get(), pk.data(), pk.size()) ||
+      !EVP_DigestFinalXOF(t.get(), tr, sizeof tr))
+    throw std::runtime_error("SHAKE256(pk): " + openssl_error());
+  static constexpr std::uint8_t prefix[2] = {0x00, 0x00};  // pure mode, empty context
+  if (!impl_->ctx || !EVP_DigestInit_ex(impl_->ctx.get(), EVP_shake256(), nullptr) ||
+      !EVP_DigestUpdate(impl_->ctx.get(), tr, sizeof tr) || !EVP_DigestUpdate(impl_->ctx.get(), prefix, 2))
+    throw std::runtime_error("SHAKE256 init: " + openssl_error());
+}
+MlDsaMu::~MlDsaMu() = default;
+void MlDsaMu::update(ByteView m) {
+  if (!EVP_DigestUpdate(impl_->ctx.get(), m.data(), m.size())) throw std::runtime_error("SHAKE256: " + openssl_error());
+}
+Bytes MlDsaMu::final() {
+  Bytes mu(64);
+  if (!EVP_DigestFinalXOF(impl_->ctx.get(), mu.data(), mu.size())) throw std::runtime_error("SHAKE256: " + openssl_error());
+  return mu;
+}
+
+namespace {
+OSSL_PARAM* mu_params(int* one) {
+  static thread_local OSSL_PARAM p[2];
+  p[0] = OSSL_PARAM_construct_int(OSSL_SIGNATURE_PARAM_MU, one);
+  p[1] = OSSL_PARAM_construct_end();
+  return p;
+}
+}  // namespace
+
+Result<Bytes> ml_dsa_sign_mu(const PrivateKey& key, ByteView mu) {
+  if (!is_ml_dsa(key.algo()) || mu.size() != 64) return make_error(KErr::einval, "ML-DSA μ signing needs an ML-DSA key and 64 bytes");
+  EVP_PKEY* k = static_cast<EVP_PKEY*>(key.native());
+  PkeyCtxPtr ctx(EVP_PKEY_CTX_new_from_pkey(nullptr, k, nullptr));
+  SigPtr alg(EVP_SIGNATURE_fetch(nullptr, ml_dsa_name(key.algo()), nullptr));
+  int one = 1;
+  if (!ctx || !alg || EVP_PKEY_sign_message_init(ctx.get(), alg.get(), mu_params(&one)) <= 0)
+    return make_error(KErr::einval, "ML-DSA μ sign init: " + openssl_error());
+  size_t len = ml_dsa_signature_size(key.algo());
+  Bytes sig(len);
+  if (EVP_PKEY_sign(ctx.get(), sig.data(), &len, mu.data(), mu.size()) <= 0)
+    return make_error(KErr::einval, "ML-DSA μ sign: " + openssl_error());
+  sig.resize(len);
+  return sig;
+}
+
+Status ml_dsa_verify_mu(const PublicKey& key, ByteView mu, ByteView signature) {
+  if (!is_ml_dsa(key.algo()) || mu.size() != 64) return make_error(KErr::einval, "ML-DSA μ verification needs an ML-DSA key and 64 bytes");
+  if (signature.size() != ml_dsa_signature_size(key.algo()))
+    return make_error(KErr::ebadmsg, "ML-DSA signature of the wrong size");
+  EVP_PKEY* k = static_cast<EVP_PKEY*>(key.native());
+  PkeyCtxPtr ctx(EVP_PKEY_CTX_new_from_pkey(nullptr, k, nullptr));
+  SigPtr alg(EVP_SIGNATURE_fetch(nullptr, ml_dsa_name(key.algo()), nullptr));
+  int one = 1;
+  if (!ctx || !alg || EVP_PKEY_verify_message_init(ctx.get(), alg.get(), mu_params(&one)) <= 0)
+    return make_error(KErr::einval, "ML-DSA μ verify init: " + openssl_error());
+  const int rc = EVP_PKEY_verify(ctx.get(), signature.data(), signature.size(), mu.data(), mu.size());
+  ERR_clear_error();
+  if (rc != 1) return make_error(KErr::ekeyrejected, "signature does not verify (OpenSSL, external μ)");
+  return ok_status();
+}
+
 Result<Bytes> sign_message(const PrivateKey& key, HashAlgo hash, ByteView message, Backend backend) {
   if (is_ml_dsa(key.algo())) {
     if (backend == Backend::botan) {
