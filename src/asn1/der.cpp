@@ -145,35 +145,37 @@ Writer& Writer::set_of(std::vector<Bytes> elements) {
 
 std::optional<std::int64_t> decode_time(std::uint8_t tag, ByteView v) {
   std::size_t pos = 0;
-  auto digits = [&](int n) -> int {
-    int x = 0;
-    for (int i = 0; i < n; ++i) {
-      if (pos >= v.size() || v[pos] < '0' || v[pos] > '9') return -1;
-      x = x * 10 + (v[pos++] - '0');
-    }
+  auto dd = [&]() -> int {
+    if (pos + 2 > v.size() || v[pos] < '0' || v[pos] > '9' || v[pos + 1] < '0' || v[pos + 1] > '9') return -1;
+    const int x = (v[pos] - '0') * 10 + (v[pos + 1] - '0');
+    pos += 2;
     return x;
   };
   int year;
   if (tag == kUtcTime) {
     if (v.size() != 13) return std::nullopt;
-    year = digits(2);
+    year = dd();
     if (year < 0) return std::nullopt;
-    year += year < 50 ? 2000 : 1900;
+    year += year >= 50 ? 1900 : 2000;
   } else if (tag == kGeneralizedTime) {
     if (v.size() != 15) return std::nullopt;
-    year = digits(4);
-    if (year < 0) return std::nullopt;
+    const int hi = dd(), lo = dd();
+    if (hi < 0 || lo < 0) return std::nullopt;
+    year = hi * 100 + lo;
+    if (year >= 1950 && year <= 2049) return std::nullopt;  // must have been UTCTime
   } else {
     return std::nullopt;
   }
-  const int mon = digits(2), day = digits(2), hour = digits(2), min = digits(2), sec = digits(2);
-  if (mon < 1 || mon > 12 || day < 1 || hour < 0 || hour > 23 || min < 0 || min > 59 || sec < 0 || sec > 60)
-    return std::nullopt;
+  const int mon = dd(), day = dd(), hour = dd(), min = dd(), sec = dd();
+  if (mon < 0 || day < 0 || hour < 0 || min < 0 || sec < 0) return std::nullopt;
   if (pos >= v.size() || v[pos] != 'Z') return std::nullopt;
+  if (year < 1970 || mon < 1 || mon > 12) return std::nullopt;
   static constexpr int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
   const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-  if (day > mdays[mon - 1] + (mon == 2 && leap ? 1 : 0)) return std::nullopt;
-  // Days from civil (H. Hinnant's algorithm).
+  // 24:00:00 (ISO 8601 midnight) and leap second 60 are allowed, as the kernel allows them.
+  if (day < 1 || day > mdays[mon - 1] + (mon == 2 && leap ? 1 : 0) || hour > 24 || min > 59 || sec > 60)
+    return std::nullopt;
+  // Days from civil (H. Hinnant's algorithm), then mktime64-style seconds.
   const int y = year - (mon <= 2);
   const int era = (y >= 0 ? y : y - 399) / 400;
   const int yoe = y - era * 400;

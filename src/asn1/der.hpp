@@ -125,8 +125,10 @@ class Writer {
 Bytes header(std::uint8_t tag, std::size_t len);
 
 /// Seconds since the epoch for a UTCTime (YYMMDDHHMMSSZ; YY < 50 means 20YY) or
-/// GeneralizedTime (YYYYMMDDHHMMSSZ) value, checked as the kernel's x509_decode_time()
-/// checks it (exact length, digits, 'Z', field ranges, second 60 allowed).  nullopt if invalid.
+/// GeneralizedTime (YYYYMMDDHHMMSSZ) value, checked exactly as the kernel's
+/// x509_decode_time() (crypto/asymmetric_keys/x509_cert_parser.c, 7.2): exact length,
+/// digits, 'Z'; GeneralizedTime years 1950-2049 and years before 1970 refused; hour 24
+/// and second 60 allowed.  nullopt if invalid.
 std::optional<std::int64_t> decode_time(std::uint8_t tag, ByteView content);
 
 /// Dotted-decimal text of an OID's contents octets ("2.16.840.1.101.3.4.3.18");

@@ -406,7 +406,7 @@ std::optional<crypto::KeyAlgo> key_algo_of(const std::string& pkey_algo) {
 Status public_key_verify_signature(const crypto::PublicKey& key, const SignedInfo& si, ByteView m,
                                    crypto::Backend backend = crypto::Backend::openssl) {
   const crypto::KeyAlgo ka = key.algo();
-  const bool key_ecdsa = ka == crypto::KeyAlgo::ecdsa_p256 || ka == crypto::KeyAlgo::ecdsa_p384;
+  const bool key_ecdsa = crypto::is_ecdsa(ka);
   if (key_ecdsa ? si.pkey_algo != "ecdsa" : key_algo_of(si.pkey_algo) != ka)
     return make_error(KErr::ekeyrejected, "signature algorithm " + si.pkey_algo + " differs from the key's " +
                                               std::string(crypto::kernel_pkey_name(ka)));

@@ -247,7 +247,7 @@ Result<Verified> verify(const SignedData& sd, std::optional<ByteView> detached,
   if (!sig_key)
     return make_error(KErr::enopkg, "Unsupported signature algorithm " + asn1::oid_to_string(si.signature_algorithm_oid));
   const KeyAlgo key_algo = signer->public_key().algo();
-  const bool key_is_ecdsa = key_algo == KeyAlgo::ecdsa_p256 || key_algo == KeyAlgo::ecdsa_p384;
+  const bool key_is_ecdsa = crypto::is_ecdsa(key_algo);
   if (ecdsa ? !key_is_ecdsa : *sig_key != key_algo)
     return make_error(KErr::ekeyrejected, "signature algorithm " + asn1::oid_to_string(si.signature_algorithm_oid) +
                                               " does not match the " +

@@ -86,6 +86,10 @@ std::optional<HashAlgo> hash_by_oid(ByteView o) {
   return std::nullopt;
 }
 
+bool is_ecdsa(KeyAlgo a) {
+  return a == KeyAlgo::ecdsa_p192 || a == KeyAlgo::ecdsa_p256 || a == KeyAlgo::ecdsa_p384 || a == KeyAlgo::ecdsa_p521;
+}
+
 bool is_ml_dsa(KeyAlgo a) {
   return a == KeyAlgo::ml_dsa_44 || a == KeyAlgo::ml_dsa_65 || a == KeyAlgo::ml_dsa_87;
 }
@@ -93,8 +97,10 @@ bool is_ml_dsa(KeyAlgo a) {
 std::string_view kernel_pkey_name(KeyAlgo a) {
   switch (a) {
     case KeyAlgo::rsa: return "rsa";
+    case KeyAlgo::ecdsa_p192:
     case KeyAlgo::ecdsa_p256:
-    case KeyAlgo::ecdsa_p384: return "ecdsa";
+    case KeyAlgo::ecdsa_p384:
+    case KeyAlgo::ecdsa_p521: return "ecdsa";
     case KeyAlgo::ml_dsa_44: return "mldsa44";
     case KeyAlgo::ml_dsa_65: return "mldsa65";
     case KeyAlgo::ml_dsa_87: return "mldsa87";
@@ -107,6 +113,8 @@ std::string_view key_algo_name(KeyAlgo a) {
     case KeyAlgo::rsa: return "RSA";
     case KeyAlgo::ecdsa_p256: return "ECDSA-P256";
     case KeyAlgo::ecdsa_p384: return "ECDSA-P384";
+    case KeyAlgo::ecdsa_p192: return "ECDSA-P192";
+    case KeyAlgo::ecdsa_p521: return "ECDSA-P521";
     case KeyAlgo::ml_dsa_44: return "ML-DSA-44";
     case KeyAlgo::ml_dsa_65: return "ML-DSA-65";
     case KeyAlgo::ml_dsa_87: return "ML-DSA-87";
@@ -121,6 +129,7 @@ std::optional<KeyAlgo> key_algo_by_name(std::string_view name, int* rsa_bits) {
   if (n == "ml-dsa-87" || n == "mldsa87") return KeyAlgo::ml_dsa_87;
   if (n == "ecdsa-p256") return KeyAlgo::ecdsa_p256;
   if (n == "ecdsa-p384") return KeyAlgo::ecdsa_p384;
+  if (n == "ecdsa-p521") return KeyAlgo::ecdsa_p521;
   for (int bits : {2048, 3072, 4096})
     if (n == "rsa-" + std::to_string(bits)) {
       if (rsa_bits) *rsa_bits = bits;
@@ -150,8 +159,10 @@ std::size_t ml_dsa_signature_size(KeyAlgo a) {
 ByteView signature_oid(KeyAlgo key, HashAlgo digest) {
   switch (key) {
     case KeyAlgo::rsa: return oid::rsa_encryption;
+    case KeyAlgo::ecdsa_p192:
     case KeyAlgo::ecdsa_p256:
     case KeyAlgo::ecdsa_p384:
+    case KeyAlgo::ecdsa_p521:
       // ecdsa-with-<digest>, as OpenSSL's CMS writes it (RFC 5758 §3.2, RFC 5753 §7.1.3;
       // NIST CSOR for the SHA-3 forms).
       switch (digest) {

@@ -31,14 +31,16 @@ std::optional<HashAlgo> hash_by_name(std::string_view name);
 std::optional<HashAlgo> hash_by_oid(ByteView oid);
 
 /// Public-key algorithms (and, for ECDSA, the curve).
-enum class KeyAlgo { rsa, ecdsa_p256, ecdsa_p384, ml_dsa_44, ml_dsa_65, ml_dsa_87 };
+enum class KeyAlgo { rsa, ecdsa_p256, ecdsa_p384, ml_dsa_44, ml_dsa_65, ml_dsa_87, ecdsa_p192, ecdsa_p521 };
 
 bool is_ml_dsa(KeyAlgo a);
+/// ECDSA on any curve (P-192, P-256, P-384, P-521: the curves the kernel supports).
+bool is_ecdsa(KeyAlgo a);
 /// Kernel pkey_algo name: "rsa", "ecdsa", "mldsa44", "mldsa65", "mldsa87".
 std::string_view kernel_pkey_name(KeyAlgo a);
 /// Display name: "RSA", "ECDSA-P256", "ML-DSA-65".
 std::string_view key_algo_name(KeyAlgo a);
-/// Parse a --algo value: "ml-dsa-44|65|87", "rsa-2048|3072|4096", "ecdsa-p256|p384".
+/// Parse a --algo value: "ml-dsa-44|65|87", "rsa-2048|3072|4096", "ecdsa-p256|p384|p521".
 /// `rsa_bits` receives the RSA modulus size.  nullopt if unknown.
 std::optional<KeyAlgo> key_algo_by_name(std::string_view name, int* rsa_bits = nullptr);
 /// ML-DSA sizes (FIPS 204 Table 2): public key, signature.  0 for other algorithms.

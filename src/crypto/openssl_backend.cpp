@@ -65,6 +65,8 @@ std::optional<KeyAlgo> algo_of(EVP_PKEY* p) {
     if (EVP_PKEY_get_utf8_string_param(p, OSSL_PKEY_PARAM_GROUP_NAME, group, sizeof group, &len)) {
       if (std::strcmp(group, "prime256v1") == 0 || std::strcmp(group, "P-256") == 0) return KeyAlgo::ecdsa_p256;
       if (std::strcmp(group, "secp384r1") == 0 || std::strcmp(group, "P-384") == 0) return KeyAlgo::ecdsa_p384;
+      if (std::strcmp(group, "secp521r1") == 0 || std::strcmp(group, "P-521") == 0) return KeyAlgo::ecdsa_p521;
+      if (std::strcmp(group, "prime192v1") == 0 || std::strcmp(group, "P-192") == 0) return KeyAlgo::ecdsa_p192;
     }
   }
   return std::nullopt;
@@ -296,6 +298,8 @@ PrivateKey PrivateKey::generate(KeyAlgo algo, int rsa_bits) {
       break;
     case KeyAlgo::ecdsa_p256: key = EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-256"); break;
     case KeyAlgo::ecdsa_p384: key = EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-384"); break;
+    case KeyAlgo::ecdsa_p521: key = EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-521"); break;
+    case KeyAlgo::ecdsa_p192: key = EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-192"); break;
     default: key = EVP_PKEY_Q_keygen(nullptr, nullptr, ml_dsa_name(algo)); break;
   }
   if (!key) throw std::runtime_error("key generation failed: " + openssl_error());
@@ -391,7 +395,7 @@ Status Certificate::verify_signed_by(const PublicKey& issuer_key) const {
   bool ecdsa = false;
   auto sig_key = key_algo_by_signature_oid(signature_algorithm(), &ecdsa);
   const KeyAlgo ka = issuer_key.algo();
-  const bool key_ecdsa = ka == KeyAlgo::ecdsa_p256 || ka == KeyAlgo::ecdsa_p384;
+  const bool key_ecdsa = is_ecdsa(ka);
   if (is_ml_dsa(ka)) {
     if (!sig_key || *sig_key != ka) return make_error(KErr::ekeyrejected, "certificate signature algorithm differs from the key's");
     return verify_message(issuer_key, HashAlgo::sha512, tbs(), signature_value());
@@ -648,6 +652,8 @@ Result<Certificate> Certificate::self_signed(const PrivateKey& key, const std::s
   const EVP_MD* md = nullptr;
   if (key.algo() == KeyAlgo::rsa || key.algo() == KeyAlgo::ecdsa_p256) md = EVP_sha256();
   if (key.algo() == KeyAlgo::ecdsa_p384) md = EVP_sha384();
+  if (key.algo() == KeyAlgo::ecdsa_p521) md = EVP_sha512();
+  if (key.algo() == KeyAlgo::ecdsa_p192) md = EVP_sha256();
   if (X509_sign(x.get(), k, md) <= 0) return make_error(KErr::einval, "certificate signing failed: " + openssl_error());
   unsigned char* der = nullptr;
   int n = i2d_X509(x.get(), &der);
