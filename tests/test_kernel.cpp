@@ -469,13 +469,17 @@ TEST(KernelTrust, Item31BlacklistedEmbeddedCertificate) {
     ASSERT_TRUE(kernel::pkcs7_supply_detached_data(*m2, content()).ok());
     EXPECT_TRUE(kernel::pkcs7_verify(*m2, Usage::module, KernelProfile::v7_0()).ok()) << blacklisted_first;
   }
-  // The blacklisted signer's own bad signature is returned first.
-  MsgSpec bad = one({.corrupt_signature = true});
+  // The blacklisted signer's own bad signature is returned first: a well-formed RSA
+  // signature over other content is EKEYREJECTED (rsassa_pkcs1_verify: digest mismatch).
+  const Bytes other_sig = crypto::sign_message(a.key, HashAlgo::sha256, test::pattern(10)).value();
+  MsgSpec bad = one({.signature = other_sig});
   bad.certs = {a.cert.der()};
   auto m3 = kernel::pkcs7_parse_message(build(bad, content()), KernelProfile::v7_0(), &bl);
   ASSERT_TRUE(kernel::pkcs7_supply_detached_data(*m3, content()).ok());
-  EXPECT_NE(kernel::pkcs7_verify(*m3, Usage::module, KernelProfile::v7_0()).error().message.find("does not verify"),
-            std::string::npos);
+  auto st3 = kernel::pkcs7_verify(*m3, Usage::module, KernelProfile::v7_0());
+  ASSERT_FALSE(st3.ok());
+  EXPECT_EQ(st3.error().code, KErr::ekeyrejected);
+  EXPECT_EQ(st3.error().message, "signature does not verify");
 }
 
 TEST(KernelTrust, Item32SigningTimeOutsideValidity) {
@@ -683,4 +687,150 @@ TEST(KernelOpenSsl, ParserAgreement) {
     EXPECT_EQ(parse_err(c.m), c.kernel) << c.what;
     EXPECT_EQ(openssl_parses(build(c.m, content())), c.openssl) << c.what;
   }
+}
+
+// ------------------------------------------------ chains and keyrings (7.2 source review)
+
+namespace {
+struct Pki {
+  test::TempDir d;
+  std::string O = test::openssl();
+  std::string p(const std::string& n) const { return test::q(d / n); }
+  void run(const std::string& cmd) {
+    auto r = test::run(cmd);
+    ASSERT_EQ(r.status, 0) << cmd << "\n" << r.err;
+  }
+  // root CA -> intermediate -> leaf, RSA-2048, SKID and AKID (keyid and issuer+serial).
+  void make() {
+    test::spit(d / "ext.cnf", std::string("[ca]\nbasicConstraints=critical,CA:TRUE\nkeyUsage=keyCertSign\n"
+                                          "subjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid,issuer\n"
+                                          "[leaf]\nbasicConstraints=critical,CA:FALSE\nkeyUsage=digitalSignature\n"
+                                          "subjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid,issuer\n"));
+    for (const char* k : {"root", "inter", "leaf"})
+      run(O + " genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out " + p(std::string(k) + ".key"));
+    run(O + " req -new -x509 -key " + p("root.key") + " -subj /CN=Test-Root -days 3650 -set_serial 1 -out " + p("root.pem") +
+        " -addext basicConstraints=critical,CA:TRUE -addext subjectKeyIdentifier=hash");
+    run(O + " req -new -key " + p("inter.key") + " -subj /CN=Test-Inter -out " + p("inter.csr"));
+    run(O + " x509 -req -in " + p("inter.csr") + " -CA " + p("root.pem") + " -CAkey " + p("root.key") +
+        " -set_serial 2 -days 3650 -extfile " + p("ext.cnf") + " -extensions ca -out " + p("inter.pem"));
+    run(O + " req -new -key " + p("leaf.key") + " -subj /CN=Test-Leaf -out " + p("leaf.csr"));
+    run(O + " x509 -req -in " + p("leaf.csr") + " -CA " + p("inter.pem") + " -CAkey " + p("inter.key") +
+        " -set_serial 3 -days 3650 -extfile " + p("ext.cnf") + " -extensions leaf -out " + p("leaf.pem"));
+    test::spit(d / "mod.bin", content());
+    run("cat " + p("inter.pem") + " " + p("root.pem") + " > " + p("chain.pem"));
+  }
+  // openssl cms -sign embeds the leaf (and -certfile extras).
+  Bytes sign(bool with_chain) {
+    run(O + " cms -sign -binary -noattr -md sha256 -in " + p("mod.bin") + " -signer " + p("leaf.pem") + " -inkey " +
+        p("leaf.key") + (with_chain ? " -certfile " + p("chain.pem") : std::string()) + " -outform DER -out " + p("s.p7s"));
+    return test::slurp(d / "s.p7s");
+  }
+  kernel::Keyring keyring(const std::string& pem) {
+    kernel::Keyring k;
+    EXPECT_TRUE(k.add_path(d / pem).ok());
+    return k;
+  }
+};
+}  // namespace
+
+TEST(KernelChains, EmbeddedLeafTrustedDirectlyOrThroughItsIssuers) {
+  Pki pki;
+  ASSERT_NO_FATAL_FAILURE(pki.make());
+  const Bytes leaf_only = pki.sign(false);
+  const Bytes with_chain = pki.sign(true);
+  // The leaf itself in the keyring: the SignerInfo's signature is checked with it.
+  EXPECT_EQ(verify_module_sig(leaf_only, pki.keyring("leaf.pem")).err, KErr::none);
+  // The intermediate (the leaf's AKID names it): found through the AKID, loads.
+  auto r = verify_module_sig(leaf_only, pki.keyring("inter.pem"));
+  EXPECT_EQ(r.err, KErr::none) << r.reason;
+  // Whole chain embedded, keyring = intermediate or root: loads.
+  r = verify_module_sig(with_chain, pki.keyring("inter.pem"));
+  EXPECT_EQ(r.err, KErr::none) << r.reason;
+  r = verify_module_sig(with_chain, pki.keyring("root.pem"));
+  EXPECT_EQ(r.err, KErr::none) << r.reason;
+  // Only the root, chain not embedded: nothing links the leaf to it: ENOKEY.
+  EXPECT_EQ(verify_module_sig(leaf_only, pki.keyring("root.pem")).err, KErr::enokey);
+}
+
+TEST(KernelChains, KeyringLookupNeedsBothIds) {
+  // Self-signed certificate A embedded; the keyring holds B with the same key (same SKID)
+  // but another serial: the kernel's lookup by A's id fails and the unknown self-signed
+  // certificate ends the walk (ENOKEY) — the SKID alone does not match.
+  Pki pki;
+  ASSERT_NO_FATAL_FAILURE(pki.make());
+  pki.run(pki.O + " req -new -x509 -key " + pki.p("leaf.key") + " -subj /CN=Self -days 3650 -set_serial 10 -out " +
+          pki.p("a.pem") + " -addext subjectKeyIdentifier=hash");
+  pki.run(pki.O + " req -new -x509 -key " + pki.p("leaf.key") + " -subj /CN=Self -days 3650 -set_serial 11 -out " +
+          pki.p("b.pem") + " -addext subjectKeyIdentifier=hash");
+  pki.run(pki.O + " cms -sign -binary -noattr -md sha256 -in " + pki.p("mod.bin") + " -signer " + pki.p("a.pem") +
+          " -inkey " + pki.p("leaf.key") + " -outform DER -out " + pki.p("a.p7s"));
+  const Bytes der = test::slurp(pki.d / "a.p7s");
+  EXPECT_EQ(verify_module_sig(der, pki.keyring("b.pem")).err, KErr::enokey);
+  EXPECT_EQ(verify_module_sig(der, pki.keyring("a.pem")).err, KErr::none);
+}
+
+TEST(KernelChains, CertificateAcceptance) {
+  // P-521 certificates are accepted (crypto/ecdsa.c supports it); an RSASSA-PSS-signed
+  // certificate is not (x509_note_sig_algo: ENOPKG), in the message or in the keyring.
+  Pki pki;
+  pki.run(pki.O + " genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-521 -out " + pki.p("p521.key"));
+  pki.run(pki.O + " req -new -x509 -key " + pki.p("p521.key") + " -subj /CN=P521 -days 3650 -out " + pki.p("p521.pem") +
+          " -addext subjectKeyIdentifier=hash");
+  test::spit(pki.d / "mod.bin", content());
+  pki.run(pki.O + " cms -sign -binary -noattr -md sha512 -in " + pki.p("mod.bin") + " -signer " + pki.p("p521.pem") +
+          " -inkey " + pki.p("p521.key") + " -outform DER -out " + pki.p("e.p7s"));
+  auto r = verify_module_sig(test::slurp(pki.d / "e.p7s"), pki.keyring("p521.pem"));
+  EXPECT_EQ(r.err, KErr::none) << r.reason;
+  pki.run(pki.O + " genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out " + pki.p("r.key"));
+  pki.run(pki.O + " req -new -x509 -key " + pki.p("r.key") + " -subj /CN=PSS -days 3650 -sigopt rsa_padding_mode:pss -out " +
+          pki.p("pss.pem"));
+  pki.run(pki.O + " cms -sign -binary -noattr -md sha256 -in " + pki.p("mod.bin") + " -signer " + pki.p("pss.pem") +
+          " -inkey " + pki.p("r.key") + " -outform DER -out " + pki.p("pss.p7s"));
+  auto m = kernel::pkcs7_parse_message(test::slurp(pki.d / "pss.p7s"), KernelProfile::v7_0());
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().code, KErr::enopkg);
+}
+
+TEST(KernelTime, X509DecodeTimeRules) {
+  auto t = [](std::uint8_t tag, const std::string& v) {
+    return asn1::decode_time(tag, ByteView(reinterpret_cast<const std::uint8_t*>(v.data()), v.size()));
+  };
+  EXPECT_EQ(t(asn1::kUtcTime, "700101000000Z"), 0);
+  EXPECT_EQ(t(asn1::kUtcTime, "491231235959Z"), 2524607999);                 // 2049
+  EXPECT_EQ(t(asn1::kUtcTime, "600101000000Z"), std::nullopt);               // 1960 < 1970
+  EXPECT_EQ(t(asn1::kUtcTime, "250101240000Z"), 1735776000);                 // hour 24 allowed
+  EXPECT_EQ(t(asn1::kUtcTime, "250101235960Z"), 1735775999 + 1);             // leap second
+  EXPECT_EQ(t(asn1::kGeneralizedTime, "20250101000000Z"), std::nullopt);     // GeneralizedTime in UTCTime range
+  EXPECT_EQ(t(asn1::kGeneralizedTime, "21260101000000Z"), 4922899200);
+  EXPECT_EQ(t(asn1::kUtcTime, "250229000000Z"), std::nullopt);               // not a leap year
+  EXPECT_EQ(t(asn1::kUtcTime, "240229000000Z"), 1709164800);
+  EXPECT_EQ(t(asn1::kUtcTime, "2501010000Z"), std::nullopt);                 // length
+}
+
+TEST(KernelSignatures, EcdsaSignatureDecodedLikeTheKernel) {
+  // r and s re-encoded with a non-minimal length and trailing bytes: the kernel's BER
+  // decoder reads them, so the module loads.
+  const Signer& s = signer(KeyAlgo::ecdsa_p256);
+  const Bytes sig = crypto::sign_message(s.key, HashAlgo::sha256, content()).value();
+  asn1::Reader r(sig);
+  auto seq = r.next();
+  Bytes lax = cat({Bytes{0x30, 0x81, static_cast<std::uint8_t>(seq.content.size())}, to_bytes(seq.content), Bytes{0xde, 0xad}});
+  auto rep = verify_module_sig(build(one({.algo = KeyAlgo::ecdsa_p256, .signature = lax}), content()), keyring_of({&s}));
+  EXPECT_EQ(rep.err, KErr::none) << rep.reason;
+  // Not a SEQUENCE at all: EBADMSG in the trust path collapses to EKEYREJECTED.
+  rep = verify_module_sig(build(one({.algo = KeyAlgo::ecdsa_p256, .signature = Bytes{0x04, 0x01, 0x00}}), content()),
+                          keyring_of({&s}));
+  EXPECT_EQ(rep.err, KErr::ekeyrejected);
+}
+
+TEST(KernelSignatures, RsaErrnosOnTheEmbeddedCertificatePath) {
+  // rsassa_pkcs1_verify (7.2): wrong length EINVAL; a valid block over another digest
+  // EKEYREJECTED.  The embedded signer certificate makes pkcs7_verify return them as is.
+  const Signer& s = signer(KeyAlgo::rsa);
+  MsgSpec short_sig = one({.signature = Bytes(255, 0x42)});
+  short_sig.certs = {s.cert.der()};
+  EXPECT_EQ(verify_usage(short_sig, Usage::module), KErr::einval);
+  MsgSpec other = one({.signature = crypto::sign_message(s.key, HashAlgo::sha256, test::pattern(5)).value()});
+  other.certs = {s.cert.der()};
+  EXPECT_EQ(verify_usage(other, Usage::module), KErr::ekeyrejected);
 }

@@ -19,7 +19,10 @@ Element Reader::next() {
     std::size_t used = 0;
     for (;;) {
       if (inner.in_.size() < 2) throw DecodeError("missing end-of-contents octets");
-      if (inner.in_[0] == 0 && inner.in_[1] == 0) break;
+      if (inner.in_[0] == 0) {
+        if (inner.in_[1] != 0) throw DecodeError("invalid end-of-contents octets");
+        break;
+      }
       used += inner.next().tlv.size();
     }
     Element e;
@@ -51,7 +54,7 @@ Element Reader::next() {
 
 Element Reader::expect(std::uint8_t tag, const char* what) {
   if (in_.empty()) throw DecodeError(std::string("missing ") + what);
-  if (in_[0] != tag) {
+  if (!matches(in_[0], tag)) {
     static constexpr char d[] = "0123456789abcdef";
     std::string got{d[in_[0] >> 4], d[in_[0] & 15]};
     std::string want{d[tag >> 4], d[tag & 15]};

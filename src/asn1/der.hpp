@@ -71,7 +71,10 @@ class Reader {
   ByteView rest() const { return in_; }
   /// Identifier octet of the next element, or -1 at the end.
   int peek_tag() const { return in_.empty() ? -1 : in_[0]; }
-  bool peek(std::uint8_t tag) const { return !in_.empty() && in_[0] == tag; }
+  /// In BER mode a primitive identifier is accepted where a constructed one is expected
+  /// (lib/asn1_decoder.c compares tags without the constructed bit for constructed
+  /// grammar elements), never the reverse.
+  bool peek(std::uint8_t tag) const { return !in_.empty() && matches(in_[0], tag); }
 
   /// Next element, whatever its tag.
   Element next();
@@ -90,6 +93,9 @@ class Reader {
   std::uint64_t read_small_uint(const char* what);
 
  private:
+  bool matches(std::uint8_t got, std::uint8_t want) const {
+    return got == want || (rules_ == Rules::ber && (want & 0x20) && (got | 0x20) == want);
+  }
   ByteView in_;
   Rules rules_ = Rules::der;
   int depth_ = 0;

@@ -14,6 +14,7 @@ namespace modsign::kernel {
 using asn1::Element;
 using asn1::Reader;
 using asn1::Rules;
+using asn1::Writer;
 
 std::string KernelProfile::name() const { return generation == Generation::v6 ? "v6" : "v7.0"; }
 
@@ -147,28 +148,27 @@ bool tbs_blacklisted(const crypto::Certificate& c, const KernelProfile& p, const
   return h && bl->is_tbs_blacklisted(crypto::digest(*h, c.tbs()));
 }
 
-// pkcs7_extract_cert: one element of the certificates (or CRLs) list.
+// x509_check_for_self_signed (x509_public_key.c): same raw subject and issuer, an AKID (if
+// any) pointing at the certificate itself (both parts must agree when both exist), then
+// the signature checked with its own key; ENOPKG marks the signature unsupported.
+Status check_self_signed(X509Cert& x, const KernelProfile& profile);
+
 void pkcs7_extract_cert(ParseContext& ctx, const Element& e) {
-  if (e.tag != asn1::kSequence) fail(KErr::ebadmsg, "Cert began with tag " + std::to_string(e.tag));
+  if ((e.tag & ~0x20) != (asn1::kSequence & ~0x20)) fail(KErr::ebadmsg, "Cert began with tag " + std::to_string(e.tag));
   if (e.tlv.size() > 65535) fail(KErr::emsgsize, "X.509 certificate larger than 65535 bytes");
+  const std::string which = "X.509 certificate " + std::to_string(ctx.x509_index + 1);
   auto c = crypto::Certificate::from_der(e.tlv);
-  if (!c) fail(c.error().code, "X.509 certificate " + std::to_string(ctx.x509_index + 1) + ": " + c.error().message);
-  if (ctx.profile.generation == Generation::v6 && crypto::is_ml_dsa(c->public_key().algo()))
-    fail(KErr::enopkg, "X.509 certificate " + std::to_string(ctx.x509_index + 1) + ": ML-DSA keys need kernel 7.0");
+  if (!c) fail(c.error().code, which + ": " + c.error().message);
+  if (auto st = x509_supported(*c, ctx.profile); !st) fail(st.error().code, which + ": " + st.error().message);
   X509Cert x;
   x.cert = std::move(c.value());
   x.id = x.cert.kernel_id();
-  if (x.cert.skid()) x.skid = *x.cert.skid();
+  x.skid = x.cert.skid();
+  x.akid_id = x.cert.akid_id();
+  x.akid_skid = x.cert.akid_keyid();
   x.index = ++ctx.x509_index;
-  x.self_signed = same(x.cert.issuer(), x.cert.subject());
   x.blacklisted = tbs_blacklisted(x.cert, ctx.profile, ctx.blacklist);
-  if (x.self_signed) {
-    // x509_check_for_self_signed: a self-signature that fails (other than ENOPKG) fails
-    // the certificate, and with it the whole message.
-    auto st = x.cert.verify_signed_by(x.cert.public_key());
-    if (!st && st.error().code != KErr::enopkg)
-      fail(st.error().code, "X.509 certificate " + std::to_string(x.index) + ": self-signature: " + st.error().message);
-  }
+  if (auto st = check_self_signed(x, ctx.profile); !st) fail(st.error().code, which + ": " + st.error().message);
   ctx.msg.certs.push_back(std::move(x));
 }
 
@@ -177,14 +177,17 @@ void pkcs7_extract_cert(ParseContext& ctx, const Element& e) {
 // reaches the X.509 parser (kernel-semantics §1.4).
 void note_cert_list(ParseContext& ctx, const Element& list, bool crl) {
   Reader r(list.content, Rules::ber);
+  // SET OF / SEQUENCE OF with no element: a decoder error in 7.2.
+  if (r.empty()) fail(KErr::ebadmsg, std::string("ASN.1 decoder: empty ") + (crl ? "CRL" : "certificate") + " list");
   while (!r.empty()) {
     Element e = r.next();
     if (!crl) {
       pkcs7_extract_cert(ctx, e);
       continue;
     }
-    if (e.tag != asn1::kSequence) fail(KErr::ebadmsg, "CRL is not a SEQUENCE");
+    if ((e.tag | 0x20) != asn1::kSequence) fail(KErr::ebadmsg, "CRL is not a SEQUENCE");
     Reader items(e.content, Rules::ber);
+    if (items.empty()) fail(KErr::ebadmsg, "ASN.1 decoder: empty CRL");
     while (!items.empty()) pkcs7_extract_cert(ctx, items.next());
   }
 }
@@ -226,6 +229,8 @@ void note_attributes(ParseContext& ctx, SignedInfo& si, Reader attrs) {
     Reader attr = attrs.enter(asn1::kSequence, "AuthenticatedAttribute");
     Element type = attr.expect(asn1::kOid, "attribute type");
     Reader values = attr.enter(asn1::kSet, "attribute values");
+    attr.finish("AuthenticatedAttribute");
+    if (values.empty()) throw asn1::DecodeError("empty attribute values");
     while (!values.empty()) note_authenticated_attr(ctx, si, type.content, values.next());
   }
 }
@@ -247,12 +252,15 @@ SignedInfo parse_signer_info(ParseContext& ctx, const Element& el) {
   // sid: the noted values live in the parse context, so a CHOICE that disagrees with the
   // version leaves the other id's bytes from an earlier SignerInfo (or empty).
   Element sid = r.next();
-  if (sid.tag == asn1::context_prim(0) || sid.tag == asn1::context_cons(0)) {
+  if (sid.tag == asn1::context_prim(0)) {
     ctx.raw_skid = copy(sid.content);
-  } else if (sid.tag == asn1::kSequence) {
+  } else if ((sid.tag | 0x20) == asn1::kSequence) {
     Reader ias(sid.content, Rules::ber);
-    ctx.raw_issuer = copy(ias.expect(asn1::kSequence, "issuer Name").content);
+    Element name = ias.expect(asn1::kSequence, "issuer Name");
+    if (name.content.empty()) throw asn1::DecodeError("empty issuer Name");
+    ctx.raw_issuer = copy(name.content);
     ctx.raw_serial = copy(ias.expect(asn1::kInteger, "serialNumber").content);
+    ias.finish("issuerAndSerialNumber");
   } else {
     fail(KErr::ebadmsg, "SignerIdentifier has an unexpected tag");
   }
@@ -260,6 +268,8 @@ SignedInfo parse_signer_info(ParseContext& ctx, const Element& el) {
   {
     Reader da = r.enter(asn1::kSequence, "digestAlgorithm");
     Element oid = da.expect(asn1::kOid, "digestAlgorithm OID");
+    if (!da.empty()) da.next();  // parameters ANY OPTIONAL
+    da.finish("digestAlgorithm");
     const auto& t = digest_oids();
     auto it = std::find_if(t.begin(), t.end(), [&](const DigestOid& d) { return same(d.oid, oid.content); });
     if (it == t.end()) fail(KErr::enopkg, "Unsupported digest algo: " + asn1::oid_to_string(oid.content));
@@ -289,6 +299,8 @@ SignedInfo parse_signer_info(ParseContext& ctx, const Element& el) {
   {
     Reader pa = r.enter(asn1::kSequence, "digestEncryptionAlgorithm");
     Element oid = pa.expect(asn1::kOid, "digestEncryptionAlgorithm OID");
+    if (!pa.empty()) pa.next();  // parameters ANY OPTIONAL
+    pa.finish("digestEncryptionAlgorithm");
     const auto& t = pkey_oids();
     auto it = std::find_if(t.begin(), t.end(), [&](const PkeyOid& p) { return same(p.oid, oid.content); });
     if (it == t.end() || (it->v7_only && ctx.profile.generation == Generation::v6))
@@ -299,7 +311,18 @@ SignedInfo parse_signer_info(ParseContext& ctx, const Element& el) {
   }
   // pkcs7_sig_note_signature
   si.signature = copy(r.expect(asn1::kOctetString, "encryptedDigest").content);
-  if (r.peek(asn1::context_cons(1)) || r.peek(asn1::context_cons(3))) r.next();
+  if (r.peek(asn1::context_cons(1)) || r.peek(asn1::context_cons(3))) {
+    // unauthenticatedAttributes: SET/SEQUENCE OF { type OID, values SET OF ANY }.
+    Reader ua(r.next().content, Rules::ber);
+    if (ua.empty()) throw asn1::DecodeError("empty unauthenticatedAttributes");
+    while (!ua.empty()) {
+      Reader a = ua.enter(asn1::kSequence, "UnauthenticatedAttribute");
+      a.expect(asn1::kOid, "attribute type");
+      Reader vals = a.enter(asn1::kSet, "attribute values");
+      a.finish("UnauthenticatedAttribute");
+      if (vals.empty()) throw asn1::DecodeError("empty attribute values");
+    }
+  }
   if (!r.empty()) fail(KErr::ebadmsg, "unexpected data at the end of SignerInfo");
   // pkcs7_note_signed_info
   if (same(ctx.msg.data_type, kOidMsIndirectData) && !si.authattrs) fail(KErr::ebadmsg, "Authenticode requires AuthAttrs");
@@ -322,9 +345,12 @@ void parse_signed_data(ParseContext& ctx, Reader& sd) {
   // digestAlgorithms: SET OF or SEQUENCE OF; OIDs only noted.
   if (sd.peek(asn1::kSet) || sd.peek(asn1::kSequence)) {
     Reader algs(sd.next().content, Rules::ber);
+    if (algs.empty()) throw asn1::DecodeError("empty digestAlgorithms");
     while (!algs.empty()) {
       Reader a = algs.enter(asn1::kSequence, "DigestAlgorithmIdentifier");
       a.expect(asn1::kOid, "digest algorithm OID");
+      if (!a.empty()) a.next();
+      a.finish("DigestAlgorithmIdentifier");
     }
   } else {
     fail(KErr::ebadmsg, "digestAlgorithms missing");
@@ -337,6 +363,7 @@ void parse_signed_data(ParseContext& ctx, Reader& sd) {
     if (ci.peek(asn1::context_cons(0))) {
       Reader explicit0(ci.next().content, Rules::ber);
       Element data = explicit0.next();
+      explicit0.finish("content [0]");
       ctx.msg.data = copy(data.content);
       ctx.msg.data_embedded = true;
     }
@@ -402,6 +429,73 @@ std::optional<crypto::KeyAlgo> key_algo_of(const std::string& pkey_algo) {
   return std::nullopt;
 }
 
+/// The kernel decodes ECDSA-Sig-Value with its BER decoder and reads r and s as unsigned
+/// (crypto/ecdsa-x962.c): re-encode that as the strict DER OpenSSL wants.  nullopt if
+/// the kernel could not decode it either (EBADMSG).
+std::optional<Bytes> normalize_ecdsa_signature(ByteView sig) {
+  try {
+    Reader top(sig, Rules::ber);
+    Element seq = top.next();
+    if ((seq.tag & ~0x20) != (asn1::kSequence & ~0x20)) return std::nullopt;
+    Reader in(seq.content, Rules::ber);
+    Element r = in.expect(asn1::kInteger, "r"), s = in.expect(asn1::kInteger, "s");
+    auto unsigned_int = [](ByteView v) {
+      std::size_t i = 0;
+      while (i < v.size() && v[i] == 0) ++i;
+      Bytes out(v.begin() + static_cast<std::ptrdiff_t>(i), v.end());
+      if (out.empty() || (out[0] & 0x80)) out.insert(out.begin(), 0);
+      return out;
+    };
+    Writer w;
+    w.add(asn1::kSequence, [&](Writer& q) {
+      q.tlv(asn1::kInteger, unsigned_int(r.content));
+      q.tlv(asn1::kInteger, unsigned_int(s.content));
+    });
+    return w.take();
+  } catch (const asn1::DecodeError&) {
+    return std::nullopt;
+  }
+}
+
+/// rsassa_pkcs1_verify (crypto/rsassa-pkcs1.c, 7.2): s^e mod n, then the EMSA-PKCS1-v1_5
+/// block checked field by field with the kernel's errno for each.
+Status rsassa_pkcs1_verify(const crypto::PublicKey& key, crypto::HashAlgo h, ByteView digest, ByteView sig) {
+  const std::size_t k = static_cast<std::size_t>((key.bits() + 7) / 8);
+  if (sig.size() != k) return make_error(KErr::einval, "RSA signature is " + std::to_string(sig.size()) + " bytes, the key needs " + std::to_string(k));
+  // s <= 1 is refused before the public operation.
+  if (std::all_of(sig.begin(), sig.end() - 1, [](std::uint8_t c) { return c == 0; }) && sig.back() <= 1)
+    return make_error(KErr::einval, "RSA signature representative out of range");
+  auto em = crypto::rsa_public_raw(key, sig);
+  if (!em) return make_error(KErr::einval, "RSA signature representative out of range");
+  const Bytes& b = *em;
+  if (b[0] != 0x00) return make_error(KErr::einval, "RSA block does not start with 00");
+  if (b[1] != 0x01) return make_error(KErr::ebadmsg, "RSA block type is not 01");
+  std::size_t i = 2;
+  while (i < b.size() && b[i] == 0xff) ++i;
+  if (i - 2 < 8 || i >= b.size() || b[i] != 0x00) return make_error(KErr::ebadmsg, "bad PKCS#1 v1.5 padding");
+  ++i;
+  // DigestInfo prefix: SEQUENCE { SEQUENCE { OID, NULL }, OCTET STRING (hash size) }.
+  const auto& hi = crypto::hash_info(h);
+  Writer alg;
+  alg.add(asn1::kSequence, [&](Writer& a) {
+    a.oid(hi.oid);
+    a.null();
+  });
+  Bytes prefix;
+  {
+    const Bytes inner = alg.bytes();
+    Bytes octet_hdr = asn1::header(asn1::kOctetString, hi.size);
+    prefix = asn1::header(asn1::kSequence, inner.size() + octet_hdr.size() + hi.size);
+    prefix.insert(prefix.end(), inner.begin(), inner.end());
+    prefix.insert(prefix.end(), octet_hdr.begin(), octet_hdr.end());
+  }
+  if (b.size() - i != prefix.size() + hi.size || !std::equal(prefix.begin(), prefix.end(), b.begin() + static_cast<std::ptrdiff_t>(i)))
+    return make_error(KErr::ebadmsg, "DigestInfo does not match " + std::string(hi.name));
+  if (!std::equal(digest.begin(), digest.end(), b.begin() + static_cast<std::ptrdiff_t>(i + prefix.size())))
+    return make_error(KErr::ekeyrejected, "signature does not verify");
+  return ok_status();
+}
+
 /// public_key_verify_signature(key, sig) with sig->m = m (kernel-semantics §2.7, §3.3).
 Status public_key_verify_signature(const crypto::PublicKey& key, const SignedInfo& si, ByteView m,
                                    crypto::Backend backend = crypto::Backend::openssl) {
@@ -417,10 +511,77 @@ Status public_key_verify_signature(const crypto::PublicKey& key, const SignedInf
     return crypto::verify_message(key, crypto::HashAlgo::sha512, m, si.signature, backend);
   }
   auto h = hash_of(si.hash_algo);
-  if (!h) return make_error(KErr::enopkg, "no " + si.hash_algo + " for " + si.pkey_algo);
-  return crypto::verify_digest(key, *h, m, si.signature);
+  if (!h) return make_error(KErr::einval, "no " + si.pkey_algo + " signature scheme with " + si.hash_algo);
+  if (key_ecdsa) {
+    auto der = normalize_ecdsa_signature(si.signature);
+    if (!der) return make_error(KErr::ebadmsg, "malformed ECDSA-Sig-Value");
+    return crypto::verify_digest(key, *h, m, *der);
+  }
+  return rsassa_pkcs1_verify(key, *h, m, si.signature);
 }
 
+/// The certificate's own signature as a SignedInfo-like view, for chain checks.
+SignedInfo cert_sig(const crypto::Certificate& c) {
+  SignedInfo si;
+  bool ecdsa = false;
+  auto ka = crypto::key_algo_by_signature_oid(c.signature_algorithm(), &ecdsa);
+  si.pkey_algo = ecdsa ? "ecdsa" : ka ? std::string(crypto::kernel_pkey_name(*ka)) : "rsa";
+  if (auto h = c.signature_hash()) si.hash_algo = crypto::hash_info(*h).name;
+  else si.hash_algo = "none";
+  si.signature = Bytes(c.signature_value().begin(), c.signature_value().end());
+  return si;
+}
+
+/// Check `child`'s certificate signature with `issuer_key` as the kernel does.
+Status verify_cert_signature(const crypto::Certificate& child, const crypto::PublicKey& issuer_key,
+                             crypto::Backend backend = crypto::Backend::openssl) {
+  if (child.signature_value().empty()) return make_error(KErr::ebadmsg, "certificate signature BIT STRING has unused bits");
+  SignedInfo si = cert_sig(child);
+  if (si.hash_algo == "none") return public_key_verify_signature(issuer_key, si, child.tbs(), backend);
+  auto h = hash_of(si.hash_algo);
+  if (!h) return make_error(KErr::enopkg, "unsupported certificate hash");
+  return public_key_verify_signature(issuer_key, si, crypto::digest(*h, child.tbs()), backend);
+}
+
+Status check_self_signed(X509Cert& x, const KernelProfile& profile) {
+  (void)profile;
+  if (!same(x.cert.subject(), x.cert.issuer())) return ok_status();
+  if (x.akid_id || x.akid_skid) {
+    const bool a = x.skid && x.akid_skid && *x.skid == *x.akid_skid;
+    const bool b = x.akid_id && x.id == *x.akid_id;
+    if (!a && !b) return ok_status();  // AKID names another certificate: not self-signed
+    if ((a != b) && x.akid_id && x.akid_skid) return make_error(KErr::ekeyrejected, "AKID parts disagree");
+  }
+  auto st = verify_cert_signature(x.cert, x.cert.public_key());
+  if (!st) {
+    if (st.error().code == KErr::enopkg) {
+      x.unsupported_sig = true;
+      return ok_status();
+    }
+    return make_error(st.error().code, "self-signature: " + st.error().message);
+  }
+  x.self_signed = true;
+  return ok_status();
+}
+
+}  // namespace
+
+Status x509_supported(const crypto::Certificate& cert, const KernelProfile& profile) {
+  const ByteView o = cert.signature_algorithm();
+  bool ecdsa = false;
+  auto ka = crypto::key_algo_by_signature_oid(o, &ecdsa);
+  const bool mldsa_sig = ka && crypto::is_ml_dsa(*ka);
+  static constexpr std::uint8_t rsa_sha3_prefix[] = {0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03};
+  const bool rsa_sha3 = o.size() == 9 && std::equal(rsa_sha3_prefix, rsa_sha3_prefix + 8, o.begin()) && o[8] >= 0x0d && o[8] <= 0x10;
+  const bool rsa_pkcs1 = cert.signature_hash().has_value() && !ecdsa;
+  if (!(rsa_pkcs1 || rsa_sha3 || ecdsa || mldsa_sig) || (mldsa_sig && profile.generation == Generation::v6))
+    return make_error(KErr::enopkg, "unsupported certificate signature algorithm " + asn1::oid_to_string(o));
+  if (crypto::is_ml_dsa(cert.public_key().algo()) && profile.generation == Generation::v6)
+    return make_error(KErr::enopkg, "ML-DSA keys need kernel 7.0");
+  return ok_status();
+}
+
+namespace {
 }  // namespace
 
 // --------------------------------------------------------------------------------- parse
@@ -464,14 +625,21 @@ Status pkcs7_digest(Pkcs7Message& msg, std::size_t index, const KernelProfile& p
   SignedInfo& si = msg.signed_infos.at(index);
   const ByteView data = msg.data ? ByteView(*msg.data) : ByteView();
   if (profile.generation == Generation::v7_0 && !si.authattrs && si.algo_takes_data) {
-    si.m = copy(data);
+    si.m.reset();
+    si.m_is_data = true;
     si.m_free = false;
     return ok_status();
   }
   if (si.m) return ok_status();
   auto h = hash_of(si.hash_algo);
   if (!h) return make_error(KErr::enopkg, "hash " + si.hash_algo + " not available");
-  Bytes d = crypto::digest(*h, data);
+  auto cached = std::find_if(msg.data_digests.begin(), msg.data_digests.end(),
+                             [&](const auto& e) { return e.first == si.hash_algo; });
+  if (cached == msg.data_digests.end()) {
+    msg.data_digests.emplace_back(si.hash_algo, crypto::digest(*h, data));
+    cached = msg.data_digests.end() - 1;
+  }
+  Bytes d = cached->second;
   // The content hash is cached before the messageDigest checks, so a second call after a
   // failed check returns 0 with it (as 7.2's pkcs7_digest does).
   si.m = d;
@@ -503,7 +671,7 @@ Result<KernelDigest> pkcs7_get_digest(Pkcs7Message& msg, const KernelProfile& pr
   const SignedInfo& si = msg.signed_infos[0];
   if (profile.generation == Generation::v7_0 && !si.m_free)
     return make_error(KErr::einval, "pkcs7_get_digest: No digest available");
-  KernelDigest out{*si.m, si.hash_algo, std::nullopt};
+  KernelDigest out{si.m.value_or(Bytes{}), si.hash_algo, std::nullopt};
   const int idx = hash_algo_index(si.hash_algo);
   if (idx >= 0) out.hash_algo_index = idx;
   return out;
@@ -513,12 +681,10 @@ Result<KernelDigest> pkcs7_get_digest(Pkcs7Message& msg, const KernelProfile& pr
 
 namespace {
 
-// The embedded certificate that issued certs[child] (subject == issuer), if any.
-std::optional<std::size_t> find_issuer(const Pkcs7Message& msg, std::size_t child) {
-  const X509Cert& x = msg.certs[child];
-  for (std::size_t i = 0; i < msg.certs.size(); ++i)
-    if (i != child && same(msg.certs[i].cert.subject(), x.cert.issuer())) return i;
-  return std::nullopt;
+// sig->m: the digest (or attributes) pkcs7_digest made, or the data itself.
+ByteView signed_bytes(const Pkcs7Message& msg, const SignedInfo& si) {
+  if (si.m_is_data) return msg.data ? ByteView(*msg.data) : ByteView();
+  return si.m ? ByteView(*si.m) : ByteView();
 }
 
 // pkcs7_find_key: the first embedded certificate whose x509->id equals auth_ids[0].
@@ -530,20 +696,40 @@ void pkcs7_find_key(Pkcs7Message& msg, SignedInfo& si) {
     }
 }
 
-// pkcs7_verify_sig_chain, reduced to what embedded self-signed or blacklisted chains need:
-// a blacklisted signer certificate marks the SignerInfo blacklisted.
-void pkcs7_verify_sig_chain(Pkcs7Message& msg, SignedInfo& si) {
-  if (!si.signer) return;
+// pkcs7_verify_sig_chain (pkcs7_verify.c, 7.2): from the signer certificate up, find
+// each issuer among the embedded certificates by the AKID (issuer+serial first, then
+// keyid), check the child's signature with it (errors returned as they are), stop at a
+// self-signed, blacklisted or unknown issuer, or a loop.
+Status pkcs7_verify_sig_chain(Pkcs7Message& msg, SignedInfo& si) {
+  for (auto& c : msg.certs) c.seen = false;
+  if (!si.signer) return ok_status();
   std::size_t cur = *si.signer;
-  for (std::size_t guard = 0; guard <= msg.certs.size(); ++guard) {
+  for (;;) {
     X509Cert& x = msg.certs[cur];
+    x.seen = true;
     if (x.blacklisted) {
       si.blacklisted = true;
-      return;
+      return ok_status();
     }
-    if (x.self_signed) return;
-    auto issuer = find_issuer(msg, cur);
-    if (!issuer) return;
+    if (x.self_signed || x.unsupported_sig) {
+      if (x.self_signed) x.signer = cur;
+      return ok_status();
+    }
+    std::optional<std::size_t> issuer;
+    if (x.akid_id) {
+      for (std::size_t i = 0; i < msg.certs.size() && !issuer; ++i)
+        if (msg.certs[i].id == *x.akid_id) issuer = i;
+      if (issuer && x.akid_skid && (!msg.certs[*issuer].skid || *msg.certs[*issuer].skid != *x.akid_skid))
+        return make_error(KErr::ekeyrejected, "Sig " + std::to_string(si.index) + ": X.509 chain contains auth-skid nonmatch");
+    } else if (x.akid_skid) {
+      for (std::size_t i = 0; i < msg.certs.size() && !issuer; ++i)
+        if (msg.certs[i].skid && *msg.certs[i].skid == *x.akid_skid) issuer = i;
+    }
+    if (!issuer) return ok_status();  // the root of this chain is not in the message
+    if (msg.certs[*issuer].seen) return ok_status();  // loop
+    auto st = verify_cert_signature(x.cert, msg.certs[*issuer].cert.public_key(), msg.backend);
+    if (!st) return st;
+    x.signer = *issuer;
     cur = *issuer;
   }
 }
@@ -557,10 +743,9 @@ Status pkcs7_verify_one(Pkcs7Message& msg, std::size_t index, const KernelProfil
   const X509Cert& x = msg.certs[*si.signer];
   if (si.signing_time && (*si.signing_time < x.cert.valid_from() || *si.signing_time > x.cert.valid_to()))
     return make_error(KErr::ekeyrejected, "Message signed outside of X.509 validity window");
-  st = public_key_verify_signature(x.cert.public_key(), si, *si.m, msg.backend);
+  st = public_key_verify_signature(x.cert.public_key(), si, signed_bytes(msg, si), msg.backend);
   if (!st) return st;
-  pkcs7_verify_sig_chain(msg, si);
-  return ok_status();
+  return pkcs7_verify_sig_chain(msg, si);
 }
 
 }  // namespace
@@ -618,6 +803,26 @@ Status pkcs7_verify(Pkcs7Message& msg, Usage usage, const KernelProfile& profile
   return make_error(actual, reason);
 }
 
+namespace {
+/// find_asymmetric_key(keyring, id_0, id_1, NULL, false) (asymmetric_type.c): the key
+/// whose id (serial ‖ issuer) or SKID equals the first given id; when both ids are given,
+/// the key's SKID must equal id_1 (EKEYREJECTED otherwise).  ENOKEY if none; EINVAL for an
+/// empty id (the keyring search itself fails).
+Result<const crypto::Certificate*> find_asymmetric_key(const std::vector<crypto::Certificate>& trusted,
+                                                      const std::optional<Bytes>& id0, const std::optional<Bytes>& id1) {
+  const std::optional<Bytes>& primary = id0 ? id0 : id1;
+  if (!primary) return make_error(KErr::enokey, "no key id");
+  if (primary->empty()) return make_error(KErr::einval, "empty key id");
+  for (const auto& t : trusted) {
+    if (t.kernel_id() != *primary && !(t.skid() && *t.skid() == *primary)) continue;
+    if (id0 && id1 && !(t.skid() && *t.skid() == *id1))
+      return make_error(KErr::ekeyrejected, "First ID matches, but second is missing or different");
+    return &t;
+  }
+  return make_error(KErr::enokey, "no trusted key matches");
+}
+}  // namespace
+
 Status pkcs7_validate_trust(Pkcs7Message& msg, const std::vector<crypto::Certificate>& trusted,
                             const KernelProfile& profile) {
   (void)profile;
@@ -627,41 +832,60 @@ Status pkcs7_validate_trust(Pkcs7Message& msg, const std::vector<crypto::Certifi
       any_unsupported = true;
       continue;
     }
-    // Walk from the embedded signer certificate towards a trusted key; the last resort
-    // ("direct signer") looks the SignerInfo's own id up in the keyring.
+    // pkcs7_validate_trust_one: walk the chain that pkcs7_verify built.  At a match the
+    // trusted key checks the signature made by the matched certificate: the SignerInfo's
+    // for the signer certificate itself, else the child certificate's.
     const crypto::Certificate* key = nullptr;
-    const X509Cert* matched_cert = nullptr;  // embedded certificate the trusted key vouches for
-    auto lookup = [&](const Bytes& id) -> const crypto::Certificate* {
-      if (id.empty()) return nullptr;
-      for (const auto& t : trusted)
-        if (t.kernel_id() == id || (t.skid() && *t.skid() == id)) return &t;
-      return nullptr;
-    };
+    const SignedInfo* sinfo_sig = &si;  // "sig": starts as the SignerInfo's signature
+    const X509Cert* child = nullptr;    // when set, "sig" is child's certificate signature
+    bool ended = false;
+    const X509Cert* last = nullptr;
     if (si.signer) {
       std::size_t cur = *si.signer;
       for (std::size_t guard = 0; guard <= msg.certs.size(); ++guard) {
-        const X509Cert& x = msg.certs[cur];
-        if ((key = lookup(x.id)) || (key = lookup(x.skid))) {
-          matched_cert = &x;
+        const X509Cert& p = msg.certs[cur];
+        auto k = find_asymmetric_key(trusted, p.id, p.skid);
+        if (k) {
+          key = *k;
           break;
         }
-        if (x.self_signed) break;
-        auto issuer = find_issuer(msg, cur);
-        if (!issuer) break;
-        cur = *issuer;
+        if (p.signer && *p.signer == cur) {  // an unknown self-signed certificate ends it
+          ended = true;
+          break;
+        }
+        last = &p;
+        child = &p;
+        sinfo_sig = nullptr;
+        if (p.unsupported_sig || !p.signer) break;
+        cur = *p.signer;
+      }
+    }
+    if (ended) continue;  // ENOKEY for this signer
+    if (!key && last && (last->akid_id || last->akid_skid)) {
+      auto k = find_asymmetric_key(trusted, last->akid_id, last->akid_skid);
+      if (k) {
+        key = *k;
+        child = last;
+        sinfo_sig = nullptr;
+      } else if (k.error().code != KErr::enokey) {
+        return make_error(k.error().code, "Sig " + std::to_string(si.index) + ": " + k.error().message);
       }
     }
     if (!key) {
-      // "Direct signer": every sign-file signature.  An empty id (a version 1 SignerInfo
-      // carrying a SKID, first in the message) makes the keyring search itself fail.
-      if (si.auth_id.empty()) return make_error(KErr::einval, "Sig " + std::to_string(si.index) + ": empty signer key id");
-      key = lookup(si.auth_id);
+      // Last resort, the "direct signer": every sign-file signature.
+      auto k = find_asymmetric_key(trusted, si.auth_id, std::nullopt);
+      if (!k) {
+        if (k.error().code == KErr::enokey) continue;
+        return make_error(k.error().code, "Sig " + std::to_string(si.index) + ": " + k.error().message);
+      }
+      key = *k;
+      child = nullptr;
+      sinfo_sig = &si;
     }
-    if (!key) continue;
-    // matched: the trusted key checks the certificate it matched (its own signature, made
-    // by its issuer) or, for a direct signer, the SignerInfo's signature.
-    Status st = matched_cert ? matched_cert->cert.verify_signed_by(key->public_key())
-                             : public_key_verify_signature(key->public_key(), si, *si.m, msg.backend);
+    if (sinfo_sig && !si.m && !si.m_is_data)
+      return make_error(KErr::einval, "Sig " + std::to_string(si.index) + ": pkcs7_verify() must run before trust validation");
+    Status st = sinfo_sig ? public_key_verify_signature(key->public_key(), *sinfo_sig, signed_bytes(msg, si), msg.backend)
+                          : verify_cert_signature(child->cert, key->public_key(), msg.backend);
     if (!st) {
       if (st.error().code == KErr::enomem) return st;
       return make_error(KErr::ekeyrejected, "Sig " + std::to_string(si.index) + ": " + st.error().message);

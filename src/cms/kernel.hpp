@@ -60,11 +60,21 @@ struct Keyring {
 struct X509Cert {
   crypto::Certificate cert;
   Bytes id;    ///< serial contents ‖ issuer Name contents
-  Bytes skid;  ///< subjectKeyIdentifier contents (empty if none)
+  std::optional<Bytes> skid;  ///< subjectKeyIdentifier contents
+  std::optional<Bytes> akid_id, akid_skid;  ///< sig->auth_ids[0], [1] from the AKID
   int index = 0;
   bool blacklisted = false;
   bool self_signed = false;
+  bool unsupported_sig = false;
+  std::optional<std::size_t> signer;  ///< issuing certificate in the message (chain walk)
+  bool seen = false;
 };
+
+/// The kernel's X.509 acceptance (x509_cert_parse / x509_note_sig_algo / x509_extract_key_data
+/// in 7.2): signature algorithms sha{1,224,256,384,512}WithRSAEncryption, RSA with SHA-3,
+/// ecdsa-with-SHA1/SHA-2/SHA-3, id-ml-dsa-* (7.0 only); keys RSA, ECDSA P-192/256/384/521,
+/// ML-DSA (7.0 only).  Errors: ENOPKG otherwise (e.g. RSASSA-PSS-signed certificates).
+Status x509_supported(const crypto::Certificate& cert, const KernelProfile& profile);
 
 /// struct pkcs7_signed_info with its public_key_signature.
 struct SignedInfo {
@@ -86,9 +96,12 @@ struct SignedInfo {
   std::optional<std::size_t> signer;  ///< index into Pkcs7Message::certs (pkcs7_find_key)
   bool blacklisted = false;
   bool unsupported_crypto = false;
-  /// pkcs7_digest() result, cached as the kernel caches sig->m.
+  /// pkcs7_digest() result, cached as the kernel caches sig->m.  When !m_free (7.0
+  /// ML-DSA without authattrs) sig->m points at the message data: `m` stays empty and
+  /// `m_is_data` is set, so no copy of the module is made per signer.
   std::optional<Bytes> m;
   bool m_free = false;
+  bool m_is_data = false;
 };
 
 /// struct pkcs7_message.
@@ -103,6 +116,9 @@ struct Pkcs7Message {
   bool authattrs_rej_waivable = false;
   /// Subject CN of the trusted certificate that vouched for each signer (pkcs7_validate_trust).
   std::vector<std::string> trusted_by;
+  /// H(data) per kernel hash name, computed once for all signers (the kernel hashes per
+  /// signer; the values are the same).
+  std::vector<std::pair<std::string, Bytes>> data_digests;
   /// Library that checks ML-DSA signatures (not a kernel property; both give the same verdicts).
   crypto::Backend backend = crypto::Backend::openssl;
 };

@@ -124,10 +124,16 @@ class Certificate {
   ByteView subject() const;             ///< subject Name TLV
   ByteView serial() const;              ///< serialNumber INTEGER contents octets
   const std::optional<Bytes>& skid() const { return skid_; }  ///< subjectKeyIdentifier contents
+  /// authorityKeyIdentifier (RFC 5280 §4.2.1.1) as the kernel keeps it
+  /// (x509_akid_note_kid/name/serial): keyIdentifier, and authorityCertSerialNumber ‖
+  /// directoryName contents when both are present.
+  const std::optional<Bytes>& akid_keyid() const { return akid_keyid_; }
+  const std::optional<Bytes>& akid_id() const { return akid_id_; }
   const PublicKey& public_key() const { return pub_; }
   /// The certificate's signatureAlgorithm OID contents (outer AlgorithmIdentifier).
   ByteView signature_algorithm() const;
-  /// The hash named by signature_algorithm() (sha*WithRSAEncryption, ecdsa-with-SHA*);
+  /// The hash named by signature_algorithm() (sha*WithRSAEncryption, RSA and ECDSA with
+  /// SHA-1, SHA-2 or SHA-3);
   /// nullopt for ML-DSA (no hash) or an OID modsign does not map.
   std::optional<HashAlgo> signature_hash() const;
   /// signatureValue BIT STRING contents without the unused-bits octet.
@@ -176,7 +182,7 @@ class Certificate {
               subject_len_ = 0, serial_off_ = 0, serial_len_ = 0, sigalg_off_ = 0, sigalg_len_ = 0,
               sigval_off_ = 0, sigval_len_ = 0;
   std::int64_t valid_from_ = 0, valid_to_ = 0;
-  std::optional<Bytes> skid_;
+  std::optional<Bytes> skid_, akid_keyid_, akid_id_;
   PublicKey pub_;
 };
 
@@ -204,6 +210,11 @@ Status verify_message(const PublicKey& key, HashAlgo hash, ByteView message, Byt
 /// after pkcs7_digest().  Errors: EINVAL for an ML-DSA key or a digest of the wrong size;
 /// EKEYREJECTED when the signature does not verify.
 Status verify_digest(const PublicKey& key, HashAlgo hash, ByteView digest, ByteView signature);
+
+/// The raw RSA public operation s^e mod n as a big-endian block of the modulus size (for
+/// callers that check the EMSA-PKCS1-v1_5 encoding themselves, as the kernel does).
+/// Errors: EINVAL when s is not smaller than n or the key is not RSA.
+Result<Bytes> rsa_public_raw(const PublicKey& key, ByteView signature);
 
 /// Pure ML-DSA verification with an explicit context string (FIPS 204 Alg. 3, ctx of at
 /// most 255 bytes), straight through the backend.  CMS always uses the empty context;

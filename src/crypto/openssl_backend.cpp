@@ -424,6 +424,17 @@ std::optional<HashAlgo> Certificate::signature_hash() const {
       default: return std::nullopt;
     }
   }
+  static constexpr std::uint8_t ecdsa_sha1[] = {0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x01};
+  static constexpr std::uint8_t nist_sig[] = {0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03};
+  if (std::ranges::equal(o, ecdsa_sha1)) return HashAlgo::sha1;
+  if (o.size() == 9 && std::equal(nist_sig, nist_sig + 8, o.begin())) {
+    switch (o[8]) {
+      case 0x0a: case 0x0e: return HashAlgo::sha3_256;  // id-ecdsa-with-sha3-256, id-rsassa-pkcs1-v1_5-with-sha3-256
+      case 0x0b: case 0x0f: return HashAlgo::sha3_384;
+      case 0x0c: case 0x10: return HashAlgo::sha3_512;
+      default: return std::nullopt;
+    }
+  }
   if (o.size() == 8 && std::equal(ecdsa_prefix, ecdsa_prefix + 7, o.begin())) {
     switch (o[7]) {
       case 0x01: return HashAlgo::sha224;
@@ -493,11 +504,34 @@ Result<Certificate> Certificate::from_der(ByteView der) {
         asn1::Element crit;
         ext.maybe(0x01, crit);
         auto val = ext.expect(asn1::kOctetString, "extnValue");
-        if (std::equal(id.content.begin(), id.content.end(), oid::subject_key_identifier.begin(),
-                       oid::subject_key_identifier.end())) {
+        static constexpr std::uint8_t akid_oid[] = {0x55, 0x1d, 0x23};
+        if (std::ranges::equal(id.content, oid::subject_key_identifier)) {
           asn1::Reader v(val.content);
           auto k = v.expect(asn1::kOctetString, "subjectKeyIdentifier");
           c.skid_ = Bytes(k.content.begin(), k.content.end());
+        } else if (std::ranges::equal(id.content, akid_oid)) {
+          asn1::Reader v(val.content);
+          asn1::Reader akid = v.enter(asn1::kSequence, "authorityKeyIdentifier");
+          asn1::Element e2;
+          std::optional<Bytes> name, serial;
+          if (akid.maybe(asn1::context_prim(0), e2)) c.akid_keyid_ = Bytes(e2.content.begin(), e2.content.end());
+          if (akid.maybe(asn1::context_cons(1), e2)) {
+            asn1::Reader gns(e2.content);
+            while (!gns.empty()) {
+              auto gn = gns.next();
+              if (gn.tag == asn1::context_cons(4)) {  // directoryName [4] EXPLICIT Name
+                asn1::Reader dn(gn.content);
+                auto n = dn.expect(asn1::kSequence, "directoryName");
+                name = Bytes(n.content.begin(), n.content.end());
+              }
+            }
+          }
+          if (akid.maybe(asn1::context_prim(2), e2)) serial = Bytes(e2.content.begin(), e2.content.end());
+          if (name && serial) {
+            Bytes idb = *serial;
+            idb.insert(idb.end(), name->begin(), name->end());
+            c.akid_id_ = std::move(idb);
+          }
         }
       }
     }
@@ -791,6 +825,26 @@ Result<Bytes> sign_message(const PrivateKey& key, HashAlgo hash, ByteView messag
     return make_error(KErr::einval, "sign: " + openssl_error());
   sig.resize(len);
   return sig;
+}
+
+Result<Bytes> rsa_public_raw(const PublicKey& key, ByteView signature) {
+  if (key.algo() != KeyAlgo::rsa) return make_error(KErr::einval, "not an RSA key");
+  EVP_PKEY* k = static_cast<EVP_PKEY*>(key.native());
+  PkeyCtxPtr ctx(EVP_PKEY_CTX_new_from_pkey(nullptr, k, nullptr));
+  if (!ctx || EVP_PKEY_verify_recover_init(ctx.get()) <= 0 ||
+      EVP_PKEY_CTX_set_rsa_padding(ctx.get(), RSA_NO_PADDING) <= 0)
+    return make_error(KErr::einval, "RSA init: " + openssl_error());
+  size_t len = static_cast<size_t>(EVP_PKEY_get_size(k));
+  Bytes out(len);
+  if (EVP_PKEY_verify_recover(ctx.get(), out.data(), &len, signature.data(), signature.size()) <= 0) {
+    ERR_clear_error();
+    return make_error(KErr::einval, "RSA public operation failed");
+  }
+  // Left-pad to the modulus size.
+  out.resize(len);
+  const std::size_t k_bytes = static_cast<std::size_t>(EVP_PKEY_get_size(k));
+  if (out.size() < k_bytes) out.insert(out.begin(), k_bytes - out.size(), 0);
+  return out;
 }
 
 Status ml_dsa_verify_with_context(const PublicKey& key, ByteView message, ByteView signature, ByteView context,

@@ -588,7 +588,20 @@ int cmd_verify(const VerifyArgs& a) {
       v.sig_errno = KErr::einval;
       v.reason = m.kernel_decompress_problem;
     } else {
-      v = module::module_sig_check(m.image, keyring, *profile, false, backend_of(a.backend));
+      try {
+        v = module::module_sig_check(m.image, keyring, *profile, false, backend_of(a.backend));
+      } catch (const std::exception& e) {  // e.g. out of memory: report this module, go on
+        complain(path, std::string("internal error: ") + e.what());
+        if (a.json) {
+          j["outcome"] = "error";
+          j["errno"] = nullptr;
+          j["reason"] = std::string("internal error: ") + e.what();
+          j["signers"] = nlohmann::json::array();
+          std::cout << dump(j) << "\n";
+        }
+        worst = std::max(worst, kExitInput);
+        continue;
+      }
     }
     const KErr shown = v.outcome == module::LoadOutcome::loads ? KErr::none
                        : v.outcome == module::LoadOutcome::refused ? v.load_errno
@@ -680,7 +693,13 @@ int cmd_info(const InfoArgs& a) {
       j["cms_length"] = split->cms.size();
       j["signature_length"] = si.signature.size();
       j["content_length"] = split->content.size();
-      j["accepted_by"] = accepted_by(split->cms, split->content);
+      try {
+        j["accepted_by"] = accepted_by(split->cms, split->content);
+      } catch (const std::exception& e) {
+        complain(path, std::string("internal error: ") + e.what());
+        worst = std::max(worst, kExitInput);
+        continue;
+      }
     }
     if (a.json) {
       std::cout << dump(j) << "\n";
