@@ -834,3 +834,51 @@ TEST(KernelSignatures, RsaErrnosOnTheEmbeddedCertificatePath) {
   other.certs = {s.cert.der()};
   EXPECT_EQ(verify_usage(other, Usage::module), KErr::ekeyrejected);
 }
+
+TEST(KernelDecoder, StructureChecksOfLibAsn1Decoder) {
+  // Each variant differs from a valid RSA message by one structural change; the kernel's
+  // decoder (lib/asn1_decoder.c, 7.2) refuses all but the first with EBADMSG.
+  const Signer& s = signer(KeyAlgo::rsa);
+  const Bytes sig = crypto::sign_message(s.key, HashAlgo::sha256, content()).value();
+  const Bytes ias = tlv(asn1::kSequence, cat({to_bytes(s.cert.issuer()), tlv(asn1::kInteger, s.cert.serial())}));
+  const Bytes dalg = tlv(asn1::kSequence, oid(crypto::hash_info(HashAlgo::sha256).oid));
+  const Bytes salg = tlv(asn1::kSequence, cat({oid(crypto::oid::rsa_encryption), Bytes{0x05, 0x00}}));
+  auto message = [&](Bytes sid, Bytes digest_alg, Bytes tail, Bytes dalgs_set, std::uint8_t outer_tag) {
+    Bytes si = tlv(asn1::kSequence, cat({Bytes{0x02, 0x01, 0x01}, sid, digest_alg, salg, tlv(asn1::kOctetString, sig), tail}));
+    Bytes sd = tlv(asn1::kSequence, cat({Bytes{0x02, 0x01, 0x01}, dalgs_set, tlv(asn1::kSequence, oid(kData)),
+                                         tlv(asn1::kSet, si)}));
+    return tlv(outer_tag, cat({oid(kSignedData), tlv(asn1::context_cons(0), sd)}));
+  };
+  const Bytes dalgs = tlv(asn1::kSet, dalg);
+  auto err = [&](const Bytes& der) { return verify_module_sig(der, keyring_of({&s})).err; };
+  // A primitive identifier where SEQUENCE is expected is accepted (the decoder masks the
+  // constructed bit for constructed grammar elements).
+  EXPECT_EQ(err(message(ias, dalg, {}, dalgs, 0x10)), KErr::none);
+  EXPECT_EQ(err(message(ias, dalg, {}, dalgs, asn1::kSequence)), KErr::none);
+  // Extra elements inside definite-length SEQUENCEs: "Cons length error".
+  EXPECT_EQ(err(message(ias, tlv(asn1::kSequence, cat({oid(crypto::hash_info(HashAlgo::sha256).oid), Bytes{5, 0}, Bytes{5, 0}})),
+                        {}, dalgs, asn1::kSequence)),
+            KErr::ebadmsg);
+  Bytes ias_extra = tlv(asn1::kSequence, cat({to_bytes(s.cert.issuer()), tlv(asn1::kInteger, s.cert.serial()), Bytes{2, 1, 7}}));
+  EXPECT_EQ(err(message(ias_extra, dalg, {}, dalgs, asn1::kSequence)), KErr::ebadmsg);
+  // Malformed unauthenticated attributes.
+  EXPECT_EQ(err(message(ias, dalg, Bytes{0xa1, 0x03, 0xff, 0xff, 0xff}, dalgs, asn1::kSequence)), KErr::ebadmsg);
+  // Well-formed unauthenticated attributes are parsed and ignored.
+  EXPECT_EQ(err(message(ias, dalg, tlv(asn1::context_cons(1), attr(kUnknownAttr, {tlv(asn1::kNull, {})})), dalgs,
+                        asn1::kSequence)),
+            KErr::none);
+  // Empty SET OF digestAlgorithms.
+  EXPECT_EQ(err(message(ias, dalg, {}, Bytes{0x31, 0x00}, asn1::kSequence)), KErr::ebadmsg);
+  // A subjectKeyIdentifier sid tagged [0] constructed (0xA0) instead of primitive (0x80).
+  MsgSpec v3 = one({.version = 3, .skid = true});
+  Bytes der = build(v3, content());
+  const std::string hex = to_hex(der);
+  const auto pos = hex.find("8014" + to_hex(*s.cert.skid()));
+  ASSERT_NE(pos, std::string::npos);
+  der[pos / 2] = 0xa0;
+  EXPECT_EQ(err(der), KErr::ebadmsg);
+  // An attribute with an empty value SET.
+  auto a = good_attrs();
+  a.push_back(attr(kUnknownAttr, {}));
+  EXPECT_EQ(parse_err(one({.attrs = a})), KErr::ebadmsg);
+}
