@@ -21,6 +21,7 @@
 #include "cms/signed_data.hpp"
 #include "common/file.hpp"
 #include "crypto/crypto.hpp"
+#include "digest/module_digest.hpp"
 #include "cms/kernel.hpp"
 #include "module/compression.hpp"
 #include "module/module_sig_check.hpp"
@@ -625,6 +626,79 @@ int cmd_verify(const VerifyArgs& a) {
   return worst;
 }
 
+// ------------------------------------------------------------------------------ digest
+
+struct DigestArgs {
+  std::vector<std::string> modules;
+  std::string kernel = "v7.0";
+  bool json = false;
+  std::uint64_t max_size = module::kDefaultMaxDecompressed;
+};
+
+/// The kernel's pkcs7_get_digest result as IMA would take it, the side SHA-256, the
+/// d-modsig field and whether a bin: entry can stop the module.
+int cmd_digest(const DigestArgs& a) {
+  auto profile = kernel::KernelProfile::parse(a.kernel);
+  if (!profile) {
+    complain("", "unknown --kernel '" + a.kernel + "' (v6|v7.0)");
+    return kExitUsage;
+  }
+  int worst = kExitOk;
+  for (const auto& path : a.modules) {
+    Result<digest::ModuleDigests> r = make_error(KErr::einval, "");
+    try {
+      r = digest::digest_module_file(path, *profile, a.max_size);
+    } catch (const IoError& e) {
+      complain("", e.what());
+      worst = std::max(worst, kExitInput);
+      continue;
+    }
+    if (!r) {
+      complain(path, r.error().message);
+      worst = std::max(worst, kExitInput);
+      continue;
+    }
+    const auto& d = *r;
+    const bool ok = d.kernel.status == KErr::none;
+    if (a.json) {
+      nlohmann::json kd{{"status", ok ? "ok" : std::string(errno_name(d.kernel.status))}};
+      kd["algo"] = ok ? nlohmann::json(d.kernel.algo) : nlohmann::json(nullptr);
+      kd["hex"] = ok ? nlohmann::json(to_hex(d.kernel.bytes)) : nlohmann::json(nullptr);
+      if (!ok) kd["reason"] = d.kernel.reason;
+      nlohmann::json j{{"path", path},
+                       {"kernel", profile->name()},
+                       {"signed", d.signed_module},
+                       {"content_length", d.content_length},
+                       {"kernel_digest", kd},
+                       {"side_sha256", to_hex(d.side_sha256)},
+                       {"d_modsig", d.d_modsig ? nlohmann::json(to_hex(*d.d_modsig)) : nlohmann::json(nullptr)},
+                       {"blacklist_visible", d.blacklist_visible},
+                       {"bin_entry", d.blacklist_visible ? nlohmann::json("bin:" + to_hex(d.kernel.bytes)) : nlohmann::json(nullptr)},
+                       {"side_bin_entry", "bin:" + to_hex(d.side_sha256)}};
+      std::cout << dump(j) << "\n";
+      continue;
+    }
+    std::cout << printable(path) << " (kernel " << profile->name() << "):\n";
+    if (ok)
+      std::cout << "  kernel_digest: " << d.kernel.algo << ":" << to_hex(d.kernel.bytes)
+                << (d.kernel.raw_attributes ? "  (the re-tagged signedAttrs themselves, not a digest: 7.0 ML-DSA quirk)"
+                    : d.kernel.over_content ? ""
+                                            : "  (hash of the signedAttrs, not of the module)")
+                << "\n";
+    else
+      std::cout << "  kernel_digest: " << errno_name(d.kernel.status) << " (" << printable(d.kernel.reason) << ")\n";
+    std::cout << "  side_sha256:   " << to_hex(d.side_sha256) << "  (" << d.content_length << " bytes signed)\n";
+    std::cout << "  d_modsig:      " << (d.d_modsig ? to_hex(*d.d_modsig) : std::string("none: IMA records no d-modsig"))
+              << "\n";
+    if (d.blacklist_visible)
+      std::cout << "  blacklist:     bin:" << to_hex(d.kernel.bytes) << " stops it (IMA bin: check on the d-modsig digest)\n";
+    else
+      std::cout << "  blacklist:     no bin: entry can stop it under " << profile->name()
+                << "; with the proposed side SHA-256: bin:" << to_hex(d.side_sha256) << "\n";
+  }
+  return worst;
+}
+
 // -------------------------------------------------------------------------------- info
 
 struct InfoArgs {
@@ -805,6 +879,13 @@ int main(int argc, char** argv) {
   verify->add_option("-r", vf.dirs, "also every *.ko, *.ko.xz, *.ko.zst, *.ko.gz under DIR")->allow_extra_args(false);
   verify->add_option("MODULE", vf.modules, "modules to verify");
 
+  DigestArgs dg;
+  auto* dig = app.add_subcommand("digest", "the kernel's pkcs7_get_digest, the side SHA-256 and IMA's d-modsig");
+  dig->add_option("--kernel", dg.kernel, "kernel profile: v6 or v7.0")->check(CLI::IsMember({"v6", "v7.0"}))->capture_default_str();
+  dig->add_flag("--json", dg.json, "one JSON object per module");
+  dig->add_option("--max-size", dg.max_size, "largest decompressed module, bytes")->capture_default_str();
+  dig->add_option("MODULE", dg.modules, "modules")->required();
+
   InfoArgs in;
   auto* info = app.add_subcommand("info", "what modinfo shows about a signature, and more");
   info->add_flag("--json", in.json, "one JSON object per module");
@@ -824,6 +905,7 @@ int main(int argc, char** argv) {
     if (*extract) return cmd_extract(ex);
     if (*verify) return cmd_verify(vf);
     if (*info) return cmd_info(in);
+    if (*dig) return cmd_digest(dg);
   } catch (const std::exception& e) {
     complain("", std::string("internal error: ") + e.what());
     return kExitInput;

@@ -1,0 +1,225 @@
+#include "digest/module_digest.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/file.hpp"
+#include "module/compression.hpp"
+#include "module/module_signature.hpp"
+
+namespace modsign::digest {
+
+namespace {
+constexpr std::size_t kChunk = 1 << 20;
+
+/// Where the pieces of a (possibly) signed module lie, from its last 40 bytes.
+struct Layout {
+  bool has_modsig = false;
+  KErr err = KErr::enoent;
+  std::string reason = "no appended signature (ima_read_modsig: ENOENT)";
+  std::uint64_t content_len = 0, cms_off = 0, cms_len = 0;
+};
+
+// ima_read_modsig: at most 40 bytes or no marker -> ENOENT; then mod_check_sig.
+Layout layout_of(ByteView tail40, std::uint64_t size) {
+  Layout l;
+  l.content_len = size;
+  const std::size_t marker = module::kMarker.size(), ms = module::kModuleSignatureSize;
+  if (size <= marker + ms || tail40.size() < marker + ms) return l;
+  if (std::memcmp(tail40.data() + tail40.size() - marker, module::kMarker.data(), marker) != 0) return l;
+  // Reuse module::split on a synthetic buffer: a fake content of the right size is not
+  // needed, the checks only look at sig_len against the length.
+  const std::uint8_t* t = tail40.data() + tail40.size() - marker - ms;
+  const std::uint32_t sig_len = static_cast<std::uint32_t>(t[8]) << 24 | static_cast<std::uint32_t>(t[9]) << 16 |
+                                static_cast<std::uint32_t>(t[10]) << 8 | t[11];
+  const std::uint64_t modlen = size - marker;
+  if (sig_len >= modlen - ms) {
+    l.err = KErr::ebadmsg;
+    l.reason = "signature length exceeds the module";
+    return l;
+  }
+  if (t[2] != module::kIdTypePkcs7) {
+    l.err = KErr::enopkg;
+    l.reason = "not signed with expected PKCS#7 message";
+    return l;
+  }
+  if (t[0] || t[1] || t[3] || t[4] || t[5] || t[6] || t[7]) {
+    l.err = KErr::ebadmsg;
+    l.reason = "PKCS#7 signature info has unexpected non-zero params";
+    return l;
+  }
+  l.has_modsig = true;
+  l.err = KErr::none;
+  l.reason.clear();
+  l.cms_len = sig_len;
+  l.content_len = modlen - ms - sig_len;
+  l.cms_off = l.content_len;
+  return l;
+}
+
+/// The kernel digest from a parsed message and precomputed content digests.
+void finish(ModuleDigests& out, ByteView cms, const std::vector<std::pair<crypto::HashAlgo, Bytes>>& content_digests,
+            const std::optional<ByteView>& content, const kernel::KernelProfile& profile) {
+  auto msg = kernel::pkcs7_parse_message(cms, profile);
+  if (!msg) {
+    out.kernel.status = msg.error().code;
+    out.kernel.reason = msg.error().message;
+    return;
+  }
+  for (const auto& [h, d] : content_digests) msg->data_digests.emplace_back(std::string(crypto::hash_info(h).name), d);
+  if (content) (void)kernel::pkcs7_supply_detached_data(*msg, *content);
+  auto d = kernel::pkcs7_get_digest(*msg, profile);
+  if (!d) {
+    out.kernel.status = d.error().code;
+    out.kernel.reason = d.error().message;
+    return;
+  }
+  out.kernel.algo = d->hash_algo;
+  out.kernel.bytes = d->buf;
+  out.kernel.over_content = !msg->signed_infos.front().authattrs.has_value();
+  auto h = crypto::hash_by_name(d->hash_algo);
+  out.kernel.raw_attributes = !h || d->buf.size() != crypto::hash_info(*h).size;
+  // ima_eventdigest_modsig_init: the field needs a known hash_algo index and a digest.
+  if (d->hash_algo_index && !d->buf.empty()) {
+    out.d_modsig = ima_digest_field(d->hash_algo, d->buf);
+    out.blacklist_visible = d->buf.size() <= 64;
+  }
+}
+
+/// The hashes the signers name (known ones only), parsed leniently from the PKCS#7.
+std::vector<crypto::HashAlgo> signer_hashes(ByteView cms, const kernel::KernelProfile& profile) {
+  std::vector<crypto::HashAlgo> out;
+  auto msg = kernel::pkcs7_parse_message(cms, profile);
+  if (!msg) return out;
+  for (const auto& si : msg->signed_infos)
+    if (auto h = crypto::hash_by_name(si.hash_algo)) out.push_back(*h);
+  return out;
+}
+}  // namespace
+
+std::size_t MultiHash::add(crypto::HashAlgo a) {
+  for (std::size_t i = 0; i < algos_.size(); ++i)
+    if (algos_[i] == a) return i;
+  algos_.push_back(a);
+  hashers_.push_back(std::make_unique<crypto::Hasher>(a));
+  return algos_.size() - 1;
+}
+
+void MultiHash::update(ByteView data) {
+  for (auto& h : hashers_) h->update(data);
+}
+
+std::vector<Bytes> MultiHash::final() {
+  std::vector<Bytes> out;
+  for (auto& h : hashers_) out.push_back(h->final());
+  return out;
+}
+
+Bytes ima_digest_field(const std::string& algo, ByteView digest) {
+  Bytes f(algo.begin(), algo.end());
+  f.push_back(':');
+  f.push_back('\0');
+  f.insert(f.end(), digest.begin(), digest.end());
+  return f;
+}
+
+ModuleDigests digest_module_image(ByteView image, const kernel::KernelProfile& profile) {
+  ModuleDigests out;
+  const std::size_t tail = std::min<std::size_t>(image.size(), 40);
+  Layout l = layout_of(image.last(tail), image.size());
+  out.signed_module = l.has_modsig;
+  out.content_length = l.content_len;
+  const ByteView content = image.first(static_cast<std::size_t>(l.content_len));
+  MultiHash mh;
+  mh.add(crypto::HashAlgo::sha256);
+  ByteView cms;
+  if (l.has_modsig) {
+    cms = image.subspan(static_cast<std::size_t>(l.cms_off), static_cast<std::size_t>(l.cms_len));
+    for (auto h : signer_hashes(cms, profile)) mh.add(h);
+  }
+  mh.update(content);
+  auto ds = mh.final();
+  out.side_sha256 = ds[0];
+  if (!l.has_modsig) {
+    out.kernel.status = l.err;
+    out.kernel.reason = l.reason;
+    return out;
+  }
+  std::vector<std::pair<crypto::HashAlgo, Bytes>> cd;
+  for (std::size_t i = 0; i < ds.size(); ++i) cd.emplace_back(mh.algos()[i], ds[i]);
+  finish(out, cms, cd, std::nullopt, profile);
+  return out;
+}
+
+Result<ModuleDigests> digest_module_file(const std::string& path, const kernel::KernelProfile& profile,
+                                         std::uint64_t max_size) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw IoError(path + ": " + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw IoError(path + ": stat: " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) throw IoError(path + ": not a regular file");
+  const std::uint64_t size = static_cast<std::uint64_t>(st.st_size);
+  auto pread_all = [&](std::uint64_t off, std::size_t len) {
+    Bytes b(len);
+    std::size_t got = 0;
+    while (got < len) {
+      ssize_t n = ::pread(fd, b.data() + got, len - got, static_cast<off_t>(off + got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw IoError(path + ": read: " + std::strerror(errno));
+      if (n == 0) throw IoError(path + ": file shrank while reading");
+      got += static_cast<std::size_t>(n);
+    }
+    return b;
+  };
+  const Bytes head = pread_all(0, static_cast<std::size_t>(std::min<std::uint64_t>(size, 8)));
+  if (module::detect_compression(head) != module::Compression::none) {
+    auto img = module::open_module(read_file(path, std::max<std::uint64_t>(max_size, kMaxModuleSize)), max_size);
+    if (!img) return img.error();
+    return digest_module_image(img->image, profile);
+  }
+  if (size > max_size) throw IoError(path + ": larger than --max-size");
+  ModuleDigests out;
+  const Bytes tail = pread_all(size - std::min<std::uint64_t>(size, 40), static_cast<std::size_t>(std::min<std::uint64_t>(size, 40)));
+  Layout l = layout_of(tail, size);
+  out.signed_module = l.has_modsig;
+  out.content_length = l.content_len;
+  Bytes cms;
+  MultiHash mh;
+  mh.add(crypto::HashAlgo::sha256);
+  if (l.has_modsig) {
+    cms = pread_all(l.cms_off, static_cast<std::size_t>(l.cms_len));
+    for (auto h : signer_hashes(cms, profile)) mh.add(h);
+  }
+  // One pass over the content, every hash fed from the same 1 MiB buffer.
+  Bytes buf(kChunk);
+  for (std::uint64_t off = 0; off < l.content_len;) {
+    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, l.content_len - off));
+    ssize_t n = ::pread(fd, buf.data(), want, static_cast<off_t>(off));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw IoError(path + ": read: " + std::strerror(errno));
+    if (n == 0) throw IoError(path + ": file shrank while reading");
+    mh.update(ByteView(buf.data(), static_cast<std::size_t>(n)));
+    off += static_cast<std::uint64_t>(n);
+  }
+  auto ds = mh.final();
+  out.side_sha256 = ds[0];
+  if (!l.has_modsig) {
+    out.kernel.status = l.err;
+    out.kernel.reason = l.reason;
+    return out;
+  }
+  std::vector<std::pair<crypto::HashAlgo, Bytes>> cd;
+  for (std::size_t i = 0; i < ds.size(); ++i) cd.emplace_back(mh.algos()[i], ds[i]);
+  finish(out, cms, cd, std::nullopt, profile);
+  return out;
+}
+
+}  // namespace modsign::digest
