@@ -5,6 +5,7 @@
 // scripts/sign-file's own statuses (1 on any error, 2 on usage).
 // Errors go to stderr as "modsign: <file>: <what>".
 #include <getopt.h>
+#include <sys/xattr.h>
 #include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
@@ -21,6 +22,7 @@
 #include "cms/signed_data.hpp"
 #include "common/file.hpp"
 #include "crypto/crypto.hpp"
+#include "digest/ima.hpp"
 #include "digest/module_digest.hpp"
 #include "cms/kernel.hpp"
 #include "module/compression.hpp"
@@ -699,6 +701,132 @@ int cmd_digest(const DigestArgs& a) {
   return worst;
 }
 
+// --------------------------------------------------------------------------------- ima
+
+struct ImaArgs {
+  std::string template_name = "ima-modsig", path, kernel = "v7.0", ima_hash = "sha256", bank = "sha1", pcrs;
+  std::string file;
+  bool side = false, json = false;
+};
+
+int cmd_ima_template(const ImaArgs& a) {
+  auto profile = kernel::KernelProfile::parse(a.kernel);
+  auto h = crypto::hash_by_name(a.ima_hash);
+  if (!profile || !h) {
+    complain("", "bad --kernel or --ima-hash");
+    return kExitUsage;
+  }
+  Bytes file;
+  try {
+    file = read_file(a.file);
+  } catch (const IoError& e) {
+    complain("", e.what());
+    return kExitInput;
+  }
+  std::optional<Bytes> xattr;
+  Bytes buf(65536);
+  const ssize_t n = ::getxattr(a.file.c_str(), "security.ima", buf.data(), buf.size());
+  if (n > 0) xattr = Bytes(buf.begin(), buf.begin() + n);
+  auto e = digest::ima_template(a.template_name, a.path.empty() ? a.file : a.path, file, xattr, *profile, *h, a.side);
+  if (!e) {
+    complain(a.file, std::string(errno_name(e.error().code)) + ": " + e.error().message);
+    return e.error().code == KErr::einval && e.error().message.rfind("unknown template", 0) == 0 ? kExitUsage : kExitVerdict;
+  }
+  if (a.json) {
+    nlohmann::json f = nlohmann::json::array();
+    for (const auto& fld : e->fields) f.push_back({{"name", fld.name}, {"hex", to_hex(fld.data)}, {"length", fld.data.size()}});
+    std::cout << dump({{"template", e->name}, {"kernel", profile->name()}, {"fields", f}, {"template_data", to_hex(e->data)},
+                       {"template_hash_sha1", to_hex(e->sha1)}, {"template_hash_sha256", to_hex(e->sha256)}})
+              << "\n";
+    return kExitOk;
+  }
+  std::cout << "template: " << e->name << " (kernel " << profile->name() << (a.side ? ", side SHA-256 d-modsig" : "") << ")\n";
+  for (const auto& fld : e->fields)
+    std::cout << "  " << fld.name << " (" << fld.data.size() << " bytes): "
+              << (fld.data.size() > 48 ? to_hex(ByteView(fld.data).first(48)) + "..." : to_hex(fld.data)) << "\n";
+  std::cout << "  template hash sha1:   " << to_hex(e->sha1) << "\n  template hash sha256: " << to_hex(e->sha256) << "\n";
+  return kExitOk;
+}
+
+int cmd_ima_replay(const ImaArgs& a) {
+  auto bank = crypto::hash_by_name(a.bank);
+  if (!bank) {
+    complain("", "unknown --bank '" + a.bank + "'");
+    return kExitUsage;
+  }
+  Bytes list;
+  try {
+    list = read_file(a.file, kMaxModuleSize);
+  } catch (const IoError& e) {
+    complain("", e.what());
+    return kExitInput;
+  }
+  auto recs = digest::parse_measurement_list(list, *bank);
+  if (!recs) {
+    complain(a.file, recs.error().message);
+    return kExitInput;
+  }
+  std::size_t mismatches = 0, violations = 0;
+  nlohmann::json bad = nlohmann::json::array();
+  for (std::size_t i = 0; i < recs->size(); ++i) {
+    const auto& r = (*recs)[i];
+    if (r.violation) ++violations;
+    else if (r.recomputed != r.digest) {
+      ++mismatches;
+      bad.push_back({{"record", i + 1}, {"offset", r.offset}, {"template", r.template_name},
+                     {"recorded", to_hex(r.digest)}, {"recomputed", to_hex(r.recomputed)}});
+      if (!a.json)
+        std::cout << "record " << i + 1 << " (" << printable(r.template_name) << ", offset " << r.offset
+                  << "): template hash " << to_hex(r.digest) << " != recomputed " << to_hex(r.recomputed) << "\n";
+    }
+  }
+  auto pcrs = digest::replay_pcrs(*recs, *bank);
+  // Expected PCRs: lines "PCR-10: <hex>", "10: <hex>" or "pcr10 <hex>".
+  std::size_t pcr_mismatch = 0;
+  nlohmann::json pj = nlohmann::json::object();
+  std::map<std::uint32_t, std::string> expected;
+  if (!a.pcrs.empty()) {
+    try {
+      Bytes t = read_file(a.pcrs, kMaxSmallFileSize);
+      std::string text(t.begin(), t.end());
+      std::size_t pos = 0;
+      while (pos < text.size()) {
+        std::size_t nl = text.find('\n', pos);
+        std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+        pos = nl == std::string::npos ? text.size() : nl + 1;
+        std::string digits, hex;
+        std::size_t i = 0;
+        while (i < line.size() && !std::isdigit(static_cast<unsigned char>(line[i]))) ++i;
+        while (i < line.size() && std::isdigit(static_cast<unsigned char>(line[i]))) digits += line[i++];
+        while (i < line.size() && !std::isxdigit(static_cast<unsigned char>(line[i]))) ++i;
+        if (i + 2 < line.size() && line[i] == '0' && (line[i + 1] == 'x' || line[i + 1] == 'X')) i += 2;
+        while (i < line.size() && std::isxdigit(static_cast<unsigned char>(line[i]))) hex += static_cast<char>(std::tolower(line[i++]));
+        if (!digits.empty() && !hex.empty()) expected[static_cast<std::uint32_t>(std::stoul(digits))] = hex;
+      }
+    } catch (const IoError& e) {
+      complain("", e.what());
+      return kExitInput;
+    }
+  }
+  for (const auto& [idx, v] : pcrs) {
+    pj[std::to_string(idx)] = to_hex(v);
+    auto it = expected.find(idx);
+    const bool differs = it != expected.end() && it->second != to_hex(v);
+    pcr_mismatch += differs;
+    if (!a.json)
+      std::cout << "PCR-" << idx << ": " << to_hex(v)
+                << (it == expected.end() ? "" : differs ? "  MISMATCH (expected " + it->second + ")" : "  matches") << "\n";
+  }
+  if (a.json)
+    std::cout << dump({{"list", a.file}, {"bank", a.bank}, {"records", recs->size()}, {"violations", violations},
+                       {"template_hash_mismatches", bad}, {"pcrs", pj}, {"pcr_mismatches", pcr_mismatch}})
+              << "\n";
+  else
+    std::cout << recs->size() << " records, " << violations << " violations, " << mismatches
+              << " template hash mismatches\n";
+  return mismatches || pcr_mismatch ? kExitVerdict : kExitOk;
+}
+
 // -------------------------------------------------------------------------------- info
 
 struct InfoArgs {
@@ -886,6 +1014,24 @@ int main(int argc, char** argv) {
   dig->add_option("--max-size", dg.max_size, "largest decompressed module, bytes")->capture_default_str();
   dig->add_option("MODULE", dg.modules, "modules")->required();
 
+  ImaArgs im;
+  auto* ima = app.add_subcommand("ima", "IMA template data and measurement lists");
+  ima->require_subcommand(1);
+  auto* ima_t = ima->add_subcommand("template", "the template data and hashes IMA records for a file");
+  ima_t->add_option("--template", im.template_name, "ima-modsig|ima-sig|ima-ng")->capture_default_str();
+  ima_t->add_option("--path", im.path, "the path IMA would record (n-ng); default: FILE");
+  ima_t->add_option("--kernel", im.kernel, "v6|v7.0")->capture_default_str();
+  ima_t->add_option("--ima-hash", im.ima_hash, "IMA's file hash (ima_hash=)")->capture_default_str();
+  ima_t->add_flag("--side-sha256", im.side, "d-modsig from the side SHA-256 (the proposal)");
+  ima_t->add_flag("--json", im.json, "JSON output");
+  ima_t->add_option("FILE", im.file, "file")->required();
+  auto* ima_r = ima->add_subcommand("replay", "recompute template hashes and replay PCRs of a binary measurement list");
+  ima_r->add_option("--bank", im.bank, "digest size of the list's records: sha1 (binary_runtime_measurements), sha256, ...")
+      ->capture_default_str();
+  ima_r->add_option("--pcrs", im.pcrs, "expected PCR values (lines 'PCR-10: <hex>')");
+  ima_r->add_flag("--json", im.json, "JSON output");
+  ima_r->add_option("LIST", im.file, "binary_runtime_measurements file")->required();
+
   InfoArgs in;
   auto* info = app.add_subcommand("info", "what modinfo shows about a signature, and more");
   info->add_flag("--json", in.json, "one JSON object per module");
@@ -906,6 +1052,8 @@ int main(int argc, char** argv) {
     if (*verify) return cmd_verify(vf);
     if (*info) return cmd_info(in);
     if (*dig) return cmd_digest(dg);
+    if (*ima_t) return cmd_ima_template(im);
+    if (*ima_r) return cmd_ima_replay(im);
   } catch (const std::exception& e) {
     complain("", std::string("internal error: ") + e.what());
     return kExitInput;

@@ -1,0 +1,146 @@
+#include "digest/ima.hpp"
+
+#include <algorithm>
+
+#include "digest/module_digest.hpp"
+#include "module/module_signature.hpp"
+
+namespace modsign::digest {
+
+namespace {
+void put_u32le(Bytes& out, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+}
+std::uint32_t get_u32le(ByteView b, std::size_t off) {
+  return static_cast<std::uint32_t>(b[off]) | static_cast<std::uint32_t>(b[off + 1]) << 8 |
+         static_cast<std::uint32_t>(b[off + 2]) << 16 | static_cast<std::uint32_t>(b[off + 3]) << 24;
+}
+}  // namespace
+
+Result<TemplateEntry> ima_template(const std::string& template_name, const std::string& path, ByteView file,
+                                   const std::optional<Bytes>& security_ima, const kernel::KernelProfile& profile,
+                                   crypto::HashAlgo ima_hash, bool side_sha256) {
+  std::vector<std::string> names;
+  if (template_name == "ima-ng") names = {"d-ng", "n-ng"};
+  else if (template_name == "ima-sig") names = {"d-ng", "n-ng", "sig"};
+  else if (template_name == "ima-modsig") names = {"d-ng", "n-ng", "sig", "d-modsig", "modsig"};
+  else return make_error(KErr::einval, "unknown template '" + template_name + "' (ima-ng, ima-sig, ima-modsig)");
+
+  TemplateEntry e;
+  e.name = template_name;
+  const ModuleDigests md = digest_module_image(file, profile);
+  for (const auto& n : names) {
+    TemplateField f{n, {}};
+    if (n == "d-ng") {
+      f.data = ima_digest_field(std::string(crypto::hash_info(ima_hash).name), crypto::digest(ima_hash, file));
+    } else if (n == "n-ng") {
+      f.data.assign(path.begin(), path.end());
+      f.data.push_back('\0');
+    } else if (n == "sig") {
+      if (security_ima && !security_ima->empty() && (*security_ima)[0] == 0x03) f.data = *security_ima;
+    } else if (n == "d-modsig") {
+      if (md.signed_module) {
+        if (side_sha256) {
+          f.data = ima_digest_field("sha256", md.side_sha256);
+        } else if (md.d_modsig) {
+          f.data = *md.d_modsig;
+        } else {
+          return make_error(KErr::einval, "d-modsig: no digest from pkcs7_get_digest (" +
+                                              std::string(errno_name(md.kernel.status)) + ": " + md.kernel.reason +
+                                              "); ima_eventdigest_modsig_init fails and no entry is recorded");
+        }
+      }
+    } else if (n == "modsig") {
+      if (md.signed_module) {
+        auto split = module::split(file);
+        if (split) f.data.assign(split->cms.begin(), split->cms.end());
+      }
+    }
+    put_u32le(e.data, static_cast<std::uint32_t>(f.data.size()));
+    e.data.insert(e.data.end(), f.data.begin(), f.data.end());
+    e.fields.push_back(std::move(f));
+  }
+  e.sha1 = crypto::digest(crypto::HashAlgo::sha1, e.data);
+  e.sha256 = crypto::digest(crypto::HashAlgo::sha256, e.data);
+  return e;
+}
+
+Result<std::vector<MeasurementRecord>> parse_measurement_list(ByteView list, crypto::HashAlgo bank) {
+  const std::size_t dsize = crypto::hash_info(bank).size;
+  std::vector<MeasurementRecord> out;
+  std::size_t off = 0;
+  auto bad = [&](const std::string& what) {
+    return make_error(KErr::ebadmsg, "record " + std::to_string(out.size() + 1) + " at offset " + std::to_string(off) +
+                                         ": " + what);
+  };
+  while (off < list.size()) {
+    MeasurementRecord r;
+    r.offset = off;
+    std::size_t p = off;
+    auto need = [&](std::size_t n) { return list.size() - p >= n; };
+    if (!need(4 + dsize + 4)) return bad("truncated record header");
+    r.pcr = get_u32le(list, p);
+    p += 4;
+    r.digest.assign(list.begin() + static_cast<std::ptrdiff_t>(p), list.begin() + static_cast<std::ptrdiff_t>(p + dsize));
+    p += dsize;
+    const std::uint32_t name_len = get_u32le(list, p);
+    p += 4;
+    if (name_len == 0 || name_len > 255) return bad("template name length " + std::to_string(name_len));
+    if (!need(name_len)) return bad("template name beyond the end of the list");
+    r.template_name.assign(list.begin() + static_cast<std::ptrdiff_t>(p), list.begin() + static_cast<std::ptrdiff_t>(p + name_len));
+    p += name_len;
+    if (r.template_name == "ima") {
+      // Legacy: 20-byte digest, u32 name length, name; no total length.
+      if (!need(20 + 4)) return bad("truncated ima template data");
+      const std::uint32_t n = get_u32le(list, p + 20);
+      if (n > 255 || !need(24 + static_cast<std::size_t>(n))) return bad("ima template name beyond the end of the list");
+      r.data.assign(list.begin() + static_cast<std::ptrdiff_t>(p), list.begin() + static_cast<std::ptrdiff_t>(p + 24 + n));
+      p += 24 + n;
+    } else {
+      if (!need(4)) return bad("truncated template data length");
+      const std::uint32_t len = get_u32le(list, p);
+      p += 4;
+      if (!need(len)) return bad("template data length " + std::to_string(len) + " beyond the end of the list");
+      r.data.assign(list.begin() + static_cast<std::ptrdiff_t>(p), list.begin() + static_cast<std::ptrdiff_t>(p + len));
+      p += len;
+      // Every field's length must fit inside the template data.
+      for (std::size_t q = 0; q < r.data.size();) {
+        if (r.data.size() - q < 4) return bad("truncated field length in template data");
+        const std::uint32_t fl = get_u32le(r.data, q);
+        if (r.data.size() - q - 4 < fl) return bad("field length " + std::to_string(fl) + " beyond the template data");
+        q += 4 + fl;
+      }
+    }
+    r.violation = std::all_of(r.digest.begin(), r.digest.end(), [](std::uint8_t c) { return c == 0; });
+    if (!r.violation) {
+      if (r.template_name == "ima") {
+        // SHA-1 over the digest and the name padded to 256 bytes (ima_calc_field_array_hash).
+        Bytes buf(r.data.begin(), r.data.begin() + 20);
+        Bytes name(r.data.begin() + 24, r.data.end());
+        name.resize(256, 0);
+        buf.insert(buf.end(), name.begin(), name.end());
+        r.recomputed = crypto::digest(bank, buf);
+      } else {
+        r.recomputed = crypto::digest(bank, r.data);
+      }
+    }
+    out.push_back(std::move(r));
+    off = p;
+  }
+  return out;
+}
+
+std::map<std::uint32_t, Bytes> replay_pcrs(const std::vector<MeasurementRecord>& records, crypto::HashAlgo bank) {
+  const std::size_t n = crypto::hash_info(bank).size;
+  std::map<std::uint32_t, Bytes> pcrs;
+  for (const auto& r : records) {
+    auto& v = pcrs.try_emplace(r.pcr, Bytes(n, 0)).first->second;
+    Bytes buf = v;
+    const Bytes ext = r.violation ? Bytes(n, 0xff) : r.digest;
+    buf.insert(buf.end(), ext.begin(), ext.end());
+    v = crypto::digest(bank, buf);
+  }
+  return pcrs;
+}
+
+}  // namespace modsign::digest

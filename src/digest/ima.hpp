@@ -1,0 +1,70 @@
+// modsign — IMA template data and measurement lists (security/integrity/ima:
+// ima_template_lib.c, ima_modsig.c, ima_fs.c; ../shared/docs/ecosystem.md §2).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cms/kernel.hpp"
+#include "common/result.hpp"
+#include "crypto/crypto.hpp"
+
+namespace modsign::digest {
+
+/// One template field: its name ("d-ng") and data.
+struct TemplateField {
+  std::string name;
+  Bytes data;
+};
+
+/// A template entry: fields, the template data as the kernel hashes and exports it
+/// (u32 little-endian length ‖ data, per field; x86 native order = ima_canonical_fmt),
+/// and the template hashes of the SHA-1 and SHA-256 banks.
+struct TemplateEntry {
+  std::string name;  ///< "ima-ng", "ima-sig", "ima-modsig"
+  std::vector<TemplateField> fields;
+  Bytes data;
+  Bytes sha1, sha256;
+};
+
+/// The template data IMA records for a file, under a kernel profile:
+///  - d-ng: "<algo>:" '\0' H(whole file), H = `ima_hash` (IMA's ima_hash= setting);
+///  - n-ng: `path` bytes and a NUL;
+///  - sig: `security_ima` when its first byte is 0x03 (EVM_IMA_XATTR_DIGSIG), else empty;
+///  - d-modsig: empty without an appended signature, else "<algo>:" '\0' pkcs7_get_digest();
+///  - modsig: the appended PKCS#7 DER, or empty.
+/// Templates: "ima-ng" (d-ng|n-ng), "ima-sig" (+sig), "ima-modsig" (+sig|d-modsig|modsig).
+/// `side_sha256` replaces the kernel's d-modsig digest by the side SHA-256 of the signed
+/// content ("what IMA would record" under the proposal).  Errors: EINVAL when an appended
+/// signature exists but pkcs7_get_digest has no digest (ima_eventdigest_modsig_init fails,
+/// so no entry is recorded: 7.0 ML-DSA without signedAttrs), or the template is unknown.
+Result<TemplateEntry> ima_template(const std::string& template_name, const std::string& path, ByteView file,
+                                   const std::optional<Bytes>& security_ima, const kernel::KernelProfile& profile,
+                                   crypto::HashAlgo ima_hash = crypto::HashAlgo::sha256, bool side_sha256 = false);
+
+/// One record of binary_runtime_measurements[_<bank>].
+struct MeasurementRecord {
+  std::uint32_t pcr = 0;
+  Bytes digest;          ///< template hash as recorded (bank size)
+  std::string template_name;
+  Bytes data;            ///< template data (for "ima": digest ‖ u32 len ‖ name)
+  std::uint64_t offset = 0;  ///< where the record starts in the file
+  bool violation = false;    ///< all-zero digest: extended as all 0xFF
+  Bytes recomputed;          ///< template hash recomputed from `data` (empty for violations)
+};
+
+/// Parse a binary measurement list whose record digests are `bank` sized (SHA-1 for the
+/// classic file).  Field sizes are limited only by the record.  Errors: EBADMSG with the
+/// record number and offset for truncated records, lengths beyond the file, template
+/// names over 255 bytes; EINVAL for a template whose data cannot be recomputed ("ima"
+/// with a bad layout).
+Result<std::vector<MeasurementRecord>> parse_measurement_list(ByteView list, crypto::HashAlgo bank);
+
+/// PCR values after replaying `records` from all-zero PCRs: PCR = H(PCR ‖ digest), with
+/// 0xFF..FF for violations.
+std::map<std::uint32_t, Bytes> replay_pcrs(const std::vector<MeasurementRecord>& records, crypto::HashAlgo bank);
+
+}  // namespace modsign::digest

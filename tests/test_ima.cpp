@@ -1,0 +1,185 @@
+// IMA template data, template hashes and measurement-list replay, confirmed with the
+// sha1sum / sha256sum command-line tools.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cms/signed_data.hpp"
+#include "crypto/crypto.hpp"
+#include "digest/ima.hpp"
+#include "module/module_signature.hpp"
+#include "test_support.hpp"
+
+using namespace modsign;
+using crypto::HashAlgo;
+using kernel::KernelProfile;
+using test::q;
+
+namespace {
+std::string tool_hash(const char* tool, ByteView data) {
+  test::TempDir d;
+  test::spit(d / "in", data);
+  return test::run(std::string(tool) + " " + q(d / "in")).out.substr(0, std::string(tool) == "sha1sum" ? 40 : 64);
+}
+void put_u32le(Bytes& out, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+}
+Bytes str(const std::string& s) { return Bytes(s.begin(), s.end()); }
+}  // namespace
+
+TEST(Ima, ImaNgTemplateDataSpelledOut) {
+  const Bytes file = str("hello\n");
+  auto e = digest::ima_template("ima-ng", "/a", file, std::nullopt, KernelProfile::v7_0());
+  ASSERT_TRUE(e.ok());
+  // u32le 40 | "sha256:" NUL SHA-256("hello\n") | u32le 3 | "/a" NUL
+  const std::string expected =
+      "28000000" "7368613235363a00" "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03"
+      "03000000" "2f6100";
+  EXPECT_EQ(to_hex(e->data), expected);
+  EXPECT_EQ(to_hex(e->sha1), tool_hash("sha1sum", from_hex(expected)));
+  EXPECT_EQ(to_hex(e->sha256), tool_hash("sha256sum", from_hex(expected)));
+  // ima-sig: the sig field carries security.ima only for a 0x03 (digital signature v2) value.
+  auto s = digest::ima_template("ima-sig", "/a", file, Bytes{0x03, 0x02, 0x04, 0xaa}, KernelProfile::v7_0());
+  EXPECT_EQ(to_hex(s->data), expected + "04000000" "030204aa");
+  auto h = digest::ima_template("ima-sig", "/a", file, Bytes{0x04, 0x11}, KernelProfile::v7_0());
+  EXPECT_EQ(to_hex(h->data), expected + "00000000");
+  EXPECT_FALSE(digest::ima_template("ima-foo", "/a", file, std::nullopt, KernelProfile::v7_0()).ok());
+}
+
+TEST(Ima, ImaModsigFieldsPerProfile) {
+  const Bytes content = test::pattern(4000);
+  auto key = crypto::PrivateKey::generate(crypto::KeyAlgo::rsa, 2048);
+  auto cert = crypto::Certificate::self_signed(key, "CN=ima", 10).value();
+  cms::BuildOptions o;
+  o.digest = HashAlgo::sha256;
+  const Bytes cms_der = cms::build_detached(key, cert, content, o).value();
+  const Bytes file = module::append_signature(content, cms_der);
+  auto e = digest::ima_template("ima-modsig", "/m.ko", file, std::nullopt, KernelProfile::v7_0());
+  ASSERT_TRUE(e.ok()) << e.error().message;
+  ASSERT_EQ(e->fields.size(), 5u);
+  EXPECT_EQ(to_hex(e->fields[0].data), "7368613235363a00" + tool_hash("sha256sum", file));  // whole file
+  EXPECT_EQ(to_hex(e->fields[3].data), "7368613235363a00" + tool_hash("sha256sum", content));  // d-modsig
+  EXPECT_EQ(e->fields[4].data, cms_der);
+  EXPECT_EQ(to_hex(e->sha1), tool_hash("sha1sum", e->data));
+  // ML-DSA without signedAttrs on 7.0: no d-modsig digest, no entry; with the side SHA-256 there is.
+  auto mk = crypto::PrivateKey::generate(crypto::KeyAlgo::ml_dsa_65);
+  auto mc = crypto::Certificate::self_signed(mk, "CN=ima ml", 10).value();
+  const Bytes mfile = module::append_signature(content, cms::build_detached(mk, mc, content, {}).value());
+  auto none = digest::ima_template("ima-modsig", "/m.ko", mfile, std::nullopt, KernelProfile::v7_0());
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().code, KErr::einval);
+  auto side = digest::ima_template("ima-modsig", "/m.ko", mfile, std::nullopt, KernelProfile::v7_0(), HashAlgo::sha256, true);
+  ASSERT_TRUE(side.ok());
+  EXPECT_EQ(to_hex(side->fields[3].data), "7368613235363a00" + tool_hash("sha256sum", content));
+}
+
+TEST(Ima, MeasurementListRoundTripAndReplay) {
+  // Three records in a SHA-1 list: ima-ng, ima-modsig with a 3,318-byte sig field and a
+  // 5 KiB modsig field, and a violation (all-zero digest).
+  auto field = [](Bytes& out, const Bytes& f) {
+    put_u32le(out, static_cast<std::uint32_t>(f.size()));
+    out.insert(out.end(), f.begin(), f.end());
+  };
+  auto rec = [](std::uint32_t pcr, const Bytes& digest, const std::string& name, const Bytes& data) {
+    Bytes r;
+    put_u32le(r, pcr);
+    r.insert(r.end(), digest.begin(), digest.end());
+    put_u32le(r, static_cast<std::uint32_t>(name.size()));
+    r.insert(r.end(), name.begin(), name.end());
+    put_u32le(r, static_cast<std::uint32_t>(data.size()));
+    r.insert(r.end(), data.begin(), data.end());
+    return r;
+  };
+  Bytes ng;
+  field(ng, from_hex("7368613235363a00" + std::string(64, '1')));
+  field(ng, str(std::string("/bin/true") + std::string(1, '\0')));
+  Bytes ms;
+  field(ms, from_hex("7368613235363a00" + std::string(64, '2')));
+  field(ms, str(std::string("/lib/modules/x.ko") + std::string(1, '\0')));
+  field(ms, Bytes(3318, 0x03));
+  field(ms, from_hex("7368613531323a00" + std::string(128, '3')));
+  field(ms, Bytes(5120, 0x30));
+  const Bytes h1 = from_hex(tool_hash("sha1sum", ng)), h2 = from_hex(tool_hash("sha1sum", ms));
+  Bytes list = rec(10, h1, "ima-ng", ng);
+  const Bytes r2 = rec(10, h2, "ima-modsig", ms);
+  list.insert(list.end(), r2.begin(), r2.end());
+  const Bytes r3 = rec(10, Bytes(20, 0), "ima-ng", ng);
+  list.insert(list.end(), r3.begin(), r3.end());
+
+  auto recs = digest::parse_measurement_list(list, HashAlgo::sha1);
+  ASSERT_TRUE(recs.ok()) << recs.error().message;
+  ASSERT_EQ(recs->size(), 3u);
+  EXPECT_EQ((*recs)[1].template_name, "ima-modsig");
+  EXPECT_EQ((*recs)[1].data, ms);
+  EXPECT_EQ((*recs)[0].recomputed, h1);
+  EXPECT_EQ((*recs)[1].recomputed, h2);
+  EXPECT_TRUE((*recs)[2].violation);
+  // PCR-10 = SHA1(SHA1(SHA1(0^20 ‖ h1) ‖ h2) ‖ FF^20), step by step with sha1sum.
+  Bytes pcr(20, 0);
+  for (const Bytes& ext : {h1, h2, Bytes(20, 0xff)}) {
+    Bytes buf = pcr;
+    buf.insert(buf.end(), ext.begin(), ext.end());
+    pcr = from_hex(tool_hash("sha1sum", buf));
+  }
+  auto pcrs = digest::replay_pcrs(*recs, HashAlgo::sha1);
+  EXPECT_EQ(to_hex(pcrs.at(10)), to_hex(pcr));
+
+  // The CLI: matching expected PCRs exit 0; a wrong one exit 1; a tampered record is named.
+  test::TempDir d;
+  test::spit(d / "list", list);
+  test::spit(d / "pcrs", "PCR-10: " + to_hex(pcr) + "\n");
+  auto r = test::run(test::modsign_cli() + " ima replay --pcrs " + q(d / "pcrs") + " " + q(d / "list"));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("PCR-10: " + to_hex(pcr) + "  matches"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("3 records, 1 violations, 0 template hash mismatches"), std::string::npos) << r.out;
+  test::spit(d / "pcrs", "10: " + std::string(40, '0') + "\n");
+  EXPECT_EQ(test::run(test::modsign_cli() + " ima replay --pcrs " + q(d / "pcrs") + " " + q(d / "list")).status, 1);
+  Bytes tampered = list;
+  tampered[tampered.size() - 100] ^= 1;  // inside the third record's data: its digest is a violation, so
+  tampered[200] ^= 1;                    // also change the second record's data
+  test::spit(d / "t", tampered);
+  r = test::run(test::modsign_cli() + " ima replay --json " + q(d / "t"));
+  EXPECT_EQ(r.status, 1);
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["template_hash_mismatches"].size(), 1u);
+  EXPECT_EQ(j["template_hash_mismatches"][0]["record"], 2);
+}
+
+TEST(Ima, BadMeasurementLists) {
+  Bytes r;
+  put_u32le(r, 10);
+  r.insert(r.end(), 20, 0x11);
+  put_u32le(r, 6);
+  const std::string n = "ima-ng";
+  r.insert(r.end(), n.begin(), n.end());
+  put_u32le(r, 1000);  // data length beyond the file
+  r.insert(r.end(), 10, 0);
+  auto e = digest::parse_measurement_list(r, HashAlgo::sha1);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error().code, KErr::ebadmsg);
+  EXPECT_EQ(e.error().message, "record 1 at offset 0: template data length 1000 beyond the end of the list");
+  auto t = digest::parse_measurement_list(ByteView(r).first(10), HashAlgo::sha1);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.error().message, "record 1 at offset 0: truncated record header");
+  // A field length beyond its template data.
+  Bytes f;
+  put_u32le(f, 10);
+  f.insert(f.end(), 20, 0x11);
+  put_u32le(f, 6);
+  f.insert(f.end(), n.begin(), n.end());
+  put_u32le(f, 8);
+  put_u32le(f, 99);
+  put_u32le(f, 0);
+  auto b = digest::parse_measurement_list(f, HashAlgo::sha1);
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.error().message, "record 1 at offset 0: field length 99 beyond the template data");
+  // CLI: exit 3, nothing written, and an unknown template for `ima template` is a usage error.
+  test::TempDir d;
+  test::spit(d / "bad", r);
+  auto c = test::run(test::modsign_cli() + " ima replay " + q(d / "bad"));
+  EXPECT_EQ(c.status, 3);
+  EXPECT_EQ(c.err, "modsign: " + (d / "bad") + ": record 1 at offset 0: template data length 1000 beyond the end of the list\n");
+  test::spit(d / "f", str("x"));
+  EXPECT_EQ(test::run(test::modsign_cli() + " ima template --template ima-nope " + q(d / "f")).status, 2);
+  EXPECT_EQ(test::run("ls -A " + q(d.path())).out, "bad\nf\n");
+}
