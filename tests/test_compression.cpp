@@ -251,3 +251,54 @@ TEST_F(CompressedCli, BadStreamsExit3AndWriteNothing) {
   }
   EXPECT_EQ(test::run("ls -A " + q(d_.path()) + " | grep -c modsign").out, "0\n");
 }
+
+TEST(Compression, LargeZstdMatchesTheCommandLine) {
+  // Above ~8 MiB the zstd command (one worker thread by default) splits the input into
+  // jobs; the recompression does the same.
+  test::TempDir d;
+  Bytes img(12u << 20);
+  for (std::size_t i = 0; i < img.size(); ++i) img[i] = static_cast<std::uint8_t>((i * 2654435761u) >> 13 ^ (i >> 9));
+  test::spit(d / "m.ko", img);
+  ASSERT_EQ(test::run("cd " + q(d.path()) + " && zstd --rm -f -q m.ko").status, 0);
+  EXPECT_EQ(to_hex(crypto::digest(crypto::HashAlgo::sha256, module::compress(img, Compression::zstd))),
+            to_hex(crypto::digest(crypto::HashAlgo::sha256, test::slurp(d / "m.ko.zst"))));
+}
+
+TEST(Compression, StreamsTheKernelDecompressorRefuses) {
+  // What lib/xz, module_gzip_header_len() and the kernel's zstd path refuse although the
+  // command-line tools read them: each is reported, and verify predicts EINVAL.
+  test::TempDir d;
+  const Bytes img = image(50000);
+  test::spit(d / "m.ko", img);
+  struct Case {
+    std::string file, cmd, problem_start;
+  };
+  const std::vector<Case> cases = {
+      {"delta.ko.xz", "xz --delta=dist=4 --lzma2 --check=crc32 -c m.ko > delta.ko.xz",
+       "xz filter chain other than LZMA2"},
+      {"x86off.ko.xz", "xz --x86=start=16 --lzma2 --check=crc32 -c m.ko > x86off.ko.xz", "xz BCJ filter with a start offset"},
+      {"pz.ko.zst", "pzstd -q -c m.ko > pz.ko.zst", "zstd file starts with a skippable frame"},
+      {"comment.ko.gz",
+       "python3 -c \"import zlib,sys; d=open('m.ko','rb').read(); c=zlib.compressobj(6,zlib.DEFLATED,-15); "
+       "b=c.compress(d)+c.flush(); h=bytes([0x1f,0x8b,8,0x10,0,0,0,0,0,3])+b'a comment\\0'; "
+       "sys.stdout.buffer.write(h+b+zlib.crc32(d).to_bytes(4,'little')+len(d).to_bytes(4,'little'))\" > comment.ko.gz",
+       "gzip header fields the kernel does not skip"},
+  };
+  for (const auto& c : cases) {
+    auto r = test::run("cd " + q(d.path()) + " && " + c.cmd);
+    ASSERT_EQ(r.status, 0) << c.cmd << r.err;
+    auto m = module::open_module(test::slurp(d / c.file));
+    ASSERT_TRUE(m.ok()) << c.file << ": " << m.error().message;
+    EXPECT_EQ(m->image, img) << c.file;  // userspace tools read the right image
+    EXPECT_EQ(m->kernel_decompress_problem.rfind(c.problem_start, 0), 0u) << c.file << ": " << m->kernel_decompress_problem;
+    r = test::run(test::modsign_cli() + " verify " + q(d / c.file));
+    EXPECT_EQ(r.status, 1) << r.out << r.err;
+    EXPECT_NE(r.out.find(": refused (EINVAL): " + c.problem_start), std::string::npos) << r.out;
+  }
+  // Plain CLI outputs are fine for the kernel.
+  ASSERT_EQ(test::run("cd " + q(d.path()) + " && xz --x86 --lzma2 --check=crc32 -c m.ko > bcj.ko.xz && gzip -n -c m.ko > n.ko.gz")
+                .status,
+            0);
+  EXPECT_EQ(module::open_module(test::slurp(d / "bcj.ko.xz"))->kernel_decompress_problem, "");
+  EXPECT_EQ(module::open_module(test::slurp(d / "n.ko.gz"))->kernel_decompress_problem, "");
+}

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 
 #include "asn1/der.hpp"
 
@@ -498,7 +499,7 @@ Status rsassa_pkcs1_verify(const crypto::PublicKey& key, crypto::HashAlgo h, Byt
 
 /// public_key_verify_signature(key, sig) with sig->m = m (kernel-semantics §2.7, §3.3).
 Status public_key_verify_signature(const crypto::PublicKey& key, const SignedInfo& si, ByteView m,
-                                   crypto::Backend backend = crypto::Backend::openssl) {
+                                   crypto::Backend backend = crypto::Backend::openssl, const Pkcs7Message* msg = nullptr) {
   const crypto::KeyAlgo ka = key.algo();
   const bool key_ecdsa = crypto::is_ecdsa(ka);
   if (key_ecdsa ? si.pkey_algo != "ecdsa" : key_algo_of(si.pkey_algo) != ka)
@@ -508,6 +509,11 @@ Status public_key_verify_signature(const crypto::PublicKey& key, const SignedInf
     // software_key_determine_akcipher: raw encoding, hash "none" or "sha512" only.
     if (si.hash_algo != "none" && si.hash_algo != "sha512")
       return make_error(KErr::einval, "ML-DSA accepts hash none or sha512, not " + si.hash_algo);
+    if (msg && si.m_is_data && msg->data_prehashed) {  // the data itself, as external μ
+      for (const auto& [pk, mu] : msg->data_mu)
+        if (pk == key.raw()) return crypto::ml_dsa_verify_mu(key, mu, si.signature);
+      return make_error(KErr::einval, "no μ of the data for this ML-DSA key");
+    }
     return crypto::verify_message(key, crypto::HashAlgo::sha512, m, si.signature, backend);
   }
   auto h = hash_of(si.hash_algo);
@@ -743,7 +749,7 @@ Status pkcs7_verify_one(Pkcs7Message& msg, std::size_t index, const KernelProfil
   const X509Cert& x = msg.certs[*si.signer];
   if (si.signing_time && (*si.signing_time < x.cert.valid_from() || *si.signing_time > x.cert.valid_to()))
     return make_error(KErr::ekeyrejected, "Message signed outside of X.509 validity window");
-  st = public_key_verify_signature(x.cert.public_key(), si, signed_bytes(msg, si), msg.backend);
+  st = public_key_verify_signature(x.cert.public_key(), si, signed_bytes(msg, si), msg.backend, &msg);
   if (!st) return st;
   return pkcs7_verify_sig_chain(msg, si);
 }
@@ -884,7 +890,7 @@ Status pkcs7_validate_trust(Pkcs7Message& msg, const std::vector<crypto::Certifi
     }
     if (sinfo_sig && !si.m && !si.m_is_data)
       return make_error(KErr::einval, "Sig " + std::to_string(si.index) + ": pkcs7_verify() must run before trust validation");
-    Status st = sinfo_sig ? public_key_verify_signature(key->public_key(), *sinfo_sig, signed_bytes(msg, si), msg.backend)
+    Status st = sinfo_sig ? public_key_verify_signature(key->public_key(), *sinfo_sig, signed_bytes(msg, si), msg.backend, &msg)
                           : verify_cert_signature(child->cert, key->public_key(), msg.backend);
     if (!st) {
       if (st.error().code == KErr::enomem) return st;
@@ -898,8 +904,10 @@ Status pkcs7_validate_trust(Pkcs7Message& msg, const std::vector<crypto::Certifi
   return make_error(KErr::enokey, "no trusted key matches the signer");
 }
 
-VerifyReport verify_pkcs7_signature(ByteView data, ByteView pkcs7, const Keyring& keyring, Usage usage,
-                                    const KernelProfile& profile, crypto::Backend backend) {
+namespace {
+/// verify_pkcs7_signature after parsing: the data step is `supply`.
+VerifyReport verify_with(ByteView pkcs7, const Keyring& keyring, Usage usage, const KernelProfile& profile,
+                         crypto::Backend backend, const std::function<Status(Pkcs7Message&)>& supply) {
   VerifyReport rep;
   auto done = [&](const Error& e) {
     rep.err = e.code;
@@ -917,7 +925,7 @@ VerifyReport verify_pkcs7_signature(ByteView data, ByteView pkcs7, const Keyring
     s.signed_attrs = si.authattrs.has_value();
     rep.signers.push_back(s);
   }
-  if (!pkcs7_supply_detached_data(*msg, data)) return done(make_error(KErr::ebadmsg, "PKCS#7 signature with non-detached data"));
+  if (!supply(*msg)) return done(make_error(KErr::ebadmsg, "PKCS#7 signature with non-detached data"));
   auto st = pkcs7_verify(*msg, usage, profile, &rep.log);
   if (!st) return done(st.error());
   if (!keyring.blacklist.revoked.empty()) {
@@ -929,6 +937,25 @@ VerifyReport verify_pkcs7_signature(ByteView data, ByteView pkcs7, const Keyring
   if (!st) return done(st.error());
   rep.trusted_by = msg->trusted_by;
   return rep;
+}
+}  // namespace
+
+VerifyReport verify_pkcs7_signature(ByteView data, ByteView pkcs7, const Keyring& keyring, Usage usage,
+                                    const KernelProfile& profile, crypto::Backend backend) {
+  return verify_with(pkcs7, keyring, usage, profile, backend,
+                     [&](Pkcs7Message& m) { return pkcs7_supply_detached_data(m, data); });
+}
+
+VerifyReport verify_pkcs7_signature_prehashed(const std::vector<std::pair<std::string, Bytes>>& digests,
+                                              const std::vector<std::pair<Bytes, Bytes>>& mus, ByteView pkcs7,
+                                              const Keyring& keyring, Usage usage, const KernelProfile& profile) {
+  return verify_with(pkcs7, keyring, usage, profile, crypto::Backend::openssl, [&](Pkcs7Message& m) -> Status {
+    if (m.data) return make_error(KErr::einval, "Data already supplied");
+    m.data_digests = digests;
+    m.data_mu = mus;
+    m.data_prehashed = true;
+    return ok_status();
+  });
 }
 
 }  // namespace modsign::kernel

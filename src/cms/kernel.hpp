@@ -119,6 +119,11 @@ struct Pkcs7Message {
   /// H(data) per kernel hash name, computed once for all signers (the kernel hashes per
   /// signer; the values are the same).
   std::vector<std::pair<std::string, Bytes>> data_digests;
+  /// For data that is not held in memory (supplied as digests): the ML-DSA μ of the data
+  /// per raw public key, used where the kernel hands ML-DSA the data itself.
+  std::vector<std::pair<Bytes, Bytes>> data_mu;
+  /// Detached data was supplied as digests (data_digests / data_mu) instead of bytes.
+  bool data_prehashed = false;
   /// Library that checks ML-DSA signatures (not a kernel property; both give the same verdicts).
   crypto::Backend backend = crypto::Backend::openssl;
 };
@@ -184,5 +189,12 @@ struct VerifyReport {
 };
 VerifyReport verify_pkcs7_signature(ByteView data, ByteView pkcs7, const Keyring& keyring, Usage usage,
                                     const KernelProfile& profile, crypto::Backend backend = crypto::Backend::openssl);
+
+/// The same for detached data that is not in memory: `digests` holds H(data) for each
+/// kernel hash name the signers use and `mus` the ML-DSA μ of the data per raw public key
+/// (ML-DSA without signedAttrs verifies through external μ; same verdicts).
+VerifyReport verify_pkcs7_signature_prehashed(const std::vector<std::pair<std::string, Bytes>>& digests,
+                                              const std::vector<std::pair<Bytes, Bytes>>& mus, ByteView pkcs7,
+                                              const Keyring& keyring, Usage usage, const KernelProfile& profile);
 
 }  // namespace modsign::kernel

@@ -47,27 +47,30 @@ Bytes SignerInfo::signed_attrs_as_set() const {
 
 // ------------------------------------------------------------------------------ builder
 
-Result<Bytes> build_detached(const crypto::PrivateKey& key, const crypto::Certificate& cert, ByteView content,
-                             const BuildOptions& opt) {
+namespace {
+Status check_signer(const crypto::PrivateKey& key, const crypto::Certificate& cert, const BuildOptions& opt) {
   if (!(key.public_key() == cert.public_key()))
     return make_error(KErr::ekeyrejected, "private key does not match the certificate's public key");
   if (opt.sid == SignerIdType::subject_key_id && !cert.skid())
     return make_error(KErr::enokey, "certificate has no subjectKeyIdentifier (needed for --keyid)");
+  return ok_status();
+}
+
+/// DER SET OF {contentType id-data, messageDigest} in DER order, as signed.
+Bytes signed_attrs_set(ByteView content_digest) {
+  Writer ct, md;
+  ct.oid(crypto::oid::data);
+  md.octet_string(content_digest);
+  Writer set;
+  set.set_of({attribute(crypto::oid::content_type, ct.bytes()), attribute(crypto::oid::message_digest, md.bytes())});
+  return set.take();
+}
+
+/// ContentInfo(SignedData) around one SignerInfo with the given attributes and signature.
+Bytes assemble(const crypto::PrivateKey& key, const crypto::Certificate& cert, const BuildOptions& opt,
+               const std::optional<Bytes>& attrs_set, ByteView sig) {
   const auto& hi = crypto::hash_info(opt.digest);
   const int version = opt.sid == SignerIdType::subject_key_id ? 3 : 1;
-
-  std::optional<Bytes> attrs_set;  // DER SET OF Attribute, as signed
-  if (opt.signed_attrs) {
-    Writer ct, md;
-    ct.oid(crypto::oid::data);
-    md.octet_string(crypto::digest(opt.digest, content));
-    Writer set;
-    set.set_of({attribute(crypto::oid::content_type, ct.bytes()), attribute(crypto::oid::message_digest, md.bytes())});
-    attrs_set = set.take();
-  }
-  auto sig = crypto::sign_message(key, opt.digest, attrs_set ? ByteView(*attrs_set) : content, opt.backend);
-  if (!sig) return sig.error();
-
   auto digest_alg = [&](Writer& w) { w.add(asn1::kSequence, [&](Writer& a) { a.oid(hi.oid); }); };
   Writer out;
   out.add(asn1::kSequence, [&](Writer& ci) {
@@ -97,13 +100,44 @@ Result<Bytes> build_detached(const crypto::PrivateKey& key, const crypto::Certif
               a.oid(crypto::signature_oid(key.algo(), opt.digest));
               if (crypto::signature_oid_has_null_params(key.algo())) a.null();
             });
-            si.octet_string(*sig);
+            si.octet_string(sig);
           });
         });
       });
     });
   });
   return out.take();
+}
+}  // namespace
+
+Result<Bytes> build_detached(const crypto::PrivateKey& key, const crypto::Certificate& cert, ByteView content,
+                             const BuildOptions& opt) {
+  if (auto st = check_signer(key, cert, opt); !st) return st.error();
+  std::optional<Bytes> attrs_set;
+  if (opt.signed_attrs) attrs_set = signed_attrs_set(crypto::digest(opt.digest, content));
+  auto sig = crypto::sign_message(key, opt.digest, attrs_set ? ByteView(*attrs_set) : content, opt.backend);
+  if (!sig) return sig.error();
+  return assemble(key, cert, opt, attrs_set, *sig);
+}
+
+Result<Bytes> build_detached_prehashed(const crypto::PrivateKey& key, const crypto::Certificate& cert,
+                                       const ContentDigests& cd, const BuildOptions& opt) {
+  if (auto st = check_signer(key, cert, opt); !st) return st.error();
+  std::optional<Bytes> attrs_set;
+  Result<Bytes> sig = make_error(KErr::einval, "missing content digest");
+  if (opt.signed_attrs) {
+    if (!cd.digest) return sig.error();
+    attrs_set = signed_attrs_set(*cd.digest);
+    sig = crypto::sign_message(key, opt.digest, *attrs_set, opt.backend);
+  } else if (crypto::is_ml_dsa(key.algo())) {
+    if (!cd.mu) return make_error(KErr::einval, "missing ML-DSA μ");
+    sig = crypto::ml_dsa_sign_mu(key, *cd.mu);
+  } else {
+    if (!cd.digest) return sig.error();
+    sig = crypto::sign_digest(key, opt.digest, *cd.digest);
+  }
+  if (!sig) return sig.error();
+  return assemble(key, cert, opt, attrs_set, *sig);
 }
 
 // ------------------------------------------------------------------------------- parser

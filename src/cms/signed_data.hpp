@@ -85,6 +85,21 @@ struct BuildOptions {
 Result<Bytes> build_detached(const crypto::PrivateKey& key, const crypto::Certificate& cert,
                              ByteView content, const BuildOptions& opt);
 
+/// Digests of content that is not held in memory: H(content) with BuildOptions::digest
+/// (needed with signedAttrs, and for RSA/ECDSA without them), and for ML-DSA without
+/// signedAttrs the μ of the content under the signing key (crypto::MlDsaMu).
+struct ContentDigests {
+  std::optional<Bytes> digest;
+  std::optional<Bytes> mu;
+};
+
+/// build_detached() for streamed content: the same bytes, with the signature made from
+/// `cd` (external μ for ML-DSA without signedAttrs: OpenSSL's "mu" parameter; the result
+/// is an ordinary pure ML-DSA signature).  Errors as build_detached(), plus EINVAL when a
+/// needed digest is missing.
+Result<Bytes> build_detached_prehashed(const crypto::PrivateKey& key, const crypto::Certificate& cert,
+                                       const ContentDigests& cd, const BuildOptions& opt);
+
 /// Successful verification: who signed and how.
 struct Verified {
   std::size_t certificate_index = 0;  ///< index into `candidates`

@@ -63,59 +63,77 @@ Bytes read_file(const std::string& path, std::uint64_t max_size) {
   return out;
 }
 
-void write_file_atomic(const std::string& path_in, ByteView data, unsigned mode, bool keep_mode) {
-  std::string path = path_in;
+AtomicFile::AtomicFile(const std::string& path_in, unsigned mode, bool keep_mode)
+    : path_in_(path_in), path_(path_in), mode_(mode), keep_mode_(keep_mode) {
   struct stat st {};
-  if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
-    char* real = ::realpath(path.c_str(), nullptr);
-    if (!real) throw IoError(sys_error(path, "cannot resolve symbolic link"));
-    path = real;
+  if (::lstat(path_.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+    char* real = ::realpath(path_.c_str(), nullptr);
+    if (!real) throw IoError(sys_error(path_in_, "cannot resolve symbolic link"));
+    path_ = real;
     std::free(real);
   }
-  bool exists = ::stat(path.c_str(), &st) == 0;
-  if (exists && !S_ISREG(st.st_mode)) throw IoError(path_in + ": " + kind(st.st_mode) + "; not replacing it");
-  if (exists && keep_mode) mode = st.st_mode & 07777;
-
+  exists_ = ::stat(path_.c_str(), &st) == 0;
+  if (exists_ && !S_ISREG(st.st_mode)) throw IoError(path_in_ + ": " + kind(st.st_mode) + "; not replacing it");
+  if (exists_ && keep_mode_) {
+    mode_ = st.st_mode & 07777;
+    uid_ = st.st_uid;
+    gid_ = st.st_gid;
+  }
   // Temporary name independent of the target's length: <dir>/.modsign.XXXXXX
-  const auto slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
+  const auto slash = path_.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path_.substr(0, slash == 0 ? 1 : slash);
   std::string tmpl = dir + "/.modsign.XXXXXX";
   std::vector<char> name(tmpl.begin(), tmpl.end());
   name.push_back('\0');
-  int fd = ::mkstemp(name.data());
-  if (fd < 0) throw IoError(sys_error(path_in, "cannot create temporary file"));
-  std::string tmp(name.data());
-  auto fail = [&](const char* what) {
-    auto m = sys_error(path_in, what);
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    throw IoError(m);
-  };
+  fd_ = ::mkstemp(name.data());
+  if (fd_ < 0) throw IoError(sys_error(path_in_, "cannot create temporary file"));
+  tmp_ = name.data();
+}
+
+AtomicFile::~AtomicFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!tmp_.empty()) ::unlink(tmp_.c_str());
+}
+
+void AtomicFile::fail(const char* what) {
+  auto m = sys_error(path_in_, what);
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  ::unlink(tmp_.c_str());
+  tmp_.clear();
+  throw IoError(m);
+}
+
+void AtomicFile::write(ByteView data) {
   std::size_t off = 0;
   while (off < data.size()) {
-    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
+    ssize_t n = ::write(fd_, data.data() + off, data.size() - off);
     if (n < 0) {
       if (errno == EINTR) continue;
       fail("write");
     }
     off += static_cast<std::size_t>(n);
   }
-  if (exists && keep_mode && (st.st_uid != ::geteuid() || st.st_gid != ::getegid())) {
+}
+
+void AtomicFile::commit() {
+  if (exists_ && keep_mode_ && (uid_ != ::geteuid() || gid_ != ::getegid())) {
     // Keep the owner and group (possible as root, or for a group we belong to).
-    if (::fchown(fd, st.st_uid, st.st_gid) != 0 && errno != EPERM) fail("chown");
+    if (::fchown(fd_, uid_, gid_) != 0 && errno != EPERM) fail("chown");
   }
-  if (::fchmod(fd, mode) != 0) fail("chmod");
-  if (::fsync(fd) != 0) fail("fsync");
-  if (::close(fd) != 0) {
-    auto m = sys_error(path_in, "close");
-    ::unlink(tmp.c_str());
-    throw IoError(m);
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    auto m = sys_error(path_in, "rename");
-    ::unlink(tmp.c_str());
-    throw IoError(m);
-  }
+  if (::fchmod(fd_, mode_) != 0) fail("chmod");
+  if (::fsync(fd_) != 0) fail("fsync");
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0) fail("close");
+  if (::rename(tmp_.c_str(), path_.c_str()) != 0) fail("rename");
+  tmp_.clear();
+}
+
+void write_file_atomic(const std::string& path, ByteView data, unsigned mode, bool keep_mode) {
+  AtomicFile f(path, mode, keep_mode);
+  f.write(data);
+  f.commit();
 }
 
 }  // namespace modsign

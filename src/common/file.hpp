@@ -19,6 +19,28 @@ inline constexpr std::uint64_t kMaxSmallFileSize = std::uint64_t{16} << 20;
 /// FIFO, device, socket) or is larger than `max_size`.
 Bytes read_file(const std::string& path, std::uint64_t max_size = kMaxModuleSize);
 
+/// A file written in pieces and then renamed into place, with the guarantees of
+/// write_file_atomic().  Destroying it without commit() removes the temporary file.
+class AtomicFile {
+ public:
+  /// Throws IoError (target not a regular file, temporary file not creatable).
+  AtomicFile(const std::string& path, unsigned mode = 0644, bool keep_mode = true);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+  void write(ByteView data);
+  /// Owner/group/mode, fsync, close, rename.  Throws IoError.
+  void commit();
+
+ private:
+  [[noreturn]] void fail(const char* what);
+  std::string path_in_, path_, tmp_;
+  int fd_ = -1;
+  unsigned mode_ = 0644;
+  bool exists_ = false, keep_mode_ = true;
+  unsigned uid_ = 0, gid_ = 0;
+};
+
 /// Write `data` to `path` atomically: a temporary file in the same directory (mode
 /// `mode`; or, when `path` exists and `keep_mode`, its mode, owner and group), fsync,
 /// rename.  A symbolic link at `path` is followed and its target replaced.  An existing

@@ -198,6 +198,10 @@ class Certificate {
 Result<Bytes> sign_message(const PrivateKey& key, HashAlgo hash, ByteView message,
                            Backend backend = Backend::openssl);
 
+/// RSA PKCS#1 v1.5 / ECDSA signature over an already computed digest (hash_info(hash).size
+/// bytes).  Errors: EINVAL for ML-DSA keys, a digest of the wrong size, or backend failure.
+Result<Bytes> sign_digest(const PrivateKey& key, HashAlgo hash, ByteView digest);
+
 /// Verify a signature made by sign_message() (same conventions).  Errors, as the kernel's
 /// public_key_verify_signature reports them (kernel-semantics §2.7):
 ///  - EBADMSG: ML-DSA signature or public key of the wrong length for the parameter set;

@@ -810,8 +810,13 @@ Result<Bytes> sign_message(const PrivateKey& key, HashAlgo hash, ByteView messag
     }
     return openssl_ml_dsa_sign(key, message);
   }
+  return sign_digest(key, hash, digest(hash, message));
+}
+
+Result<Bytes> sign_digest(const PrivateKey& key, HashAlgo hash, ByteView d) {
+  if (is_ml_dsa(key.algo())) return make_error(KErr::einval, "ML-DSA signs messages, not digests");
+  if (d.size() != hash_info(hash).size) return make_error(KErr::einval, "digest of the wrong size");
   EVP_PKEY* k = static_cast<EVP_PKEY*>(key.native());
-  Bytes d = digest(hash, message);
   PkeyCtxPtr ctx(EVP_PKEY_CTX_new_from_pkey(nullptr, k, nullptr));
   if (!ctx || EVP_PKEY_sign_init(ctx.get()) <= 0 || EVP_PKEY_CTX_set_signature_md(ctx.get(), md_of(hash)) <= 0)
     return make_error(KErr::einval, "sign init: " + openssl_error());

@@ -28,36 +28,21 @@ struct Layout {
 Layout layout_of(ByteView tail40, std::uint64_t size) {
   Layout l;
   l.content_len = size;
-  const std::size_t marker = module::kMarker.size(), ms = module::kModuleSignatureSize;
-  if (size <= marker + ms || tail40.size() < marker + ms) return l;
-  if (std::memcmp(tail40.data() + tail40.size() - marker, module::kMarker.data(), marker) != 0) return l;
-  // Reuse module::split on a synthetic buffer: a fake content of the right size is not
-  // needed, the checks only look at sig_len against the length.
-  const std::uint8_t* t = tail40.data() + tail40.size() - marker - ms;
-  const std::uint32_t sig_len = static_cast<std::uint32_t>(t[8]) << 24 | static_cast<std::uint32_t>(t[9]) << 16 |
-                                static_cast<std::uint32_t>(t[10]) << 8 | t[11];
-  const std::uint64_t modlen = size - marker;
-  if (sig_len >= modlen - ms) {
-    l.err = KErr::ebadmsg;
-    l.reason = "signature length exceeds the module";
-    return l;
-  }
-  if (t[2] != module::kIdTypePkcs7) {
-    l.err = KErr::enopkg;
-    l.reason = "not signed with expected PKCS#7 message";
-    return l;
-  }
-  if (t[0] || t[1] || t[3] || t[4] || t[5] || t[6] || t[7]) {
-    l.err = KErr::ebadmsg;
-    l.reason = "PKCS#7 signature info has unexpected non-zero params";
+  if (size <= module::kMarker.size() + module::kModuleSignatureSize) return l;
+  auto t = module::parse_tail(tail40, size);
+  if (!t) {
+    if (t.error().code != KErr::enodata) {
+      l.err = t.error().code;
+      l.reason = t.error().message;
+    }
     return l;
   }
   l.has_modsig = true;
   l.err = KErr::none;
   l.reason.clear();
-  l.cms_len = sig_len;
-  l.content_len = modlen - ms - sig_len;
-  l.cms_off = l.content_len;
+  l.cms_len = t->sig_len;
+  l.content_len = t->content_len;
+  l.cms_off = t->content_len;
   return l;
 }
 

@@ -4,6 +4,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <cstdlib>
 #include <stdexcept>
 
 namespace modsign::module {
@@ -102,9 +103,10 @@ Result<Bytes> gunzip(ByteView in, std::uint64_t max) {
   return out;
 }
 
-Result<Bytes> unzstd(ByteView in, std::uint64_t max) {
+Result<Bytes> unzstd(ByteView in, std::uint64_t max, bool all_frames = false) {
   ZSTD_DCtx* d = ZSTD_createDCtx();
   if (!d) throw std::runtime_error("ZSTD_createDCtx failed");
+  ZSTD_DCtx_setParameter(d, ZSTD_d_windowLogMax, 31);  // the kernel accepts windows up to 2 GiB
   Bytes out;
   std::uint8_t buf[kChunk];
   ZSTD_inBuffer ib{in.data(), in.size(), 0};
@@ -120,7 +122,10 @@ Result<Bytes> unzstd(ByteView in, std::uint64_t max) {
       ZSTD_freeDCtx(d);
       return too_big(max);
     }
-    if (r == 0) break;  // frame complete
+    if (r == 0) {  // frame complete
+      if (all_frames && ib.pos < in.size()) continue;
+      break;
+    }
     if (ib.pos == in.size() && ob.pos < ob.size) {  // input used up, frame unfinished
       ZSTD_freeDCtx(d);
       return make_error(KErr::einval, "truncated zstd stream");
@@ -130,6 +135,70 @@ Result<Bytes> unzstd(ByteView in, std::uint64_t max) {
   if (ib.pos != in.size())
     return make_error(KErr::einval, std::to_string(in.size() - ib.pos) + " bytes of trailing data after the zstd frame");
   return out;
+}
+// kernel/module/decompress.c module_gzip_header_len(): 10 bytes, plus a NUL-terminated
+// name when FNAME is set; no other optional field is skipped.  Then raw inflate, with no
+// check of the CRC32/ISIZE trailer.  Returns the image the kernel would decompress.
+Result<Bytes> kernel_gunzip(ByteView in, std::uint64_t max) {
+  std::size_t len = 10;
+  if (in.size() < len || in[0] != 0x1f || in[1] != 0x8b || in[2] != 0x08)
+    return make_error(KErr::einval, "not a gzip compressed module");
+  if (in[3] & 0x08) {
+    do {
+      if (len == in.size()) return make_error(KErr::einval, "gzip file name runs to the end");
+    } while (in[len++] != '\0');
+  }
+  z_stream z{};
+  if (inflateInit2(&z, -MAX_WBITS) != Z_OK) throw std::runtime_error("inflateInit2 failed");
+  Bytes out;
+  std::uint8_t buf[kChunk];
+  z.next_in = const_cast<Bytef*>(in.data() + len);
+  z.avail_in = static_cast<uInt>(std::min<std::size_t>(in.size() - len, 1u << 30));
+  int r;
+  do {
+    z.next_out = buf;
+    z.avail_out = sizeof buf;
+    r = inflate(&z, Z_NO_FLUSH);
+    if (r != Z_OK && r != Z_STREAM_END) break;
+    if (!grow(out, buf, sizeof buf - z.avail_out, max)) {
+      inflateEnd(&z);
+      return too_big(max);
+    }
+  } while (r == Z_OK && (z.avail_out == 0 || z.avail_in > 0));
+  inflateEnd(&z);
+  if (r != Z_STREAM_END) return make_error(KErr::einval, std::string("raw inflate failed") + (z.msg ? std::string(": ") + z.msg : ""));
+  return out;
+}
+
+// lib/xz/xz_dec_stream.c dec_block_header(): LZMA2, optionally after one BCJ filter
+// (x86, PowerPC, ARM, ARM-Thumb, SPARC, ARM64, RISC-V) without properties.  Checks the
+// first block's filter chain.
+std::string xz_kernel_filter_problem(ByteView in) {
+  if (in.size() < 12 + 8) return "";
+  lzma_block block{};
+  lzma_filter filters[LZMA_FILTERS_MAX + 1];
+  block.version = 1;
+  block.check = static_cast<lzma_check>(in[7] & 0x0f);
+  block.filters = filters;
+  block.header_size = lzma_block_header_size_decode(in[12]);
+  if (in[12] == 0x00 || in.size() < 12 + block.header_size) return "";  // empty stream: index follows
+  if (lzma_block_header_decode(&block, nullptr, in.data() + 12) != LZMA_OK) return "";
+  std::string problem;
+  std::size_t n = 0;
+  while (filters[n].id != LZMA_VLI_UNKNOWN) ++n;
+  auto bcj_ok = [](lzma_vli id) {
+    return id == LZMA_FILTER_X86 || id == LZMA_FILTER_POWERPC || id == LZMA_FILTER_ARM || id == LZMA_FILTER_ARMTHUMB ||
+           id == LZMA_FILTER_SPARC || id == 0x0a /* ARM64 */ || id == 0x0b /* RISC-V */;
+  };
+  if (n == 0 || filters[n - 1].id != LZMA_FILTER_LZMA2 || n > 2 || (n == 2 && !bcj_ok(filters[0].id)))
+    problem = "xz filter chain other than LZMA2 (optionally after one BCJ filter)";
+  else if (n == 2 && filters[0].options) {
+    const auto* bcj = static_cast<const lzma_options_bcj*>(filters[0].options);
+    if (bcj->start_offset != 0) problem = "xz BCJ filter with a start offset";
+  }
+  for (std::size_t i = 0; i < n; ++i) free(filters[i].options);
+  if (problem.empty()) return "";
+  return problem + ": the kernel's xz decoder refuses it (XZ_OPTIONS_ERROR), so in-kernel decompression fails with EINVAL";
 }
 }  // namespace
 
@@ -148,7 +217,7 @@ Result<Bytes> decompress(ByteView in, Compression format, std::uint64_t max_size
   switch (format) {
     case Compression::xz: return unxz(in, max_size);
     case Compression::gzip: return gunzip(in, max_size);
-    case Compression::zstd: return unzstd(in, max_size);
+    case Compression::zstd: return unzstd(in, max_size, in.size() >= 4 && in[0] != 0x28);
     case Compression::none: break;
   }
   return make_error(KErr::einval, "not a compressed module");
@@ -172,9 +241,26 @@ Result<ModuleImage> open_module(ByteView file, std::uint64_t max_size) {
                                     "decompression (module_decompress) fails with EINVAL: recompress with "
                                     "`xz --check=crc32`";
   }
+  if (m.compression == Compression::xz && m.kernel_decompress_problem.empty())
+    m.kernel_decompress_problem = xz_kernel_filter_problem(file);
+  if (m.compression == Compression::zstd && file.size() >= 4 && file[0] != 0x28)
+    m.kernel_decompress_problem =
+        "zstd file starts with a skippable frame (pzstd): the kernel's zstd decoder refuses it (\"not a zstd "
+        "compressed module\", EINVAL)";
   auto d = decompress(file, m.compression, max_size);
   if (!d) return d.error();
   m.image = std::move(d.value());
+  if (m.compression == Compression::gzip) {
+    // The kernel skips only FNAME: with FEXTRA, FCOMMENT or FHCRC it reads another image.
+    auto k = kernel_gunzip(file, max_size);
+    if (!k)
+      m.kernel_decompress_problem = "gzip header fields the kernel does not skip (FEXTRA, FCOMMENT or FHCRC): "
+                                    "module_gzip_header_len() then fails to inflate (" + k.error().message +
+                                    "), EINVAL";
+    else if (*k != m.image)
+      m.kernel_decompress_problem = "the kernel's gzip decoder (module_gzip_header_len) reads a different image "
+                                    "than gzip does from this file: refused as ambiguous";
+  }
   return m;
 }
 
@@ -205,6 +291,7 @@ Bytes compress(ByteView image, Compression format) {
       return out;
     }
     case Compression::gzip: {
+      if (image.size() > 0xffffffffu) throw std::runtime_error("gzip recompression of images over 4 GiB is not supported");
       z_stream z{};
       if (deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
         throw std::runtime_error("deflateInit2 failed");
@@ -224,15 +311,28 @@ Bytes compress(ByteView image, Compression format) {
       return out;
     }
     case Compression::zstd: {
+      // As the zstd command does: level 3, checksum, content size, one worker thread
+      // (its default --threads=1 splits large inputs into jobs), streaming.
       ZSTD_CCtx* c = ZSTD_createCCtx();
       ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, 3);
       ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
       ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, 1);
-      Bytes out(ZSTD_compressBound(image.size()));
-      const std::size_t n = ZSTD_compress2(c, out.data(), out.size(), image.data(), image.size());
+      ZSTD_CCtx_setParameter(c, ZSTD_c_nbWorkers, 1);
+      ZSTD_CCtx_setPledgedSrcSize(c, image.size());
+      Bytes out;
+      std::uint8_t buf[kChunk];
+      ZSTD_inBuffer ib{image.data(), image.size(), 0};
+      std::size_t left;
+      do {
+        ZSTD_outBuffer ob{buf, sizeof buf, 0};
+        left = ZSTD_compressStream2(c, &ob, &ib, ZSTD_e_end);
+        if (ZSTD_isError(left)) {
+          ZSTD_freeCCtx(c);
+          throw std::runtime_error(std::string("zstd compression failed: ") + ZSTD_getErrorName(left));
+        }
+        out.insert(out.end(), buf, buf + ob.pos);
+      } while (left != 0);
       ZSTD_freeCCtx(c);
-      if (ZSTD_isError(n)) throw std::runtime_error(std::string("zstd compression failed: ") + ZSTD_getErrorName(n));
-      out.resize(n);
       return out;
     }
     case Compression::none: break;

@@ -20,31 +20,42 @@ bool has_marker(ByteView file) {
          std::memcmp(file.data() + file.size() - kMarker.size(), kMarker.data(), kMarker.size()) == 0;
 }
 
-Result<SplitModule> split(ByteView file) {
-  if (!has_marker(file)) return make_error(KErr::enodata, "unsigned module (no signature marker)");
-  const std::size_t modlen = file.size() - kMarker.size();
-  if (modlen <= kModuleSignatureSize)
+Result<TrailerInfo> parse_tail(ByteView tail, std::uint64_t file_size) {
+  const std::size_t marker = kMarker.size();
+  if (file_size <= marker || tail.size() < marker ||
+      std::memcmp(tail.data() + tail.size() - marker, kMarker.data(), marker) != 0)
+    return make_error(KErr::enodata, "unsigned module (no signature marker)");
+  const std::uint64_t modlen = file_size - marker;
+  if (modlen <= kModuleSignatureSize || tail.size() < marker + kModuleSignatureSize)
     return make_error(KErr::ebadmsg, "module too short for struct module_signature");
-  const std::uint8_t* ms = file.data() + modlen - kModuleSignatureSize;
-  ModuleSignature t;
-  t.algo = ms[0];
-  t.hash = ms[1];
-  t.id_type = ms[2];
-  t.signer_len = ms[3];
-  t.key_id_len = ms[4];
-  std::copy(ms + 5, ms + 8, t.pad);
-  t.sig_len = static_cast<std::uint32_t>(ms[8]) << 24 | static_cast<std::uint32_t>(ms[9]) << 16 |
-              static_cast<std::uint32_t>(ms[10]) << 8 | ms[11];
+  const std::uint8_t* ms = tail.data() + tail.size() - marker - kModuleSignatureSize;
+  const std::uint32_t sig_len = static_cast<std::uint32_t>(ms[8]) << 24 | static_cast<std::uint32_t>(ms[9]) << 16 |
+                                static_cast<std::uint32_t>(ms[10]) << 8 | ms[11];
   // mod_check_sig(): length first, then type, then the legacy fields.
-  if (t.sig_len >= modlen - kModuleSignatureSize)
-    return make_error(KErr::ebadmsg, "signature length " + std::to_string(t.sig_len) + " exceeds the module (" +
-                                         std::to_string(modlen - kModuleSignatureSize) + " bytes before the trailer)");
-  if (t.id_type != kIdTypePkcs7)
-    return make_error(KErr::enopkg, "not signed with expected PKCS#7 message (id_type " + std::to_string(t.id_type) + ")");
-  if (t.algo || t.hash || t.signer_len || t.key_id_len || t.pad[0] || t.pad[1] || t.pad[2])
+  if (sig_len >= modlen - kModuleSignatureSize)
+    return make_error(KErr::ebadmsg, "signature length " + std::to_string(sig_len) + " does not fit in the " +
+                                         std::to_string(modlen - kModuleSignatureSize) + " bytes before the trailer");
+  if (ms[2] != kIdTypePkcs7)
+    return make_error(KErr::enopkg, "not signed with expected PKCS#7 message (id_type " + std::to_string(ms[2]) + ")");
+  if (ms[0] || ms[1] || ms[3] || ms[4] || ms[5] || ms[6] || ms[7])
     return make_error(KErr::ebadmsg, "PKCS#7 signature info has unexpected non-zero params");
-  const std::size_t content_len = modlen - kModuleSignatureSize - t.sig_len;
-  return SplitModule{file.subspan(0, content_len), file.subspan(content_len, t.sig_len), t};
+  return TrailerInfo{modlen - kModuleSignatureSize - sig_len, sig_len};
+}
+
+Result<SplitModule> split(ByteView file) {
+  auto t = parse_tail(file.last(std::min<std::size_t>(file.size(), kMarker.size() + kModuleSignatureSize)), file.size());
+  if (!t) return t.error();
+  const std::size_t content_len = static_cast<std::size_t>(t->content_len);
+  const std::uint8_t* ms = file.data() + content_len + t->sig_len;
+  ModuleSignature tr;
+  tr.algo = ms[0];
+  tr.hash = ms[1];
+  tr.id_type = ms[2];
+  tr.signer_len = ms[3];
+  tr.key_id_len = ms[4];
+  std::copy(ms + 5, ms + 8, tr.pad);
+  tr.sig_len = t->sig_len;
+  return SplitModule{file.subspan(0, content_len), file.subspan(content_len, t->sig_len), tr};
 }
 
 Bytes append_signature(ByteView content, ByteView cms) {
@@ -64,6 +75,8 @@ Compression detect_compression(ByteView f) {
   auto starts = [&](ByteView m) { return f.size() >= m.size() && std::equal(m.begin(), m.end(), f.begin()); };
   if (starts(xz)) return Compression::xz;
   if (starts(zstd)) return Compression::zstd;
+  // zstd skippable frame (magic 0x184D2A50..5F, little-endian), as pzstd writes first.
+  if (f.size() >= 4 && (f[0] & 0xf0) == 0x50 && f[1] == 0x2a && f[2] == 0x4d && f[3] == 0x18) return Compression::zstd;
   if (f.size() >= 2 && f[0] == 0x1f && f[1] == 0x8b) return Compression::gzip;
   return Compression::none;
 }

@@ -47,13 +47,21 @@ bool has_marker(ByteView file);
 ///    ("PKCS#7 signature info has unexpected non-zero params").
 Result<SplitModule> split(ByteView file);
 
+/// Where the pieces of a module of `file_size` bytes lie, from its last (up to) 40 bytes
+/// `tail`: the same checks and errors as split(), without the rest of the file.
+struct TrailerInfo {
+  std::uint64_t content_len = 0;
+  std::uint32_t sig_len = 0;
+};
+Result<TrailerInfo> parse_tail(ByteView tail, std::uint64_t file_size);
+
 /// content ‖ cms ‖ module_signature ‖ marker: the layout sign-file writes.
 Bytes append_signature(ByteView content, ByteView cms);
 
 /// Compression formats recognised by magic bytes (never by file name).
 enum class Compression { none, xz, zstd, gzip };
-/// The format whose magic starts `file`: xz FD 37 7A 58 5A 00, zstd 28 B5 2F FD,
-/// gzip 1F 8B.
+/// The format whose magic starts `file`: xz FD 37 7A 58 5A 00, zstd 28 B5 2F FD (or a
+/// skippable frame 5X 2A 4D 18, as pzstd writes), gzip 1F 8B.
 Compression detect_compression(ByteView file);
 std::string_view compression_name(Compression c);
 

@@ -4,7 +4,12 @@
 // 2 usage error, 3 unreadable or malformed input or I/O failure.  `sign-file` keeps
 // scripts/sign-file's own statuses (1 on any error, 2 on usage).
 // Errors go to stderr as "modsign: <file>: <what>".
+#include <fcntl.h>
 #include <getopt.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <sys/xattr.h>
 #include <sys/stat.h>
 
@@ -109,19 +114,23 @@ struct LoadedModule {
   module::ModuleImage m;
 };
 
-/// Read and, if compressed, decompress a module; reports and returns nullopt on failure.
-std::optional<LoadedModule> read_module(const std::string& path, std::uint64_t max_size) {
+/// Read and, if compressed, decompress a module; reports and returns nullopt on failure
+/// (the message also goes to `*why` when given).
+std::optional<LoadedModule> read_module(const std::string& path, std::uint64_t max_size, std::string* why = nullptr) {
   LoadedModule lm;
   try {
     lm.stored = read_file(path, std::max<std::uint64_t>(max_size, kMaxModuleSize));
   } catch (const IoError& e) {
     complain("", e.what());
+    if (why) *why = e.what();
     return std::nullopt;
   }
   auto img = module::open_module(lm.stored, max_size);
   if (!img) {
-    complain(path, std::string(module::compression_name(module::detect_compression(lm.stored))) +
-                       "-compressed module: " + img.error().message);
+    const std::string msg = std::string(module::compression_name(module::detect_compression(lm.stored))) +
+                            "-compressed module: " + img.error().message;
+    complain(path, msg);
+    if (why) *why = msg;
     return std::nullopt;
   }
   lm.m = std::move(img.value());
@@ -140,6 +149,7 @@ nlohmann::json compression_json(const module::ModuleImage& m) {
   nlohmann::json j{{"format", module::compression_name(m.compression)}, {"stored_size", m.stored_size}};
   if (m.xz_check) j["xz_check"] = module::xz_check_name(*m.xz_check);
   j["kernel_can_decompress"] = m.kernel_decompress_problem.empty();
+  if (!m.kernel_decompress_problem.empty()) j["kernel_decompress"] = m.kernel_decompress_problem;
   return j;
 }
 
@@ -249,16 +259,108 @@ struct SignArgs {
   bool signed_attrs = false, keyid = false, p7s = false, p7s_only = false, replace = false, recompress = false;
   std::vector<std::string> modules, dirs;
   std::uint64_t max_size = module::kDefaultMaxDecompressed;
+  std::uint64_t stream_above = std::uint64_t{64} << 20;
 };
+
+/// Signs an uncompressed module without holding it in memory: one pass in 1 MiB chunks
+/// feeds the digest (or the ML-DSA μ) and the temporary output file; the SignedData is
+/// then built from the digests (external μ) and appended.  Peak memory stays constant.
+int sign_one_streaming(const SignArgs& a, const std::string& path, const PrivateKey& key, const Certificate& cert,
+                       const cms::BuildOptions& opt, std::uint64_t size) {
+  try {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw IoError(path + ": " + std::strerror(errno));
+    struct Closer {
+      int fd;
+      ~Closer() { ::close(fd); }
+    } closer{fd};
+    auto pread_exact = [&](Bytes& buf, std::size_t len, std::uint64_t off) {
+      std::size_t got = 0;
+      while (got < len) {
+        ssize_t n = ::pread(fd, buf.data() + got, len - got, static_cast<off_t>(off + got));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) throw IoError(path + ": read failed or file shrank");
+        got += static_cast<std::size_t>(n);
+      }
+    };
+    const std::size_t tail_len = static_cast<std::size_t>(std::min<std::uint64_t>(size, 40));
+    Bytes tail(tail_len);
+    pread_exact(tail, tail_len, size - tail_len);
+    std::uint64_t content_len = size;
+    auto t = module::parse_tail(tail, size);
+    if (t) {
+      if (!a.replace) {
+        complain(path, "module is already signed (use --replace to strip the old signature and re-sign)");
+        return kExitInput;
+      }
+      content_len = t->content_len;
+    } else if (t.error().code != KErr::enodata) {
+      complain(path, "cannot strip the existing signature: " + std::string(errno_name(t.error().code)) + " " +
+                         t.error().message);
+      return kExitInput;
+    }
+    const bool use_mu = crypto::is_ml_dsa(key.algo()) && !opt.signed_attrs;
+    std::optional<crypto::Hasher> h;
+    std::optional<crypto::MlDsaMu> mu;
+    if (use_mu) mu.emplace(key.public_key().raw());
+    else h.emplace(opt.digest);
+    const std::string out_path = a.dest.empty() ? path : a.dest;
+    std::optional<AtomicFile> out;
+    if (!a.p7s_only) out.emplace(out_path);
+    Bytes buf(1 << 20);
+    for (std::uint64_t off = 0; off < content_len;) {
+      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), content_len - off));
+      pread_exact(buf, n, off);
+      const ByteView chunk(buf.data(), n);
+      if (mu) mu->update(chunk);
+      if (h) h->update(chunk);
+      if (out) out->write(chunk);
+      off += n;
+    }
+    cms::ContentDigests cd;
+    if (mu) cd.mu = mu->final();
+    if (h) cd.digest = h->final();
+    auto cms_der = cms::build_detached_prehashed(key, cert, cd, opt);
+    if (!cms_der) {
+      complain(path, cms_der.error().message);
+      return kExitInput;
+    }
+    if (out) {
+      out->write(*cms_der);
+      out->write(module::encode_module_signature(static_cast<std::uint32_t>(cms_der->size())));
+      out->write(ByteView(reinterpret_cast<const std::uint8_t*>(module::kMarker.data()), module::kMarker.size()));
+      out->commit();
+    }
+    if (a.p7s || a.p7s_only) write_file_atomic(out_path + ".p7s", *cms_der, 0644, false);
+    std::cout << printable(a.p7s_only ? out_path + ".p7s" : out_path) << ": signed (" << crypto::key_algo_name(key.algo())
+              << ", " << (opt.signed_attrs ? "signedAttrs" : "no signedAttrs") << ", "
+              << crypto::hash_info(opt.digest).name << ", CMS " << cms_der->size() << " bytes, streamed"
+              << (use_mu ? " with external mu" : "") << ")\n";
+    return kExitOk;
+  } catch (const IoError& e) {
+    complain("", e.what());
+    return kExitInput;
+  }
+}
 
 /// Signs one module; returns an exit status.  The module is either fully signed or left
 /// as it was; MODULE.p7s (or DEST.p7s) is written after the module.
 int sign_one(const SignArgs& a, const std::string& path, const PrivateKey& key, const Certificate& cert,
              const cms::BuildOptions& opt) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+      static_cast<std::uint64_t>(st.st_size) > a.stream_above) {
+    Bytes head(8);
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    const ssize_t n = fd >= 0 ? ::pread(fd, head.data(), head.size(), 0) : -1;
+    if (fd >= 0) ::close(fd);
+    if (n == 8 && module::detect_compression(head) == module::Compression::none)
+      return sign_one_streaming(a, path, key, cert, opt, static_cast<std::uint64_t>(st.st_size));
+  }
   auto lm = read_module(path, a.max_size);
   if (!lm) return kExitInput;
   const auto& m = lm->m;
-  if (m.compression != module::Compression::none && !a.recompress) {
+  if (m.compression != module::Compression::none && !a.recompress && !a.p7s_only) {
     complain(path, std::string(module::compression_name(m.compression)) +
                        "-compressed module: use --recompress (or decompress it, sign the .ko, then recompress; the "
                        "kernel checks the signature inside the decompressed image)");
@@ -570,12 +672,13 @@ int cmd_verify(const VerifyArgs& a) {
   int worst = kExitOk;
   for (const auto& path : expand_modules(a.modules, a.dirs)) {
     nlohmann::json j{{"path", path}, {"kernel", profile->name()}};
-    auto lm = read_module(path, a.max_size);
+    std::string why;
+    auto lm = read_module(path, a.max_size, &why);
     if (!lm) {
       if (a.json) {
         j["outcome"] = "error";
         j["errno"] = nullptr;
-        j["reason"] = "unreadable or undecompressable (see stderr)";
+        j["reason"] = why;
         j["signers"] = nlohmann::json::array();
         std::cout << dump(j) << "\n";
       }
@@ -971,6 +1074,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"openssl", "botan"}))->capture_default_str();
   sign->add_flag("--recompress", sg.recompress, "sign compressed modules: decompress, sign, recompress in the same format");
   sign->add_option("--max-size", sg.max_size, "largest decompressed module, bytes")->capture_default_str();
+  sign->add_option("--stream-above", sg.stream_above,
+                   "sign uncompressed modules larger than this many bytes in one streaming pass (constant memory)")
+      ->capture_default_str();
   sign->add_option("-r", sg.dirs, "also every *.ko, *.ko.xz, *.ko.zst, *.ko.gz under DIR")->allow_extra_args(false);
   sign->add_option("MODULE", sg.modules, "modules to sign");
 
