@@ -795,7 +795,7 @@ Status ml_dsa_verify_mu(const PublicKey& key, ByteView mu, ByteView signature) {
     return make_error(KErr::einval, "ML-DSA μ verify init: " + openssl_error());
   const int rc = EVP_PKEY_verify(ctx.get(), signature.data(), signature.size(), mu.data(), mu.size());
   ERR_clear_error();
-  if (rc != 1) return make_error(KErr::ekeyrejected, "signature does not verify (OpenSSL, external μ)");
+  if (rc != 1) return make_error(KErr::ekeyrejected, "signature does not verify (OpenSSL)");
   return ok_status();
 }
 

@@ -2,6 +2,16 @@
 
 #include "module/module_signature.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include "common/file.hpp"
+
 namespace modsign::module {
 
 std::string_view outcome_name(LoadOutcome o) {
@@ -13,30 +23,9 @@ std::string_view outcome_name(LoadOutcome o) {
   return "?";
 }
 
-LoadVerdict module_sig_check(ByteView file, const kernel::Keyring& keyring, const kernel::KernelProfile& profile,
-                             bool mangled, crypto::Backend backend) {
-  LoadVerdict v;
-  KErr err = KErr::enodata;
-  std::string detail = mangled ? "signature ignored: module loaded with version information removed" : "no signature marker";
-  if (!mangled && has_marker(file)) {
-    auto split = module::split(file);
-    if (!split) {
-      err = split.error().code;
-      detail = split.error().message;
-    } else {
-      auto rep = kernel::verify_pkcs7_signature(split->content, split->cms, keyring, kernel::Usage::module, profile,
-                                                backend);
-      v.signers = std::move(rep.signers);
-      v.log = std::move(rep.log);
-      err = rep.err;
-      detail = rep.reason;
-      if (err == KErr::none && !v.signers.empty()) {
-        detail = v.signers.front().sig_algo + " signature";
-        if (v.signers.front().signed_attrs) detail += " with signedAttrs";
-        if (!rep.trusted_by.empty()) detail += ", trusted key \"" + rep.trusted_by.front() + "\"";
-      }
-    }
-  }
+namespace {
+/// The load decision for mod_verify_sig's result `err` (kernel/module/signing.c).
+LoadVerdict decide(LoadVerdict v, KErr err, const std::string& detail, const kernel::KernelProfile& profile) {
   v.sig_errno = err;
   if (err == KErr::none) {
     v.outcome = LoadOutcome::loads;
@@ -69,6 +58,104 @@ LoadVerdict module_sig_check(ByteView file, const kernel::Keyring& keyring, cons
   v.outcome = LoadOutcome::loads_tainted;
   v.reason = std::string(soft) + ": " + detail + "; module verification failed: signature and/or required key missing - tainting kernel";
   return v;
+}
+
+/// What a successful verification says about the signer.
+std::string verified_detail(const LoadVerdict& v, const kernel::VerifyReport& rep) {
+  if (v.signers.empty()) return "";
+  std::string d = v.signers.front().sig_algo + " signature";
+  if (v.signers.front().signed_attrs) d += " with signedAttrs";
+  if (!rep.trusted_by.empty()) d += ", trusted key \"" + rep.trusted_by.front() + "\"";
+  return d;
+}
+}  // namespace
+
+LoadVerdict module_sig_check(ByteView file, const kernel::Keyring& keyring, const kernel::KernelProfile& profile,
+                             bool mangled, crypto::Backend backend) {
+  LoadVerdict v;
+  KErr err = KErr::enodata;
+  std::string detail = mangled ? "signature ignored: module loaded with version information removed" : "no signature marker";
+  if (!mangled && has_marker(file)) {
+    auto split = module::split(file);
+    if (!split) {
+      err = split.error().code;
+      detail = split.error().message;
+    } else {
+      auto rep = kernel::verify_pkcs7_signature(split->content, split->cms, keyring, kernel::Usage::module, profile,
+                                                backend);
+      v.signers = std::move(rep.signers);
+      v.log = std::move(rep.log);
+      err = rep.err;
+      detail = err == KErr::none ? verified_detail(v, rep) : rep.reason;
+    }
+  }
+  return decide(std::move(v), err, detail, profile);
+}
+
+LoadVerdict module_sig_check_file(const std::string& path, const kernel::Keyring& keyring,
+                                  const kernel::KernelProfile& profile) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw IoError(path + ": " + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) throw IoError(path + ": not a regular file");
+  const std::uint64_t size = static_cast<std::uint64_t>(st.st_size);
+  auto pread_exact = [&](Bytes& buf, std::size_t len, std::uint64_t off) {
+    std::size_t got = 0;
+    while (got < len) {
+      ssize_t n = ::pread(fd, buf.data() + got, len - got, static_cast<off_t>(off + got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) throw IoError(path + ": read failed or file shrank");
+      got += static_cast<std::size_t>(n);
+    }
+  };
+  LoadVerdict v;
+  Bytes tail(static_cast<std::size_t>(std::min<std::uint64_t>(size, 40)));
+  pread_exact(tail, tail.size(), size - tail.size());
+  auto t = parse_tail(tail, size);
+  if (!t) return decide(std::move(v), t.error().code, t.error().message, profile);
+  Bytes cms(t->sig_len);
+  pread_exact(cms, cms.size(), t->content_len);
+  // Which digests the signers need, and which ML-DSA keys could check the data itself.
+  std::vector<crypto::HashAlgo> hashes;
+  std::vector<Bytes> mldsa_keys;
+  if (auto msg = kernel::pkcs7_parse_message(cms, profile)) {
+    bool data_signers = false;
+    for (const auto& si : msg->signed_infos) {
+      if (auto h = crypto::hash_by_name(si.hash_algo)) hashes.push_back(*h);
+      data_signers |= si.m_is_data || (si.algo_takes_data && !si.authattrs);
+    }
+    if (data_signers) {
+      for (const auto& c : keyring.certificates)
+        if (crypto::is_ml_dsa(c.public_key().algo())) mldsa_keys.push_back(c.public_key().raw());
+      for (const auto& c : msg->certs)
+        if (crypto::is_ml_dsa(c.cert.public_key().algo())) mldsa_keys.push_back(c.cert.public_key().raw());
+    }
+  }
+  std::vector<std::unique_ptr<crypto::Hasher>> hashers;
+  std::vector<std::unique_ptr<crypto::MlDsaMu>> mus;
+  for (auto h : hashes) hashers.push_back(std::make_unique<crypto::Hasher>(h));
+  for (const auto& pk : mldsa_keys) mus.push_back(std::make_unique<crypto::MlDsaMu>(pk));
+  Bytes buf(1 << 20);
+  for (std::uint64_t off = 0; off < t->content_len;) {
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), t->content_len - off));
+    pread_exact(buf, n, off);
+    for (auto& h : hashers) h->update(ByteView(buf.data(), n));
+    for (auto& m : mus) m->update(ByteView(buf.data(), n));
+    off += n;
+  }
+  std::vector<std::pair<std::string, Bytes>> digests;
+  for (std::size_t i = 0; i < hashes.size(); ++i)
+    digests.emplace_back(std::string(crypto::hash_info(hashes[i]).name), hashers[i]->final());
+  std::vector<std::pair<Bytes, Bytes>> mu_values;
+  for (std::size_t i = 0; i < mldsa_keys.size(); ++i) mu_values.emplace_back(mldsa_keys[i], mus[i]->final());
+  auto rep = kernel::verify_pkcs7_signature_prehashed(digests, mu_values, cms, keyring, kernel::Usage::module, profile);
+  v.signers = std::move(rep.signers);
+  v.log = std::move(rep.log);
+  return decide(std::move(v), rep.err, rep.err == KErr::none ? verified_detail(v, rep) : rep.reason, profile);
 }
 
 }  // namespace modsign::module

@@ -38,4 +38,12 @@ struct LoadVerdict {
 LoadVerdict module_sig_check(ByteView file, const kernel::Keyring& keyring, const kernel::KernelProfile& profile,
                              bool mangled = false, crypto::Backend backend = crypto::Backend::openssl);
 
+/// module_sig_check() for an uncompressed module file read in one streaming pass
+/// (1 MiB chunks): the hashes the signers name and, for ML-DSA without signedAttrs, the μ
+/// under every ML-DSA key of the keyring and the message are computed together, then the
+/// mirror runs on those (verify_pkcs7_signature_prehashed).  Same verdicts, constant
+/// memory.  Throws IoError when the file cannot be read.
+LoadVerdict module_sig_check_file(const std::string& path, const kernel::Keyring& keyring,
+                                  const kernel::KernelProfile& profile);
+
 }  // namespace modsign::module
