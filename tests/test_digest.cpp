@@ -171,11 +171,15 @@ TEST(Streaming, SignAndVerifyInOnePassMatchInMemory) {
       if (std::string(algo) == "rsa-2048") {
         EXPECT_EQ(streamed, in_memory);  // deterministic
       }
-      EXPECT_EQ(streamed.size(), in_memory.size()) << algo;
+      // ECDSA signatures vary in DER length; the others are fixed-size.
+      if (std::string(algo) != "ecdsa-p384") {
+        EXPECT_EQ(streamed.size(), in_memory.size()) << algo;
+      }
       // The streamed ML-DSA signature (external μ) is a pure ML-DSA signature: one-shot
       // verification with OpenSSL and Botan accepts it.
       auto split = module::split(streamed);
       ASSERT_TRUE(split.ok());
+      EXPECT_EQ(Bytes(split->content.begin(), split->content.end()), content);
       auto sd = cms::parse(split->cms);
       ASSERT_TRUE(sd.ok());
       auto certs = crypto::Certificate::load_all(key);
