@@ -63,6 +63,36 @@ Bytes read_file(const std::string& path, std::uint64_t max_size) {
   return out;
 }
 
+FileReader::FileReader(const std::string& path) : path_(path) {
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd_ < 0) throw IoError(path + ": " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) {
+    auto m = sys_error(path, "stat");
+    ::close(fd_);
+    throw IoError(m);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd_);
+    throw IoError(path + ": " + kind(st.st_mode));
+  }
+  size_ = static_cast<std::uint64_t>(st.st_size);
+}
+
+FileReader::~FileReader() { ::close(fd_); }
+
+void FileReader::read_at(std::uint64_t off, std::size_t len, Bytes& out) const {
+  out.resize(len);
+  std::size_t got = 0;
+  while (got < len) {
+    ssize_t n = ::pread(fd_, out.data() + got, len - got, static_cast<off_t>(off + got));
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n < 0) throw IoError(sys_error(path_, "read"));
+    if (n == 0) throw IoError(path_ + ": file shrank while being read");
+    got += static_cast<std::size_t>(n);
+  }
+}
+
 AtomicFile::AtomicFile(const std::string& path_in, unsigned mode, bool keep_mode)
     : path_in_(path_in), path_(path_in), mode_(mode), keep_mode_(keep_mode) {
   struct stat st {};

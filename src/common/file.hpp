@@ -19,6 +19,30 @@ inline constexpr std::uint64_t kMaxSmallFileSize = std::uint64_t{16} << 20;
 /// FIFO, device, socket) or is larger than `max_size`.
 Bytes read_file(const std::string& path, std::uint64_t max_size = kMaxModuleSize);
 
+/// A regular file opened for positioned reads (pread), for streaming large inputs.
+class FileReader {
+ public:
+  /// Throws IoError "<path>: <reason>" if it cannot be opened or is not a regular file.
+  explicit FileReader(const std::string& path);
+  ~FileReader();
+  FileReader(const FileReader&) = delete;
+  FileReader& operator=(const FileReader&) = delete;
+  std::uint64_t size() const { return size_; }
+  /// Exactly `len` bytes at `off` into `out` (resized); throws IoError if the file
+  /// cannot be read or has shrunk.
+  void read_at(std::uint64_t off, std::size_t len, Bytes& out) const;
+  Bytes read_at(std::uint64_t off, std::size_t len) const {
+    Bytes b;
+    read_at(off, len, b);
+    return b;
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  std::uint64_t size_ = 0;
+};
+
 /// A file written in pieces and then renamed into place, with the guarantees of
 /// write_file_atomic().  Destroying it without commit() removes the temporary file.
 class AtomicFile {

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <functional>
 
 #include "common/file.hpp"
 #include "module/compression.hpp"
@@ -75,6 +76,33 @@ void finish(ModuleDigests& out, ByteView cms, const std::vector<std::pair<crypto
   }
 }
 
+std::vector<crypto::HashAlgo> signer_hashes(ByteView cms, const kernel::KernelProfile& profile);
+
+/// The digests of one module: SHA-256 and the signers' hashes fed by `feed`, then the
+/// kernel's view from the PKCS#7.
+ModuleDigests digests_of(const Layout& l, ByteView cms, const kernel::KernelProfile& profile,
+                         const std::function<void(MultiHash&)>& feed) {
+  ModuleDigests out;
+  out.signed_module = l.has_modsig;
+  out.content_length = l.content_len;
+  MultiHash mh;
+  mh.add(crypto::HashAlgo::sha256);
+  if (l.has_modsig)
+    for (auto h : signer_hashes(cms, profile)) mh.add(h);
+  feed(mh);
+  auto ds = mh.final();
+  out.side_sha256 = ds[0];
+  if (!l.has_modsig) {
+    out.kernel.status = l.err;
+    out.kernel.reason = l.reason;
+    return out;
+  }
+  std::vector<std::pair<crypto::HashAlgo, Bytes>> cd;
+  for (std::size_t i = 0; i < ds.size(); ++i) cd.emplace_back(mh.algos()[i], ds[i]);
+  finish(out, cms, cd, std::nullopt, profile);
+  return out;
+}
+
 /// The hashes the signers name (known ones only), parsed leniently from the PKCS#7.
 std::vector<crypto::HashAlgo> signer_hashes(ByteView cms, const kernel::KernelProfile& profile) {
   std::vector<crypto::HashAlgo> out;
@@ -118,98 +146,37 @@ Bytes ima_digest_field(const std::string& algo, ByteView digest) {
 }
 
 ModuleDigests digest_module_image(ByteView image, const kernel::KernelProfile& profile) {
-  ModuleDigests out;
   const std::size_t tail = std::min<std::size_t>(image.size(), 40);
-  Layout l = layout_of(image.last(tail), image.size());
-  out.signed_module = l.has_modsig;
-  out.content_length = l.content_len;
-  const ByteView content = image.first(static_cast<std::size_t>(l.content_len));
-  MultiHash mh;
-  mh.add(crypto::HashAlgo::sha256);
-  ByteView cms;
-  if (l.has_modsig) {
-    cms = image.subspan(static_cast<std::size_t>(l.cms_off), static_cast<std::size_t>(l.cms_len));
-    for (auto h : signer_hashes(cms, profile)) mh.add(h);
-  }
-  mh.update(content);
-  auto ds = mh.final();
-  out.side_sha256 = ds[0];
-  if (!l.has_modsig) {
-    out.kernel.status = l.err;
-    out.kernel.reason = l.reason;
-    return out;
-  }
-  std::vector<std::pair<crypto::HashAlgo, Bytes>> cd;
-  for (std::size_t i = 0; i < ds.size(); ++i) cd.emplace_back(mh.algos()[i], ds[i]);
-  finish(out, cms, cd, std::nullopt, profile);
-  return out;
+  const Layout l = layout_of(image.last(tail), image.size());
+  const ByteView cms = l.has_modsig ? image.subspan(static_cast<std::size_t>(l.cms_off), static_cast<std::size_t>(l.cms_len))
+                                    : ByteView();
+  return digests_of(l, cms, profile,
+                    [&](MultiHash& mh) { mh.update(image.first(static_cast<std::size_t>(l.content_len))); });
 }
 
 Result<ModuleDigests> digest_module_file(const std::string& path, const kernel::KernelProfile& profile,
                                          std::uint64_t max_size) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) throw IoError(path + ": " + std::strerror(errno));
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) throw IoError(path + ": stat: " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) throw IoError(path + ": not a regular file");
-  const std::uint64_t size = static_cast<std::uint64_t>(st.st_size);
-  auto pread_all = [&](std::uint64_t off, std::size_t len) {
-    Bytes b(len);
-    std::size_t got = 0;
-    while (got < len) {
-      ssize_t n = ::pread(fd, b.data() + got, len - got, static_cast<off_t>(off + got));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) throw IoError(path + ": read: " + std::strerror(errno));
-      if (n == 0) throw IoError(path + ": file shrank while reading");
-      got += static_cast<std::size_t>(n);
-    }
-    return b;
-  };
-  const Bytes head = pread_all(0, static_cast<std::size_t>(std::min<std::uint64_t>(size, 8)));
+  FileReader in(path);
+  const std::uint64_t size = in.size();
+  const Bytes head = in.read_at(0, static_cast<std::size_t>(std::min<std::uint64_t>(size, 8)));
   if (module::detect_compression(head) != module::Compression::none) {
     auto img = module::open_module(read_file(path, std::max<std::uint64_t>(max_size, kMaxModuleSize)), max_size);
     if (!img) return img.error();
     return digest_module_image(img->image, profile);
   }
-  if (size > max_size) throw IoError(path + ": larger than --max-size");
-  ModuleDigests out;
-  const Bytes tail = pread_all(size - std::min<std::uint64_t>(size, 40), static_cast<std::size_t>(std::min<std::uint64_t>(size, 40)));
-  Layout l = layout_of(tail, size);
-  out.signed_module = l.has_modsig;
-  out.content_length = l.content_len;
-  Bytes cms;
-  MultiHash mh;
-  mh.add(crypto::HashAlgo::sha256);
-  if (l.has_modsig) {
-    cms = pread_all(l.cms_off, static_cast<std::size_t>(l.cms_len));
-    for (auto h : signer_hashes(cms, profile)) mh.add(h);
-  }
-  // One pass over the content, every hash fed from the same 1 MiB buffer.
-  Bytes buf(kChunk);
-  for (std::uint64_t off = 0; off < l.content_len;) {
-    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, l.content_len - off));
-    ssize_t n = ::pread(fd, buf.data(), want, static_cast<off_t>(off));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw IoError(path + ": read: " + std::strerror(errno));
-    if (n == 0) throw IoError(path + ": file shrank while reading");
-    mh.update(ByteView(buf.data(), static_cast<std::size_t>(n)));
-    off += static_cast<std::uint64_t>(n);
-  }
-  auto ds = mh.final();
-  out.side_sha256 = ds[0];
-  if (!l.has_modsig) {
-    out.kernel.status = l.err;
-    out.kernel.reason = l.reason;
-    return out;
-  }
-  std::vector<std::pair<crypto::HashAlgo, Bytes>> cd;
-  for (std::size_t i = 0; i < ds.size(); ++i) cd.emplace_back(mh.algos()[i], ds[i]);
-  finish(out, cms, cd, std::nullopt, profile);
-  return out;
+  // Uncompressed: one pass in 1 MiB reads; only the trailer and the PKCS#7 are kept.
+  const std::size_t tail_len = static_cast<std::size_t>(std::min<std::uint64_t>(size, 40));
+  const Layout l = layout_of(in.read_at(size - tail_len, tail_len), size);
+  const Bytes cms = l.has_modsig ? in.read_at(l.cms_off, static_cast<std::size_t>(l.cms_len)) : Bytes{};
+  return digests_of(l, cms, profile, [&](MultiHash& mh) {
+    Bytes buf;
+    for (std::uint64_t off = 0; off < l.content_len;) {
+      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, l.content_len - off));
+      in.read_at(off, n, buf);
+      mh.update(ByteView(buf.data(), n));
+      off += n;
+    }
+  });
 }
 
 }  // namespace modsign::digest

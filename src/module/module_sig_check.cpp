@@ -94,31 +94,13 @@ LoadVerdict module_sig_check(ByteView file, const kernel::Keyring& keyring, cons
 
 LoadVerdict module_sig_check_file(const std::string& path, const kernel::Keyring& keyring,
                                   const kernel::KernelProfile& profile) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw IoError(path + ": " + std::strerror(errno));
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) throw IoError(path + ": not a regular file");
-  const std::uint64_t size = static_cast<std::uint64_t>(st.st_size);
-  auto pread_exact = [&](Bytes& buf, std::size_t len, std::uint64_t off) {
-    std::size_t got = 0;
-    while (got < len) {
-      ssize_t n = ::pread(fd, buf.data() + got, len - got, static_cast<off_t>(off + got));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) throw IoError(path + ": read failed or file shrank");
-      got += static_cast<std::size_t>(n);
-    }
-  };
+  FileReader in(path);
+  const std::uint64_t size = in.size();
   LoadVerdict v;
-  Bytes tail(static_cast<std::size_t>(std::min<std::uint64_t>(size, 40)));
-  pread_exact(tail, tail.size(), size - tail.size());
+  const Bytes tail = in.read_at(size - std::min<std::uint64_t>(size, 40), static_cast<std::size_t>(std::min<std::uint64_t>(size, 40)));
   auto t = parse_tail(tail, size);
   if (!t) return decide(std::move(v), t.error().code, t.error().message, profile);
-  Bytes cms(t->sig_len);
-  pread_exact(cms, cms.size(), t->content_len);
+  const Bytes cms = in.read_at(t->content_len, t->sig_len);
   // Which digests the signers need, and which ML-DSA keys could check the data itself.
   std::vector<crypto::HashAlgo> hashes;
   std::vector<Bytes> mldsa_keys;
@@ -139,10 +121,10 @@ LoadVerdict module_sig_check_file(const std::string& path, const kernel::Keyring
   std::vector<std::unique_ptr<crypto::MlDsaMu>> mus;
   for (auto h : hashes) hashers.push_back(std::make_unique<crypto::Hasher>(h));
   for (const auto& pk : mldsa_keys) mus.push_back(std::make_unique<crypto::MlDsaMu>(pk));
-  Bytes buf(1 << 20);
+  Bytes buf;
   for (std::uint64_t off = 0; off < t->content_len;) {
-    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), t->content_len - off));
-    pread_exact(buf, n, off);
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(std::size_t{1} << 20, t->content_len - off));
+    in.read_at(off, n, buf);
     for (auto& h : hashers) h->update(ByteView(buf.data(), n));
     for (auto& m : mus) m->update(ByteView(buf.data(), n));
     off += n;

@@ -262,30 +262,27 @@ struct SignArgs {
   std::uint64_t stream_above = std::uint64_t{64} << 20;
 };
 
+/// True for an uncompressed regular file larger than `threshold` bytes: those are read in
+/// one streaming pass instead of into memory.
+bool streamable(const std::string& path, std::uint64_t threshold) {
+  try {
+    FileReader in(path);
+    if (in.size() <= threshold || in.size() < 8) return false;
+    return module::detect_compression(in.read_at(0, 8)) == module::Compression::none;
+  } catch (const IoError&) {
+    return false;  // the normal path reports the problem
+  }
+}
+
 /// Signs an uncompressed module without holding it in memory: one pass in 1 MiB chunks
 /// feeds the digest (or the ML-DSA μ) and the temporary output file; the SignedData is
 /// then built from the digests (external μ) and appended.  Peak memory stays constant.
 int sign_one_streaming(const SignArgs& a, const std::string& path, const PrivateKey& key, const Certificate& cert,
                        const cms::BuildOptions& opt, std::uint64_t size) {
   try {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw IoError(path + ": " + std::strerror(errno));
-    struct Closer {
-      int fd;
-      ~Closer() { ::close(fd); }
-    } closer{fd};
-    auto pread_exact = [&](Bytes& buf, std::size_t len, std::uint64_t off) {
-      std::size_t got = 0;
-      while (got < len) {
-        ssize_t n = ::pread(fd, buf.data() + got, len - got, static_cast<off_t>(off + got));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) throw IoError(path + ": read failed or file shrank");
-        got += static_cast<std::size_t>(n);
-      }
-    };
-    const std::size_t tail_len = static_cast<std::size_t>(std::min<std::uint64_t>(size, 40));
-    Bytes tail(tail_len);
-    pread_exact(tail, tail_len, size - tail_len);
+    FileReader in(path);
+    size = in.size();
+    const Bytes tail = in.read_at(size - std::min<std::uint64_t>(size, 40), static_cast<std::size_t>(std::min<std::uint64_t>(size, 40)));
     std::uint64_t content_len = size;
     auto t = module::parse_tail(tail, size);
     if (t) {
@@ -307,10 +304,10 @@ int sign_one_streaming(const SignArgs& a, const std::string& path, const Private
     const std::string out_path = a.dest.empty() ? path : a.dest;
     std::optional<AtomicFile> out;
     if (!a.p7s_only) out.emplace(out_path);
-    Bytes buf(1 << 20);
+    Bytes buf;
     for (std::uint64_t off = 0; off < content_len;) {
-      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), content_len - off));
-      pread_exact(buf, n, off);
+      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(std::size_t{1} << 20, content_len - off));
+      in.read_at(off, n, buf);
       const ByteView chunk(buf.data(), n);
       if (mu) mu->update(chunk);
       if (h) h->update(chunk);
@@ -347,16 +344,7 @@ int sign_one_streaming(const SignArgs& a, const std::string& path, const Private
 /// as it was; MODULE.p7s (or DEST.p7s) is written after the module.
 int sign_one(const SignArgs& a, const std::string& path, const PrivateKey& key, const Certificate& cert,
              const cms::BuildOptions& opt) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-      static_cast<std::uint64_t>(st.st_size) > a.stream_above) {
-    Bytes head(8);
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    const ssize_t n = fd >= 0 ? ::pread(fd, head.data(), head.size(), 0) : -1;
-    if (fd >= 0) ::close(fd);
-    if (n == 8 && module::detect_compression(head) == module::Compression::none)
-      return sign_one_streaming(a, path, key, cert, opt, static_cast<std::uint64_t>(st.st_size));
-  }
+  if (streamable(path, a.stream_above)) return sign_one_streaming(a, path, key, cert, opt, 0);
   auto lm = read_module(path, a.max_size);
   if (!lm) return kExitInput;
   const auto& m = lm->m;
@@ -695,13 +683,8 @@ int cmd_verify(const VerifyArgs& a) {
   for (const auto& path : expand_modules(a.modules, a.dirs)) {
     nlohmann::json j{{"path", path}, {"kernel", profile->name()}};
     // Large uncompressed modules: one streaming pass, constant memory.
-    struct stat st {};
-    if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) > a.stream_above) {
-      Bytes head(8);
-      int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-      const ssize_t n = fd >= 0 ? ::pread(fd, head.data(), head.size(), 0) : -1;
-      if (fd >= 0) ::close(fd);
-      if (n == 8 && module::detect_compression(head) == module::Compression::none) {
+    {
+      if (streamable(path, a.stream_above)) {
         module::LoadVerdict v;
         try {
           v = module::module_sig_check_file(path, keyring, *profile);
