@@ -183,3 +183,75 @@ TEST(Ima, BadMeasurementLists) {
   EXPECT_EQ(test::run(test::modsign_cli() + " ima template --template ima-nope " + q(d / "f")).status, 2);
   EXPECT_EQ(test::run("ls -A " + q(d.path())).out, "bad\nf\n");
 }
+
+TEST(Ima, KernelFieldRules) {
+  const Bytes file = str("hello\n");
+  // n-ng: spaces become '_' (ima_write_template_field_data, DATA_FMT_STRING).
+  auto e = digest::ima_template("ima-ng", "/a b", file, std::nullopt, KernelProfile::v7_0());
+  EXPECT_EQ(to_hex(e->fields[1].data), "2f615f6200");
+  // d-ng follows the hash a v2 signature xattr names (hash_algo 6 = sha512).
+  const Bytes xattr = from_hex("03020611223344000441424344");
+  auto s = digest::ima_template("ima-sig", "/a", file, xattr, KernelProfile::v7_0());
+  EXPECT_EQ(to_hex(s->fields[0].data),
+            "7368613531323a00"
+            "e7c22b994c59d9cf2b48e549b1e24666636045930d3da7c1acb299d1c3b7f931f94aae41edda2c2b207a36e10f8bcb8d45223e54878f5b316e7ce3b6bc019629");
+  EXPECT_EQ(s->fields[2].data, xattr);
+  // A digest-ng xattr (0x04) names its hash in byte 1 (6 = sha512) and is not a signature.
+  auto v = digest::ima_template("ima-sig", "/a", file, from_hex("0406aabb"), KernelProfile::v7_0());
+  EXPECT_EQ(to_hex(v->fields[0].data).substr(0, 16), "7368613531323a00");
+  EXPECT_EQ(to_hex(v->fields[2].data), "");
+  // An fs-verity signature (0x06, v3, hash 4 = sha256) is recorded in the sig field.
+  auto f = digest::ima_template("ima-sig", "/a", file, from_hex("060304aabbccdd"), KernelProfile::v7_0());
+  EXPECT_EQ(to_hex(f->fields[2].data), "060304aabbccdd");
+  EXPECT_EQ(to_hex(f->fields[0].data).substr(0, 16), "7368613235363a00");
+}
+
+TEST(Ima, MlDsaOnV6HasNoModsigButAnEntry) {
+  // v6 cannot parse the ML-DSA signature: ima_read_modsig fails, IMA has no modsig, and the
+  // ima-modsig entry is recorded with empty d-modsig and modsig fields.
+  auto mk = crypto::PrivateKey::generate(crypto::KeyAlgo::ml_dsa_44);
+  auto mc = crypto::Certificate::self_signed(mk, "CN=v6", 10).value();
+  const Bytes content = test::pattern(2000);
+  const Bytes file = module::append_signature(content, cms::build_detached(mk, mc, content, {}).value());
+  auto e = digest::ima_template("ima-modsig", "/m.ko", file, std::nullopt, KernelProfile::v6());
+  ASSERT_TRUE(e.ok()) << e.error().message;
+  EXPECT_TRUE(e->fields[3].data.empty());
+  EXPECT_TRUE(e->fields[4].data.empty());
+}
+
+TEST(Ima, ExpectedPcrFileFormats) {
+  // A one-record SHA-1 list; PCR-10 = SHA1(0^20 ‖ h).
+  Bytes data;
+  put_u32le(data, 3);
+  data.insert(data.end(), {'a', 'b', 'c'});
+  const Bytes h = from_hex(tool_hash("sha1sum", data));
+  Bytes list;
+  put_u32le(list, 10);
+  list.insert(list.end(), h.begin(), h.end());
+  put_u32le(list, 6);
+  list.insert(list.end(), {'i', 'm', 'a', '-', 'n', 'g'});
+  put_u32le(list, static_cast<std::uint32_t>(data.size()));
+  list.insert(list.end(), data.begin(), data.end());
+  Bytes z(20, 0);
+  z.insert(z.end(), h.begin(), h.end());
+  const std::string pcr = tool_hash("sha1sum", z);
+  std::string spaced;
+  for (std::size_t i = 0; i < pcr.size(); i += 2) spaced += (i ? " " : "") + pcr.substr(i, 2);
+  for (auto& c : spaced) c = static_cast<char>(std::toupper(c));
+  test::TempDir d;
+  test::spit(d / "list", list);
+  auto run = [&](const std::string& pcrs) {
+    test::spit(d / "pcrs", pcrs);
+    return test::run(test::modsign_cli() + " ima replay --pcrs " + q(d / "pcrs") + " " + q(d / "list"));
+  };
+  EXPECT_EQ(run("PCR-10: " + pcr + "\n").status, 0);
+  EXPECT_EQ(run("PCR-10: " + spaced + "\n").status, 0);  // TPM 1.2 sysfs
+  EXPECT_EQ(run("sha1:\n  0 : 0x" + std::string(40, '0') + "\n  10: 0x" + pcr + "\nsha256:\n  10: 0x" + std::string(64, 'a') + "\n")
+                .status,
+            0);  // tpm2_pcrread: only the sha1 section counts
+  EXPECT_EQ(run("PCR-10: " + std::string(40, '1') + "\n").status, 1);
+  EXPECT_EQ(run("").status, 3);               // nothing to compare
+  EXPECT_EQ(run("PCR-11: " + pcr + "\n").status, 3);
+  EXPECT_EQ(run("PCR-10: zz" + pcr + "\n").status, 3);
+  EXPECT_EQ(run("PCR-10: " + pcr + "\nPCR-10: " + pcr + "\n").status, 3);
+}

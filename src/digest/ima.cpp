@@ -28,18 +28,36 @@ Result<TemplateEntry> ima_template(const std::string& template_name, const std::
 
   TemplateEntry e;
   e.name = template_name;
+  // ima_get_hash_algo (ima_appraise.c): the file hash follows security.ima when it names
+  // one (signature v2/v3: byte 2; IMA_XATTR_DIGEST_NG 0x04: byte 1), else ima_hash.
+  crypto::HashAlgo file_hash = ima_hash;
+  if (security_ima && security_ima->size() >= 3) {
+    const auto& x = *security_ima;
+    int idx = -1;
+    if ((x[0] == 0x03 || x[0] == 0x06) && (x[1] == 2 || x[1] == 3)) idx = x[2];
+    else if (x[0] == 0x04) idx = x[1];
+    for (auto a : {crypto::HashAlgo::sha1, crypto::HashAlgo::sha224, crypto::HashAlgo::sha256, crypto::HashAlgo::sha384,
+                   crypto::HashAlgo::sha512, crypto::HashAlgo::sha3_256, crypto::HashAlgo::sha3_384, crypto::HashAlgo::sha3_512})
+      if (crypto::hash_info(a).kernel_hash_algo == idx) file_hash = a;
+  }
   const ModuleDigests md = digest_module_image(file, profile);
   for (const auto& n : names) {
     TemplateField f{n, {}};
     if (n == "d-ng") {
-      f.data = ima_digest_field(std::string(crypto::hash_info(ima_hash).name), crypto::digest(ima_hash, file));
+      f.data = ima_digest_field(std::string(crypto::hash_info(file_hash).name), crypto::digest(file_hash, file));
     } else if (n == "n-ng") {
+      // ima_write_template_field_data(DATA_FMT_STRING): spaces become '_', NUL added.
       f.data.assign(path.begin(), path.end());
+      for (auto& c : f.data)
+        if (c == ' ') c = '_';
       f.data.push_back('\0');
     } else if (n == "sig") {
-      if (security_ima && !security_ima->empty() && (*security_ima)[0] == 0x03) f.data = *security_ima;
+      // ima_eventsig_init: an IMA signature (0x03) or fs-verity signature (0x06) xattr.
+      if (security_ima && !security_ima->empty() && ((*security_ima)[0] == 0x03 || (*security_ima)[0] == 0x06))
+        f.data = *security_ima;
     } else if (n == "d-modsig") {
-      if (md.signed_module) {
+      // Without a parsable modsig (ima_read_modsig failed) IMA has none: empty field.
+      if (md.modsig_parsed) {
         if (side_sha256) {
           f.data = ima_digest_field("sha256", md.side_sha256);
         } else if (md.d_modsig) {
@@ -51,7 +69,7 @@ Result<TemplateEntry> ima_template(const std::string& template_name, const std::
         }
       }
     } else if (n == "modsig") {
-      if (md.signed_module) {
+      if (md.modsig_parsed) {
         auto split = module::split(file);
         if (split) f.data.assign(split->cms.begin(), split->cms.end());
       }

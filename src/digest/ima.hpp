@@ -31,10 +31,16 @@ struct TemplateEntry {
 };
 
 /// The template data IMA records for a file, under a kernel profile:
-///  - d-ng: "<algo>:" '\0' H(whole file), H = `ima_hash` (IMA's ima_hash= setting);
-///  - n-ng: `path` bytes and a NUL;
-///  - sig: `security_ima` when its first byte is 0x03 (EVM_IMA_XATTR_DIGSIG), else empty;
-///  - d-modsig: empty without an appended signature, else "<algo>:" '\0' pkcs7_get_digest();
+///  - d-ng: "<algo>:" '\0' H(whole file), H = the hash `security_ima` names (signature v2/v3
+///    or digest-ng xattr; ima_get_hash_algo), else `ima_hash` (IMA's ima_hash= setting);
+///  - n-ng: `path` with spaces replaced by '_', and a NUL;
+///  - sig: `security_ima` when its first byte is 0x03 (IMA signature) or 0x06 (fs-verity
+///    signature), else empty (the EVM portable-signature fallback is not modelled);
+///  - d-modsig: empty without a parsable appended signature (ima_read_modsig failed, e.g.
+///    ML-DSA on v6), else "<algo>:" '\0' pkcs7_get_digest();
+/// Compressed modules are not decompressed here: 7.2 measures a module loaded with
+/// MODULE_INIT_COMPRESSED_FILE a second time on the decompressed image, which
+/// ima_template() on that image (not on the .ko.xz) describes.
 ///  - modsig: the appended PKCS#7 DER, or empty.
 /// Templates: "ima-ng" (d-ng|n-ng), "ima-sig" (+sig), "ima-modsig" (+sig|d-modsig|modsig).
 /// `side_sha256` replaces the kernel's d-modsig digest by the side SHA-256 of the signed

@@ -56,6 +56,7 @@ void finish(ModuleDigests& out, ByteView cms, const std::vector<std::pair<crypto
     out.kernel.reason = msg.error().message;
     return;
   }
+  out.modsig_parsed = true;
   for (const auto& [h, d] : content_digests) msg->data_digests.emplace_back(std::string(crypto::hash_info(h).name), d);
   if (content) (void)kernel::pkcs7_supply_detached_data(*msg, *content);
   auto d = kernel::pkcs7_get_digest(*msg, profile);

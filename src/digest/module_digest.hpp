@@ -46,6 +46,9 @@ struct KernelDigestResult {
 /// Everything `modsign digest` reports for one module.
 struct ModuleDigests {
   bool signed_module = false;
+  /// ima_read_modsig succeeded: marker, module_signature and PKCS#7 parse all fine.
+  /// (When it fails IMA simply has no modsig: empty d-modsig and modsig fields.)
+  bool modsig_parsed = false;
   std::uint64_t content_length = 0;  ///< bytes the signature covers (whole file if unsigned)
   Bytes side_sha256;                 ///< SHA-256 of those bytes, always
   KernelDigestResult kernel;

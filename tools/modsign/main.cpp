@@ -825,8 +825,12 @@ struct ImaArgs {
 int cmd_ima_template(const ImaArgs& a) {
   auto profile = kernel::KernelProfile::parse(a.kernel);
   auto h = crypto::hash_by_name(a.ima_hash);
-  if (!profile || !h) {
-    complain("", "bad --kernel or --ima-hash");
+  if (!profile) {
+    complain("", "unknown --kernel '" + a.kernel + "' (v6|v7.0)");
+    return kExitUsage;
+  }
+  if (!h) {
+    complain("", "unsupported --ima-hash '" + a.ima_hash + "' (sha1|sha224|sha256|sha384|sha512|sha3-256|sha3-384|sha3-512)");
     return kExitUsage;
   }
   Bytes file;
@@ -894,30 +898,67 @@ int cmd_ima_replay(const ImaArgs& a) {
     }
   }
   auto pcrs = digest::replay_pcrs(*recs, *bank);
-  // Expected PCRs: lines "PCR-10: <hex>", "10: <hex>" or "pcr10 <hex>".
+  // Expected PCRs, one per line: "PCR-10: <hex>", "10: <hex>", "pcr10 <hex>", the TPM 1.2
+  // sysfs form with spaced bytes ("PCR-10: 2F 3A ..."), or tpm2_pcrread's "  10: 0x<hex>"
+  // under "sha1:"/"sha256:" bank headers (only the --bank section counts).
   std::size_t pcr_mismatch = 0;
   nlohmann::json pj = nlohmann::json::object();
   std::map<std::uint32_t, std::string> expected;
   if (!a.pcrs.empty()) {
+    std::string text;
     try {
       Bytes t = read_file(a.pcrs, kMaxSmallFileSize);
-      std::string text(t.begin(), t.end());
-      std::size_t pos = 0;
-      while (pos < text.size()) {
-        std::size_t nl = text.find('\n', pos);
-        std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
-        pos = nl == std::string::npos ? text.size() : nl + 1;
-        std::string digits, hex;
-        std::size_t i = 0;
-        while (i < line.size() && !std::isdigit(static_cast<unsigned char>(line[i]))) ++i;
-        while (i < line.size() && std::isdigit(static_cast<unsigned char>(line[i]))) digits += line[i++];
-        while (i < line.size() && !std::isxdigit(static_cast<unsigned char>(line[i]))) ++i;
-        if (i + 2 < line.size() && line[i] == '0' && (line[i + 1] == 'x' || line[i + 1] == 'X')) i += 2;
-        while (i < line.size() && std::isxdigit(static_cast<unsigned char>(line[i]))) hex += static_cast<char>(std::tolower(line[i++]));
-        if (!digits.empty() && !hex.empty()) expected[static_cast<std::uint32_t>(std::stoul(digits))] = hex;
-      }
+      text.assign(t.begin(), t.end());
     } catch (const IoError& e) {
       complain("", e.what());
+      return kExitInput;
+    }
+    std::string section;  // current tpm2_pcrread bank header, if any
+    std::size_t lineno = 0;
+    for (std::size_t pos = 0; pos < text.size();) {
+      std::size_t nl = text.find('\n', pos);
+      std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+      pos = nl == std::string::npos ? text.size() : nl + 1;
+      ++lineno;
+      std::string trimmed = line;
+      trimmed.erase(0, trimmed.find_first_not_of(" \t"));
+      while (!trimmed.empty() && (trimmed.back() == ' ' || trimmed.back() == '\r' || trimmed.back() == '\t')) trimmed.pop_back();
+      if (trimmed.empty()) continue;
+      if (trimmed.back() == ':' && crypto::hash_by_name(trimmed.substr(0, trimmed.size() - 1))) {
+        section = trimmed.substr(0, trimmed.size() - 1);
+        continue;
+      }
+      std::size_t i = 0;
+      while (i < trimmed.size() && !std::isdigit(static_cast<unsigned char>(trimmed[i]))) ++i;
+      std::string digits;
+      while (i < trimmed.size() && std::isdigit(static_cast<unsigned char>(trimmed[i]))) digits += trimmed[i++];
+      while (i < trimmed.size() && (trimmed[i] == ':' || trimmed[i] == ' ' || trimmed[i] == '\t' || trimmed[i] == '=')) ++i;
+      if (i + 1 < trimmed.size() && trimmed[i] == '0' && (trimmed[i + 1] == 'x' || trimmed[i + 1] == 'X')) i += 2;
+      std::string hex;
+      for (; i < trimmed.size(); ++i) {
+        const char c = trimmed[i];
+        if (c == ' ' || c == '\t') continue;
+        if (!std::isxdigit(static_cast<unsigned char>(c))) {
+          complain(a.pcrs, "line " + std::to_string(lineno) + ": not a PCR value: " + line);
+          return kExitInput;
+        }
+        hex += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      }
+      if (digits.empty() || hex.empty() || digits.size() > 3) {
+        complain(a.pcrs, "line " + std::to_string(lineno) + ": not a PCR value: " + line);
+        return kExitInput;
+      }
+      if (!section.empty() && crypto::hash_by_name(section) != bank) continue;  // another bank
+      const auto idx = static_cast<std::uint32_t>(std::stoul(digits));
+      if (!expected.emplace(idx, hex).second) {
+        complain(a.pcrs, "line " + std::to_string(lineno) + ": PCR " + digits + " given twice");
+        return kExitInput;
+      }
+    }
+    std::size_t compared = 0;
+    for (const auto& [idx, v] : pcrs) compared += expected.count(idx);
+    if (compared == 0) {
+      complain(a.pcrs, "no PCR of the measurement list (" + std::to_string(pcrs.size()) + " replayed) is given here for bank " + a.bank);
       return kExitInput;
     }
   }
