@@ -497,3 +497,38 @@ TEST_F(Cli, JsonSurvivesInvalidUtf8) {
   auto j2 = nlohmann::json::parse(r.out.substr(nl + 1));
   EXPECT_EQ(j2["signed"], false);
 }
+
+TEST_F(Cli, SameFileTwiceAndHardLinks) {
+  const std::string m = module();
+  const std::string sign = M() + " sign --key " + q(key("rsa.pem")) + " --cert " + q(key("rsa.crt")) + " ";
+  auto r = test::run(sign + q(m) + " " + q(m) + " " + q(d_.path() + "/./mod.ko"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 2);  // two "given more than once"
+  auto split = module::split(test::slurp(m));
+  ASSERT_TRUE(split.ok());
+  EXPECT_EQ(split->content.size(), 4096u);  // signed once, not twice
+  // A hard link is another name: it is signed on its own (the rename leaves the other name
+  // with the old content, as documented).
+  const std::string u = module("u.ko");
+  ASSERT_EQ(test::run("ln " + q(u) + " " + q(d_ / "h.ko")).status, 0);
+  r = test::run(sign + q(u) + " " + q(d_ / "h.ko"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(module::has_marker(test::slurp(u)));
+  EXPECT_TRUE(module::has_marker(test::slurp(d_ / "h.ko")));
+}
+
+TEST_F(Cli, StreamingRefusesHugeClaimedSignatureWithoutReadingIt) {
+  // A trailer claiming a 3 MiB PKCS#7: EMSGSIZE (the kernel's decoder limit), decided from
+  // the trailer alone.
+  Bytes f = test::pattern(4u << 20);
+  const Bytes ms = module::encode_module_signature(3u << 20);
+  f.insert(f.end(), ms.begin(), ms.end());
+  f.insert(f.end(), module::kMarker.begin(), module::kMarker.end());
+  test::spit(d_ / "huge.ko", f);
+  auto r = test::run(M() + " verify --stream-above 0 " + q(d_ / "huge.ko"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, (d_ / "huge.ko") + ": refused (EMSGSIZE): PKCS#7 message of 3145728 bytes exceeds the ASN.1 "
+                                      "decoder's 65535\n");
+  r = test::run(M() + " digest --json " + q(d_ / "huge.ko"));
+  EXPECT_EQ(nlohmann::json::parse(r.out)["kernel_digest"]["status"], "EMSGSIZE");
+}

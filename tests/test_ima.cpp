@@ -250,8 +250,17 @@ TEST(Ima, ExpectedPcrFileFormats) {
                 .status,
             0);  // tpm2_pcrread: only the sha1 section counts
   EXPECT_EQ(run("PCR-10: " + std::string(40, '1') + "\n").status, 1);
-  EXPECT_EQ(run("").status, 3);               // nothing to compare
-  EXPECT_EQ(run("PCR-11: " + pcr + "\n").status, 3);
+  EXPECT_EQ(run("").status, 3);  // nothing to compare
+  {
+    // An empty list does not "match" an expected PCR-10.
+    test::spit(d / "empty", Bytes{});
+    test::spit(d / "pcrs", "PCR-10: " + pcr + "\n");
+    EXPECT_EQ(test::run(test::modsign_cli() + " ima replay --pcrs " + q(d / "pcrs") + " " + q(d / "empty")).status, 1);
+  }
+  // A PCR the list never extends keeps its reset value: compared with zeros.
+  EXPECT_EQ(run("PCR-11: " + pcr + "\n").status, 1);
+  EXPECT_EQ(run("PCR-10: " + pcr + "\nPCR-11: " + std::string(40, '0') + "\n").status, 0);
+  EXPECT_EQ(run("PCR-10: " + pcr.substr(0, 38) + "\n").status, 3);  // not a SHA-1 value
   EXPECT_EQ(run("PCR-10: zz" + pcr + "\n").status, 3);
   EXPECT_EQ(run("PCR-10: " + pcr + "\nPCR-10: " + pcr + "\n").status, 3);
 }

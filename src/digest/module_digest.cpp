@@ -167,7 +167,12 @@ Result<ModuleDigests> digest_module_file(const std::string& path, const kernel::
   }
   // Uncompressed: one pass in 1 MiB reads; only the trailer and the PKCS#7 are kept.
   const std::size_t tail_len = static_cast<std::size_t>(std::min<std::uint64_t>(size, 40));
-  const Layout l = layout_of(in.read_at(size - tail_len, tail_len), size);
+  Layout l = layout_of(in.read_at(size - tail_len, tail_len), size);
+  if (l.has_modsig && l.cms_len > 65535) {  // the kernel's ASN.1 decoder refuses it: do not read it
+    l.has_modsig = false;
+    l.err = KErr::emsgsize;
+    l.reason = "PKCS#7 message of " + std::to_string(l.cms_len) + " bytes exceeds the ASN.1 decoder's 65535";
+  }
   const Bytes cms = l.has_modsig ? in.read_at(l.cms_off, static_cast<std::size_t>(l.cms_len)) : Bytes{};
   return digests_of(l, cms, profile, [&](MultiHash& mh) {
     Bytes buf;

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -99,22 +100,31 @@ LoadVerdict module_sig_check_file(const std::string& path, const kernel::Keyring
   LoadVerdict v;
   const Bytes tail = in.read_at(size - std::min<std::uint64_t>(size, 40), static_cast<std::size_t>(std::min<std::uint64_t>(size, 40)));
   auto t = parse_tail(tail, size);
-  if (!t) return decide(std::move(v), t.error().code, t.error().message, profile);
+  if (!t)
+    return decide(std::move(v), t.error().code,
+                  t.error().code == KErr::enodata ? "no signature marker" : t.error().message, profile);
+  // lib/asn1_decoder.c refuses 64 KiB or more: no need to read a larger claimed PKCS#7.
+  if (t->sig_len > 65535)
+    return decide(std::move(v), KErr::emsgsize,
+                  "PKCS#7 message of " + std::to_string(t->sig_len) + " bytes exceeds the ASN.1 decoder's 65535", profile);
   const Bytes cms = in.read_at(t->content_len, t->sig_len);
-  // Which digests the signers need, and which ML-DSA keys could check the data itself.
+  // Which digests the signers need (each once), and which ML-DSA keys could check the
+  // data itself: those whose id or SKID is a signer's key id (keyring or message).
   std::vector<crypto::HashAlgo> hashes;
   std::vector<Bytes> mldsa_keys;
+  auto add_key = [&](const crypto::PublicKey& k) {
+    if (crypto::is_ml_dsa(k.algo()) && std::find(mldsa_keys.begin(), mldsa_keys.end(), k.raw()) == mldsa_keys.end())
+      mldsa_keys.push_back(k.raw());
+  };
   if (auto msg = kernel::pkcs7_parse_message(cms, profile)) {
-    bool data_signers = false;
     for (const auto& si : msg->signed_infos) {
-      if (auto h = crypto::hash_by_name(si.hash_algo)) hashes.push_back(*h);
-      data_signers |= si.m_is_data || (si.algo_takes_data && !si.authattrs);
-    }
-    if (data_signers) {
+      if (auto h = crypto::hash_by_name(si.hash_algo); h && std::find(hashes.begin(), hashes.end(), *h) == hashes.end())
+        hashes.push_back(*h);
+      if (!(si.algo_takes_data && !si.authattrs)) continue;
       for (const auto& c : keyring.certificates)
-        if (crypto::is_ml_dsa(c.public_key().algo())) mldsa_keys.push_back(c.public_key().raw());
+        if (c.kernel_id() == si.auth_id || (c.skid() && *c.skid() == si.auth_id)) add_key(c.public_key());
       for (const auto& c : msg->certs)
-        if (crypto::is_ml_dsa(c.cert.public_key().algo())) mldsa_keys.push_back(c.cert.public_key().raw());
+        if (c.id == si.auth_id) add_key(c.cert.public_key());
     }
   }
   std::vector<std::unique_ptr<crypto::Hasher>> hashers;

@@ -442,10 +442,13 @@ int cmd_sign(const SignArgs& a) {
   opt.sid = a.keyid ? cms::SignerIdType::subject_key_id : cms::SignerIdType::issuer_and_serial;
   opt.backend = backend_of(a.backend);
   int worst = kExitOk;
-  std::set<std::pair<dev_t, ino_t>> seen;
+  // The same file named twice (decided before anything is written, by canonical path;
+  // hard links are separate names and are signed separately).
+  std::set<std::string> seen;
   for (const auto& m : modules) {
-    struct stat st {};
-    if (::stat(m.c_str(), &st) == 0 && !seen.insert({st.st_dev, st.st_ino}).second) {
+    std::error_code ec;
+    const auto canon = std::filesystem::weakly_canonical(m, ec).string();
+    if (!seen.insert(ec ? m : canon).second) {
       complain(m, "given more than once; signed once");
       continue;
     }
@@ -841,9 +844,12 @@ int cmd_ima_template(const ImaArgs& a) {
     return kExitInput;
   }
   std::optional<Bytes> xattr;
-  Bytes buf(65536);
-  const ssize_t n = ::getxattr(a.file.c_str(), "security.ima", buf.data(), buf.size());
-  if (n > 0) xattr = Bytes(buf.begin(), buf.begin() + n);
+  const ssize_t want = ::getxattr(a.file.c_str(), "security.ima", nullptr, 0);
+  if (want > 0) {
+    Bytes buf(static_cast<std::size_t>(want));
+    const ssize_t n = ::getxattr(a.file.c_str(), "security.ima", buf.data(), buf.size());
+    if (n > 0) xattr = Bytes(buf.begin(), buf.begin() + n);
+  }
   auto e = digest::ima_template(a.template_name, a.path.empty() ? a.file : a.path, file, xattr, *profile, *h, a.side);
   if (!e) {
     complain(a.file, std::string(errno_name(e.error().code)) + ": " + e.error().message);
@@ -890,7 +896,7 @@ int cmd_ima_replay(const ImaArgs& a) {
     if (r.violation) ++violations;
     else if (r.recomputed != r.digest) {
       ++mismatches;
-      bad.push_back({{"record", i + 1}, {"offset", r.offset}, {"template", r.template_name},
+      if (a.json) bad.push_back({{"record", i + 1}, {"offset", r.offset}, {"template", r.template_name},
                      {"recorded", to_hex(r.digest)}, {"recomputed", to_hex(r.recomputed)}});
       if (!a.json)
         std::cout << "record " << i + 1 << " (" << printable(r.template_name) << ", offset " << r.offset
@@ -955,11 +961,18 @@ int cmd_ima_replay(const ImaArgs& a) {
         return kExitInput;
       }
     }
-    std::size_t compared = 0;
-    for (const auto& [idx, v] : pcrs) compared += expected.count(idx);
-    if (compared == 0) {
-      complain(a.pcrs, "no PCR of the measurement list (" + std::to_string(pcrs.size()) + " replayed) is given here for bank " + a.bank);
+    if (expected.empty()) {
+      complain(a.pcrs, "no PCR value for bank " + a.bank + " in this file");
       return kExitInput;
+    }
+    for (const auto& [idx, hex] : expected) {
+      if (hex.size() != 2 * crypto::hash_info(*bank).size) {
+        complain(a.pcrs, "PCR " + std::to_string(idx) + ": " + std::to_string(hex.size() / 2) + " bytes, a " + a.bank +
+                             " PCR has " + std::to_string(crypto::hash_info(*bank).size));
+        return kExitInput;
+      }
+      // A PCR the list never extends keeps its reset value (zeros): compare with that.
+      pcrs.try_emplace(idx, Bytes(crypto::hash_info(*bank).size, 0));
     }
   }
   for (const auto& [idx, v] : pcrs) {
