@@ -1103,6 +1103,18 @@ int cmd_info(const InfoArgs& a) {
 
 }  // namespace
 
+/// The options every module-reading command shares: --max-size, and where given
+/// --stream-above (`verb` names the operation) and -r DIR.
+void add_module_inputs(CLI::App* c, std::uint64_t& max_size, std::uint64_t* stream_above, std::vector<std::string>* dirs,
+                       const char* verb) {
+  c->add_option("--max-size", max_size, "largest decompressed module, bytes")->capture_default_str();
+  if (stream_above)
+    c->add_option("--stream-above", *stream_above,
+                  std::string(verb) + " uncompressed modules larger than this many bytes in one streaming pass (constant memory)")
+        ->capture_default_str();
+  if (dirs) c->add_option("-r", *dirs, "also every *.ko, *.ko.xz, *.ko.zst, *.ko.gz under DIR")->allow_extra_args(false);
+}
+
 int main(int argc, char** argv) {
   // sign-file keeps its own getopt command line.
   if (argc >= 2 && std::string(argv[1]) == "sign-file") return cmd_sign_file(argc - 1, argv + 1);
@@ -1137,25 +1149,20 @@ int main(int argc, char** argv) {
   sign->add_option("--backend", sg.backend, "ML-DSA signing library")
       ->check(CLI::IsMember({"openssl", "botan"}))->capture_default_str();
   sign->add_flag("--recompress", sg.recompress, "sign compressed modules: decompress, sign, recompress in the same format");
-  sign->add_option("--max-size", sg.max_size, "largest decompressed module, bytes")->capture_default_str();
-  sign->add_option("--stream-above", sg.stream_above,
-                   "sign uncompressed modules larger than this many bytes in one streaming pass (constant memory)")
-      ->capture_default_str();
-  sign->add_option("-r", sg.dirs, "also every *.ko, *.ko.xz, *.ko.zst, *.ko.gz under DIR")->allow_extra_args(false);
+  add_module_inputs(sign, sg.max_size, &sg.stream_above, &sg.dirs, "sign");
   sign->add_option("MODULE", sg.modules, "modules to sign");
 
   StripArgs st;
   auto* strip = app.add_subcommand("strip", "remove the appended signature");
   strip->add_option("--dest", st.dest, "write the result here instead of in place (one MODULE)");
   strip->add_flag("--recompress", st.recompress, "strip compressed modules and recompress them");
-  strip->add_option("--max-size", st.max_size, "largest decompressed module, bytes")->capture_default_str();
-  strip->add_option("-r", st.dirs, "also every module under DIR")->allow_extra_args(false);
+  add_module_inputs(strip, st.max_size, nullptr, &st.dirs, "strip");
   strip->add_option("MODULE", st.modules, "modules");
 
   ExtractArgs ex;
   auto* extract = app.add_subcommand("extract", "write the appended PKCS#7 as MODULE.p7s");
   extract->add_option("--out,-o", ex.out, "output file (one MODULE)");
-  extract->add_option("--max-size", ex.max_size, "largest decompressed module, bytes")->capture_default_str();
+  add_module_inputs(extract, ex.max_size, nullptr, nullptr, "extract");
   extract->add_option("MODULE", ex.modules, "modules")->required();
 
   app.add_subcommand("sign-file", "scripts/sign-file's command line: [-dpk] [-s] ... (see README)");
@@ -1173,18 +1180,14 @@ int main(int argc, char** argv) {
   verify->add_option("--backend", vf.backend, "ML-DSA verification library")
       ->check(CLI::IsMember({"openssl", "botan"}))->capture_default_str();
   verify->add_flag("--json", vf.json, "one JSON object per module");
-  verify->add_option("--max-size", vf.max_size, "largest decompressed module, bytes")->capture_default_str();
-  verify->add_option("--stream-above", vf.stream_above,
-                     "verify uncompressed modules larger than this many bytes in one streaming pass (constant memory)")
-      ->capture_default_str();
-  verify->add_option("-r", vf.dirs, "also every *.ko, *.ko.xz, *.ko.zst, *.ko.gz under DIR")->allow_extra_args(false);
+  add_module_inputs(verify, vf.max_size, &vf.stream_above, &vf.dirs, "verify");
   verify->add_option("MODULE", vf.modules, "modules to verify");
 
   DigestArgs dg;
   auto* dig = app.add_subcommand("digest", "the kernel's pkcs7_get_digest, the side SHA-256 and IMA's d-modsig");
   dig->add_option("--kernel", dg.kernel, "kernel profile: v6 or v7.0")->check(CLI::IsMember({"v6", "v7.0"}))->capture_default_str();
   dig->add_flag("--json", dg.json, "one JSON object per module");
-  dig->add_option("--max-size", dg.max_size, "largest decompressed module, bytes")->capture_default_str();
+  add_module_inputs(dig, dg.max_size, nullptr, nullptr, "digest");
   dig->add_option("MODULE", dg.modules, "modules")->required();
 
   ImaArgs im;
@@ -1208,7 +1211,7 @@ int main(int argc, char** argv) {
   InfoArgs in;
   auto* info = app.add_subcommand("info", "what modinfo shows about a signature, and more");
   info->add_flag("--json", in.json, "one JSON object per module");
-  info->add_option("--max-size", in.max_size, "largest decompressed module, bytes")->capture_default_str();
+  add_module_inputs(info, in.max_size, nullptr, nullptr, "info");
   info->add_option("MODULE", in.modules, "modules")->required();
 
   try {
