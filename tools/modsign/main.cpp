@@ -33,173 +33,15 @@
 #include "module/compression.hpp"
 #include "module/module_sig_check.hpp"
 #include "module/module_signature.hpp"
+#include "cli_common.hpp"
 
 using namespace modsign;
 using crypto::Certificate;
 using crypto::PrivateKey;
 
+using namespace modsign::cli;
+
 namespace {
-
-constexpr int kExitOk = 0, kExitVerdict = 1, kExitUsage = 2, kExitInput = 3;
-
-/// Text safe for a terminal: control characters and invalid bytes as \xNN.
-std::string printable(const std::string& in) {
-  std::string out;
-  for (unsigned char c : in) {
-    if (c < 0x20 || c == 0x7f) {
-      static constexpr char d[] = "0123456789abcdef";
-      out += "\\x";
-      out += d[c >> 4];
-      out += d[c & 15];
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
-
-void complain(const std::string& file, const std::string& what) {
-  std::cerr << "modsign: " << printable(file.empty() ? "" : file + ": ") << printable(what) << "\n";
-}
-
-/// One JSON object per line; invalid UTF-8 (file names, certificate strings) is replaced
-/// by U+FFFD instead of aborting the output.
-std::string dump(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
-
-std::optional<std::string> sign_pin() {
-  if (const char* p = std::getenv("KBUILD_SIGN_PIN")) return std::string(p);
-  return std::nullopt;
-}
-
-crypto::Backend backend_of(const std::string& s) {
-  return s == "botan" ? crypto::Backend::botan : crypto::Backend::openssl;
-}
-
-/// Certificates from every file; reports and returns nullopt on the first failure.
-std::optional<std::vector<Certificate>> load_certs(const std::vector<std::string>& files) {
-  std::vector<Certificate> all;
-  for (const auto& f : files) {
-    try {
-      auto certs = Certificate::load_all(f);
-      if (!certs) {
-        complain(f, certs.error().message);
-        return std::nullopt;
-      }
-      for (auto& c : certs.value()) all.push_back(std::move(c));
-    } catch (const IoError& e) {
-      complain("", e.what());
-      return std::nullopt;
-    }
-  }
-  return all;
-}
-
-std::optional<PrivateKey> load_key(const std::string& path) {
-  try {
-    auto k = PrivateKey::load(path, sign_pin());
-    if (!k) {
-      complain(path, k.error().message);
-      return std::nullopt;
-    }
-    return std::move(k.value());
-  } catch (const IoError& e) {
-    complain("", e.what());
-    return std::nullopt;
-  }
-}
-
-/// A module read from disk: stored bytes and the image the kernel checks.
-struct LoadedModule {
-  Bytes stored;
-  module::ModuleImage m;
-};
-
-/// Read and, if compressed, decompress a module; reports and returns nullopt on failure
-/// (the message also goes to `*why` when given).
-std::optional<LoadedModule> read_module(const std::string& path, std::uint64_t max_size, std::string* why = nullptr) {
-  LoadedModule lm;
-  try {
-    lm.stored = read_file(path, std::max<std::uint64_t>(max_size, kMaxModuleSize));
-  } catch (const IoError& e) {
-    complain("", e.what());
-    if (why) *why = e.what();
-    return std::nullopt;
-  }
-  auto img = module::open_module(lm.stored, max_size);
-  if (!img) {
-    const std::string msg = std::string(module::compression_name(module::detect_compression(lm.stored))) +
-                            "-compressed module: " + img.error().message;
-    complain(path, msg);
-    if (why) *why = msg;
-    return std::nullopt;
-  }
-  lm.m = std::move(img.value());
-  return lm;
-}
-
-/// "xz (CRC32 check), 12345 bytes stored" for reports.
-std::string compression_text(const module::ModuleImage& m) {
-  std::string t(module::compression_name(m.compression));
-  if (m.xz_check) t += " (" + std::string(module::xz_check_name(*m.xz_check)) + " check)";
-  return t + ", " + std::to_string(m.stored_size) + " bytes stored";
-}
-
-nlohmann::json compression_json(const module::ModuleImage& m) {
-  if (m.compression == module::Compression::none) return nullptr;
-  nlohmann::json j{{"format", module::compression_name(m.compression)}, {"stored_size", m.stored_size}};
-  if (m.xz_check) j["xz_check"] = module::xz_check_name(*m.xz_check);
-  j["kernel_can_decompress"] = m.kernel_decompress_problem.empty();
-  if (!m.kernel_decompress_problem.empty()) j["kernel_decompress"] = m.kernel_decompress_problem;
-  return j;
-}
-
-/// MODULE arguments plus every module file under each -r DIR (*.ko, *.ko.xz, *.ko.zst,
-/// *.ko.gz; sorted; symbolic links not followed).
-std::vector<std::string> expand_modules(const std::vector<std::string>& files, const std::vector<std::string>& dirs) {
-  std::vector<std::string> out = files;
-  for (const auto& d : dirs) {
-    std::vector<std::string> found;
-    std::error_code ec;
-    for (auto it = std::filesystem::recursive_directory_iterator(d, ec); !ec && it != std::filesystem::end(it);
-         it.increment(ec)) {
-      if (!it->is_regular_file(ec) || it->is_symlink(ec)) continue;
-      const std::string n = it->path().filename().string();
-      for (const char* suffix : {".ko", ".ko.xz", ".ko.zst", ".ko.gz"}) {
-        const std::string sfx = suffix;
-        if (n.size() > sfx.size() && n.compare(n.size() - sfx.size(), sfx.size(), sfx) == 0) {
-          found.push_back(it->path().string());
-          break;
-        }
-      }
-    }
-    if (ec) complain(d, ec.message());
-    std::sort(found.begin(), found.end());
-    out.insert(out.end(), found.begin(), found.end());
-  }
-  return out;
-}
-
-std::string hash_text(const cms::SignerInfo& si) {
-  return si.digest_algorithm ? std::string(crypto::hash_info(*si.digest_algorithm).name)
-                             : asn1::oid_to_string(si.digest_algorithm_oid);
-}
-
-std::string sig_algo_text(const cms::SignerInfo& si) {
-  if (!si.signature_key_algo) return asn1::oid_to_string(si.signature_algorithm_oid);
-  if (si.signature_key_algo == crypto::KeyAlgo::ecdsa_p256) return "ECDSA";
-  return std::string(crypto::key_algo_name(*si.signature_key_algo));
-}
-
-/// Issuer CN of an issuerAndSerialNumber SignerInfo ("" for SKID), as modinfo shows "signer".
-std::string signer_cn(const cms::SignerInfo& si) {
-  return si.sid_type == cms::SignerIdType::issuer_and_serial ? crypto::name_common_name(si.issuer) : "";
-}
-
-std::string sig_key_text(const cms::SignerInfo& si) {
-  return to_colon_hex(si.sid_type == cms::SignerIdType::issuer_and_serial ? si.serial : si.skid);
-}
-
-// ------------------------------------------------------------------------------ keygen
 
 struct KeygenArgs {
   std::string algo = "ml-dsa-65", out, cert_out, subject = "CN=modsign module signing key";
@@ -1214,6 +1056,9 @@ int main(int argc, char** argv) {
   add_module_inputs(info, in.max_size, nullptr, nullptr, "info");
   info->add_option("MODULE", in.modules, "modules")->required();
 
+  Commands more;
+  // add_xxx_commands(app, more) of tools/modsign/cmd_xxx.cpp go here.
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -1230,6 +1075,8 @@ int main(int argc, char** argv) {
     if (*dig) return cmd_digest(dg);
     if (*ima_t) return cmd_ima_template(im);
     if (*ima_r) return cmd_ima_replay(im);
+    for (auto& [cmd, run] : more)
+      if (*cmd) return run();
   } catch (const std::exception& e) {
     complain("", std::string("internal error: ") + e.what());
     return kExitInput;

@@ -1,0 +1,67 @@
+// Helpers shared by the modsign subcommands (tools/modsign/*.cpp): messages, exit
+// statuses, key/certificate/module loading and module-tree expansion.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cms/signed_data.hpp"
+#include "common/file.hpp"
+#include "crypto/crypto.hpp"
+#include "module/compression.hpp"
+
+namespace CLI { class App; }
+
+namespace modsign::cli {
+
+/// Subcommands defined in their own files: each add_*_commands() adds its subcommands to
+/// the app and appends (subcommand, runner); main() runs the runner of the one selected.
+using Commands = std::vector<std::pair<CLI::App*, std::function<int()>>>;
+
+/// Exit statuses of design.md: 0 success, 1 negative verdict, 2 usage, 3 input/I/O.
+constexpr int kExitOk = 0, kExitVerdict = 1, kExitUsage = 2, kExitInput = 3;
+
+/// Text safe for a terminal: control characters and invalid bytes as \xNN.
+std::string printable(const std::string& in);
+/// Writes "modsign: <file>: <what>" (or "modsign: <what>" for an empty file) to stderr.
+void complain(const std::string& file, const std::string& what);
+/// One JSON object per line; invalid UTF-8 is replaced by U+FFFD instead of aborting.
+std::string dump(const nlohmann::json& j);
+/// The PIN of KBUILD_SIGN_PIN (as scripts/sign-file), if set.
+std::optional<std::string> sign_pin();
+/// "botan" -> Backend::botan, anything else -> Backend::openssl.
+crypto::Backend backend_of(const std::string& s);
+/// Certificates from every file; reports and returns nullopt on the first failure.
+std::optional<std::vector<crypto::Certificate>> load_certs(const std::vector<std::string>& files);
+/// A private key (PIN from KBUILD_SIGN_PIN); reports and returns nullopt on failure.
+std::optional<crypto::PrivateKey> load_key(const std::string& path);
+
+/// A module read from disk: stored bytes and the image the kernel checks.
+struct LoadedModule {
+  Bytes stored;
+  module::ModuleImage m;
+};
+/// Read and, if compressed, decompress a module; reports and returns nullopt on failure
+/// (the message also goes to `*why` when given).
+std::optional<LoadedModule> read_module(const std::string& path, std::uint64_t max_size, std::string* why = nullptr);
+/// "xz (CRC32 check), 12345 bytes stored" for reports.
+std::string compression_text(const module::ModuleImage& m);
+/// The "compression" JSON object (null for an uncompressed module).
+nlohmann::json compression_json(const module::ModuleImage& m);
+/// MODULE arguments plus every module file under each -r DIR (*.ko, *.ko.xz, *.ko.zst,
+/// *.ko.gz; sorted; symbolic links not followed).
+std::vector<std::string> expand_modules(const std::vector<std::string>& files, const std::vector<std::string>& dirs);
+/// Name of the SignerInfo's digest algorithm (or its OID).
+std::string hash_text(const cms::SignerInfo& si);
+/// modinfo's sig_hashalgo-style name of the signature algorithm (or its OID).
+std::string sig_algo_text(const cms::SignerInfo& si);
+/// Issuer CN of an issuerAndSerialNumber SignerInfo ("" for SKID), as modinfo shows "signer".
+std::string signer_cn(const cms::SignerInfo& si);
+/// modinfo's sig_key: serial (issuerAndSerialNumber) or SKID as colon hex.
+std::string sig_key_text(const cms::SignerInfo& si);
+
+}  // namespace modsign::cli
