@@ -15,6 +15,7 @@
 #include "module/compression.hpp"
 
 namespace CLI { class App; }
+namespace modsign::blacklist { struct Sources; }
 
 namespace modsign::cli {
 
@@ -63,5 +64,12 @@ std::string sig_algo_text(const cms::SignerInfo& si);
 std::string signer_cn(const cms::SignerInfo& si);
 /// modinfo's sig_key: serial (issuerAndSerialNumber) or SKID as colon hex.
 std::string sig_key_text(const cms::SignerInfo& si);
+
+/// `modsign blacklist ...` (tools/modsign/cmd_blacklist.cpp).
+void add_blacklist_commands(CLI::App& app, Commands& more);
+/// Fill `out` from hash-list files (each must pass `modsign blacklist lint`), revoked
+/// certificate files and dbx files; reports and returns false on the first bad file.
+bool load_blacklist_sources(const std::vector<std::string>& lists, const std::vector<std::string>& revoked,
+                            const std::vector<std::string>& dbx, blacklist::Sources& out);
 
 }  // namespace modsign::cli
