@@ -295,7 +295,8 @@ VariableEffects apply_handlers(const ParsedLists& lists, Variable v);
 Status add_to_sources(const ParsedLists& lists, Variable v, const std::string& file, Sources& out);
 
 /// Read `path` (at most kMaxSmallFileSize, 16 MiB), parse it per `form` and add_to_sources().
-/// Errors: EBADMSG for a container error or a payload error ("<path>: byte offset N: ...";
+/// Errors: EBADMSG for a container error or a payload error (message "byte offset N: ..."
+/// or "EFI_SIGNATURE_LIST at byte offset N: ..." without the path, for complain(path, msg);
 /// entries before a payload error are still added).  Throws IoError if unreadable.
 Status load_dbx_file(const std::string& path, Sources& out, Variable v = Variable::dbx,
                      Container form = Container::detect);
