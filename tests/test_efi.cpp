@@ -796,3 +796,24 @@ TEST(EfiCli, AddCertThenListDb) {
   EXPECT_EQ(s.keyring.revoked[0].der(), c.der);
   EXPECT_EQ(s.revoked_origins[0].file, d / "db.esl");
 }
+
+TEST(EfiCli, ReadmeExample) {
+  // The README's `modsign dbx` example, byte for byte (hash = SHA-256 of nothing, cross-checked with sha256sum).
+  TempDir d;
+  auto sum = run("printf '' | sha256sum");
+  ASSERT_EQ(sum.status, 0);
+  const std::string e = sum.out.substr(0, 64);
+  ASSERT_EQ(e, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  auto r = run("cd " + q(d.path()) + " && " + cli() + " dbx add-hash --owner " + kMs + " -o dbx.esl " + e + " && " + cli() +
+               " dbx list dbx.esl");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "file: dbx.esl\n"
+            "form: esl (EFI_SIGNATURE_LIST data)\n"
+            "payload: byte offset 0\n"
+            "variable: dbx\n"
+            "list 1: EFI_CERT_SHA256, byte offset 0, 1 entry of 48 bytes\n"
+            "  entry 1.1: owner 77fa9abd-0359-4d32-bd60-28f4e78f784b: " + e + " -> bin:" + e + "\n"
+            "summary: 1 list, 1 entry: 1 bin, 0 tbs (0 never matching), 0 revoked, 0 platform, 0 ignored\n");
+  EXPECT_EQ(slurp(d / "dbx.esl").size(), 28u + 48);
+}

@@ -239,7 +239,9 @@ enum class EntryKind {
   binary_hash,           ///< dbx EFI_CERT_SHA256: mark_hash_blacklisted(BINARY) -> "bin:<hex>"
   tbs_hash,              ///< dbx EFI_CERT_X509_SHA256: mark_hash_blacklisted(X509_TBS) over all
                          ///< signature_size-16 bytes -> "tbs:<hex>" (96 hex for 48 bytes)
-  revoked_certificate,   ///< dbx EFI_CERT_X509: add_key_to_revocation_list()
+  revoked_certificate,   ///< dbx EFI_CERT_X509: add_key_to_revocation_list(), an "asymmetric" key in
+                         ///< .blacklist; only with CONFIG_SYSTEM_REVOCATION_LIST (otherwise a stub
+                         ///< that returns 0, include/keys/system_keyring.h:100-103)
   platform_certificate,  ///< db/MokListRT EFI_CERT_X509: add_to_platform_keyring()
                          ///< (MokListRT: add_to_machine_keyring() when MOK keys are trusted)
   ignored,               ///< no handler for the list's type in this variable
