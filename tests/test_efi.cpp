@@ -817,3 +817,49 @@ TEST(EfiCli, ReadmeExample) {
             "summary: 1 list, 1 entry: 1 bin, 0 tbs (0 never matching), 0 revoked, 0 platform, 0 ignored\n");
   EXPECT_EQ(slurp(d / "dbx.esl").size(), 28u + 48);
 }
+
+// ---------------------------------------------------------------------------------------
+// Independent confirmation with efitools / sbsigntool (Debian packages efitools,
+// sbsigntool; tools/check installs them)
+
+TEST(EfiInterop, EfitoolsAndSbsiglistWriteTheSameBytes) {
+  if (run("command -v cert-to-efi-sig-list && command -v cert-to-efi-hash-list && command -v sbsiglist && "
+          "command -v sig-list-to-certs")
+          .status != 0)
+    GTEST_SKIP() << "efitools/sbsigntool not installed (tools/check installs them)";
+  const SizedCert& c = cert_932();
+  TempDir d;
+  const std::string owner = kOwnerA.str();
+  // EFI_CERT_X509: cert-to-efi-sig-list == modsign dbx add-cert.
+  auto r = run("cert-to-efi-sig-list -g " + owner + " " + q(c.pem) + " " + q(d / "efitools.esl"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = run(cli() + " dbx add-cert --owner " + owner + " -o " + q(d / "modsign.esl") + " " + q(c.pem));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(slurp(d / "modsign.esl"), slurp(d / "efitools.esl"));
+  // EFI_CERT_SHA256: sbsiglist --type sha256 == modsign dbx add-hash.
+  const Bytes h = fill(32, 0x3c);
+  spit(d / "h.bin", h);
+  r = run("sbsiglist --owner " + kMs + " --type sha256 --output " + q(d / "sbsiglist.esl") + " " + q(d / "h.bin"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = run(cli() + " dbx add-hash --owner " + kMs + " -o " + q(d / "h.esl") + " " + to_hex(h));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(slurp(d / "h.esl"), slurp(d / "sbsiglist.esl"));
+  // EFI_CERT_X509_SHA256: cert-to-efi-hash-list (SHA-256 of the TBS + EFI_TIME) == our writer.
+  r = run("cert-to-efi-hash-list -g " + owner + " -t '2024-01-02 03:04:05' -s 256 " + q(c.pem) + " " +
+          q(d / "tbs.esl"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto cert = crypto::Certificate::from_der(c.der);
+  ASSERT_TRUE(cert.ok());
+  const Bytes tbs_hash = crypto::digest(crypto::HashAlgo::sha256, cert->tbs());
+  const Bytes mine = write_lists(group_entries(
+      {{guids::cert_x509_sha256, kOwnerA, x509_sha256_data(tbs_hash, *EfiTime::parse("2024-01-02 03:04:05"))}}));
+  EXPECT_EQ(mine, slurp(d / "tbs.esl"));
+  // efitools reads a merged file of ours back: one .der per certificate, one .hash per hash.
+  r = run(cli() + " dbx merge -o " + q(d / "all.esl") + " " + q(d / "modsign.esl") + " " + q(d / "h.esl") + " " +
+          q(d / "tbs.esl"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = run("cd " + q(d.path()) + " && sig-list-to-certs all.esl out");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(slurp(d / "out-0.der"), c.der);
+  EXPECT_EQ(slurp(d / "out-1.hash"), h);
+}
