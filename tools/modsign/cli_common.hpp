@@ -23,6 +23,9 @@ namespace modsign::cli {
 /// the app and appends (subcommand, runner); main() runs the runner of the one selected.
 using Commands = std::vector<std::pair<CLI::App*, std::function<int()>>>;
 
+/// `modsign dbx list|merge|add-hash|add-cert` (tools/modsign/cmd_dbx.cpp).
+void add_dbx_commands(CLI::App& app, Commands& more);
+
 /// Exit statuses of design.md: 0 success, 1 negative verdict, 2 usage, 3 input/I/O.
 constexpr int kExitOk = 0, kExitVerdict = 1, kExitUsage = 2, kExitInput = 3;
 

@@ -1071,6 +1071,7 @@ int main(int argc, char** argv) {
   Commands more;
   // add_xxx_commands(app, more) of tools/modsign/cmd_xxx.cpp go here.
   add_blacklist_commands(app, more);
+  add_dbx_commands(app, more);
 
   try {
     app.parse(argc, argv);
