@@ -586,3 +586,59 @@ TEST(BlacklistRealModules, DebianModuleEntryIsSha256sumOfContent) {
   EXPECT_EQ(r.out, "\"bin:" + first_word(sh("sha256sum " + q(d / "m.ko"))) + "\"\n");
   EXPECT_EQ(r.out, "\"" + want + "\"\n");
 }
+
+// `entry --format esl` writes what the kernel's dbx handler can use (EFI_CERT_SHA256 for a
+// 32-byte bin: key, EFI_CERT_X509 for a certificate); `check --dbx` and `verify --dbx`
+// read it back through the efi loader.
+TEST_F(BlacklistCli, EslEntriesAndDbxChecks) {
+  const std::string mod = signed_module("e.ko", "rsa.pem", "rsa.crt", "sha256");
+  const Bytes hash = crypto::digest(crypto::HashAlgo::sha256, test::pattern(5000));
+  const std::string owner = "77fa9abd-0359-4d32-bd60-28f4e78f784b";
+  auto r = test::run(M() + " blacklist entry --format esl --owner " + owner + " -o " + q(d_ / "x.esl") + " " + q(mod) +
+                     " " + q(key("rsa.crt")));
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto certs = crypto::Certificate::load_all(key("rsa.crt"));
+  ASSERT_TRUE(certs.ok());
+  const Bytes der = (*certs)[0].der();
+  Bytes want = {0x26, 0x16, 0xc4, 0xc1, 0x4c, 0x50, 0x92, 0x40, 0xac, 0xa9, 0x41, 0xf9, 0x36, 0x93, 0x43, 0x28,  // EFI_CERT_SHA256
+                76, 0, 0, 0, 0, 0, 0, 0, 48, 0, 0, 0,
+                0xbd, 0x9a, 0xfa, 0x77, 0x59, 0x03, 0x32, 0x4d, 0xbd, 0x60, 0x28, 0xf4, 0xe7, 0x8f, 0x78, 0x4b};  // owner
+  want.insert(want.end(), hash.begin(), hash.end());
+  const Bytes x509 = {0xa1, 0x59, 0xc0, 0xa5, 0xe4, 0x94, 0xa7, 0x4a, 0x87, 0xb5, 0xab, 0x15, 0x5c, 0x2b, 0xf0, 0x72};
+  want.insert(want.end(), x509.begin(), x509.end());
+  auto le32 = [&](std::size_t v) {
+    for (int i = 0; i < 4; ++i) want.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+  };
+  le32(28 + 16 + der.size());
+  le32(0);
+  le32(16 + der.size());
+  want.insert(want.end(), want.begin() + 28, want.begin() + 44);  // the same owner
+  want.insert(want.end(), der.begin(), der.end());
+  EXPECT_EQ(test::slurp(d_ / "x.esl"), want);
+  // The bin: key from the dbx stops the module under IMA; the certificate revokes the signer.
+  r = test::run(M() + " blacklist check --json --dbx " + q(d_ / "x.esl") + " " + q(mod));
+  EXPECT_EQ(r.status, 1);
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["stops"][0]["entry"], "bin:" + to_hex(hash));
+  EXPECT_EQ(j["stops"][0]["errno"], "EPERM");
+  EXPECT_EQ(j["stops"][0]["origins"][0]["file"], d_ / "x.esl");
+  EXPECT_EQ(j["stops"][1]["entry"], "revoked certificate CN = blacklist test RSA");
+  EXPECT_EQ(j["stops"][1]["errno"], "EKEYREJECTED");
+  r = test::run(M() + " verify --cert " + q(key("rsa.crt")) + " --dbx " + q(d_ / "x.esl") + " " + q(mod));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, mod + ": refused (EKEYREJECTED): Key is on the revocation list\n");
+  // A 64-byte d-modsig (RSA/SHA-512) has no dbx form the kernel reads.
+  const std::string m512 = signed_module("s512.ko", "rsa.pem", "rsa.crt", "sha512");
+  r = test::run(M() + " blacklist entry --format esl --owner " + owner + " -o " + q(d_ / "y.esl") + " " + q(m512));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("is a 64-byte hash: dbx carries bin: keys only as EFI_CERT_SHA256"), std::string::npos) << r.err;
+  EXPECT_NE(test::run("test -e " + q(d_ / "y.esl")).status, 0);
+  // --owner is required, and must be a GUID.
+  r = test::run(M() + " blacklist entry --format esl -o " + q(d_ / "z.esl") + " " + q(mod));
+  EXPECT_EQ(r.status, 2);
+  // A broken dbx file is refused (exit 3).
+  test::spit(d_ / "bad.esl", Bytes(20, 0));
+  r = test::run(M() + " blacklist check --dbx " + q(d_ / "bad.esl") + " " + q(mod));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err.rfind("modsign: " + (d_ / "bad.esl") + ": EBADMSG: ", 0), 0u) << r.err;
+}

@@ -6,6 +6,7 @@
 
 #include "blacklist/check.hpp"
 #include "blacklist/description.hpp"
+#include "blacklist/efi.hpp"
 #include "blacklist/hash_list.hpp"
 #include "cli_common.hpp"
 #include "module/module_signature.hpp"
@@ -114,10 +115,38 @@ int cmd_entry(const EntryArgs& a) {
   auto profile = profile_of(a.kernel);
   auto ih = ima_hash_of(a.ima_hash);
   if (!profile || !ih) return kExitUsage;
-  if (a.format != "hashlist") {
-    complain("", "--format " + a.format + " is not available in this build (hashlist only)");
-    return kExitUsage;
+  const bool esl = a.format == "esl";
+  std::optional<blacklist::efi::Guid> owner;
+  if (esl) {
+    owner = blacklist::efi::Guid::parse(a.owner);
+    if (!owner) {
+      complain("", "--format esl needs --owner GUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx), got '" + a.owner + "'");
+      return kExitUsage;
+    }
+    if (a.out.empty() || a.out == "-") {
+      complain("", "--format esl needs -o FILE");
+      return kExitUsage;
+    }
   }
+  std::vector<blacklist::efi::FlatEntry> esl_entries;
+  std::set<Bytes> esl_seen;
+  // dbx can carry a bin: key only as EFI_CERT_SHA256 (32 bytes), and a certificate only as
+  // EFI_CERT_X509 (the revocation list): the kernel's dbx handler passes all 48 bytes of an
+  // EFI_CERT_X509_SHA256 element to mark_hash_blacklisted, so that form never matches.
+  auto add_esl = [&](const blacklist::efi::Guid& type, Bytes data) {
+    if (esl_seen.insert(data).second) esl_entries.push_back({type, *owner, std::move(data)});
+  };
+  auto add_esl_bin = [&](const std::string& label, const std::string& d) {
+    const Bytes h = from_hex(std::string_view(d).substr(4));
+    if (h.size() != 32) {
+      complain(label, d + " is a " + std::to_string(h.size()) +
+                          "-byte hash: dbx carries bin: keys only as EFI_CERT_SHA256 (32 bytes); the kernel "
+                          "ignores other hash types");
+      return false;
+    }
+    add_esl(blacklist::efi::guids::cert_sha256, h);
+    return true;
+  };
   std::vector<std::string> entries;
   std::set<std::string> seen;
   auto add = [&](const std::string& d) {
@@ -137,7 +166,10 @@ int cmd_entry(const EntryArgs& a) {
         j["kind"] = "certificate";
         j["entry"] = tbs ? nlohmann::json(*tbs) : nlohmann::json(nullptr);
         j["source"] = tbs ? "tbs" : "none";
-        if (tbs) {
+        if (esl) {
+          add_esl(blacklist::efi::guids::cert_x509, it.cert->der());
+          j["esl"] = "EFI_CERT_X509";
+        } else if (tbs) {
           add(*tbs);
         } else {
           const std::string why = "no tbs: entry under " + profile->name() +
@@ -155,7 +187,12 @@ int cmd_entry(const EntryArgs& a) {
         j["algo"] = e.algo.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.algo);
         j["explanation"] = e.explanation;
         j["side_sha256_entry"] = e.side_sha256 ? nlohmann::json(*e.side_sha256) : nlohmann::json(nullptr);
-        if (e.description) add(*e.description);
+        if (e.description) {
+          if (!esl)
+            add(*e.description);
+          else if (!add_esl_bin(it.label, *e.description))
+            worst = std::max(worst, kExitVerdict);
+        }
         if (!e.description) {
           std::string msg = "no bin: entry exists under " + profile->name() + ": " + e.explanation;
           if (e.side_sha256)
@@ -165,12 +202,31 @@ int cmd_entry(const EntryArgs& a) {
           complain(it.label, msg);
           if (!(a.side && e.side_sha256)) worst = std::max(worst, kExitVerdict);
         }
-        if (a.side && e.side_sha256) add(*e.side_sha256);
+        if (a.side && e.side_sha256) {
+          if (esl)
+            add_esl_bin(it.label, *e.side_sha256);
+          else
+            add(*e.side_sha256);
+        }
       }
       if (a.json) std::cout << dump(j) << "\n";
     }
   }
   if (a.json && a.out.empty()) return worst;
+  if (esl) {
+    if (esl_entries.empty()) {
+      complain("", "no entries to write");
+      return std::max(worst, kExitVerdict);
+    }
+    const Bytes b = blacklist::efi::write_lists(blacklist::efi::group_entries(esl_entries));
+    try {
+      write_file_atomic(a.out, b, 0644, false);
+    } catch (const IoError& e) {
+      complain("", e.what());
+      return kExitInput;
+    }
+    return worst;
+  }
   if (entries.empty()) {
     complain("", "no entries to write");
     return std::max(worst, kExitVerdict);
@@ -352,9 +408,17 @@ bool load_blacklist_sources(const std::vector<std::string>& lists, const std::ve
     for (std::size_t i = 0; i < certs->size(); ++i)
       out.add_revoked((*certs)[i], blacklist::Origin{f, "certificate " + std::to_string(i + 1)});
   }
-  if (!dbx.empty()) {
-    complain("", "--dbx is not available in this build");
-    return false;
+  for (const auto& f : dbx) {
+    // dbx and MokListXRT share the kernel's handler (get_handler_for_dbx).
+    try {
+      if (auto st = blacklist::efi::load_dbx_file(f, out); !st) {
+        complain(f, std::string(errno_name(st.error().code)) + ": " + st.error().message);
+        return false;
+      }
+    } catch (const IoError& e) {
+      complain("", e.what());
+      return false;
+    }
   }
   return true;
 }
@@ -369,7 +433,9 @@ void add_blacklist_commands(CLI::App& app, Commands& more) {
   entry->add_option("--ima-hash", en.ima_hash, "IMA's file hash (ima_hash=), for modules IMA sees without a modsig")
       ->capture_default_str();
   entry->add_flag("--side-sha256", en.side, "also write the side SHA-256 entry of every module with a modsig (proposal)");
-  entry->add_option("--format", en.format, "output format")->check(CLI::IsMember({"hashlist"}))->capture_default_str();
+  entry->add_option("--format", en.format, "hashlist, or esl (an EFI_SIGNATURE_LIST file for dbx/MokListX)")
+      ->check(CLI::IsMember({"hashlist", "esl"}))->capture_default_str();
+  entry->add_option("--owner", en.owner, "SignatureOwner GUID of the esl entries");
   entry->add_option("--out,-o", en.out, "write the hash list here instead of standard output");
   entry->add_flag("--json", en.json, "one JSON object per item (the hash list only with -o)");
   entry->add_option("--max-size", en.max_size, "largest decompressed module accepted (bytes)")->capture_default_str();
@@ -381,6 +447,8 @@ void add_blacklist_commands(CLI::App& app, Commands& more) {
   check->add_option("--kernel", ck.kernel, "kernel profile: v6 or v7.0")->check(CLI::IsMember({"v6", "v7.0"}))->capture_default_str();
   check->add_option("--list", ck.lists, "CONFIG_SYSTEM_BLACKLIST_HASH_LIST file; repeatable")->allow_extra_args(false);
   check->add_option("--revoked", ck.revoked, "revoked certificates (CONFIG_SYSTEM_REVOCATION_KEYS); repeatable")
+      ->allow_extra_args(false);
+  check->add_option("--dbx", ck.dbx, "UEFI dbx / MokListXRT file (EFI_SIGNATURE_LISTs; esl, efivarfs or auth-2); repeatable")
       ->allow_extra_args(false);
   check->add_option("--keyring,--cert", ck.keyrings, "trusted certificates (as for verify): tbs: entries keep them out")
       ->allow_extra_args(false);

@@ -464,7 +464,7 @@ int cmd_sign_file(int argc, char** argv) {
 // ------------------------------------------------------------------------------ verify
 
 struct VerifyArgs {
-  std::vector<std::string> keyrings, modules, dirs, blacklists, revoked;
+  std::vector<std::string> keyrings, modules, dirs, blacklists, revoked, dbx;
   std::uint64_t max_size = module::kDefaultMaxDecompressed;
   std::uint64_t stream_above = std::uint64_t{64} << 20;
   std::string kernel = "v7.0", backend = "openssl";
@@ -529,7 +529,7 @@ int cmd_verify(const VerifyArgs& a) {
     // The .blacklist keyring: tbs: entries and revoked certificates (bin: entries are
     // IMA's, which module_sig_check does not consult).
     blacklist::Sources sources;
-    if (!load_blacklist_sources(a.blacklists, a.revoked, {}, sources)) return kExitInput;
+    if (!load_blacklist_sources(a.blacklists, a.revoked, a.dbx, sources)) return kExitInput;
     keyring.blacklist = std::move(sources.keyring);
   }
   int worst = kExitOk;
@@ -1027,6 +1027,8 @@ int main(int argc, char** argv) {
   verify->add_option("--blacklist", vf.blacklists, "CONFIG_SYSTEM_BLACKLIST_HASH_LIST file (tbs: entries); repeatable")
       ->allow_extra_args(false);
   verify->add_option("--revoked", vf.revoked, "revoked certificates (CONFIG_SYSTEM_REVOCATION_KEYS); repeatable")
+      ->allow_extra_args(false);
+  verify->add_option("--dbx", vf.dbx, "UEFI dbx / MokListXRT file: its EFI_CERT_X509 entries are revoked keys; repeatable")
       ->allow_extra_args(false);
   verify->add_flag("--waive-mldsa-authattrs", vf.waive, "CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA=y (v7.0)");
   verify->add_flag("--enforce", vf.enforce, "module.sig_enforce=1 / CONFIG_MODULE_SIG_FORCE=y");
