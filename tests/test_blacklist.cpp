@@ -642,3 +642,27 @@ TEST_F(BlacklistCli, EslEntriesAndDbxChecks) {
   EXPECT_EQ(r.status, 3);
   EXPECT_EQ(r.err.rfind("modsign: " + (d_ / "bad.esl") + ": EBADMSG: ", 0), 0u) << r.err;
 }
+
+// The kernel's tools/certs/print-cert-tbs-hash.sh (which Kconfig recommends) hashes the TBS
+// with the certificate's own signature hash: the v6 key, not the 7.0 one.  With OpenSSL 3
+// its `openssl x509 -in -` cannot read standard input, so it prints the hash of nothing
+// and exits 1.
+TEST(BlacklistTbs, KernelPrintCertTbsHashScript) {
+  const std::string script = "/root/.cache/modsign/kernel-src/linux-source-7.2/tools/certs/print-cert-tbs-hash.sh";
+  if (test::run("test -r " + q(script)).status != 0) GTEST_SKIP() << "kernel source not unpacked";
+  test::TempDir d;
+  auto c = make_cert(d, "script384", "sha384");
+  auto cert = crypto::Certificate::from_der(test::slurp(c.der));
+  ASSERT_TRUE(cert.ok());
+  const std::string bin = MODSIGN_OPENSSL_BIN;
+  const std::string dir = bin.substr(0, bin.rfind('/'));
+  auto r = test::run("PATH=" + q(dir) + ":$PATH bash " + q(script) + " " + q(c.pem));
+  const std::string empty384 = "tbs:" + to_hex(crypto::digest(crypto::HashAlgo::sha384, Bytes{}));
+  if (r.status == 0) {
+    EXPECT_EQ(r.out, *certificate_entry(*cert, kernel::KernelProfile::v6()));
+  } else {
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.out, empty384) << r.err;
+  }
+  EXPECT_NE(r.out, *certificate_entry(*cert, kernel::KernelProfile::v7_0()));
+}
