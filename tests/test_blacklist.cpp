@@ -277,6 +277,18 @@ TEST(BlacklistTbs, Sha256OfTbsCertificateMatchesOpensslOnBothProfiles) {
   EXPECT_EQ(r.out, "\"" + want + "\"\n");
   r = test::run(M() + " blacklist entry --kernel v6 " + q(c.der));
   EXPECT_EQ(r.out, "\"" + want + "\"\n");
+  // A PEM bundle: one item per certificate, named FILE#N.
+  auto c2 = make_cert(d, "second", "sha256");
+  sh("cat " + q(c.pem) + " " + q(c2.pem) + " > " + q(d / "bundle.pem"));
+  const std::string want2 = "tbs:" + openssl_tbs_hash(d, c2.der, "sha256");
+  r = test::run(M() + " blacklist entry " + q(d / "bundle.pem"));
+  EXPECT_EQ(r.out, "\"" + want + "\",\n\"" + want2 + "\"\n");
+  test::spit(d / "l2", "\"" + want2 + "\"");
+  r = test::run(M() + " blacklist check --list " + q(d / "l2") + " " + q(d / "bundle.pem"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n') + 1), (d / "bundle.pem") + "#1: not stopped\n");
+  EXPECT_EQ(r.out.find((d / "bundle.pem") + "#2: stopped by " + want2 + " (" + (d / "l2") + " line 1): "),
+            r.out.find('\n') + 1);
 }
 
 TEST(BlacklistTbs, Item41Sha384WithRsaCertificate) {
