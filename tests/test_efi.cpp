@@ -429,6 +429,45 @@ TEST(EfiDbx, UnparseableRevokedCertificate) {
   EXPECT_EQ(s.notes[0], "d: list 1 entry 1 (EFI_CERT_X509): not added to .blacklist (EBADMSG)");
 }
 
+TEST(EfiDbx, RevokedCertificateRefusals) {
+  const SizedCert& c = cert_932();
+  TempDir d;
+  // RSASSA-PSS-signed: the kernel's X.509 parser has no OID for it -> ENOPKG, not added.
+  auto r = run(test::openssl() + " req -x509 -new -key " + q(c.key) + " -subj /CN=pss -days 1 -sigopt rsa_padding_mode:pss " +
+               "-sha256 -outform DER -out " + q(d / "pss.der"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  Bytes f = good_list(guids::cert_x509, {{kOwnerA, slurp(d / "pss.der")}});
+  append(f, good_list(guids::cert_x509, {{kOwnerA, c.der}}));
+  append(f, good_list(guids::cert_x509, {{kOwnerB, c.der}}));  // the same certificate again
+  const ParsedLists p = parse_signature_lists(f);
+  const VariableEffects fx = apply_handlers(p, Variable::dbx);
+  ASSERT_EQ(fx.entries.size(), 3u);
+  EXPECT_EQ(fx.entries[0].key_error, KErr::enopkg);
+  EXPECT_EQ(fx.entries[0].text, "revoked certificate (not added: ENOPKG)");
+  EXPECT_EQ(fx.entries[1].key_error, KErr::none);
+  EXPECT_EQ(fx.revoked_certificates.size(), 2u);
+  Sources s;
+  ASSERT_TRUE(add_to_sources(p, Variable::dbx, "d", s).ok());
+  ASSERT_EQ(s.keyring.revoked.size(), 1u);  // the repeat replaces the same key
+  EXPECT_EQ(s.notes, (std::vector<std::string>{"d: list 1 entry 1 (EFI_CERT_X509): not added to .blacklist (ENOPKG)",
+                                               "d: list 3 entry 1 (EFI_CERT_X509): revoked certificate already loaded"}));
+  // Its TBS SHA-256 already blacklisted (e.g. by the build-time hash list): x509_key_preparse
+  // refuses it with EKEYREJECTED; with a v6 profile the lookup uses the signature's hash
+  // (SHA-256 here too).
+  auto cert = crypto::Certificate::from_der(c.der);
+  ASSERT_TRUE(cert.ok());
+  Sources t;
+  t.add_description("tbs:" + to_hex(crypto::digest(crypto::HashAlgo::sha256, cert->tbs())), {"hashes", "line 1"});
+  ASSERT_TRUE(add_to_sources(parse_signature_lists(good_list(guids::cert_x509, {{kOwnerA, c.der}})), Variable::dbx, "d", t).ok());
+  EXPECT_TRUE(t.keyring.revoked.empty());
+  EXPECT_EQ(t.notes, (std::vector<std::string>{"d: list 1 entry 1 (EFI_CERT_X509): not added to .blacklist (EKEYREJECTED: "
+                                               "its TBS is blacklisted)"}));
+  const VariableEffects db = apply_handlers(parse_signature_lists(good_list(guids::cert_x509, {{kOwnerA, c.der}})),
+                                            Variable::db, kernel::KernelProfile::v6(), &t.keyring);
+  EXPECT_EQ(db.entries.at(0).key_error, KErr::ekeyrejected);
+  EXPECT_TRUE(db.keyring_certificates.empty());
+}
+
 // ---------------------------------------------------------------------------------------
 // Containers
 

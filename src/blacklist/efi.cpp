@@ -382,7 +382,19 @@ std::string where(std::size_t l, std::size_t e, const Guid& type) {
 
 }  // namespace
 
-VariableEffects apply_handlers(const ParsedLists& lists, Variable v) {
+namespace {
+// x509_get_sig_params (crypto/asymmetric_keys/x509_public_key.c:38-46 in 7.2): the TBS
+// lookup "tbs:<hex>"; before 7.0 with the signature's own hash (none if unknown).
+bool tbs_listed(const crypto::Certificate& c, const kernel::KernelProfile& p, const kernel::Blacklist& bl) {
+  if (p.generation == kernel::Generation::v7_0)
+    return bl.is_tbs_blacklisted(crypto::digest(crypto::HashAlgo::sha256, c.tbs()));
+  auto h = c.signature_hash();
+  return h && bl.is_tbs_blacklisted(crypto::digest(*h, c.tbs()));
+}
+}  // namespace
+
+VariableEffects apply_handlers(const ParsedLists& lists, Variable v, const kernel::KernelProfile& profile,
+                               const kernel::Blacklist* blacklist) {
   VariableEffects out;
   out.variable = v;
   for (std::size_t li = 0; li < lists.lists.size(); ++li) {
@@ -420,8 +432,13 @@ VariableEffects apply_handlers(const ParsedLists& lists, Variable v) {
             ef.key_error = KErr::einval;  // asymmetric_key_preparse: datalen == 0
           } else {
             auto c = crypto::Certificate::from_der(se.data);
-            if (c) {
-              ef.cert = *c;
+            Status sup = c ? kernel::x509_supported(*c, profile) : ok_status();
+            if (c) ef.cert = *c;
+            if (c && !sup) {
+              ef.key_error = sup.error().code;
+            } else if (c && blacklist && tbs_listed(*c, profile, *blacklist)) {
+              ef.key_error = KErr::ekeyrejected;
+            } else if (c) {
               (kind == EntryKind::revoked_certificate ? out.revoked_certificates : out.keyring_certificates)
                   .push_back(*c);
             } else {
@@ -439,10 +456,11 @@ VariableEffects apply_handlers(const ParsedLists& lists, Variable v) {
   return out;
 }
 
-Status add_to_sources(const ParsedLists& lists, Variable v, const std::string& file, Sources& out) {
+Status add_to_sources(const ParsedLists& lists, Variable v, const std::string& file, Sources& out,
+                      const kernel::KernelProfile& profile) {
   if (v != Variable::dbx && v != Variable::MokListXRT)
     throw std::invalid_argument("add_to_sources: only dbx and MokListXRT feed the .blacklist keyring");
-  const VariableEffects fx = apply_handlers(lists, v);
+  const VariableEffects fx = apply_handlers(lists, v, profile);
   for (const auto& n : fx.notes) out.notes.push_back(file + ": " + n);
   for (const EntryEffect& ef : fx.entries) {
     const SignatureList& l = lists.lists[ef.list];
@@ -456,6 +474,10 @@ Status add_to_sources(const ParsedLists& lists, Variable v, const std::string& f
     if (ef.kind == EntryKind::binary_hash || ef.kind == EntryKind::tbs_hash) {
       out.add_description(ef.description, std::move(o));
     } else if (ef.kind == EntryKind::revoked_certificate && ef.cert) {
+      if (tbs_listed(*ef.cert, profile, out.keyring)) {  // x509_key_preparse: -EKEYREJECTED
+        out.notes.push_back(file + ": " + o.where + ": not added to .blacklist (EKEYREJECTED: its TBS is blacklisted)");
+        continue;
+      }
       bool dup = false;
       for (const auto& c : out.keyring.revoked) dup = dup || c.der() == ef.cert->der();
       if (dup) {
@@ -468,11 +490,12 @@ Status add_to_sources(const ParsedLists& lists, Variable v, const std::string& f
   return lists.status();
 }
 
-Status load_dbx_file(const std::string& path, Sources& out, Variable v, Container form) {
+Status load_dbx_file(const std::string& path, Sources& out, Variable v, Container form,
+                     const kernel::KernelProfile& profile) {
   const Bytes b = read_file(path, kMaxSmallFileSize);
   auto vf = parse_variable_file(b, form);
   if (!vf) return vf.error();
-  return add_to_sources(vf->lists, v, path, out);
+  return add_to_sources(vf->lists, v, path, out, profile);
 }
 
 // ---------------------------------------------------------------------------------------

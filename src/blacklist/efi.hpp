@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "blacklist/sources.hpp"
+#include "cms/kernel.hpp"
 #include "common/result.hpp"
 #include "crypto/crypto.hpp"
 
@@ -281,27 +282,36 @@ struct VariableEffects {
 };
 
 /// Run the handler get_handler_for_{db,mok,dbx}() returns for each list's type over every
-/// entry of `lists` (keyring_handler.c:50-102).  Certificates are parsed with
-/// crypto::Certificate::from_der (EBADMSG malformed, ENOPKG unsupported key type), which
-/// approximates x509_key_preparse; the kernel's further refusal of a certificate whose
-/// TBS SHA-256 is already blacklisted (EKEYREJECTED) is left to the checker.  Never throws.
-VariableEffects apply_handlers(const ParsedLists& lists, Variable v);
+/// entry of `lists` (keyring_handler.c:50-102).  A certificate is refused (key_error) as
+/// x509_key_preparse would refuse it: EINVAL for 0 bytes (asymmetric_key_preparse),
+/// EBADMSG when it does not parse, ENOPKG for an algorithm `profile` does not support
+/// (kernel::x509_supported), EKEYREJECTED when its TBS hash is in `blacklist` (7.0: SHA-256
+/// of the TBS; v6: the signature's hash; x509_get_sig_params).  Not modelled: a
+/// self-signed certificate whose own signature fails (x509_check_for_self_signed).  Never
+/// throws.
+VariableEffects apply_handlers(const ParsedLists& lists, Variable v,
+                               const kernel::KernelProfile& profile = kernel::KernelProfile::v7_0(),
+                               const kernel::Blacklist* blacklist = nullptr);
 
 /// Load a dbx / MokListXRT into `out` as load_uefi_certs() does: every bin:/tbs: key
 /// (duplicates keep their first origin first, as mark_hash_blacklisted's -EEXIST does) and
 /// every revoked certificate, with Origin{file, "list L entry E (TYPE)"} (1-based L, E).
 /// Notes for never-matching tbs: entries go to out.notes.  Entries the kernel would refuse
-/// are not added (a note says so).  `v` must be dbx or MokListXRT (std::invalid_argument
+/// are not added (a note says so); a revoked certificate is checked against `out.keyring`
+/// as it stands when the entry is reached (the kernel loads dbx after the build-time
+/// hash list, at late_initcall).  `v` must be dbx or MokListXRT (std::invalid_argument
 /// otherwise).  Returns the variable's parse status (EBADMSG when parsing stopped; the
 /// entries before it are added, as in the kernel).
-Status add_to_sources(const ParsedLists& lists, Variable v, const std::string& file, Sources& out);
+Status add_to_sources(const ParsedLists& lists, Variable v, const std::string& file, Sources& out,
+                      const kernel::KernelProfile& profile = kernel::KernelProfile::v7_0());
 
 /// Read `path` (at most kMaxSmallFileSize, 16 MiB), parse it per `form` and add_to_sources().
 /// Errors: EBADMSG for a container error or a payload error (message "byte offset N: ..."
 /// or "EFI_SIGNATURE_LIST at byte offset N: ..." without the path, for complain(path, msg);
 /// entries before a payload error are still added).  Throws IoError if unreadable.
 Status load_dbx_file(const std::string& path, Sources& out, Variable v = Variable::dbx,
-                     Container form = Container::detect);
+                     Container form = Container::detect,
+                     const kernel::KernelProfile& profile = kernel::KernelProfile::v7_0());
 
 // ---------------------------------------------------------------------------------------
 // Writing

@@ -22,6 +22,7 @@ struct DbxArgs {
   bool json = false;
   std::string variable = "dbx";
   std::string form = "detect";
+  std::string kernel = "v7.0";
   std::string file;
   std::vector<std::string> files;
   std::string out;
@@ -70,10 +71,15 @@ int cmd_list(const DbxArgs& a) {
     complain("", !form ? "--form must be detect, esl, efivarfs or auth2" : "--variable must be db, dbx, MokListRT or MokListXRT");
     return kExitUsage;
   }
+  const auto profile = kernel::KernelProfile::parse(a.kernel);
+  if (!profile) {
+    complain("", "--kernel must be v6 or v7.0");
+    return kExitUsage;
+  }
   auto vf = load(a.file, *form);
   if (!vf) return kExitInput;
   const efi::ParsedLists& pl = vf->lists;
-  const efi::VariableEffects fx = efi::apply_handlers(pl, *var);
+  const efi::VariableEffects fx = efi::apply_handlers(pl, *var, *profile);
 
   nlohmann::json j{{"file", a.file}, {"form", efi::container_name(vf->form)}, {"variable", efi::variable_name(*var)},
                    {"payload_offset", vf->payload_offset}};
@@ -285,6 +291,8 @@ void add_dbx_commands(CLI::App& app, Commands& more) {
   list->add_option("--variable", a->variable, "db|dbx|MokListRT|MokListXRT: which kernel handler applies")
       ->capture_default_str();
   list->add_option("--form", a->form, "detect|esl|efivarfs|auth2: the file's container")->capture_default_str();
+  list->add_option("--kernel", a->kernel, "v6|v7.0: which certificates the kernel's X.509 parser accepts")
+      ->capture_default_str();
   list->add_option("FILE", a->file, "signature database file")->required();
   more.emplace_back(list, [a] { return cmd_list(*a); });
 
