@@ -518,6 +518,19 @@ TEST_F(BlacklistCli, RevokedCertificateAndTbsEntryInVerify) {
   auto certs = crypto::Certificate::load_all(key("rsa.crt"));
   EXPECT_EQ(j["stops"][0]["entry"],
             "tbs:" + sha256_of(Bytes((*certs)[0].tbs().begin(), (*certs)[0].tbs().end())));
+  // A revoked certificate whose own tbs: key is listed never reaches the .blacklist
+  // keyring (x509_key_preparse refuses it), so it revokes nothing: only the keyring
+  // exclusion remains (ENOKEY).
+  r = test::run(M() + " verify --json --cert " + q(key("rsa.crt")) + " --blacklist " + q(d_ / "tbs") + " --revoked " +
+                q(key("rsa.crt")) + " " + q(mod));
+  EXPECT_EQ(nlohmann::json::parse(r.out)["errno"], "ENOKEY");
+  EXPECT_EQ(r.err, "modsign: note: " + key("rsa.crt") + " certificate 1 is not loaded: its " +
+                       std::string(j["stops"][0]["entry"]) + " is listed (x509_key_preparse: EKEYREJECTED)\n");
+  // An ML-DSA certificate means nothing to a v6 kernel.
+  r = test::run(M() + " blacklist check --kernel v6 --revoked " + q(key("mldsa.crt")) + " " + q(mod));
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.err.rfind("modsign: note: " + key("mldsa.crt") + " certificate 1 is not loaded by a v6 kernel (ENOPKG", 0), 0u)
+      << r.err;
   // Without --keyring the non-embedded signer's tbs: entry cannot be matched.
   r = test::run(M() + " blacklist check --list " + q(d_ / "tbs") + " " + q(mod));
   EXPECT_EQ(r.status, 0);

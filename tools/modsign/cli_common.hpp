@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cms/kernel.hpp"
 #include "cms/signed_data.hpp"
 #include "common/file.hpp"
 #include "crypto/crypto.hpp"
@@ -70,9 +71,14 @@ std::string sig_key_text(const cms::SignerInfo& si);
 
 /// `modsign blacklist ...` (tools/modsign/cmd_blacklist.cpp).
 void add_blacklist_commands(CLI::App& app, Commands& more);
-/// Fill `out` from hash-list files (each must pass `modsign blacklist lint`), revoked
-/// certificate files and dbx files; reports and returns false on the first bad file.
+/// Fill `out` in the kernel's load order: hash-list files (blacklist_init at
+/// device_initcall; each must pass `modsign blacklist lint`), revoked certificate files
+/// (CONFIG_SYSTEM_REVOCATION_KEYS, late_initcall), dbx/MokListXRT files (load_uefi_certs).
+/// Revoked certificates the `profile` kernel would refuse (x509_supported: ENOPKG, or a
+/// listed tbs: key: EKEYREJECTED) are left out with a note on stderr.  Reports and returns
+/// false on the first unreadable or malformed file.
 bool load_blacklist_sources(const std::vector<std::string>& lists, const std::vector<std::string>& revoked,
-                            const std::vector<std::string>& dbx, blacklist::Sources& out);
+                            const std::vector<std::string>& dbx, const kernel::KernelProfile& profile,
+                            blacklist::Sources& out);
 
 }  // namespace modsign::cli

@@ -254,7 +254,7 @@ int cmd_check(const CheckArgs& a) {
   auto ih = ima_hash_of(a.ima_hash);
   if (!profile || !ih) return kExitUsage;
   blacklist::Sources sources;
-  if (!load_blacklist_sources(a.lists, a.revoked, a.dbx, sources)) return kExitInput;
+  if (!load_blacklist_sources(a.lists, a.revoked, a.dbx, *profile, sources)) return kExitInput;
   std::vector<crypto::Certificate> trusted;
   if (!a.keyrings.empty()) {
     kernel::Keyring kr;
@@ -388,7 +388,8 @@ int cmd_merge(const MergeArgs& a) {
 }  // namespace
 
 bool load_blacklist_sources(const std::vector<std::string>& lists, const std::vector<std::string>& revoked,
-                            const std::vector<std::string>& dbx, blacklist::Sources& out) {
+                            const std::vector<std::string>& dbx, const kernel::KernelProfile& profile,
+                            blacklist::Sources& out) {
   for (const auto& f : lists) {
     blacklist::HashList l;
     try {
@@ -405,13 +406,27 @@ bool load_blacklist_sources(const std::vector<std::string>& lists, const std::ve
   for (const auto& f : revoked) {
     auto certs = load_certs({f});
     if (!certs) return false;
-    for (std::size_t i = 0; i < certs->size(); ++i)
-      out.add_revoked((*certs)[i], blacklist::Origin{f, "certificate " + std::to_string(i + 1)});
+    for (std::size_t i = 0; i < certs->size(); ++i) {
+      const auto& c = (*certs)[i];
+      const std::string which = f + " certificate " + std::to_string(i + 1);
+      if (auto st = kernel::x509_supported(c, profile); !st) {
+        complain("", "note: " + which + " is not loaded by a " + profile.name() + " kernel (" +
+                         std::string(errno_name(st.error().code)) + ": " + st.error().message + ")");
+        continue;
+      }
+      if (auto d = blacklist::certificate_entry(c, profile); d && out.keyring.descriptions.count(*d)) {
+        complain("", "note: " + which + " is not loaded: its " + *d + " is listed (x509_key_preparse: EKEYREJECTED)");
+        continue;
+      }
+      out.add_revoked(c, blacklist::Origin{f, "certificate " + std::to_string(i + 1)});
+    }
   }
   for (const auto& f : dbx) {
     // dbx and MokListXRT share the kernel's handler (get_handler_for_dbx).
     try {
-      if (auto st = blacklist::efi::load_dbx_file(f, out); !st) {
+      if (auto st = blacklist::efi::load_dbx_file(f, out, blacklist::efi::Variable::dbx,
+                                                  blacklist::efi::Container::detect, profile);
+          !st) {
         complain(f, std::string(errno_name(st.error().code)) + ": " + st.error().message);
         return false;
       }

@@ -529,7 +529,7 @@ int cmd_verify(const VerifyArgs& a) {
     // The .blacklist keyring: tbs: entries and revoked certificates (bin: entries are
     // IMA's, which module_sig_check does not consult).
     blacklist::Sources sources;
-    if (!load_blacklist_sources(a.blacklists, a.revoked, a.dbx, sources)) return kExitInput;
+    if (!load_blacklist_sources(a.blacklists, a.revoked, a.dbx, *profile, sources)) return kExitInput;
     keyring.blacklist = std::move(sources.keyring);
   }
   int worst = kExitOk;
