@@ -435,6 +435,13 @@ TEST_F(BlacklistCli, UnsignedAndCompressedModules) {
   EXPECT_EQ(r.out, "\"" + content + "\"\n") << r.err;
   r = test::run(M() + " blacklist entry --kernel v6 " + q(mod + ".xz"));
   EXPECT_EQ(r.out, "\"bin:" + first_word(sh("sha256sum " + q(mod + ".xz"))) + "\"\n") << r.err;
+  // xz with a CRC64 check: the kernel's decompressor refuses it, so nothing is checked.
+  sh("xz --check=crc64 -c " + q(mod) + " > " + q(mod + ".crc64.xz"));
+  r = test::run(M() + " blacklist check --json " + q(mod + ".crc64.xz"));
+  EXPECT_EQ(r.status, 0);
+  j = nlohmann::json::parse(r.out);
+  ASSERT_GE(j["notes"].size(), 1u);
+  EXPECT_EQ(std::string(j["notes"][0]).rfind("the kernel's module_decompress() refuses this file (", 0), 0u) << r.out;
 }
 
 TEST_F(BlacklistCli, MlDsaWithoutSignedAttrsCannotBeStoppedByBinOnV7) {

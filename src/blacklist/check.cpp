@@ -83,6 +83,9 @@ Verdict check_module(ByteView stored, const module::ModuleImage& m, const Source
   Verdict v;
   v.entry = module_entry(stored, m, profile, ima_hash);
   const ModuleEntry& e = *v.entry;
+  if (!m.kernel_decompress_problem.empty())
+    v.notes.push_back("the kernel's module_decompress() refuses this file (" + m.kernel_decompress_problem +
+                      "): finit_module fails with EINVAL before any signature or blacklist check of the image");
   // 1. IMA, in kernel_read_file() before load_module().
   if (e.description && listed(sources, *e.description))
     v.stops.push_back(Stop{*e.description, origins_of(sources, *e.description), kImaCheck, KErr::eperm,
