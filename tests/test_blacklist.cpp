@@ -665,6 +665,11 @@ TEST_F(BlacklistCli, EslEntriesAndDbxChecks) {
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("is a 64-byte hash: dbx carries bin: keys only as EFI_CERT_SHA256"), std::string::npos) << r.err;
   EXPECT_NE(test::run("test -e " + q(d_ / "y.esl")).status, 0);
+  // An unreadable item: exit 3 and no file written.
+  r = test::run(M() + " blacklist entry -o " + q(d_ / "n.list") + " " + q(mod) + " " + q(d_ / "missing.ko"));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err, "modsign: " + (d_ / "missing.ko") + ": No such file or directory\n");
+  EXPECT_NE(test::run("test -e " + q(d_ / "n.list")).status, 0);
   // --owner is required, and must be a GUID.
   r = test::run(M() + " blacklist entry --format esl -o " + q(d_ / "z.esl") + " " + q(mod));
   EXPECT_EQ(r.status, 2);

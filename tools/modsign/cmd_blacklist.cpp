@@ -213,6 +213,7 @@ int cmd_entry(const EntryArgs& a) {
     }
   }
   if (a.json && a.out.empty()) return worst;
+  if (worst == kExitInput) return worst;  // bad input: write nothing
   if (esl) {
     if (esl_entries.empty()) {
       complain("", "no entries to write");
