@@ -556,11 +556,30 @@ TEST_F(BlacklistCli, LintAndMerge) {
                        (d_ / "bad") + ":3:6: odd number of hex digits (3) (awk: Not an even number of hexadecimal "
                                       "characters (item 3))\n" +
                        (d_ / "bad") + ":3:10: ',' after the last entry (only blanks follow it) (awk: Not a string (item 4))\n");
+  r = test::run(M() + " blacklist lint --json " + q(d_ / "bad"));
+  EXPECT_EQ(r.status, 1);
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["awk_accepts"], false);
+  EXPECT_EQ(j["build_accepts"], false);
+  EXPECT_EQ(j["entries"], 1);
+  ASSERT_EQ(j["problems"].size(), 3u);
+  EXPECT_EQ(j["problems"][0]["line"], 2);
+  EXPECT_EQ(j["problems"][0]["column"], 6);
+  EXPECT_EQ(j["problems"][0]["item"], 2);
+  EXPECT_EQ(j["problems"][0]["stage"], "awk");
+  EXPECT_EQ(j["problems"][0]["awk"], "Not a lowercase hexadecimal string (item 2)");
   test::spit(d_ / "trail", "\"bin:aa\",");
   r = test::run(M() + " blacklist lint " + q(d_ / "trail"));
   EXPECT_EQ(r.status, 1);
   r = test::run(M() + " blacklist lint --awk-only " + q(d_ / "trail"));
   EXPECT_EQ(r.status, 0);
+  r = test::run(M() + " blacklist lint --json " + q(d_ / "trail"));
+  EXPECT_EQ(r.status, 1);
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["awk_accepts"], true);
+  EXPECT_EQ(j["build_accepts"], false);
+  EXPECT_EQ(j["problems"][0]["stage"], "build");
+  EXPECT_EQ(j["problems"][0]["awk"], nullptr);
   r = test::run(M() + " blacklist lint " + q(d_ / "missing"));
   EXPECT_EQ(r.status, 3);
   EXPECT_NE(r.err.find("modsign: "), std::string::npos);

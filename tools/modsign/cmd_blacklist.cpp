@@ -331,8 +331,17 @@ int cmd_check(const CheckArgs& a) {
 
 struct LintArgs {
   std::string file;
-  bool awk_only = false;
+  bool awk_only = false, json = false;
 };
+
+nlohmann::json problem_json(const blacklist::ListProblem& p) {
+  return {{"line", p.line},
+          {"column", p.column},
+          {"item", p.item},
+          {"stage", p.stage == blacklist::ProblemStage::awk ? "awk" : "build"},
+          {"message", p.message},
+          {"awk", p.awk.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.awk)}};
+}
 
 int cmd_lint(const LintArgs& a) {
   blacklist::HashList l;
@@ -341,6 +350,20 @@ int cmd_lint(const LintArgs& a) {
   } catch (const IoError& e) {
     complain("", e.what());
     return kExitInput;
+  }
+  if (a.json) {
+    nlohmann::json probs = nlohmann::json::array(), dups = nlohmann::json::array();
+    std::size_t n = 0;
+    for (const auto& p : l.problems)
+      if (!a.awk_only || p.stage == blacklist::ProblemStage::awk) {
+        probs.push_back(problem_json(p));
+        ++n;
+      }
+    for (const auto& d : l.duplicates) dups.push_back(problem_json(d));
+    std::cout << dump({{"path", a.file}, {"awk_accepts", l.awk_accepts()}, {"build_accepts", l.problems.empty()},
+                       {"entries", l.entries.size()}, {"problems", probs}, {"duplicates", dups}})
+              << "\n";
+    return n ? kExitVerdict : kExitOk;
   }
   std::size_t n = 0;
   for (const auto& p : l.problems) {
@@ -477,6 +500,7 @@ void add_blacklist_commands(CLI::App& app, Commands& more) {
   static LintArgs li;
   auto* lint = bl->add_subcommand("lint", "check a hash-list file as the kernel build does");
   lint->add_flag("--awk-only", li.awk_only, "report only what certs/check-blacklist-hashes.awk rejects");
+  lint->add_flag("--json", li.json, "one JSON object");
   lint->add_option("FILE", li.file, "hash-list file")->required();
   more.emplace_back(lint, [] { return cmd_lint(li); });
 
