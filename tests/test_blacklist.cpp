@@ -464,6 +464,20 @@ TEST_F(BlacklistCli, MlDsaWithoutSignedAttrsCannotBeStoppedByBinOnV7) {
                          "(EINVAL: No digest available), so ima_check_blacklist() looks up \"bin:\", which no key can "
                          "be; under the proposed behaviour (side SHA-256 of the signed content) " + side + " would\n"
                          "  note: " + side + " is listed, but v7.0 does not look it up\n");
+  // With signedAttrs (sign-file's OpenSSL 3 form, the waiver) the "digest" IMA gets is the
+  // re-tagged attribute blob itself: longer than any key can be.
+  test::spit(d_ / "mla.ko", test::pattern(6000));
+  sh(M() + " sign --signed-attrs --hash sha512 --key " + q(key("mldsa.pem")) + " --cert " + q(key("mldsa.crt")) + " " +
+     q(d_ / "mla.ko"));
+  r = test::run(M() + " blacklist entry --json " + q(d_ / "mla.ko"));
+  EXPECT_EQ(r.status, 1);
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["entry"], nullptr);
+  EXPECT_EQ(j["source"], "none");
+  EXPECT_EQ(j["side_sha256_entry"], side);
+  const std::string ex = j["explanation"];
+  EXPECT_EQ(ex.rfind("pkcs7_get_digest() returns the ", 0), 0u) << ex;
+  EXPECT_NE(ex.find("-byte re-tagged signedAttrs, longer than the 128 hex digits a key may hold"), std::string::npos) << ex;
   // v6 cannot parse ML-DSA: IMA has no modsig and looks up the hash of the whole file.
   r = test::run(M() + " blacklist entry --kernel v6 " + q(mod));
   EXPECT_EQ(r.status, 0);
