@@ -230,7 +230,17 @@ int cmd_merge(const DbxArgs& a) {
       complain(f, err_text(*vf->lists.error));
       return kExitInput;
     }
-    for (const auto& l : vf->lists.lists) total += l.entries.size();
+    // An entry of signature_size 16 (no data) parses, but the kernel refuses it (EINVAL) and
+    // group_entries()/efitools cannot write it: refuse the merge before OUT is touched.
+    for (std::size_t li = 0; li < vf->lists.lists.size(); ++li) {
+      const auto& l = vf->lists.lists[li];
+      if (!l.entries.empty() && l.entries.front().data.empty()) {
+        complain(f, "list " + std::to_string(li + 1) + " (" + efi::type_name(l.type) + ", byte offset " +
+                        std::to_string(l.offset) + "): signature_size 16, entries without data; not merged");
+        return kExitInput;
+      }
+      total += l.entries.size();
+    }
     m.add(vf->lists, f);
   }
   const Bytes out = m.serialize();
