@@ -977,6 +977,23 @@ TEST(EfiReview, CertificateWithTrailingBytesIsLoaded) {
   ASSERT_EQ(bad.entries.size(), 1u);
   EXPECT_EQ(bad.entries[0].key_error, KErr::ebadmsg);
   EXPECT_TRUE(bad.notes.empty());
+  // The CLI names the first element's problem, not the trailing bytes.
+  TempDir d;
+  spit(d / "db", good_list(guids::cert_x509, {{kOwnerA, Bytes{0x30, 3, 2, 1, 1, 0, 0}}}));
+  auto r = run(test::modsign_cli() + " dbx list --json --variable db " + q(d / "db"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto e = nlohmann::json::parse(r.out)["lists"][0]["entries"][0];
+  EXPECT_EQ(e["certificate_error"], "EBADMSG: malformed certificate: TBSCertificate: expected tag 0x30, found 0x02");
+  EXPECT_EQ(e["kernel_key"], "platform keyring certificate (not added: EBADMSG)");
+  // Text: the padded certificate is listed with the note.
+  spit(d / "db2", good_list(guids::cert_x509, {{kOwnerA, padded}}));
+  r = run(test::modsign_cli() + " dbx list --variable db " + q(d / "db2"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("fingerprint " + to_hex(crypto::digest(crypto::HashAlgo::sha256, c.der)) +
+                       " -> platform keyring certificate\nnote: list 1 entry 1 (EFI_CERT_X509): the 4 bytes after the "
+                       "certificate are ignored"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST(EfiReview, TruncatedAtEveryOffset) {

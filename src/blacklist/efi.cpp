@@ -393,9 +393,8 @@ bool tbs_lookup_size(std::size_t len, const kernel::KernelProfile& p) {
   return len == 20 || len == 28 || len == 32 || len == 48 || len == 64;
 }
 
-// x509_cert_parse() of an entry's data as the kernel's handlers pass it: lib/asn1_decoder.c
-// stops at ASN1_OP_COMPLETE after the top-level Certificate without checking dp == datalen,
-// so bytes after it (padding) are ignored.  `trailing` gets their count.
+}  // namespace
+
 Result<crypto::Certificate> parse_entry_certificate(ByteView data, std::size_t& trailing) {
   trailing = 0;
   ByteView first = data;
@@ -409,6 +408,8 @@ Result<crypto::Certificate> parse_entry_certificate(ByteView data, std::size_t& 
   if (c) trailing = data.size() - first.size();
   return c;
 }
+
+namespace {
 
 // x509_get_sig_params (crypto/asymmetric_keys/x509_public_key.c:38-46 in 7.2): the TBS
 // lookup "tbs:<hex>"; before 7.0 with the signature's own hash (none if unknown).

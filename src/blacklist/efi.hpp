@@ -284,6 +284,13 @@ struct VariableEffects {
   std::vector<std::string> notes;                    ///< e.g. the never-matching tbs: entries
 };
 
+/// The certificate x509_cert_parse() finds in an EFI_CERT_X509 entry's data: the first DER
+/// element, parsed by crypto::Certificate::from_der().  Bytes after it (padding) are
+/// ignored, as lib/asn1_decoder.c ignores them (ASN1_OP_COMPLETE returns without checking
+/// dp == datalen, Linux 7.2.13); `trailing` gets their count (0 on error).  Errors:
+/// from_der()'s EBADMSG for data that is not a certificate (also when empty).
+Result<crypto::Certificate> parse_entry_certificate(ByteView data, std::size_t& trailing);
+
 /// Run the handler get_handler_for_{db,mok,dbx}() returns for each list's type over every
 /// entry of `lists` (keyring_handler.c:50-102).  A certificate is refused (key_error) as
 /// x509_key_preparse would refuse it: EINVAL for 0 bytes (asymmetric_key_preparse),

@@ -111,7 +111,9 @@ int cmd_list(const DbxArgs& a) {
                          {"list_size", l.list_size},
                          {"header_size", l.header_size},
                          {"signature_size", l.signature_size}};
-    lines.push_back("list " + std::to_string(li + 1) + ": " + efi::type_name(l.type) + ", byte offset " +
+    // Only the chosen output is kept: a 16 MiB file can hold a million entries.
+    if (!a.json)
+      lines.push_back("list " + std::to_string(li + 1) + ": " + efi::type_name(l.type) + ", byte offset " +
                     std::to_string(l.offset) + ", " + std::to_string(l.entries.size()) + " entr" +
                     (l.entries.size() == 1 ? "y" : "ies") + " of " + std::to_string(l.signature_size) + " bytes" +
                     (l.header_size ? ", header " + std::to_string(l.header_size) + " bytes" : ""));
@@ -134,7 +136,8 @@ int cmd_list(const DbxArgs& a) {
       std::string data;
       const bool is_x509 = l.type == efi::guids::cert_x509;
       if (is_x509) {
-        auto c = ef.cert ? Result<crypto::Certificate>(*ef.cert) : crypto::Certificate::from_der(e.data);
+        std::size_t trailing = 0;
+        auto c = ef.cert ? Result<crypto::Certificate>(*ef.cert) : efi::parse_entry_certificate(e.data, trailing);
         if (c) {
           const std::string fp = to_hex(crypto::digest(crypto::HashAlgo::sha256, c->der()));
           const std::string tbs = to_hex(crypto::digest(crypto::HashAlgo::sha256, c->tbs()));
@@ -151,9 +154,10 @@ int cmd_list(const DbxArgs& a) {
         data = std::to_string(e.data.size()) + " bytes";
       }
       if (!is_x509) jent["data"] = to_hex(e.data);
-      lines.push_back("  entry " + std::to_string(li + 1) + "." + std::to_string(ei + 1) + ": owner " + e.owner.str() +
+      if (!a.json)
+        lines.push_back("  entry " + std::to_string(li + 1) + "." + std::to_string(ei + 1) + ": owner " + e.owner.str() +
                       ": " + data + " -> " + ef.text);
-      je.push_back(std::move(jent));
+      if (a.json) je.push_back(std::move(jent));
     }
     jlist["entries"] = std::move(je);
     jl.push_back(std::move(jlist));
