@@ -1058,6 +1058,12 @@ TEST(EfiReview, CliHostileFiles) {
     EXPECT_EQ(r.err, "modsign: " + d / "v" + ": EBADMSG: byte offset 0: efivarfs file of " + std::to_string(n) +
                          " bytes has no 4-byte attributes\n");
   }
+  // The same 3 bytes detected as bare lists: EBADMSG before any list.
+  spit(d / "v", Bytes(3, 0x07));
+  auto r3 = run(cli + " dbx list " + q(d / "v"));
+  EXPECT_EQ(r3.status, 3);
+  EXPECT_EQ(r3.err, "modsign: " + d / "v" + ": EBADMSG: EFI_SIGNATURE_LIST at byte offset 0: 3 bytes left, fewer than "
+                                            "the 28-byte header (the kernel stops here; nothing was loaded)\n");
   // Non-regular inputs, for list and merge; merge writes nothing.
   run("mkfifo " + q(d / "fifo"));
   run("mkdir " + q(d / "dir"));

@@ -203,7 +203,8 @@ int cmd_list(const DbxArgs& a) {
               << j["summary"]["ignored"].get<std::size_t>() << " ignored\n";
   }
   if (pl.error) {
-    complain(a.file, err_text(*pl.error) + " (the kernel stops here; the entries above stay loaded)");
+    complain(a.file, err_text(*pl.error) + (pl.lists.empty() ? " (the kernel stops here; nothing was loaded)"
+                                                               : " (the kernel stops here; the entries above stay loaded)"));
     return kExitInput;
   }
   return kExitOk;
