@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "asn1/der.hpp"
 #include "common/file.hpp"
 #include "crypto/algorithms.hpp"
 
@@ -383,6 +384,33 @@ std::string where(std::size_t l, std::size_t e, const Guid& type) {
 }  // namespace
 
 namespace {
+// Whether a "tbs:" key of `len` bytes can equal a lookup x509_get_sig_params() makes: 7.0
+// looks up the SHA-256 of the TBS (32 bytes); v6 the TBS digest in the certificate's own
+// signature hash (sha1 20, sha224 28, sha256/sha3-256/sm3/streebog256 32, sha384/sha3-384
+// 48, sha512/sha3-512/streebog512 64 bytes).
+bool tbs_lookup_size(std::size_t len, const kernel::KernelProfile& p) {
+  if (p.generation == kernel::Generation::v7_0) return len == 32;
+  return len == 20 || len == 28 || len == 32 || len == 48 || len == 64;
+}
+
+}  // namespace
+
+Result<crypto::Certificate> parse_entry_certificate(ByteView data, std::size_t& trailing) {
+  trailing = 0;
+  ByteView first = data;
+  try {
+    asn1::Reader r(data);
+    first = r.next().tlv;
+  } catch (const asn1::DecodeError&) {
+    first = data;  // from_der reports the problem
+  }
+  auto c = crypto::Certificate::from_der(first);
+  if (c) trailing = data.size() - first.size();
+  return c;
+}
+
+namespace {
+
 // x509_get_sig_params (crypto/asymmetric_keys/x509_public_key.c:38-46 in 7.2): the TBS
 // lookup "tbs:<hex>"; before 7.0 with the signature's own hash (none if unknown).
 bool tbs_listed(const crypto::Certificate& c, const kernel::KernelProfile& p, const kernel::Blacklist& bl) {
@@ -412,14 +440,18 @@ VariableEffects apply_handlers(const ParsedLists& lists, Variable v, const kerne
           ef.description = std::string(kind == EntryKind::binary_hash ? "bin:" : "tbs:") + to_hex(se.data);
           ef.key_error = vet_hash_length(se.data.size());
           ef.text = ef.description;
-          if (kind == EntryKind::tbs_hash && se.data.size() != 32 && ef.key_error == KErr::none) {
+          if (kind == EntryKind::tbs_hash && ef.key_error == KErr::none && !tbs_lookup_size(se.data.size(), profile)) {
             ef.never_matches = true;
             ef.text += " (never matches)";
             out.notes.push_back(
                 where(li, ei, l.type) + ": " + ef.description.substr(0, 20) + "... is keyed over all " +
-                std::to_string(se.data.size()) +
-                " bytes of the entry (32-byte TBS hash + 16-byte TimeOfRevocation), so it never equals the "
-                "tbs:<64 hex> SHA-256 lookup of x509_get_sig_params() and blocks nothing");
+                std::to_string(se.data.size()) + " bytes of the entry" +
+                (se.data.size() == 48 ? " (32-byte TBS hash + 16-byte TimeOfRevocation)" : "") +
+                (profile.generation == kernel::Generation::v7_0
+                     ? ", so it never equals the tbs:<64 hex> SHA-256 lookup of x509_get_sig_params() and blocks "
+                       "nothing"
+                     : ", so it never equals the tbs: lookup of x509_get_sig_params() (the TBS digest in the "
+                       "certificate's signature hash: 20, 28, 32, 48 or 64 bytes) and blocks nothing"));
           }
           break;
         }
@@ -431,7 +463,12 @@ VariableEffects apply_handlers(const ParsedLists& lists, Variable v, const kerne
           if (se.data.empty()) {
             ef.key_error = KErr::einval;  // asymmetric_key_preparse: datalen == 0
           } else {
-            auto c = crypto::Certificate::from_der(se.data);
+            std::size_t trailing = 0;
+            auto c = parse_entry_certificate(se.data, trailing);
+            if (trailing)
+              out.notes.push_back(where(li, ei, l.type) + ": the " + std::to_string(trailing) +
+                                  " bytes after the certificate are ignored (the kernel's ASN.1 decoder does "
+                                  "not check for trailing data)");
             Status sup = c ? kernel::x509_supported(*c, profile) : ok_status();
             if (c) ef.cert = *c;
             if (c && !sup) {

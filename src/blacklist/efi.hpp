@@ -263,8 +263,11 @@ struct EntryEffect {
   /// bytes): the kernel logs "Problem with revocation key (%ld)" / "Problem loading X.509
   /// certificate" and adds nothing.  none when the key is added.
   KErr key_error = KErr::none;
-  /// tbs_hash whose data is not 32 bytes: never equals the "tbs:<64 hex>" lookups of
-  /// x509_get_sig_params() (SHA-256 of the TBS), so the entry blocks nothing.
+  /// tbs_hash whose data length no lookup of x509_get_sig_params() can have, so the entry
+  /// blocks nothing: 7.0 looks up the SHA-256 of the TBS ("tbs:<64 hex>"), so any length
+  /// but 32; v6 the TBS digest in the certificate's signature hash, so any length but 20,
+  /// 28, 32, 48 or 64 (a 48-byte dbx EFI_CERT_X509_SHA256 entry is "never matches" for
+  /// 7.0 only).
   bool never_matches = false;
   std::optional<crypto::Certificate> cert;  ///< parsed EFI_CERT_X509 data
   /// "bin:<hex>", "tbs:<96 hex> (never matches)", "revoked certificate",
@@ -281,14 +284,23 @@ struct VariableEffects {
   std::vector<std::string> notes;                    ///< e.g. the never-matching tbs: entries
 };
 
+/// The certificate x509_cert_parse() finds in an EFI_CERT_X509 entry's data: the first DER
+/// element, parsed by crypto::Certificate::from_der().  Bytes after it (padding) are
+/// ignored, as lib/asn1_decoder.c ignores them (ASN1_OP_COMPLETE returns without checking
+/// dp == datalen, Linux 7.2.13); `trailing` gets their count (0 on error).  Errors:
+/// from_der()'s EBADMSG for data that is not a certificate (also when empty).
+Result<crypto::Certificate> parse_entry_certificate(ByteView data, std::size_t& trailing);
+
 /// Run the handler get_handler_for_{db,mok,dbx}() returns for each list's type over every
 /// entry of `lists` (keyring_handler.c:50-102).  A certificate is refused (key_error) as
 /// x509_key_preparse would refuse it: EINVAL for 0 bytes (asymmetric_key_preparse),
 /// EBADMSG when it does not parse, ENOPKG for an algorithm `profile` does not support
 /// (kernel::x509_supported), EKEYREJECTED when its TBS hash is in `blacklist` (7.0: SHA-256
 /// of the TBS; v6: the signature's hash; x509_get_sig_params).  Not modelled: a
-/// self-signed certificate whose own signature fails (x509_check_for_self_signed).  Never
-/// throws.
+/// self-signed certificate whose own signature fails (x509_check_for_self_signed).  Bytes
+/// after the certificate's DER element are ignored, as lib/asn1_decoder.c ignores them
+/// (ASN1_OP_COMPLETE does not check for trailing data), with a note naming their count.
+/// Never throws.
 VariableEffects apply_handlers(const ParsedLists& lists, Variable v,
                                const kernel::KernelProfile& profile = kernel::KernelProfile::v7_0(),
                                const kernel::Blacklist* blacklist = nullptr);

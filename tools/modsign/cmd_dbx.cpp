@@ -111,7 +111,9 @@ int cmd_list(const DbxArgs& a) {
                          {"list_size", l.list_size},
                          {"header_size", l.header_size},
                          {"signature_size", l.signature_size}};
-    lines.push_back("list " + std::to_string(li + 1) + ": " + efi::type_name(l.type) + ", byte offset " +
+    // Only the chosen output is kept: a 16 MiB file can hold a million entries.
+    if (!a.json)
+      lines.push_back("list " + std::to_string(li + 1) + ": " + efi::type_name(l.type) + ", byte offset " +
                     std::to_string(l.offset) + ", " + std::to_string(l.entries.size()) + " entr" +
                     (l.entries.size() == 1 ? "y" : "ies") + " of " + std::to_string(l.signature_size) + " bytes" +
                     (l.header_size ? ", header " + std::to_string(l.header_size) + " bytes" : ""));
@@ -134,7 +136,8 @@ int cmd_list(const DbxArgs& a) {
       std::string data;
       const bool is_x509 = l.type == efi::guids::cert_x509;
       if (is_x509) {
-        auto c = ef.cert ? Result<crypto::Certificate>(*ef.cert) : crypto::Certificate::from_der(e.data);
+        std::size_t trailing = 0;
+        auto c = ef.cert ? Result<crypto::Certificate>(*ef.cert) : efi::parse_entry_certificate(e.data, trailing);
         if (c) {
           const std::string fp = to_hex(crypto::digest(crypto::HashAlgo::sha256, c->der()));
           const std::string tbs = to_hex(crypto::digest(crypto::HashAlgo::sha256, c->tbs()));
@@ -151,9 +154,10 @@ int cmd_list(const DbxArgs& a) {
         data = std::to_string(e.data.size()) + " bytes";
       }
       if (!is_x509) jent["data"] = to_hex(e.data);
-      lines.push_back("  entry " + std::to_string(li + 1) + "." + std::to_string(ei + 1) + ": owner " + e.owner.str() +
+      if (!a.json)
+        lines.push_back("  entry " + std::to_string(li + 1) + "." + std::to_string(ei + 1) + ": owner " + e.owner.str() +
                       ": " + data + " -> " + ef.text);
-      je.push_back(std::move(jent));
+      if (a.json) je.push_back(std::move(jent));
     }
     jlist["entries"] = std::move(je);
     jl.push_back(std::move(jlist));
@@ -199,7 +203,8 @@ int cmd_list(const DbxArgs& a) {
               << j["summary"]["ignored"].get<std::size_t>() << " ignored\n";
   }
   if (pl.error) {
-    complain(a.file, err_text(*pl.error) + " (the kernel stops here; the entries above stay loaded)");
+    complain(a.file, err_text(*pl.error) + (pl.lists.empty() ? " (the kernel stops here; nothing was loaded)"
+                                                               : " (the kernel stops here; the entries above stay loaded)"));
     return kExitInput;
   }
   return kExitOk;
@@ -230,7 +235,17 @@ int cmd_merge(const DbxArgs& a) {
       complain(f, err_text(*vf->lists.error));
       return kExitInput;
     }
-    for (const auto& l : vf->lists.lists) total += l.entries.size();
+    // An entry of signature_size 16 (no data) parses, but the kernel refuses it (EINVAL) and
+    // group_entries()/efitools cannot write it: refuse the merge before OUT is touched.
+    for (std::size_t li = 0; li < vf->lists.lists.size(); ++li) {
+      const auto& l = vf->lists.lists[li];
+      if (!l.entries.empty() && l.entries.front().data.empty()) {
+        complain(f, "list " + std::to_string(li + 1) + " (" + efi::type_name(l.type) + ", byte offset " +
+                        std::to_string(l.offset) + "): signature_size 16, entries without data; not merged");
+        return kExitInput;
+      }
+      total += l.entries.size();
+    }
     m.add(vf->lists, f);
   }
   const Bytes out = m.serialize();
