@@ -5,6 +5,7 @@
 // types declared here.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,6 +18,14 @@ namespace modsign::crypto {
 
 /// Which library performs an ML-DSA operation.  RSA/ECDSA always use OpenSSL.
 enum class Backend { openssl, botan };
+
+/// The ML-DSA operations whose library modsign chooses.
+enum class MlDsaOp { sign, verify };
+/// The library the CLI uses for `op` unless --backend says otherwise: the one measured
+/// faster per operation on x86-64 with OpenSSL 3.5.7 and Botan 3.7.1 (bench/RESULTS.md,
+/// issue 5; Botan reuses one signer/verifier per thread and key).  Hashing of module
+/// contents (digests, the streamed μ) always uses OpenSSL, measured faster than Botan's.
+Backend default_ml_dsa_backend(MlDsaOp op);
 
 // ---------------------------------------------------------------------------------------
 // Hashes
@@ -260,8 +269,24 @@ namespace botan {
 Bytes ml_dsa_public_from_seed(KeyAlgo level, ByteView seed);
 /// Sign with a key given by its 32-byte seed; deterministic (rnd = 0^32) or hedged.
 Bytes ml_dsa_sign(KeyAlgo level, ByteView seed, ByteView message, bool deterministic);
-/// True if `signature` is valid for `message` under `public_key`.
+/// Hedged ML-DSA.Sign with this thread's cached Botan signer for the key whose raw public
+/// key is `public_key`; `seed` is called (once per thread and key) to build it, and its
+/// result is wiped after use.  Throws std::invalid_argument when `seed` gives nullopt or a
+/// seed that does not yield `public_key`.  Safe to call from many threads at once.
+Bytes ml_dsa_sign_cached(KeyAlgo level, ByteView public_key, const std::function<std::optional<Bytes>()>& seed,
+                         ByteView message);
+/// True if `signature` is valid for `message` under `public_key`.  Uses this thread's
+/// cached Botan verifier for the key (at most 8 keys per thread), so repeated
+/// verifications skip the expansion of the matrix A.  Safe to call from many threads.
 bool ml_dsa_verify(KeyAlgo level, ByteView public_key, ByteView message, ByteView signature);
+/// Drops this thread's cached Botan signers and verifiers (their key material is wiped by
+/// Botan's secure_vector).  Threads that exit drop theirs automatically.
+void clear_thread_cache();
+/// H(data) with Botan (SHA-256, SHA-384, SHA-512, SHA3-256, SHA3-512; std::invalid_argument
+/// otherwise); for benchmarks that compare hashing speed with OpenSSL's.
+Bytes digest(HashAlgo a, ByteView data);
+/// SHAKE256(data) of `out_len` bytes with Botan, for benchmarks.
+Bytes shake256(ByteView data, std::size_t out_len);
 }  // namespace botan
 
 /// The first commonName in a DER Name (TLV), as UTF-8 bytes; "" if none or malformed.
