@@ -13,6 +13,7 @@
 #include <botan/hash.h>
 #include <botan/ml_dsa.h>
 #include <botan/pubkey.h>
+#include <botan/system_rng.h>
 
 #include <algorithm>
 #include <vector>
@@ -50,10 +51,9 @@ struct CachedSigner {
 thread_local std::vector<CachedVerifier> t_verifiers;  // most recently used first
 thread_local std::vector<CachedSigner> t_signers;
 
-Botan::RandomNumberGenerator& thread_rng() {
-  thread_local Botan::AutoSeeded_RNG rng;
-  return rng;
-}
+// The hedged signature's 32 random bytes come straight from the operating system
+// (getrandom); Botan's System_RNG is thread-safe.
+Botan::RandomNumberGenerator& thread_rng() { return Botan::system_rng(); }
 
 template <class Entry>
 Entry* find_entry(std::vector<Entry>& cache, KeyAlgo level, ByteView pk) {

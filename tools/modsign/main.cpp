@@ -110,6 +110,11 @@ struct SignArgs {
 /// True for an uncompressed regular file larger than `threshold` bytes: those are read in
 /// one streaming pass instead of into memory.
 bool streamable(const std::string& path, std::uint64_t threshold) {
+  // One stat() decides for the common small module (no open, no read: a batch reads each
+  // module once, in read_module).
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) <= threshold)
+    return false;
   try {
     FileReader in(path);
     if (in.size() <= threshold || in.size() < 8) return false;
