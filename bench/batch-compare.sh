@@ -74,7 +74,8 @@ for run in $(seq "$runs"); do
     done
     t1=$(now); o_sign=$(el "$t0" "$t1")
     ms=("$modsign" sign --key "$w/$k.pem" --cert "$w/$k.crt" --signed-attrs --hash sha512 -q -r "$w/b")
-    sync; t0=$(now); "${ms[@]}" --p7s-only --jobs 1; t1=$(now); m_p1=$(el "$t0" "$t1")
+    sync; t0=$(now); /usr/bin/time -f '%U %S' -o "$w/cpu" "${ms[@]}" --p7s-only --jobs 1; t1=$(now); m_p1=$(el "$t0" "$t1")
+    cpu_p1=$(awk '{print $1 + $2}' "$w/cpu")
     find "$w/b" -name '*.p7s' -delete; sync
     t0=$(now); /usr/bin/time -f %M -o "$w/rss" "${ms[@]}" --p7s-only --jobs 2; t1=$(now); m_p2=$(el "$t0" "$t1")
     rss_p=$(cat "$w/rss")
@@ -107,7 +108,7 @@ for run in $(seq "$runs"); do
     t1=$(now); m_v2=$(el "$t0" "$t1"); rss_v=$(cat "$w/rss")
     [ ! -s "$w/vout" ] || { echo "modsign verify reported problems:" >&2; head "$w/vout" >&2; exit 1; }
     sig=$ml_sign; [ "$k" = rsa ] && sig=$rsa_sign
-    echo "$k $o_sign $m_p1 $m_p2 $m_i1 $m_i2 $o_ver $m_v1 $m_v2 $rss_p $rss_i $rss_v $sig" >>"$w/results"
+    echo "$k $o_sign $m_p1 $m_p2 $m_i1 $m_i2 $o_ver $m_v1 $m_v2 $rss_p $rss_i $rss_v $sig $cpu_p1" >>"$w/results"
   done
 done
 
@@ -129,7 +130,7 @@ def line(label, fn, target, fmt="{:.1f}x"):
         vals = [fn(r) for r in rows.get(k, [])]
         cells.append(fmt.format(med(vals)) + (f" ({', '.join(fmt.format(v) for v in vals)})" if len(vals) > 1 else "") if vals else "—")
     print(f"| {label} | {cells[0]} | {cells[1]} | {target} |")
-# columns: o_sign m_p1 m_p2 m_i1 m_i2 o_ver m_v1 m_v2 rss_p rss_i rss_v sig
+# columns: o_sign m_p1 m_p2 m_i1 m_i2 o_ver m_v1 m_v2 rss_p rss_i rss_v sig cpu_p1
 line("openssl cms -sign loop, s", lambda r: r[0], "", "{:.2f}")
 line("modsign sign --p7s-only --jobs 1, s", lambda r: r[1], "", "{:.2f}")
 line("... --jobs 2, s", lambda r: r[2], "", "{:.2f}")
@@ -141,6 +142,7 @@ floor = lambda r: n * r[11] + nbytes / r512
 line("floor (signatures + SHA-512), s", floor, "", "{:.2f}")
 line("**efficiency floor / modsign --jobs 1** (p7s)", lambda r: floor(r) / r[1], "≥ 0.8", "{:.2f}")
 line("efficiency in place, --jobs 1", lambda r: floor(r) / r[3], "", "{:.2f}")
+line("efficiency by CPU time (user+sys), p7s, --jobs 1", lambda r: floor(r) / r[12], "", "{:.2f}")
 line("openssl cms -verify loop, s", lambda r: r[5], "", "{:.2f}")
 line("modsign verify --jobs 2, s", lambda r: r[7], "", "{:.2f}")
 line("**verify ratio, --jobs 2**", lambda r: r[5] / r[7], "≥ 20x")
