@@ -3,6 +3,15 @@
 // The only layer that talks to OpenSSL (complete backend) and Botan (ML-DSA backend,
 // used for cross-checks and selectable per operation).  Everything above it sees the
 // types declared here.
+//
+// Thread safety (batch signing/verification, `--jobs N`): PublicKey, PrivateKey and
+// Certificate are immutable after construction and may be shared by any number of
+// threads; their EVP_PKEYs are only read (OpenSSL documents EVP_PKEY as shareable for
+// signing and verification).  Every operation below creates its own OpenSSL context
+// (EVP_PKEY_CTX, EVP_MD_CTX) per call, so nothing mutable is shared; the OpenSSL error
+// queue is per thread.  Botan's ML-DSA signer/verifier objects carry a running message
+// hash and are kept per thread (thread_local, see botan_backend.cpp).  Hasher and MlDsaMu
+// objects belong to one thread at a time.
 #pragma once
 
 #include <functional>
