@@ -273,14 +273,15 @@ TEST_F(Batch, SyncPoliciesWriteTheSameModules) {
   EXPECT_EQ(r.status, 2);
 }
 
-// CommitBatch: staged outputs replace nothing before finish(); finish() puts them in
-// place and reports one that cannot be; an unfinished batch leaves no temporary file.
+// CommitBatch without committer threads: staged outputs replace nothing before finish();
+// finish() puts them in place and reports one that cannot be; an unfinished batch leaves
+// no temporary file.
 TEST(CommitBatch, StagesUntilFinishAndReportsFailures) {
   test::TempDir d;
   test::spit(d / "x.ko", std::string("old"));
   std::filesystem::create_directory(d / "sub");
   {
-    CommitBatch b(SyncPolicy::batch);
+    CommitBatch b(SyncPolicy::batch, 0);
     {
       CommitBatch::Scope s(&b, 7);
       write_file_atomic(d / "x.ko", test::pattern(5));
@@ -300,7 +301,7 @@ TEST(CommitBatch, StagesUntilFinishAndReportsFailures) {
     EXPECT_TRUE(b.finish().empty());  // nothing left
   }
   {
-    CommitBatch b(SyncPolicy::batch);
+    CommitBatch b(SyncPolicy::batch, 0);
     CommitBatch::Scope s(&b, 0);
     write_file_atomic(d / "w.ko", test::pattern(4));
   }  // destroyed without finish(): the temporary file is removed, w.ko never appears
@@ -309,6 +310,38 @@ TEST(CommitBatch, StagesUntilFinishAndReportsFailures) {
     temporaries += e.path().filename().string().rfind(".modsign.", 0) == 0;
   EXPECT_EQ(temporaries, 1u);  // the one stranded in sub2 by the rename above
   EXPECT_FALSE(std::filesystem::exists(d / "w.ko"));
+}
+
+// CommitBatch with committer threads (what `sign` uses): outputs from several threads are
+// fsynced and renamed in the background; after finish() every one is in place, with the
+// mode of the file it replaced, and no temporary file is left.
+TEST(CommitBatch, CommittersPutEveryOutputInPlace) {
+  test::TempDir d;
+  for (int i = 0; i < 40; ++i) {
+    test::spit(d / ("m" + std::to_string(i) + ".ko"), std::string("old"));
+    ::chmod((d / ("m" + std::to_string(i) + ".ko")).c_str(), 0640);
+  }
+  CommitBatch b(SyncPolicy::batch, 3);
+  std::vector<std::thread> workers;
+  for (int t = 0; t < 4; ++t)
+    workers.emplace_back([&, t] {
+      for (int i = t; i < 40; i += 4) {
+        CommitBatch::Scope s(&b, static_cast<std::size_t>(i));
+        write_file_atomic(d / ("m" + std::to_string(i) + ".ko"), test::pattern(100 + static_cast<std::size_t>(i)));
+      }
+    });
+  for (auto& w : workers) w.join();
+  EXPECT_TRUE(b.finish().empty());
+  for (int i = 0; i < 40; ++i) {
+    const std::string p = d / ("m" + std::to_string(i) + ".ko");
+    EXPECT_EQ(test::slurp(p), test::pattern(100 + static_cast<std::size_t>(i))) << p;
+    struct stat st {};
+    ASSERT_EQ(::stat(p.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0640u) << p;
+  }
+  std::size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(d.path())) files += e.is_regular_file();
+  EXPECT_EQ(files, 40u);
 }
 
 // Cross-backend: ML-DSA-44/65/87 signatures made with --backend openssl verify with

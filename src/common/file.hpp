@@ -2,7 +2,10 @@
 #pragma once
 
 #include <cstdint>
+#include <condition_variable>
+#include <deque>
 #include <mutex>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -56,8 +59,8 @@ class AtomicFile {
   AtomicFile& operator=(const AtomicFile&) = delete;
   void write(ByteView data);
   /// Owner/group/mode, fsync, close, rename.  Inside a CommitBatch::Scope the batch's
-  /// policy applies instead (batch: close and stage for CommitBatch::finish(); none: no
-  /// fsync).  Throws IoError.
+  /// policy applies instead (batch: close and hand the file to the batch, which fsyncs
+  /// and renames it; none: no fsync).  Throws IoError.
   void commit();
 
  private:
@@ -72,19 +75,25 @@ class AtomicFile {
 /// How AtomicFile::commit() makes an output durable.
 enum class SyncPolicy {
   each,   ///< fsync the temporary file, then rename it (the default; ~4 ms per file on ext4)
-  batch,  ///< inside a CommitBatch: the outputs wait under their temporary names;
-          ///< CommitBatch::finish() fsyncs them all concurrently, then renames them
+  batch,  ///< inside a CommitBatch: fsync + rename by the batch's committer threads, in
+          ///< parallel with the work (see CommitBatch)
   none,   ///< rename at once without fsync (the page cache writes the data back later)
 };
 
-/// The outputs of a batch of files (modsign sign --jobs N), committed together so that
-/// concurrent fsyncs (grouped into few journal commits) replace one fsync after another,
-/// while each output stays all-or-nothing: no target is replaced before its data is on disk.  Thread-safe.  While a
+/// The outputs of a batch of files (modsign sign --jobs N).  Under SyncPolicy::batch,
+/// AtomicFile::commit() only closes the temporary file and hands it to the batch; up to
+/// `committers` background threads then fsync each one and rename it into place, while
+/// the callers go on with their work.  Concurrent fsyncs are grouped by the file system
+/// into few journal commits, and the I/O waits overlap the computation.  Each output stays
+/// all-or-nothing: a target is replaced only after its own data is on disk.  With
+/// `committers` = 0 everything is done by finish().  Thread-safe.  While a
 /// CommitBatch::Scope is active on a thread, AtomicFile::commit() on that thread follows
-/// the batch's policy.  Temporaries still staged when the batch is destroyed are removed.
+/// the batch's policy.
 class CommitBatch {
  public:
-  explicit CommitBatch(SyncPolicy policy) : policy_(policy) {}
+  explicit CommitBatch(SyncPolicy policy, unsigned committers = 8) : policy_(policy), committers_(committers) {}
+  /// Stops the committers: outputs already put in place stay, the temporary files of the
+  /// others are removed.
   ~CommitBatch();
   CommitBatch(const CommitBatch&) = delete;
   CommitBatch& operator=(const CommitBatch&) = delete;
@@ -109,10 +118,11 @@ class CommitBatch {
     std::size_t item;     ///< the Scope's item
     std::string message;  ///< "<path>: fsync: <strerror>" or "<path>: rename: <strerror>"
   };
-  /// Policy batch: fsync every staged file (up to 32 threads at once), then the renames
-  /// (also concurrently), then fsync of each directory once (the renames themselves).  A
-  /// file whose fsync fails is removed and not renamed.  Returns the failures; the batch
-  /// is empty afterwards.  Nothing to do for the other policies.
+  /// Waits until every staged output is fsynced and renamed (with no committers: does it
+  /// now, up to 32 files at once), then fsyncs each directory that received one (the
+  /// renames themselves).  A file whose fsync or rename fails is removed and reported.
+  /// Returns the failures ordered by item; the batch is empty afterwards and can be used
+  /// again.  Nothing to do for the other policies.
   std::vector<Failure> finish();
 
  private:
@@ -122,9 +132,17 @@ class CommitBatch {
     std::string tmp, path, path_in;
   };
   void stage(Staged s);
+  void commit_one(const Staged& s);  // fsync + rename; records a failure or the directory
+  void committer();
   SyncPolicy policy_;
+  unsigned committers_;
   std::mutex mu_;
-  std::vector<Staged> staged_;
+  std::condition_variable cv_;
+  std::deque<Staged> queue_;
+  std::vector<std::thread> pool_;
+  bool closing_ = false, abandon_ = false;
+  std::vector<Failure> failures_;
+  std::vector<std::string> dirs_;
 };
 
 /// Write `data` to `path` atomically: a temporary file in the same directory (mode
