@@ -45,8 +45,8 @@ void add_batch_options(CLI::App* c, BatchOptions& o, bool with_sync) {
   c->add_flag("--quiet,-q", o.quiet, "no progress bar, no summary, no line for modules that succeed");
   if (with_sync)
     c->add_option("--sync", o.sync,
-                  "durability of the outputs: batch (one syncfs for all, then the renames), each (fsync per file), "
-                  "none (no fsync)")
+                  "durability of the outputs: batch (background threads fsync and rename each output while the "
+                  "work goes on), each (fsync and rename per file on the worker), none (no fsync)")
         ->check(CLI::IsMember({"batch", "each", "none"}))
         ->capture_default_str();
 }

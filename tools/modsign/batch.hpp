@@ -74,11 +74,12 @@ std::string* complaint_sink();
 /// Runs `work(i)` for every i in [0, n) on min(jobs, n) threads (jobs 1: on the calling
 /// thread) inside a CommitBatch of the chosen sync policy (each item's commits are
 /// attributed to it), prints every item's `out`/`err` in input order, draws a progress
-/// bar on stderr when it is a terminal (not with --quiet), commits the batch, and prints
-/// the summary "modsign: <verb>: D done, F failed, S skipped, B bytes, T s, J jobs" on
-/// stderr when `summary` and not --quiet.  Returns the highest item exit status, or
-/// kExitInput if a staged output could not be put in place.  `work` must be thread-safe
-/// and must not throw (an exception becomes a failed item with an internal-error line).
+/// bar on stderr when it is a terminal (not with --quiet), waits until every output is in
+/// place (CommitBatch::finish(); a failure there is reported and fails its item), and
+/// prints the summary "modsign: <verb>: D done, F failed, S skipped, B bytes, T s, J jobs"
+/// on stderr when `summary` and not --quiet.  Returns the highest item exit status, or
+/// kExitInput if an output could not be put in place.  `work` must be thread-safe; an
+/// exception it throws fails its item with a "modsign: internal error: ..." line.
 int run_batch(const std::string& verb, std::size_t n, const std::function<ItemResult(std::size_t)>& work,
               const BatchOptions& o, bool summary);
 
