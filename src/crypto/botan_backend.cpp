@@ -11,6 +11,7 @@
 // src/lib/pubkey/dilithium/dilithium_common/dilithium.cpp, Botan 3.7.1).
 #include <botan/auto_rng.h>
 #include <botan/hash.h>
+#include <botan/mem_ops.h>
 #include <botan/ml_dsa.h>
 #include <botan/pubkey.h>
 #include <botan/system_rng.h>
@@ -94,7 +95,7 @@ Bytes ml_dsa_sign_cached(KeyAlgo level, ByteView public_key, const std::function
     if (!s) throw std::invalid_argument("the Botan backend needs an ML-DSA key with a seed");
     CachedSigner fresh{level, Bytes(public_key.begin(), public_key.end()),
                        std::make_unique<Botan::ML_DSA_PrivateKey>(*s, mode_of(level)), nullptr};
-    std::fill(s->begin(), s->end(), std::uint8_t{0});
+    Botan::secure_scrub_memory(s->data(), s->size());
     if (fresh.key->public_key()->raw_public_key_bits() != fresh.pk)
       throw std::invalid_argument("ML-DSA seed does not give the key's public key");
     fresh.op = std::make_unique<Botan::PK_Signer>(*fresh.key, thread_rng(), "Randomized");

@@ -97,6 +97,9 @@ class PrivateKey {
   /// The 32-byte ML-DSA seed ξ when the key was made or loaded with one (RFC 9881
   /// seed or both form); nullopt otherwise.  Caller must cleanse it.
   std::optional<Bytes> ml_dsa_seed() const;
+  /// True for an ML-DSA key that has its seed (ml_dsa_seed() would return one); the
+  /// copy it reads is cleansed.  False for RSA/ECDSA.
+  bool has_ml_dsa_seed() const;
 
   /// Load a private key: PEM (PKCS#8, encrypted PKCS#8, traditional RSA/EC; the first
   /// key block in a file that may also hold certificates) or DER PKCS#8.  ML-DSA accepts

@@ -222,6 +222,14 @@ Result<PublicKey> PublicKey::from_ml_dsa_raw(KeyAlgo level, ByteView raw) {
   return from_spki(spki);
 }
 
+bool PrivateKey::has_ml_dsa_seed() const {
+  if (!is_ml_dsa(algo())) return false;
+  auto seed = ml_dsa_seed();
+  if (!seed) return false;
+  OPENSSL_cleanse(seed->data(), seed->size());
+  return true;
+}
+
 std::optional<Bytes> PrivateKey::ml_dsa_seed() const {
   if (!is_ml_dsa(algo())) return std::nullopt;
   Bytes seed(32);

@@ -287,7 +287,7 @@ int cmd_sign(const SignArgs& a) {
                  "(crypto/asymmetric_keys/public_key.c)");
     return kExitUsage;
   }
-  const bool has_seed = crypto::is_ml_dsa(key->algo()) && key->ml_dsa_seed().has_value();
+  const bool has_seed = key->has_ml_dsa_seed();
   if (a.backend == "botan" && crypto::is_ml_dsa(key->algo()) && !has_seed) {
     complain(a.key, "--backend botan needs an ML-DSA key with its seed (RFC 9881 seed or both form)");
     return kExitUsage;
