@@ -233,6 +233,21 @@ TEST_F(Batch, MixedTreeGivesPerFileMessagesAndExitStatus) {
   EXPECT_EQ(v.status, 0) << v.out;
 }
 
+// A -r DIR that cannot be read is an input error (exit 3) after the other inputs are done.
+TEST_F(Batch, UnreadableDirectoryIsAnInputError) {
+  const auto paths = make_tree(d_ / "t");
+  const std::string missing = d_ / "no-such-dir";
+  auto r = test::run(sign_cmd("rsa-2048") + "--jobs 2 -r " + q(missing) + " -r " + q(d_ / "t/fs"));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err.rfind("modsign: " + missing + ": No such file or directory\n", 0), 0u) << r.err;
+  EXPECT_TRUE(std::regex_match(r.err.substr(r.err.find('\n') + 1),
+                               summary_re("sign", 2, 0, 0, (1000 + 777u * 5) + (1000 + 777u * 6), 2)))
+      << r.err;
+  auto v = test::run(M() + " verify -q --cert " + q(crt("rsa-2048")) + " -r " + q(missing) + " " + q(paths[4]));
+  EXPECT_EQ(v.status, 3);
+  EXPECT_EQ(v.err, "modsign: " + missing + ": No such file or directory\n");
+}
+
 // --quiet: no line for modules that succeed, no summary, no progress; problems still shown.
 TEST_F(Batch, QuietKeepsOnlyProblems) {
   const auto paths = make_tree(d_ / "t");

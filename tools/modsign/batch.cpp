@@ -59,7 +59,9 @@ bool compressed_module_name(const std::string& path) {
   return ends_with(path, ".ko.xz") || ends_with(path, ".ko.zst") || ends_with(path, ".ko.gz");
 }
 
-std::vector<BatchInput> expand_module_tree(const std::vector<std::string>& files, const std::vector<std::string>& dirs) {
+std::vector<BatchInput> expand_module_tree(const std::vector<std::string>& files, const std::vector<std::string>& dirs,
+                                           bool* dir_error) {
+  *dir_error = false;
   std::vector<BatchInput> out;
   for (const auto& f : files) out.push_back({f, false, ""});
   for (const auto& d : dirs) {
@@ -74,7 +76,10 @@ std::vector<BatchInput> expand_module_tree(const std::vector<std::string>& files
       if (it->is_directory(ec2) && !it->is_symlink(ec2)) continue;  // a directory named x.ko: walked into
       found.push_back({p, true, entry_kind(*it)});
     }
-    if (ec) complain(d, ec.message());
+    if (ec) {
+      complain(d, ec.message());
+      *dir_error = true;
+    }
     std::sort(found.begin(), found.end(), [](const BatchInput& a, const BatchInput& b) { return a.path < b.path; });
     out.insert(out.end(), found.begin(), found.end());
   }

@@ -39,8 +39,10 @@ struct BatchInput {
 /// names; modules_install compresses to those suffixes), sorted by path.  Directories are
 /// walked recursively without following symbolic links; entries that are not regular
 /// files are returned with `not_regular` set so that the caller reports them.  A
-/// directory that cannot be read is reported with complain() and yields what was read.
-std::vector<BatchInput> expand_module_tree(const std::vector<std::string>& files, const std::vector<std::string>& dirs);
+/// directory that cannot be read is reported with complain() ("modsign: DIR: <reason>"),
+/// yields what was read, and sets `*dir_error` (exit status 3 for the caller).
+std::vector<BatchInput> expand_module_tree(const std::vector<std::string>& files, const std::vector<std::string>& dirs,
+                                           bool* dir_error);
 
 /// True for a name ending in .ko.xz, .ko.zst or .ko.gz.
 bool compressed_module_name(const std::string& path);

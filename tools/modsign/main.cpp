@@ -256,7 +256,8 @@ int cmd_sign(const SignArgs& a) {
     complain("", "unknown --hash '" + a.hash + "' (sha1|sha224|sha256|sha384|sha512|sha3-256|sha3-384|sha3-512)");
     return kExitUsage;
   }
-  const auto inputs = expand_module_tree(a.modules, a.dirs);
+  bool dir_error = false;
+  const auto inputs = expand_module_tree(a.modules, a.dirs, &dir_error);
   if (!a.dest.empty() && (inputs.size() != 1 || !a.dirs.empty())) {
     complain("", "--dest needs exactly one MODULE");
     return kExitUsage;
@@ -338,7 +339,8 @@ int cmd_sign(const SignArgs& a) {
     r.out = os.str();
     return r;
   };
-  return run_batch("sign", inputs.size(), work, a.batch, inputs.size() > 1 || !a.dirs.empty());
+  const int status = run_batch("sign", inputs.size(), work, a.batch, inputs.size() > 1 || !a.dirs.empty());
+  return dir_error ? std::max(status, kExitInput) : status;
 }
 
 // ------------------------------------------------------------------- strip / extract
@@ -569,7 +571,8 @@ int cmd_verify(const VerifyArgs& a) {
   }
   const crypto::Backend backend =
       a.backend == "auto" ? crypto::default_ml_dsa_backend(crypto::MlDsaOp::verify) : backend_of(a.backend);
-  const auto inputs = expand_module_tree(a.modules, a.dirs);
+  bool dir_error = false;
+  const auto inputs = expand_module_tree(a.modules, a.dirs, &dir_error);
   // Each module on its own: the keyring and profile are shared read-only by the workers.
   auto work = [&](std::size_t i) {
     const std::string& path = inputs[i].path;
@@ -642,7 +645,8 @@ int cmd_verify(const VerifyArgs& a) {
   BatchOptions bo = a.batch;
   bo.sync = "none";  // verify writes nothing
   bo.always_print_out = a.json;  // --quiet keeps the JSON lines (they are the result)
-  return run_batch("verify", inputs.size(), work, bo, inputs.size() > 1 || !a.dirs.empty());
+  const int status = run_batch("verify", inputs.size(), work, bo, inputs.size() > 1 || !a.dirs.empty());
+  return dir_error ? std::max(status, kExitInput) : status;
 }
 
 // ------------------------------------------------------------------------------ digest
