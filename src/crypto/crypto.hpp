@@ -3,8 +3,18 @@
 // The only layer that talks to OpenSSL (complete backend) and Botan (ML-DSA backend,
 // used for cross-checks and selectable per operation).  Everything above it sees the
 // types declared here.
+//
+// Thread safety (batch signing/verification, `--jobs N`): PublicKey, PrivateKey and
+// Certificate are immutable after construction and may be shared by any number of
+// threads; their EVP_PKEYs are only read (OpenSSL documents EVP_PKEY as shareable for
+// signing and verification).  Every operation below creates its own OpenSSL context
+// (EVP_PKEY_CTX, EVP_MD_CTX) per call, so nothing mutable is shared; the OpenSSL error
+// queue is per thread.  Botan's ML-DSA signer/verifier objects carry a running message
+// hash and are kept per thread (thread_local, see botan_backend.cpp).  Hasher and MlDsaMu
+// objects belong to one thread at a time.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,6 +27,14 @@ namespace modsign::crypto {
 
 /// Which library performs an ML-DSA operation.  RSA/ECDSA always use OpenSSL.
 enum class Backend { openssl, botan };
+
+/// The ML-DSA operations whose library modsign chooses.
+enum class MlDsaOp { sign, verify };
+/// The library the CLI uses for `op` unless --backend says otherwise: the one measured
+/// faster per operation on x86-64 with OpenSSL 3.5.7 and Botan 3.7.1 (bench/RESULTS.md,
+/// issue 5; Botan reuses one signer/verifier per thread and key).  Hashing of module
+/// contents (digests, the streamed μ) always uses OpenSSL, measured faster than Botan's.
+Backend default_ml_dsa_backend(MlDsaOp op);
 
 // ---------------------------------------------------------------------------------------
 // Hashes
@@ -79,6 +97,9 @@ class PrivateKey {
   /// The 32-byte ML-DSA seed ξ when the key was made or loaded with one (RFC 9881
   /// seed or both form); nullopt otherwise.  Caller must cleanse it.
   std::optional<Bytes> ml_dsa_seed() const;
+  /// True for an ML-DSA key that has its seed (ml_dsa_seed() would return one); the
+  /// copy it reads is cleansed.  False for RSA/ECDSA.
+  bool has_ml_dsa_seed() const;
 
   /// Load a private key: PEM (PKCS#8, encrypted PKCS#8, traditional RSA/EC; the first
   /// key block in a file that may also hold certificates) or DER PKCS#8.  ML-DSA accepts
@@ -260,8 +281,24 @@ namespace botan {
 Bytes ml_dsa_public_from_seed(KeyAlgo level, ByteView seed);
 /// Sign with a key given by its 32-byte seed; deterministic (rnd = 0^32) or hedged.
 Bytes ml_dsa_sign(KeyAlgo level, ByteView seed, ByteView message, bool deterministic);
-/// True if `signature` is valid for `message` under `public_key`.
+/// Hedged ML-DSA.Sign with this thread's cached Botan signer for the key whose raw public
+/// key is `public_key`; `seed` is called (once per thread and key) to build it, and its
+/// result is wiped after use.  Throws std::invalid_argument when `seed` gives nullopt or a
+/// seed that does not yield `public_key`.  Safe to call from many threads at once.
+Bytes ml_dsa_sign_cached(KeyAlgo level, ByteView public_key, const std::function<std::optional<Bytes>()>& seed,
+                         ByteView message);
+/// True if `signature` is valid for `message` under `public_key`.  Uses this thread's
+/// cached Botan verifier for the key (at most 8 keys per thread), so repeated
+/// verifications skip the expansion of the matrix A.  Safe to call from many threads.
 bool ml_dsa_verify(KeyAlgo level, ByteView public_key, ByteView message, ByteView signature);
+/// Drops this thread's cached Botan signers and verifiers (their key material is wiped by
+/// Botan's secure_vector).  Threads that exit drop theirs automatically.
+void clear_thread_cache();
+/// H(data) with Botan (SHA-256, SHA-384, SHA-512, SHA3-256, SHA3-512; std::invalid_argument
+/// otherwise); for benchmarks that compare hashing speed with OpenSSL's.
+Bytes digest(HashAlgo a, ByteView data);
+/// SHAKE256(data) of `out_len` bytes with Botan, for benchmarks.
+Bytes shake256(ByteView data, std::size_t out_len);
 }  // namespace botan
 
 /// The first commonName in a DER Name (TLV), as UTF-8 bytes; "" if none or malformed.

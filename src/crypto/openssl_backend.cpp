@@ -222,6 +222,14 @@ Result<PublicKey> PublicKey::from_ml_dsa_raw(KeyAlgo level, ByteView raw) {
   return from_spki(spki);
 }
 
+bool PrivateKey::has_ml_dsa_seed() const {
+  if (!is_ml_dsa(algo())) return false;
+  auto seed = ml_dsa_seed();
+  if (!seed) return false;
+  OPENSSL_cleanse(seed->data(), seed->size());
+  return true;
+}
+
 std::optional<Bytes> PrivateKey::ml_dsa_seed() const {
   if (!is_ml_dsa(algo())) return std::nullopt;
   Bytes seed(32);
@@ -728,7 +736,7 @@ Status openssl_ml_dsa_verify(const PublicKey& key, ByteView msg, ByteView sig, B
     return make_error(KErr::einval, "ML-DSA verify init: " + openssl_error());
   int rc = EVP_PKEY_verify(ctx.get(), sig.data(), sig.size(), msg.data(), msg.size());
   ERR_clear_error();
-  if (rc != 1) return make_error(KErr::ekeyrejected, "signature does not verify (OpenSSL)");
+  if (rc != 1) return make_error(KErr::ekeyrejected, "signature does not verify");
   return ok_status();
 }
 }  // namespace
@@ -795,18 +803,33 @@ Status ml_dsa_verify_mu(const PublicKey& key, ByteView mu, ByteView signature) {
     return make_error(KErr::einval, "ML-DSA μ verify init: " + openssl_error());
   const int rc = EVP_PKEY_verify(ctx.get(), signature.data(), signature.size(), mu.data(), mu.size());
   ERR_clear_error();
-  if (rc != 1) return make_error(KErr::ekeyrejected, "signature does not verify (OpenSSL)");
+  if (rc != 1) return make_error(KErr::ekeyrejected, "signature does not verify");
   return ok_status();
+}
+
+Backend default_ml_dsa_backend(MlDsaOp op) {
+  switch (op) {
+    case MlDsaOp::sign: return Backend::botan;
+    case MlDsaOp::verify: return Backend::botan;
+  }
+  return Backend::openssl;
 }
 
 Result<Bytes> sign_message(const PrivateKey& key, HashAlgo hash, ByteView message, Backend backend) {
   if (is_ml_dsa(key.algo())) {
     if (backend == Backend::botan) {
-      auto seed = key.ml_dsa_seed();
-      if (!seed) return make_error(KErr::einval, "the Botan backend needs an ML-DSA key with a seed");
-      Bytes sig = botan::ml_dsa_sign(key.algo(), *seed, message, false);
-      OPENSSL_cleanse(seed->data(), seed->size());
-      return sig;
+      // Per-thread cached Botan signer (botan_backend.cpp); the seed is read only when
+      // this thread has no signer for the key yet.
+      bool no_seed = false;
+      try {
+        return botan::ml_dsa_sign_cached(key.algo(), key.public_key().raw(), [&]() -> std::optional<Bytes> {
+          auto seed = key.ml_dsa_seed();
+          no_seed = !seed;
+          return seed;
+        }, message);
+      } catch (const std::invalid_argument& e) {
+        return make_error(KErr::einval, no_seed ? "the Botan backend needs an ML-DSA key with a seed" : e.what());
+      }
     }
     return openssl_ml_dsa_sign(key, message);
   }
@@ -861,7 +884,7 @@ Status ml_dsa_verify_with_context(const PublicKey& key, ByteView message, ByteVi
   if (backend == Backend::botan) {
     if (!context.empty()) return make_error(KErr::einval, "Botan's ML-DSA API has no context string");
     if (!botan::ml_dsa_verify(key.algo(), key.raw(), message, signature))
-      return make_error(KErr::ekeyrejected, "signature does not verify (Botan)");
+      return make_error(KErr::ekeyrejected, "signature does not verify");
     return ok_status();
   }
   return openssl_ml_dsa_verify(key, message, signature, context);
@@ -876,7 +899,7 @@ Status verify_message(const PublicKey& key, HashAlgo hash, ByteView message, Byt
                                            std::to_string(ml_dsa_signature_size(key.algo())));
     if (backend == Backend::botan) {
       if (!botan::ml_dsa_verify(key.algo(), key.raw(), message, signature))
-        return make_error(KErr::ekeyrejected, "signature does not verify (Botan)");
+        return make_error(KErr::ekeyrejected, "signature does not verify");
       return ok_status();
     }
     return openssl_ml_dsa_verify(key, message, signature);

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "asn1/der.hpp"
+#include "batch.hpp"
 
 namespace modsign::cli {
 
@@ -30,7 +31,9 @@ std::string printable(const std::string& in) {
 }
 
 void complain(const std::string& file, const std::string& what) {
-  std::cerr << "modsign: " << printable(file.empty() ? "" : file + ": ") << printable(what) << "\n";
+  const std::string line = "modsign: " + printable(file.empty() ? "" : file + ": ") + printable(what) + "\n";
+  if (std::string* sink = complaint_sink()) *sink += line;  // a batch item: printed in input order
+  else std::cerr << line;
 }
 
 /// One JSON object per line; invalid UTF-8 (file names, certificate strings) is replaced

@@ -34,7 +34,9 @@
 #include "module/compression.hpp"
 #include "module/module_sig_check.hpp"
 #include "module/module_signature.hpp"
+#include "batch.hpp"
 #include "cli_common.hpp"
+#include <sstream>
 
 using namespace modsign;
 using crypto::Certificate;
@@ -98,7 +100,8 @@ int cmd_keygen(const KeygenArgs& a) {
 // -------------------------------------------------------------------------------- sign
 
 struct SignArgs {
-  std::string key, cert, hash = "sha512", dest, backend = "openssl";
+  std::string key, cert, hash = "sha512", dest, backend = "auto";
+  BatchOptions batch;
   bool signed_attrs = false, keyid = false, p7s = false, p7s_only = false, replace = false, recompress = false;
   std::vector<std::string> modules, dirs;
   std::uint64_t max_size = module::kDefaultMaxDecompressed;
@@ -108,6 +111,11 @@ struct SignArgs {
 /// True for an uncompressed regular file larger than `threshold` bytes: those are read in
 /// one streaming pass instead of into memory.
 bool streamable(const std::string& path, std::uint64_t threshold) {
+  // One stat() decides for the common small module (no open, no read: a batch reads each
+  // module once, in read_module).
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) <= threshold)
+    return false;
   try {
     FileReader in(path);
     if (in.size() <= threshold || in.size() < 8) return false;
@@ -121,7 +129,7 @@ bool streamable(const std::string& path, std::uint64_t threshold) {
 /// feeds the digest (or the ML-DSA μ) and the temporary output file; the SignedData is
 /// then built from the digests (external μ) and appended.  Peak memory stays constant.
 int sign_one_streaming(const SignArgs& a, const std::string& path, const PrivateKey& key, const Certificate& cert,
-                       const cms::BuildOptions& opt, std::uint64_t size) {
+                       const cms::BuildOptions& opt, std::uint64_t size, std::ostream& os) {
   try {
     FileReader in(path);
     size = in.size();
@@ -172,7 +180,7 @@ int sign_one_streaming(const SignArgs& a, const std::string& path, const Private
       out->commit();
     }
     if (a.p7s || a.p7s_only) write_file_atomic(out_path + ".p7s", *cms_der, 0644, false);
-    std::cout << printable(a.p7s_only ? out_path + ".p7s" : out_path) << ": signed (" << crypto::key_algo_name(key.algo())
+    os << printable(a.p7s_only ? out_path + ".p7s" : out_path) << ": signed (" << crypto::key_algo_name(key.algo())
               << ", " << (opt.signed_attrs ? "signedAttrs" : "no signedAttrs") << ", "
               << crypto::hash_info(opt.digest).name << ", CMS " << cms_der->size() << " bytes, streamed"
               << (use_mu ? " with external mu" : "") << ")\n";
@@ -186,10 +194,15 @@ int sign_one_streaming(const SignArgs& a, const std::string& path, const Private
 /// Signs one module; returns an exit status.  The module is either fully signed or left
 /// as it was; MODULE.p7s (or DEST.p7s) is written after the module.
 int sign_one(const SignArgs& a, const std::string& path, const PrivateKey& key, const Certificate& cert,
-             const cms::BuildOptions& opt) {
-  if (streamable(path, a.stream_above)) return sign_one_streaming(a, path, key, cert, opt, 0);
+             const cms::BuildOptions& opt, std::ostream& os, std::uint64_t* bytes) {
+  if (streamable(path, a.stream_above)) {
+    std::error_code ec;
+    *bytes = std::filesystem::file_size(path, ec);
+    return sign_one_streaming(a, path, key, cert, opt, 0, os);
+  }
   auto lm = read_module(path, a.max_size);
   if (!lm) return kExitInput;
+  *bytes = lm->stored.size();
   const auto& m = lm->m;
   if (m.compression != module::Compression::none && !a.recompress && !a.p7s_only) {
     complain(path, std::string(module::compression_name(m.compression)) +
@@ -228,7 +241,7 @@ int sign_one(const SignArgs& a, const std::string& path, const PrivateKey& key, 
     complain("", e.what());
     return kExitInput;
   }
-  std::cout << printable(a.p7s_only ? out + ".p7s" : out) << ": signed (" << crypto::key_algo_name(key.algo()) << ", "
+  os << printable(a.p7s_only ? out + ".p7s" : out) << ": signed (" << crypto::key_algo_name(key.algo()) << ", "
             << (opt.signed_attrs ? "signedAttrs" : "no signedAttrs") << ", " << crypto::hash_info(opt.digest).name
             << ", CMS " << cms_der->size() << " bytes"
             << (m.compression != module::Compression::none && !a.p7s_only
@@ -244,12 +257,13 @@ int cmd_sign(const SignArgs& a) {
     complain("", "unknown --hash '" + a.hash + "' (sha1|sha224|sha256|sha384|sha512|sha3-256|sha3-384|sha3-512)");
     return kExitUsage;
   }
-  const auto modules = expand_modules(a.modules, a.dirs);
-  if (!a.dest.empty() && (modules.size() != 1 || !a.dirs.empty())) {
+  bool dir_error = false;
+  const auto inputs = expand_module_tree(a.modules, a.dirs, &dir_error);
+  if (!a.dest.empty() && (inputs.size() != 1 || !a.dirs.empty())) {
     complain("", "--dest needs exactly one MODULE");
     return kExitUsage;
   }
-  if (modules.empty()) {
+  if (inputs.empty() && a.dirs.empty()) {
     complain("", "no modules given (MODULE... or -r DIR)");
     return kExitUsage;
   }
@@ -275,7 +289,8 @@ int cmd_sign(const SignArgs& a) {
                  "(crypto/asymmetric_keys/public_key.c)");
     return kExitUsage;
   }
-  if (a.backend == "botan" && crypto::is_ml_dsa(key->algo()) && !key->ml_dsa_seed()) {
+  const bool has_seed = key->has_ml_dsa_seed();
+  if (a.backend == "botan" && crypto::is_ml_dsa(key->algo()) && !has_seed) {
     complain(a.key, "--backend botan needs an ML-DSA key with its seed (RFC 9881 seed or both form)");
     return kExitUsage;
   }
@@ -283,21 +298,50 @@ int cmd_sign(const SignArgs& a) {
   opt.digest = *hash;
   opt.signed_attrs = a.signed_attrs;
   opt.sid = a.keyid ? cms::SignerIdType::subject_key_id : cms::SignerIdType::issuer_and_serial;
-  opt.backend = backend_of(a.backend);
-  int worst = kExitOk;
+  // auto: the faster library for ML-DSA signing as measured (bench/RESULTS.md, issue 5);
+  // Botan needs the seed, an expandedKey-only key signs with OpenSSL.
+  opt.backend = a.backend == "auto" ? (has_seed ? crypto::default_ml_dsa_backend(crypto::MlDsaOp::sign) : crypto::Backend::openssl)
+                                    : backend_of(a.backend);
   // The same file named twice (decided before anything is written, by canonical path;
   // hard links are separate names and are signed separately).
-  std::set<std::string> seen;
-  for (const auto& m : modules) {
-    std::error_code ec;
-    const auto canon = std::filesystem::weakly_canonical(m, ec).string();
-    if (!seen.insert(ec ? m : canon).second) {
-      complain(m, "given more than once; signed once");
-      continue;
+  std::vector<char> duplicate(inputs.size(), 0);
+  {
+    std::set<std::string> seen;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      std::error_code ec;
+      const auto canon = std::filesystem::weakly_canonical(inputs[i].path, ec).string();
+      duplicate[i] = !seen.insert(ec ? inputs[i].path : canon).second;
     }
-    worst = std::max(worst, sign_one(a, m, *key, *cert, opt));
   }
-  return worst;
+  auto work = [&](std::size_t i) {
+    const BatchInput& in = inputs[i];
+    ItemResult r;
+    CaptureComplaints capture(r.err);
+    if (duplicate[i]) {
+      complain(in.path, "given more than once; signed once");
+      r.state = ItemState::skipped;
+      return r;
+    }
+    if (!in.not_regular.empty()) {
+      complain(in.path, "skipped: " + in.not_regular);
+      r.state = ItemState::skipped;
+      return r;
+    }
+    // Under -r, compressed modules are reported and left alone unless --recompress (or
+    // --p7s-only, which leaves the module untouched anyway) asks for them.
+    if (in.from_dir && compressed_module_name(in.path) && !a.recompress && !a.p7s_only) {
+      complain(in.path, "skipped: compressed module (--recompress signs it and recompresses it in the same format)");
+      r.state = ItemState::skipped;
+      return r;
+    }
+    std::ostringstream os;
+    r.exit = sign_one(a, in.path, *key, *cert, opt, os, &r.bytes);
+    r.state = r.exit == kExitOk ? ItemState::done : ItemState::failed;
+    r.out = os.str();
+    return r;
+  };
+  const int status = run_batch("sign", inputs.size(), work, a.batch, inputs.size() > 1 || !a.dirs.empty());
+  return dir_error ? std::max(status, kExitInput) : status;
 }
 
 // ------------------------------------------------------------------- strip / extract
@@ -467,8 +511,9 @@ struct VerifyArgs {
   std::vector<std::string> keyrings, modules, dirs, blacklists, revoked, dbx;
   std::uint64_t max_size = module::kDefaultMaxDecompressed;
   std::uint64_t stream_above = std::uint64_t{64} << 20;
-  std::string kernel = "v7.0", backend = "openssl";
+  std::string kernel = "v7.0", backend = "auto";
   bool waive = false, enforce = false, lockdown = false, json = false;
+  BatchOptions batch;
 };
 
 nlohmann::json signers_json(const std::vector<kernel::SignerSummary>& ss) {
@@ -480,7 +525,7 @@ nlohmann::json signers_json(const std::vector<kernel::SignerSummary>& ss) {
 
 /// One verify line (or JSON object).
 void report_verdict(const VerifyArgs& a, nlohmann::json& j, const std::string& path, const module::LoadVerdict& v,
-                    const module::ModuleImage* m) {
+                    const module::ModuleImage* m, std::ostream& os) {
   const KErr shown = v.outcome == module::LoadOutcome::loads ? KErr::none
                      : v.outcome == module::LoadOutcome::refused ? v.load_errno
                                                                  : v.sig_errno;
@@ -492,9 +537,9 @@ void report_verdict(const VerifyArgs& a, nlohmann::json& j, const std::string& p
     j["signers"] = signers_json(v.signers);
     j["compressed"] = m ? compression_json(*m) : nlohmann::json(nullptr);
     if (!v.log.empty()) j["log"] = v.log;
-    std::cout << dump(j) << "\n";
+    os << dump(j) << "\n";
   } else {
-    std::cout << printable(path) << ": " << module::outcome_name(v.outcome) << " (" << errno_name(shown)
+    os << printable(path) << ": " << module::outcome_name(v.outcome) << " (" << errno_name(shown)
               << "): " << printable(v.reason) << (compressed ? " [" + compression_text(*m) + "]" : std::string()) << "\n";
   }
 }
@@ -532,38 +577,58 @@ int cmd_verify(const VerifyArgs& a) {
     if (!load_blacklist_sources(a.blacklists, a.revoked, a.dbx, *profile, sources)) return kExitInput;
     keyring.blacklist = std::move(sources.keyring);
   }
-  int worst = kExitOk;
-  for (const auto& path : expand_modules(a.modules, a.dirs)) {
+  const crypto::Backend backend =
+      a.backend == "auto" ? crypto::default_ml_dsa_backend(crypto::MlDsaOp::verify) : backend_of(a.backend);
+  bool dir_error = false;
+  const auto inputs = expand_module_tree(a.modules, a.dirs, &dir_error);
+  // Each module on its own: the keyring and profile are shared read-only by the workers.
+  auto work = [&](std::size_t i) {
+    const std::string& path = inputs[i].path;
+    ItemResult r;
+    CaptureComplaints capture(r.err);
+    std::ostringstream os;
     nlohmann::json j{{"path", path}, {"kernel", profile->name()}};
+    auto error_json = [&](const std::string& reason, const char* outcome = "error") {
+      if (!a.json) return;
+      j["outcome"] = outcome;
+      j["errno"] = nullptr;
+      j["reason"] = reason;
+      j["signers"] = nlohmann::json::array();
+      os << dump(j) << "\n";
+    };
+    auto finish = [&](int exit, ItemState state) {
+      r.exit = exit;
+      r.state = state;
+      r.out = os.str();
+      return r;
+    };
+    if (!inputs[i].not_regular.empty()) {
+      complain(path, "skipped: " + inputs[i].not_regular);
+      error_json(inputs[i].not_regular, "skipped");
+      return finish(kExitOk, ItemState::skipped);
+    }
     // Large uncompressed modules: one streaming pass, constant memory.
-    {
-      if (streamable(path, a.stream_above)) {
-        module::LoadVerdict v;
-        try {
-          v = module::module_sig_check_file(path, keyring, *profile);
-        } catch (const std::exception& e) {
-          complain(path, e.what());
-          worst = std::max(worst, kExitInput);
-          continue;
-        }
-        report_verdict(a, j, path, v, nullptr);
-        if (v.outcome != module::LoadOutcome::loads) worst = std::max(worst, kExitVerdict);
-        continue;
+    if (streamable(path, a.stream_above)) {
+      module::LoadVerdict v;
+      try {
+        std::error_code ec;
+        r.bytes = std::filesystem::file_size(path, ec);
+        v = module::module_sig_check_file(path, keyring, *profile);
+      } catch (const std::exception& e) {
+        complain(path, e.what());
+        return finish(kExitInput, ItemState::failed);
       }
+      report_verdict(a, j, path, v, nullptr, os);
+      return v.outcome == module::LoadOutcome::loads ? finish(kExitOk, ItemState::done)
+                                                     : finish(kExitVerdict, ItemState::failed);
     }
     std::string why;
     auto lm = read_module(path, a.max_size, &why);
     if (!lm) {
-      if (a.json) {
-        j["outcome"] = "error";
-        j["errno"] = nullptr;
-        j["reason"] = why;
-        j["signers"] = nlohmann::json::array();
-        std::cout << dump(j) << "\n";
-      }
-      worst = std::max(worst, kExitInput);
-      continue;
+      error_json(why);
+      return finish(kExitInput, ItemState::failed);
     }
+    r.bytes = lm->stored.size();
     const auto& m = lm->m;
     module::LoadVerdict v;
     if (!m.kernel_decompress_problem.empty()) {
@@ -574,24 +639,22 @@ int cmd_verify(const VerifyArgs& a) {
       v.reason = m.kernel_decompress_problem;
     } else {
       try {
-        v = module::module_sig_check(m.image, keyring, *profile, false, backend_of(a.backend));
+        v = module::module_sig_check(m.image, keyring, *profile, false, backend);
       } catch (const std::exception& e) {  // e.g. out of memory: report this module, go on
         complain(path, std::string("internal error: ") + e.what());
-        if (a.json) {
-          j["outcome"] = "error";
-          j["errno"] = nullptr;
-          j["reason"] = std::string("internal error: ") + e.what();
-          j["signers"] = nlohmann::json::array();
-          std::cout << dump(j) << "\n";
-        }
-        worst = std::max(worst, kExitInput);
-        continue;
+        error_json(std::string("internal error: ") + e.what());
+        return finish(kExitInput, ItemState::failed);
       }
     }
-    report_verdict(a, j, path, v, &m);
-    if (v.outcome != module::LoadOutcome::loads) worst = std::max(worst, kExitVerdict);
-  }
-  return worst;
+    report_verdict(a, j, path, v, &m, os);
+    return v.outcome == module::LoadOutcome::loads ? finish(kExitOk, ItemState::done)
+                                                   : finish(kExitVerdict, ItemState::failed);
+  };
+  BatchOptions bo = a.batch;
+  bo.sync = "none";  // verify writes nothing
+  bo.always_print_out = a.json;  // --quiet keeps the JSON lines (they are the result)
+  const int status = run_batch("verify", inputs.size(), work, bo, inputs.size() > 1 || !a.dirs.empty());
+  return dir_error ? std::max(status, kExitInput) : status;
 }
 
 // ------------------------------------------------------------------------------ digest
@@ -962,7 +1025,9 @@ void add_module_inputs(CLI::App* c, std::uint64_t& max_size, std::uint64_t* stre
     c->add_option("--stream-above", *stream_above,
                   std::string(verb) + " uncompressed modules larger than this many bytes in one streaming pass (constant memory)")
         ->capture_default_str();
-  if (dirs) c->add_option("-r", *dirs, "also every *.ko, *.ko.xz, *.ko.zst, *.ko.gz under DIR")->allow_extra_args(false);
+  if (dirs)
+    c->add_option("-r", *dirs, "also every *.ko, *.ko.xz, *.ko.zst, *.ko.gz under DIR (recursive, sorted)")
+        ->allow_extra_args(false);
 }
 
 int main(int argc, char** argv) {
@@ -996,8 +1061,9 @@ int main(int argc, char** argv) {
   auto* p7s_only = sign->add_flag("--p7s-only", sg.p7s_only, "only write MODULE.p7s; leave the module as it is")->excludes(p7s);
   sign->add_option("--dest", sg.dest, "write the signed module here instead of in place (one MODULE)")->excludes(p7s_only);
   sign->add_flag("--replace", sg.replace, "strip an existing signature first");
-  sign->add_option("--backend", sg.backend, "ML-DSA signing library")
-      ->check(CLI::IsMember({"openssl", "botan"}))->capture_default_str();
+  sign->add_option("--backend", sg.backend, "ML-DSA signing library (auto: the faster one measured, Botan with a seed key)")
+      ->check(CLI::IsMember({"auto", "openssl", "botan"}))->capture_default_str();
+  add_batch_options(sign, sg.batch, true);
   sign->add_flag("--recompress", sg.recompress, "sign compressed modules: decompress, sign, recompress in the same format");
   add_module_inputs(sign, sg.max_size, &sg.stream_above, &sg.dirs, "sign");
   sign->add_option("MODULE", sg.modules, "modules to sign");
@@ -1033,8 +1099,9 @@ int main(int argc, char** argv) {
   verify->add_flag("--waive-mldsa-authattrs", vf.waive, "CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA=y (v7.0)");
   verify->add_flag("--enforce", vf.enforce, "module.sig_enforce=1 / CONFIG_MODULE_SIG_FORCE=y");
   verify->add_flag("--lockdown", vf.lockdown, "kernel lockdown (integrity) active");
-  verify->add_option("--backend", vf.backend, "ML-DSA verification library")
-      ->check(CLI::IsMember({"openssl", "botan"}))->capture_default_str();
+  verify->add_option("--backend", vf.backend, "ML-DSA verification library (auto: the faster one measured, Botan)")
+      ->check(CLI::IsMember({"auto", "openssl", "botan"}))->capture_default_str();
+  add_batch_options(verify, vf.batch, false);
   verify->add_flag("--json", vf.json, "one JSON object per module");
   add_module_inputs(verify, vf.max_size, &vf.stream_above, &vf.dirs, "verify");
   verify->add_option("MODULE", vf.modules, "modules to verify");

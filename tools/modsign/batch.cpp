@@ -1,0 +1,197 @@
+// Batch runs over many modules; see batch.hpp.
+#include "batch.hpp"
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+#include "cli_common.hpp"
+
+namespace modsign::cli {
+
+namespace {
+thread_local std::string* t_sink = nullptr;
+
+bool ends_with(const std::string& s, const std::string& sfx) {
+  return s.size() > sfx.size() && s.compare(s.size() - sfx.size(), sfx.size(), sfx) == 0;
+}
+
+const char* entry_kind(const std::filesystem::directory_entry& e) {
+  std::error_code ec;
+  const auto st = e.symlink_status(ec);
+  switch (st.type()) {
+    case std::filesystem::file_type::symlink: return "symbolic link, not followed";
+    case std::filesystem::file_type::fifo: return "FIFO, not a regular file";
+    case std::filesystem::file_type::socket: return "socket, not a regular file";
+    case std::filesystem::file_type::block:
+    case std::filesystem::file_type::character: return "device, not a regular file";
+    case std::filesystem::file_type::regular: return "";
+    default: return "not a regular file";
+  }
+}
+}  // namespace
+
+void add_batch_options(CLI::App* c, BatchOptions& o, bool with_sync) {
+  c->add_option("--jobs,-j", o.jobs, "worker threads (default: the number of CPUs)");
+  c->add_flag("--quiet,-q", o.quiet, "no progress bar, no summary, no line for modules that succeed");
+  if (with_sync)
+    c->add_option("--sync", o.sync,
+                  "durability of the outputs: batch (background threads fsync and rename each output while the "
+                  "work goes on), each (fsync and rename per file on the worker), none (no fsync)")
+        ->check(CLI::IsMember({"batch", "each", "none"}))
+        ->capture_default_str();
+}
+
+CaptureComplaints::CaptureComplaints(std::string& sink) : prev_(t_sink) { t_sink = &sink; }
+CaptureComplaints::~CaptureComplaints() { t_sink = prev_; }
+std::string* complaint_sink() { return t_sink; }
+
+bool compressed_module_name(const std::string& path) {
+  return ends_with(path, ".ko.xz") || ends_with(path, ".ko.zst") || ends_with(path, ".ko.gz");
+}
+
+std::vector<BatchInput> expand_module_tree(const std::vector<std::string>& files, const std::vector<std::string>& dirs,
+                                           bool* dir_error) {
+  *dir_error = false;
+  std::vector<BatchInput> out;
+  for (const auto& f : files) out.push_back({f, false, ""});
+  for (const auto& d : dirs) {
+    std::vector<BatchInput> found;
+    std::error_code ec;
+    for (auto it = std::filesystem::recursive_directory_iterator(d, ec); !ec && it != std::filesystem::end(it);
+         it.increment(ec)) {
+      const std::string p = it->path().string();
+      const std::string n = it->path().filename().string();
+      if (!ends_with(n, ".ko") && !compressed_module_name(n)) continue;
+      std::error_code ec2;
+      if (it->is_directory(ec2) && !it->is_symlink(ec2)) continue;  // a directory named x.ko: walked into
+      found.push_back({p, true, entry_kind(*it)});
+    }
+    if (ec) {
+      complain(d, ec.message());
+      *dir_error = true;
+    }
+    std::sort(found.begin(), found.end(), [](const BatchInput& a, const BatchInput& b) { return a.path < b.path; });
+    out.insert(out.end(), found.begin(), found.end());
+  }
+  return out;
+}
+
+int run_batch(const std::string& verb, std::size_t n, const std::function<ItemResult(std::size_t)>& work,
+              const BatchOptions& o, bool summary) {
+  const auto t0 = std::chrono::steady_clock::now();
+  unsigned jobs = o.jobs ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
+  jobs = static_cast<unsigned>(std::min<std::size_t>(jobs, std::max<std::size_t>(n, 1)));
+  const SyncPolicy policy = o.sync == "each" ? SyncPolicy::each : o.sync == "none" ? SyncPolicy::none : SyncPolicy::batch;
+  CommitBatch batch(policy);
+  const bool progress = !o.quiet && n > 1 && ::isatty(STDERR_FILENO);
+
+  std::vector<ItemResult> results(n);
+  std::vector<char> finished(n, 0);
+  std::mutex mu;
+  std::size_t next_print = 0, n_done = 0;
+  std::atomic<std::size_t> next_item{0};
+
+  auto draw_bar = [&] {  // called with mu held
+    constexpr int kWidth = 40;
+    const int fill = n ? static_cast<int>(kWidth * n_done / n) : kWidth;
+    std::string bar = "\r\033[K[" + std::string(fill, '#') + std::string(kWidth - fill, '.') + "] " +
+                      std::to_string(n_done) + "/" + std::to_string(n) + " " + verb;
+    std::fwrite(bar.data(), 1, bar.size(), stderr);
+    std::fflush(stderr);
+  };
+  auto print_ready = [&] {  // called with mu held: every finished item in input order
+    bool cleared = false;
+    while (next_print < n && finished[next_print]) {
+      auto& r = results[next_print];
+      const bool show_out = o.always_print_out || !(o.quiet && r.state == ItemState::done);
+      if (progress && !cleared && (!r.err.empty() || (show_out && !r.out.empty()))) {
+        std::fputs("\r\033[K", stderr);
+        cleared = true;
+      }
+      if (show_out && !r.out.empty()) {
+        std::cout << r.out;
+        std::cout.flush();
+      }
+      if (!r.err.empty()) {
+        std::cerr << r.err;
+        std::cerr.flush();
+      }
+      r.out.clear();
+      r.out.shrink_to_fit();
+      r.err.clear();
+      r.err.shrink_to_fit();
+      ++next_print;
+    }
+    if (progress) draw_bar();
+  };
+  auto worker = [&] {
+    for (;;) {
+      const std::size_t i = next_item.fetch_add(1);
+      if (i >= n) return;
+      ItemResult r;
+      try {
+        CommitBatch::Scope scope(&batch, i);
+        r = work(i);
+      } catch (const std::exception& e) {
+        r = ItemResult{};
+        r.state = ItemState::failed;
+        r.exit = kExitInput;
+        r.err += "modsign: internal error: " + std::string(e.what()) + "\n";
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      results[i] = std::move(r);
+      finished[i] = 1;
+      ++n_done;
+      print_ready();
+    }
+  };
+  if (jobs <= 1) {
+    worker();
+  } else {
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < jobs; ++t) pool.emplace_back(worker);
+    for (auto& t : pool) t.join();
+  }
+  if (progress) std::fputs("\r\033[K", stderr);
+
+  int worst = kExitOk;
+  std::size_t done = 0, failed = 0, skipped = 0;
+  std::uint64_t bytes = 0;
+  for (const auto& r : results) {
+    worst = std::max(worst, r.exit);
+    bytes += r.bytes;
+  }
+  // Put the staged outputs in place; an item whose output fails here is failed.
+  std::vector<char> late_failure(n, 0);
+  for (const auto& f : batch.finish()) {
+    complain("", f.message);
+    if (f.item < n) late_failure[f.item] = 1;
+    worst = std::max(worst, kExitInput);
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    const ItemState s = late_failure[i] ? ItemState::failed : results[i].state;
+    done += s == ItemState::done;
+    failed += s == ItemState::failed;
+    skipped += s == ItemState::skipped;
+  }
+  if (summary && !o.quiet) {
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    char t[32];
+    std::snprintf(t, sizeof t, "%.3f", secs);
+    std::cerr << "modsign: " << verb << ": " << done << " done, " << failed << " failed, " << skipped << " skipped, "
+              << bytes << " bytes, " << t << " s, " << jobs << (jobs == 1 ? " job" : " jobs") << "\n";
+  }
+  return worst;
+}
+
+}  // namespace modsign::cli

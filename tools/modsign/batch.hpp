@@ -1,0 +1,88 @@
+// Batch runs of one operation over many modules (modsign sign / verify with many MODULE
+// arguments or -r DIR): a pool of --jobs threads, per-module output printed in input
+// order, a progress bar on a terminal, a summary line and one exit status.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "common/file.hpp"
+
+namespace CLI { class App; }
+
+namespace modsign::cli {
+
+/// Options shared by the batch commands.
+struct BatchOptions {
+  unsigned jobs = 0;            ///< worker threads; 0 = the number of CPUs
+  bool quiet = false;           ///< no progress, no summary, no lines for modules that succeed
+  std::string sync = "batch";   ///< "batch" | "each" | "none" (SyncPolicy)
+  bool always_print_out = false;  ///< print `out` of successful items even with --quiet (JSON)
+};
+/// Adds --jobs/-j, --quiet/-q and (if `with_sync`) --sync to a subcommand.
+void add_batch_options(CLI::App* c, BatchOptions& o, bool with_sync);
+
+/// One input of a batch.
+struct BatchInput {
+  std::string path;
+  bool from_dir = false;  ///< found under -r DIR (not named on the command line)
+  /// Why a -r entry is not processed ("" = process it): e.g. "symbolic link, not followed",
+  /// "FIFO, not a regular file".
+  std::string not_regular;
+};
+
+/// MODULE arguments (in the order given) and then, for each -r DIR in turn, every
+/// directory entry under it named *.ko, *.ko.xz, *.ko.zst or *.ko.gz (the kernel's module
+/// names; modules_install compresses to those suffixes), sorted by path.  Directories are
+/// walked recursively without following symbolic links; entries that are not regular
+/// files are returned with `not_regular` set so that the caller reports them.  A
+/// directory that cannot be read is reported with complain() ("modsign: DIR: <reason>"),
+/// yields what was read, and sets `*dir_error` (exit status 3 for the caller).
+std::vector<BatchInput> expand_module_tree(const std::vector<std::string>& files, const std::vector<std::string>& dirs,
+                                           bool* dir_error);
+
+/// True for a name ending in .ko.xz, .ko.zst or .ko.gz.
+bool compressed_module_name(const std::string& path);
+
+/// How one item ended.
+enum class ItemState { done, failed, skipped };
+
+/// What one work item produced.  `out` and `err` are printed (to stdout, stderr) in input
+/// order once every earlier item is printed.
+struct ItemResult {
+  ItemState state = ItemState::done;
+  int exit = 0;             ///< exit status this item asks for (kExit*)
+  std::uint64_t bytes = 0;  ///< bytes of module read
+  std::string out, err;
+};
+
+/// While alive, complain() on this thread appends to `sink` instead of writing to stderr.
+class CaptureComplaints {
+ public:
+  explicit CaptureComplaints(std::string& sink);
+  ~CaptureComplaints();
+  CaptureComplaints(const CaptureComplaints&) = delete;
+  CaptureComplaints& operator=(const CaptureComplaints&) = delete;
+
+ private:
+  std::string* prev_;
+};
+/// The capture sink of this thread, or nullptr (used by complain()).
+std::string* complaint_sink();
+
+/// Runs `work(i)` for every i in [0, n) on min(jobs, n) threads (jobs 1: on the calling
+/// thread) inside a CommitBatch of the chosen sync policy (each item's commits are
+/// attributed to it), prints every item's `out`/`err` in input order, draws a progress
+/// bar on stderr when it is a terminal (not with --quiet), waits until every output is in
+/// place (CommitBatch::finish(); a failure there is reported and fails its item), and
+/// prints the summary "modsign: <verb>: D done, F failed, S skipped, B bytes, T s, J jobs"
+/// on stderr when `summary` and not --quiet.  Returns the highest item exit status, or
+/// kExitInput if an output could not be put in place.  `work` must be thread-safe; an
+/// exception it throws fails its item with a "modsign: internal error: ..." line.
+int run_batch(const std::string& verb, std::size_t n, const std::function<ItemResult(std::size_t)>& work,
+              const BatchOptions& o, bool summary);
+
+}  // namespace modsign::cli
