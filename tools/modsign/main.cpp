@@ -501,7 +501,7 @@ void report_verdict(const VerifyArgs& a, nlohmann::json& j, const std::string& p
 int cmd_verify(const VerifyArgs& a) {
   auto profile = kernel::KernelProfile::parse(a.kernel);
   if (!profile) {
-    complain("", "unknown --kernel '" + a.kernel + "' (v6|v7.0)");
+    complain("", "unknown --kernel '" + a.kernel + "' (v6.1|v6|v7.0)");
     return kExitUsage;
   }
   profile->waive_mldsa_authattrs = a.waive;
@@ -1014,8 +1014,9 @@ int main(int argc, char** argv) {
   verify->add_option("--keyring,--cert", vf.keyrings,
                      "trusted certificates: PEM bundle, DER file or directory of them; repeatable")
       ->allow_extra_args(false);
-  verify->add_option("--kernel", vf.kernel, "kernel profile: v6 (before the ML-DSA series) or v7.0")
-      ->check(CLI::IsMember({"v6", "v7.0"}))->capture_default_str();
+  verify->add_option("--kernel", vf.kernel,
+                     "kernel profile: v6.1 (6.1-6.6: md4/md5 digests, no SHA-3), v6 (before the ML-DSA series) or v7.0")
+      ->check(CLI::IsMember({"v6.1", "v6", "v7.0"}))->capture_default_str();
   verify->add_flag("--waive-mldsa-authattrs", vf.waive, "CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA=y (v7.0)");
   verify->add_flag("--enforce", vf.enforce, "module.sig_enforce=1 / CONFIG_MODULE_SIG_FORCE=y");
   verify->add_flag("--lockdown", vf.lockdown, "kernel lockdown (integrity) active");
