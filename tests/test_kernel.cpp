@@ -882,3 +882,49 @@ TEST(KernelDecoder, StructureChecksOfLibAsn1Decoder) {
   a.push_back(attr(kUnknownAttr, {}));
   EXPECT_EQ(parse_err(one({.attrs = a})), KErr::ebadmsg);
 }
+
+// ------------------------------------------------ Linux 6.1 digests (real-kernel conformance)
+// tools/kernel-conformance on Debian 12's 6.1.0-57-cloud-amd64: Debian's RSA/SHA-256 module
+// signature with its digestAlgorithm changed to md5 is refused with EKEYREJECTED (the kernel
+// hashes with md5 and logs "alg: No test for pkcs1pad(rsa,md5)"), and with sha3-256 it loads
+// tainted ("PKCS7: Unknown OID ... Unsupported digest algo").  6.12 answers ENOPKG and
+// EKEYREJECTED instead, which is profile v6; profile v6.1 is the older parser.
+
+TEST(KernelProfiles, V61ParsesMd5AndNoSha3) {
+  const auto v61 = KernelProfile::v6_1();
+  EXPECT_EQ(v61.name(), "v6.1");
+  EXPECT_EQ(KernelProfile::parse("6.1")->name(), "v6.1");
+  EXPECT_EQ(KernelProfile::parse("v6")->name(), "v6");
+  EXPECT_FALSE(KernelProfile::parse("v6")->legacy_digests);
+  // md5 is a known digest only for v6.1.
+  EXPECT_EQ(parse_err(one({.digest_oid = kMd5}), v61), KErr::none);
+  EXPECT_EQ(parse_err(one({.digest_oid = kMd5}), KernelProfile::v6()), KErr::enopkg);
+  // md4 too (1.2.840.113549.2.4).
+  EXPECT_EQ(parse_err(one({.digest_oid = oid_bytes({0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x02, 0x04})}), v61), KErr::none);
+  // SHA-3 digests and id-ecdsa-with-sha3-* are unknown to v6.1 only.
+  EXPECT_EQ(parse_err(one({.hash = HashAlgo::sha3_256}), v61), KErr::enopkg);
+  EXPECT_EQ(parse_err(one({.hash = HashAlgo::sha3_256}), KernelProfile::v6()), KErr::none);
+  EXPECT_EQ(parse_err(one({.algo = KeyAlgo::ecdsa_p256, .hash = HashAlgo::sha3_384}), v61), KErr::enopkg);
+  EXPECT_EQ(parse_err(one({.algo = KeyAlgo::ecdsa_p256, .hash = HashAlgo::sha3_384}), KernelProfile::v6()), KErr::none);
+  EXPECT_EQ(parse_err(one({.algo = KeyAlgo::ecdsa_p256, .hash = HashAlgo::sha384}), v61), KErr::none);
+}
+
+TEST(KernelProfiles, V61VerifiesMd5Signatures) {
+  const auto v61 = KernelProfile::v6_1();
+  const auto k = keyring_of({&signer(KeyAlgo::rsa)});
+  // A SHA-256 signature relabelled md5: hashed with md5, the DigestInfo differs.
+  const Bytes relabelled = build(one({.digest_oid = kMd5}), content());
+  EXPECT_EQ(verify_module_sig(relabelled, k, v61).err, KErr::ekeyrejected);
+  EXPECT_EQ(verify_module_sig(relabelled, k, KernelProfile::v6()).err, KErr::enopkg);
+  // A real RSA/MD5 signature verifies on 6.1 (and is unsupported crypto elsewhere).
+  const Bytes md5 = build(one({.hash = HashAlgo::md5}), content());
+  EXPECT_EQ(verify_module_sig(md5, k, v61).err, KErr::none);
+  EXPECT_EQ(verify_module_sig(md5, k, KernelProfile::v7_0()).err, KErr::enopkg);
+  const Bytes module_file = module::append_signature(content(), relabelled);
+  auto v = module::module_sig_check(module_file, k, v61);
+  EXPECT_EQ(v.outcome, module::LoadOutcome::refused);
+  EXPECT_EQ(v.load_errno, KErr::ekeyrejected);
+  v = module::module_sig_check(module_file, k, KernelProfile::v6());
+  EXPECT_EQ(v.outcome, module::LoadOutcome::loads_tainted);
+  EXPECT_EQ(v.sig_errno, KErr::enopkg);
+}

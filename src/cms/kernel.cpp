@@ -26,9 +26,12 @@ using asn1::Reader;
 using asn1::Rules;
 using asn1::Writer;
 
-std::string KernelProfile::name() const { return generation == Generation::v6 ? "v6" : "v7.0"; }
+std::string KernelProfile::name() const {
+  return generation == Generation::v6 ? (legacy_digests ? "v6.1" : "v6") : "v7.0";
+}
 
 std::optional<KernelProfile> KernelProfile::parse(const std::string& n) {
+  if (n == "v6.1" || n == "6.1") return v6_1();
   if (n == "v6" || n == "6") return v6();
   if (n == "v7.0" || n == "7.0" || n == "v7" || n == "7") return v7_0();
   return std::nullopt;
@@ -74,6 +77,7 @@ constexpr std::uint8_t kOidMsStatementType[] = {0x2b, 0x06, 0x01, 0x04, 0x01, 0x
 struct DigestOid {
   std::vector<std::uint8_t> oid;
   const char* name;
+  int era = 0;  ///< 0: every profile; 1: only legacy_digests (6.1-6.6); 2: all but legacy_digests
 };
 // pkcs7_sig_note_digest_algo (kernel-semantics §1.7).
 const std::vector<DigestOid>& digest_oids() {
@@ -86,9 +90,11 @@ const std::vector<DigestOid>& digest_oids() {
       {{0x2a, 0x81, 0x1c, 0xcf, 0x55, 0x01, 0x83, 0x11}, "sm3"},
       {{0x2a, 0x85, 0x03, 0x07, 0x01, 0x01, 0x02, 0x02}, "streebog256"},
       {{0x2a, 0x85, 0x03, 0x07, 0x01, 0x01, 0x02, 0x03}, "streebog512"},
-      {{0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x08}, "sha3-256"},
-      {{0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x09}, "sha3-384"},
-      {{0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x0a}, "sha3-512"},
+      {{0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x08}, "sha3-256", 2},
+      {{0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x09}, "sha3-384", 2},
+      {{0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x0a}, "sha3-512", 2},
+      {{0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x02, 0x04}, "md4", 1},
+      {{0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x02, 0x05}, "md5", 1},
   };
   return t;
 }
@@ -278,7 +284,10 @@ SignedInfo parse_signer_info(ParseContext& ctx, const Element& el) {
     if (!da.empty()) da.next();  // parameters ANY OPTIONAL
     da.finish("digestAlgorithm");
     const auto& t = digest_oids();
-    auto it = std::find_if(t.begin(), t.end(), [&](const DigestOid& d) { return same(d.oid, oid.content); });
+    const int absent_era = ctx.profile.legacy_digests ? 2 : 1;
+    auto it = std::find_if(t.begin(), t.end(), [&](const DigestOid& d) {
+      return d.era != absent_era && same(d.oid, oid.content);
+    });
     if (it == t.end()) fail(KErr::enopkg, "Unsupported digest algo: " + asn1::oid_to_string(oid.content));
     si.hash_algo = it->name;
   }
@@ -310,7 +319,10 @@ SignedInfo parse_signer_info(ParseContext& ctx, const Element& el) {
     pa.finish("digestEncryptionAlgorithm");
     const auto& t = pkey_oids();
     auto it = std::find_if(t.begin(), t.end(), [&](const PkeyOid& p) { return same(p.oid, oid.content); });
-    if (it == t.end() || (it->v7_only && ctx.profile.generation == Generation::v6))
+    // id-ecdsa-with-sha3-* (2.16.840.1.101.3.4.3.10-12) came with SHA-3 support (not in 6.1).
+    const bool ecdsa_sha3 = it != t.end() && it->oid.size() == 9 && it->oid[8] >= 0x0a && it->oid[8] <= 0x0c;
+    if (it == t.end() || (it->v7_only && ctx.profile.generation == Generation::v6) ||
+        (ecdsa_sha3 && ctx.profile.legacy_digests))
       fail(KErr::enopkg, "Unknown pkey algo " + asn1::oid_to_string(oid.content));
     si.pkey_algo = it->pkey_algo;
     si.encoding = it->encoding;

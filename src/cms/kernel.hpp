@@ -27,10 +27,21 @@ struct KernelProfile {
   bool waive_mldsa_authattrs = false;  ///< CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA (7.0 only)
   bool enforce = false;                ///< module.sig_enforce=1 / CONFIG_MODULE_SIG_FORCE
   bool lockdown = false;               ///< lockdown=integrity (LOCKDOWN_MODULE_SIGNATURE refused)
+  /// Linux 6.1-6.6 digest OIDs (profile "v6.1", generation v6): pkcs7_sig_note_digest_algo
+  /// still maps md4 and md5 and knows no SHA-3 digest, and pkcs7_sig_note_pkey_algo knows no
+  /// id-ecdsa-with-sha3-*.  Confirmed on Debian 12's 6.1.0-57 (tools/kernel-conformance:
+  /// md5 is hashed and checked, EKEYREJECTED; sha3-256 is "Unsupported digest algo",
+  /// ENOPKG); SHA-3 arrived and md4/md5 left in later 6.x kernels (6.12 behaves as "v6").
+  bool legacy_digests = false;
 
   static KernelProfile v6() { return KernelProfile{Generation::v6}; }
+  static KernelProfile v6_1() {
+    KernelProfile p{Generation::v6};
+    p.legacy_digests = true;
+    return p;
+  }
   static KernelProfile v7_0() { return KernelProfile{Generation::v7_0}; }
-  /// "v6" or "v7.0"; parse_profile accepts those and "7.0", "v7", "6".
+  /// "v6.1", "v6" or "v7.0"; parse accepts those and "6.1", "7.0", "v7", "6".
   std::string name() const;
   static std::optional<KernelProfile> parse(const std::string& name);
 };

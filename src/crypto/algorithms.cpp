@@ -47,8 +47,9 @@ constexpr std::uint8_t sha224_oid[] = {0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04,
 constexpr std::uint8_t sha3_256_oid[] = {0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x08};
 constexpr std::uint8_t sha3_384_oid[] = {0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x09};
 constexpr std::uint8_t sha3_512_oid[] = {0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x0a};
+constexpr std::uint8_t md5_oid[] = {0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x02, 0x05};
 
-const std::array<HashInfo, 8> kHashes{{
+const std::array<HashInfo, 9> kHashes{{
     {HashAlgo::sha1, "sha1", "SHA1", sha1_oid, 20, 2},
     {HashAlgo::sha224, "sha224", "SHA224", sha224_oid, 28, 7},
     {HashAlgo::sha256, "sha256", "SHA256", sha256_oid, 32, 4},
@@ -57,6 +58,7 @@ const std::array<HashInfo, 8> kHashes{{
     {HashAlgo::sha3_256, "sha3-256", "SHA3-256", sha3_256_oid, 32, 20},
     {HashAlgo::sha3_384, "sha3-384", "SHA3-384", sha3_384_oid, 48, 21},
     {HashAlgo::sha3_512, "sha3-512", "SHA3-512", sha3_512_oid, 64, 22},
+    {HashAlgo::md5, "md5", "MD5", md5_oid, 16, 1},
 }};
 
 bool same(ByteView a, ByteView b) { return std::equal(a.begin(), a.end(), b.begin(), b.end()); }
@@ -174,6 +176,7 @@ ByteView signature_oid(KeyAlgo key, HashAlgo digest) {
         case HashAlgo::sha3_256: return oid::ecdsa_with_sha3_256;
         case HashAlgo::sha3_384: return oid::ecdsa_with_sha3_384;
         case HashAlgo::sha3_512: return oid::ecdsa_with_sha3_512;
+        case HashAlgo::md5: break;  // no ecdsa-with-MD5
       }
       return oid::ecdsa_with_sha256;
     case KeyAlgo::ml_dsa_44: return oid::ml_dsa_44;

@@ -11,7 +11,9 @@
 namespace modsign::crypto {
 
 /// Digest algorithms a SignerInfo may name.
-enum class HashAlgo { sha1, sha224, sha256, sha384, sha512, sha3_256, sha3_384, sha3_512 };
+/// md5 exists only to mirror Linux 6.1-6.6, whose PKCS#7 parser still maps the md5
+/// digestAlgorithm (kernel profile v6.1); modsign never signs with it.
+enum class HashAlgo { sha1, sha224, sha256, sha384, sha512, sha3_256, sha3_384, sha3_512, md5 };
 
 /// Facts about one HashAlgo.
 struct HashInfo {

@@ -547,7 +547,7 @@ void report_verdict(const VerifyArgs& a, nlohmann::json& j, const std::string& p
 int cmd_verify(const VerifyArgs& a) {
   auto profile = kernel::KernelProfile::parse(a.kernel);
   if (!profile) {
-    complain("", "unknown --kernel '" + a.kernel + "' (v6|v7.0)");
+    complain("", "unknown --kernel '" + a.kernel + "' (v6.1|v6|v7.0)");
     return kExitUsage;
   }
   profile->waive_mldsa_authattrs = a.waive;
@@ -1088,8 +1088,9 @@ int main(int argc, char** argv) {
   verify->add_option("--keyring,--cert", vf.keyrings,
                      "trusted certificates: PEM bundle, DER file or directory of them; repeatable")
       ->allow_extra_args(false);
-  verify->add_option("--kernel", vf.kernel, "kernel profile: v6 (before the ML-DSA series) or v7.0")
-      ->check(CLI::IsMember({"v6", "v7.0"}))->capture_default_str();
+  verify->add_option("--kernel", vf.kernel,
+                     "kernel profile: v6.1 (6.1-6.6: md4/md5 digests, no SHA-3), v6 (before the ML-DSA series) or v7.0")
+      ->check(CLI::IsMember({"v6.1", "v6", "v7.0"}))->capture_default_str();
   verify->add_option("--blacklist", vf.blacklists, "CONFIG_SYSTEM_BLACKLIST_HASH_LIST file (tbs: entries); repeatable")
       ->allow_extra_args(false);
   verify->add_option("--revoked", vf.revoked, "revoked certificates (CONFIG_SYSTEM_REVOCATION_KEYS); repeatable")
