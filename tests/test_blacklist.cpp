@@ -157,6 +157,11 @@ TEST(HashList, LinePreciseErrors) {
   EXPECT_EQ(first("bin:aa"), "h.txt:1:1: 'b' where a '\"' should open a string (awk: Not a string (item 1))");
   EXPECT_EQ(first("\"bin:aa\",\n"), "h.txt:1:9: ',' after the last entry (only blanks follow it) (awk: Not a string (item 2))");
   EXPECT_EQ(first("\"bin:aa\",,\"bin:bb\""), "h.txt:1:10: empty item between two ',' (awk: Not a string (item 2))");
+  // No comma at all, or a comma with nothing before it: the message does not invent one.
+  EXPECT_EQ(first("\n"), "h.txt:1:1: no string: the file holds only blanks (awk: Not a string (item 1))");
+  EXPECT_EQ(first(" \t\r\n"), "h.txt:1:1: no string: the file holds only blanks (awk: Not a string (item 1))");
+  EXPECT_EQ(first(",\"bin:aa\""), "h.txt:1:1: ',' with no string before it (awk: Not a string (item 1))");
+  EXPECT_EQ(first("\n,\"bin:aa\""), "h.txt:2:1: ',' with no string before it (awk: Not a string (item 1))");
   EXPECT_EQ(first("\"bin:aa\" \"bin:bb\""),
             "h.txt:1:10: '\"' after the closing '\"' (one string per item) (awk: Not a string (item 1))");
   EXPECT_EQ(first("\"bin:a,a\""),
@@ -190,7 +195,12 @@ TEST(HashList, AgreesWithTheKernelAwkScript) {
   const std::vector<std::string> cases = {
       "\"bin:aa\",\n\"tbs:bb\"\n", "\"bin:aa\",\n", "", "\n", "\"bin:aa\",", "\"bin:aa\",,\"bin:bb\"", "\"bin:a\\x61\"",
       " \"bin:aa\" \f", "\"TBS:aa\"", "\"tbs:" + hexes(128) + "\"", "\"tbs:" + hexes(130) + "\"", "\"bin:abc\"",
-      "\"bin:\"", "  \"bin:00\"\t,\r\n\"tbs:ff\"  ", "\"bin:a,a\"", "\"bin:aa\" x", "\"bin:AA\",\"bin:bb\""};
+      "\"bin:\"", "  \"bin:00\"\t,\r\n\"tbs:ff\"  ", "\"bin:a,a\"", "\"bin:aa\" x", "\"bin:AA\",\"bin:bb\"",
+      // hostile syntax: NUL bytes, VT, empty string, C string concatenation, escaped quote,
+      // unterminated string, commas only, CR-only line ends, non-ASCII (valid UTF-8)
+      std::string("\"bin:aa\"\0", 9), std::string("\"bin:a\0a\"", 10), "\"bin:aa\"\v", "\"\"", "\"bin:aa\"\"bb\"",
+      "\"bin:aa\\\"bb\"", "\"bin:aa", "\"bin:aa,\"bin:bb\"", ",", ",,,", ",\"bin:aa\"", "\"bin:aa\",\r\"bin:bb\"\r",
+      "\"bin:\xc3\xa9\"", "\"tbs:" + hexes(127) + "\"", "\"tbs:" + hexes(129) + "\"", "\"tbs:" + hexes(129, 'A') + "\""};
   for (const auto& c : cases) {
     test::spit(d / "list", c);
     auto r = test::run("gawk -f " + q(kernel_awk) + " " + q(d / "list"));
@@ -393,7 +403,7 @@ TEST_F(BlacklistCli, RsaSha256ModuleEntryIsSha256sumOfContentAndCheckStopsItOnBo
     EXPECT_EQ(r.status, 1) << r.out << r.err;
     EXPECT_EQ(r.out, mod + ": stopped by " + want + " (" + (d_ / "list") +
                          " line 1): ima_check_blacklist() -> is_binary_blacklisted() "
-                         "(security/integrity/ima/ima_appraise.c:428-450, certs/blacklist.c:247-254): EPERM [an IMA "
+                         "(security/integrity/ima/ima_appraise.c:428-452, certs/blacklist.c:247-254): EPERM [an IMA "
                          "appraise rule for MODULE_CHECK that allows modsig (appraise_type=imasig|modsig)]\n");
     r = test::run(M() + " blacklist check --json --kernel " + k + " --list " + q(d_ / "list") + " " + q(mod));
     EXPECT_EQ(r.status, 1);
@@ -460,7 +470,7 @@ TEST_F(BlacklistCli, MlDsaWithoutSignedAttrsCannotBeStoppedByBinOnV7) {
   EXPECT_EQ(std::string(side_list.begin(), side_list.end()), "\"" + side + "\"\n");
   r = test::run(M() + " blacklist check --list " + q(d_ / "side") + " " + q(mod));
   EXPECT_EQ(r.status, 0) << r.out;
-  EXPECT_EQ(r.out, mod + ": not stopped\n  note: no bin: entry can stop it under v7.0: pkcs7_get_digest() fails "
+  EXPECT_EQ(r.out, mod + ": not stopped\n  note: no bin: entry can stop it under v7.0 through the modsig: pkcs7_get_digest() fails "
                          "(EINVAL: No digest available), so ima_check_blacklist() looks up \"bin:\", which no key can "
                          "be; under the proposed behaviour (side SHA-256 of the signed content) " + side + " would\n"
                          "  note: " + side + " is listed, but v7.0 does not look it up\n");
@@ -735,4 +745,116 @@ TEST(BlacklistTbs, KernelPrintCertTbsHashScript) {
     EXPECT_EQ(r.out, empty384) << r.err;
   }
   EXPECT_NE(r.out, *certificate_entry(*cert, kernel::KernelProfile::v7_0()));
+}
+
+// ------------------------------------------------------------------ after the hostile-input review
+
+// A file that looks like certificates (DER SEQUENCE start, or a PEM block anywhere) but does
+// not parse as them is reported as --revoked/--keyring report it (exit 3, nothing written),
+// not hashed as if it were a module: DER with trailing bytes, two concatenated DER
+// certificates, a PEM private key.  PEM after leading text (openssl x509 -text) is read.
+TEST_F(BlacklistCli, CertificateLookalikesAreRefusedNotHashedAsModules) {
+  sh(test::openssl() + " x509 -in " + q(key("rsa.crt")) + " -outform DER -out " + q(d_ / "c.der"));
+  const Bytes der = test::slurp(d_ / "c.der");
+  Bytes trail = der;
+  for (char c : std::string("garbage\n")) trail.push_back(static_cast<std::uint8_t>(c));
+  test::spit(d_ / "trail.der", trail);
+  Bytes two = der;
+  two.insert(two.end(), der.begin(), der.end());
+  test::spit(d_ / "two.der", two);
+  for (const std::string f : {"trail.der", "two.der"}) {
+    auto r = test::run(M() + " blacklist entry -o " + q(d_ / "out") + " " + q(d_ / f));
+    EXPECT_EQ(r.status, 3) << f << r.out;
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err, "modsign: " + (d_ / f) + ": malformed certificate: trailing data after Certificate\n");
+    EXPECT_NE(test::run("test -e " + q(d_ / "out")).status, 0) << f;
+    r = test::run(M() + " blacklist check " + q(d_ / f));
+    EXPECT_EQ(r.status, 3) << f << r.out;
+    EXPECT_EQ(r.out, "");
+  }
+  auto r = test::run(M() + " blacklist entry " + q(key("rsa.pem")));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "modsign: " + key("rsa.pem") + ": no X.509 certificate found (neither DER nor PEM CERTIFICATE)\n");
+  // `openssl x509 -text` output: text, then the PEM block.
+  sh(test::openssl() + " x509 -in " + q(key("rsa.crt")) + " -text -out " + q(d_ / "text.pem"));
+  auto certs = crypto::Certificate::load_all(key("rsa.crt"));
+  ASSERT_TRUE(certs.ok());
+  const std::string tbs = "tbs:" + sha256_of(Bytes((*certs)[0].tbs().begin(), (*certs)[0].tbs().end()));
+  r = test::run(M() + " blacklist entry " + q(d_ / "text.pem"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "\"" + tbs + "\"\n");
+}
+
+// ima_collect_modsig(): a PKCS#7 that carries its own content makes
+// pkcs7_supply_detached_data() fail (EINVAL, "Data already supplied") and the function
+// returns before pkcs7_get_digest(): IMA has a modsig without a digest and looks up "bin:",
+// so no key can stop the module — even though the attached content is the module content.
+TEST_F(BlacklistCli, AttachedContentModsigHasNoBinEntry) {
+  const std::string content = d_ / "content";
+  test::spit(content, test::pattern(5000));
+  sh(test::openssl() + " cms -sign -binary -nodetach -noattr -nosmimecap -md sha256 -outform DER -in " + q(content) +
+     " -signer " + q(key("rsa.crt")) + " -inkey " + q(key("rsa.pem")) + " -out " + q(d_ / "p7"));
+  const std::string mod = d_ / "att.ko";
+  test::spit(mod, module::append_signature(test::pattern(5000), test::slurp(d_ / "p7")));
+  auto r = test::run(M() + " blacklist entry --json " + q(mod));
+  EXPECT_EQ(r.status, 1) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["entry"], nullptr);
+  EXPECT_EQ(j["source"], "none");
+  EXPECT_EQ(j["explanation"], "ima_collect_modsig(): pkcs7_supply_detached_data() fails (EINVAL: Data already supplied "
+                              "(the PKCS#7 carries its own content)), so ima_check_blacklist() looks up \"bin:\", which "
+                              "no key can be");
+  // The content's SHA-256 — what a detached signature's d-modsig would be — does not stop it.
+  const std::string content_key = "bin:" + first_word(sh("sha256sum " + q(content)));
+  EXPECT_EQ(j["side_sha256_entry"], content_key);
+  test::spit(d_ / "list", "\"" + content_key + "\"\n");
+  r = test::run(M() + " blacklist check --json --list " + q(d_ / "list") + " " + q(mod));
+  EXPECT_EQ(r.status, 0) << r.out;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["stopped"], false);
+  EXPECT_EQ(j["stops"].size(), 0u);
+  // And the module loader refuses the signature outright (verify_pkcs7_message_sig: EBADMSG).
+  r = test::run(M() + " verify --cert " + q(key("rsa.crt")) + " " + q(mod));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, mod + ": refused (EBADMSG): PKCS#7 signature with non-detached data\n");
+}
+
+// A rule that requires a signature without allowing modsig (appraise_type=imasig) makes
+// IMA look up its hash of the whole file, signature included, even for a signed module:
+// `check` names that stop with its condition; the d-modsig stop keeps its own.
+TEST_F(BlacklistCli, SignedModuleWholeFileKeyStopsUnderImasigOnlyRule) {
+  const std::string mod = signed_module("w.ko", "rsa.pem", "rsa.crt", "sha256");
+  const std::string whole = "bin:" + first_word(sh("sha256sum " + q(mod)));
+  const std::string dmodsig = "bin:" + first_word(sh("head -c 5000 " + q(mod) + " | sha256sum"));
+  ASSERT_NE(whole, dmodsig);
+  test::spit(d_ / "list", "\"" + whole + "\"\n");
+  for (const std::string k : {"v7.0", "v6"}) {
+    auto r = test::run(M() + " blacklist check --kernel " + k + " --list " + q(d_ / "list") + " " + q(mod));
+    EXPECT_EQ(r.status, 1) << r.out << r.err;
+    EXPECT_EQ(r.out, mod + ": stopped by " + whole + " (" + (d_ / "list") +
+                         " line 1): ima_check_blacklist() -> is_binary_blacklisted() "
+                         "(security/integrity/ima/ima_appraise.c:428-452, certs/blacklist.c:247-254): EPERM [an IMA "
+                         "appraise rule for MODULE_CHECK that requires a signature without allowing modsig "
+                         "(appraise_type=imasig): IMA's sha256 of the whole file as stored]\n");
+  }
+  // --ima-hash sha512: the whole-file key is then the sha512sum, and the SHA-256 one no longer matches.
+  auto r = test::run(M() + " blacklist check --ima-hash sha512 --list " + q(d_ / "list") + " " + q(mod));
+  EXPECT_EQ(r.status, 0) << r.out;
+  // Both keys listed: two stops, the modsig one first.
+  test::spit(d_ / "both", "\"" + dmodsig + "\",\n\"" + whole + "\"\n");
+  r = test::run(M() + " blacklist check --json --list " + q(d_ / "both") + " " + q(mod));
+  EXPECT_EQ(r.status, 1);
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["stops"].size(), 2u);
+  EXPECT_EQ(j["stops"][0]["entry"], dmodsig);
+  EXPECT_EQ(j["stops"][0]["condition"], "an IMA appraise rule for MODULE_CHECK that allows modsig (appraise_type=imasig|modsig)");
+  EXPECT_EQ(j["stops"][1]["entry"], whole);
+  EXPECT_EQ(j["stops"][1]["origins"][0]["where"], "line 2");
+  // An unsigned module: the whole-file key is the only one, named once.
+  test::spit(d_ / "plain.ko", test::pattern(3000));
+  test::spit(d_ / "plain", "\"bin:" + first_word(sh("sha256sum " + q(d_ / "plain.ko"))) + "\"\n");
+  r = test::run(M() + " blacklist check --json --list " + q(d_ / "plain") + " " + q(d_ / "plain.ko"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(nlohmann::json::parse(r.out)["stops"].size(), 1u);
 }

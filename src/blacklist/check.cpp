@@ -16,7 +16,7 @@ std::vector<Origin> origins_of(const Sources& s, const std::string& d) {
 bool listed(const Sources& s, const std::string& d) { return s.keyring.descriptions.count(d) != 0; }
 
 const char* kImaCheck =
-    "ima_check_blacklist() -> is_binary_blacklisted() (security/integrity/ima/ima_appraise.c:428-450, "
+    "ima_check_blacklist() -> is_binary_blacklisted() (security/integrity/ima/ima_appraise.c:428-452, "
     "certs/blacklist.c:247-254)";
 const char* kTbsInMessage =
     "x509_get_sig_params() marks the certificate blacklisted (crypto/asymmetric_keys/x509_public_key.c:38-45); "
@@ -42,8 +42,13 @@ ModuleEntry module_entry(ByteView stored, const module::ModuleImage& m, const ke
       const std::string size = std::to_string(d.content_length);
       if (d.kernel.status != KErr::none) {
         std::string reason = d.kernel.reason;
+        std::string fn = "pkcs7_get_digest()";
         if (reason.starts_with("pkcs7_get_digest: ")) reason.erase(0, 18);
-        e.explanation = "pkcs7_get_digest() fails (" + std::string(errno_name(d.kernel.status)) + ": " + reason +
+        if (reason.starts_with("pkcs7_supply_detached_data: ")) {
+          reason.erase(0, 28);
+          fn = "ima_collect_modsig(): pkcs7_supply_detached_data()";
+        }
+        e.explanation = fn + " fails (" + std::string(errno_name(d.kernel.status)) + ": " + reason +
                         "), so ima_check_blacklist() looks up \"bin:\", which no key can be";
       } else if (d.kernel.bytes.size() * 2 > kMaxHashHexLen) {
         e.explanation = "pkcs7_get_digest() returns the " + std::to_string(d.kernel.bytes.size()) +
@@ -92,8 +97,20 @@ Verdict check_module(ByteView stored, const module::ModuleImage& m, const Source
                            e.source == ModuleEntry::Source::d_modsig
                                ? "an IMA appraise rule for MODULE_CHECK that allows modsig (appraise_type=imasig|modsig)"
                                : "an IMA appraise rule for MODULE_CHECK that requires a signature"});
+  // A policy rule that requires a signature without allowing modsig (appraise_type=imasig;
+  // ima_policy.c:1846-1850 sets IMA_CHECK_BLACKLIST for it) never reads the modsig
+  // (ima_main.c:414-420): ima_check_blacklist() then looks up IMA's hash of the whole file
+  // as stored, signature included (ima_appraise.c:443-444).
+  if (e.source != ModuleEntry::Source::ima_hash) {
+    const std::string whole = "bin:" + to_hex(crypto::digest(ima_hash, stored));
+    if (listed(sources, whole))
+      v.stops.push_back(Stop{whole, origins_of(sources, whole), kImaCheck, KErr::eperm,
+                             "an IMA appraise rule for MODULE_CHECK that requires a signature without allowing modsig "
+                             "(appraise_type=imasig): IMA's " + std::string(crypto::hash_info(ima_hash).name) +
+                                 " of the whole file as stored"});
+  }
   if (e.source == ModuleEntry::Source::none) {
-    std::string n = "no bin: entry can stop it under " + profile.name() + ": " + e.explanation;
+    std::string n = "no bin: entry can stop it under " + profile.name() + " through the modsig: " + e.explanation;
     if (e.side_sha256) n += "; under the proposed behaviour (side SHA-256 of the signed content) " + *e.side_sha256 + " would";
     v.notes.push_back(n);
     if (e.side_sha256 && listed(sources, *e.side_sha256))
