@@ -858,3 +858,47 @@ TEST_F(BlacklistCli, SignedModuleWholeFileKeyStopsUnderImasigOnlyRule) {
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(nlohmann::json::parse(r.out)["stops"].size(), 1u);
 }
+
+// The text of each module stop names the kernel function and the lines of Linux 7.2.13
+// that refuse (checked against the source: system_keyring.c:333-337 calls
+// is_key_on_revocation_list; pkcs7_verify.c:230-239 marks the chain, 468-472 returns
+// EKEYREJECTED; pkcs7_trust.c:158-187 is pkcs7_validate_trust).
+TEST_F(BlacklistCli, CheckStopsCiteTheKernelLines) {
+  const std::string mod = signed_module("r.ko", "rsa.pem", "rsa.crt", "sha256");
+  auto r = test::run(M() + " blacklist check --revoked " + q(key("rsa.crt")) + " " + q(mod));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, mod + ": stopped by revoked certificate CN = blacklist test RSA (" + key("rsa.crt") +
+                       " certificate 1): is_key_on_revocation_list() (certs/blacklist.c:289-299) from "
+                       "verify_pkcs7_message_sig() (certs/system_keyring.c:333-337): EKEYREJECTED\n");
+  auto certs = crypto::Certificate::load_all(key("rsa.crt"));
+  ASSERT_TRUE(certs.ok());
+  const std::string tbs = "tbs:" + sha256_of(Bytes((*certs)[0].tbs().begin(), (*certs)[0].tbs().end()));
+  test::spit(d_ / "tbs", "\"" + tbs + "\"\n");
+  r = test::run(M() + " blacklist check --list " + q(d_ / "tbs") + " --keyring " + q(key("rsa.crt")) + " " + q(mod));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, mod + ": stopped by " + tbs + " (" + (d_ / "tbs") +
+                       " line 1): x509_key_preparse() keeps the certificate out of the keyring "
+                       "(crypto/asymmetric_keys/x509_public_key.c:189-191, EKEYREJECTED); pkcs7_validate_trust() then "
+                       "finds no key for the signer (crypto/asymmetric_keys/pkcs7_trust.c:158-187): ENOKEY "
+                       "[module_sig_check(): ENOKEY loads the module tainted; refused (EKEYREJECTED) when signatures "
+                       "are enforced]\n");
+  const std::string content = d_ / "content";
+  test::spit(content, test::pattern(5000));
+  sh(test::openssl() + " cms -sign -binary -noattr -nosmimecap -md sha256 -outform DER -in " + q(content) +
+     " -signer " + q(key("rsa.crt")) + " -inkey " + q(key("rsa.pem")) + " -out " + q(d_ / "p7"));
+  const std::string emb = d_ / "emb.ko";
+  test::spit(emb, module::append_signature(test::pattern(5000), test::slurp(d_ / "p7")));
+  r = test::run(M() + " blacklist check --list " + q(d_ / "tbs") + " " + q(emb));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, emb + ": stopped by " + tbs + " (" + (d_ / "tbs") +
+                       " line 1): x509_get_sig_params() marks the certificate blacklisted "
+                       "(crypto/asymmetric_keys/x509_public_key.c:38-45); pkcs7_verify() refuses a signer whose chain "
+                       "reaches it (crypto/asymmetric_keys/pkcs7_verify.c:230-239, 468-472): EKEYREJECTED\n");
+  r = test::run(M() + " blacklist check --list " + q(d_ / "tbs") + " " + q(key("rsa.crt")));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, key("rsa.crt") + ": stopped by " + tbs + " (" + (d_ / "tbs") +
+                       " line 1): x509_get_sig_params() marks it blacklisted "
+                       "(crypto/asymmetric_keys/x509_public_key.c:38-45); x509_key_preparse() refuses it from every "
+                       "keyring (:189-191), pkcs7_verify() refuses signatures whose chain reaches it "
+                       "(crypto/asymmetric_keys/pkcs7_verify.c:230-239, 468-472): EKEYREJECTED\n");
+}

@@ -20,13 +20,13 @@ const char* kImaCheck =
     "certs/blacklist.c:247-254)";
 const char* kTbsInMessage =
     "x509_get_sig_params() marks the certificate blacklisted (crypto/asymmetric_keys/x509_public_key.c:38-45); "
-    "pkcs7_verify() refuses the signer";
+    "pkcs7_verify() refuses a signer whose chain reaches it (crypto/asymmetric_keys/pkcs7_verify.c:230-239, 468-472)";
 const char* kRevoked =
     "is_key_on_revocation_list() (certs/blacklist.c:289-299) from verify_pkcs7_message_sig() "
-    "(certs/system_keyring.c)";
+    "(certs/system_keyring.c:333-337)";
 const char* kTbsKeyring =
     "x509_key_preparse() keeps the certificate out of the keyring (crypto/asymmetric_keys/x509_public_key.c:189-191, "
-    "EKEYREJECTED); pkcs7_validate_trust() then finds no key for the signer";
+    "EKEYREJECTED); pkcs7_validate_trust() then finds no key for the signer (crypto/asymmetric_keys/pkcs7_trust.c:158-187)";
 
 }  // namespace
 
@@ -201,7 +201,7 @@ Verdict check_certificate(const crypto::Certificate& cert, const Sources& source
     v.stops.push_back(Stop{*v.tbs, origins_of(sources, *v.tbs),
                            "x509_get_sig_params() marks it blacklisted (crypto/asymmetric_keys/x509_public_key.c:38-45); "
                            "x509_key_preparse() refuses it from every keyring (:189-191), pkcs7_verify() refuses "
-                           "signatures it makes",
+                           "signatures whose chain reaches it (crypto/asymmetric_keys/pkcs7_verify.c:230-239, 468-472)",
                            KErr::ekeyrejected, ""});
   }
   for (std::size_t i = 0; i < sources.keyring.revoked.size(); ++i) {

@@ -9,7 +9,7 @@
 //    refuses it from any keyring (EKEYREJECTED, :189-191) and pkcs7_verify() refuses a
 //    signer whose chain reaches it (EKEYREJECTED).
 //  * revoked certificates — is_key_on_revocation_list() (certs/blacklist.c:289-299), called
-//    by verify_pkcs7_message_sig() (certs/system_keyring.c) after pkcs7_verify(): a signer
+//    by verify_pkcs7_message_sig() (certs/system_keyring.c:333-337) after pkcs7_verify(): a signer
 //    that chains to a revoked key is refused with EKEYREJECTED.
 #pragma once
 
