@@ -902,3 +902,35 @@ TEST_F(BlacklistCli, CheckStopsCiteTheKernelLines) {
                        "keyring (:189-191), pkcs7_verify() refuses signatures whose chain reaches it "
                        "(crypto/asymmetric_keys/pkcs7_verify.c:230-239, 468-472): EKEYREJECTED\n");
 }
+
+// is_key_on_revocation_list() is one pkcs7_validate_trust() over the whole .blacklist
+// keyring: a revoked certificate with the signer's issuer+serial but another key, met
+// first, ends it with EKEYREJECTED and the module is not refused, even though the real
+// signing certificate is revoked too.  `check` agrees with `verify` in both orders.
+TEST_F(BlacklistCli, RevocationIsOneTrustCheckOverTheWholeKeyring) {
+  const std::string mod = signed_module("o.ko", "rsa.pem", "rsa.crt", "sha256");
+  auto certs = crypto::Certificate::load_all(key("rsa.crt"));
+  ASSERT_TRUE(certs.ok());
+  const std::string serial = to_hex((*certs)[0].serial());
+  sh(test::openssl() + " genrsa -out " + q(d_ / "other.pem") + " 2048 2>/dev/null");
+  sh(test::openssl() + " req -x509 -new -key " + q(d_ / "other.pem") + " -subj '/CN=blacklist test RSA' -set_serial 0x" +
+     serial + " -days 30 -out " + q(d_ / "same-id.crt"));
+  const std::string real = key("rsa.crt"), fake = d_ / "same-id.crt";
+  auto r = test::run(M() + " verify --cert " + q(real) + " --revoked " + q(fake) + " --revoked " + q(real) + " " + q(mod));
+  EXPECT_EQ(r.status, 0) << r.out;
+  r = test::run(M() + " blacklist check --revoked " + q(fake) + " --revoked " + q(real) + " " + q(mod));
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out.rfind(mod + ": not stopped\n  note: revoked certificate CN = blacklist test RSA vouches for the signer, "
+                              "but pkcs7_validate_trust() over the whole .blacklist keyring fails first (EKEYREJECTED: ",
+                        0),
+            0u)
+      << r.out;
+  r = test::run(M() + " verify --cert " + q(real) + " --revoked " + q(real) + " --revoked " + q(fake) + " " + q(mod));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, mod + ": refused (EKEYREJECTED): Key is on the revocation list\n");
+  r = test::run(M() + " blacklist check --json --revoked " + q(real) + " --revoked " + q(fake) + " " + q(mod));
+  EXPECT_EQ(r.status, 1);
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["stops"].size(), 1u);
+  EXPECT_EQ(j["stops"][0]["origins"][0]["file"], real);
+}

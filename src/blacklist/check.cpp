@@ -151,6 +151,12 @@ Verdict check_module(ByteView stored, const module::ModuleImage& m, const Source
   }
   for (const auto& s : tbs_hits)
     v.notes.push_back("certificate with " + s.entry + " is in the PKCS#7 but another signer passes pkcs7_verify()");
+  // is_key_on_revocation_list() runs pkcs7_validate_trust() once over the whole .blacklist
+  // keyring: only a 0 from that call revokes (an EKEYREJECTED from one revoked key that
+  // matches an id but not the signature ends it first).  Each revoked certificate that
+  // alone vouches for a signer is then named.
+  std::vector<crypto::Certificate> revoked_in;
+  std::vector<std::size_t> revoked_at;
   for (std::size_t i = 0; i < sources.keyring.revoked.size(); ++i) {
     const auto& rc = sources.keyring.revoked[i];
     if (auto d = certificate_entry(rc, profile); d && listed(sources, *d)) {
@@ -158,9 +164,25 @@ Verdict check_module(ByteView stored, const module::ModuleImage& m, const Source
                         "): x509_key_preparse() keeps it out of the .blacklist keyring");
       continue;
     }
-    if (kernel::pkcs7_validate_trust(*msg, {rc}, profile)) {
+    revoked_in.push_back(rc);
+    revoked_at.push_back(i);
+  }
+  if (!revoked_in.empty()) {
+    const auto all = kernel::pkcs7_validate_trust(*msg, revoked_in, profile);
+    for (std::size_t k = 0; k < revoked_in.size(); ++k) {
+      if (!kernel::pkcs7_validate_trust(*msg, {revoked_in[k]}, profile)) continue;
+      if (!all) {
+        v.notes.push_back("revoked certificate " + revoked_in[k].subject_text() +
+                          " vouches for the signer, but pkcs7_validate_trust() over the whole .blacklist keyring fails "
+                          "first (" + std::string(errno_name(all.error().code)) + ": " + all.error().message +
+                          "), so is_key_on_revocation_list() does not refuse it; which of several keys with one "
+                          "identifier the kernel's keyring search finds depends on the keyring's internal order");
+        continue;
+      }
+      const std::size_t i = revoked_at[k];
       const Origin o = i < sources.revoked_origins.size() ? sources.revoked_origins[i] : Origin{};
-      v.stops.push_back(Stop{"revoked certificate " + rc.subject_text(), {o}, kRevoked, KErr::ekeyrejected, ""});
+      v.stops.push_back(
+          Stop{"revoked certificate " + revoked_in[k].subject_text(), {o}, kRevoked, KErr::ekeyrejected, ""});
     }
   }
   if (!trusted.empty()) {
