@@ -814,10 +814,21 @@ TEST_F(BlacklistCli, AttachedContentModsigHasNoBinEntry) {
   j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["stopped"], false);
   EXPECT_EQ(j["stops"].size(), 0u);
-  // And the module loader refuses the signature outright (verify_pkcs7_message_sig: EBADMSG).
+  // And the module loader refuses the signature outright (verify_pkcs7_message_sig: EBADMSG),
+  // before the revocation list is consulted: `check` names no revocation stop.
   r = test::run(M() + " verify --cert " + q(key("rsa.crt")) + " " + q(mod));
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, mod + ": refused (EBADMSG): PKCS#7 signature with non-detached data\n");
+  r = test::run(M() + " verify --cert " + q(key("rsa.crt")) + " --revoked " + q(key("rsa.crt")) + " " + q(mod));
+  EXPECT_EQ(r.out, mod + ": refused (EBADMSG): PKCS#7 signature with non-detached data\n");
+  r = test::run(M() + " blacklist check --revoked " + q(key("rsa.crt")) + " " + q(mod));
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out, mod + ": not stopped\n  note: no bin: entry can stop it under v7.0 through the modsig: "
+                         "ima_collect_modsig(): pkcs7_supply_detached_data() fails (EINVAL: Data already supplied (the "
+                         "PKCS#7 carries its own content)), so ima_check_blacklist() looks up \"bin:\", which no key "
+                         "can be; under the proposed behaviour (side SHA-256 of the signed content) " + content_key +
+                         " would\n  note: module_sig_check: verify_pkcs7_message_sig() fails (EBADMSG: PKCS#7 signature "
+                         "with non-detached data), before any certificate check\n");
 }
 
 // A rule that requires a signature without allowing modsig (appraise_type=imasig) makes

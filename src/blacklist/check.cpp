@@ -130,7 +130,13 @@ Verdict check_module(ByteView stored, const module::ModuleImage& m, const Source
                       ": " + msg.error().message + "), before any certificate check");
     return v;
   }
-  (void)kernel::pkcs7_supply_detached_data(*msg, sp->content);
+  if (auto sup = kernel::pkcs7_supply_detached_data(*msg, sp->content); !sup) {
+    // verify_pkcs7_message_sig (certs/system_keyring.c:323-327): the PKCS#7 carries its own
+    // content; refused before pkcs7_verify() looks at any certificate.
+    v.notes.push_back("module_sig_check: verify_pkcs7_message_sig() fails (EBADMSG: PKCS#7 signature with "
+                      "non-detached data), before any certificate check");
+    return v;
+  }
   auto st = kernel::pkcs7_verify(*msg, kernel::Usage::module, profile);
   std::vector<Stop> tbs_hits;
   for (const auto& x : msg->certs)
