@@ -945,3 +945,40 @@ TEST_F(BlacklistCli, RevocationIsOneTrustCheckOverTheWholeKeyring) {
   ASSERT_EQ(j["stops"].size(), 1u);
   EXPECT_EQ(j["stops"][0]["origins"][0]["file"], real);
 }
+
+// A listed certificate that is in the PKCS#7 but on no signer's chain refuses nothing
+// (pkcs7_verify_sig_chain only stops at one it reaches): when the signer is listed too,
+// only the signer's entry is a stop; the other is a note.
+TEST_F(BlacklistCli, ListedCertificateOffTheSignerChainIsOnlyANote) {
+  sh(test::openssl() + " req -x509 -newkey rsa:2048 -nodes -keyout " + q(d_ / "other.pem") +
+     " -subj '/CN=bystander' -days 30 -out " + q(d_ / "other.crt") + " 2>/dev/null");
+  const std::string content = d_ / "content";
+  test::spit(content, test::pattern(5000));
+  sh(test::openssl() + " cms -sign -binary -noattr -nosmimecap -md sha256 -outform DER -in " + q(content) +
+     " -signer " + q(key("rsa.crt")) + " -inkey " + q(key("rsa.pem")) + " -certfile " + q(d_ / "other.crt") +
+     " -out " + q(d_ / "p7"));
+  const std::string mod = d_ / "two-certs.ko";
+  test::spit(mod, module::append_signature(test::pattern(5000), test::slurp(d_ / "p7")));
+  auto tbs_of = [](const std::string& pem) {
+    auto c = crypto::Certificate::load_all(pem);
+    EXPECT_TRUE(c.ok());
+    return "tbs:" + sha256_of(Bytes((*c)[0].tbs().begin(), (*c)[0].tbs().end()));
+  };
+  const std::string signer = tbs_of(key("rsa.crt")), bystander = tbs_of(d_ / "other.crt");
+  test::spit(d_ / "by", "\"" + bystander + "\"\n");
+  auto r = test::run(M() + " blacklist check --list " + q(d_ / "by") + " " + q(mod));
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out, mod + ": not stopped\n  note: certificate with " + bystander +
+                       " is in the PKCS#7 but no signer's chain reaches it\n");
+  r = test::run(M() + " verify --cert " + q(key("rsa.crt")) + " --blacklist " + q(d_ / "by") + " " + q(mod));
+  EXPECT_EQ(r.status, 0) << r.out;
+  test::spit(d_ / "both", "\"" + bystander + "\",\n\"" + signer + "\"\n");
+  r = test::run(M() + " blacklist check --json --list " + q(d_ / "both") + " " + q(mod));
+  EXPECT_EQ(r.status, 1);
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["stops"].size(), 1u) << r.out;
+  EXPECT_EQ(j["stops"][0]["entry"], signer);
+  EXPECT_EQ(j["stops"][0]["origins"][0]["where"], "line 2");
+  EXPECT_EQ(j["notes"], nlohmann::json::array({"certificate with " + bystander +
+                                               " is in the PKCS#7 but no signer's chain reaches it"}));
+}

@@ -138,12 +138,34 @@ Verdict check_module(ByteView stored, const module::ModuleImage& m, const Source
     return v;
   }
   auto st = kernel::pkcs7_verify(*msg, kernel::Usage::module, profile);
-  std::vector<Stop> tbs_hits;
-  for (const auto& x : msg->certs)
-    if (x.blacklisted) {
-      const std::string d = *certificate_entry(x.cert, profile);
-      tbs_hits.push_back(Stop{d, origins_of(sources, d), kTbsInMessage, KErr::ekeyrejected, ""});
+  // The blacklisted certificates a signer's chain reached (pkcs7_verify_sig_chain stops
+  // there, pkcs7_verify.c:230-239); others in the message refuse nothing.
+  std::vector<bool> reached(msg->certs.size(), false);
+  for (const auto& si : msg->signed_infos) {
+    if (!si.blacklisted || !si.signer) continue;
+    std::vector<bool> walked(msg->certs.size(), false);
+    for (std::size_t cur = *si.signer; cur < msg->certs.size() && !walked[cur];) {
+      walked[cur] = true;
+      if (msg->certs[cur].blacklisted) {
+        reached[cur] = true;
+        break;
+      }
+      if (!msg->certs[cur].signer) break;
+      cur = *msg->certs[cur].signer;
     }
+  }
+  std::vector<Stop> tbs_hits;
+  std::vector<std::string> tbs_unreached;
+  for (std::size_t i = 0; i < msg->certs.size(); ++i)
+    if (msg->certs[i].blacklisted) {
+      const std::string d = *certificate_entry(msg->certs[i].cert, profile);
+      if (reached[i])
+        tbs_hits.push_back(Stop{d, origins_of(sources, d), kTbsInMessage, KErr::ekeyrejected, ""});
+      else
+        tbs_unreached.push_back(d);
+    }
+  for (const auto& d : tbs_unreached)
+    v.notes.push_back("certificate with " + d + " is in the PKCS#7 but no signer's chain reaches it");
   if (!st) {
     const bool by_tbs = st.error().code == KErr::ekeyrejected && !tbs_hits.empty() &&
                         st.error().message.find("blacklisted") != std::string::npos;
