@@ -5,6 +5,8 @@
 // --blacklist/--revoked).
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <nlohmann/json.hpp>
 
 #include "blacklist/check.hpp"
@@ -981,4 +983,37 @@ TEST_F(BlacklistCli, ListedCertificateOffTheSignerChainIsOnlyANote) {
   EXPECT_EQ(j["stops"][0]["origins"][0]["where"], "line 2");
   EXPECT_EQ(j["notes"], nlohmann::json::array({"certificate with " + bystander +
                                                " is in the PKCS#7 but no signer's chain reaches it"}));
+}
+
+// RSA with signedAttrs (openssl cms without -noattr): pkcs7_get_digest() returns the hash
+// of the signedAttrs re-tagged as a SET (pkcs7_verify.c:108-109), not of the module, and
+// that is the bin: key — confirmed with openssl asn1parse and sha256sum.
+TEST_F(BlacklistCli, RsaWithSignedAttrsKeyIsHashOfRetaggedAttributes) {
+  const std::string content = d_ / "content";
+  test::spit(content, test::pattern(5000));
+  sh(test::openssl() + " cms -sign -binary -nosmimecap -nocerts -md sha256 -outform DER -in " + q(content) +
+     " -signer " + q(key("rsa.crt")) + " -inkey " + q(key("rsa.pem")) + " -out " + q(d_ / "p7"));
+  const std::string mod = d_ / "sa.ko";
+  test::spit(mod, module::append_signature(test::pattern(5000), test::slurp(d_ / "p7")));
+  // The signedAttrs: the [0] at depth 5 (ContentInfo > content > SignedData > signerInfos > SignerInfo).
+  const std::string line = sh(test::openssl() + " asn1parse -inform DER -in " + q(d_ / "p7") +
+                              " | grep 'd=5 .*cont \\[ 0 \\]' | head -n 1");
+  std::size_t off = 0, hl = 0, len = 0;
+  ASSERT_EQ(std::sscanf(line.c_str(), " %zu:d=5 hl=%zu l=%zu", &off, &hl, &len), 3) << line;
+  const std::string want = "bin:" + first_word(sh("(printf '\\061'; tail -c +" + std::to_string(off + 2) + " " +
+                                                  q(d_ / "p7") + " | head -c " + std::to_string(hl + len - 1) +
+                                                  ") | sha256sum"));
+  auto r = test::run(M() + " blacklist entry --json " + q(mod));
+  EXPECT_EQ(r.status, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["entry"], want);
+  EXPECT_EQ(j["source"], "d-modsig");
+  EXPECT_EQ(j["explanation"], "d-modsig: sha256 of the signedAttrs (pkcs7_get_digest with signedAttrs)");
+  EXPECT_NE(j["entry"], "bin:" + first_word(sh("sha256sum " + q(content))));
+  test::spit(d_ / "list", "\"" + want + "\"\n");
+  r = test::run(M() + " blacklist check --json --list " + q(d_ / "list") + " " + q(mod));
+  EXPECT_EQ(r.status, 1);
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["stops"][0]["entry"], want);
+  EXPECT_EQ(j["stops"][0]["errno"], "EPERM");
 }
