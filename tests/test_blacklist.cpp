@@ -986,7 +986,7 @@ TEST_F(BlacklistCli, ListedCertificateOffTheSignerChainIsOnlyANote) {
 }
 
 // RSA with signedAttrs (openssl cms without -noattr): pkcs7_get_digest() returns the hash
-// of the signedAttrs re-tagged as a SET (pkcs7_verify.c:108-109), not of the module, and
+// of the signedAttrs re-tagged as a SET (pkcs7_verify.c:114-115), not of the module, and
 // that is the bin: key — confirmed with openssl asn1parse and sha256sum.
 TEST_F(BlacklistCli, RsaWithSignedAttrsKeyIsHashOfRetaggedAttributes) {
   const std::string content = d_ / "content";
