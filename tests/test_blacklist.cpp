@@ -786,6 +786,13 @@ TEST_F(BlacklistCli, CertificateLookalikesAreRefusedNotHashedAsModules) {
   r = test::run(M() + " blacklist entry " + q(d_ / "text.pem"));
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, "\"" + tbs + "\"\n");
+  // Above 16 MiB a non-ELF file is a module whatever it contains: IMA's hash of it.
+  Bytes big = test::pattern(17u << 20);
+  for (char c : std::string("-----BEGIN CERTIFICATE-----\n")) big.push_back(static_cast<std::uint8_t>(c));
+  test::spit(d_ / "big.bin", big);
+  r = test::run(M() + " blacklist entry " + q(d_ / "big.bin"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "\"bin:" + first_word(sh("sha256sum " + q(d_ / "big.bin"))) + "\"\n");
 }
 
 // ima_collect_modsig(): a PKCS#7 that carries its own content makes

@@ -23,8 +23,8 @@ struct Item {
   std::optional<crypto::Certificate> cert;
 };
 
-/// Modules are ELF or compressed files.  Any other file that holds a PEM block
-/// ("-----BEGIN", also after leading text such as `openssl x509 -text` output) or starts
+/// Modules are ELF or compressed files.  Any other file of at most 16 MiB that holds a PEM
+/// block ("-----BEGIN", also after leading text such as `openssl x509 -text` output) or starts
 /// like a DER SEQUENCE (30 81 / 30 82) is read as certificates, and must parse as such: a
 /// DER certificate with trailing bytes, concatenated DER certificates, a PEM key or a
 /// damaged PEM block is reported (as `--revoked` and `--keyring` report them) instead of
@@ -40,7 +40,9 @@ bool load_items(const std::string& path, std::uint64_t max_size, std::vector<Ite
   }
   const bool elf = head.size() >= 4 && head[0] == 0x7f && head[1] == 'E' && head[2] == 'L' && head[3] == 'F';
   static constexpr std::string_view kPem = "-----BEGIN";
-  const bool pem = std::search(head.begin(), head.end(), kPem.begin(), kPem.end()) != head.end();
+  // Certificate files are small: a larger non-ELF file is a module whatever it contains.
+  const bool pem = head.size() <= kMaxSmallFileSize &&
+                   std::search(head.begin(), head.end(), kPem.begin(), kPem.end()) != head.end();
   const bool der = head.size() >= 2 && head[0] == 0x30 && (head[1] == 0x82 || head[1] == 0x81);
   if (!elf && module::detect_compression(head) == module::Compression::none && (pem || der)) {
     auto certs = crypto::Certificate::from_bytes(head);
