@@ -901,7 +901,7 @@ TEST_F(BlacklistCli, CheckStopsCiteTheKernelLines) {
                        "(crypto/asymmetric_keys/x509_public_key.c:189-191, EKEYREJECTED); pkcs7_validate_trust() then "
                        "finds no key for the signer (crypto/asymmetric_keys/pkcs7_trust.c:158-187): ENOKEY "
                        "[module_sig_check(): ENOKEY loads the module tainted; refused (EKEYREJECTED) when signatures "
-                       "are enforced]\n");
+                       "are enforced, EPERM under lockdown (kernel/module/signing.c:105-131)]\n");
   const std::string content = d_ / "content";
   test::spit(content, test::pattern(5000));
   sh(test::openssl() + " cms -sign -binary -noattr -nosmimecap -md sha256 -outform DER -in " + q(content) +

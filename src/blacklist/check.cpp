@@ -230,7 +230,7 @@ Verdict check_module(ByteView stored, const module::ModuleImage& m, const Source
           if (kernel::pkcs7_validate_trust(*msg, {*c}, profile))
             v.stops.push_back(Stop{d, origins_of(sources, d), kTbsKeyring, KErr::enokey,
                                    "module_sig_check(): ENOKEY loads the module tainted; refused (EKEYREJECTED) "
-                                   "when signatures are enforced"});
+                                   "when signatures are enforced, EPERM under lockdown (kernel/module/signing.c:105-131)"});
     }
   }
   return v;
