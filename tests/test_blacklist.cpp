@@ -5,6 +5,8 @@
 // --blacklist/--revoked).
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <nlohmann/json.hpp>
 
 #include "blacklist/check.hpp"
@@ -157,6 +159,11 @@ TEST(HashList, LinePreciseErrors) {
   EXPECT_EQ(first("bin:aa"), "h.txt:1:1: 'b' where a '\"' should open a string (awk: Not a string (item 1))");
   EXPECT_EQ(first("\"bin:aa\",\n"), "h.txt:1:9: ',' after the last entry (only blanks follow it) (awk: Not a string (item 2))");
   EXPECT_EQ(first("\"bin:aa\",,\"bin:bb\""), "h.txt:1:10: empty item between two ',' (awk: Not a string (item 2))");
+  // No comma at all, or a comma with nothing before it: the message does not invent one.
+  EXPECT_EQ(first("\n"), "h.txt:1:1: no string: the file holds only blanks (awk: Not a string (item 1))");
+  EXPECT_EQ(first(" \t\r\n"), "h.txt:1:1: no string: the file holds only blanks (awk: Not a string (item 1))");
+  EXPECT_EQ(first(",\"bin:aa\""), "h.txt:1:1: ',' with no string before it (awk: Not a string (item 1))");
+  EXPECT_EQ(first("\n,\"bin:aa\""), "h.txt:2:1: ',' with no string before it (awk: Not a string (item 1))");
   EXPECT_EQ(first("\"bin:aa\" \"bin:bb\""),
             "h.txt:1:10: '\"' after the closing '\"' (one string per item) (awk: Not a string (item 1))");
   EXPECT_EQ(first("\"bin:a,a\""),
@@ -190,7 +197,12 @@ TEST(HashList, AgreesWithTheKernelAwkScript) {
   const std::vector<std::string> cases = {
       "\"bin:aa\",\n\"tbs:bb\"\n", "\"bin:aa\",\n", "", "\n", "\"bin:aa\",", "\"bin:aa\",,\"bin:bb\"", "\"bin:a\\x61\"",
       " \"bin:aa\" \f", "\"TBS:aa\"", "\"tbs:" + hexes(128) + "\"", "\"tbs:" + hexes(130) + "\"", "\"bin:abc\"",
-      "\"bin:\"", "  \"bin:00\"\t,\r\n\"tbs:ff\"  ", "\"bin:a,a\"", "\"bin:aa\" x", "\"bin:AA\",\"bin:bb\""};
+      "\"bin:\"", "  \"bin:00\"\t,\r\n\"tbs:ff\"  ", "\"bin:a,a\"", "\"bin:aa\" x", "\"bin:AA\",\"bin:bb\"",
+      // hostile syntax: NUL bytes, VT, empty string, C string concatenation, escaped quote,
+      // unterminated string, commas only, CR-only line ends, non-ASCII (valid UTF-8)
+      std::string("\"bin:aa\"\0", 9), std::string("\"bin:a\0a\"", 10), "\"bin:aa\"\v", "\"\"", "\"bin:aa\"\"bb\"",
+      "\"bin:aa\\\"bb\"", "\"bin:aa", "\"bin:aa,\"bin:bb\"", ",", ",,,", ",\"bin:aa\"", "\"bin:aa\",\r\"bin:bb\"\r",
+      "\"bin:\xc3\xa9\"", "\"tbs:" + hexes(127) + "\"", "\"tbs:" + hexes(129) + "\"", "\"tbs:" + hexes(129, 'A') + "\""};
   for (const auto& c : cases) {
     test::spit(d / "list", c);
     auto r = test::run("gawk -f " + q(kernel_awk) + " " + q(d / "list"));
@@ -393,7 +405,7 @@ TEST_F(BlacklistCli, RsaSha256ModuleEntryIsSha256sumOfContentAndCheckStopsItOnBo
     EXPECT_EQ(r.status, 1) << r.out << r.err;
     EXPECT_EQ(r.out, mod + ": stopped by " + want + " (" + (d_ / "list") +
                          " line 1): ima_check_blacklist() -> is_binary_blacklisted() "
-                         "(security/integrity/ima/ima_appraise.c:428-450, certs/blacklist.c:247-254): EPERM [an IMA "
+                         "(security/integrity/ima/ima_appraise.c:428-452, certs/blacklist.c:247-254): EPERM [an IMA "
                          "appraise rule for MODULE_CHECK that allows modsig (appraise_type=imasig|modsig)]\n");
     r = test::run(M() + " blacklist check --json --kernel " + k + " --list " + q(d_ / "list") + " " + q(mod));
     EXPECT_EQ(r.status, 1);
@@ -460,7 +472,7 @@ TEST_F(BlacklistCli, MlDsaWithoutSignedAttrsCannotBeStoppedByBinOnV7) {
   EXPECT_EQ(std::string(side_list.begin(), side_list.end()), "\"" + side + "\"\n");
   r = test::run(M() + " blacklist check --list " + q(d_ / "side") + " " + q(mod));
   EXPECT_EQ(r.status, 0) << r.out;
-  EXPECT_EQ(r.out, mod + ": not stopped\n  note: no bin: entry can stop it under v7.0: pkcs7_get_digest() fails "
+  EXPECT_EQ(r.out, mod + ": not stopped\n  note: no bin: entry can stop it under v7.0 through the modsig: pkcs7_get_digest() fails "
                          "(EINVAL: No digest available), so ima_check_blacklist() looks up \"bin:\", which no key can "
                          "be; under the proposed behaviour (side SHA-256 of the signed content) " + side + " would\n"
                          "  note: " + side + " is listed, but v7.0 does not look it up\n");
@@ -735,4 +747,280 @@ TEST(BlacklistTbs, KernelPrintCertTbsHashScript) {
     EXPECT_EQ(r.out, empty384) << r.err;
   }
   EXPECT_NE(r.out, *certificate_entry(*cert, kernel::KernelProfile::v7_0()));
+}
+
+// ------------------------------------------------------------------ after the hostile-input review
+
+// A file that looks like certificates (DER SEQUENCE start, or a PEM block anywhere) but does
+// not parse as them is reported as --revoked/--keyring report it (exit 3, nothing written),
+// not hashed as if it were a module: DER with trailing bytes, two concatenated DER
+// certificates, a PEM private key.  PEM after leading text (openssl x509 -text) is read.
+TEST_F(BlacklistCli, CertificateLookalikesAreRefusedNotHashedAsModules) {
+  sh(test::openssl() + " x509 -in " + q(key("rsa.crt")) + " -outform DER -out " + q(d_ / "c.der"));
+  const Bytes der = test::slurp(d_ / "c.der");
+  Bytes trail = der;
+  for (char c : std::string("garbage\n")) trail.push_back(static_cast<std::uint8_t>(c));
+  test::spit(d_ / "trail.der", trail);
+  Bytes two = der;
+  two.insert(two.end(), der.begin(), der.end());
+  test::spit(d_ / "two.der", two);
+  for (const std::string f : {"trail.der", "two.der"}) {
+    auto r = test::run(M() + " blacklist entry -o " + q(d_ / "out") + " " + q(d_ / f));
+    EXPECT_EQ(r.status, 3) << f << r.out;
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err, "modsign: " + (d_ / f) + ": malformed certificate: trailing data after Certificate\n");
+    EXPECT_NE(test::run("test -e " + q(d_ / "out")).status, 0) << f;
+    r = test::run(M() + " blacklist check " + q(d_ / f));
+    EXPECT_EQ(r.status, 3) << f << r.out;
+    EXPECT_EQ(r.out, "");
+  }
+  auto r = test::run(M() + " blacklist entry " + q(key("rsa.pem")));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "modsign: " + key("rsa.pem") + ": no X.509 certificate found (neither DER nor PEM CERTIFICATE)\n");
+  // `openssl x509 -text` output: text, then the PEM block.
+  sh(test::openssl() + " x509 -in " + q(key("rsa.crt")) + " -text -out " + q(d_ / "text.pem"));
+  auto certs = crypto::Certificate::load_all(key("rsa.crt"));
+  ASSERT_TRUE(certs.ok());
+  const std::string tbs = "tbs:" + sha256_of(Bytes((*certs)[0].tbs().begin(), (*certs)[0].tbs().end()));
+  r = test::run(M() + " blacklist entry " + q(d_ / "text.pem"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "\"" + tbs + "\"\n");
+  // Above 16 MiB a non-ELF file is a module whatever it contains: IMA's hash of it.
+  Bytes big = test::pattern(17u << 20);
+  for (char c : std::string("-----BEGIN CERTIFICATE-----\n")) big.push_back(static_cast<std::uint8_t>(c));
+  test::spit(d_ / "big.bin", big);
+  r = test::run(M() + " blacklist entry " + q(d_ / "big.bin"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "\"bin:" + first_word(sh("sha256sum " + q(d_ / "big.bin"))) + "\"\n");
+}
+
+// ima_collect_modsig(): a PKCS#7 that carries its own content makes
+// pkcs7_supply_detached_data() fail (EINVAL, "Data already supplied") and the function
+// returns before pkcs7_get_digest(): IMA has a modsig without a digest and looks up "bin:",
+// so no key can stop the module — even though the attached content is the module content.
+TEST_F(BlacklistCli, AttachedContentModsigHasNoBinEntry) {
+  const std::string content = d_ / "content";
+  test::spit(content, test::pattern(5000));
+  sh(test::openssl() + " cms -sign -binary -nodetach -noattr -nosmimecap -md sha256 -outform DER -in " + q(content) +
+     " -signer " + q(key("rsa.crt")) + " -inkey " + q(key("rsa.pem")) + " -out " + q(d_ / "p7"));
+  const std::string mod = d_ / "att.ko";
+  test::spit(mod, module::append_signature(test::pattern(5000), test::slurp(d_ / "p7")));
+  auto r = test::run(M() + " blacklist entry --json " + q(mod));
+  EXPECT_EQ(r.status, 1) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["entry"], nullptr);
+  EXPECT_EQ(j["source"], "none");
+  EXPECT_EQ(j["explanation"], "ima_collect_modsig(): pkcs7_supply_detached_data() fails (EINVAL: Data already supplied "
+                              "(the PKCS#7 carries its own content)), so ima_check_blacklist() looks up \"bin:\", which "
+                              "no key can be");
+  // The content's SHA-256 — what a detached signature's d-modsig would be — does not stop it.
+  const std::string content_key = "bin:" + first_word(sh("sha256sum " + q(content)));
+  EXPECT_EQ(j["side_sha256_entry"], content_key);
+  test::spit(d_ / "list", "\"" + content_key + "\"\n");
+  r = test::run(M() + " blacklist check --json --list " + q(d_ / "list") + " " + q(mod));
+  EXPECT_EQ(r.status, 0) << r.out;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["stopped"], false);
+  EXPECT_EQ(j["stops"].size(), 0u);
+  // And the module loader refuses the signature outright (verify_pkcs7_message_sig: EBADMSG),
+  // before the revocation list is consulted: `check` names no revocation stop.
+  r = test::run(M() + " verify --cert " + q(key("rsa.crt")) + " " + q(mod));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, mod + ": refused (EBADMSG): PKCS#7 signature with non-detached data\n");
+  r = test::run(M() + " verify --cert " + q(key("rsa.crt")) + " --revoked " + q(key("rsa.crt")) + " " + q(mod));
+  EXPECT_EQ(r.out, mod + ": refused (EBADMSG): PKCS#7 signature with non-detached data\n");
+  r = test::run(M() + " blacklist check --revoked " + q(key("rsa.crt")) + " " + q(mod));
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out, mod + ": not stopped\n  note: no bin: entry can stop it under v7.0 through the modsig: "
+                         "ima_collect_modsig(): pkcs7_supply_detached_data() fails (EINVAL: Data already supplied (the "
+                         "PKCS#7 carries its own content)), so ima_check_blacklist() looks up \"bin:\", which no key "
+                         "can be; under the proposed behaviour (side SHA-256 of the signed content) " + content_key +
+                         " would\n  note: module_sig_check: verify_pkcs7_message_sig() fails (EBADMSG: PKCS#7 signature "
+                         "with non-detached data), before any certificate check\n");
+}
+
+// A rule that requires a signature without allowing modsig (appraise_type=imasig) makes
+// IMA look up its hash of the whole file, signature included, even for a signed module:
+// `check` names that stop with its condition; the d-modsig stop keeps its own.
+TEST_F(BlacklistCli, SignedModuleWholeFileKeyStopsUnderImasigOnlyRule) {
+  const std::string mod = signed_module("w.ko", "rsa.pem", "rsa.crt", "sha256");
+  const std::string whole = "bin:" + first_word(sh("sha256sum " + q(mod)));
+  const std::string dmodsig = "bin:" + first_word(sh("head -c 5000 " + q(mod) + " | sha256sum"));
+  ASSERT_NE(whole, dmodsig);
+  test::spit(d_ / "list", "\"" + whole + "\"\n");
+  for (const std::string k : {"v7.0", "v6"}) {
+    auto r = test::run(M() + " blacklist check --kernel " + k + " --list " + q(d_ / "list") + " " + q(mod));
+    EXPECT_EQ(r.status, 1) << r.out << r.err;
+    EXPECT_EQ(r.out, mod + ": stopped by " + whole + " (" + (d_ / "list") +
+                         " line 1): ima_check_blacklist() -> is_binary_blacklisted() "
+                         "(security/integrity/ima/ima_appraise.c:428-452, certs/blacklist.c:247-254): EPERM [an IMA "
+                         "appraise rule for MODULE_CHECK that requires a signature without allowing modsig "
+                         "(appraise_type=imasig): IMA's sha256 of the whole file as stored]\n");
+  }
+  // --ima-hash sha512: the whole-file key is then the sha512sum, and the SHA-256 one no longer matches.
+  auto r = test::run(M() + " blacklist check --ima-hash sha512 --list " + q(d_ / "list") + " " + q(mod));
+  EXPECT_EQ(r.status, 0) << r.out;
+  // Both keys listed: two stops, the modsig one first.
+  test::spit(d_ / "both", "\"" + dmodsig + "\",\n\"" + whole + "\"\n");
+  r = test::run(M() + " blacklist check --json --list " + q(d_ / "both") + " " + q(mod));
+  EXPECT_EQ(r.status, 1);
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["stops"].size(), 2u);
+  EXPECT_EQ(j["stops"][0]["entry"], dmodsig);
+  EXPECT_EQ(j["stops"][0]["condition"], "an IMA appraise rule for MODULE_CHECK that allows modsig (appraise_type=imasig|modsig)");
+  EXPECT_EQ(j["stops"][1]["entry"], whole);
+  EXPECT_EQ(j["stops"][1]["origins"][0]["where"], "line 2");
+  // An unsigned module: the whole-file key is the only one, named once.
+  test::spit(d_ / "plain.ko", test::pattern(3000));
+  test::spit(d_ / "plain", "\"bin:" + first_word(sh("sha256sum " + q(d_ / "plain.ko"))) + "\"\n");
+  r = test::run(M() + " blacklist check --json --list " + q(d_ / "plain") + " " + q(d_ / "plain.ko"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(nlohmann::json::parse(r.out)["stops"].size(), 1u);
+}
+
+// The text of each module stop names the kernel function and the lines of Linux 7.2.13
+// that refuse (checked against the source: system_keyring.c:333-337 calls
+// is_key_on_revocation_list; pkcs7_verify.c:230-239 marks the chain, 468-472 returns
+// EKEYREJECTED; pkcs7_trust.c:158-187 is pkcs7_validate_trust).
+TEST_F(BlacklistCli, CheckStopsCiteTheKernelLines) {
+  const std::string mod = signed_module("r.ko", "rsa.pem", "rsa.crt", "sha256");
+  auto r = test::run(M() + " blacklist check --revoked " + q(key("rsa.crt")) + " " + q(mod));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, mod + ": stopped by revoked certificate CN = blacklist test RSA (" + key("rsa.crt") +
+                       " certificate 1): is_key_on_revocation_list() (certs/blacklist.c:289-299) from "
+                       "verify_pkcs7_message_sig() (certs/system_keyring.c:333-337): EKEYREJECTED\n");
+  auto certs = crypto::Certificate::load_all(key("rsa.crt"));
+  ASSERT_TRUE(certs.ok());
+  const std::string tbs = "tbs:" + sha256_of(Bytes((*certs)[0].tbs().begin(), (*certs)[0].tbs().end()));
+  test::spit(d_ / "tbs", "\"" + tbs + "\"\n");
+  r = test::run(M() + " blacklist check --list " + q(d_ / "tbs") + " --keyring " + q(key("rsa.crt")) + " " + q(mod));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, mod + ": stopped by " + tbs + " (" + (d_ / "tbs") +
+                       " line 1): x509_key_preparse() keeps the certificate out of the keyring "
+                       "(crypto/asymmetric_keys/x509_public_key.c:189-191, EKEYREJECTED); pkcs7_validate_trust() then "
+                       "finds no key for the signer (crypto/asymmetric_keys/pkcs7_trust.c:158-187): ENOKEY "
+                       "[module_sig_check(): ENOKEY loads the module tainted; refused (EKEYREJECTED) when signatures "
+                       "are enforced, EPERM under lockdown (kernel/module/signing.c:105-131)]\n");
+  const std::string content = d_ / "content";
+  test::spit(content, test::pattern(5000));
+  sh(test::openssl() + " cms -sign -binary -noattr -nosmimecap -md sha256 -outform DER -in " + q(content) +
+     " -signer " + q(key("rsa.crt")) + " -inkey " + q(key("rsa.pem")) + " -out " + q(d_ / "p7"));
+  const std::string emb = d_ / "emb.ko";
+  test::spit(emb, module::append_signature(test::pattern(5000), test::slurp(d_ / "p7")));
+  r = test::run(M() + " blacklist check --list " + q(d_ / "tbs") + " " + q(emb));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, emb + ": stopped by " + tbs + " (" + (d_ / "tbs") +
+                       " line 1): x509_get_sig_params() marks the certificate blacklisted "
+                       "(crypto/asymmetric_keys/x509_public_key.c:38-45); pkcs7_verify() refuses a signer whose chain "
+                       "reaches it (crypto/asymmetric_keys/pkcs7_verify.c:230-239, 468-472): EKEYREJECTED\n");
+  r = test::run(M() + " blacklist check --list " + q(d_ / "tbs") + " " + q(key("rsa.crt")));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, key("rsa.crt") + ": stopped by " + tbs + " (" + (d_ / "tbs") +
+                       " line 1): x509_get_sig_params() marks it blacklisted "
+                       "(crypto/asymmetric_keys/x509_public_key.c:38-45); x509_key_preparse() refuses it from every "
+                       "keyring (:189-191), pkcs7_verify() refuses signatures whose chain reaches it "
+                       "(crypto/asymmetric_keys/pkcs7_verify.c:230-239, 468-472): EKEYREJECTED\n");
+}
+
+// is_key_on_revocation_list() is one pkcs7_validate_trust() over the whole .blacklist
+// keyring: a revoked certificate with the signer's issuer+serial but another key, met
+// first, ends it with EKEYREJECTED and the module is not refused, even though the real
+// signing certificate is revoked too.  `check` agrees with `verify` in both orders.
+TEST_F(BlacklistCli, RevocationIsOneTrustCheckOverTheWholeKeyring) {
+  const std::string mod = signed_module("o.ko", "rsa.pem", "rsa.crt", "sha256");
+  auto certs = crypto::Certificate::load_all(key("rsa.crt"));
+  ASSERT_TRUE(certs.ok());
+  const std::string serial = to_hex((*certs)[0].serial());
+  sh(test::openssl() + " genrsa -out " + q(d_ / "other.pem") + " 2048 2>/dev/null");
+  sh(test::openssl() + " req -x509 -new -key " + q(d_ / "other.pem") + " -subj '/CN=blacklist test RSA' -set_serial 0x" +
+     serial + " -days 30 -out " + q(d_ / "same-id.crt"));
+  const std::string real = key("rsa.crt"), fake = d_ / "same-id.crt";
+  auto r = test::run(M() + " verify --cert " + q(real) + " --revoked " + q(fake) + " --revoked " + q(real) + " " + q(mod));
+  EXPECT_EQ(r.status, 0) << r.out;
+  r = test::run(M() + " blacklist check --revoked " + q(fake) + " --revoked " + q(real) + " " + q(mod));
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out.rfind(mod + ": not stopped\n  note: revoked certificate CN = blacklist test RSA vouches for the signer, "
+                              "but pkcs7_validate_trust() over the whole .blacklist keyring fails first (EKEYREJECTED: ",
+                        0),
+            0u)
+      << r.out;
+  r = test::run(M() + " verify --cert " + q(real) + " --revoked " + q(real) + " --revoked " + q(fake) + " " + q(mod));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, mod + ": refused (EKEYREJECTED): Key is on the revocation list\n");
+  r = test::run(M() + " blacklist check --json --revoked " + q(real) + " --revoked " + q(fake) + " " + q(mod));
+  EXPECT_EQ(r.status, 1);
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["stops"].size(), 1u);
+  EXPECT_EQ(j["stops"][0]["origins"][0]["file"], real);
+}
+
+// A listed certificate that is in the PKCS#7 but on no signer's chain refuses nothing
+// (pkcs7_verify_sig_chain only stops at one it reaches): when the signer is listed too,
+// only the signer's entry is a stop; the other is a note.
+TEST_F(BlacklistCli, ListedCertificateOffTheSignerChainIsOnlyANote) {
+  sh(test::openssl() + " req -x509 -newkey rsa:2048 -nodes -keyout " + q(d_ / "other.pem") +
+     " -subj '/CN=bystander' -days 30 -out " + q(d_ / "other.crt") + " 2>/dev/null");
+  const std::string content = d_ / "content";
+  test::spit(content, test::pattern(5000));
+  sh(test::openssl() + " cms -sign -binary -noattr -nosmimecap -md sha256 -outform DER -in " + q(content) +
+     " -signer " + q(key("rsa.crt")) + " -inkey " + q(key("rsa.pem")) + " -certfile " + q(d_ / "other.crt") +
+     " -out " + q(d_ / "p7"));
+  const std::string mod = d_ / "two-certs.ko";
+  test::spit(mod, module::append_signature(test::pattern(5000), test::slurp(d_ / "p7")));
+  auto tbs_of = [](const std::string& pem) {
+    auto c = crypto::Certificate::load_all(pem);
+    EXPECT_TRUE(c.ok());
+    return "tbs:" + sha256_of(Bytes((*c)[0].tbs().begin(), (*c)[0].tbs().end()));
+  };
+  const std::string signer = tbs_of(key("rsa.crt")), bystander = tbs_of(d_ / "other.crt");
+  test::spit(d_ / "by", "\"" + bystander + "\"\n");
+  auto r = test::run(M() + " blacklist check --list " + q(d_ / "by") + " " + q(mod));
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out, mod + ": not stopped\n  note: certificate with " + bystander +
+                       " is in the PKCS#7 but no signer's chain reaches it\n");
+  r = test::run(M() + " verify --cert " + q(key("rsa.crt")) + " --blacklist " + q(d_ / "by") + " " + q(mod));
+  EXPECT_EQ(r.status, 0) << r.out;
+  test::spit(d_ / "both", "\"" + bystander + "\",\n\"" + signer + "\"\n");
+  r = test::run(M() + " blacklist check --json --list " + q(d_ / "both") + " " + q(mod));
+  EXPECT_EQ(r.status, 1);
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["stops"].size(), 1u) << r.out;
+  EXPECT_EQ(j["stops"][0]["entry"], signer);
+  EXPECT_EQ(j["stops"][0]["origins"][0]["where"], "line 2");
+  EXPECT_EQ(j["notes"], nlohmann::json::array({"certificate with " + bystander +
+                                               " is in the PKCS#7 but no signer's chain reaches it"}));
+}
+
+// RSA with signedAttrs (openssl cms without -noattr): pkcs7_get_digest() returns the hash
+// of the signedAttrs re-tagged as a SET (pkcs7_verify.c:114-115), not of the module, and
+// that is the bin: key — confirmed with openssl asn1parse and sha256sum.
+TEST_F(BlacklistCli, RsaWithSignedAttrsKeyIsHashOfRetaggedAttributes) {
+  const std::string content = d_ / "content";
+  test::spit(content, test::pattern(5000));
+  sh(test::openssl() + " cms -sign -binary -nosmimecap -nocerts -md sha256 -outform DER -in " + q(content) +
+     " -signer " + q(key("rsa.crt")) + " -inkey " + q(key("rsa.pem")) + " -out " + q(d_ / "p7"));
+  const std::string mod = d_ / "sa.ko";
+  test::spit(mod, module::append_signature(test::pattern(5000), test::slurp(d_ / "p7")));
+  // The signedAttrs: the [0] at depth 5 (ContentInfo > content > SignedData > signerInfos > SignerInfo).
+  const std::string line = sh(test::openssl() + " asn1parse -inform DER -in " + q(d_ / "p7") +
+                              " | grep 'd=5 .*cont \\[ 0 \\]' | head -n 1");
+  std::size_t off = 0, hl = 0, len = 0;
+  ASSERT_EQ(std::sscanf(line.c_str(), " %zu:d=5 hl=%zu l=%zu", &off, &hl, &len), 3) << line;
+  const std::string want = "bin:" + first_word(sh("(printf '\\061'; tail -c +" + std::to_string(off + 2) + " " +
+                                                  q(d_ / "p7") + " | head -c " + std::to_string(hl + len - 1) +
+                                                  ") | sha256sum"));
+  auto r = test::run(M() + " blacklist entry --json " + q(mod));
+  EXPECT_EQ(r.status, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["entry"], want);
+  EXPECT_EQ(j["source"], "d-modsig");
+  EXPECT_EQ(j["explanation"], "d-modsig: sha256 of the signedAttrs (pkcs7_get_digest with signedAttrs)");
+  EXPECT_NE(j["entry"], "bin:" + first_word(sh("sha256sum " + q(content))));
+  test::spit(d_ / "list", "\"" + want + "\"\n");
+  r = test::run(M() + " blacklist check --json --list " + q(d_ / "list") + " " + q(mod));
+  EXPECT_EQ(r.status, 1);
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["stops"][0]["entry"], want);
+  EXPECT_EQ(j["stops"][0]["errno"], "EPERM");
 }

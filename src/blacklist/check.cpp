@@ -16,17 +16,17 @@ std::vector<Origin> origins_of(const Sources& s, const std::string& d) {
 bool listed(const Sources& s, const std::string& d) { return s.keyring.descriptions.count(d) != 0; }
 
 const char* kImaCheck =
-    "ima_check_blacklist() -> is_binary_blacklisted() (security/integrity/ima/ima_appraise.c:428-450, "
+    "ima_check_blacklist() -> is_binary_blacklisted() (security/integrity/ima/ima_appraise.c:428-452, "
     "certs/blacklist.c:247-254)";
 const char* kTbsInMessage =
     "x509_get_sig_params() marks the certificate blacklisted (crypto/asymmetric_keys/x509_public_key.c:38-45); "
-    "pkcs7_verify() refuses the signer";
+    "pkcs7_verify() refuses a signer whose chain reaches it (crypto/asymmetric_keys/pkcs7_verify.c:230-239, 468-472)";
 const char* kRevoked =
     "is_key_on_revocation_list() (certs/blacklist.c:289-299) from verify_pkcs7_message_sig() "
-    "(certs/system_keyring.c)";
+    "(certs/system_keyring.c:333-337)";
 const char* kTbsKeyring =
     "x509_key_preparse() keeps the certificate out of the keyring (crypto/asymmetric_keys/x509_public_key.c:189-191, "
-    "EKEYREJECTED); pkcs7_validate_trust() then finds no key for the signer";
+    "EKEYREJECTED); pkcs7_validate_trust() then finds no key for the signer (crypto/asymmetric_keys/pkcs7_trust.c:158-187)";
 
 }  // namespace
 
@@ -42,8 +42,13 @@ ModuleEntry module_entry(ByteView stored, const module::ModuleImage& m, const ke
       const std::string size = std::to_string(d.content_length);
       if (d.kernel.status != KErr::none) {
         std::string reason = d.kernel.reason;
+        std::string fn = "pkcs7_get_digest()";
         if (reason.starts_with("pkcs7_get_digest: ")) reason.erase(0, 18);
-        e.explanation = "pkcs7_get_digest() fails (" + std::string(errno_name(d.kernel.status)) + ": " + reason +
+        if (reason.starts_with("pkcs7_supply_detached_data: ")) {
+          reason.erase(0, 28);
+          fn = "ima_collect_modsig(): pkcs7_supply_detached_data()";
+        }
+        e.explanation = fn + " fails (" + std::string(errno_name(d.kernel.status)) + ": " + reason +
                         "), so ima_check_blacklist() looks up \"bin:\", which no key can be";
       } else if (d.kernel.bytes.size() * 2 > kMaxHashHexLen) {
         e.explanation = "pkcs7_get_digest() returns the " + std::to_string(d.kernel.bytes.size()) +
@@ -92,8 +97,20 @@ Verdict check_module(ByteView stored, const module::ModuleImage& m, const Source
                            e.source == ModuleEntry::Source::d_modsig
                                ? "an IMA appraise rule for MODULE_CHECK that allows modsig (appraise_type=imasig|modsig)"
                                : "an IMA appraise rule for MODULE_CHECK that requires a signature"});
+  // A policy rule that requires a signature without allowing modsig (appraise_type=imasig;
+  // ima_policy.c:1846-1850 sets IMA_CHECK_BLACKLIST for it) never reads the modsig
+  // (ima_main.c:414-420): ima_check_blacklist() then looks up IMA's hash of the whole file
+  // as stored, signature included (ima_appraise.c:443-444).
+  if (e.source != ModuleEntry::Source::ima_hash) {
+    const std::string whole = "bin:" + to_hex(crypto::digest(ima_hash, stored));
+    if (listed(sources, whole))
+      v.stops.push_back(Stop{whole, origins_of(sources, whole), kImaCheck, KErr::eperm,
+                             "an IMA appraise rule for MODULE_CHECK that requires a signature without allowing modsig "
+                             "(appraise_type=imasig): IMA's " + std::string(crypto::hash_info(ima_hash).name) +
+                                 " of the whole file as stored"});
+  }
   if (e.source == ModuleEntry::Source::none) {
-    std::string n = "no bin: entry can stop it under " + profile.name() + ": " + e.explanation;
+    std::string n = "no bin: entry can stop it under " + profile.name() + " through the modsig: " + e.explanation;
     if (e.side_sha256) n += "; under the proposed behaviour (side SHA-256 of the signed content) " + *e.side_sha256 + " would";
     v.notes.push_back(n);
     if (e.side_sha256 && listed(sources, *e.side_sha256))
@@ -113,14 +130,42 @@ Verdict check_module(ByteView stored, const module::ModuleImage& m, const Source
                       ": " + msg.error().message + "), before any certificate check");
     return v;
   }
-  (void)kernel::pkcs7_supply_detached_data(*msg, sp->content);
+  if (auto sup = kernel::pkcs7_supply_detached_data(*msg, sp->content); !sup) {
+    // verify_pkcs7_message_sig (certs/system_keyring.c:323-327): the PKCS#7 carries its own
+    // content; refused before pkcs7_verify() looks at any certificate.
+    v.notes.push_back("module_sig_check: verify_pkcs7_message_sig() fails (EBADMSG: PKCS#7 signature with "
+                      "non-detached data), before any certificate check");
+    return v;
+  }
   auto st = kernel::pkcs7_verify(*msg, kernel::Usage::module, profile);
-  std::vector<Stop> tbs_hits;
-  for (const auto& x : msg->certs)
-    if (x.blacklisted) {
-      const std::string d = *certificate_entry(x.cert, profile);
-      tbs_hits.push_back(Stop{d, origins_of(sources, d), kTbsInMessage, KErr::ekeyrejected, ""});
+  // The blacklisted certificates a signer's chain reached (pkcs7_verify_sig_chain stops
+  // there, pkcs7_verify.c:230-239); others in the message refuse nothing.
+  std::vector<bool> reached(msg->certs.size(), false);
+  for (const auto& si : msg->signed_infos) {
+    if (!si.blacklisted || !si.signer) continue;
+    std::vector<bool> walked(msg->certs.size(), false);
+    for (std::size_t cur = *si.signer; cur < msg->certs.size() && !walked[cur];) {
+      walked[cur] = true;
+      if (msg->certs[cur].blacklisted) {
+        reached[cur] = true;
+        break;
+      }
+      if (!msg->certs[cur].signer) break;
+      cur = *msg->certs[cur].signer;
     }
+  }
+  std::vector<Stop> tbs_hits;
+  std::vector<std::string> tbs_unreached;
+  for (std::size_t i = 0; i < msg->certs.size(); ++i)
+    if (msg->certs[i].blacklisted) {
+      const std::string d = *certificate_entry(msg->certs[i].cert, profile);
+      if (reached[i])
+        tbs_hits.push_back(Stop{d, origins_of(sources, d), kTbsInMessage, KErr::ekeyrejected, ""});
+      else
+        tbs_unreached.push_back(d);
+    }
+  for (const auto& d : tbs_unreached)
+    v.notes.push_back("certificate with " + d + " is in the PKCS#7 but no signer's chain reaches it");
   if (!st) {
     const bool by_tbs = st.error().code == KErr::ekeyrejected && !tbs_hits.empty() &&
                         st.error().message.find("blacklisted") != std::string::npos;
@@ -134,6 +179,12 @@ Verdict check_module(ByteView stored, const module::ModuleImage& m, const Source
   }
   for (const auto& s : tbs_hits)
     v.notes.push_back("certificate with " + s.entry + " is in the PKCS#7 but another signer passes pkcs7_verify()");
+  // is_key_on_revocation_list() runs pkcs7_validate_trust() once over the whole .blacklist
+  // keyring: only a 0 from that call revokes (an EKEYREJECTED from one revoked key that
+  // matches an id but not the signature ends it first).  Each revoked certificate that
+  // alone vouches for a signer is then named.
+  std::vector<crypto::Certificate> revoked_in;
+  std::vector<std::size_t> revoked_at;
   for (std::size_t i = 0; i < sources.keyring.revoked.size(); ++i) {
     const auto& rc = sources.keyring.revoked[i];
     if (auto d = certificate_entry(rc, profile); d && listed(sources, *d)) {
@@ -141,9 +192,25 @@ Verdict check_module(ByteView stored, const module::ModuleImage& m, const Source
                         "): x509_key_preparse() keeps it out of the .blacklist keyring");
       continue;
     }
-    if (kernel::pkcs7_validate_trust(*msg, {rc}, profile)) {
+    revoked_in.push_back(rc);
+    revoked_at.push_back(i);
+  }
+  if (!revoked_in.empty()) {
+    const auto all = kernel::pkcs7_validate_trust(*msg, revoked_in, profile);
+    for (std::size_t k = 0; k < revoked_in.size(); ++k) {
+      if (!kernel::pkcs7_validate_trust(*msg, {revoked_in[k]}, profile)) continue;
+      if (!all) {
+        v.notes.push_back("revoked certificate " + revoked_in[k].subject_text() +
+                          " vouches for the signer, but pkcs7_validate_trust() over the whole .blacklist keyring fails "
+                          "first (" + std::string(errno_name(all.error().code)) + ": " + all.error().message +
+                          "), so is_key_on_revocation_list() does not refuse it; which of several keys with one "
+                          "identifier the kernel's keyring search finds depends on the keyring's internal order");
+        continue;
+      }
+      const std::size_t i = revoked_at[k];
       const Origin o = i < sources.revoked_origins.size() ? sources.revoked_origins[i] : Origin{};
-      v.stops.push_back(Stop{"revoked certificate " + rc.subject_text(), {o}, kRevoked, KErr::ekeyrejected, ""});
+      v.stops.push_back(
+          Stop{"revoked certificate " + revoked_in[k].subject_text(), {o}, kRevoked, KErr::ekeyrejected, ""});
     }
   }
   if (!trusted.empty()) {
@@ -163,7 +230,7 @@ Verdict check_module(ByteView stored, const module::ModuleImage& m, const Source
           if (kernel::pkcs7_validate_trust(*msg, {*c}, profile))
             v.stops.push_back(Stop{d, origins_of(sources, d), kTbsKeyring, KErr::enokey,
                                    "module_sig_check(): ENOKEY loads the module tainted; refused (EKEYREJECTED) "
-                                   "when signatures are enforced"});
+                                   "when signatures are enforced, EPERM under lockdown (kernel/module/signing.c:105-131)"});
     }
   }
   return v;
@@ -184,7 +251,7 @@ Verdict check_certificate(const crypto::Certificate& cert, const Sources& source
     v.stops.push_back(Stop{*v.tbs, origins_of(sources, *v.tbs),
                            "x509_get_sig_params() marks it blacklisted (crypto/asymmetric_keys/x509_public_key.c:38-45); "
                            "x509_key_preparse() refuses it from every keyring (:189-191), pkcs7_verify() refuses "
-                           "signatures it makes",
+                           "signatures whose chain reaches it (crypto/asymmetric_keys/pkcs7_verify.c:230-239, 468-472)",
                            KErr::ekeyrejected, ""});
   }
   for (std::size_t i = 0; i < sources.keyring.revoked.size(); ++i) {

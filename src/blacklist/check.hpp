@@ -1,7 +1,7 @@
 // modsign — would the kernel's blacklist stop a module or a certificate, and where?
 //
 // Lookups follow Linux 7.2.13 (v7.0 profile) and the pre-ML-DSA kernels (v6 profile):
-//  * bin: — IMA appraisal, ima_check_blacklist() (security/integrity/ima/ima_appraise.c:428-450)
+//  * bin: — IMA appraisal, ima_check_blacklist() (security/integrity/ima/ima_appraise.c:428-452)
 //    calls is_binary_blacklisted() on the modsig's pkcs7_get_digest() result when the file
 //    has a modsig IMA could parse, else on ima_hash (IMA's hash of the whole file).  Hit: EPERM.
 //  * tbs: — x509_get_sig_params() (crypto/asymmetric_keys/x509_public_key.c:38-45) for every
@@ -9,7 +9,7 @@
 //    refuses it from any keyring (EKEYREJECTED, :189-191) and pkcs7_verify() refuses a
 //    signer whose chain reaches it (EKEYREJECTED).
 //  * revoked certificates — is_key_on_revocation_list() (certs/blacklist.c:289-299), called
-//    by verify_pkcs7_message_sig() (certs/system_keyring.c) after pkcs7_verify(): a signer
+//    by verify_pkcs7_message_sig() (certs/system_keyring.c:333-337) after pkcs7_verify(): a signer
 //    that chains to a revoked key is refused with EKEYREJECTED.
 #pragma once
 
@@ -47,8 +47,10 @@ struct ModuleEntry {
 ///  * signed module, modsig parsed: the pkcs7_get_digest() bytes — H(image minus trailer)
 ///    with the SignerInfo digestAlgorithm when there are no signedAttrs; none when
 ///    pkcs7_get_digest fails (7.0 ML-DSA without signedAttrs: EINVAL; several signers:
-///    EBADMSG; IMA then looks up "bin:") or returns more than 64 bytes (7.0 ML-DSA with
-///    signedAttrs: the re-tagged attributes, longer than any key);
+///    EBADMSG; IMA then looks up "bin:"), or when the PKCS#7 carries its own content
+///    (ima_collect_modsig: pkcs7_supply_detached_data fails with EINVAL and no digest is
+///    taken), or when it returns more than 64 bytes (7.0 ML-DSA with signedAttrs: the
+///    re-tagged attributes, longer than any key);
 ///  * no modsig IMA can use (unsigned; trailer or PKCS#7 refused, e.g. ML-DSA under v6):
 ///    ima_hash of `stored`;
 ///  * compressed: v7.0 — IMA's MODULE_CHECK runs on the decompressed image
@@ -83,7 +85,9 @@ struct Verdict {
 };
 
 /// Check a module: IMA's bin: lookup first (the IMA hook runs in kernel_read_file, before
-/// load_module), then, for a signed image, module_sig_check's verify_pkcs7_signature:
+/// load_module) — the module_entry() key under a rule that allows modsig, and, for a
+/// module with a modsig, also IMA's hash of the whole file as stored, which a rule
+/// requiring a signature without modsig (appraise_type=imasig) looks up — then, for a signed image, module_sig_check's verify_pkcs7_signature:
 /// tbs: hits on certificates in the PKCS#7 (pkcs7_verify: EKEYREJECTED), revoked
 /// certificates that vouch for a signer (EKEYREJECTED), and — when `trusted` is given —
 /// trusted certificates the tbs: entries keep out of the keyring, leaving the signer

@@ -64,8 +64,10 @@ HashList parse_hash_list(std::string_view text) {
     while (p < end && awk_space(text[p])) ++p;
     if (p == end) {
       // Nothing but blanks: an empty item (",," or a ',' before the end of the file).
-      problem(p < text.size() ? p : (start > 0 ? start - 1 : 0), item, ProblemStage::awk,
-              end == text.size() ? "',' after the last entry (only blanks follow it)" : "empty item between two ','",
+      const char* what = end == text.size() ? (start == 0 ? "no string: the file holds only blanks"
+                                                          : "',' after the last entry (only blanks follow it)")
+                                            : (start == 0 ? "',' with no string before it" : "empty item between two ','");
+      problem(p < text.size() ? p : (start > 0 ? start - 1 : 0), item, ProblemStage::awk, what,
               "Not a string (item " + n + ")");
     } else if (text[p] != '"') {
       problem(p, item, ProblemStage::awk, show(text[p]) + " where a '\"' should open a string", "Not a string (item " + n + ")");

@@ -57,6 +57,14 @@ void finish(ModuleDigests& out, ByteView cms, const std::vector<std::pair<crypto
     return;
   }
   out.modsig_parsed = true;
+  // ima_collect_modsig (ima_modsig.c:100-117): pkcs7_supply_detached_data() fails with
+  // EINVAL when the PKCS#7 carries its own content, and the function returns before
+  // pkcs7_get_digest(): IMA has a modsig but no digest (ima_check_blacklist looks up "bin:").
+  if (msg->data) {
+    out.kernel.status = KErr::einval;
+    out.kernel.reason = "pkcs7_supply_detached_data: Data already supplied (the PKCS#7 carries its own content)";
+    return;
+  }
   for (const auto& [h, d] : content_digests) msg->data_digests.emplace_back(std::string(crypto::hash_info(h).name), d);
   if (content) (void)kernel::pkcs7_supply_detached_data(*msg, *content);
   auto d = kernel::pkcs7_get_digest(*msg, profile);

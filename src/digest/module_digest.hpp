@@ -35,7 +35,7 @@ class MultiHash {
 /// pkcs7_get_digest() as IMA calls it for an appended signature (ima_read_modsig +
 /// ima_collect_modsig), under one kernel profile.
 struct KernelDigestResult {
-  KErr status = KErr::none;  ///< none, or ENOENT (no modsig), the trailer's/parser's errno, EINVAL (7.0 ML-DSA) ...
+  KErr status = KErr::none;  ///< none, or ENOENT (no modsig), the trailer's/parser's errno, EINVAL (7.0 ML-DSA; or a PKCS#7 with attached content, which ima_collect_modsig cannot supply data to) ...
   std::string reason;
   std::string algo;          ///< kernel hash name ("sha256"), when status is none
   Bytes bytes;               ///< the digest IMA gets (the re-tagged attributes for 7.0 ML-DSA + signedAttrs)

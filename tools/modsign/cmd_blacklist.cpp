@@ -1,6 +1,7 @@
 // modsign blacklist entry|check|lint|merge — CONFIG_SYSTEM_BLACKLIST_HASH_LIST entries and
 // the kernel's bin:/tbs:/revocation checks (src/blacklist/).
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
 #include <set>
 
@@ -22,8 +23,12 @@ struct Item {
   std::optional<crypto::Certificate> cert;
 };
 
-/// Modules are ELF or compressed files; a file starting with "-----BEGIN" or a DER
-/// SEQUENCE that parses as certificates is certificates; anything else is a module.
+/// Modules are ELF or compressed files.  Any other file of at most 16 MiB that holds a PEM
+/// block ("-----BEGIN", also after leading text such as `openssl x509 -text` output) or starts
+/// like a DER SEQUENCE (30 81 / 30 82) is read as certificates, and must parse as such: a
+/// DER certificate with trailing bytes, concatenated DER certificates, a PEM key or a
+/// damaged PEM block is reported (as `--revoked` and `--keyring` report them) instead of
+/// being hashed as if it were a module.  Anything else is a module.
 /// Reports and returns false on an unreadable file or a broken certificate file.
 bool load_items(const std::string& path, std::uint64_t max_size, std::vector<Item>& out) {
   Bytes head;
@@ -34,19 +39,20 @@ bool load_items(const std::string& path, std::uint64_t max_size, std::vector<Ite
     return false;
   }
   const bool elf = head.size() >= 4 && head[0] == 0x7f && head[1] == 'E' && head[2] == 'L' && head[3] == 'F';
-  const bool pem = head.size() >= 10 && std::string(head.begin(), head.begin() + 10) == "-----BEGIN";
+  static constexpr std::string_view kPem = "-----BEGIN";
+  // Certificate files are small: a larger non-ELF file is a module whatever it contains.
+  const bool pem = head.size() <= kMaxSmallFileSize &&
+                   std::search(head.begin(), head.end(), kPem.begin(), kPem.end()) != head.end();
   const bool der = head.size() >= 2 && head[0] == 0x30 && (head[1] == 0x82 || head[1] == 0x81);
   if (!elf && module::detect_compression(head) == module::Compression::none && (pem || der)) {
     auto certs = crypto::Certificate::from_bytes(head);
-    if (certs) {
-      for (std::size_t i = 0; i < certs->size(); ++i)
-        out.push_back(Item{certs->size() > 1 ? path + "#" + std::to_string(i + 1) : path, std::nullopt, (*certs)[i]});
-      return true;
-    }
-    if (pem) {
+    if (!certs) {
       complain(path, certs.error().message);
       return false;
     }
+    for (std::size_t i = 0; i < certs->size(); ++i)
+      out.push_back(Item{certs->size() > 1 ? path + "#" + std::to_string(i + 1) : path, std::nullopt, (*certs)[i]});
+    return true;
   }
   std::string why;
   auto lm = read_module(path, max_size, &why);
