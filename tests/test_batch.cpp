@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
@@ -431,4 +432,88 @@ TEST(BatchThreads, SharedKeySignsAndVerifiesConcurrently) {
   for (auto& t : pool) t.join();
   EXPECT_EQ(good.load(), 48);
   EXPECT_EQ(bad.load(), 0);
+}
+
+// A symbolic link under -r never stands for its target (user trial): whether the link
+// sorts before the real module (t/a.ko -> sub/fat.ko) or after it (t/z.ko), sign, strip
+// and verify skip it as "symbolic link, not followed", and the real module is handled.
+TEST_F(Batch, SymlinkUnderDirIsSkippedBeforeDuplicateCheck) {
+  const std::string t = d_ / "t";
+  std::filesystem::create_directories(t + "/sub");
+  const std::string fat = t + "/sub/fat.ko";
+  test::spit(fat, content(2000, 5));
+  ASSERT_EQ(::symlink("sub/fat.ko", (t + "/a.ko").c_str()), 0);
+  ASSERT_EQ(::symlink("sub/fat.ko", (t + "/z.ko").c_str()), 0);
+  ASSERT_EQ(test::run(sign_cmd("rsa-2048") + q(fat)).status, 0);  // already signed, as the trial's module was
+  auto r = test::run(sign_cmd("rsa-2048") + "--replace -r " + q(t) + " --jobs 2");
+  EXPECT_EQ(r.status, 0) << r.err;
+  const std::string skip_links = "modsign: " + t + "/a.ko: skipped: symbolic link, not followed\n"
+                                 "modsign: " + t + "/z.ko: skipped: symbolic link, not followed\n";
+  const auto summary_at = r.err.find("modsign: sign: ");
+  ASSERT_NE(summary_at, std::string::npos) << r.err;
+  EXPECT_EQ(r.err.substr(0, summary_at), skip_links);
+  const std::uint64_t signed_size = test::slurp(fat).size();
+  EXPECT_TRUE(std::regex_match(r.err.substr(summary_at), summary_re("sign", 1, 0, 2, signed_size, 2)))
+      << r.err.substr(summary_at);
+  EXPECT_EQ(r.out.rfind(fat + ": signed (RSA, no signedAttrs, sha512, CMS ", 0), 0u) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1);
+  // verify reports the links the same way and verifies fat.ko once.
+  r = test::run(M() + " verify --cert " + q(crt("rsa-2048")) + " -r " + q(t) + " --jobs 1");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, fat + ": loads (OK): signature verified: rsa signature, trusted key \"modsign module signing key\"\n");
+  EXPECT_EQ(r.err.substr(0, r.err.find("modsign: verify: ")), skip_links);
+  // strip too; without -r a named symbolic link is followed (and is the same file).
+  r = test::run(M() + " strip -r " + q(t));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, fat + ": signature removed (" + std::to_string(signed_size - 2000 - 28 - 12) + " bytes of CMS)\n");
+  EXPECT_EQ(r.err, skip_links);
+  EXPECT_EQ(test::slurp(fat), content(2000, 5));
+  r = test::run(M() + " strip " + q(fat) + " " + q(t + "/a.ko"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, fat + ": not signed, unchanged\n");
+  EXPECT_EQ(r.err, "modsign: " + t + "/a.ko: skipped: same file as " + fat + "; handled once\n");
+}
+
+// The same file named twice is handled once by sign and verify alike, and the message for
+// the later name does not claim an outcome: here the first occurrence fails (already
+// signed, no --replace).
+TEST_F(Batch, SameFileTwiceIsHandledOnceWithTruthfulMessage) {
+  const std::string m = d_ / "m.ko";
+  test::spit(m, content(1500, 7));
+  ASSERT_EQ(test::run(sign_cmd("rsa-2048") + q(m)).status, 0);
+  const Bytes before = test::slurp(m);
+  const std::string other = std::string(d_.path()) + "/./m.ko";
+  auto r = test::run(sign_cmd("rsa-2048") + q(m) + " " + q(other) + " --jobs 1");
+  EXPECT_EQ(r.status, 3) << r.err;
+  const auto summary_at = r.err.find("modsign: sign: ");
+  ASSERT_NE(summary_at, std::string::npos) << r.err;
+  EXPECT_EQ(r.err.substr(0, summary_at),
+            "modsign: " + m + ": module is already signed (use --replace to strip the old signature and re-sign)\n"
+            "modsign: " + other + ": skipped: same file as " + m + "; handled once\n");
+  EXPECT_TRUE(std::regex_match(r.err.substr(summary_at), summary_re("sign", 0, 1, 1, before.size(), 1)))
+      << r.err.substr(summary_at);
+  EXPECT_EQ(test::slurp(m), before);
+  // verify: once, the same message; JSON gives a skipped record with every key.
+  r = test::run(M() + " verify --cert " + q(crt("rsa-2048")) + " " + q(m) + " " + q(other) + " --jobs 1");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, m + ": loads (OK): signature verified: rsa signature, trusted key \"modsign module signing key\"\n");
+  EXPECT_EQ(r.err.substr(0, r.err.find("modsign: verify: ")),
+            "modsign: " + other + ": skipped: same file as " + m + "; handled once\n");
+  EXPECT_TRUE(std::regex_match(r.err.substr(r.err.find("modsign: verify: ")),
+                               summary_re("verify", 1, 0, 1, before.size(), 1)))
+      << r.err;
+  r = test::run(M() + " verify --json --cert " + q(crt("rsa-2048")) + " " + q(m) + " " + q(other) + " --jobs 1");
+  EXPECT_EQ(r.status, 0) << r.err;
+  const auto nl = r.out.find('\n');
+  ASSERT_NE(nl, std::string::npos);
+  const auto j1 = nlohmann::json::parse(r.out.substr(0, nl));
+  const auto j2 = nlohmann::json::parse(r.out.substr(nl + 1));
+  EXPECT_EQ(j2["outcome"], "skipped");
+  EXPECT_EQ(j2["reason"], "same file as " + m + "; handled once");
+  EXPECT_TRUE(j2["errno"].is_null());
+  EXPECT_TRUE(j2["compressed"].is_null());
+  std::vector<std::string> k1, k2;
+  for (auto it = j1.begin(); it != j1.end(); ++it) k1.push_back(it.key());
+  for (auto it = j2.begin(); it != j2.end(); ++it) k2.push_back(it.key());
+  EXPECT_EQ(k1, k2);  // one schema for verdicts and skipped/error records
 }

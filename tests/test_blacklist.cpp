@@ -5,7 +5,9 @@
 // --blacklist/--revoked).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -564,6 +566,21 @@ TEST_F(BlacklistCli, RevokedCertificateAndTbsEntryInVerify) {
   EXPECT_EQ(r.status, 0);
   EXPECT_EQ(r.err.rfind("modsign: note: " + key("mldsa.crt") + " certificate 1 is not loaded by a v6 kernel (ENOPKG", 0), 0u)
       << r.err;
+  // The same ML-DSA certificate as an EFI_CERT_X509 entry of a --dbx file gives the same
+  // note, in blacklist check and verify alike.
+  ASSERT_EQ(test::run(M() + " blacklist entry --format esl --owner 77fa9abd-0359-4d32-bd60-28f4e78f784b -o " + q(d_ / "ml.esl") + " " + q(key("mldsa.crt"))).status, 0);
+  const std::string dbx_note = "modsign: note: " + (d_ / "ml.esl") +
+                               " list 1 entry 1 (EFI_CERT_X509) is not loaded by a v6 kernel (ENOPKG";
+  r = test::run(M() + " blacklist check --kernel v6 --dbx " + q(d_ / "ml.esl") + " " + q(mod));
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out, mod + ": not stopped\n");
+  EXPECT_EQ(r.err.rfind(dbx_note, 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  const std::string revoked_note = test::run(M() + " blacklist check --kernel v6 --revoked " + q(key("mldsa.crt")) + " " + q(mod)).err;
+  EXPECT_EQ(r.err.substr(dbx_note.size()), revoked_note.substr(revoked_note.find(" (ENOPKG") + 8)) << r.err;
+  r = test::run(M() + " verify --kernel v6 --cert " + q(key("rsa.crt")) + " --dbx " + q(d_ / "ml.esl") + " " + q(mod));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err.rfind(dbx_note, 0), 0u) << r.err;
   // Without --keyring the non-embedded signer's tbs: entry cannot be matched.
   r = test::run(M() + " blacklist check --list " + q(d_ / "tbs") + " " + q(mod));
   EXPECT_EQ(r.status, 0);
@@ -896,12 +913,51 @@ TEST_F(BlacklistCli, CheckStopsCiteTheKernelLines) {
   test::spit(d_ / "tbs", "\"" + tbs + "\"\n");
   r = test::run(M() + " blacklist check --list " + q(d_ / "tbs") + " --keyring " + q(key("rsa.crt")) + " " + q(mod));
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.out, mod + ": stopped by " + tbs + " (" + (d_ / "tbs") +
+  EXPECT_EQ(r.out, mod + ": loads tainted: signing key not loaded: " + tbs + " (" + (d_ / "tbs") +
                        " line 1): x509_key_preparse() keeps the certificate out of the keyring "
                        "(crypto/asymmetric_keys/x509_public_key.c:189-191, EKEYREJECTED); pkcs7_validate_trust() then "
                        "finds no key for the signer (crypto/asymmetric_keys/pkcs7_trust.c:158-187): ENOKEY "
                        "[module_sig_check(): ENOKEY loads the module tainted; refused (EKEYREJECTED) when signatures "
                        "are enforced, EPERM under lockdown (kernel/module/signing.c:105-131)]\n");
+  // The headline follows the enforcement policy, as verify's outcome does.
+  const std::string tail = " line 1): x509_key_preparse() keeps the certificate out of the keyring "
+                           "(crypto/asymmetric_keys/x509_public_key.c:189-191, EKEYREJECTED); pkcs7_validate_trust() then "
+                           "finds no key for the signer (crypto/asymmetric_keys/pkcs7_trust.c:158-187): ENOKEY "
+                           "[module_sig_check(): ENOKEY loads the module tainted; refused (EKEYREJECTED) when signatures "
+                           "are enforced, EPERM under lockdown (kernel/module/signing.c:105-131)]\n";
+  r = test::run(M() + " blacklist check --enforce --list " + q(d_ / "tbs") + " --keyring " + q(key("rsa.crt")) + " " + q(mod));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, mod + ": refused (EKEYREJECTED, signatures enforced): signing key not loaded: " + tbs + " (" +
+                       (d_ / "tbs") + tail);
+  r = test::run(M() + " blacklist check --lockdown --list " + q(d_ / "tbs") + " --keyring " + q(key("rsa.crt")) + " " + q(mod));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, mod + ": refused (EPERM, lockdown): signing key not loaded: " + tbs + " (" + (d_ / "tbs") + tail);
+  // JSON: outcome and errno agree with verify's for the same sources.
+  for (const auto& [flags, outcome, err, stopped] :
+       std::vector<std::tuple<std::string, std::string, std::string, bool>>{
+           {"", "loads-tainted", "ENOKEY", false}, {"--enforce ", "refused", "EKEYREJECTED", true},
+           {"--lockdown ", "refused", "EPERM", true}}) {
+    r = test::run(M() + " blacklist check --json " + flags + "--list " + q(d_ / "tbs") + " --keyring " + q(key("rsa.crt")) +
+                  " " + q(mod));
+    EXPECT_EQ(r.status, 1) << flags;
+    auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["outcome"], outcome) << flags;
+    EXPECT_EQ(j["errno"], err) << flags;
+    EXPECT_EQ(j["stopped"], stopped) << flags;
+    EXPECT_EQ(j["stops"][0]["errno"], "ENOKEY") << flags;
+    auto v = test::run(M() + " verify --json " + flags + "--cert " + q(key("rsa.crt")) + " --blacklist " + q(d_ / "tbs") +
+                       " " + q(mod));
+    auto vj = nlohmann::json::parse(v.out);
+    EXPECT_EQ(vj["outcome"], outcome) << flags;
+    EXPECT_EQ(vj["errno"], err) << flags;
+  }
+  // Not stopped: outcome not-stopped, errno null, exit 0.
+  r = test::run(M() + " blacklist check --json --keyring " + q(key("rsa.crt")) + " " + q(mod));
+  EXPECT_EQ(r.status, 0);
+  auto nj = nlohmann::json::parse(r.out);
+  EXPECT_EQ(nj["outcome"], "not-stopped");
+  EXPECT_TRUE(nj["errno"].is_null());
+  EXPECT_EQ(nj["stopped"], false);
   const std::string content = d_ / "content";
   test::spit(content, test::pattern(5000));
   sh(test::openssl() + " cms -sign -binary -noattr -nosmimecap -md sha256 -outform DER -in " + q(content) +

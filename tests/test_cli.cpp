@@ -503,9 +503,13 @@ TEST_F(Cli, SameFileTwiceAndHardLinks) {
   const std::string sign = M() + " sign --key " + q(key("rsa.pem")) + " --cert " + q(key("rsa.crt")) + " ";
   auto r = test::run(sign + q(m) + " " + q(m) + " " + q(d_.path() + "/./mod.ko"));
   EXPECT_EQ(r.status, 0) << r.err;
-  // Two "given more than once" lines and the batch summary (three inputs).
+  // Two "same file" lines and the batch summary (three inputs).
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 3) << r.err;
-  EXPECT_EQ(r.err.rfind("modsign: " + m + ": given more than once; signed once\n", 0), 0u) << r.err;
+  EXPECT_EQ(r.err.rfind("modsign: " + m + ": skipped: same file as " + m + "; handled once\nmodsign: " + d_.path() +
+                            "/./mod.ko: skipped: same file as " + m + "; handled once\n",
+                        0),
+            0u)
+      << r.err;
   EXPECT_NE(r.err.find("\nmodsign: sign: 1 done, 0 failed, 2 skipped, 4096 bytes, "), std::string::npos) << r.err;
   auto split = module::split(test::slurp(m));
   ASSERT_TRUE(split.ok());
@@ -534,4 +538,19 @@ TEST_F(Cli, StreamingRefusesHugeClaimedSignatureWithoutReadingIt) {
                                       "decoder's 65535\n");
   r = test::run(M() + " digest --json " + q(d_ / "huge.ko"));
   EXPECT_EQ(nlohmann::json::parse(r.out)["kernel_digest"]["status"], "EMSGSIZE");
+}
+
+// keygen's summary line names the RSA size (user trial: "RSA key" for rsa-3072).
+TEST_F(Cli, KeygenSummaryNamesTheRsaSize) {
+  auto r = test::run(M() + " keygen --algo rsa-3072 --out " + q(d_ / "k.pem"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.rfind((d_ / "k.pem") + ": RSA-3072 key, certificate CN = modsign module signing key serial ", 0), 0u)
+      << r.out;
+  auto k = crypto::PrivateKey::load(d_ / "k.pem", std::nullopt);
+  ASSERT_TRUE(k.ok());
+  EXPECT_EQ(test::run(test::openssl() + " pkey -in " + q(d_ / "k.pem") + " -noout -text | head -1").out,
+            "Private-Key: (3072 bit, 2 primes)\n");
+  r = test::run(M() + " keygen --algo ml-dsa-44 --out " + q(d_ / "m.pem"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.rfind((d_ / "m.pem") + ": ML-DSA-44 key, certificate ", 0), 0u) << r.out;
 }

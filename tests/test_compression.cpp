@@ -302,3 +302,43 @@ TEST(Compression, StreamsTheKernelDecompressorRefuses) {
   EXPECT_EQ(module::open_module(test::slurp(d / "bcj.ko.xz"))->kernel_decompress_problem, "");
   EXPECT_EQ(module::open_module(test::slurp(d / "n.ko.gz"))->kernel_decompress_problem, "");
 }
+
+// Decoder failures are worded, never a library status number (user trial: "corrupt xz
+// data (liblzma status 9)").
+TEST(Compression, DecoderErrorsAreWorded) {
+  const Bytes img = image();
+  const std::vector<std::pair<Compression, std::string>> trunc = {
+      {Compression::xz, "truncated xz data"}, {Compression::zstd, "truncated zstd data"}, {Compression::gzip, "truncated gzip data"}};
+  for (const auto& [c, want] : trunc) {
+    const Bytes packed = module::compress(img, c);
+    auto t = module::decompress(ByteView(packed).first(packed.size() / 2), c);
+    ASSERT_FALSE(t.ok()) << want;
+    EXPECT_EQ(t.error().code, KErr::einval);
+    EXPECT_EQ(t.error().message, want);
+  }
+  // LZMA_DATA_ERROR: a damaged byte inside the LZMA2 data (the block's CRC32 no longer matches).
+  Bytes xz = module::compress(img, Compression::xz);
+  xz[xz.size() / 2] ^= 0x55;
+  auto x = module::decompress(xz, Compression::xz);
+  ASSERT_FALSE(x.ok());
+  EXPECT_EQ(x.error().message, "corrupt xz data");
+  // LZMA_OPTIONS_ERROR: a reserved bit set in the stream flags (stream header CRC fixed up).
+  Bytes opt = module::compress(img, Compression::xz);
+  opt[6] = 0x01;  // the first stream-flag byte must be zero
+  std::uint32_t crc = 0xffffffffu;  // CRC-32 (IEEE, reflected) of the two stream-flag bytes
+  for (int i = 6; i < 8; ++i) {
+    crc ^= opt[i];
+    for (int b = 0; b < 8; ++b) crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
+  }
+  crc ^= 0xffffffffu;
+  for (int i = 0; i < 4; ++i) opt[8 + i] = static_cast<std::uint8_t>(crc >> (8 * i));
+  auto o = module::decompress(opt, Compression::xz);
+  ASSERT_FALSE(o.ok());
+  EXPECT_EQ(o.error().message, "unsupported xz options");
+  // gzip: zlib's own words in parentheses.
+  Bytes gz = module::compress(img, Compression::gzip);
+  gz[3] = 0xe0;  // reserved FLG bits
+  auto g = module::decompress(gz, Compression::gzip);
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.error().message, "corrupt gzip data (unknown header flags set)");
+}

@@ -473,6 +473,7 @@ VariableEffects apply_handlers(const ParsedLists& lists, Variable v, const kerne
             if (c) ef.cert = *c;
             if (c && !sup) {
               ef.key_error = sup.error().code;
+              ef.key_error_reason = sup.error().message;
             } else if (c && blacklist && tbs_listed(*c, profile, *blacklist)) {
               ef.key_error = KErr::ekeyrejected;
             } else if (c) {
@@ -503,7 +504,10 @@ Status add_to_sources(const ParsedLists& lists, Variable v, const std::string& f
     const SignatureList& l = lists.lists[ef.list];
     Origin o{file, where(ef.list, ef.entry, l.type)};
     if (ef.key_error != KErr::none) {
-      if (ef.kind != EntryKind::ignored)
+      if (!ef.key_error_reason.empty())  // worded as for a --revoked certificate the profile cannot load
+        out.notes.push_back(file + " " + o.where + " is not loaded by a " + profile.name() + " kernel (" +
+                            std::string(errno_name(ef.key_error)) + ": " + ef.key_error_reason + ")");
+      else if (ef.kind != EntryKind::ignored)
         out.notes.push_back(file + ": " + o.where + ": not added to .blacklist (" +
                             std::string(errno_name(ef.key_error)) + ")");
       continue;

@@ -263,6 +263,9 @@ struct EntryEffect {
   /// bytes): the kernel logs "Problem with revocation key (%ld)" / "Problem loading X.509
   /// certificate" and adds nothing.  none when the key is added.
   KErr key_error = KErr::none;
+  /// Certificates refused by x509_supported() (the profile cannot load them, e.g. ML-DSA on
+  /// v6: ENOPKG): its explanation, as `modsign verify --revoked` prints it; "" otherwise.
+  std::string key_error_reason;
   /// tbs_hash whose data length no lookup of x509_get_sig_params() can have, so the entry
   /// blocks nothing: 7.0 looks up the SHA-256 of the TBS ("tbs:<64 hex>"), so any length
   /// but 32; v6 the TBS digest in the certificate's signature hash, so any length but 20,

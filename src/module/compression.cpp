@@ -3,9 +3,11 @@
 #include <lzma.h>
 #include <zlib.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include <cstdlib>
 #include <stdexcept>
+#include <string>
 
 namespace modsign::module {
 
@@ -32,6 +34,33 @@ bool only_xz_padding(ByteView rest) {
   return true;
 }
 
+// liblzma's lzma_ret codes in words (no numeric status in messages).
+std::string xz_error_text(lzma_ret r) {
+  switch (r) {
+    case LZMA_DATA_ERROR: return "corrupt xz data";
+    case LZMA_FORMAT_ERROR: return "not xz data";
+    case LZMA_OPTIONS_ERROR: return "unsupported xz options";
+    case LZMA_BUF_ERROR: return "truncated xz data";
+    case LZMA_MEM_ERROR: return "out of memory while decompressing xz data";
+    case LZMA_MEMLIMIT_ERROR: return "xz data needs more than --max-size memory to decompress";
+    case LZMA_UNSUPPORTED_CHECK: return "unsupported xz integrity check";
+    default: return "xz decoder error";
+  }
+}
+
+// libzstd's error codes in words: "not zstd data", "corrupt zstd data", ...
+std::string zstd_error_text(std::size_t r) {
+  switch (ZSTD_getErrorCode(r)) {
+    case ZSTD_error_prefix_unknown: return "not zstd data";
+    case ZSTD_error_frameParameter_windowTooLarge: return "zstd window larger than 2 GiB";
+    case ZSTD_error_frameParameter_unsupported: return "unsupported zstd frame parameters";
+    case ZSTD_error_checksum_wrong: return "corrupt zstd data (checksum mismatch)";
+    case ZSTD_error_memory_allocation: return "out of memory while decompressing zstd data";
+    case ZSTD_error_corruption_detected: return "corrupt zstd data";
+    default: return std::string("corrupt zstd data (") + ZSTD_getErrorName(r) + ")";
+  }
+}
+
 Result<Bytes> unxz(ByteView in, std::uint64_t max) {
   lzma_stream s = LZMA_STREAM_INIT;
   // No LZMA_CONCATENATED: one stream, as the kernel's xz_dec decodes.
@@ -52,15 +81,7 @@ Result<Bytes> unxz(ByteView in, std::uint64_t max) {
   } while (r == LZMA_OK);
   const std::size_t rest = s.avail_in;
   lzma_end(&s);
-  if (r == LZMA_BUF_ERROR) return make_error(KErr::einval, "truncated xz stream");
-  if (r != LZMA_STREAM_END) {
-    const char* why = r == LZMA_FORMAT_ERROR    ? "not an xz stream"
-                      : r == LZMA_OPTIONS_ERROR ? "unsupported xz options"
-                      : r == LZMA_DATA_ERROR    ? "corrupt xz data"
-                      : r == LZMA_MEM_ERROR     ? "out of memory"
-                                                : "xz decoder error";
-    return make_error(KErr::einval, std::string(why) + " (liblzma status " + std::to_string(r) + ")");
-  }
+  if (r != LZMA_STREAM_END) return make_error(KErr::einval, xz_error_text(r));
   if (rest && !only_xz_padding(in.last(rest)))
     return make_error(KErr::einval, std::to_string(rest) + " bytes of trailing data after the xz stream");
   return out;
@@ -90,11 +111,11 @@ Result<Bytes> gunzip(ByteView in, std::uint64_t max) {
     left -= step - z.avail_in;
     if (r == Z_BUF_ERROR || (r == Z_OK && left == 0 && z.avail_in == 0)) {
       inflateEnd(&z);
-      return make_error(KErr::einval, "truncated gzip stream");
+      return make_error(KErr::einval, "truncated gzip data");
     }
     if (r != Z_OK && r != Z_STREAM_END) {
       inflateEnd(&z);
-      return make_error(KErr::einval, std::string("corrupt gzip stream: ") + (z.msg ? z.msg : "inflate error"));
+      return make_error(KErr::einval, std::string("corrupt gzip data") + (z.msg ? std::string(" (") + z.msg + ")" : std::string()));
     }
   }
   const std::size_t rest = left;
@@ -114,9 +135,9 @@ Result<Bytes> unzstd(ByteView in, std::uint64_t max, bool all_frames = false) {
     ZSTD_outBuffer ob{buf, sizeof buf, 0};
     const std::size_t r = ZSTD_decompressStream(d, &ob, &ib);
     if (ZSTD_isError(r)) {
-      std::string why = ZSTD_getErrorName(r);
+      std::string why = zstd_error_text(r);
       ZSTD_freeDCtx(d);
-      return make_error(KErr::einval, "corrupt zstd stream: " + why);
+      return make_error(KErr::einval, why);
     }
     if (!grow(out, buf, ob.pos, max)) {
       ZSTD_freeDCtx(d);
@@ -128,7 +149,7 @@ Result<Bytes> unzstd(ByteView in, std::uint64_t max, bool all_frames = false) {
     }
     if (ib.pos == in.size() && ob.pos < ob.size) {  // input used up, frame unfinished
       ZSTD_freeDCtx(d);
-      return make_error(KErr::einval, "truncated zstd stream");
+      return make_error(KErr::einval, "truncated zstd data");
     }
   }
   ZSTD_freeDCtx(d);

@@ -5,12 +5,14 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cstdint>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -85,6 +87,21 @@ std::vector<BatchInput> expand_module_tree(const std::vector<std::string>& files
   }
   return out;
 }
+
+std::vector<std::size_t> duplicate_of(const std::vector<BatchInput>& inputs) {
+  std::vector<std::size_t> dup(inputs.size(), SIZE_MAX);
+  std::map<std::string, std::size_t> first;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].not_regular.empty()) continue;  // skipped anyway; must not shadow the file
+    std::error_code ec;
+    const auto canon = std::filesystem::weakly_canonical(inputs[i].path, ec).string();
+    const auto [it, inserted] = first.emplace(ec ? inputs[i].path : canon, i);
+    if (!inserted) dup[i] = it->second;
+  }
+  return dup;
+}
+
+std::string duplicate_text(const std::string& first) { return "skipped: same file as " + first + "; handled once"; }
 
 int run_batch(const std::string& verb, std::size_t n, const std::function<ItemResult(std::size_t)>& work,
               const BatchOptions& o, bool summary) {

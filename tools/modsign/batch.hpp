@@ -44,6 +44,16 @@ struct BatchInput {
 std::vector<BatchInput> expand_module_tree(const std::vector<std::string>& files, const std::vector<std::string>& dirs,
                                            bool* dir_error);
 
+/// For each input, the index of the earlier input naming the same file (by
+/// std::filesystem::weakly_canonical path), or SIZE_MAX for a first occurrence.  Inputs with
+/// `not_regular` set (e.g. a symbolic link found under -r) take no part: they are reported as
+/// skipped by the caller and neither count as an occurrence nor shadow the real file.  Hard
+/// links are separate names and are not duplicates.
+std::vector<std::size_t> duplicate_of(const std::vector<BatchInput>& inputs);
+
+/// The line a batch prints for a duplicate: "skipped: same file as FIRST; handled once".
+std::string duplicate_text(const std::string& first);
+
 /// True for a name ending in .ko.xz, .ko.zst or .ko.gz.
 bool compressed_module_name(const std::string& path);
 

@@ -75,8 +75,10 @@ void add_blacklist_commands(CLI::App& app, Commands& more);
 /// device_initcall; each must pass `modsign blacklist lint`), revoked certificate files
 /// (CONFIG_SYSTEM_REVOCATION_KEYS, late_initcall), dbx/MokListXRT files (load_uefi_certs).
 /// Revoked certificates the `profile` kernel would refuse (x509_supported: ENOPKG, or a
-/// listed tbs: key: EKEYREJECTED) are left out with a note on stderr.  Reports and returns
-/// false on the first unreadable or malformed file.
+/// listed tbs: key: EKEYREJECTED), whether given with --revoked or as EFI_CERT_X509 entries
+/// of a --dbx file, are left out; every note in `out.notes` is printed on stderr as
+/// "modsign: note: ..." once loading is done.  Reports and returns false on the first
+/// unreadable or malformed file.
 bool load_blacklist_sources(const std::vector<std::string>& lists, const std::vector<std::string>& revoked,
                             const std::vector<std::string>& dbx, const kernel::KernelProfile& profile,
                             blacklist::Sources& out);

@@ -252,14 +252,34 @@ int cmd_entry(const EntryArgs& a) {
 struct CheckArgs {
   std::vector<std::string> items, lists, revoked, keyrings, dbx;
   std::string kernel = "v7.0", ima_hash = "sha256";
-  bool json = false;
+  bool json = false, enforce = false, lockdown = false;
   std::uint64_t max_size = module::kDefaultMaxDecompressed;
 };
+
+/// What a verdict means for loading, as `verify` words it: "refused" (errno of the acting
+/// stop), "loads-tainted" (the acting stop is ENOKEY — a listed tbs: key kept the signer's
+/// certificate out of the keyring — and signatures are not enforced: module_sig_check()
+/// lets the module load tainted) or "not-stopped".  Under --enforce ENOKEY becomes
+/// EKEYREJECTED, under --lockdown EPERM (kernel/module/signing.c:105-131, Linux 7.2.13).
+struct CheckOutcome {
+  const char* outcome;  ///< "refused" | "loads-tainted" | "not-stopped"
+  KErr err;             ///< errno the kernel returns (ENOKEY for loads-tainted; none when not stopped)
+};
+CheckOutcome check_outcome(const blacklist::Verdict& v, const kernel::KernelProfile& p) {
+  if (!v.stopped()) return {"not-stopped", KErr::none};
+  const KErr e = v.stops[0].err;
+  if (e != KErr::enokey) return {"refused", e};
+  if (p.enforce) return {"refused", KErr::ekeyrejected};
+  if (p.lockdown) return {"refused", KErr::eperm};
+  return {"loads-tainted", KErr::enokey};
+}
 
 int cmd_check(const CheckArgs& a) {
   auto profile = profile_of(a.kernel);
   auto ih = ima_hash_of(a.ima_hash);
   if (!profile || !ih) return kExitUsage;
+  profile->enforce = a.enforce;
+  profile->lockdown = a.lockdown;
   blacklist::Sources sources;
   if (!load_blacklist_sources(a.lists, a.revoked, a.dbx, *profile, sources)) return kExitInput;
   std::vector<crypto::Certificate> trusted;
@@ -278,8 +298,6 @@ int cmd_check(const CheckArgs& a) {
     }
     trusted = std::move(kr.certificates);
   }
-  if (!a.json)
-    for (const auto& n : sources.notes) std::cerr << "modsign: note: " << printable(n) << "\n";
   int worst = kExitOk;
   for (const auto& path : a.items) {
     std::vector<Item> items;
@@ -291,10 +309,13 @@ int cmd_check(const CheckArgs& a) {
       const blacklist::Verdict v = it.cert ? blacklist::check_certificate(*it.cert, sources, *profile)
                                            : blacklist::check_module(it.module->stored, it.module->m, sources, trusted,
                                                                      *profile, *ih);
-      if (v.stopped()) worst = std::max(worst, kExitVerdict);
+      const CheckOutcome oc = check_outcome(v, *profile);
+      if (v.stopped()) worst = std::max(worst, kExitVerdict);  // refused or loads tainted: 1
       if (a.json) {
         nlohmann::json j{{"path", it.label}, {"kind", v.certificate ? "certificate" : "module"},
-                         {"kernel", profile->name()}, {"stopped", v.stopped()}};
+                         {"kernel", profile->name()}, {"stopped", oc.err != KErr::none && oc.err != KErr::enokey},
+                         {"outcome", oc.outcome},
+                         {"errno", oc.err == KErr::none ? nlohmann::json(nullptr) : nlohmann::json(errno_name(oc.err))}};
         nlohmann::json stops = nlohmann::json::array();
         for (const auto& s : v.stops)
           stops.push_back({{"entry", s.entry}, {"origins", origins_json(s.origins)}, {"check", s.check},
@@ -320,7 +341,17 @@ int cmd_check(const CheckArgs& a) {
         if (!s.condition.empty()) t += " [" + s.condition + "]";
         return t;
       };
-      if (v.stopped()) {
+      if (v.stopped() && v.stops[0].err == KErr::enokey) {
+        // The signer's key is kept out of the keyring: tainted unless signatures are enforced.
+        const std::string how = std::string(oc.outcome) == "loads-tainted"
+                                    ? "loads tainted"
+                                    : "refused (" + std::string(errno_name(oc.err)) +
+                                          (a.enforce ? ", signatures enforced" : ", lockdown") + ")";
+        std::cout << printable(it.label) << ": " << how << ": signing key not loaded: " << printable(stop_text(v.stops[0]))
+                  << "\n";
+        for (std::size_t i = 1; i < v.stops.size(); ++i)
+          std::cout << "  also: " << printable(stop_text(v.stops[i])) << "\n";
+      } else if (v.stopped()) {
         std::cout << printable(it.label) << ": stopped by " << printable(stop_text(v.stops[0])) << "\n";
         for (std::size_t i = 1; i < v.stops.size(); ++i)
           std::cout << "  also: " << printable(stop_text(v.stops[i])) << "\n";
@@ -440,12 +471,12 @@ bool load_blacklist_sources(const std::vector<std::string>& lists, const std::ve
       const auto& c = (*certs)[i];
       const std::string which = f + " certificate " + std::to_string(i + 1);
       if (auto st = kernel::x509_supported(c, profile); !st) {
-        complain("", "note: " + which + " is not loaded by a " + profile.name() + " kernel (" +
-                         std::string(errno_name(st.error().code)) + ": " + st.error().message + ")");
+        out.notes.push_back(which + " is not loaded by a " + profile.name() + " kernel (" +
+                            std::string(errno_name(st.error().code)) + ": " + st.error().message + ")");
         continue;
       }
       if (auto d = blacklist::certificate_entry(c, profile); d && out.keyring.descriptions.count(*d)) {
-        complain("", "note: " + which + " is not loaded: its " + *d + " is listed (x509_key_preparse: EKEYREJECTED)");
+        out.notes.push_back(which + " is not loaded: its " + *d + " is listed (x509_key_preparse: EKEYREJECTED)");
         continue;
       }
       out.add_revoked(c, blacklist::Origin{f, "certificate " + std::to_string(i + 1)});
@@ -465,6 +496,9 @@ bool load_blacklist_sources(const std::vector<std::string>& lists, const std::ve
       return false;
     }
   }
+  // Every note (--revoked certificates and --dbx entries alike) on stderr, for verify and
+  // blacklist check the same way.
+  for (const auto& n : out.notes) complain("", "note: " + n);
   return true;
 }
 
@@ -499,6 +533,8 @@ void add_blacklist_commands(CLI::App& app, Commands& more) {
       ->allow_extra_args(false);
   check->add_option("--ima-hash", ck.ima_hash, "IMA's file hash (ima_hash=)")->capture_default_str();
   check->add_flag("--json", ck.json, "one JSON object per item");
+  check->add_flag("--enforce", ck.enforce, "module.sig_enforce=1 / CONFIG_MODULE_SIG_FORCE=y (as for verify)");
+  check->add_flag("--lockdown", ck.lockdown, "kernel lockdown (integrity) active (as for verify)");
   check->add_option("--max-size", ck.max_size, "largest decompressed module accepted (bytes)")->capture_default_str();
   check->add_option("ITEM", ck.items, "modules and certificates")->required();
   more.emplace_back(check, [] { return cmd_check(ck); });

@@ -92,7 +92,9 @@ int cmd_keygen(const KeygenArgs& a) {
     complain("", e.what());
     return kExitInput;
   }
-  std::cout << a.out << ": " << crypto::key_algo_name(key.algo()) << " key, certificate "
+  const std::string algo_text = key.algo() == crypto::KeyAlgo::rsa ? "RSA-" + std::to_string(bits)
+                                                                   : std::string(crypto::key_algo_name(key.algo()));
+  std::cout << a.out << ": " << algo_text << " key, certificate "
             << cert->subject_text() << " serial " << to_colon_hex(cert->serial()) << "\n";
   return kExitOk;
 }
@@ -303,27 +305,20 @@ int cmd_sign(const SignArgs& a) {
   opt.backend = a.backend == "auto" ? (has_seed ? crypto::default_ml_dsa_backend(crypto::MlDsaOp::sign) : crypto::Backend::openssl)
                                     : backend_of(a.backend);
   // The same file named twice (decided before anything is written, by canonical path;
-  // hard links are separate names and are signed separately).
-  std::vector<char> duplicate(inputs.size(), 0);
-  {
-    std::set<std::string> seen;
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-      std::error_code ec;
-      const auto canon = std::filesystem::weakly_canonical(inputs[i].path, ec).string();
-      duplicate[i] = !seen.insert(ec ? inputs[i].path : canon).second;
-    }
-  }
+  // hard links are separate names and are signed separately).  Symbolic links found under
+  // -r are skipped first and take no part in this.
+  const auto duplicate = duplicate_of(inputs);
   auto work = [&](std::size_t i) {
     const BatchInput& in = inputs[i];
     ItemResult r;
     CaptureComplaints capture(r.err);
-    if (duplicate[i]) {
-      complain(in.path, "given more than once; signed once");
+    if (!in.not_regular.empty()) {
+      complain(in.path, "skipped: " + in.not_regular);
       r.state = ItemState::skipped;
       return r;
     }
-    if (!in.not_regular.empty()) {
-      complain(in.path, "skipped: " + in.not_regular);
+    if (duplicate[i] != SIZE_MAX) {
+      complain(in.path, duplicate_text(inputs[duplicate[i]].path));
       r.state = ItemState::skipped;
       return r;
     }
@@ -355,13 +350,26 @@ struct StripArgs {
 
 /// Remove the appended signature (content only remains), recompressing if asked.
 int cmd_strip(const StripArgs& a) {
-  const auto modules = expand_modules(a.modules, a.dirs);
-  if (!a.dest.empty() && modules.size() != 1) {
+  bool dir_error = false;
+  const auto inputs = expand_module_tree(a.modules, a.dirs, &dir_error);
+  if (!a.dest.empty() && inputs.size() != 1) {
     complain("", "--dest needs exactly one MODULE");
     return kExitUsage;
   }
-  int worst = kExitOk;
-  for (const auto& path : modules) {
+  // As sign: symbolic links found under -r are skipped, then the same file named twice is
+  // stripped once.
+  const auto duplicate = duplicate_of(inputs);
+  int worst = dir_error ? kExitInput : kExitOk;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const std::string& path = inputs[i].path;
+    if (!inputs[i].not_regular.empty()) {
+      complain(path, "skipped: " + inputs[i].not_regular);
+      continue;
+    }
+    if (duplicate[i] != SIZE_MAX) {
+      complain(path, duplicate_text(inputs[duplicate[i]].path));
+      continue;
+    }
     auto lm = read_module(path, a.max_size);
     if (!lm) {
       worst = std::max(worst, kExitInput);
@@ -581,6 +589,7 @@ int cmd_verify(const VerifyArgs& a) {
       a.backend == "auto" ? crypto::default_ml_dsa_backend(crypto::MlDsaOp::verify) : backend_of(a.backend);
   bool dir_error = false;
   const auto inputs = expand_module_tree(a.modules, a.dirs, &dir_error);
+  const auto duplicate = duplicate_of(inputs);
   // Each module on its own: the keyring and profile are shared read-only by the workers.
   auto work = [&](std::size_t i) {
     const std::string& path = inputs[i].path;
@@ -594,6 +603,7 @@ int cmd_verify(const VerifyArgs& a) {
       j["errno"] = nullptr;
       j["reason"] = reason;
       j["signers"] = nlohmann::json::array();
+      j["compressed"] = nullptr;  // same keys as a verdict record
       os << dump(j) << "\n";
     };
     auto finish = [&](int exit, ItemState state) {
@@ -605,6 +615,12 @@ int cmd_verify(const VerifyArgs& a) {
     if (!inputs[i].not_regular.empty()) {
       complain(path, "skipped: " + inputs[i].not_regular);
       error_json(inputs[i].not_regular, "skipped");
+      return finish(kExitOk, ItemState::skipped);
+    }
+    if (duplicate[i] != SIZE_MAX) {  // the same file named twice: verified once, as sign signs it once
+      const std::string t = duplicate_text(inputs[duplicate[i]].path);
+      complain(path, t);
+      error_json(t.substr(std::string("skipped: ").size()), "skipped");
       return finish(kExitOk, ItemState::skipped);
     }
     // Large uncompressed modules: one streaming pass, constant memory.
