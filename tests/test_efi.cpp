@@ -449,7 +449,10 @@ TEST(EfiDbx, RevokedCertificateRefusals) {
   Sources s;
   ASSERT_TRUE(add_to_sources(p, Variable::dbx, "d", s).ok());
   ASSERT_EQ(s.keyring.revoked.size(), 1u);  // the repeat replaces the same key
-  EXPECT_EQ(s.notes, (std::vector<std::string>{"d: list 1 entry 1 (EFI_CERT_X509): not added to .blacklist (ENOPKG)",
+  EXPECT_EQ(fx.entries[0].key_error_reason, "unsupported certificate signature algorithm 1.2.840.113549.1.1.10");
+  // Worded as `--revoked` words a certificate the kernel cannot load.
+  EXPECT_EQ(s.notes, (std::vector<std::string>{"d list 1 entry 1 (EFI_CERT_X509) is not loaded by a v7.0 kernel (ENOPKG: "
+                                               "unsupported certificate signature algorithm 1.2.840.113549.1.1.10)",
                                                "d: list 3 entry 1 (EFI_CERT_X509): revoked certificate already loaded"}));
   // Its TBS SHA-256 already blacklisted (e.g. by the build-time hash list): x509_key_preparse
   // refuses it with EKEYREJECTED; with a v6 profile the lookup uses the signature's hash
