@@ -27,19 +27,19 @@ bool grow(Bytes& out, const std::uint8_t* p, std::size_t n, std::uint64_t max) {
 }
 
 // Memory a decoder may reserve for its window (xz dictionary, zstd window): twice the
-// bound on the output, at least 4 MiB, at most 2 GiB.  The kernel allocates what the
-// stream header declares (kernel/module/decompress.c: zstd windows up to 2 GiB); with the
-// default bound (1 GiB) modsign accepts the same, and a smaller --max-size also bounds the
-// window, so a 10-byte header cannot make modsign reserve 2 GiB.
+// bound on the output, at least 64 MiB (xz -9's dictionary), at most 2 GiB.  The kernel
+// allocates what the stream header declares (kernel/module/decompress.c: zstd windows up
+// to 2 GiB); with the default bound (1 GiB) modsign accepts the same, and a smaller
+// --max-size also bounds the window, so a 10-byte header cannot make modsign reserve 2 GiB.
 std::uint64_t window_budget(std::uint64_t max) {
-  return std::clamp<std::uint64_t>(max > (std::uint64_t{1} << 62) ? max : 2 * max, std::uint64_t{4} << 20,
+  return std::clamp<std::uint64_t>(max > (std::uint64_t{1} << 62) ? max : 2 * max, std::uint64_t{64} << 20,
                                    std::uint64_t{2} << 30);
 }
 
 Error window_too_big(const char* what, std::uint64_t max) {
   return make_error(KErr::einval, std::string(what) + " needs more than " + std::to_string(window_budget(max)) +
-                                      " bytes of memory, twice the limit of " + std::to_string(max) +
-                                      " bytes (raise --max-size)");
+                                      " bytes of memory (twice the size limit of " + std::to_string(max) +
+                                      " bytes, at least 64 MiB; raise --max-size)");
 }
 
 bool only_xz_padding(ByteView rest) {
