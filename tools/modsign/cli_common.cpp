@@ -96,13 +96,6 @@ std::optional<std::string> prompt_passphrase(const std::string& path) {
 }
 
 std::optional<PrivateKey> load_key(const std::string& path) {
-  struct stat st {};
-  if (stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 077)) {
-    char mode[8];
-    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-    complain(path, std::string("warning: permissions ") + mode +
-                       " let group or others access this private key (chmod 600 " + path + ")");
-  }
   try {
     std::optional<std::string> pin = sign_pin();
     auto k = PrivateKey::load(path, pin);
@@ -116,6 +109,14 @@ std::optional<PrivateKey> load_key(const std::string& path) {
     if (!k) {
       complain(path, k.error().message);
       return std::nullopt;
+    }
+    // Only a file that does hold a private key is warned about.
+    struct stat st {};
+    if (stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 077)) {
+      char mode[8];
+      std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+      complain(path, std::string("warning: permissions ") + mode +
+                         " let group or others access this private key (chmod 600 " + path + ")");
     }
     return std::move(k.value());
   } catch (const IoError& e) {
