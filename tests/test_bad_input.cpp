@@ -314,3 +314,47 @@ TEST_F(BadInput, UsageError) {
   expect_refused(sign() + "--dest " + q(d_ / "o.ko") + " " + q(p) + " " + q(p), 2,
                  test::run(sign() + "--dest " + q(d_ / "o.ko") + " " + q(p) + " " + q(p)).err);
 }
+
+TEST_F(BadInput, HashListTheBuildRefuses) {
+  test::spit(d_ / "good", std::string("\"bin:aa\"\n"));
+  test::spit(d_ / "bad", std::string("\"bin:aa\",\n\"bin:AB\"\n"));
+  const std::string msg = "modsign: " + (d_ / "bad") +
+                          ":2:6: upper-case hex digit 'A' (awk: Not a lowercase hexadecimal string (item 2))\n";
+  expect_refused(M() + " blacklist merge -o " + q(d_ / "merged") + " " + q(d_ / "good") + " " + q(d_ / "bad"), 3, msg);
+  auto r = expect_refused(M() + " blacklist check --list " + q(d_ / "bad") + " " + q(signed_module()), 3, msg);
+}
+
+TEST_F(BadInput, MalformedEfiSignatureList) {
+  // One good EFI_CERT_SHA256 list (76 bytes), then a list claiming 0xffffffff bytes.
+  auto list = [](std::uint32_t list_size) {
+    Bytes b = from_hex("2616c4c14c509240aca941f936934328");  // EFI_CERT_SHA256_GUID
+    for (std::uint32_t v : {list_size, 0u, 48u})
+      for (int i = 0; i < 4; ++i) b.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+    b.resize(b.size() + 48, 0x11);
+    return b;
+  };
+  Bytes f = list(76);
+  const Bytes bad = list(0xffffffffu);
+  f.insert(f.end(), bad.begin(), bad.end());
+  test::spit(d_ / "dbx.esl", f);
+  expect_refused(M() + " dbx list " + q(d_ / "dbx.esl"), 3,
+                 "modsign: " + (d_ / "dbx.esl") +
+                     ": EBADMSG: EFI_SIGNATURE_LIST at byte offset 76: signature_list_size 4294967295 exceeds the 76 "
+                     "bytes left (the kernel stops here; the entries above stay loaded)\n");
+}
+
+TEST_F(BadInput, BadAuth2Header) {
+  test::spit(d_ / "dbx.auth", Bytes(100, 0));
+  expect_refused(M() + " dbx list --form auth2 " + q(d_ / "dbx.auth"), 3,
+                 "modsign: " + (d_ / "dbx.auth") + ": EBADMSG: byte offset 20: wRevision 0x0000, not 0x0200\n");
+  Bytes h(100, 0);
+  h[16] = h[17] = h[18] = h[19] = 0xff;  // dwLength 0xffffffff
+  h[21] = 0x02;                          // wRevision 0x0200
+  h[22] = 0xf1, h[23] = 0x0e;            // WIN_CERT_TYPE_EFI_GUID
+  const Bytes pkcs7_guid = from_hex("9dd2af4adf68ee498aa9347d375665a7");
+  std::copy(pkcs7_guid.begin(), pkcs7_guid.end(), h.begin() + 24);
+  test::spit(d_ / "dbx.auth", h);
+  expect_refused(M() + " dbx list --form auth2 " + q(d_ / "dbx.auth"), 3,
+                 "modsign: " + (d_ / "dbx.auth") + ": EBADMSG: byte offset 16: dwLength 4294967295 exceeds the 84 bytes "
+                                                  "after the timestamp\n");
+}

@@ -12,6 +12,15 @@
 
 namespace modsign::kernel {
 
+std::optional<Bytes> x509_tbs_blacklist_hash(const crypto::Certificate& c, const KernelProfile& p) {
+  if (p.generation == Generation::v7_0) return crypto::digest(crypto::HashAlgo::sha256, c.tbs());
+  // Before 7.0 the TBS digest is the certificate signature's own hash, and no check
+  // happens when that hash is not available (x509_get_sig_params).
+  auto h = c.signature_hash();
+  if (!h) return std::nullopt;
+  return crypto::digest(*h, c.tbs());
+}
+
 using asn1::Element;
 using asn1::Reader;
 using asn1::Rules;
@@ -141,12 +150,9 @@ struct ParseContext {
 };
 
 bool tbs_blacklisted(const crypto::Certificate& c, const KernelProfile& p, const Blacklist* bl) {
-  if (!bl) return false;
-  if (p.generation == Generation::v7_0) return bl->is_tbs_blacklisted(crypto::digest(crypto::HashAlgo::sha256, c.tbs()));
-  // Before 7.0 the TBS digest is the certificate signature's own hash, and no check
-  // happens when that hash is not available (x509_get_sig_params).
-  auto h = c.signature_hash();
-  return h && bl->is_tbs_blacklisted(crypto::digest(*h, c.tbs()));
+  if (!bl || bl->descriptions.empty()) return false;
+  auto h = x509_tbs_blacklist_hash(c, p);
+  return h && bl->is_tbs_blacklisted(*h);
 }
 
 // x509_check_for_self_signed (x509_public_key.c): same raw subject and issuer, an AKID (if
@@ -934,12 +940,22 @@ VerifyReport verify_with(ByteView pkcs7, const Keyring& keyring, Usage usage, co
   if (!supply(*msg)) return done(make_error(KErr::ebadmsg, "PKCS#7 signature with non-detached data"));
   auto st = pkcs7_verify(*msg, usage, profile, &rep.log);
   if (!st) return done(st.error());
+  // x509_key_preparse refuses blacklisted certificates: they are in no keyring.
+  auto admitted = [&](const std::vector<crypto::Certificate>& certs) {
+    std::vector<crypto::Certificate> out;
+    for (const auto& c : certs)
+      if (!tbs_blacklisted(c, profile, &keyring.blacklist)) out.push_back(c);
+    return out;
+  };
+  const bool filter = !keyring.blacklist.descriptions.empty();
   if (!keyring.blacklist.revoked.empty()) {
-    auto revoked = pkcs7_validate_trust(*msg, keyring.blacklist.revoked, profile);
+    auto revoked = filter ? pkcs7_validate_trust(*msg, admitted(keyring.blacklist.revoked), profile)
+                          : pkcs7_validate_trust(*msg, keyring.blacklist.revoked, profile);
     if (revoked) return done(make_error(KErr::ekeyrejected, "Key is on the revocation list"));
   }
   msg->trusted_by.clear();
-  st = pkcs7_validate_trust(*msg, keyring.certificates, profile);
+  st = filter ? pkcs7_validate_trust(*msg, admitted(keyring.certificates), profile)
+              : pkcs7_validate_trust(*msg, keyring.certificates, profile);
   if (!st) return done(st.error());
   rep.trusted_by = msg->trusted_by;
   return rep;

@@ -46,6 +46,14 @@ struct Blacklist {
   bool is_tbs_blacklisted(const Bytes& hash) const { return descriptions.count("tbs:" + to_hex(hash)) != 0; }
 };
 
+/// The hash x509_get_sig_params() looks up as "tbs:<hex>" for a certificate
+/// (crypto/asymmetric_keys/x509_public_key.c:38-45 in Linux 7.2.13): 7.0 and later,
+/// SHA-256 of the TBSCertificate TLV for every certificate (32 bytes); before 7.0, the
+/// TBSCertificate hashed with the certificate signature's own hash (e.g. 48 bytes for
+/// sha384WithRSAEncryption), nullopt when that hash is not one modsign can compute
+/// (ML-DSA-signed certificates, unknown OIDs) — the kernel then skips the check.
+std::optional<Bytes> x509_tbs_blacklist_hash(const crypto::Certificate& cert, const KernelProfile& profile);
+
 /// A keyring of trusted certificates (e.g. .builtin_trusted_keys + .secondary) and a blacklist.
 struct Keyring {
   std::vector<crypto::Certificate> certificates;
@@ -179,7 +187,11 @@ struct SignerSummary {
 
 /// verify_pkcs7_signature() (certs/system_keyring.c): parse, supply detached data
 /// (failure: EBADMSG), pkcs7_verify(usage), revocation list check (EKEYREJECTED if a
-/// revoked certificate vouches for it), pkcs7_validate_trust(keyring).
+/// revoked certificate vouches for it: is_key_on_revocation_list, certs/blacklist.c:289-299),
+/// pkcs7_validate_trust(keyring).  Keyring certificates whose "tbs:" hash is in
+/// keyring.blacklist are left out of the trust step: the kernel never adds them to a
+/// keyring (x509_key_preparse, x509_public_key.c:189-191, EKEYREJECTED), so a signer that
+/// only they vouch for gets ENOKEY.  The same holds for revoked certificates.
 struct VerifyReport {
   KErr err = KErr::none;
   std::string reason;

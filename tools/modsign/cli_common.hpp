@@ -9,18 +9,23 @@
 #include <string>
 #include <vector>
 
+#include "cms/kernel.hpp"
 #include "cms/signed_data.hpp"
 #include "common/file.hpp"
 #include "crypto/crypto.hpp"
 #include "module/compression.hpp"
 
 namespace CLI { class App; }
+namespace modsign::blacklist { struct Sources; }
 
 namespace modsign::cli {
 
 /// Subcommands defined in their own files: each add_*_commands() adds its subcommands to
 /// the app and appends (subcommand, runner); main() runs the runner of the one selected.
 using Commands = std::vector<std::pair<CLI::App*, std::function<int()>>>;
+
+/// `modsign dbx list|merge|add-hash|add-cert` (tools/modsign/cmd_dbx.cpp).
+void add_dbx_commands(CLI::App& app, Commands& more);
 
 /// Exit statuses of design.md: 0 success, 1 negative verdict, 2 usage, 3 input/I/O.
 constexpr int kExitOk = 0, kExitVerdict = 1, kExitUsage = 2, kExitInput = 3;
@@ -73,5 +78,17 @@ std::string sig_algo_text(const cms::SignerInfo& si);
 std::string signer_cn(const cms::SignerInfo& si);
 /// modinfo's sig_key: serial (issuerAndSerialNumber) or SKID as colon hex.
 std::string sig_key_text(const cms::SignerInfo& si);
+
+/// `modsign blacklist ...` (tools/modsign/cmd_blacklist.cpp).
+void add_blacklist_commands(CLI::App& app, Commands& more);
+/// Fill `out` in the kernel's load order: hash-list files (blacklist_init at
+/// device_initcall; each must pass `modsign blacklist lint`), revoked certificate files
+/// (CONFIG_SYSTEM_REVOCATION_KEYS, late_initcall), dbx/MokListXRT files (load_uefi_certs).
+/// Revoked certificates the `profile` kernel would refuse (x509_supported: ENOPKG, or a
+/// listed tbs: key: EKEYREJECTED) are left out with a note on stderr.  Reports and returns
+/// false on the first unreadable or malformed file.
+bool load_blacklist_sources(const std::vector<std::string>& lists, const std::vector<std::string>& revoked,
+                            const std::vector<std::string>& dbx, const kernel::KernelProfile& profile,
+                            blacklist::Sources& out);
 
 }  // namespace modsign::cli

@@ -30,6 +30,7 @@
 #include "digest/ima.hpp"
 #include "digest/module_digest.hpp"
 #include "cms/kernel.hpp"
+#include "blacklist/sources.hpp"
 #include "module/compression.hpp"
 #include "module/module_sig_check.hpp"
 #include "module/module_signature.hpp"
@@ -466,7 +467,7 @@ int cmd_sign_file(int argc, char** argv) {
 // ------------------------------------------------------------------------------ verify
 
 struct VerifyArgs {
-  std::vector<std::string> keyrings, modules, dirs;
+  std::vector<std::string> keyrings, modules, dirs, blacklists, revoked, dbx;
   std::uint64_t max_size = module::kDefaultMaxDecompressed;
   std::uint64_t stream_above = std::uint64_t{64} << 20;
   std::string kernel = "v7.0", backend = "openssl";
@@ -526,6 +527,13 @@ int cmd_verify(const VerifyArgs& a) {
       complain("", e.what());
       return kExitInput;
     }
+  }
+  {
+    // The .blacklist keyring: tbs: entries and revoked certificates (bin: entries are
+    // IMA's, which module_sig_check does not consult).
+    blacklist::Sources sources;
+    if (!load_blacklist_sources(a.blacklists, a.revoked, a.dbx, *profile, sources)) return kExitInput;
+    keyring.blacklist = std::move(sources.keyring);
   }
   int worst = kExitOk;
   for (const auto& path : expand_modules(a.modules, a.dirs)) {
@@ -1019,6 +1027,12 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
   verify->add_option("--kernel", vf.kernel, "kernel profile: v6 (before the ML-DSA series) or v7.0")
       ->check(CLI::IsMember({"v6", "v7.0"}))->capture_default_str();
+  verify->add_option("--blacklist", vf.blacklists, "CONFIG_SYSTEM_BLACKLIST_HASH_LIST file (tbs: entries); repeatable")
+      ->allow_extra_args(false);
+  verify->add_option("--revoked", vf.revoked, "revoked certificates (CONFIG_SYSTEM_REVOCATION_KEYS); repeatable")
+      ->allow_extra_args(false);
+  verify->add_option("--dbx", vf.dbx, "UEFI dbx / MokListXRT file: its EFI_CERT_X509 entries are revoked keys; repeatable")
+      ->allow_extra_args(false);
   verify->add_flag("--waive-mldsa-authattrs", vf.waive, "CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA=y (v7.0)");
   verify->add_flag("--enforce", vf.enforce, "module.sig_enforce=1 / CONFIG_MODULE_SIG_FORCE=y");
   verify->add_flag("--lockdown", vf.lockdown, "kernel lockdown (integrity) active");
@@ -1061,6 +1075,8 @@ int main(int argc, char** argv) {
 
   Commands more;
   // add_xxx_commands(app, more) of tools/modsign/cmd_xxx.cpp go here.
+  add_blacklist_commands(app, more);
+  add_dbx_commands(app, more);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,202 @@
+#include "blacklist/check.hpp"
+
+#include "blacklist/description.hpp"
+#include "digest/module_digest.hpp"
+#include "module/module_signature.hpp"
+
+namespace modsign::blacklist {
+
+namespace {
+
+std::vector<Origin> origins_of(const Sources& s, const std::string& d) {
+  auto it = s.description_origins.find(d);
+  return it == s.description_origins.end() ? std::vector<Origin>{} : it->second;
+}
+
+bool listed(const Sources& s, const std::string& d) { return s.keyring.descriptions.count(d) != 0; }
+
+const char* kImaCheck =
+    "ima_check_blacklist() -> is_binary_blacklisted() (security/integrity/ima/ima_appraise.c:428-450, "
+    "certs/blacklist.c:247-254)";
+const char* kTbsInMessage =
+    "x509_get_sig_params() marks the certificate blacklisted (crypto/asymmetric_keys/x509_public_key.c:38-45); "
+    "pkcs7_verify() refuses the signer";
+const char* kRevoked =
+    "is_key_on_revocation_list() (certs/blacklist.c:289-299) from verify_pkcs7_message_sig() "
+    "(certs/system_keyring.c)";
+const char* kTbsKeyring =
+    "x509_key_preparse() keeps the certificate out of the keyring (crypto/asymmetric_keys/x509_public_key.c:189-191, "
+    "EKEYREJECTED); pkcs7_validate_trust() then finds no key for the signer";
+
+}  // namespace
+
+ModuleEntry module_entry(ByteView stored, const module::ModuleImage& m, const kernel::KernelProfile& profile,
+                         crypto::HashAlgo ima_hash) {
+  ModuleEntry e;
+  e.compressed = m.compression != module::Compression::none;
+  std::string why;
+  if (!e.compressed || profile.generation == kernel::Generation::v7_0) {
+    const auto d = digest::digest_module_image(m.image, profile);
+    if (d.modsig_parsed) {
+      e.side_sha256 = "bin:" + to_hex(d.side_sha256);
+      const std::string size = std::to_string(d.content_length);
+      if (d.kernel.status != KErr::none) {
+        std::string reason = d.kernel.reason;
+        if (reason.starts_with("pkcs7_get_digest: ")) reason.erase(0, 18);
+        e.explanation = "pkcs7_get_digest() fails (" + std::string(errno_name(d.kernel.status)) + ": " + reason +
+                        "), so ima_check_blacklist() looks up \"bin:\", which no key can be";
+      } else if (d.kernel.bytes.size() * 2 > kMaxHashHexLen) {
+        e.explanation = "pkcs7_get_digest() returns the " + std::to_string(d.kernel.bytes.size()) +
+                        "-byte re-tagged signedAttrs, longer than the 128 hex digits a key may hold";
+      } else {
+        e.source = ModuleEntry::Source::d_modsig;
+        e.algo = d.kernel.algo;
+        e.description = "bin:" + to_hex(d.kernel.bytes);
+        e.explanation = d.kernel.over_content
+                            ? "d-modsig: " + e.algo + " of the " + size + " bytes before the signature trailer" +
+                                  (e.compressed ? " of the decompressed image" : "")
+                            : "d-modsig: " + e.algo + " of the signedAttrs (pkcs7_get_digest with signedAttrs)";
+      }
+      return e;
+    }
+    why = d.kernel.reason;
+  } else {
+    why = "under v6 IMA reads the compressed file, which has no appended signature";
+  }
+  e.source = ModuleEntry::Source::ima_hash;
+  e.algo = std::string(crypto::hash_info(ima_hash).name);
+  e.description = "bin:" + to_hex(crypto::digest(ima_hash, stored));
+  e.explanation = "no modsig IMA can use (" + why + "): IMA's " + e.algo + " of the whole file as stored (" +
+                  std::to_string(stored.size()) + " bytes), looked up when the policy requires a signature";
+  return e;
+}
+
+std::optional<std::string> certificate_entry(const crypto::Certificate& cert, const kernel::KernelProfile& profile) {
+  auto h = kernel::x509_tbs_blacklist_hash(cert, profile);
+  if (!h) return std::nullopt;
+  return raw_hash(*h, HashType::x509_tbs);
+}
+
+Verdict check_module(ByteView stored, const module::ModuleImage& m, const Sources& sources,
+                     const std::vector<crypto::Certificate>& trusted, const kernel::KernelProfile& profile,
+                     crypto::HashAlgo ima_hash) {
+  Verdict v;
+  v.entry = module_entry(stored, m, profile, ima_hash);
+  const ModuleEntry& e = *v.entry;
+  if (!m.kernel_decompress_problem.empty())
+    v.notes.push_back("the kernel's module_decompress() refuses this file (" + m.kernel_decompress_problem +
+                      "): finit_module fails with EINVAL before any signature or blacklist check of the image");
+  // 1. IMA, in kernel_read_file() before load_module().
+  if (e.description && listed(sources, *e.description))
+    v.stops.push_back(Stop{*e.description, origins_of(sources, *e.description), kImaCheck, KErr::eperm,
+                           e.source == ModuleEntry::Source::d_modsig
+                               ? "an IMA appraise rule for MODULE_CHECK that allows modsig (appraise_type=imasig|modsig)"
+                               : "an IMA appraise rule for MODULE_CHECK that requires a signature"});
+  if (e.source == ModuleEntry::Source::none) {
+    std::string n = "no bin: entry can stop it under " + profile.name() + ": " + e.explanation;
+    if (e.side_sha256) n += "; under the proposed behaviour (side SHA-256 of the signed content) " + *e.side_sha256 + " would";
+    v.notes.push_back(n);
+    if (e.side_sha256 && listed(sources, *e.side_sha256))
+      v.notes.push_back(*e.side_sha256 + " is listed, but " + profile.name() + " does not look it up");
+  }
+  // 2. module_sig_check() -> verify_pkcs7_signature() on the (decompressed) image.
+  auto sp = module::split(m.image);
+  if (!sp) {
+    if (sp.error().code != KErr::enodata)
+      v.notes.push_back(std::string("module_sig_check: ") + std::string(errno_name(sp.error().code)) + " (" +
+                        sp.error().message + ") before any certificate check");
+    return v;
+  }
+  auto msg = kernel::pkcs7_parse_message(sp->cms, profile, &sources.keyring);
+  if (!msg) {
+    v.notes.push_back("module_sig_check: the PKCS#7 does not parse (" + std::string(errno_name(msg.error().code)) +
+                      ": " + msg.error().message + "), before any certificate check");
+    return v;
+  }
+  (void)kernel::pkcs7_supply_detached_data(*msg, sp->content);
+  auto st = kernel::pkcs7_verify(*msg, kernel::Usage::module, profile);
+  std::vector<Stop> tbs_hits;
+  for (const auto& x : msg->certs)
+    if (x.blacklisted) {
+      const std::string d = *certificate_entry(x.cert, profile);
+      tbs_hits.push_back(Stop{d, origins_of(sources, d), kTbsInMessage, KErr::ekeyrejected, ""});
+    }
+  if (!st) {
+    const bool by_tbs = st.error().code == KErr::ekeyrejected && !tbs_hits.empty() &&
+                        st.error().message.find("blacklisted") != std::string::npos;
+    if (by_tbs) {
+      for (auto& s : tbs_hits) v.stops.push_back(std::move(s));
+    } else {
+      v.notes.push_back("pkcs7_verify() fails first (" + std::string(errno_name(st.error().code)) + ": " +
+                        st.error().message + "); the revocation list is not consulted");
+    }
+    return v;
+  }
+  for (const auto& s : tbs_hits)
+    v.notes.push_back("certificate with " + s.entry + " is in the PKCS#7 but another signer passes pkcs7_verify()");
+  for (std::size_t i = 0; i < sources.keyring.revoked.size(); ++i) {
+    const auto& rc = sources.keyring.revoked[i];
+    if (auto d = certificate_entry(rc, profile); d && listed(sources, *d)) {
+      v.notes.push_back("revoked certificate " + rc.subject_text() + " is itself blacklisted (" + *d +
+                        "): x509_key_preparse() keeps it out of the .blacklist keyring");
+      continue;
+    }
+    if (kernel::pkcs7_validate_trust(*msg, {rc}, profile)) {
+      const Origin o = i < sources.revoked_origins.size() ? sources.revoked_origins[i] : Origin{};
+      v.stops.push_back(Stop{"revoked certificate " + rc.subject_text(), {o}, kRevoked, KErr::ekeyrejected, ""});
+    }
+  }
+  if (!trusted.empty()) {
+    std::vector<crypto::Certificate> admitted;
+    std::vector<std::pair<const crypto::Certificate*, std::string>> refused;
+    for (const auto& c : trusted) {
+      auto d = certificate_entry(c, profile);
+      if (d && listed(sources, *d))
+        refused.emplace_back(&c, *d);
+      else
+        admitted.push_back(c);
+    }
+    if (!refused.empty() && kernel::pkcs7_validate_trust(*msg, trusted, profile)) {
+      auto without = kernel::pkcs7_validate_trust(*msg, admitted, profile);
+      if (!without && without.error().code == KErr::enokey)
+        for (const auto& [c, d] : refused)
+          if (kernel::pkcs7_validate_trust(*msg, {*c}, profile))
+            v.stops.push_back(Stop{d, origins_of(sources, d), kTbsKeyring, KErr::enokey,
+                                   "module_sig_check(): ENOKEY loads the module tainted; refused (EKEYREJECTED) "
+                                   "when signatures are enforced"});
+    }
+  }
+  return v;
+}
+
+Verdict check_certificate(const crypto::Certificate& cert, const Sources& sources, const kernel::KernelProfile& profile) {
+  Verdict v;
+  v.certificate = true;
+  if (auto st = kernel::x509_supported(cert, profile); !st)
+    v.notes.push_back("the " + profile.name() + " kernel cannot use this certificate at all (" +
+                      std::string(errno_name(st.error().code)) + ": " + st.error().message + ")");
+  v.tbs = certificate_entry(cert, profile);
+  if (!v.tbs) {
+    v.notes.push_back("under " + profile.name() +
+                      " the TBS hash is the certificate signature's own hash, which is unavailable here: "
+                      "x509_get_sig_params() skips the tbs: check");
+  } else if (listed(sources, *v.tbs)) {
+    v.stops.push_back(Stop{*v.tbs, origins_of(sources, *v.tbs),
+                           "x509_get_sig_params() marks it blacklisted (crypto/asymmetric_keys/x509_public_key.c:38-45); "
+                           "x509_key_preparse() refuses it from every keyring (:189-191), pkcs7_verify() refuses "
+                           "signatures it makes",
+                           KErr::ekeyrejected, ""});
+  }
+  for (std::size_t i = 0; i < sources.keyring.revoked.size(); ++i) {
+    const auto& rc = sources.keyring.revoked[i];
+    const bool same_id = rc.kernel_id() == cert.kernel_id() || (rc.skid() && cert.skid() && *rc.skid() == *cert.skid());
+    if (same_id && rc.public_key() == cert.public_key()) {
+      const Origin o = i < sources.revoked_origins.size() ? sources.revoked_origins[i] : Origin{};
+      v.stops.push_back(Stop{"revoked certificate " + rc.subject_text(), {o}, kRevoked, KErr::ekeyrejected,
+                             "for PKCS#7 signatures this certificate's key vouches for"});
+    }
+  }
+  return v;
+}
+
+}  // namespace modsign::blacklist

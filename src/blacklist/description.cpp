@@ -1,0 +1,60 @@
+#include "blacklist/description.hpp"
+
+namespace modsign::blacklist {
+
+namespace {
+bool lower_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
+}  // namespace
+
+Status vet_description(std::string_view d) {
+  if (auto nul = d.find('\0'); nul != std::string_view::npos) d = d.substr(0, nul);
+  // The kernel walks the characters once, counting matches against both prefixes; a
+  // colon is accepted only after all three characters of one prefix matched.
+  static constexpr std::string_view tbs = "tbs", bin = "bin";
+  std::size_t i = 0, tbs_step = 0, bin_step = 0;
+  for (;; ++i) {
+    if (i == d.size()) return make_error(KErr::einval, "no ':' after a \"tbs\" or \"bin\" prefix");
+    if (d[i] == ':') {
+      if (tbs_step == 3 || bin_step == 3) break;
+      return make_error(KErr::einval, "prefix before ':' is not \"tbs\" or \"bin\"");
+    }
+    if (i >= 3) return make_error(KErr::einval, "prefix before ':' is not \"tbs\" or \"bin\"");
+    tbs_step += d[i] == tbs[i];
+    bin_step += d[i] == bin[i];
+  }
+  const std::string_view hex = d.substr(i + 1);
+  std::size_t n = 0;
+  for (; n < hex.size() && n < kMaxHashHexLen; ++n)
+    if (!lower_hex(hex[n]))
+      return make_error(KErr::einval, std::string("character ") + std::to_string(n + 1) +
+                                          " of the hash is not a lower-case hex digit");
+  if (n < hex.size())
+    return make_error(KErr::enopkg, "hash of " + std::to_string(hex.size()) + " characters is longer than " +
+                                        std::to_string(kMaxHashHexLen));
+  if (n == 0) return make_error(KErr::einval, "empty hash");
+  if (n % 2) return make_error(KErr::einval, "odd number (" + std::to_string(n) + ") of hex digits");
+  return ok_status();
+}
+
+std::string raw_hash(ByteView hash, HashType type) {
+  return (type == HashType::x509_tbs ? "tbs:" : "bin:") + to_hex(hash);
+}
+
+KErr is_hash_blacklisted(const kernel::Blacklist& keyring, ByteView hash, HashType type) {
+  return keyring.descriptions.count(raw_hash(hash, type)) ? KErr::ekeyrejected : KErr::none;
+}
+
+KErr is_binary_blacklisted(const kernel::Blacklist& keyring, ByteView hash) {
+  return is_hash_blacklisted(keyring, hash, HashType::binary) == KErr::ekeyrejected ? KErr::eperm : KErr::none;
+}
+
+Result<bool> mark_raw_hash_blacklisted(Sources& sources, const std::string& description, Origin origin) {
+  if (auto st = vet_description(description); !st) return st.error();
+  return sources.add_description(description, std::move(origin));
+}
+
+Result<bool> mark_hash_blacklisted(Sources& sources, ByteView hash, HashType type, Origin origin) {
+  return mark_raw_hash_blacklisted(sources, raw_hash(hash, type), std::move(origin));
+}
+
+}  // namespace modsign::blacklist

@@ -1,0 +1,738 @@
+// The system blacklist: descriptions vetted as blacklist_vet_description() does, the
+// kernel's lookups, CONFIG_SYSTEM_BLACKLIST_HASH_LIST files (checked against the kernel's
+// own awk script when gawk is installed), bin:/tbs: entries confirmed with sha256sum and
+// openssl, the checker, and the CLI end to end (blacklist entry/check/lint/merge, verify
+// --blacklist/--revoked).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "blacklist/check.hpp"
+#include "blacklist/description.hpp"
+#include "blacklist/hash_list.hpp"
+#include "crypto/crypto.hpp"
+#include "module/compression.hpp"
+#include "module/module_signature.hpp"
+#include "test_support.hpp"
+
+using namespace modsign;
+using namespace modsign::blacklist;
+using test::q;
+
+namespace {
+
+std::string M() { return test::modsign_cli(); }
+
+KErr vet(std::string_view d) {
+  auto st = vet_description(d);
+  return st ? KErr::none : st.error().code;
+}
+
+std::string hexes(std::size_t n, char c = 'a') { return std::string(n, c); }
+
+std::string sh(const std::string& cmd) {
+  auto r = test::run(cmd);
+  EXPECT_EQ(r.status, 0) << cmd << "\n" << r.err;
+  return r.out;
+}
+
+/// First word of `sha256sum`-style output.
+std::string first_word(const std::string& s) { return s.substr(0, s.find_first_of(" \n")); }
+
+}  // namespace
+
+// ------------------------------------------------------------------ descriptions (§9 item 39)
+
+TEST(BlacklistVet, Item39Cases) {
+  EXPECT_EQ(vet("tbs:ABCD"), KErr::einval);
+  EXPECT_EQ(vet("tbs:abc"), KErr::einval);
+  EXPECT_EQ(vet("bin:"), KErr::einval);
+  EXPECT_EQ(vet("sha:ab"), KErr::einval);
+  EXPECT_EQ(vet("tbs:" + hexes(130)), KErr::enopkg);
+  EXPECT_EQ(vet("tbs:" + hexes(128)), KErr::none);
+}
+
+TEST(BlacklistVet, PrefixColonAndCharacterRules) {
+  EXPECT_EQ(vet("bin:0123456789abcdef"), KErr::none);
+  EXPECT_EQ(vet("tbs:00"), KErr::none);
+  EXPECT_EQ(vet("TBS:ab"), KErr::einval);   // prefix is case-sensitive
+  EXPECT_EQ(vet("Bin:ab"), KErr::einval);
+  EXPECT_EQ(vet("tbsab"), KErr::einval);    // no colon
+  EXPECT_EQ(vet(""), KErr::einval);
+  EXPECT_EQ(vet(":ab"), KErr::einval);
+  EXPECT_EQ(vet("tb:ab"), KErr::einval);
+  EXPECT_EQ(vet("tbsx:ab"), KErr::einval);  // the 4th character must be ':'
+  EXPECT_EQ(vet(" tbs:ab"), KErr::einval);
+  EXPECT_EQ(vet("bbs:ab"), KErr::einval);   // mixes both prefixes
+  EXPECT_EQ(vet("tbs:"), KErr::einval);     // empty hash
+  EXPECT_EQ(vet("tbs:zz"), KErr::einval);
+  EXPECT_EQ(vet("tbs:ab:cd"), KErr::einval);
+  EXPECT_EQ(vet("tbs:aB"), KErr::einval);
+  EXPECT_EQ(vet("tbs:a b"), KErr::einval);
+  EXPECT_EQ(vet("bin:" + hexes(127)), KErr::einval);  // odd
+  EXPECT_EQ(vet("bin:" + hexes(126)), KErr::none);
+  // More than 128 characters is ENOPKG whatever follows the first 128, even an odd count
+  // or a bad character at position 129 ...
+  EXPECT_EQ(vet("bin:" + hexes(129)), KErr::enopkg);
+  EXPECT_EQ(vet("bin:" + hexes(128) + "Z"), KErr::enopkg);
+  // ... but a bad character among the first 128 is found first: EINVAL.
+  EXPECT_EQ(vet("bin:A" + hexes(129)), KErr::einval);
+  EXPECT_EQ(vet("bin:" + hexes(127) + "G" + hexes(10)), KErr::einval);
+  // A C string: the description ends at a NUL byte.
+  EXPECT_EQ(vet(std::string_view("bin:ab\0ZZ", 9)), KErr::none);
+  EXPECT_EQ(vet(std::string_view("bin:\0ab", 7)), KErr::einval);
+  auto st = vet_description("tbs:" + hexes(130));
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().message, "hash of 130 characters is longer than 128");
+}
+
+// ------------------------------------------------------------------ lookups (§9 item 40)
+
+TEST(BlacklistLookup, Item40ReturnValues) {
+  Sources s;
+  const Bytes h = crypto::digest(crypto::HashAlgo::sha256, Bytes{'x'});
+  auto r = mark_hash_blacklisted(s, h, HashType::binary, Origin{"list", "line 1"});
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(*r);
+  EXPECT_EQ(*s.keyring.descriptions.begin(), "bin:" + to_hex(h));
+  EXPECT_EQ(s.keyring.descriptions.begin()->size(), 68u);
+  EXPECT_EQ(is_binary_blacklisted(s.keyring, h), KErr::eperm);
+  EXPECT_EQ(is_hash_blacklisted(s.keyring, h, HashType::binary), KErr::ekeyrejected);
+  EXPECT_EQ(is_hash_blacklisted(s.keyring, h, HashType::x509_tbs), KErr::none);
+  const Bytes other = crypto::digest(crypto::HashAlgo::sha256, Bytes{'y'});
+  EXPECT_EQ(is_binary_blacklisted(s.keyring, other), KErr::none);
+  EXPECT_EQ(is_binary_blacklisted(s.keyring, Bytes{}), KErr::none);  // looks up "bin:"
+  EXPECT_EQ(raw_hash(Bytes{}, HashType::binary), "bin:");
+  EXPECT_EQ(raw_hash(Bytes{0xAB, 0x01}, HashType::x509_tbs), "tbs:ab01");
+  // A second mark is the kernel's -EEXIST: false, one key, both origins.
+  r = mark_hash_blacklisted(s, h, HashType::binary, Origin{"dbx", "list 1 entry 1"});
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(*r);
+  EXPECT_EQ(s.keyring.descriptions.size(), 1u);
+  EXPECT_EQ(s.description_origins["bin:" + to_hex(h)].size(), 2u);
+  // mark_hash_blacklisted vets what it builds: 0 bytes EINVAL, 65 bytes ENOPKG, 64 fine.
+  EXPECT_EQ(mark_hash_blacklisted(s, Bytes{}, HashType::binary, {}).error().code, KErr::einval);
+  EXPECT_EQ(mark_hash_blacklisted(s, Bytes(65, 1), HashType::binary, {}).error().code, KErr::enopkg);
+  EXPECT_TRUE(mark_hash_blacklisted(s, Bytes(64, 1), HashType::binary, {}).ok());
+}
+
+// ------------------------------------------------------------------ hash-list files
+
+TEST(HashList, EntriesWithPositions) {
+  const std::string text = "\"bin:aa\",\n  \"tbs:0b\" ,\r\n\t\"bin:aa\"\n";
+  auto l = parse_hash_list(text);
+  EXPECT_TRUE(l.problems.empty());
+  EXPECT_TRUE(l.awk_accepts());
+  ASSERT_EQ(l.entries.size(), 3u);
+  EXPECT_EQ(l.entries[0].description, "bin:aa");
+  EXPECT_EQ(l.entries[1].description, "tbs:0b");
+  EXPECT_EQ(l.entries[1].line, 2u);
+  EXPECT_EQ(l.entries[1].column, 3u);
+  EXPECT_EQ(l.entries[2].line, 3u);
+  EXPECT_EQ(l.entries[2].column, 2u);
+  EXPECT_EQ(l.entries[2].item, 3u);
+  ASSERT_EQ(l.duplicates.size(), 1u);
+  EXPECT_EQ(format_problem("f", l.duplicates[0]),
+            "f:3:2: duplicate of an earlier entry (the kernel logs \"Duplicate blacklisted hash\" and keeps one)");
+}
+
+TEST(HashList, LinePreciseErrors) {
+  auto first = [](const std::string& text) {
+    auto l = parse_hash_list(text);
+    EXPECT_FALSE(l.problems.empty()) << text;
+    return l.problems.empty() ? std::string() : format_problem("h.txt", l.problems[0]);
+  };
+  EXPECT_EQ(first("\"bin:aa\",\n\"tbs:ABCD\"\n"),
+            "h.txt:2:6: upper-case hex digit 'A' (awk: Not a lowercase hexadecimal string (item 2))");
+  EXPECT_EQ(first("\"tbs:abc\""), "h.txt:1:6: odd number of hex digits (3) (awk: Not an even number of hexadecimal "
+                                  "characters (item 1))");
+  EXPECT_EQ(first("\"bin:\""), "h.txt:1:6: no hex digits after the prefix (awk: Not a lowercase hexadecimal string (item 1))");
+  EXPECT_EQ(first("\"sha:ab\""), "h.txt:1:2: entry does not start with \"tbs:\" or \"bin:\" (awk: Unknown prefix (item 1))");
+  EXPECT_EQ(first("\"TBS:ab\""), "h.txt:1:2: entry does not start with \"tbs:\" or \"bin:\" (awk: Unknown prefix (item 1))");
+  EXPECT_EQ(first("\"tbsab\""), "h.txt:1:2: entry does not start with \"tbs:\" or \"bin:\" (awk: Unknown prefix (item 1))");
+  EXPECT_EQ(first("\"tbs:" + hexes(130) + "\""),
+            "h.txt:1:6: hash of 130 hex digits, more than 128 (the kernel refuses it: ENOPKG) (awk: Hash string too long "
+            "(item 1))");
+  EXPECT_EQ(first("\"tbs:zz\""), "h.txt:1:6: not a hex digit: 'z' (awk: Not a lowercase hexadecimal string (item 1))");
+  EXPECT_EQ(first("bin:aa"), "h.txt:1:1: 'b' where a '\"' should open a string (awk: Not a string (item 1))");
+  EXPECT_EQ(first("\"bin:aa\",\n"), "h.txt:1:9: ',' after the last entry (only blanks follow it) (awk: Not a string (item 2))");
+  EXPECT_EQ(first("\"bin:aa\",,\"bin:bb\""), "h.txt:1:10: empty item between two ',' (awk: Not a string (item 2))");
+  EXPECT_EQ(first("\"bin:aa\" \"bin:bb\""),
+            "h.txt:1:10: '\"' after the closing '\"' (one string per item) (awk: Not a string (item 1))");
+  EXPECT_EQ(first("\"bin:a,a\""),
+            "h.txt:1:1: string not closed before the next ',' (an entry cannot contain ',') (awk: Not a string (item 1))");
+  EXPECT_EQ(first("/* list */ \"bin:aa\""), "h.txt:1:1: '/' where a '\"' should open a string (awk: Not a string (item 1))");
+  EXPECT_EQ(first("\"bin:aa\"\f"), "h.txt:1:9: byte 0x0c after the closing '\"' (one string per item) (awk: Not a string "
+                                  "(item 1))");
+  EXPECT_EQ(first("\"bin:a\\x61\""), "h.txt:1:7: not a hex digit: '\\' (awk: Not a lowercase hexadecimal string (item 1))");
+  // Build failures the awk script lets through.
+  EXPECT_EQ(first(""), "h.txt:1:1: empty file: the build would compile `{ , NULL }` (certs/Makefile appends \", NULL\")");
+  EXPECT_EQ(first("\"bin:aa\","),
+            "h.txt:1:9: file ends with ',': the build appends \", NULL\" and the C array does not compile (\",, NULL\")");
+  EXPECT_TRUE(parse_hash_list("").awk_accepts());
+  EXPECT_TRUE(parse_hash_list("\"bin:aa\",").awk_accepts());
+  EXPECT_FALSE(parse_hash_list("\"bin:aa\",\n").awk_accepts());
+  // Every problem is reported, not only the first (the awk script stops at the first).
+  auto l = parse_hash_list("\"bin:AA\",\n\"xyz:00\",\n\"bin:abc\"\n");
+  ASSERT_EQ(l.problems.size(), 3u);
+  EXPECT_EQ(l.problems[1].line, 2u);
+  EXPECT_EQ(l.problems[2].item, 3u);
+  EXPECT_TRUE(l.entries.empty());
+}
+
+// The kernel's own check-blacklist-hashes.awk (gawk: it uses match() with an array) gives
+// the same verdict and the same failing item.
+TEST(HashList, AgreesWithTheKernelAwkScript) {
+  const std::string kernel_awk = "/root/.cache/modsign/kernel-src/linux-source-7.2/certs/check-blacklist-hashes.awk";
+  if (test::run("command -v gawk").status != 0) GTEST_SKIP() << "gawk not installed";
+  if (test::run("test -r " + q(kernel_awk)).status != 0) GTEST_SKIP() << "kernel source not unpacked";
+  test::TempDir d;
+  const std::vector<std::string> cases = {
+      "\"bin:aa\",\n\"tbs:bb\"\n", "\"bin:aa\",\n", "", "\n", "\"bin:aa\",", "\"bin:aa\",,\"bin:bb\"", "\"bin:a\\x61\"",
+      " \"bin:aa\" \f", "\"TBS:aa\"", "\"tbs:" + hexes(128) + "\"", "\"tbs:" + hexes(130) + "\"", "\"bin:abc\"",
+      "\"bin:\"", "  \"bin:00\"\t,\r\n\"tbs:ff\"  ", "\"bin:a,a\"", "\"bin:aa\" x", "\"bin:AA\",\"bin:bb\""};
+  for (const auto& c : cases) {
+    test::spit(d / "list", c);
+    auto r = test::run("gawk -f " + q(kernel_awk) + " " + q(d / "list"));
+    auto l = parse_hash_list(c);
+    EXPECT_EQ(r.status == 0, l.awk_accepts()) << "[" << c << "] awk: " << r.out;
+    if (r.status != 0 && !l.problems.empty()) {
+      // awk prints "<message> (item N): <value>"; modsign's awk field is "<message> (item N)".
+      EXPECT_EQ(r.out.substr(0, r.out.find("):") + 1), l.problems[0].awk) << c;
+    }
+  }
+}
+
+TEST(HashList, WriteExactBytes) {
+  auto w = write_hash_list({"bin:aa", "tbs:" + hexes(64, 'b')});
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(*w, "\"bin:aa\",\n\"tbs:" + hexes(64, 'b') + "\"\n");
+  EXPECT_EQ(*write_hash_list({"bin:00"}), "\"bin:00\"\n");
+  auto e = write_hash_list({});
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error().code, KErr::einval);
+  e = write_hash_list({"bin:aa", "tbs:ABC"});
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error().message, "entry \"tbs:ABC\": character 1 of the hash is not a lower-case hex digit");
+  // What modsign writes reads back unchanged and without problems.
+  auto back = parse_hash_list(*w);
+  EXPECT_TRUE(back.problems.empty());
+  ASSERT_EQ(back.entries.size(), 2u);
+  EXPECT_EQ(back.entries[1].description, "tbs:" + hexes(64, 'b'));
+}
+
+TEST(HashList, MergeKeepsFirstSeenOrderAndCountsDuplicates) {
+  auto a = parse_hash_list("\"bin:03\",\"bin:01\",\"bin:03\"");
+  auto b = parse_hash_list("\"bin:02\",\n\"bin:01\",\n\"tbs:01\"\n");
+  auto m = merge_hash_lists({a, b});
+  EXPECT_EQ(m.descriptions, (std::vector<std::string>{"bin:03", "bin:01", "bin:02", "tbs:01"}));
+  EXPECT_EQ(m.duplicates, 2u);
+}
+
+TEST(HashList, LoadIntoSourcesWithOrigins) {
+  Sources s;
+  auto l = parse_hash_list("\"bin:aa\",\n\"bin:aa\",\n\"tbs:bb\"\n");
+  ASSERT_TRUE(load_hash_list(s, "x.list", l).ok());
+  EXPECT_EQ(s.keyring.descriptions, (std::set<std::string>{"bin:aa", "tbs:bb"}));
+  ASSERT_EQ(s.description_origins["bin:aa"].size(), 2u);
+  EXPECT_EQ(s.description_origins["bin:aa"][1].where, "line 2");
+  auto bad = load_hash_list(s, "y.list", parse_hash_list("\"bin:aa\",\n\"bin:Q\""));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, "y.list:2:6: not a hex digit: 'Q' (awk: Not a lowercase hexadecimal string (item 2))");
+}
+
+// ------------------------------------------------------------------ TBS hashes (§9 item 41)
+
+namespace {
+struct CertFiles {
+  std::string pem, der;
+};
+CertFiles make_cert(const test::TempDir& d, const std::string& name, const std::string& md) {
+  CertFiles c{d / (name + ".pem"), d / (name + ".der")};
+  sh(test::openssl() + " req -x509 -newkey rsa:2048 -nodes -keyout " + q(d / (name + ".key")) + " -out " + q(c.pem) +
+     " -" + md + " -subj /CN=" + name + " -days 30 2>&1");
+  sh(test::openssl() + " x509 -in " + q(c.pem) + " -outform DER -out " + q(c.der));
+  return c;
+}
+/// H(TBSCertificate) with the openssl command line only: asn1parse -strparse 4 writes the
+/// TBSCertificate TLV (offset 4 after the outer SEQUENCE's 4-byte header), dgst hashes it.
+std::string openssl_tbs_hash(const test::TempDir& d, const std::string& der, const std::string& md) {
+  sh(test::openssl() + " asn1parse -inform DER -in " + q(der) + " -strparse 4 -noout -out " + q(d / "tbs.der"));
+  const std::string out = sh(test::openssl() + " dgst -" + md + " -r " + q(d / "tbs.der"));
+  return first_word(out);
+}
+}  // namespace
+
+TEST(BlacklistTbs, Sha256OfTbsCertificateMatchesOpensslOnBothProfiles) {
+  test::TempDir d;
+  auto c = make_cert(d, "tbs256", "sha256");
+  auto cert = crypto::Certificate::from_der(test::slurp(c.der));
+  ASSERT_TRUE(cert.ok());
+  const std::string want = "tbs:" + openssl_tbs_hash(d, c.der, "sha256");
+  ASSERT_EQ(want.size(), 68u);
+  EXPECT_EQ(certificate_entry(*cert, kernel::KernelProfile::v7_0()), want);
+  EXPECT_EQ(certificate_entry(*cert, kernel::KernelProfile::v6()), want);  // its own hash is SHA-256 too
+  auto r = test::run(M() + " blacklist entry " + q(c.pem));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "\"" + want + "\"\n");
+  r = test::run(M() + " blacklist entry --kernel v6 " + q(c.der));
+  EXPECT_EQ(r.out, "\"" + want + "\"\n");
+  // A PEM bundle: one item per certificate, named FILE#N.
+  auto c2 = make_cert(d, "second", "sha256");
+  sh("cat " + q(c.pem) + " " + q(c2.pem) + " > " + q(d / "bundle.pem"));
+  const std::string want2 = "tbs:" + openssl_tbs_hash(d, c2.der, "sha256");
+  r = test::run(M() + " blacklist entry " + q(d / "bundle.pem"));
+  EXPECT_EQ(r.out, "\"" + want + "\",\n\"" + want2 + "\"\n");
+  test::spit(d / "l2", "\"" + want2 + "\"");
+  r = test::run(M() + " blacklist check --list " + q(d / "l2") + " " + q(d / "bundle.pem"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n') + 1), (d / "bundle.pem") + "#1: not stopped\n");
+  EXPECT_EQ(r.out.find((d / "bundle.pem") + "#2: stopped by " + want2 + " (" + (d / "l2") + " line 1): "),
+            r.out.find('\n') + 1);
+}
+
+TEST(BlacklistTbs, Item41Sha384WithRsaCertificate) {
+  test::TempDir d;
+  auto c = make_cert(d, "tbs384", "sha384");
+  auto cert = crypto::Certificate::from_der(test::slurp(c.der));
+  ASSERT_TRUE(cert.ok());
+  const std::string s256 = "tbs:" + openssl_tbs_hash(d, c.der, "sha256");
+  const std::string s384 = "tbs:" + openssl_tbs_hash(d, c.der, "sha384");
+  EXPECT_EQ(s384.size(), 4u + 96u);
+  EXPECT_EQ(certificate_entry(*cert, kernel::KernelProfile::v7_0()), s256);
+  EXPECT_EQ(certificate_entry(*cert, kernel::KernelProfile::v6()), s384);
+  // Listed by its SHA-256: 7.0 blacklists it, v6 does not (it looks up the SHA-384).
+  Sources s;
+  ASSERT_TRUE(load_hash_list(s, "l", parse_hash_list("\"" + s256 + "\"")).ok());
+  auto v7 = check_certificate(*cert, s, kernel::KernelProfile::v7_0());
+  ASSERT_TRUE(v7.stopped());
+  EXPECT_EQ(v7.stops[0].entry, s256);
+  EXPECT_EQ(v7.stops[0].err, KErr::ekeyrejected);
+  EXPECT_EQ(v7.stops[0].origins[0].where, "line 1");
+  EXPECT_FALSE(check_certificate(*cert, s, kernel::KernelProfile::v6()).stopped());
+  // And the other way round.
+  Sources s6;
+  ASSERT_TRUE(load_hash_list(s6, "l", parse_hash_list("\"" + s384 + "\"")).ok());
+  EXPECT_TRUE(check_certificate(*cert, s6, kernel::KernelProfile::v6()).stopped());
+  EXPECT_FALSE(check_certificate(*cert, s6, kernel::KernelProfile::v7_0()).stopped());
+  // The CLI: exit 1 when stopped, JSON per item.
+  test::spit(d / "l", "\"" + s256 + "\"\n");
+  auto r = test::run(M() + " blacklist check --list " + q(d / "l") + " " + q(c.pem));
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find(" (")), c.pem + ": stopped by " + s256);
+  r = test::run(M() + " blacklist check --kernel v6 --json --list " + q(d / "l") + " " + q(c.pem));
+  EXPECT_EQ(r.status, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["stopped"], false);
+  EXPECT_EQ(j["entry"], s384);
+  EXPECT_EQ(j["kind"], "certificate");
+}
+
+TEST(BlacklistTbs, MlDsaCertificateHasNoV6Entry) {
+  test::TempDir d;
+  sh(M() + " keygen --algo ml-dsa-44 --out " + q(d / "k.pem") + " --cert-out " + q(d / "k.crt"));
+  auto certs = crypto::Certificate::load_all(d / "k.crt");
+  ASSERT_TRUE(certs.ok());
+  const auto& cert = (*certs)[0];
+  EXPECT_EQ(certificate_entry(cert, kernel::KernelProfile::v6()), std::nullopt);
+  EXPECT_EQ(certificate_entry(cert, kernel::KernelProfile::v7_0()),
+            "tbs:" + to_hex(crypto::digest(crypto::HashAlgo::sha256, cert.tbs())));
+  auto r = test::run(M() + " blacklist entry --kernel v6 " + q(d / "k.crt"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("no tbs: entry under v6"), std::string::npos) << r.err;
+}
+
+// ------------------------------------------------------------------ module entries and the CLI
+
+namespace {
+
+/// Keys made once with `modsign keygen`: RSA-2048 (certificate signed with SHA-256) and ML-DSA-65.
+class BlacklistCli : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new test::TempDir();
+    auto r = test::run(M() + " keygen --algo rsa-2048 --out " + q(*dir_ / "rsa.pem") + " --cert-out " +
+                       q(*dir_ / "rsa.crt") + " --subject 'CN=blacklist test RSA'");
+    ASSERT_EQ(r.status, 0) << r.err;
+    r = test::run(M() + " keygen --algo ml-dsa-65 --out " + q(*dir_ / "mldsa.pem") + " --cert-out " +
+                  q(*dir_ / "mldsa.crt"));
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  static void TearDownTestSuite() { delete dir_; }
+  static std::string key(const std::string& n) { return *dir_ / n; }
+  /// A module signed by modsign: `n` pattern bytes, then the signature.
+  std::string signed_module(const std::string& name, const std::string& key_name, const std::string& cert_name,
+                            const std::string& hash, std::size_t n = 5000) {
+    const std::string p = d_ / name;
+    test::spit(p, test::pattern(n));
+    auto r = test::run(M() + " sign --key " + q(key(key_name)) + " --cert " + q(key(cert_name)) + " --hash " + hash +
+                       " " + q(p));
+    EXPECT_EQ(r.status, 0) << r.err;
+    return p;
+  }
+  static inline test::TempDir* dir_ = nullptr;
+  test::TempDir d_;
+};
+
+std::string sha256_of(const Bytes& b) { return to_hex(crypto::digest(crypto::HashAlgo::sha256, b)); }
+
+}  // namespace
+
+TEST_F(BlacklistCli, RsaSha256ModuleEntryIsSha256sumOfContentAndCheckStopsItOnBothProfiles) {
+  const std::string mod = signed_module("rsa.ko", "rsa.pem", "rsa.crt", "sha256");
+  // sha256sum of the 5000 content bytes, independently of modsign.
+  const std::string want = "bin:" + first_word(sh("head -c 5000 " + q(mod) + " | sha256sum"));
+  for (const std::string k : {"v7.0", "v6"}) {
+    auto r = test::run(M() + " blacklist entry --kernel " + k + " -o " + q(d_ / "list") + " " + q(mod));
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "");
+    const Bytes written = test::slurp(d_ / "list");
+    EXPECT_EQ(std::string(written.begin(), written.end()), "\"" + want + "\"\n");
+    r = test::run(M() + " blacklist check --kernel " + k + " --list " + q(d_ / "list") + " " + q(mod));
+    EXPECT_EQ(r.status, 1) << r.out << r.err;
+    EXPECT_EQ(r.out, mod + ": stopped by " + want + " (" + (d_ / "list") +
+                         " line 1): ima_check_blacklist() -> is_binary_blacklisted() "
+                         "(security/integrity/ima/ima_appraise.c:428-450, certs/blacklist.c:247-254): EPERM [an IMA "
+                         "appraise rule for MODULE_CHECK that allows modsig (appraise_type=imasig|modsig)]\n");
+    r = test::run(M() + " blacklist check --json --kernel " + k + " --list " + q(d_ / "list") + " " + q(mod));
+    EXPECT_EQ(r.status, 1);
+    auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["stopped"], true);
+    EXPECT_EQ(j["source"], "d-modsig");
+    EXPECT_EQ(j["stops"][0]["errno"], "EPERM");
+    EXPECT_EQ(j["stops"][0]["origins"][0]["where"], "line 1");
+  }
+  // An empty-handed list: not stopped, exit 0.
+  test::spit(d_ / "other", "\"bin:" + hexes(64, '0') + "\"\n");
+  auto r = test::run(M() + " blacklist check --list " + q(d_ / "other") + " " + q(mod));
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out, mod + ": not stopped\n");
+  // Printed to standard output without -o, as a hash list.
+  r = test::run(M() + " blacklist entry " + q(mod) + " " + q(key("rsa.crt")));
+  EXPECT_EQ(r.status, 0);
+  auto certs = crypto::Certificate::load_all(key("rsa.crt"));
+  EXPECT_EQ(r.out, "\"" + want + "\",\n\"tbs:" + sha256_of(Bytes((*certs)[0].tbs().begin(), (*certs)[0].tbs().end())) +
+                       "\"\n");
+}
+
+TEST_F(BlacklistCli, UnsignedAndCompressedModules) {
+  test::spit(d_ / "plain.ko", test::pattern(3000));
+  const std::string whole = "bin:" + first_word(sh("sha256sum " + q(d_ / "plain.ko")));
+  auto r = test::run(M() + " blacklist entry --json " + q(d_ / "plain.ko"));
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["entry"], whole);
+  EXPECT_EQ(j["source"], "ima-hash");
+  // ima_hash= sha512: the whole file with SHA-512.
+  r = test::run(M() + " blacklist entry --ima-hash sha512 " + q(d_ / "plain.ko"));
+  EXPECT_EQ(r.out, "\"bin:" + first_word(sh("sha512sum " + q(d_ / "plain.ko"))) + "\"\n");
+  // A signed module compressed with xz: v7.0 looks at the decompressed image's modsig,
+  // v6 at the compressed file as stored.
+  const std::string mod = signed_module("c.ko", "rsa.pem", "rsa.crt", "sha256", 7000);
+  const std::string content = "bin:" + first_word(sh("head -c 7000 " + q(mod) + " | sha256sum"));
+  sh("xz --check=crc32 --lzma2=dict=1MiB -k " + q(mod));
+  r = test::run(M() + " blacklist entry " + q(mod + ".xz"));
+  EXPECT_EQ(r.out, "\"" + content + "\"\n") << r.err;
+  r = test::run(M() + " blacklist entry --kernel v6 " + q(mod + ".xz"));
+  EXPECT_EQ(r.out, "\"bin:" + first_word(sh("sha256sum " + q(mod + ".xz"))) + "\"\n") << r.err;
+  // xz with a CRC64 check: the kernel's decompressor refuses it, so nothing is checked.
+  sh("xz --check=crc64 -c " + q(mod) + " > " + q(mod + ".crc64.xz"));
+  r = test::run(M() + " blacklist check --json " + q(mod + ".crc64.xz"));
+  EXPECT_EQ(r.status, 0);
+  j = nlohmann::json::parse(r.out);
+  ASSERT_GE(j["notes"].size(), 1u);
+  EXPECT_EQ(std::string(j["notes"][0]).rfind("the kernel's module_decompress() refuses this file (", 0), 0u) << r.out;
+}
+
+TEST_F(BlacklistCli, MlDsaWithoutSignedAttrsCannotBeStoppedByBinOnV7) {
+  const std::string mod = signed_module("ml.ko", "mldsa.pem", "mldsa.crt", "sha512", 6000);
+  const std::string side = "bin:" + first_word(sh("head -c 6000 " + q(mod) + " | sha256sum"));
+  auto r = test::run(M() + " blacklist entry " + q(mod));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "modsign: " + mod + ": no bin: entry exists under v7.0: pkcs7_get_digest() fails (EINVAL: No digest "
+                   "available), so ima_check_blacklist() looks up \"bin:\", which no key can be; the side SHA-256 "
+                   "entry " + side + " (--side-sha256) would stop it under the proposed behaviour\n"
+                   "modsign: no entries to write\n");
+  r = test::run(M() + " blacklist entry --side-sha256 -o " + q(d_ / "side") + " " + q(mod));
+  EXPECT_EQ(r.status, 0) << r.err;
+  const Bytes side_list = test::slurp(d_ / "side");
+  EXPECT_EQ(std::string(side_list.begin(), side_list.end()), "\"" + side + "\"\n");
+  r = test::run(M() + " blacklist check --list " + q(d_ / "side") + " " + q(mod));
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out, mod + ": not stopped\n  note: no bin: entry can stop it under v7.0: pkcs7_get_digest() fails "
+                         "(EINVAL: No digest available), so ima_check_blacklist() looks up \"bin:\", which no key can "
+                         "be; under the proposed behaviour (side SHA-256 of the signed content) " + side + " would\n"
+                         "  note: " + side + " is listed, but v7.0 does not look it up\n");
+  // With signedAttrs (sign-file's OpenSSL 3 form, the waiver) the "digest" IMA gets is the
+  // re-tagged attribute blob itself: longer than any key can be.
+  test::spit(d_ / "mla.ko", test::pattern(6000));
+  sh(M() + " sign --signed-attrs --hash sha512 --key " + q(key("mldsa.pem")) + " --cert " + q(key("mldsa.crt")) + " " +
+     q(d_ / "mla.ko"));
+  r = test::run(M() + " blacklist entry --json " + q(d_ / "mla.ko"));
+  EXPECT_EQ(r.status, 1);
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["entry"], nullptr);
+  EXPECT_EQ(j["source"], "none");
+  EXPECT_EQ(j["side_sha256_entry"], side);
+  const std::string ex = j["explanation"];
+  EXPECT_EQ(ex.rfind("pkcs7_get_digest() returns the ", 0), 0u) << ex;
+  EXPECT_NE(ex.find("-byte re-tagged signedAttrs, longer than the 128 hex digits a key may hold"), std::string::npos) << ex;
+  // v6 cannot parse ML-DSA: IMA has no modsig and looks up the hash of the whole file.
+  r = test::run(M() + " blacklist entry --kernel v6 " + q(mod));
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out, "\"bin:" + first_word(sh("sha256sum " + q(mod))) + "\"\n");
+}
+
+TEST_F(BlacklistCli, RevokedCertificateAndTbsEntryInVerify) {
+  const std::string mod = signed_module("v.ko", "rsa.pem", "rsa.crt", "sha256");
+  auto r = test::run(M() + " verify --cert " + q(key("rsa.crt")) + " " + q(mod));
+  ASSERT_EQ(r.status, 0) << r.out;
+  // Revoked signing certificate: is_key_on_revocation_list() -> EKEYREJECTED (fatal).
+  r = test::run(M() + " verify --cert " + q(key("rsa.crt")) + " --revoked " + q(key("rsa.crt")) + " " + q(mod));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, mod + ": refused (EKEYREJECTED): Key is on the revocation list\n");
+  // tbs: entry of the signing certificate, which sign-file does not embed: the kernel
+  // never adds the certificate to its keyring (x509_key_preparse: EKEYREJECTED), so the
+  // signature has no key: ENOKEY, tainted — refused with EKEYREJECTED when enforcing.
+  r = test::run(M() + " blacklist entry -o " + q(d_ / "tbs") + " " + q(key("rsa.crt")));
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = test::run(M() + " verify --json --cert " + q(key("rsa.crt")) + " --blacklist " + q(d_ / "tbs") + " " + q(mod));
+  EXPECT_EQ(r.status, 1);
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["outcome"], "loads-tainted");
+  EXPECT_EQ(j["errno"], "ENOKEY");
+  r = test::run(M() + " verify --enforce --json --cert " + q(key("rsa.crt")) + " --blacklist " + q(d_ / "tbs") + " " + q(mod));
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["outcome"], "refused");
+  EXPECT_EQ(j["errno"], "EKEYREJECTED");
+  // The same certificate embedded in the PKCS#7 (openssl cms, no signedAttrs): pkcs7_verify
+  // finds it blacklisted: EKEYREJECTED, fatal even without enforcement.
+  const std::string content = d_ / "content";
+  test::spit(content, test::pattern(5000));
+  sh(test::openssl() + " cms -sign -binary -noattr -nosmimecap -md sha256 -outform DER -in " + q(content) +
+     " -signer " + q(key("rsa.crt")) + " -inkey " + q(key("rsa.pem")) + " -out " + q(d_ / "p7"));
+  const std::string emb = d_ / "emb.ko";
+  test::spit(emb, module::append_signature(test::pattern(5000), test::slurp(d_ / "p7")));
+  r = test::run(M() + " verify --json --cert " + q(key("rsa.crt")) + " " + q(emb));
+  EXPECT_EQ(nlohmann::json::parse(r.out)["outcome"], "loads") << r.out;
+  r = test::run(M() + " verify --json --cert " + q(key("rsa.crt")) + " --blacklist " + q(d_ / "tbs") + " " + q(emb));
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["outcome"], "refused");
+  EXPECT_EQ(j["errno"], "EKEYREJECTED");
+  EXPECT_EQ(j["reason"], "Sig 1: signer certificate is blacklisted");
+  // `blacklist check` names the same stops.
+  r = test::run(M() + " blacklist check --json --revoked " + q(key("rsa.crt")) + " " + q(mod));
+  EXPECT_EQ(r.status, 1);
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["stops"][0]["entry"], "revoked certificate CN = blacklist test RSA");
+  EXPECT_EQ(j["stops"][0]["errno"], "EKEYREJECTED");
+  EXPECT_EQ(j["stops"][0]["origins"][0]["where"], "certificate 1");
+  r = test::run(M() + " blacklist check --json --list " + q(d_ / "tbs") + " --keyring " + q(key("rsa.crt")) + " " + q(mod));
+  EXPECT_EQ(r.status, 1);
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["stops"][0]["errno"], "ENOKEY");
+  r = test::run(M() + " blacklist check --json --list " + q(d_ / "tbs") + " " + q(emb));
+  EXPECT_EQ(r.status, 1);
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["stops"][0]["errno"], "EKEYREJECTED");
+  auto certs = crypto::Certificate::load_all(key("rsa.crt"));
+  EXPECT_EQ(j["stops"][0]["entry"],
+            "tbs:" + sha256_of(Bytes((*certs)[0].tbs().begin(), (*certs)[0].tbs().end())));
+  // A revoked certificate whose own tbs: key is listed never reaches the .blacklist
+  // keyring (x509_key_preparse refuses it), so it revokes nothing: only the keyring
+  // exclusion remains (ENOKEY).
+  r = test::run(M() + " verify --json --cert " + q(key("rsa.crt")) + " --blacklist " + q(d_ / "tbs") + " --revoked " +
+                q(key("rsa.crt")) + " " + q(mod));
+  EXPECT_EQ(nlohmann::json::parse(r.out)["errno"], "ENOKEY");
+  EXPECT_EQ(r.err, "modsign: note: " + key("rsa.crt") + " certificate 1 is not loaded: its " +
+                       std::string(j["stops"][0]["entry"]) + " is listed (x509_key_preparse: EKEYREJECTED)\n");
+  // An ML-DSA certificate means nothing to a v6 kernel.
+  r = test::run(M() + " blacklist check --kernel v6 --revoked " + q(key("mldsa.crt")) + " " + q(mod));
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.err.rfind("modsign: note: " + key("mldsa.crt") + " certificate 1 is not loaded by a v6 kernel (ENOPKG", 0), 0u)
+      << r.err;
+  // Without --keyring the non-embedded signer's tbs: entry cannot be matched.
+  r = test::run(M() + " blacklist check --list " + q(d_ / "tbs") + " " + q(mod));
+  EXPECT_EQ(r.status, 0);
+}
+
+TEST_F(BlacklistCli, LintAndMerge) {
+  test::spit(d_ / "good", "\"bin:aa\",\n\"bin:bb\",\n\"bin:aa\"\n");
+  auto r = test::run(M() + " blacklist lint " + q(d_ / "good"));
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out, (d_ / "good") + ":3:1: duplicate of an earlier entry (the kernel logs \"Duplicate blacklisted hash\" "
+                                   "and keeps one) [warning]\n" + (d_ / "good") + ": ok, 3 entries, 1 duplicates\n");
+  test::spit(d_ / "bad", "\"bin:aa\",\n\"tbs:ABCD\",\n\"bin:abc\",\n");
+  r = test::run(M() + " blacklist lint " + q(d_ / "bad"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, (d_ / "bad") + ":2:6: upper-case hex digit 'A' (awk: Not a lowercase hexadecimal string (item 2))\n" +
+                       (d_ / "bad") + ":3:6: odd number of hex digits (3) (awk: Not an even number of hexadecimal "
+                                      "characters (item 3))\n" +
+                       (d_ / "bad") + ":3:10: ',' after the last entry (only blanks follow it) (awk: Not a string (item 4))\n");
+  r = test::run(M() + " blacklist lint --json " + q(d_ / "bad"));
+  EXPECT_EQ(r.status, 1);
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["awk_accepts"], false);
+  EXPECT_EQ(j["build_accepts"], false);
+  EXPECT_EQ(j["entries"], 1);
+  ASSERT_EQ(j["problems"].size(), 3u);
+  EXPECT_EQ(j["problems"][0]["line"], 2);
+  EXPECT_EQ(j["problems"][0]["column"], 6);
+  EXPECT_EQ(j["problems"][0]["item"], 2);
+  EXPECT_EQ(j["problems"][0]["stage"], "awk");
+  EXPECT_EQ(j["problems"][0]["awk"], "Not a lowercase hexadecimal string (item 2)");
+  test::spit(d_ / "trail", "\"bin:aa\",");
+  r = test::run(M() + " blacklist lint " + q(d_ / "trail"));
+  EXPECT_EQ(r.status, 1);
+  r = test::run(M() + " blacklist lint --awk-only " + q(d_ / "trail"));
+  EXPECT_EQ(r.status, 0);
+  r = test::run(M() + " blacklist lint --json " + q(d_ / "trail"));
+  EXPECT_EQ(r.status, 1);
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["awk_accepts"], true);
+  EXPECT_EQ(j["build_accepts"], false);
+  EXPECT_EQ(j["problems"][0]["stage"], "build");
+  EXPECT_EQ(j["problems"][0]["awk"], nullptr);
+  r = test::run(M() + " blacklist lint " + q(d_ / "missing"));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_NE(r.err.find("modsign: "), std::string::npos);
+  // merge: first-seen order, duplicates counted on stderr, exact bytes.
+  test::spit(d_ / "two", "\"bin:cc\", \"bin:bb\"");
+  r = test::run(M() + " blacklist merge -o " + q(d_ / "merged") + " " + q(d_ / "good") + " " + q(d_ / "two"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "modsign: 3 entries from 2 files, 2 duplicates dropped\n");
+  const Bytes m = test::slurp(d_ / "merged");
+  EXPECT_EQ(std::string(m.begin(), m.end()), "\"bin:aa\",\n\"bin:bb\",\n\"bin:cc\"\n");
+  // A bad input: exit 3, the problem named, nothing written.
+  r = test::run(M() + " blacklist merge -o " + q(d_ / "m2") + " " + q(d_ / "good") + " " + q(d_ / "bad"));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err, "modsign: " + (d_ / "bad") + ":2:6: upper-case hex digit 'A' (awk: Not a lowercase hexadecimal "
+                                               "string (item 2))\n");
+  EXPECT_NE(test::run("test -e " + q(d_ / "m2")).status, 0);
+  // check refuses a list the build would refuse.
+  r = test::run(M() + " blacklist check --list " + q(d_ / "bad") + " " + q(d_ / "good"));
+  EXPECT_EQ(r.status, 3);
+}
+
+// A real Debian module (RSA/SHA-256, as Debian signs them): its bin: entry is the sha256sum
+// of the module without the signature trailer; re-signed by modsign with RSA/SHA-256 it is
+// the same; stripped, IMA hashes the whole file, which is again the same bytes.
+TEST(BlacklistRealModules, DebianModuleEntryIsSha256sumOfContent) {
+  auto f = test::run(q(std::string(MODSIGN_SOURCE_DIR) + "/tools/fetch-debian-kernel"));
+  if (f.status == 77) GTEST_SKIP() << "no Debian kernel package reachable: " << f.err;
+  ASSERT_EQ(f.status, 0) << f.err;
+  const auto pos = f.out.find("MODULES=");
+  const std::string modules = f.out.substr(pos + 8, f.out.find('\n', pos) - pos - 8);
+  auto list = test::run("find " + q(modules) + " -name '*.ko' -type f | sort | head -n 1");
+  ASSERT_EQ(list.status, 0);
+  const std::string mod = list.out.substr(0, list.out.find('\n'));
+  const Bytes file = test::slurp(mod);
+  ASSERT_GT(file.size(), 40u);
+  // sig_len: big-endian u32 just before the 28-byte marker.
+  const std::size_t at = file.size() - 28 - 4;
+  const std::size_t sig_len = (std::size_t{file[at]} << 24) | (std::size_t{file[at + 1]} << 16) |
+                              (std::size_t{file[at + 2]} << 8) | file[at + 3];
+  const std::size_t content = file.size() - 28 - 12 - sig_len;
+  const std::string want = "bin:" + first_word(sh("head -c " + std::to_string(content) + " " + q(mod) + " | sha256sum"));
+  auto r = test::run(M() + " blacklist entry --json " + q(mod));
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["entry"], want);
+  EXPECT_EQ(j["source"], "d-modsig");
+  EXPECT_EQ(j["algo"], "sha256");
+  test::TempDir d;
+  sh(M() + " keygen --algo rsa-2048 --out " + q(d / "k.pem") + " --cert-out " + q(d / "k.crt"));
+  sh("cp " + q(mod) + " " + q(d / "m.ko"));
+  sh(M() + " sign --replace --hash sha256 --key " + q(d / "k.pem") + " --cert " + q(d / "k.crt") + " " + q(d / "m.ko"));
+  r = test::run(M() + " blacklist entry --kernel v6 " + q(d / "m.ko"));
+  EXPECT_EQ(r.out, "\"" + want + "\"\n");
+  sh(M() + " strip " + q(d / "m.ko"));
+  r = test::run(M() + " blacklist entry " + q(d / "m.ko"));
+  EXPECT_EQ(r.out, "\"bin:" + first_word(sh("sha256sum " + q(d / "m.ko"))) + "\"\n");
+  EXPECT_EQ(r.out, "\"" + want + "\"\n");
+}
+
+// `entry --format esl` writes what the kernel's dbx handler can use (EFI_CERT_SHA256 for a
+// 32-byte bin: key, EFI_CERT_X509 for a certificate); `check --dbx` and `verify --dbx`
+// read it back through the efi loader.
+TEST_F(BlacklistCli, EslEntriesAndDbxChecks) {
+  const std::string mod = signed_module("e.ko", "rsa.pem", "rsa.crt", "sha256");
+  const Bytes hash = crypto::digest(crypto::HashAlgo::sha256, test::pattern(5000));
+  const std::string owner = "77fa9abd-0359-4d32-bd60-28f4e78f784b";
+  auto r = test::run(M() + " blacklist entry --format esl --owner " + owner + " -o " + q(d_ / "x.esl") + " " + q(mod) +
+                     " " + q(key("rsa.crt")));
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto certs = crypto::Certificate::load_all(key("rsa.crt"));
+  ASSERT_TRUE(certs.ok());
+  const Bytes der = (*certs)[0].der();
+  Bytes want = {0x26, 0x16, 0xc4, 0xc1, 0x4c, 0x50, 0x92, 0x40, 0xac, 0xa9, 0x41, 0xf9, 0x36, 0x93, 0x43, 0x28,  // EFI_CERT_SHA256
+                76, 0, 0, 0, 0, 0, 0, 0, 48, 0, 0, 0,
+                0xbd, 0x9a, 0xfa, 0x77, 0x59, 0x03, 0x32, 0x4d, 0xbd, 0x60, 0x28, 0xf4, 0xe7, 0x8f, 0x78, 0x4b};  // owner
+  want.insert(want.end(), hash.begin(), hash.end());
+  const Bytes x509 = {0xa1, 0x59, 0xc0, 0xa5, 0xe4, 0x94, 0xa7, 0x4a, 0x87, 0xb5, 0xab, 0x15, 0x5c, 0x2b, 0xf0, 0x72};
+  want.insert(want.end(), x509.begin(), x509.end());
+  auto le32 = [&](std::size_t v) {
+    for (int i = 0; i < 4; ++i) want.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+  };
+  le32(28 + 16 + der.size());
+  le32(0);
+  le32(16 + der.size());
+  want.insert(want.end(), want.begin() + 28, want.begin() + 44);  // the same owner
+  want.insert(want.end(), der.begin(), der.end());
+  EXPECT_EQ(test::slurp(d_ / "x.esl"), want);
+  // The bin: key from the dbx stops the module under IMA; the certificate revokes the signer.
+  r = test::run(M() + " blacklist check --json --dbx " + q(d_ / "x.esl") + " " + q(mod));
+  EXPECT_EQ(r.status, 1);
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["stops"][0]["entry"], "bin:" + to_hex(hash));
+  EXPECT_EQ(j["stops"][0]["errno"], "EPERM");
+  EXPECT_EQ(j["stops"][0]["origins"][0]["file"], d_ / "x.esl");
+  EXPECT_EQ(j["stops"][1]["entry"], "revoked certificate CN = blacklist test RSA");
+  EXPECT_EQ(j["stops"][1]["errno"], "EKEYREJECTED");
+  r = test::run(M() + " verify --cert " + q(key("rsa.crt")) + " --dbx " + q(d_ / "x.esl") + " " + q(mod));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, mod + ": refused (EKEYREJECTED): Key is on the revocation list\n");
+  // A 64-byte d-modsig (RSA/SHA-512) has no dbx form the kernel reads.
+  const std::string m512 = signed_module("s512.ko", "rsa.pem", "rsa.crt", "sha512");
+  r = test::run(M() + " blacklist entry --format esl --owner " + owner + " -o " + q(d_ / "y.esl") + " " + q(m512));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("is a 64-byte hash: dbx carries bin: keys only as EFI_CERT_SHA256"), std::string::npos) << r.err;
+  EXPECT_NE(test::run("test -e " + q(d_ / "y.esl")).status, 0);
+  // An unreadable item: exit 3 and no file written.
+  r = test::run(M() + " blacklist entry -o " + q(d_ / "n.list") + " " + q(mod) + " " + q(d_ / "missing.ko"));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err, "modsign: " + (d_ / "missing.ko") + ": No such file or directory\n");
+  EXPECT_NE(test::run("test -e " + q(d_ / "n.list")).status, 0);
+  // --owner is required, and must be a GUID.
+  r = test::run(M() + " blacklist entry --format esl -o " + q(d_ / "z.esl") + " " + q(mod));
+  EXPECT_EQ(r.status, 2);
+  // A broken dbx file is refused (exit 3).
+  test::spit(d_ / "bad.esl", Bytes(20, 0));
+  r = test::run(M() + " blacklist check --dbx " + q(d_ / "bad.esl") + " " + q(mod));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err.rfind("modsign: " + (d_ / "bad.esl") + ": EBADMSG: ", 0), 0u) << r.err;
+}
+
+// The kernel's tools/certs/print-cert-tbs-hash.sh (which Kconfig recommends) hashes the TBS
+// with the certificate's own signature hash: the v6 key, not the 7.0 one.  With OpenSSL 3
+// its `openssl x509 -in -` cannot read standard input, so it prints the hash of nothing
+// and exits 1.
+TEST(BlacklistTbs, KernelPrintCertTbsHashScript) {
+  const std::string script = "/root/.cache/modsign/kernel-src/linux-source-7.2/tools/certs/print-cert-tbs-hash.sh";
+  if (test::run("test -r " + q(script)).status != 0) GTEST_SKIP() << "kernel source not unpacked";
+  test::TempDir d;
+  auto c = make_cert(d, "script384", "sha384");
+  auto cert = crypto::Certificate::from_der(test::slurp(c.der));
+  ASSERT_TRUE(cert.ok());
+  const std::string bin = MODSIGN_OPENSSL_BIN;
+  const std::string dir = bin.substr(0, bin.rfind('/'));
+  auto r = test::run("PATH=" + q(dir) + ":$PATH bash " + q(script) + " " + q(c.pem));
+  const std::string empty384 = "tbs:" + to_hex(crypto::digest(crypto::HashAlgo::sha384, Bytes{}));
+  if (r.status == 0) {
+    EXPECT_EQ(r.out, *certificate_entry(*cert, kernel::KernelProfile::v6()));
+  } else {
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.out, empty384) << r.err;
+  }
+  EXPECT_NE(r.out, *certificate_entry(*cert, kernel::KernelProfile::v7_0()));
+}

@@ -1,0 +1,514 @@
+// modsign blacklist entry|check|lint|merge — CONFIG_SYSTEM_BLACKLIST_HASH_LIST entries and
+// the kernel's bin:/tbs:/revocation checks (src/blacklist/).
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <set>
+
+#include "blacklist/check.hpp"
+#include "blacklist/description.hpp"
+#include "blacklist/efi.hpp"
+#include "blacklist/hash_list.hpp"
+#include "cli_common.hpp"
+#include "module/module_signature.hpp"
+
+namespace modsign::cli {
+
+namespace {
+
+/// One thing on the command line: a module, or one certificate of a PEM/DER file.
+struct Item {
+  std::string label;
+  std::optional<LoadedModule> module;
+  std::optional<crypto::Certificate> cert;
+};
+
+/// Modules are ELF or compressed files; a file starting with "-----BEGIN" or a DER
+/// SEQUENCE that parses as certificates is certificates; anything else is a module.
+/// Reports and returns false on an unreadable file or a broken certificate file.
+bool load_items(const std::string& path, std::uint64_t max_size, std::vector<Item>& out) {
+  Bytes head;
+  try {
+    head = read_file(path, std::max<std::uint64_t>(max_size, kMaxModuleSize));
+  } catch (const IoError& e) {
+    complain("", e.what());
+    return false;
+  }
+  const bool elf = head.size() >= 4 && head[0] == 0x7f && head[1] == 'E' && head[2] == 'L' && head[3] == 'F';
+  const bool pem = head.size() >= 10 && std::string(head.begin(), head.begin() + 10) == "-----BEGIN";
+  const bool der = head.size() >= 2 && head[0] == 0x30 && (head[1] == 0x82 || head[1] == 0x81);
+  if (!elf && module::detect_compression(head) == module::Compression::none && (pem || der)) {
+    auto certs = crypto::Certificate::from_bytes(head);
+    if (certs) {
+      for (std::size_t i = 0; i < certs->size(); ++i)
+        out.push_back(Item{certs->size() > 1 ? path + "#" + std::to_string(i + 1) : path, std::nullopt, (*certs)[i]});
+      return true;
+    }
+    if (pem) {
+      complain(path, certs.error().message);
+      return false;
+    }
+  }
+  std::string why;
+  auto lm = read_module(path, max_size, &why);
+  if (!lm) return false;
+  out.push_back(Item{path, std::move(lm), std::nullopt});
+  return true;
+}
+
+std::optional<kernel::KernelProfile> profile_of(const std::string& name) {
+  auto p = kernel::KernelProfile::parse(name);
+  if (!p) complain("", "unknown --kernel '" + name + "' (v6|v7.0)");
+  return p;
+}
+
+std::optional<crypto::HashAlgo> ima_hash_of(const std::string& name) {
+  auto h = crypto::hash_by_name(name);
+  if (!h) complain("", "unsupported --ima-hash '" + name + "' (sha1|sha224|sha256|sha384|sha512|sha3-256|sha3-384|sha3-512)");
+  return h;
+}
+
+std::string source_name(blacklist::ModuleEntry::Source s) {
+  switch (s) {
+    case blacklist::ModuleEntry::Source::d_modsig: return "d-modsig";
+    case blacklist::ModuleEntry::Source::ima_hash: return "ima-hash";
+    case blacklist::ModuleEntry::Source::none: break;
+  }
+  return "none";
+}
+
+nlohmann::json origins_json(const std::vector<blacklist::Origin>& os) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& o : os) a.push_back({{"file", o.file}, {"where", o.where}});
+  return a;
+}
+
+std::string origins_text(const std::vector<blacklist::Origin>& os) {
+  std::string t;
+  for (const auto& o : os) t += (t.empty() ? "" : ", ") + o.file + (o.where.empty() ? "" : " " + o.where);
+  return t;
+}
+
+bool write_text(const std::string& out, const std::string& text) {
+  if (out.empty() || out == "-") {
+    std::cout << text;
+    return true;
+  }
+  try {
+    write_file_atomic(out, ByteView(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()), 0644, false);
+  } catch (const IoError& e) {
+    complain("", e.what());
+    return false;
+  }
+  return true;
+}
+
+// ------------------------------------------------------------------------------ entry
+
+struct EntryArgs {
+  std::vector<std::string> items;
+  std::string kernel = "v7.0", ima_hash = "sha256", format = "hashlist", out, owner;
+  bool side = false, json = false;
+  std::uint64_t max_size = module::kDefaultMaxDecompressed;
+};
+
+int cmd_entry(const EntryArgs& a) {
+  auto profile = profile_of(a.kernel);
+  auto ih = ima_hash_of(a.ima_hash);
+  if (!profile || !ih) return kExitUsage;
+  const bool esl = a.format == "esl";
+  std::optional<blacklist::efi::Guid> owner;
+  if (esl) {
+    owner = blacklist::efi::Guid::parse(a.owner);
+    if (!owner) {
+      complain("", "--format esl needs --owner GUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx), got '" + a.owner + "'");
+      return kExitUsage;
+    }
+    if (a.out.empty() || a.out == "-") {
+      complain("", "--format esl needs -o FILE");
+      return kExitUsage;
+    }
+  }
+  std::vector<blacklist::efi::FlatEntry> esl_entries;
+  std::set<Bytes> esl_seen;
+  // dbx can carry a bin: key only as EFI_CERT_SHA256 (32 bytes), and a certificate only as
+  // EFI_CERT_X509 (the revocation list): the kernel's dbx handler passes all 48 bytes of an
+  // EFI_CERT_X509_SHA256 element to mark_hash_blacklisted, so that form never matches.
+  auto add_esl = [&](const blacklist::efi::Guid& type, Bytes data) {
+    if (esl_seen.insert(data).second) esl_entries.push_back({type, *owner, std::move(data)});
+  };
+  auto add_esl_bin = [&](const std::string& label, const std::string& d) {
+    const Bytes h = from_hex(std::string_view(d).substr(4));
+    if (h.size() != 32) {
+      complain(label, d + " is a " + std::to_string(h.size()) +
+                          "-byte hash: dbx carries bin: keys only as EFI_CERT_SHA256 (32 bytes); the kernel "
+                          "ignores other hash types");
+      return false;
+    }
+    add_esl(blacklist::efi::guids::cert_sha256, h);
+    return true;
+  };
+  std::vector<std::string> entries;
+  std::set<std::string> seen;
+  auto add = [&](const std::string& d) {
+    if (seen.insert(d).second) entries.push_back(d);
+  };
+  int worst = kExitOk;
+  for (const auto& path : a.items) {
+    std::vector<Item> items;
+    if (!load_items(path, a.max_size, items)) {
+      worst = std::max(worst, kExitInput);
+      continue;
+    }
+    for (const auto& it : items) {
+      nlohmann::json j{{"path", it.label}, {"kernel", profile->name()}};
+      if (it.cert) {
+        auto tbs = blacklist::certificate_entry(*it.cert, *profile);
+        j["kind"] = "certificate";
+        j["entry"] = tbs ? nlohmann::json(*tbs) : nlohmann::json(nullptr);
+        j["source"] = tbs ? "tbs" : "none";
+        if (esl) {
+          add_esl(blacklist::efi::guids::cert_x509, it.cert->der());
+          j["esl"] = "EFI_CERT_X509";
+        } else if (tbs) {
+          add(*tbs);
+        } else {
+          const std::string why = "no tbs: entry under " + profile->name() +
+                                  ": the certificate's signature hash is unavailable, x509_get_sig_params() skips the check";
+          j["explanation"] = why;
+          complain(it.label, why);
+          worst = std::max(worst, kExitVerdict);
+        }
+      } else {
+        const auto& lm = *it.module;
+        auto e = blacklist::module_entry(lm.stored, lm.m, *profile, *ih);
+        j["kind"] = "module";
+        j["entry"] = e.description ? nlohmann::json(*e.description) : nlohmann::json(nullptr);
+        j["source"] = source_name(e.source);
+        j["algo"] = e.algo.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.algo);
+        j["explanation"] = e.explanation;
+        j["side_sha256_entry"] = e.side_sha256 ? nlohmann::json(*e.side_sha256) : nlohmann::json(nullptr);
+        if (e.description) {
+          if (!esl)
+            add(*e.description);
+          else if (!add_esl_bin(it.label, *e.description))
+            worst = std::max(worst, kExitVerdict);
+        }
+        if (!e.description) {
+          std::string msg = "no bin: entry exists under " + profile->name() + ": " + e.explanation;
+          if (e.side_sha256)
+            msg += a.side ? "; writing the side SHA-256 entry (proposed behaviour)"
+                          : "; the side SHA-256 entry " + *e.side_sha256 + " (--side-sha256) would stop it under the "
+                                                                          "proposed behaviour";
+          complain(it.label, msg);
+          if (!(a.side && e.side_sha256)) worst = std::max(worst, kExitVerdict);
+        }
+        if (a.side && e.side_sha256) {
+          if (esl)
+            add_esl_bin(it.label, *e.side_sha256);
+          else
+            add(*e.side_sha256);
+        }
+      }
+      if (a.json) std::cout << dump(j) << "\n";
+    }
+  }
+  if (a.json && a.out.empty()) return worst;
+  if (worst == kExitInput) return worst;  // bad input: write nothing
+  if (esl) {
+    if (esl_entries.empty()) {
+      complain("", "no entries to write");
+      return std::max(worst, kExitVerdict);
+    }
+    const Bytes b = blacklist::efi::write_lists(blacklist::efi::group_entries(esl_entries));
+    try {
+      write_file_atomic(a.out, b, 0644, false);
+    } catch (const IoError& e) {
+      complain("", e.what());
+      return kExitInput;
+    }
+    return worst;
+  }
+  if (entries.empty()) {
+    complain("", "no entries to write");
+    return std::max(worst, kExitVerdict);
+  }
+  auto text = blacklist::write_hash_list(entries);
+  if (!text) {
+    complain("", text.error().message);
+    return kExitInput;
+  }
+  if (!write_text(a.out, *text)) return kExitInput;
+  return worst;
+}
+
+// ------------------------------------------------------------------------------ check
+
+struct CheckArgs {
+  std::vector<std::string> items, lists, revoked, keyrings, dbx;
+  std::string kernel = "v7.0", ima_hash = "sha256";
+  bool json = false;
+  std::uint64_t max_size = module::kDefaultMaxDecompressed;
+};
+
+int cmd_check(const CheckArgs& a) {
+  auto profile = profile_of(a.kernel);
+  auto ih = ima_hash_of(a.ima_hash);
+  if (!profile || !ih) return kExitUsage;
+  blacklist::Sources sources;
+  if (!load_blacklist_sources(a.lists, a.revoked, a.dbx, *profile, sources)) return kExitInput;
+  std::vector<crypto::Certificate> trusted;
+  if (!a.keyrings.empty()) {
+    kernel::Keyring kr;
+    for (const auto& k : a.keyrings) {
+      try {
+        if (auto st = kr.add_path(k); !st) {
+          complain("", st.error().message);
+          return kExitInput;
+        }
+      } catch (const IoError& e) {
+        complain("", e.what());
+        return kExitInput;
+      }
+    }
+    trusted = std::move(kr.certificates);
+  }
+  if (!a.json)
+    for (const auto& n : sources.notes) std::cerr << "modsign: note: " << printable(n) << "\n";
+  int worst = kExitOk;
+  for (const auto& path : a.items) {
+    std::vector<Item> items;
+    if (!load_items(path, a.max_size, items)) {
+      worst = std::max(worst, kExitInput);
+      continue;
+    }
+    for (const auto& it : items) {
+      const blacklist::Verdict v = it.cert ? blacklist::check_certificate(*it.cert, sources, *profile)
+                                           : blacklist::check_module(it.module->stored, it.module->m, sources, trusted,
+                                                                     *profile, *ih);
+      if (v.stopped()) worst = std::max(worst, kExitVerdict);
+      if (a.json) {
+        nlohmann::json j{{"path", it.label}, {"kind", v.certificate ? "certificate" : "module"},
+                         {"kernel", profile->name()}, {"stopped", v.stopped()}};
+        nlohmann::json stops = nlohmann::json::array();
+        for (const auto& s : v.stops)
+          stops.push_back({{"entry", s.entry}, {"origins", origins_json(s.origins)}, {"check", s.check},
+                           {"errno", errno_name(s.err)},
+                           {"condition", s.condition.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.condition)}});
+        j["stops"] = stops;
+        if (v.entry) {
+          j["entry"] = v.entry->description ? nlohmann::json(*v.entry->description) : nlohmann::json(nullptr);
+          j["source"] = source_name(v.entry->source);
+          j["side_sha256_entry"] = v.entry->side_sha256 ? nlohmann::json(*v.entry->side_sha256) : nlohmann::json(nullptr);
+        } else {
+          j["entry"] = v.tbs ? nlohmann::json(*v.tbs) : nlohmann::json(nullptr);
+          j["source"] = v.tbs ? "tbs" : "none";
+        }
+        j["notes"] = v.notes;
+        std::cout << dump(j) << "\n";
+        continue;
+      }
+      auto stop_text = [](const blacklist::Stop& s) {
+        std::string t = s.entry;
+        if (!s.origins.empty()) t += " (" + origins_text(s.origins) + ")";
+        t += ": " + s.check + ": " + std::string(errno_name(s.err));
+        if (!s.condition.empty()) t += " [" + s.condition + "]";
+        return t;
+      };
+      if (v.stopped()) {
+        std::cout << printable(it.label) << ": stopped by " << printable(stop_text(v.stops[0])) << "\n";
+        for (std::size_t i = 1; i < v.stops.size(); ++i)
+          std::cout << "  also: " << printable(stop_text(v.stops[i])) << "\n";
+      } else {
+        std::cout << printable(it.label) << ": not stopped\n";
+      }
+      for (const auto& n : v.notes) std::cout << "  note: " << printable(n) << "\n";
+    }
+  }
+  return worst;
+}
+
+// ------------------------------------------------------------------------------ lint / merge
+
+struct LintArgs {
+  std::string file;
+  bool awk_only = false, json = false;
+};
+
+nlohmann::json problem_json(const blacklist::ListProblem& p) {
+  return {{"line", p.line},
+          {"column", p.column},
+          {"item", p.item},
+          {"stage", p.stage == blacklist::ProblemStage::awk ? "awk" : "build"},
+          {"message", p.message},
+          {"awk", p.awk.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.awk)}};
+}
+
+int cmd_lint(const LintArgs& a) {
+  blacklist::HashList l;
+  try {
+    l = blacklist::read_hash_list(a.file);
+  } catch (const IoError& e) {
+    complain("", e.what());
+    return kExitInput;
+  }
+  if (a.json) {
+    nlohmann::json probs = nlohmann::json::array(), dups = nlohmann::json::array();
+    std::size_t n = 0;
+    for (const auto& p : l.problems)
+      if (!a.awk_only || p.stage == blacklist::ProblemStage::awk) {
+        probs.push_back(problem_json(p));
+        ++n;
+      }
+    for (const auto& d : l.duplicates) dups.push_back(problem_json(d));
+    std::cout << dump({{"path", a.file}, {"awk_accepts", l.awk_accepts()}, {"build_accepts", l.problems.empty()},
+                       {"entries", l.entries.size()}, {"problems", probs}, {"duplicates", dups}})
+              << "\n";
+    return n ? kExitVerdict : kExitOk;
+  }
+  std::size_t n = 0;
+  for (const auto& p : l.problems) {
+    if (a.awk_only && p.stage != blacklist::ProblemStage::awk) continue;
+    std::cout << printable(blacklist::format_problem(a.file, p)) << "\n";
+    ++n;
+  }
+  for (const auto& d : l.duplicates) std::cout << printable(blacklist::format_problem(a.file, d)) << " [warning]\n";
+  if (n) return kExitVerdict;
+  std::cout << printable(a.file) << ": ok, " << l.entries.size() << " entries, " << l.duplicates.size()
+            << " duplicates\n";
+  return kExitOk;
+}
+
+struct MergeArgs {
+  std::vector<std::string> files;
+  std::string out;
+};
+
+int cmd_merge(const MergeArgs& a) {
+  std::vector<blacklist::HashList> lists;
+  for (const auto& f : a.files) {
+    try {
+      lists.push_back(blacklist::read_hash_list(f));
+    } catch (const IoError& e) {
+      complain("", e.what());
+      return kExitInput;
+    }
+    if (!lists.back().problems.empty()) {
+      complain("", blacklist::format_problem(f, lists.back().problems.front()));
+      return kExitInput;
+    }
+  }
+  auto m = blacklist::merge_hash_lists(lists);
+  auto text = blacklist::write_hash_list(m.descriptions);
+  if (!text) {
+    complain("", text.error().message);
+    return kExitInput;
+  }
+  if (!write_text(a.out, *text)) return kExitInput;
+  std::cerr << "modsign: " << m.descriptions.size() << " entries from " << a.files.size() << " files, " << m.duplicates
+            << " duplicates dropped\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+bool load_blacklist_sources(const std::vector<std::string>& lists, const std::vector<std::string>& revoked,
+                            const std::vector<std::string>& dbx, const kernel::KernelProfile& profile,
+                            blacklist::Sources& out) {
+  for (const auto& f : lists) {
+    blacklist::HashList l;
+    try {
+      l = blacklist::read_hash_list(f);
+    } catch (const IoError& e) {
+      complain("", e.what());
+      return false;
+    }
+    if (auto st = blacklist::load_hash_list(out, f, l); !st) {
+      complain("", st.error().message + " (run modsign blacklist lint)");
+      return false;
+    }
+  }
+  for (const auto& f : revoked) {
+    auto certs = load_certs({f});
+    if (!certs) return false;
+    for (std::size_t i = 0; i < certs->size(); ++i) {
+      const auto& c = (*certs)[i];
+      const std::string which = f + " certificate " + std::to_string(i + 1);
+      if (auto st = kernel::x509_supported(c, profile); !st) {
+        complain("", "note: " + which + " is not loaded by a " + profile.name() + " kernel (" +
+                         std::string(errno_name(st.error().code)) + ": " + st.error().message + ")");
+        continue;
+      }
+      if (auto d = blacklist::certificate_entry(c, profile); d && out.keyring.descriptions.count(*d)) {
+        complain("", "note: " + which + " is not loaded: its " + *d + " is listed (x509_key_preparse: EKEYREJECTED)");
+        continue;
+      }
+      out.add_revoked(c, blacklist::Origin{f, "certificate " + std::to_string(i + 1)});
+    }
+  }
+  for (const auto& f : dbx) {
+    // dbx and MokListXRT share the kernel's handler (get_handler_for_dbx).
+    try {
+      if (auto st = blacklist::efi::load_dbx_file(f, out, blacklist::efi::Variable::dbx,
+                                                  blacklist::efi::Container::detect, profile);
+          !st) {
+        complain(f, std::string(errno_name(st.error().code)) + ": " + st.error().message);
+        return false;
+      }
+    } catch (const IoError& e) {
+      complain("", e.what());
+      return false;
+    }
+  }
+  return true;
+}
+
+void add_blacklist_commands(CLI::App& app, Commands& more) {
+  auto* bl = app.add_subcommand("blacklist", "bin:/tbs: entries, hash-list files and the kernel's blacklist checks");
+  bl->require_subcommand(1);
+
+  static EntryArgs en;
+  auto* entry = bl->add_subcommand("entry", "the bin:/tbs: entries that revoke modules and certificates");
+  entry->add_option("--kernel", en.kernel, "kernel profile: v6 or v7.0")->check(CLI::IsMember({"v6", "v7.0"}))->capture_default_str();
+  entry->add_option("--ima-hash", en.ima_hash, "IMA's file hash (ima_hash=), for modules IMA sees without a modsig")
+      ->capture_default_str();
+  entry->add_flag("--side-sha256", en.side, "also write the side SHA-256 entry of every module with a modsig (proposal)");
+  entry->add_option("--format", en.format, "hashlist, or esl (an EFI_SIGNATURE_LIST file for dbx/MokListX)")
+      ->check(CLI::IsMember({"hashlist", "esl"}))->capture_default_str();
+  entry->add_option("--owner", en.owner, "SignatureOwner GUID of the esl entries");
+  entry->add_option("--out,-o", en.out, "write the hash list here instead of standard output");
+  entry->add_flag("--json", en.json, "one JSON object per item (the hash list only with -o)");
+  entry->add_option("--max-size", en.max_size, "largest decompressed module accepted (bytes)")->capture_default_str();
+  entry->add_option("ITEM", en.items, "modules and certificates (PEM or DER)")->required();
+  more.emplace_back(entry, [] { return cmd_entry(en); });
+
+  static CheckArgs ck;
+  auto* check = bl->add_subcommand("check", "would the kernel's blacklist stop each module or certificate");
+  check->add_option("--kernel", ck.kernel, "kernel profile: v6 or v7.0")->check(CLI::IsMember({"v6", "v7.0"}))->capture_default_str();
+  check->add_option("--list", ck.lists, "CONFIG_SYSTEM_BLACKLIST_HASH_LIST file; repeatable")->allow_extra_args(false);
+  check->add_option("--revoked", ck.revoked, "revoked certificates (CONFIG_SYSTEM_REVOCATION_KEYS); repeatable")
+      ->allow_extra_args(false);
+  check->add_option("--dbx", ck.dbx, "UEFI dbx / MokListXRT file (EFI_SIGNATURE_LISTs; esl, efivarfs or auth-2); repeatable")
+      ->allow_extra_args(false);
+  check->add_option("--keyring,--cert", ck.keyrings, "trusted certificates (as for verify): tbs: entries keep them out")
+      ->allow_extra_args(false);
+  check->add_option("--ima-hash", ck.ima_hash, "IMA's file hash (ima_hash=)")->capture_default_str();
+  check->add_flag("--json", ck.json, "one JSON object per item");
+  check->add_option("--max-size", ck.max_size, "largest decompressed module accepted (bytes)")->capture_default_str();
+  check->add_option("ITEM", ck.items, "modules and certificates")->required();
+  more.emplace_back(check, [] { return cmd_check(ck); });
+
+  static LintArgs li;
+  auto* lint = bl->add_subcommand("lint", "check a hash-list file as the kernel build does");
+  lint->add_flag("--awk-only", li.awk_only, "report only what certs/check-blacklist-hashes.awk rejects");
+  lint->add_flag("--json", li.json, "one JSON object");
+  lint->add_option("FILE", li.file, "hash-list file")->required();
+  more.emplace_back(lint, [] { return cmd_lint(li); });
+
+  static MergeArgs mg;
+  auto* merge = bl->add_subcommand("merge", "merge hash-list files, first-seen order, duplicates dropped");
+  merge->add_option("--out,-o", mg.out, "output file")->required();
+  merge->add_option("FILE", mg.files, "hash-list files")->required();
+  more.emplace_back(merge, [] { return cmd_merge(mg); });
+}
+
+}  // namespace modsign::cli
