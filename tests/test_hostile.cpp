@@ -1,6 +1,7 @@
 // Hostile sizes (issue #6): declared lengths beyond the input, a 4 GiB sig_len, deeply
 // nested and indefinite-length BER, 100,000 SignerInfos or certificates, length fields
-// of 2^32-1 in measurement lists, decompression bombs.  Each is rejected with the errno
+// of 2^32-1 in measurement lists, EFI_SIGNATURE_LISTs whose sizes wrap 32-bit arithmetic,
+// decompression bombs.  Each is rejected with the errno
 // and message asserted here, and runs in a child process whose peak memory (getrusage
 // ru_maxrss) is checked against the same child doing nothing, so memory stays bounded.
 // No timing is asserted; a 120 s alarm in the child only turns a hang into a failure.
@@ -12,6 +13,7 @@
 #include <functional>
 
 #include "asn1/der.hpp"
+#include "blacklist/efi.hpp"
 #include "cms/kernel.hpp"
 #include "cms/signed_data.hpp"
 #include "crypto/crypto.hpp"
@@ -335,4 +337,41 @@ TEST(Hostile, ZstdWindowBeyondTheBound) {
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(d.error().code, KErr::einval);
   EXPECT_EQ(d.error().message.find("zstd window"), std::string::npos) << d.error().message;
+}
+
+TEST(Hostile, EfiListSizesOverflow32Bit) {
+  namespace efi = modsign::blacklist::efi;
+  // EFI_SIGNATURE_LIST headers whose sizes wrap 32-bit arithmetic (28 + header_size,
+  // list_size - 28 - header_size, count * signature_size): each is EBADMSG with no list,
+  // never a huge allocation.
+  auto list = [](std::uint32_t list_size, std::uint32_t header_size, std::uint32_t sig_size, std::size_t body) {
+    Bytes b = from_hex("2616c4c14c509240aca941f936934328");  // EFI_CERT_SHA256_GUID
+    for (std::uint32_t v : {list_size, header_size, sig_size})
+      for (int i = 0; i < 4; ++i) b.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+    b.resize(b.size() + body, 0x22);
+    return b;
+  };
+  const std::vector<Bytes> cases = {
+      list(0xffffffffu, 0, 48, 48),            // list beyond the input
+      list(76, 0xffffffe4u, 48, 48),           // 28 + header_size wraps to 0
+      list(76, 0, 0xffffffffu, 48),            // signature_size beyond the list
+      list(76, 0xfffffff0u, 0x40u, 48),        // list_size - 28 - header_size wraps
+  };
+  expect_rejected_bounded([&] {
+    for (const auto& c : cases) {
+      auto p = efi::parse_signature_lists(c);
+      if (!p.error || p.error->code != KErr::ebadmsg || !p.lists.empty()) return 1;
+    }
+    return 0;
+  }, 64 * 1024);
+  // 100,000 well-formed one-entry lists: all parsed, memory proportional to the input.
+  Bytes many;
+  for (int i = 0; i < 100'000; ++i) {
+    const Bytes l = list(76, 0, 48, 48);
+    many.insert(many.end(), l.begin(), l.end());
+  }
+  expect_rejected_bounded([&] {
+    auto p = efi::parse_signature_lists(many);
+    return !p.error && p.lists.size() == 100'000 ? 0 : 1;
+  });
 }
