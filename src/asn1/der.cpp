@@ -77,6 +77,20 @@ void Reader::finish(const char* what) const {
   if (!in_.empty()) throw DecodeError(std::string("trailing data after ") + what);
 }
 
+void check_name(ByteView name_content, Rules rules) {
+  for (Reader rdns(name_content, rules); !rdns.empty();) {
+    Reader rdn = rdns.enter(kSet, "RelativeDistinguishedName");
+    if (rdn.empty()) throw DecodeError("empty RelativeDistinguishedName");
+    while (!rdn.empty()) {
+      Reader ava = rdn.enter(kSequence, "AttributeValueAssertion");
+      ava.expect(kOid, "attributeType");
+      if (ava.empty()) throw DecodeError("missing attributeValue");
+      ava.next();
+      ava.finish("AttributeValueAssertion");
+    }
+  }
+}
+
 std::uint64_t Reader::read_small_uint(const char* what) {
   Element e = expect(kInteger, what);
   if (e.content.empty()) throw DecodeError(std::string(what) + ": empty INTEGER");

@@ -137,6 +137,15 @@ Bytes header(std::uint8_t tag, std::size_t len);
 /// and second 60 allowed.  nullopt if invalid.
 std::optional<std::int64_t> decode_time(std::uint8_t tag, ByteView content);
 
+/// Check the structure of an X.501 Name from its contents octets, as the kernel's
+/// pkcs7.asn1 and x509.asn1 grammars decode it although only the raw bytes are kept:
+/// SEQUENCE OF RelativeDistinguishedName, each a non-empty SET OF AttributeValueAssertion
+/// { attributeType OBJECT IDENTIFIER, attributeValue ANY (any single element) }.  The
+/// attribute values are not interpreted (no string-type or UTF-8 checks: the kernel
+/// copies them).  An empty Name passes (callers decide).  Throws DecodeError naming the
+/// element ("RelativeDistinguishedName: expected tag 0x31, found 0x38").
+void check_name(ByteView name_content, Rules rules);
+
 /// Dotted-decimal text of an OID's contents octets ("2.16.840.1.101.3.4.3.18");
 /// "(invalid OID)" if the encoding is malformed.
 std::string oid_to_string(ByteView oid_content);

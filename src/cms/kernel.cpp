@@ -271,6 +271,12 @@ SignedInfo parse_signer_info(ParseContext& ctx, const Element& el) {
     Reader ias(sid.content, Rules::ber);
     Element name = ias.expect(asn1::kSequence, "issuer Name");
     if (name.content.empty()) throw asn1::DecodeError("empty issuer Name");
+    // Only the raw bytes are kept (pkcs7_sig_note_issuer), but the decoder walks the
+    // grammar: Name ::= SEQUENCE OF RelativeDistinguishedName, RDN ::= SET OF
+    // AttributeValueAssertion { attributeType OID, attributeValue ANY } (pkcs7.asn1).
+    // A damaged Name is EBADMSG, as any grammar mismatch.  (Found by differential testing
+    // against OpenSSL: the Name was taken as opaque before.)
+    asn1::check_name(name.content, Rules::ber);
     ctx.raw_issuer = copy(name.content);
     ctx.raw_serial = copy(ias.expect(asn1::kInteger, "serialNumber").content);
     ias.finish("issuerAndSerialNumber");

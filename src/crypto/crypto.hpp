@@ -37,6 +37,29 @@ enum class MlDsaOp { sign, verify };
 Backend default_ml_dsa_backend(MlDsaOp op);
 
 // ---------------------------------------------------------------------------------------
+// Secrets
+
+/// Overwrite `n` bytes at `p` with zeros in a way the compiler cannot elide
+/// (OPENSSL_cleanse).  For private key bytes, seeds, PEM/DER key encodings and passphrases
+/// once they are no longer needed.
+void cleanse(void* p, std::size_t n) noexcept;
+inline void cleanse(Bytes& b) noexcept { cleanse(b.data(), b.size()); }
+inline void cleanse(std::string& s) noexcept { cleanse(s.data(), s.size()); }
+
+/// Cleanses a Bytes or std::string when it goes out of scope (also on exceptions).
+template <class T>
+class CleanseOnExit {
+ public:
+  explicit CleanseOnExit(T& v) : v_(v) {}
+  ~CleanseOnExit() { cleanse(v_); }
+  CleanseOnExit(const CleanseOnExit&) = delete;
+  CleanseOnExit& operator=(const CleanseOnExit&) = delete;
+
+ private:
+  T& v_;
+};
+
+// ---------------------------------------------------------------------------------------
 // Hashes
 
 /// H(data) with the given algorithm (OpenSSL EVP).  Output size = hash_info(a).size.
@@ -121,7 +144,8 @@ class PrivateKey {
   /// (`privateKey` = [0] IMPLICIT OCTET STRING of 32 bytes; 54 bytes of DER in all);
   /// Error ENOKEY if an ML-DSA key has no seed (loaded from expandedKey form).
   Result<Bytes> pkcs8_der() const;
-  /// The same as PEM ("-----BEGIN PRIVATE KEY-----").
+  /// The result is secret: cleanse() it when done (the internal buffers are cleansed).
+  /// The same as PEM ("-----BEGIN PRIVATE KEY-----"); cleanse() it when done.
   Result<std::string> pkcs8_pem() const;
 
   void* native() const { return pkey_.get(); }

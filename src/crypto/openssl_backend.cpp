@@ -100,6 +100,10 @@ std::string openssl_error() {
 
 // ------------------------------------------------------------------------------- hashes
 
+void cleanse(void* p, std::size_t n) noexcept {
+  if (p && n) OPENSSL_cleanse(p, n);
+}
+
 Bytes digest(HashAlgo a, ByteView data) {
   Bytes out(EVP_MAX_MD_SIZE);
   unsigned n = 0;
@@ -237,6 +241,7 @@ std::optional<Bytes> PrivateKey::ml_dsa_seed() const {
   if (!EVP_PKEY_get_octet_string_param(pk(pkey_), OSSL_PKEY_PARAM_ML_DSA_SEED, seed.data(), seed.size(), &len) ||
       len != 32) {
     ERR_clear_error();
+    OPENSSL_cleanse(seed.data(), seed.size());
     return std::nullopt;
   }
   return seed;
@@ -324,16 +329,23 @@ Result<Bytes> PrivateKey::pkcs8_der() const {
       return make_error(KErr::enokey, "ML-DSA key has no seed (loaded from expandedKey form); cannot write seed form");
     // OneAsymmetricKey (RFC 5958) v1: version 0, algorithm id-ml-dsa-* (no parameters),
     // privateKey OCTET STRING containing the RFC 9881 CHOICE seed [0] IMPLICIT OCTET STRING.
-    asn1::Writer w;
-    w.add(asn1::kSequence, [&](asn1::Writer& s) {
-      s.integer(0);
-      s.add(asn1::kSequence, [&](asn1::Writer& a) { a.oid(signature_oid(algo(), HashAlgo::sha512)); });
-      s.add(asn1::kOctetString, [&](asn1::Writer& o) { o.tlv(asn1::context_prim(0), *seed); });
-    });
+    // Written into one buffer of its final size, so no intermediate copy of the seed is
+    // left behind in freed memory.
+    const ByteView oid = signature_oid(algo(), HashAlgo::sha512);
+    const Bytes alg = asn1::Writer().add(asn1::kSequence, [&](asn1::Writer& a) { a.oid(oid); }).take();
+    const std::size_t body = 3 + alg.size() + 2 + 2 + seed->size();
+    Bytes out;
+    out.reserve(2 + body);
+    out.insert(out.end(), {asn1::kSequence, static_cast<std::uint8_t>(body), asn1::kInteger, 1, 0});
+    out.insert(out.end(), alg.begin(), alg.end());
+    out.insert(out.end(), {asn1::kOctetString, static_cast<std::uint8_t>(2 + seed->size()), asn1::context_prim(0),
+                           static_cast<std::uint8_t>(seed->size())});
+    out.insert(out.end(), seed->begin(), seed->end());
     OPENSSL_cleanse(seed->data(), seed->size());
-    return w.take();
+    return out;
   }
-  BioPtr bio(BIO_new(BIO_s_mem()));
+  // A secure-heap memory BIO: its buffer is cleansed when freed.
+  BioPtr bio(BIO_new(BIO_s_secmem()));
   if (!i2d_PKCS8PrivateKey_bio(bio.get(), pk(pkey_), nullptr, nullptr, 0, nullptr, nullptr))
     return make_error(KErr::einval, "cannot encode private key: " + openssl_error());
   char* data = nullptr;
@@ -344,7 +356,7 @@ Result<Bytes> PrivateKey::pkcs8_der() const {
 Result<std::string> PrivateKey::pkcs8_pem() const {
   auto der = pkcs8_der();
   if (!der) return der.error();
-  BioPtr bio(BIO_new(BIO_s_mem()));
+  BioPtr bio(BIO_new(BIO_s_secmem()));
   PEM_write_bio(bio.get(), "PRIVATE KEY", "", der->data(), static_cast<long>(der->size()));
   OPENSSL_cleanse(der->data(), der->size());
   char* data = nullptr;
@@ -487,6 +499,7 @@ Result<Certificate> Certificate::from_der(ByteView der) {
     c.serial_len_ = serial.content.size();
     tbs.expect(asn1::kSequence, "signature AlgorithmIdentifier");
     auto issuer = tbs.expect(asn1::kSequence, "issuer");
+    asn1::check_name(issuer.content, asn1::Rules::der);
     c.issuer_off_ = off(issuer.tlv);
     c.issuer_len_ = issuer.tlv.size();
     {
@@ -498,6 +511,7 @@ Result<Certificate> Certificate::from_der(ByteView der) {
       c.valid_to_ = *to;
     }
     auto subject = tbs.expect(asn1::kSequence, "subject");
+    asn1::check_name(subject.content, asn1::Rules::der);
     c.subject_off_ = off(subject.tlv);
     c.subject_len_ = subject.tlv.size();
     auto spki = tbs.expect(asn1::kSequence, "subjectPublicKeyInfo");

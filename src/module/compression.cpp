@@ -5,6 +5,7 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
@@ -24,6 +25,22 @@ bool grow(Bytes& out, const std::uint8_t* p, std::size_t n, std::uint64_t max) {
   if (out.size() + n > max) return false;
   out.insert(out.end(), p, p + n);
   return true;
+}
+
+// Memory a decoder may reserve for its window (xz dictionary, zstd window): twice the
+// bound on the output, at least 64 MiB (xz -9's dictionary), at most 2 GiB.  The kernel
+// allocates what the stream header declares (kernel/module/decompress.c: zstd windows up
+// to 2 GiB); with the default bound (1 GiB) modsign accepts the same, and a smaller
+// --max-size also bounds the window, so a 10-byte header cannot make modsign reserve 2 GiB.
+std::uint64_t window_budget(std::uint64_t max) {
+  return std::clamp<std::uint64_t>(max > (std::uint64_t{1} << 62) ? max : 2 * max, std::uint64_t{64} << 20,
+                                   std::uint64_t{2} << 30);
+}
+
+Error window_too_big(const char* what, std::uint64_t max) {
+  return make_error(KErr::einval, std::string(what) + " needs more than " + std::to_string(window_budget(max)) +
+                                      " bytes of memory (twice the size limit of " + std::to_string(max) +
+                                      " bytes, at least 64 MiB; raise --max-size)");
 }
 
 bool only_xz_padding(ByteView rest) {
@@ -64,7 +81,8 @@ std::string zstd_error_text(std::size_t r) {
 Result<Bytes> unxz(ByteView in, std::uint64_t max) {
   lzma_stream s = LZMA_STREAM_INIT;
   // No LZMA_CONCATENATED: one stream, as the kernel's xz_dec decodes.
-  if (lzma_stream_decoder(&s, UINT64_MAX, 0) != LZMA_OK) throw std::runtime_error("lzma_stream_decoder failed");
+  // The memory limit covers the dictionary (plus liblzma's own ~ 100 KiB).
+  if (lzma_stream_decoder(&s, window_budget(max) + (std::uint64_t{1} << 20), 0) != LZMA_OK) throw std::runtime_error("lzma_stream_decoder failed");
   Bytes out;
   std::uint8_t buf[kChunk];
   s.next_in = in.data();
@@ -81,6 +99,7 @@ Result<Bytes> unxz(ByteView in, std::uint64_t max) {
   } while (r == LZMA_OK);
   const std::size_t rest = s.avail_in;
   lzma_end(&s);
+  if (r == LZMA_MEMLIMIT_ERROR) return window_too_big("xz dictionary", max);
   if (r != LZMA_STREAM_END) return make_error(KErr::einval, xz_error_text(r));
   if (rest && !only_xz_padding(in.last(rest)))
     return make_error(KErr::einval, std::to_string(rest) + " bytes of trailing data after the xz stream");
@@ -127,7 +146,10 @@ Result<Bytes> gunzip(ByteView in, std::uint64_t max) {
 Result<Bytes> unzstd(ByteView in, std::uint64_t max, bool all_frames = false) {
   ZSTD_DCtx* d = ZSTD_createDCtx();
   if (!d) throw std::runtime_error("ZSTD_createDCtx failed");
-  ZSTD_DCtx_setParameter(d, ZSTD_d_windowLogMax, 31);  // the kernel accepts windows up to 2 GiB
+  // The kernel accepts windows up to 2 GiB (ZSTD_WINDOWLOG_MAX); modsign up to window_budget().
+  int window_log = 10;
+  while (window_log < 31 && (std::uint64_t{1} << (window_log + 1)) <= window_budget(max)) ++window_log;
+  ZSTD_DCtx_setParameter(d, ZSTD_d_windowLogMax, window_log);
   Bytes out;
   std::uint8_t buf[kChunk];
   ZSTD_inBuffer ib{in.data(), in.size(), 0};
@@ -137,6 +159,7 @@ Result<Bytes> unzstd(ByteView in, std::uint64_t max, bool all_frames = false) {
     if (ZSTD_isError(r)) {
       std::string why = zstd_error_text(r);
       ZSTD_freeDCtx(d);
+      if (ZSTD_getErrorCode(r) == ZSTD_error_frameParameter_windowTooLarge) return window_too_big("zstd window", max);
       return make_error(KErr::einval, why);
     }
     if (!grow(out, buf, ob.pos, max)) {

@@ -37,7 +37,10 @@ struct ModuleImage {
 /// Decompress `in`, whose format detect_compression() gives, streaming in 64 KiB steps.
 /// Errors (all EINVAL, as module_decompress reports a failed decompression): corrupt or
 /// truncated stream, data after the end of the (single) stream, output larger than
-/// `max_size` ("decompressed size exceeds ..."), unsupported format.
+/// `max_size` ("decompressed size exceeds ..."), unsupported format, an xz dictionary or
+/// zstd window needing more memory than twice `max_size` (at least 64 MiB, at most 2 GiB:
+/// with the default bound every window the kernel accepts) — "zstd window needs more
+/// than N bytes of memory ...", so a stream header cannot make modsign reserve more.
 Result<Bytes> decompress(ByteView in, Compression format, std::uint64_t max_size = kDefaultMaxDecompressed);
 
 /// Read a module stored plain or compressed.  Errors as decompress(); the xz check type

@@ -147,7 +147,10 @@ LoadVerdict module_sig_check_file(const std::string& path, const kernel::Keyring
   auto rep = kernel::verify_pkcs7_signature_prehashed(digests, mu_values, cms, keyring, kernel::Usage::module, profile);
   v.signers = std::move(rep.signers);
   v.log = std::move(rep.log);
-  return decide(std::move(v), rep.err, rep.err == KErr::none ? verified_detail(v, rep) : rep.reason, profile);
+  // The detail is built before `v` is moved into decide(): the order in which function
+  // arguments are evaluated is unspecified (clang moved first and lost the signer text).
+  const std::string detail = rep.err == KErr::none ? verified_detail(v, rep) : rep.reason;
+  return decide(std::move(v), rep.err, detail, profile);
 }
 
 }  // namespace modsign::module

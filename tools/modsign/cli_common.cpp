@@ -2,9 +2,15 @@
 #include "cli_common.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <termios.h>
+#include <unistd.h>
 
 #include "asn1/der.hpp"
 #include "batch.hpp"
@@ -68,12 +74,52 @@ std::optional<std::vector<Certificate>> load_certs(const std::vector<std::string
   return all;
 }
 
+std::optional<std::string> prompt_passphrase(const std::string& path) {
+  if (!isatty(STDIN_FILENO)) return std::nullopt;
+  const int fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  const std::string prompt = "Enter pass phrase for " + printable(path) + ":";
+  (void)!write(fd, prompt.data(), prompt.size());
+  termios old{};
+  const bool have_termios = tcgetattr(fd, &old) == 0;
+  if (have_termios) {
+    termios quiet = old;
+    quiet.c_lflag &= static_cast<tcflag_t>(~(ECHO | ECHONL));
+    quiet.c_lflag |= ICANON;
+    tcsetattr(fd, TCSAFLUSH, &quiet);
+  }
+  std::string pass;
+  char c;
+  while (read(fd, &c, 1) == 1 && c != '\n' && c != '\r') pass += c;
+  if (have_termios) tcsetattr(fd, TCSAFLUSH, &old);
+  (void)!write(fd, "\n", 1);
+  close(fd);
+  c = 0;
+  return pass;
+}
+
 std::optional<PrivateKey> load_key(const std::string& path) {
   try {
-    auto k = PrivateKey::load(path, sign_pin());
+    std::optional<std::string> pin = sign_pin();
+    auto k = PrivateKey::load(path, pin);
+    if (pin) crypto::cleanse(*pin);
+    if (!k && !pin && k.error().message.rfind("private key is encrypted and no passphrase was given", 0) == 0) {
+      if (auto typed = prompt_passphrase(path)) {
+        k = PrivateKey::load(path, typed);
+        crypto::cleanse(*typed);
+      }
+    }
     if (!k) {
       complain(path, k.error().message);
       return std::nullopt;
+    }
+    // Only a file that does hold a private key is warned about.
+    struct stat st {};
+    if (stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 077)) {
+      char mode[8];
+      std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+      complain(path, std::string("warning: permissions ") + mode +
+                         " let group or others access this private key (chmod 600 " + path + ")");
     }
     return std::move(k.value());
   } catch (const IoError& e) {

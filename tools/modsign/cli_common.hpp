@@ -42,7 +42,17 @@ std::optional<std::string> sign_pin();
 crypto::Backend backend_of(const std::string& s);
 /// Certificates from every file; reports and returns nullopt on the first failure.
 std::optional<std::vector<crypto::Certificate>> load_certs(const std::vector<std::string>& files);
-/// A private key (PIN from KBUILD_SIGN_PIN); reports and returns nullopt on failure.
+/// A passphrase typed at the terminal: "Enter pass phrase for <path>:" on /dev/tty, read
+/// from /dev/tty with echo off.  nullopt when stdin is not a terminal or /dev/tty cannot
+/// be opened.  The caller cleanses the result.
+std::optional<std::string> prompt_passphrase(const std::string& path);
+/// A private key.  The passphrase of an encrypted key comes from KBUILD_SIGN_PIN (as
+/// scripts/sign-file), else, when stdin is a terminal, from a prompt on /dev/tty; never
+/// from the command line.  A key file that group or others may access (mode & 077) is
+/// used, with "modsign: KEY: warning: permissions 0644 let group or others access this
+/// private key (chmod 600 KEY)" on stderr (ssh refuses such keys; sign-file does not
+/// check, and build trees often hold 0644 keys).  Reports and returns nullopt on failure;
+/// messages never contain key bytes.
 std::optional<crypto::PrivateKey> load_key(const std::string& path);
 
 /// A module read from disk: stored bytes and the image the kernel checks.

@@ -77,9 +77,13 @@ int cmd_keygen(const KeygenArgs& a) {
     complain(a.out, pem.error().message);
     return kExitInput;
   }
+  crypto::CleanseOnExit pem_guard(pem.value());
   try {
-    std::string key_file = pem.value();
     const std::string cert_pem = cert->pem();
+    std::string key_file;
+    crypto::CleanseOnExit key_file_guard(key_file);
+    key_file.reserve(pem->size() + cert_pem.size());  // no reallocation leaves a copy behind
+    key_file = pem.value();
     if (a.cert_out.empty()) key_file += cert_pem;
     // The certificate first: a failure then leaves no key without its certificate.
     if (!a.cert_out.empty())
@@ -87,7 +91,6 @@ int cmd_keygen(const KeygenArgs& a) {
                         0644, false);
     write_file_atomic(a.out, ByteView(reinterpret_cast<const std::uint8_t*>(key_file.data()), key_file.size()), 0600,
                       false);
-    std::fill(key_file.begin(), key_file.end(), '\0');
   } catch (const IoError& e) {
     complain("", e.what());
     return kExitInput;

@@ -1,0 +1,362 @@
+// The bad-input contract (README "Bad input"): one test per table row, each checking the
+// message, the exit status, and that every file in the test's directory is byte-identical
+// afterwards (SHA-256 of each file before and after, and no file added or removed).
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <map>
+
+#include "crypto/crypto.hpp"
+#include "module/compression.hpp"
+#include "module/module_signature.hpp"
+#include "test_support.hpp"
+
+using namespace modsign;
+using test::q;
+
+namespace {
+
+std::string M() { return test::modsign_cli(); }
+
+/// SHA-256 of every file under `dir` (relative names), FIFOs and devices by type only.
+std::map<std::string, std::string> snapshot(const std::string& dir) {
+  std::map<std::string, std::string> s;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    const auto rel = std::filesystem::relative(e.path(), dir).string();
+    if (e.is_regular_file())
+      s[rel] = to_hex(crypto::digest(crypto::HashAlgo::sha256, test::slurp(e.path().string())));
+    else
+      s[rel] = e.is_directory() ? "dir" : "special";
+  }
+  return s;
+}
+
+// Keys made once by `modsign keygen` (mode 0600): ECDSA P-256 and ML-DSA-65.
+class BadInput : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    keys_ = new test::TempDir();
+    for (auto [algo, name] : {std::pair{"ecdsa-p256", "ec"}, std::pair{"ml-dsa-65", "ml"}}) {
+      auto r = test::run(M() + " keygen --algo " + algo + " --out " + q(*keys_ / (std::string(name) + ".pem")) +
+                         " --cert-out " + q(*keys_ / (std::string(name) + ".crt")));
+      ASSERT_EQ(r.status, 0) << r.err;
+    }
+  }
+  static void TearDownTestSuite() { delete keys_; }
+  static std::string key(const std::string& n) { return *keys_ / n; }
+
+  void SetUp() override { keys_before_ = snapshot(keys_->path()); }
+  void TearDown() override { EXPECT_EQ(snapshot(keys_->path()), keys_before_) << "the key directory changed"; }
+
+  /// A module of 3000 pattern bytes in the test directory.
+  std::string module(const std::string& name = "m.ko") {
+    test::spit(d_ / name, test::pattern(3000));
+    return d_ / name;
+  }
+  /// The module signed with the ECDSA key.
+  std::string signed_module(const std::string& name = "s.ko") {
+    const std::string p = module(name);
+    auto r = test::run(M() + " sign --key " + q(key("ec.pem")) + " --cert " + q(key("ec.crt")) + " " + q(p));
+    EXPECT_EQ(r.status, 0) << r.err;
+    return p;
+  }
+  /// Run `cmd`; expect `status` and `err` on stderr, and the test directory unchanged.
+  test::Run expect_refused(const std::string& cmd, int status, const std::string& err) {
+    const auto before = snapshot(d_.path());
+    auto r = test::run(cmd);
+    EXPECT_EQ(r.status, status) << cmd << "\n" << r.err;
+    EXPECT_EQ(r.err, err) << cmd;
+    EXPECT_EQ(snapshot(d_.path()), before) << "files changed: " << cmd;
+    return r;
+  }
+  std::string sign() const { return M() + " sign --key " + q(key("ec.pem")) + " --cert " + q(key("ec.crt")) + " "; }
+  std::string verify() const { return M() + " verify --cert " + q(key("ec.crt")) + " "; }
+
+  static inline test::TempDir* keys_ = nullptr;
+  std::map<std::string, std::string> keys_before_;
+  test::TempDir d_;
+};
+
+}  // namespace
+
+TEST_F(BadInput, MissingFile) {
+  module();
+  const std::string f = d_ / "missing.ko";
+  expect_refused(sign() + q(f), 3, "modsign: " + f + ": No such file or directory\n");
+  expect_refused(verify() + q(f), 3, "modsign: " + f + ": No such file or directory\n");
+  expect_refused(M() + " sign --key " + q(d_ / "nokey.pem") + " " + q(d_ / "m.ko"), 3,
+                 "modsign: " + (d_ / "nokey.pem") + ": No such file or directory\n");
+}
+
+TEST_F(BadInput, NotARegularFile) {
+  const std::string fifo = d_ / "fifo.ko";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
+  expect_refused(verify() + q(fifo), 3, "modsign: " + fifo + ": is a FIFO, not a regular file\n");
+  expect_refused(verify() + q(d_.path()), 3, "modsign: " + d_.path() + ": is a directory\n");
+  expect_refused(verify() + "/dev/null", 3, "modsign: /dev/null: is a device, not a regular file\n");
+}
+
+TEST_F(BadInput, CompressedWithoutRecompress) {
+  test::spit(d_ / "c.ko.xz", module::compress(test::pattern(3000), module::Compression::xz));
+  expect_refused(sign() + q(d_ / "c.ko.xz"), 3,
+                 "modsign: " + (d_ / "c.ko.xz") +
+                     ": xz-compressed module: use --recompress (or decompress it, sign the .ko, then recompress; the "
+                     "kernel checks the signature inside the decompressed image)\n");
+}
+
+TEST_F(BadInput, BrokenCompressedStreams) {
+  const Bytes xz = module::compress(test::pattern(3000), module::Compression::xz);
+  test::spit(d_ / "t.ko.xz", ByteView(xz).first(xz.size() / 2));
+  expect_refused(verify() + q(d_ / "t.ko.xz"), 3, "modsign: " + (d_ / "t.ko.xz") + ": xz-compressed module: truncated xz data\n");
+  Bytes two = xz;
+  two.insert(two.end(), xz.begin(), xz.end());
+  test::spit(d_ / "tr.ko.xz", two);
+  expect_refused(verify() + q(d_ / "tr.ko.xz"), 3,
+                 "modsign: " + (d_ / "tr.ko.xz") + ": xz-compressed module: " + std::to_string(xz.size()) +
+                     " bytes of trailing data after the xz stream\n");
+  // A bomb: 8 MiB of zeros as zstd, opened with a 1 MiB bound.
+  test::spit(d_ / "bomb.ko.zst", module::compress(Bytes(8 << 20, 0), module::Compression::zstd));
+  expect_refused(verify() + "--max-size 1048576 " + q(d_ / "bomb.ko.zst"), 3,
+                 "modsign: " + (d_ / "bomb.ko.zst") +
+                     ": zstd-compressed module: decompressed size exceeds the limit of 1048576 bytes (a compression "
+                     "bomb, or raise --max-size)\n");
+  expect_refused(sign() + "--recompress --max-size 1048576 " + q(d_ / "bomb.ko.zst"), 3,
+                 "modsign: " + (d_ / "bomb.ko.zst") +
+                     ": zstd-compressed module: decompressed size exceeds the limit of 1048576 bytes (a compression "
+                     "bomb, or raise --max-size)\n");
+}
+
+TEST_F(BadInput, HugeDecompressionWindow) {
+  // A zstd frame header declaring a 2 GiB window (fuzz_compression's finding).
+  test::spit(d_ / "w.ko.zst", from_hex("28b52ffd04a864f27b10"));
+  expect_refused(verify() + "--max-size 1048576 " + q(d_ / "w.ko.zst"), 3,
+                 "modsign: " + (d_ / "w.ko.zst") +
+                     ": zstd-compressed module: zstd window needs more than 67108864 bytes of memory (twice the size "
+                     "limit of 1048576 bytes, at least 64 MiB; raise --max-size)\n");
+}
+
+TEST_F(BadInput, XzCrc64Check) {
+  const std::string p = module("c.ko");
+  ASSERT_EQ(test::run("xz -C crc64 " + q(p)).status, 0);
+  auto r = expect_refused(verify() + q(p + ".xz"), 1, "");
+  EXPECT_EQ(r.out.rfind(p + ".xz: refused (EINVAL): xz stream uses a CRC64 check; the kernel's xz decoder accepts only "
+                              "CRC32 or none",
+                        0),
+            0u)
+      << r.out;
+}
+
+TEST_F(BadInput, AlreadySigned) {
+  const std::string p = signed_module();
+  expect_refused(sign() + q(p), 3,
+                 "modsign: " + p + ": module is already signed (use --replace to strip the old signature and re-sign)\n");
+}
+
+TEST_F(BadInput, KeyDoesNotMatchCertificate) {
+  const std::string p = module();
+  expect_refused(M() + " sign --key " + q(key("ml.pem")) + " --cert " + q(key("ec.crt")) + " " + q(p), 3,
+                 "modsign: " + key("ec.crt") + ": no certificate matches the private key " + key("ml.pem") + "\n");
+}
+
+TEST_F(BadInput, NotACertificateOrKey) {
+  const std::string p = module();
+  test::spit(d_ / "junk", std::string("hello\n"));
+  expect_refused(M() + " verify --cert " + q(d_ / "junk") + " " + q(p), 3,
+                 "modsign: " + (d_ / "junk") + ": no X.509 certificate found (neither DER nor PEM CERTIFICATE)\n");
+  test::spit(d_ / "dmg.crt", std::string("-----BEGIN CERTIFICATE-----\n!!!\n-----END CERTIFICATE-----\n"));
+  expect_refused(M() + " verify --cert " + q(d_ / "dmg.crt") + " " + q(p), 3,
+                 "modsign: " + (d_ / "dmg.crt") + ": PEM block 1 is damaged (bad base64 or armour)\n");
+  ASSERT_EQ(chmod((d_ / "junk").c_str(), 0600), 0);
+  auto r = test::run(M() + " sign --key " + q(d_ / "junk") + " --cert " + q(key("ec.crt")) + " " + q(p));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err.rfind("modsign: " + (d_ / "junk") + ": not a DER PKCS#8 private key: ", 0), 0u) << r.err;
+}
+
+TEST_F(BadInput, WrongFormatKeyMessageHasNoKeyBytes) {
+  // A PKCS#8 ML-DSA key with one byte of its OID changed, as PEM and as DER: refused, and
+  // neither the seed nor the base64 text appears in the message.
+  const Bytes pem = test::slurp(key("ml.pem"));
+  const std::string text(pem.begin(), pem.end());
+  const auto b = text.find("-----\n") + 6, e = text.find("\n-----END");
+  const std::string body = text.substr(b, e - b);
+  auto der = test::run("printf %s " + q(body) + " | base64 -d");
+  ASSERT_EQ(der.status, 0) << der.err;
+  Bytes bad(der.out.begin(), der.out.end());
+  ASSERT_EQ(bad.size(), 54u);
+  const Bytes seed(bad.end() - 32, bad.end());
+  bad[15] ^= 0x55;  // inside the algorithm OID
+  test::spit(d_ / "bad.der", bad);
+  ASSERT_EQ(chmod((d_ / "bad.der").c_str(), 0600), 0);
+  const std::string p = module();
+  auto r = test::run(M() + " sign --key " + q(d_ / "bad.der") + " --cert " + q(key("ml.crt")) + " " + q(p));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err.rfind("modsign: " + (d_ / "bad.der") + ": ", 0), 0u) << r.err;
+  EXPECT_EQ(r.err.find(to_hex(seed)), std::string::npos);
+  EXPECT_EQ(r.err.find(to_colon_hex(seed)), std::string::npos);
+  EXPECT_EQ(r.err.find(std::string(seed.begin(), seed.end())), std::string::npos);
+  const std::string pem_text = "-----BEGIN PRIVATE KEY-----\n" + body.substr(0, 10) + "!" + body.substr(11) +
+                               "\n-----END PRIVATE KEY-----\n";
+  test::spit(d_ / "bad.pem", pem_text);
+  ASSERT_EQ(chmod((d_ / "bad.pem").c_str(), 0600), 0);
+  r = test::run(M() + " sign --key " + q(d_ / "bad.pem") + " --cert " + q(key("ml.crt")) + " " + q(p));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err.rfind("modsign: " + (d_ / "bad.pem") + ": no usable private key in PEM input: ", 0), 0u) << r.err;
+  EXPECT_EQ(r.err.find(body.substr(12, 16)), std::string::npos) << r.err;
+  EXPECT_EQ(test::slurp(p), test::pattern(3000));
+}
+
+TEST_F(BadInput, KeyReadableByOthersWarns) {
+  // Used anyway (as sign-file does), with a warning on stderr as ssh gives; 0600 is silent.
+  Bytes k = test::slurp(key("ec.pem"));
+  test::spit(d_ / "open.pem", k);
+  ASSERT_EQ(chmod((d_ / "open.pem").c_str(), 0644), 0);
+  const std::string p = module();
+  auto r = test::run(M() + " sign --key " + q(d_ / "open.pem") + " --cert " + q(key("ec.crt")) + " " + q(p));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "modsign: " + (d_ / "open.pem") + ": warning: permissions 0644 let group or others access this "
+                   "private key (chmod 600 " + (d_ / "open.pem") + ")\n");
+  ASSERT_EQ(chmod((d_ / "open.pem").c_str(), 0600), 0);
+  const std::string p2 = module("m2.ko");
+  r = test::run(M() + " sign --key " + q(d_ / "open.pem") + " --cert " + q(key("ec.crt")) + " " + q(p2));
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(test::slurp(d_ / "open.pem"), k);
+}
+
+TEST_F(BadInput, EncryptedKeyWithoutPassphrase) {
+  // KBUILD_SIGN_PIN unset and stdin not a terminal: no prompt, a clear error.
+  auto e = test::run(test::openssl() + " pkcs8 -topk8 -v2 aes-256-cbc -passout pass:s3cret -in " + q(key("ec.pem")) +
+                     " -out " + q(d_ / "enc.pem") + " && chmod 600 " + q(d_ / "enc.pem"));
+  ASSERT_EQ(e.status, 0) << e.err;
+  const std::string p = module();
+  expect_refused("env -u KBUILD_SIGN_PIN " + sign().replace(sign().find(q(key("ec.pem"))), q(key("ec.pem")).size(),
+                                                             q(d_ / "enc.pem")) + q(p),
+                 3, "modsign: " + (d_ / "enc.pem") +
+                        ": private key is encrypted and no passphrase was given (set KBUILD_SIGN_PIN)\n");
+  auto wrong = test::run("KBUILD_SIGN_PIN=nope " + M() + " sign --key " + q(d_ / "enc.pem") + " --cert " +
+                         q(key("ec.crt")) + " " + q(p));
+  EXPECT_EQ(wrong.status, 3);
+  EXPECT_EQ(wrong.err, "modsign: " + (d_ / "enc.pem") + ": cannot decrypt private key (wrong passphrase?)\n");
+  EXPECT_EQ(wrong.err.find("nope"), std::string::npos);
+  EXPECT_EQ(test::slurp(p), test::pattern(3000));
+  auto good = test::run("KBUILD_SIGN_PIN=s3cret " + M() + " sign --key " + q(d_ / "enc.pem") + " --cert " +
+                        q(key("ec.crt")) + " " + q(p));
+  EXPECT_EQ(good.status, 0) << good.err;
+}
+
+TEST_F(BadInput, MlDsaSignedAttrsWithOtherHash) {
+  const std::string p = module();
+  expect_refused(M() + " sign --key " + q(key("ml.pem")) + " --cert " + q(key("ml.crt")) + " --signed-attrs --hash sha256 " +
+                     q(p),
+                 2,
+                 "modsign: ML-DSA with --signed-attrs needs --hash sha512: kernels refuse any other digest there "
+                 "(crypto/asymmetric_keys/public_key.c)\n");
+}
+
+TEST_F(BadInput, MalformedCms) {
+  const std::string p = signed_module();
+  Bytes b = test::slurp(p);
+  auto split = module::split(b);
+  ASSERT_TRUE(split.ok());
+  const std::size_t at = split->content.size();
+  b[at] = 0xff;  // the ContentInfo's tag
+  test::spit(p, b);
+  auto r = expect_refused(verify() + q(p), 1, "");
+  EXPECT_EQ(r.out, p + ": refused (EBADMSG): ASN.1 decoder: ContentInfo: expected tag 0x30, found 0xff\n");
+  expect_refused(M() + " info " + q(p), 3, "modsign: " + p + ": EBADMSG: malformed PKCS#7: ContentInfo: expected tag 0x30, found 0xff\n");
+}
+
+TEST_F(BadInput, TrailerWithNonZeroLegacyFields) {
+  const std::string p = signed_module();
+  Bytes b = test::slurp(p);
+  b[b.size() - 40] = 1;  // module_signature.algo
+  test::spit(p, b);
+  auto r = expect_refused(verify() + q(p), 1, "");
+  EXPECT_EQ(r.out, p + ": refused (EBADMSG): PKCS#7 signature info has unexpected non-zero params\n");
+  expect_refused(sign() + "--replace " + q(p), 3,
+                 "modsign: " + p + ": cannot strip the existing signature: EBADMSG PKCS#7 signature info has unexpected "
+                                   "non-zero params\n");
+}
+
+TEST_F(BadInput, SigLen4GiB) {
+  const std::string p = module();
+  Bytes b = test::slurp(p);
+  const Bytes t = module::encode_module_signature(0xffffffffu);
+  b.insert(b.end(), t.begin(), t.end());
+  b.insert(b.end(), module::kMarker.begin(), module::kMarker.end());
+  test::spit(p, b);
+  auto r = expect_refused(verify() + q(p), 1, "");
+  EXPECT_EQ(r.out, p + ": refused (EBADMSG): signature length 4294967295 does not fit in the 3000 bytes before the trailer\n");
+}
+
+TEST_F(BadInput, MeasurementListLength4GiB) {
+  Bytes list = {10, 0, 0, 0};
+  list.resize(4 + 20, 0x11);
+  for (int c : {6, 0, 0, 0, int{'i'}, int{'m'}, int{'a'}, int{'-'}, int{'n'}, int{'g'}, 0xff, 0xff, 0xff, 0xff})
+    list.push_back(static_cast<std::uint8_t>(c));
+  test::spit(d_ / "list", list);
+  auto r = test::run(M() + " ima replay " + q(d_ / "list"));
+  EXPECT_EQ(r.status, 3) << r.err;
+  EXPECT_NE(r.err.find("template data length 4294967295 beyond the end of the list"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.rfind("modsign: " + (d_ / "list") + ": ", 0), 0u) << r.err;
+  EXPECT_EQ(test::slurp(d_ / "list"), list);
+}
+
+TEST_F(BadInput, DeviceAsDest) {
+  const std::string p = module();
+  expect_refused(sign() + "--dest /dev/null " + q(p), 3, "modsign: /dev/null: is a device, not a regular file; not replacing it\n");
+}
+
+TEST_F(BadInput, UsageError) {
+  const std::string p = module();
+  expect_refused(verify() + "--bogus " + q(p), 2, "The following argument was not expected: --bogus\nRun with --help for more information.\n");
+  expect_refused(sign() + "--dest " + q(d_ / "o.ko") + " " + q(p) + " " + q(p), 2,
+                 test::run(sign() + "--dest " + q(d_ / "o.ko") + " " + q(p) + " " + q(p)).err);
+}
+
+TEST_F(BadInput, HashListTheBuildRefuses) {
+  test::spit(d_ / "good", std::string("\"bin:aa\"\n"));
+  test::spit(d_ / "bad", std::string("\"bin:aa\",\n\"bin:AB\"\n"));
+  const std::string msg = "modsign: " + (d_ / "bad") +
+                          ":2:6: upper-case hex digit 'A' (awk: Not a lowercase hexadecimal string (item 2))\n";
+  expect_refused(M() + " blacklist merge -o " + q(d_ / "merged") + " " + q(d_ / "good") + " " + q(d_ / "bad"), 3, msg);
+  const std::string m = signed_module();
+  expect_refused(M() + " blacklist check --list " + q(d_ / "bad") + " " + q(m), 3,
+                 msg.substr(0, msg.size() - 1) + " (run modsign blacklist lint)\n");
+}
+
+TEST_F(BadInput, MalformedEfiSignatureList) {
+  // One good EFI_CERT_SHA256 list (76 bytes), then a list claiming 0xffffffff bytes.
+  auto list = [](std::uint32_t list_size) {
+    Bytes b = from_hex("2616c4c14c509240aca941f936934328");  // EFI_CERT_SHA256_GUID
+    for (std::uint32_t v : {list_size, 0u, 48u})
+      for (int i = 0; i < 4; ++i) b.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+    b.resize(b.size() + 48, 0x11);
+    return b;
+  };
+  Bytes f = list(76);
+  const Bytes bad = list(0xffffffffu);
+  f.insert(f.end(), bad.begin(), bad.end());
+  test::spit(d_ / "dbx.esl", f);
+  expect_refused(M() + " dbx list " + q(d_ / "dbx.esl"), 3,
+                 "modsign: " + (d_ / "dbx.esl") +
+                     ": EBADMSG: EFI_SIGNATURE_LIST at byte offset 76: signature_list_size 4294967295 exceeds the 76 "
+                     "bytes left (the kernel stops here; the entries above stay loaded)\n");
+}
+
+TEST_F(BadInput, BadAuth2Header) {
+  test::spit(d_ / "dbx.auth", Bytes(100, 0));
+  expect_refused(M() + " dbx list --form auth2 " + q(d_ / "dbx.auth"), 3,
+                 "modsign: " + (d_ / "dbx.auth") + ": EBADMSG: byte offset 20: wRevision 0x0000, not 0x0200\n");
+  Bytes h(100, 0);
+  h[16] = h[17] = h[18] = h[19] = 0xff;  // dwLength 0xffffffff
+  h[21] = 0x02;                          // wRevision 0x0200
+  h[22] = 0xf1, h[23] = 0x0e;            // WIN_CERT_TYPE_EFI_GUID
+  const Bytes pkcs7_guid = from_hex("9dd2af4adf68ee498aa9347d375665a7");
+  std::copy(pkcs7_guid.begin(), pkcs7_guid.end(), h.begin() + 24);
+  test::spit(d_ / "dbx.auth", h);
+  expect_refused(M() + " dbx list --form auth2 " + q(d_ / "dbx.auth"), 3,
+                 "modsign: " + (d_ / "dbx.auth") + ": EBADMSG: byte offset 16: dwLength 4294967295 exceeds the 84 bytes "
+                                                  "after the timestamp\n");
+}
