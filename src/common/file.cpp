@@ -13,6 +13,8 @@
 #include <atomic>
 #include <functional>
 #include <map>
+#include <set>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -21,7 +23,29 @@ namespace modsign {
 namespace {
 thread_local CommitBatch* t_batch = nullptr;
 thread_local std::size_t t_item = 0;
+
+// Every temporary file of AtomicFile / CommitBatch that exists now (see
+// remove_temporary_files_and_freeze()).  Leaked on purpose: usable until the very end.
+std::mutex& tmp_mu() {
+  static auto* m = new std::mutex;
+  return *m;
+}
+std::set<std::string>& tmp_names() {
+  static auto* s = new std::set<std::string>;
+  return *s;
+}
+// Forgets `tmp` (renamed into place or removed).
+void forget_tmp(const std::string& tmp) {
+  std::lock_guard<std::mutex> lock(tmp_mu());
+  tmp_names().erase(tmp);
+}
 }  // namespace
+
+void remove_temporary_files_and_freeze() {
+  tmp_mu().lock();  // never unlocked: no temporary file is created after this
+  for (const auto& t : tmp_names()) ::unlink(t.c_str());
+  tmp_names().clear();
+}
 
 namespace {
 std::string sys_error(const std::string& path, const char* what) {
@@ -126,14 +150,28 @@ AtomicFile::AtomicFile(const std::string& path_in, unsigned mode, bool keep_mode
   std::string tmpl = dir + "/.modsign.XXXXXX";
   std::vector<char> name(tmpl.begin(), tmpl.end());
   name.push_back('\0');
-  fd_ = ::mkstemp(name.data());
-  if (fd_ < 0) throw IoError(sys_error(path_in_, "cannot create temporary file"));
-  tmp_ = name.data();
+  {
+    // Created and recorded at once, so that remove_temporary_files_and_freeze() sees it.
+    std::lock_guard<std::mutex> lock(tmp_mu());
+    fd_ = ::mkstemp(name.data());
+    if (fd_ < 0) throw IoError(sys_error(path_in_, "cannot create temporary file"));
+    tmp_ = name.data();
+    try {
+      tmp_names().insert(tmp_);
+    } catch (...) {
+      ::close(fd_);
+      ::unlink(tmp_.c_str());
+      throw;
+    }
+  }
 }
 
 AtomicFile::~AtomicFile() {
   if (fd_ >= 0) ::close(fd_);
-  if (!tmp_.empty()) ::unlink(tmp_.c_str());
+  if (!tmp_.empty()) {
+    ::unlink(tmp_.c_str());
+    forget_tmp(tmp_);
+  }
 }
 
 void AtomicFile::fail(const char* what) {
@@ -141,6 +179,7 @@ void AtomicFile::fail(const char* what) {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
   ::unlink(tmp_.c_str());
+  forget_tmp(tmp_);
   tmp_.clear();
   throw IoError(m);
 }
@@ -174,6 +213,7 @@ void AtomicFile::commit() {
     return;
   }
   if (::rename(tmp_.c_str(), path_.c_str()) != 0) fail("rename");
+  forget_tmp(tmp_);
   tmp_.clear();
 }
 
@@ -193,16 +233,46 @@ CommitBatch::~CommitBatch() {
   }
   cv_.notify_all();
   for (auto& t : pool_) t.join();
-  for (const auto& s : queue_) ::unlink(s.tmp.c_str());
+  for (const auto& s : queue_) {
+    ::unlink(s.tmp.c_str());
+    forget_tmp(s.tmp);
+  }
 }
 
 void CommitBatch::stage(Staged s) {
   std::lock_guard<std::mutex> lock(mu_);
   queue_.push_back(std::move(s));
+  ++pending_[queue_.back().item];
   if (committers_ == 0) return;  // finish() does it
-  if (pool_.empty())
-    for (unsigned i = 0; i < committers_; ++i) pool_.emplace_back([this] { committer(); });
+  if (!spawned_) {
+    spawned_ = true;
+    // A thread that cannot be created (EAGAIN: thread or memory limit) is not fatal: the
+    // ones that exist do the work, and with none finish() does it.
+    try {
+      for (unsigned i = 0; i < committers_; ++i) pool_.emplace_back([this] { committer(); });
+    } catch (const std::system_error&) {
+    }
+  }
   cv_.notify_one();
+}
+
+void CommitBatch::on_settled(std::function<void(std::size_t)> f) {
+  std::lock_guard<std::mutex> lock(mu_);
+  on_settled_ = std::move(f);
+}
+
+bool CommitBatch::settle(std::size_t item, std::vector<std::string>* messages) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (pending_.count(item)) return false;
+  for (auto it = failures_.begin(); it != failures_.end();) {
+    if (it->item == item) {
+      messages->push_back(std::move(it->message));
+      it = failures_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return true;
 }
 
 void CommitBatch::commit_one(const Staged& s) {
@@ -215,10 +285,20 @@ void CommitBatch::commit_one(const Staged& s) {
   // reason to do this off the workers' threads, several at once.
   if (error.empty() && ::rename(s.tmp.c_str(), s.path.c_str()) != 0) error = sys_error(s.path_in, "rename");
   if (!error.empty()) ::unlink(s.tmp.c_str());
+  forget_tmp(s.tmp);
   const auto slash = s.path.rfind('/');
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!error.empty()) failures_.push_back({s.item, error});
-  else dirs_.push_back(slash == std::string::npos ? "." : s.path.substr(0, slash == 0 ? 1 : slash));
+  std::function<void(std::size_t)> notify;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!error.empty()) failures_.push_back({s.item, error});
+    else dirs_.push_back(slash == std::string::npos ? "." : s.path.substr(0, slash == 0 ? 1 : slash));
+    auto p = pending_.find(s.item);
+    if (p != pending_.end() && --p->second == 0) {
+      pending_.erase(p);
+      notify = on_settled_;
+    }
+  }
+  if (notify) notify(s.item);
 }
 
 void CommitBatch::committer() {
@@ -236,15 +316,20 @@ void CommitBatch::committer() {
 }
 
 namespace {
-// f(i) for i in [0, n) on up to 32 threads.
+// f(i) for i in [0, n) on up to 32 threads (fewer if no more can be created; the calling
+// thread takes part).
 void parallel(std::size_t n, const std::function<void(std::size_t)>& f) {
   const std::size_t threads = std::min<std::size_t>(n, 32);
   std::atomic<std::size_t> next{0};
+  auto run = [&] {
+    for (std::size_t i; (i = next.fetch_add(1)) < n;) f(i);
+  };
   std::vector<std::thread> pool;
-  for (std::size_t t = 0; t < threads; ++t)
-    pool.emplace_back([&] {
-      for (std::size_t i; (i = next.fetch_add(1)) < n;) f(i);
-    });
+  try {
+    for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(run);
+  } catch (const std::system_error&) {
+  }
+  run();
   for (auto& t : pool) t.join();
 }
 }  // namespace
@@ -257,6 +342,7 @@ std::vector<CommitBatch::Failure> CommitBatch::finish() {
   cv_.notify_all();
   for (auto& t : pool_) t.join();  // the committers drain the queue, then stop
   pool_.clear();
+  spawned_ = false;
   std::vector<Staged> rest;
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <condition_variable>
 #include <deque>
+#include <functional>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <string>
@@ -121,9 +123,18 @@ class CommitBatch {
   /// Waits until every staged output is fsynced and renamed (with no committers: does it
   /// now, up to 32 files at once), then fsyncs each directory that received one (the
   /// renames themselves).  A file whose fsync or rename fails is removed and reported.
-  /// Returns the failures ordered by item; the batch is empty afterwards and can be used
-  /// again.  Nothing to do for the other policies.
+  /// Returns the failures ordered by item (those not already taken by settle()); the batch
+  /// is empty afterwards and can be used again.  Nothing to do for the other policies.
   std::vector<Failure> finish();
+
+  /// True when every output staged for `item` so far is settled (fsynced and renamed, or
+  /// failed); then appends the messages of its failures (as in Failure::message) to
+  /// `*messages` and forgets them, so that finish() no longer returns them.  False while
+  /// one is still queued or being committed.
+  bool settle(std::size_t item, std::vector<std::string>* messages);
+  /// Calls `f(item)` (on a committer thread, no lock of the batch held) each time the last
+  /// pending output of `item` is settled.
+  void on_settled(std::function<void(std::size_t)> f);
 
  private:
   friend class AtomicFile;
@@ -140,10 +151,20 @@ class CommitBatch {
   std::condition_variable cv_;
   std::deque<Staged> queue_;
   std::vector<std::thread> pool_;
-  bool closing_ = false, abandon_ = false;
+  bool closing_ = false, abandon_ = false, spawned_ = false;
+  std::map<std::size_t, unsigned> pending_;  // item -> staged outputs not yet settled
+  std::function<void(std::size_t)> on_settled_;
   std::vector<Failure> failures_;
   std::vector<std::string> dirs_;
 };
+
+/// Removes every temporary file of AtomicFile and CommitBatch that exists now (written,
+/// or staged and not yet renamed) and blocks for good every thread that then tries to
+/// create, rename or remove one.  For a signal-handling thread just before it ends the
+/// process (modsign on SIGINT/SIGTERM/SIGHUP): each target stays the old or the new file
+/// and no `.modsign.XXXXXX` file stays behind.  Not async-signal-safe (takes a mutex);
+/// call it from a normal thread (sigwait), never from a signal handler.
+void remove_temporary_files_and_freeze();
 
 /// Write `data` to `path` atomically: a temporary file in the same directory (mode
 /// `mode`; or, when `path` exists and `keep_mode`, its mode, owner and group), fsync,

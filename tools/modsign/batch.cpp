@@ -1,6 +1,8 @@
 // Batch runs over many modules; see batch.hpp.
 #include "batch.hpp"
 
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -14,6 +16,7 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 #include "cli_common.hpp"
@@ -40,7 +43,51 @@ const char* entry_kind(const std::filesystem::directory_entry& e) {
     default: return "not a regular file";
   }
 }
+// The signals after which modsign removes its temporary files before it ends: SIGINT,
+// SIGTERM and SIGHUP, except those ignored when modsign started (nohup, a background job
+// of a non-interactive shell), which must stay ignored (a blocked signal is not discarded).
+const sigset_t& cleanup_signals() {
+  static const sigset_t set = [] {
+    sigset_t s;
+    sigemptyset(&s);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+      struct sigaction sa {};
+      if (::sigaction(sig, nullptr, &sa) == 0 && sa.sa_handler != SIG_IGN) sigaddset(&s, sig);
+    }
+    return s;
+  }();
+  return set;
+}
 }  // namespace
+
+CleanupOnSignal::CleanupOnSignal() {
+  const sigset_t& set = cleanup_signals();
+  pthread_sigmask(SIG_BLOCK, &set, &old_);
+  static const bool started = [] {
+    try {
+      std::thread([] {
+        const sigset_t& s = cleanup_signals();
+        int sig = 0;
+        while (sigwait(&s, &sig) != 0) {
+        }
+        remove_temporary_files_and_freeze();
+        // End the process as the signal would have: default action, raised on this thread.
+        ::signal(sig, SIG_DFL);
+        sigset_t one;
+        sigemptyset(&one);
+        sigaddset(&one, sig);
+        pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
+        ::raise(sig);
+        ::_exit(128 + sig);
+      }).detach();
+      return true;
+    } catch (const std::system_error&) {
+      return false;
+    }
+  }();
+  if (!started) pthread_sigmask(SIG_SETMASK, &old_, nullptr);  // nobody would take them
+}
+CleanupOnSignal::~CleanupOnSignal() { pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
 
 void add_batch_options(CLI::App* c, BatchOptions& o, bool with_sync) {
   c->add_option("--jobs,-j", o.jobs, "worker threads (default: the number of CPUs)");
@@ -104,8 +151,9 @@ std::vector<std::size_t> duplicate_of(const std::vector<BatchInput>& inputs) {
 std::string duplicate_text(const std::string& first) { return "skipped: same file as " + first + "; handled once"; }
 
 int run_batch(const std::string& verb, std::size_t n, const std::function<ItemResult(std::size_t)>& work,
-              const BatchOptions& o, bool summary) {
+              const BatchOptions& o, bool summary, const std::function<std::string(std::size_t)>& name) {
   const auto t0 = std::chrono::steady_clock::now();
+  CleanupOnSignal cleanup;  // before any thread starts: they inherit the blocked signals
   unsigned jobs = o.jobs ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
   jobs = static_cast<unsigned>(std::min<std::size_t>(jobs, std::max<std::size_t>(n, 1)));
   const SyncPolicy policy = o.sync == "each" ? SyncPolicy::each : o.sync == "none" ? SyncPolicy::none : SyncPolicy::batch;
@@ -130,6 +178,16 @@ int run_batch(const std::string& verb, std::size_t n, const std::function<ItemRe
     bool cleared = false;
     while (next_print < n && finished[next_print]) {
       auto& r = results[next_print];
+      // --sync batch: an item is printed once its outputs are in place (or failed), so
+      // that no "signed" line is printed for a module that was not replaced.
+      std::vector<std::string> failures;
+      if (!batch.settle(next_print, &failures)) break;
+      if (!failures.empty()) {
+        r.state = ItemState::failed;
+        r.exit = std::max(r.exit, kExitInput);
+        r.out.clear();
+        for (const auto& f : failures) r.err += "modsign: " + printable(f) + "\n";
+      }
       const bool show_out = o.always_print_out || !(o.quiet && r.state == ItemState::done);
       if (progress && !cleared && (!r.err.empty() || (show_out && !r.out.empty()))) {
         std::fputs("\r\033[K", stderr);
@@ -163,7 +221,8 @@ int run_batch(const std::string& verb, std::size_t n, const std::function<ItemRe
         r = ItemResult{};
         r.state = ItemState::failed;
         r.exit = kExitInput;
-        r.err += "modsign: internal error: " + std::string(e.what()) + "\n";
+        r.err += "modsign: " + printable((name ? name(i) + ": " : std::string()) + "internal error: " + e.what()) +
+                 "\n";
       }
       std::lock_guard<std::mutex> lock(mu);
       results[i] = std::move(r);
@@ -172,15 +231,36 @@ int run_batch(const std::string& verb, std::size_t n, const std::function<ItemRe
       print_ready();
     }
   };
+  batch.on_settled([&](std::size_t) {
+    std::lock_guard<std::mutex> lock(mu);
+    print_ready();
+  });
   if (jobs <= 1) {
     worker();
   } else {
+    // As many threads as can be created (EAGAIN: a thread or memory limit, e.g. a huge
+    // --jobs); with none, the calling thread does the work.  The summary names the number
+    // that ran.
     std::vector<std::thread> pool;
-    for (unsigned t = 0; t < jobs; ++t) pool.emplace_back(worker);
+    try {
+      for (unsigned t = 0; t < jobs; ++t) pool.emplace_back(worker);
+    } catch (const std::system_error&) {
+    }
+    if (pool.empty()) worker();
     for (auto& t : pool) t.join();
+    jobs = static_cast<unsigned>(std::max<std::size_t>(pool.size(), 1));
+  }
+
+  // Put the staged outputs in place (the items still waiting for theirs are printed as
+  // they settle); a failure not yet claimed by an item's line fails its item here.
+  std::vector<char> late_failure(n, 0);
+  const auto unclaimed = batch.finish();
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    print_ready();
+    batch.on_settled({});
   }
   if (progress) std::fputs("\r\033[K", stderr);
-
   int worst = kExitOk;
   std::size_t done = 0, failed = 0, skipped = 0;
   std::uint64_t bytes = 0;
@@ -188,9 +268,7 @@ int run_batch(const std::string& verb, std::size_t n, const std::function<ItemRe
     worst = std::max(worst, r.exit);
     bytes += r.bytes;
   }
-  // Put the staged outputs in place; an item whose output fails here is failed.
-  std::vector<char> late_failure(n, 0);
-  for (const auto& f : batch.finish()) {
+  for (const auto& f : unclaimed) {
     complain("", f.message);
     if (f.item < n) late_failure[f.item] = 1;
     worst = std::max(worst, kExitInput);

@@ -338,7 +338,8 @@ int cmd_sign(const SignArgs& a) {
     r.out = os.str();
     return r;
   };
-  const int status = run_batch("sign", inputs.size(), work, a.batch, inputs.size() > 1 || !a.dirs.empty());
+  const int status = run_batch("sign", inputs.size(), work, a.batch, inputs.size() > 1 || !a.dirs.empty(),
+                               [&](std::size_t i) { return inputs[i].path; });
   return dir_error ? std::max(status, kExitInput) : status;
 }
 
@@ -355,10 +356,11 @@ struct StripArgs {
 int cmd_strip(const StripArgs& a) {
   bool dir_error = false;
   const auto inputs = expand_module_tree(a.modules, a.dirs, &dir_error);
-  if (!a.dest.empty() && inputs.size() != 1) {
+  if (!a.dest.empty() && (inputs.size() != 1 || !a.dirs.empty())) {
     complain("", "--dest needs exactly one MODULE");
     return kExitUsage;
   }
+  CleanupOnSignal cleanup;  // no .modsign.XXXXXX left behind by SIGINT/SIGTERM/SIGHUP
   // As sign: symbolic links found under -r are skipped, then the same file named twice is
   // stripped once.
   const auto duplicate = duplicate_of(inputs);
@@ -672,7 +674,8 @@ int cmd_verify(const VerifyArgs& a) {
   BatchOptions bo = a.batch;
   bo.sync = "none";  // verify writes nothing
   bo.always_print_out = a.json;  // --quiet keeps the JSON lines (they are the result)
-  const int status = run_batch("verify", inputs.size(), work, bo, inputs.size() > 1 || !a.dirs.empty());
+  const int status = run_batch("verify", inputs.size(), work, bo, inputs.size() > 1 || !a.dirs.empty(),
+                               [&](std::size_t i) { return inputs[i].path; });
   return dir_error ? std::max(status, kExitInput) : status;
 }
 
