@@ -14,6 +14,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 #include "cms/signed_data.hpp"
@@ -651,4 +652,33 @@ TEST_F(Batch, StripDestWithDirIsAUsageError) {
   EXPECT_EQ(r.err, "modsign: --dest needs exactly one MODULE\n");
   EXPECT_FALSE(std::filesystem::exists(d_ / "out.ko"));
   EXPECT_EQ(test::slurp(d_ / "m/a.ko"), before);
+}
+
+// A file name that is not UTF-8 (byte 0xff) and one with an escape character: the text
+// line prints the name's bytes, control bytes as \xNN; verify --json replaces the invalid
+// byte by U+FFFD (EF BF BD) instead of failing the line, in input order.
+TEST_F(Batch, NonUtf8NamesInTextAndJson) {
+  std::filesystem::create_directory(d_ / "m");
+  const std::string bad = d_ / "m/\xff.ko", esc = d_ / "m/\x1b[1m.ko";
+  test::spit(bad, test::pattern(300));
+  test::spit(esc, test::pattern(301));
+  auto s = test::run(sign_cmd("ml-dsa-44") + "-q " + q(bad) + " " + q(esc));
+  ASSERT_EQ(s.status, 0) << s.err;
+  EXPECT_EQ(s.out, "");
+  auto t = test::run(M() + " verify --keyring " + q(crt("ml-dsa-44")) + " --jobs 2 " + q(bad) + " " + q(esc));
+  ASSERT_EQ(t.status, 0) << t.err;
+  std::istringstream lines(t.out);
+  std::string l1, l2;
+  std::getline(lines, l1);
+  std::getline(lines, l2);
+  EXPECT_EQ(l1.rfind(bad + ": loads (OK)", 0), 0u) << l1;
+  EXPECT_EQ(l2.rfind(d_ / "m/\\x1b[1m.ko: loads (OK)", 0), 0u) << l2;
+  auto j = test::run(M() + " verify --json --keyring " + q(crt("ml-dsa-44")) + " --jobs 2 " + q(bad) + " " + q(esc));
+  ASSERT_EQ(j.status, 0) << j.err;
+  std::istringstream jl(j.out);
+  std::getline(jl, l1);
+  std::getline(jl, l2);
+  EXPECT_EQ(nlohmann::json::parse(l1).at("path"), d_ / "m/\xef\xbf\xbd.ko");
+  EXPECT_EQ(nlohmann::json::parse(l2).at("path"), esc);
+  EXPECT_EQ(nlohmann::json::parse(l1).at("outcome"), "loads");
 }
