@@ -44,15 +44,18 @@ const char* entry_kind(const std::filesystem::directory_entry& e) {
   }
 }
 // The signals after which modsign removes its temporary files before it ends: SIGINT,
-// SIGTERM and SIGHUP, except those ignored when modsign started (nohup, a background job
-// of a non-interactive shell), which must stay ignored (a blocked signal is not discarded).
+// SIGTERM and SIGHUP, except those ignored (nohup, a background job of a non-interactive
+// shell) or blocked when modsign started: those must stay without effect (a blocked
+// signal is not discarded, and sigwait would take it).
 const sigset_t& cleanup_signals() {
   static const sigset_t set = [] {
-    sigset_t s;
+    sigset_t s, blocked;
     sigemptyset(&s);
+    pthread_sigmask(SIG_BLOCK, nullptr, &blocked);
     for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
       struct sigaction sa {};
-      if (::sigaction(sig, nullptr, &sa) == 0 && sa.sa_handler != SIG_IGN) sigaddset(&s, sig);
+      if (::sigaction(sig, nullptr, &sa) == 0 && sa.sa_handler != SIG_IGN && !sigismember(&blocked, sig))
+        sigaddset(&s, sig);
     }
     return s;
   }();

@@ -85,7 +85,8 @@ class CaptureComplaints {
 /// The capture sink of this thread, or nullptr (used by complain()).
 std::string* complaint_sink();
 
-/// While alive, SIGINT, SIGTERM and SIGHUP are blocked on the calling thread (and so on
+/// While alive, SIGINT, SIGTERM and SIGHUP (those neither ignored nor blocked when the
+/// first one was made: `nohup` keeps its meaning) are blocked on the calling thread (and so on
 /// every thread it starts) and taken by one background thread (started once per process),
 /// which removes every temporary file (remove_temporary_files_and_freeze()) and then ends
 /// the process by the same signal, default action (exit status 128+N in a shell).  A
