@@ -511,7 +511,8 @@ TEST_F(Cli, SameFileTwiceAndHardLinks) {
             0u)
       << r.err;
   EXPECT_NE(r.err.find("\nmodsign: sign: 1 done, 0 failed, 2 skipped, 4096 bytes, "), std::string::npos) << r.err;
-  auto split = module::split(test::slurp(m));
+  const Bytes signed_module = test::slurp(m);  // split() returns views into it
+  auto split = module::split(signed_module);
   ASSERT_TRUE(split.ok());
   EXPECT_EQ(split->content.size(), 4096u);  // signed once, not twice
   // A hard link is another name: it is signed on its own (the rename leaves the other name
