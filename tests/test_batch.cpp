@@ -556,7 +556,8 @@ TEST_F(Batch, JobsBeyondTheThreadLimitRunOnTheThreadsThatExist) {
 #define MODSIGN_TEST_SANITIZED 1
 #endif
 #endif
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(MODSIGN_TEST_SANITIZED)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(MODSIGN_TEST_SANITIZED) || \
+    defined(MODSIGN_SANITIZED)
   GTEST_SKIP() << "an address-space limit does not work with sanitizers";
 #endif
   tiny_modules(d_ / "m", 300);
