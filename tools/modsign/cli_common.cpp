@@ -167,32 +167,6 @@ nlohmann::json compression_json(const module::ModuleImage& m) {
   return j;
 }
 
-/// MODULE arguments plus every module file under each -r DIR (*.ko, *.ko.xz, *.ko.zst,
-/// *.ko.gz; sorted; symbolic links not followed).
-std::vector<std::string> expand_modules(const std::vector<std::string>& files, const std::vector<std::string>& dirs) {
-  std::vector<std::string> out = files;
-  for (const auto& d : dirs) {
-    std::vector<std::string> found;
-    std::error_code ec;
-    for (auto it = std::filesystem::recursive_directory_iterator(d, ec); !ec && it != std::filesystem::end(it);
-         it.increment(ec)) {
-      if (!it->is_regular_file(ec) || it->is_symlink(ec)) continue;
-      const std::string n = it->path().filename().string();
-      for (const char* suffix : {".ko", ".ko.xz", ".ko.zst", ".ko.gz"}) {
-        const std::string sfx = suffix;
-        if (n.size() > sfx.size() && n.compare(n.size() - sfx.size(), sfx.size(), sfx) == 0) {
-          found.push_back(it->path().string());
-          break;
-        }
-      }
-    }
-    if (ec) complain(d, ec.message());
-    std::sort(found.begin(), found.end());
-    out.insert(out.end(), found.begin(), found.end());
-  }
-  return out;
-}
-
 std::string hash_text(const cms::SignerInfo& si) {
   return si.digest_algorithm ? std::string(crypto::hash_info(*si.digest_algorithm).name)
                              : asn1::oid_to_string(si.digest_algorithm_oid);

@@ -67,9 +67,6 @@ std::optional<LoadedModule> read_module(const std::string& path, std::uint64_t m
 std::string compression_text(const module::ModuleImage& m);
 /// The "compression" JSON object (null for an uncompressed module).
 nlohmann::json compression_json(const module::ModuleImage& m);
-/// MODULE arguments plus every module file under each -r DIR (*.ko, *.ko.xz, *.ko.zst,
-/// *.ko.gz; sorted; symbolic links not followed).
-std::vector<std::string> expand_modules(const std::vector<std::string>& files, const std::vector<std::string>& dirs);
 /// Name of the SignerInfo's digest algorithm (or its OID).
 std::string hash_text(const cms::SignerInfo& si);
 /// modinfo's sig_hashalgo-style name of the signature algorithm (or its OID).
