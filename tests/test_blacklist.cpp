@@ -896,6 +896,75 @@ TEST_F(BlacklistCli, SignedModuleWholeFileKeyStopsUnderImasigOnlyRule) {
   EXPECT_EQ(nlohmann::json::parse(r.out)["stops"].size(), 1u);
 }
 
+// Each IMA stop carries the "blacklisted-hash" record the kernel adds when the rule also
+// measures: an ima-buf entry whose buffer is the d-modsig digest, or empty when IMA's file
+// hash was looked up (the kernel passes its still-NULL modsig digest; seen on 7.2.13 in
+// tools/kernel-conformance).  The template data is rebuilt here from sha256sum/sha1sum.
+TEST_F(BlacklistCli, ImaStopsCarryTheBlacklistedHashRecord) {
+  const std::string mod = signed_module("m.ko", "rsa.pem", "rsa.crt", "sha256");
+  const std::string whole = first_word(sh("sha256sum " + q(mod)));
+  const std::string dmodsig = first_word(sh("head -c 5000 " + q(mod) + " | sha256sum"));
+  test::spit(d_ / "both", "\"bin:" + dmodsig + "\",\n\"bin:" + whole + "\"\n");
+  auto record = [&](const std::string& buf_hex) {
+    const Bytes buf = from_hex(buf_hex);
+    test::spit(d_ / "buf", buf);
+    return std::string("28000000" "7368613235363a00") + first_word(sh("sha256sum " + q(d_ / "buf"))) +
+           "11000000" "626c61636b6c69737465642d6861736800" + (buf.empty() ? "00000000" : "20000000") + buf_hex;
+  };
+  auto sha1_of_hex = [&](const std::string& hex) {
+    test::spit(d_ / "data", from_hex(hex));
+    return first_word(sh("sha1sum " + q(d_ / "data")));
+  };
+  auto r = test::run(M() + " blacklist check --json --list " + q(d_ / "both") + " " + q(mod));
+  EXPECT_EQ(r.status, 1) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["stops"].size(), 2u);
+  const auto& a = j["stops"][0]["ima_record"];
+  EXPECT_EQ(a["template"], "ima-buf");
+  EXPECT_EQ(a["event"], "blacklisted-hash");
+  EXPECT_EQ(a["buf"], dmodsig);
+  EXPECT_EQ(a["template_data"], record(dmodsig));
+  EXPECT_EQ(a["template_hash_sha1"], sha1_of_hex(record(dmodsig)));
+  const auto& b = j["stops"][1]["ima_record"];  // appraise_type=imasig: the whole file's hash
+  EXPECT_EQ(b["buf"], "");
+  EXPECT_EQ(b["template_data"], record(""));
+  EXPECT_EQ(b["template_hash_sha1"], "3ed42715de7bcf37dd7f7d2fc58891c130c1ed47");  // as 7.2.13 recorded it
+  // --ima-hash sha512 changes d-ng of the record (the buffer stays the modsig digest).
+  r = test::run(M() + " blacklist check --json --ima-hash sha512 --list " + q(d_ / "both") + " " + q(mod));
+  j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["stops"].size(), 1u);
+  EXPECT_EQ(std::string(j["stops"][0]["ima_record"]["template_data"]).substr(0, 24), "48000000" "7368613531323a00");
+  // A stop outside IMA has no record: the signer's certificate listed by its tbs: entry.
+  r = test::run(M() + " blacklist entry -o " + q(d_ / "tbs") + " " + q(key("rsa.crt")));
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = test::run(M() + " blacklist check --json --list " + q(d_ / "tbs") + " " + q(key("rsa.crt")));
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["stops"].size(), 1u);
+  EXPECT_EQ(std::string(j["stops"][0]["entry"]).substr(0, 4), "tbs:");
+  EXPECT_FALSE(j["stops"][0].contains("ima_record"));
+}
+
+// Every command with --kernel takes the same three profiles as verify.
+TEST_F(BlacklistCli, EveryKernelOptionTakesV61) {
+  const std::string mod = signed_module("k.ko", "rsa.pem", "rsa.crt", "sha256");
+  const std::string dmodsig = first_word(sh("head -c 5000 " + q(mod) + " | sha256sum"));
+  for (const std::string cmd : {"digest", "ima template", "blacklist entry", "blacklist check", "verify"}) {
+    auto r = test::run(M() + " " + cmd + " --kernel v6.1 " + q(mod));
+    EXPECT_NE(r.status, 2) << cmd << ": " << r.err;
+    EXPECT_EQ(r.err.find("--kernel"), std::string::npos) << cmd << ": " << r.err;
+    r = test::run(M() + " " + cmd + " --kernel v5 " + q(mod));
+    EXPECT_EQ(r.status, 2) << cmd;
+    EXPECT_NE(r.err.find("--kernel: v5 not in {v6.1,v6,v7.0}"), std::string::npos) << cmd << ": " << r.err;
+  }
+  auto r = test::run(M() + " blacklist entry --kernel v6.1 " + q(mod));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "\"bin:" + dmodsig + "\"\n");
+  test::spit(d_ / "esl", Bytes{});
+  r = test::run(M() + " dbx list --kernel v6.1 " + q(d_ / "esl"));
+  EXPECT_NE(r.status, 2) << r.err;
+}
+
 // The text of each module stop names the kernel function and the lines of Linux 7.2.13
 // that refuse (checked against the source: system_keyring.c:333-337 calls
 // is_key_on_revocation_list; pkcs7_verify.c:230-239 marks the chain, 468-472 returns

@@ -19,7 +19,8 @@ namespace {
 std::string tool_hash(const char* tool, ByteView data) {
   test::TempDir d;
   test::spit(d / "in", data);
-  return test::run(std::string(tool) + " " + q(d / "in")).out.substr(0, std::string(tool) == "sha1sum" ? 40 : 64);
+  const std::string t = tool;
+  return test::run(t + " " + q(d / "in")).out.substr(0, t == "sha1sum" ? 40 : t == "sha512sum" ? 128 : 64);
 }
 void put_u32le(Bytes& out, std::uint32_t v) {
   for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
@@ -263,4 +264,37 @@ TEST(Ima, ExpectedPcrFileFormats) {
   EXPECT_EQ(run("PCR-10: " + pcr.substr(0, 38) + "\n").status, 3);  // not a SHA-1 value
   EXPECT_EQ(run("PCR-10: zz" + pcr + "\n").status, 3);
   EXPECT_EQ(run("PCR-10: " + pcr + "\nPCR-10: " + pcr + "\n").status, 3);
+}
+
+// The "blacklisted-hash" ima-buf record of ima_check_blacklist(), spelled out, and against
+// the two records Linux 7.2.13 wrote under tools/kernel-conformance (kernel mldsa-ima,
+// ima_hash=sha256): one for a modsig digest hit, one for a file-hash hit, whose buffer the
+// kernel leaves empty.
+TEST(Ima, BufferTemplateMatchesTheKernelsBlacklistedHashRecords) {
+  const Bytes digest = from_hex("5c0b666bd81961e2bcd771ec639e599348287c5666b35c2a805f2855f57be9f5");
+  auto e = digest::ima_buffer_template("blacklisted-hash", digest);
+  EXPECT_EQ(e.name, "ima-buf");
+  ASSERT_EQ(e.fields.size(), 3u);
+  EXPECT_EQ(e.fields[0].name, "d-ng");
+  EXPECT_EQ(e.fields[1].name, "n-ng");
+  EXPECT_EQ(e.fields[2].name, "buf");
+  const std::string want =
+      "28000000" "7368613235363a00" + tool_hash("sha256sum", digest) +
+      "11000000" "626c61636b6c69737465642d6861736800" "20000000" + to_hex(digest);
+  EXPECT_EQ(to_hex(e.data), want);
+  EXPECT_EQ(to_hex(e.sha1), "19ed02e0158d44d8f0e513131461d2f83daa9f97");  // as recorded by 7.2.13
+  EXPECT_EQ(to_hex(e.sha1), tool_hash("sha1sum", e.data));
+  EXPECT_EQ(to_hex(e.sha256), tool_hash("sha256sum", e.data));
+
+  auto empty = digest::ima_buffer_template("blacklisted-hash", {});
+  EXPECT_EQ(to_hex(empty.data),
+            "28000000" "7368613235363a00" "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+            "11000000" "626c61636b6c69737465642d6861736800" "00000000");
+  EXPECT_EQ(to_hex(empty.sha1), "3ed42715de7bcf37dd7f7d2fc58891c130c1ed47");  // as recorded by 7.2.13
+
+  auto s512 = digest::ima_buffer_template("x", str("ab"), HashAlgo::sha512);
+  // d-ng: 72 bytes = "sha512:" NUL and the 64-byte SHA-512 of the buffer.
+  EXPECT_EQ(to_hex(s512.data).substr(0, 24), "48000000" "7368613531323a00");
+  EXPECT_EQ(to_hex(s512.data).substr(24, 128), tool_hash("sha512sum", str("ab")));
+  EXPECT_EQ(to_hex(s512.data).substr(152), "02000000" "7800" "02000000" "6162");
 }

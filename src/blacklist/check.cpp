@@ -96,7 +96,8 @@ Verdict check_module(ByteView stored, const module::ModuleImage& m, const Source
     v.stops.push_back(Stop{*e.description, origins_of(sources, *e.description), kImaCheck, KErr::eperm,
                            e.source == ModuleEntry::Source::d_modsig
                                ? "an IMA appraise rule for MODULE_CHECK that allows modsig (appraise_type=imasig|modsig)"
-                               : "an IMA appraise rule for MODULE_CHECK that requires a signature"});
+                               : "an IMA appraise rule for MODULE_CHECK that requires a signature",
+                           e.source == ModuleEntry::Source::d_modsig ? from_hex(e.description->substr(4)) : Bytes{}});
   // A policy rule that requires a signature without allowing modsig (appraise_type=imasig;
   // ima_policy.c:1846-1850 sets IMA_CHECK_BLACKLIST for it) never reads the modsig
   // (ima_main.c:414-420): ima_check_blacklist() then looks up IMA's hash of the whole file
@@ -107,7 +108,8 @@ Verdict check_module(ByteView stored, const module::ModuleImage& m, const Source
       v.stops.push_back(Stop{whole, origins_of(sources, whole), kImaCheck, KErr::eperm,
                              "an IMA appraise rule for MODULE_CHECK that requires a signature without allowing modsig "
                              "(appraise_type=imasig): IMA's " + std::string(crypto::hash_info(ima_hash).name) +
-                                 " of the whole file as stored"});
+                                 " of the whole file as stored",
+                             Bytes{}});
   }
   if (e.source == ModuleEntry::Source::none) {
     std::string n = "no bin: entry can stop it under " + profile.name() + " through the modsig: " + e.explanation;

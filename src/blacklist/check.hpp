@@ -72,6 +72,13 @@ struct Stop {
   std::string check;            ///< kernel function and file:line that refuses
   KErr err = KErr::none;        ///< what that function returns
   std::string condition;        ///< when it applies ("" = always), e.g. the IMA policy
+  /// IMA stops only: the buffer of the "blacklisted-hash" record ima_check_blacklist() adds
+  /// to the measurement list when the rule also measures (process_buffer_measurement,
+  /// security/integrity/ima/ima_appraise.c:446-449; digest::ima_buffer_template gives the
+  /// record).  It is the d-modsig digest when the modsig digest was looked up, and empty
+  /// when IMA's file hash was: the kernel passes its modsig digest pointer, still NULL then
+  /// (confirmed on 7.2.13 under qemu, tools/kernel-conformance mldsa-ima).
+  std::optional<Bytes> ima_buffer;
 };
 
 /// Verdict for one item.

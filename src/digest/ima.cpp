@@ -83,6 +83,23 @@ Result<TemplateEntry> ima_template(const std::string& template_name, const std::
   return e;
 }
 
+TemplateEntry ima_buffer_template(const std::string& event_name, ByteView buf, crypto::HashAlgo ima_hash) {
+  TemplateEntry e;
+  e.name = "ima-buf";
+  Bytes name(event_name.begin(), event_name.end());
+  name.push_back('\0');
+  e.fields = {{"d-ng", ima_digest_field(std::string(crypto::hash_info(ima_hash).name), crypto::digest(ima_hash, buf))},
+              {"n-ng", std::move(name)},
+              {"buf", Bytes(buf.begin(), buf.end())}};
+  for (const auto& f : e.fields) {
+    put_u32le(e.data, static_cast<std::uint32_t>(f.data.size()));
+    e.data.insert(e.data.end(), f.data.begin(), f.data.end());
+  }
+  e.sha1 = crypto::digest(crypto::HashAlgo::sha1, e.data);
+  e.sha256 = crypto::digest(crypto::HashAlgo::sha256, e.data);
+  return e;
+}
+
 Result<std::vector<MeasurementRecord>> parse_measurement_list(ByteView list, crypto::HashAlgo bank) {
   const std::size_t dsize = crypto::hash_info(bank).size;
   std::vector<MeasurementRecord> out;

@@ -51,6 +51,13 @@ Result<TemplateEntry> ima_template(const std::string& template_name, const std::
                                    const std::optional<Bytes>& security_ima, const kernel::KernelProfile& profile,
                                    crypto::HashAlgo ima_hash = crypto::HashAlgo::sha256, bool side_sha256 = false);
 
+/// The "ima-buf" entry (d-ng|n-ng|buf) process_buffer_measurement() records for a buffer
+/// (security/integrity/ima/ima_main.c, kernel 7.2): d-ng = "<algo>:" '\0' H(buf) with H =
+/// `ima_hash` (IMA's ima_hash= setting), n-ng = `event_name` and a NUL, buf = the bytes.
+/// Used for the "blacklisted-hash" record of ima_check_blacklist().  No errors.
+TemplateEntry ima_buffer_template(const std::string& event_name, ByteView buf,
+                                  crypto::HashAlgo ima_hash = crypto::HashAlgo::sha256);
+
 /// One record of binary_runtime_measurements[_<bank>].
 struct MeasurementRecord {
   std::uint32_t pcr = 0;

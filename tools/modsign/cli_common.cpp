@@ -1,6 +1,8 @@
 // Helpers shared by the modsign subcommands; see cli_common.hpp.
 #include "cli_common.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -188,5 +190,19 @@ std::string sig_key_text(const cms::SignerInfo& si) {
 }
 
 // ------------------------------------------------------------------------------ keygen
+
+void add_kernel_option(CLI::App* cmd, std::string& profile, const std::string& what) {
+  cmd->add_option("--kernel", profile,
+                  "kernel profile: v6.1 (6.1-6.6: md4/md5 digests, no SHA-3), v6 (before the ML-DSA series) or v7.0" +
+                      (what.empty() ? std::string() : "; " + what))
+      ->check(CLI::IsMember({"v6.1", "v6", "v7.0"}))
+      ->capture_default_str();
+}
+
+std::optional<kernel::KernelProfile> kernel_profile(const std::string& name) {
+  auto p = kernel::KernelProfile::parse(name);
+  if (!p) complain("", "unknown --kernel '" + name + "' (v6.1|v6|v7.0)");
+  return p;
+}
 
 }  // namespace modsign::cli

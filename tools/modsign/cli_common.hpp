@@ -27,6 +27,14 @@ using Commands = std::vector<std::pair<CLI::App*, std::function<int()>>>;
 /// `modsign dbx list|merge|add-hash|add-cert` (tools/modsign/cmd_dbx.cpp).
 void add_dbx_commands(CLI::App& app, Commands& more);
 
+/// Declares `--kernel` on cmd, bound to profile (its current value is the default): v6.1
+/// (6.1-6.6), v6 (before the ML-DSA series) or v7.0, the names kernel::KernelProfile::parse
+/// takes.  `what` ends the help text (what the profile changes for this command).
+void add_kernel_option(CLI::App* cmd, std::string& profile, const std::string& what);
+/// kernel::KernelProfile::parse(name); on an unknown name, "modsign: unknown --kernel 'X'
+/// (v6.1|v6|v7.0)" on stderr and nullopt (the caller exits kExitUsage).
+std::optional<kernel::KernelProfile> kernel_profile(const std::string& name);
+
 /// Exit statuses of design.md: 0 success, 1 negative verdict, 2 usage, 3 input/I/O.
 constexpr int kExitOk = 0, kExitVerdict = 1, kExitUsage = 2, kExitInput = 3;
 

@@ -10,6 +10,7 @@
 #include "blacklist/efi.hpp"
 #include "blacklist/hash_list.hpp"
 #include "cli_common.hpp"
+#include "digest/ima.hpp"
 #include "module/module_signature.hpp"
 
 namespace modsign::cli {
@@ -59,12 +60,6 @@ bool load_items(const std::string& path, std::uint64_t max_size, std::vector<Ite
   if (!lm) return false;
   out.push_back(Item{path, std::move(lm), std::nullopt});
   return true;
-}
-
-std::optional<kernel::KernelProfile> profile_of(const std::string& name) {
-  auto p = kernel::KernelProfile::parse(name);
-  if (!p) complain("", "unknown --kernel '" + name + "' (v6|v7.0)");
-  return p;
 }
 
 std::optional<crypto::HashAlgo> ima_hash_of(const std::string& name) {
@@ -118,7 +113,7 @@ struct EntryArgs {
 };
 
 int cmd_entry(const EntryArgs& a) {
-  auto profile = profile_of(a.kernel);
+  auto profile = kernel_profile(a.kernel);
   auto ih = ima_hash_of(a.ima_hash);
   if (!profile || !ih) return kExitUsage;
   const bool esl = a.format == "esl";
@@ -275,7 +270,7 @@ CheckOutcome check_outcome(const blacklist::Verdict& v, const kernel::KernelProf
 }
 
 int cmd_check(const CheckArgs& a) {
-  auto profile = profile_of(a.kernel);
+  auto profile = kernel_profile(a.kernel);
   auto ih = ima_hash_of(a.ima_hash);
   if (!profile || !ih) return kExitUsage;
   profile->enforce = a.enforce;
@@ -317,10 +312,18 @@ int cmd_check(const CheckArgs& a) {
                          {"outcome", oc.outcome},
                          {"errno", oc.err == KErr::none ? nlohmann::json(nullptr) : nlohmann::json(errno_name(oc.err))}};
         nlohmann::json stops = nlohmann::json::array();
-        for (const auto& s : v.stops)
-          stops.push_back({{"entry", s.entry}, {"origins", origins_json(s.origins)}, {"check", s.check},
-                           {"errno", errno_name(s.err)},
-                           {"condition", s.condition.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.condition)}});
+        for (const auto& s : v.stops) {
+          nlohmann::json js{{"entry", s.entry}, {"origins", origins_json(s.origins)}, {"check", s.check},
+                            {"errno", errno_name(s.err)},
+                            {"condition", s.condition.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.condition)}};
+          if (s.ima_buffer) {
+            const auto r = digest::ima_buffer_template("blacklisted-hash", *s.ima_buffer, *ih);
+            js["ima_record"] = {{"template", r.name}, {"event", "blacklisted-hash"}, {"buf", to_hex(*s.ima_buffer)},
+                                {"template_data", to_hex(r.data)}, {"template_hash_sha1", to_hex(r.sha1)},
+                                {"template_hash_sha256", to_hex(r.sha256)}};
+          }
+          stops.push_back(std::move(js));
+        }
         j["stops"] = stops;
         if (v.entry) {
           j["entry"] = v.entry->description ? nlohmann::json(*v.entry->description) : nlohmann::json(nullptr);
@@ -508,7 +511,7 @@ void add_blacklist_commands(CLI::App& app, Commands& more) {
 
   static EntryArgs en;
   auto* entry = bl->add_subcommand("entry", "the bin:/tbs: entries that revoke modules and certificates");
-  entry->add_option("--kernel", en.kernel, "kernel profile: v6 or v7.0")->check(CLI::IsMember({"v6", "v7.0"}))->capture_default_str();
+  add_kernel_option(entry, en.kernel, "");
   entry->add_option("--ima-hash", en.ima_hash, "IMA's file hash (ima_hash=), for modules IMA sees without a modsig")
       ->capture_default_str();
   entry->add_flag("--side-sha256", en.side, "also write the side SHA-256 entry of every module with a modsig (proposal)");
@@ -523,7 +526,7 @@ void add_blacklist_commands(CLI::App& app, Commands& more) {
 
   static CheckArgs ck;
   auto* check = bl->add_subcommand("check", "would the kernel's blacklist stop each module or certificate");
-  check->add_option("--kernel", ck.kernel, "kernel profile: v6 or v7.0")->check(CLI::IsMember({"v6", "v7.0"}))->capture_default_str();
+  add_kernel_option(check, ck.kernel, "");
   check->add_option("--list", ck.lists, "CONFIG_SYSTEM_BLACKLIST_HASH_LIST file; repeatable")->allow_extra_args(false);
   check->add_option("--revoked", ck.revoked, "revoked certificates (CONFIG_SYSTEM_REVOCATION_KEYS); repeatable")
       ->allow_extra_args(false);

@@ -71,11 +71,8 @@ int cmd_list(const DbxArgs& a) {
     complain("", !form ? "--form must be detect, esl, efivarfs or auth2" : "--variable must be db, dbx, MokListRT or MokListXRT");
     return kExitUsage;
   }
-  const auto profile = kernel::KernelProfile::parse(a.kernel);
-  if (!profile) {
-    complain("", "--kernel must be v6 or v7.0");
-    return kExitUsage;
-  }
+  const auto profile = kernel_profile(a.kernel);
+  if (!profile) return kExitUsage;
   auto vf = load(a.file, *form);
   if (!vf) return kExitInput;
   const efi::ParsedLists& pl = vf->lists;
@@ -306,8 +303,7 @@ void add_dbx_commands(CLI::App& app, Commands& more) {
   list->add_option("--variable", a->variable, "db|dbx|MokListRT|MokListXRT: which kernel handler applies")
       ->capture_default_str();
   list->add_option("--form", a->form, "detect|esl|efivarfs|auth2: the file's container")->capture_default_str();
-  list->add_option("--kernel", a->kernel, "v6|v7.0: which certificates the kernel's X.509 parser accepts")
-      ->capture_default_str();
+  add_kernel_option(list, a->kernel, "which certificates the kernel's X.509 parser accepts");
   list->add_option("FILE", a->file, "signature database file")->required();
   more.emplace_back(list, [a] { return cmd_list(*a); });
 

@@ -558,11 +558,8 @@ void report_verdict(const VerifyArgs& a, nlohmann::json& j, const std::string& p
 }
 
 int cmd_verify(const VerifyArgs& a) {
-  auto profile = kernel::KernelProfile::parse(a.kernel);
-  if (!profile) {
-    complain("", "unknown --kernel '" + a.kernel + "' (v6.1|v6|v7.0)");
-    return kExitUsage;
-  }
+  auto profile = kernel_profile(a.kernel);
+  if (!profile) return kExitUsage;
   profile->waive_mldsa_authattrs = a.waive;
   profile->enforce = a.enforce;
   profile->lockdown = a.lockdown;
@@ -691,11 +688,8 @@ struct DigestArgs {
 /// The kernel's pkcs7_get_digest result as IMA would take it, the side SHA-256, the
 /// d-modsig field and whether a bin: entry can stop the module.
 int cmd_digest(const DigestArgs& a) {
-  auto profile = kernel::KernelProfile::parse(a.kernel);
-  if (!profile) {
-    complain("", "unknown --kernel '" + a.kernel + "' (v6|v7.0)");
-    return kExitUsage;
-  }
+  auto profile = kernel_profile(a.kernel);
+  if (!profile) return kExitUsage;
   int worst = kExitOk;
   for (const auto& path : a.modules) {
     Result<digest::ModuleDigests> r = make_error(KErr::einval, "");
@@ -761,12 +755,9 @@ struct ImaArgs {
 };
 
 int cmd_ima_template(const ImaArgs& a) {
-  auto profile = kernel::KernelProfile::parse(a.kernel);
+  auto profile = kernel_profile(a.kernel);
   auto h = crypto::hash_by_name(a.ima_hash);
-  if (!profile) {
-    complain("", "unknown --kernel '" + a.kernel + "' (v6|v7.0)");
-    return kExitUsage;
-  }
+  if (!profile) return kExitUsage;
   if (!h) {
     complain("", "unsupported --ima-hash '" + a.ima_hash + "' (sha1|sha224|sha256|sha384|sha512|sha3-256|sha3-384|sha3-512)");
     return kExitUsage;
@@ -1110,9 +1101,7 @@ int main(int argc, char** argv) {
   verify->add_option("--keyring,--cert", vf.keyrings,
                      "trusted certificates: PEM bundle, DER file or directory of them; repeatable")
       ->allow_extra_args(false);
-  verify->add_option("--kernel", vf.kernel,
-                     "kernel profile: v6.1 (6.1-6.6: md4/md5 digests, no SHA-3), v6 (before the ML-DSA series) or v7.0")
-      ->check(CLI::IsMember({"v6.1", "v6", "v7.0"}))->capture_default_str();
+  add_kernel_option(verify, vf.kernel, "");
   verify->add_option("--blacklist", vf.blacklists, "CONFIG_SYSTEM_BLACKLIST_HASH_LIST file (tbs: entries); repeatable")
       ->allow_extra_args(false);
   verify->add_option("--revoked", vf.revoked, "revoked certificates (CONFIG_SYSTEM_REVOCATION_KEYS); repeatable")
@@ -1131,7 +1120,7 @@ int main(int argc, char** argv) {
 
   DigestArgs dg;
   auto* dig = app.add_subcommand("digest", "the kernel's pkcs7_get_digest, the side SHA-256 and IMA's d-modsig");
-  dig->add_option("--kernel", dg.kernel, "kernel profile: v6 or v7.0")->check(CLI::IsMember({"v6", "v7.0"}))->capture_default_str();
+  add_kernel_option(dig, dg.kernel, "");
   dig->add_flag("--json", dg.json, "one JSON object per module");
   add_module_inputs(dig, dg.max_size, nullptr, nullptr, "digest");
   dig->add_option("MODULE", dg.modules, "modules")->required();
@@ -1142,7 +1131,7 @@ int main(int argc, char** argv) {
   auto* ima_t = ima->add_subcommand("template", "the template data and hashes IMA records for a file");
   ima_t->add_option("--template", im.template_name, "ima-modsig|ima-sig|ima-ng")->capture_default_str();
   ima_t->add_option("--path", im.path, "the path IMA would record (n-ng); default: FILE");
-  ima_t->add_option("--kernel", im.kernel, "v6|v7.0")->capture_default_str();
+  add_kernel_option(ima_t, im.kernel, "");
   ima_t->add_option("--ima-hash", im.ima_hash, "IMA's file hash (ima_hash=)")->capture_default_str();
   ima_t->add_flag("--side-sha256", im.side, "d-modsig from the side SHA-256 (the proposal)");
   ima_t->add_flag("--json", im.json, "JSON output");
