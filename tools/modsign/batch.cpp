@@ -16,6 +16,7 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <latch>
 #include <system_error>
 #include <thread>
 
@@ -243,12 +244,19 @@ int run_batch(const std::string& verb, std::size_t n, const std::function<ItemRe
   } else {
     // As many threads as can be created (EAGAIN: a thread or memory limit, e.g. a huge
     // --jobs); with none, the calling thread does the work.  The summary names the number
-    // that ran.
+    // that ran.  Workers start only once the pool is complete: otherwise the committer
+    // threads that the first staged output spawns (CommitBatch::stage) raced the pool for
+    // the same limit, and the number of workers varied from run to run (down to 1).
     std::vector<std::thread> pool;
+    std::latch start(1);
     try {
-      for (unsigned t = 0; t < jobs; ++t) pool.emplace_back(worker);
+      for (unsigned t = 0; t < jobs; ++t) pool.emplace_back([&] {
+          start.wait();
+          worker();
+        });
     } catch (const std::system_error&) {
     }
+    start.count_down();
     if (pool.empty()) worker();
     for (auto& t : pool) t.join();
     jobs = static_cast<unsigned>(std::max<std::size_t>(pool.size(), 1));
