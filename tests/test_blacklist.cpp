@@ -1149,3 +1149,66 @@ TEST_F(BlacklistCli, RsaWithSignedAttrsKeyIsHashOfRetaggedAttributes) {
   EXPECT_EQ(j["stops"][0]["entry"], want);
   EXPECT_EQ(j["stops"][0]["errno"], "EPERM");
 }
+
+// `ima appraise`: an enforcing "appraise func=MODULE_CHECK appraise_type=imasig|modsig"
+// rule on files without security.ima, step by step as Linux 7.2.13 did it under
+// tools/kernel-conformance (kernel mldsa-ima).
+TEST_F(BlacklistCli, ImaAppraiseModsig) {
+  const std::string mod = signed_module("a.ko", "rsa.pem", "rsa.crt", "sha256");
+  const std::string dmodsig = first_word(sh("head -c 5000 " + q(mod) + " | sha256sum"));
+  const Bytes before = test::slurp(mod);
+  // Passes: the modsig verifies against the .ima keyring.
+  auto r = test::run(M() + " ima appraise --keyring " + q(key("rsa.crt")) + " " + q(mod));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, mod + ": passes: modsig verified (trusted: blacklist test RSA)\n");
+  // Not on the keyring: invalid-signature, ENOKEY; refused with EACCES.
+  r = test::run(M() + " ima appraise --keyring " + q(key("mldsa.crt")) + " --json " + q(mod));
+  EXPECT_EQ(r.status, 1);
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["outcome"], "refused");
+  EXPECT_EQ(j["errno"], "EACCES");
+  EXPECT_EQ(j["cause"], "invalid-signature");
+  EXPECT_EQ(j["check_errno"], "ENOKEY");
+  EXPECT_FALSE(j.contains("ima_record"));
+  // The d-modsig key listed: ima_check_blacklist comes first, whatever the keyring.
+  test::spit(d_ / "list", "\"bin:" + dmodsig + "\"\n");
+  r = test::run(M() + " ima appraise --keyring " + q(key("rsa.crt")) + " --blacklist " + q(d_ / "list") + " --json " +
+                q(mod));
+  EXPECT_EQ(r.status, 1);
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["cause"], "blacklisted");
+  EXPECT_EQ(j["check_errno"], "EPERM");
+  EXPECT_EQ(j["blacklist_entry"], "bin:" + dmodsig);
+  EXPECT_EQ(j["ima_record"]["buf"], dmodsig);
+  // Unsigned: no modsig and no security.ima.
+  test::spit(d_ / "plain.ko", test::pattern(3000));
+  r = test::run(M() + " ima appraise --keyring " + q(key("rsa.crt")) + " " + q(d_ / "plain.ko"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, d_ / "plain.ko" + std::string(": refused (EACCES): no-modsig: ENOENT: ima_read_modsig: no appended "
+                                                  "signature; no security.ima either (IMA-signature-required)\n"));
+  // signedAttrs: ima_modsig_verify uses the module usage, which refuses authattrs.
+  const std::string attrs = d_ / "attrs.ko";
+  test::spit(attrs, test::pattern(5000));
+  sh(M() + " sign --key " + q(key("rsa.pem")) + " --cert " + q(key("rsa.crt")) + " --signed-attrs " + q(attrs));
+  r = test::run(M() + " ima appraise --keyring " + q(key("rsa.crt")) + " " + q(attrs));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, attrs + ": refused (EACCES): invalid-signature: EKEYREJECTED: ima_modsig_verify: Invalid module sig "
+                           "(has authattrs)\n");
+  // A PKCS#7 that carries its own content, signed over other bytes: IMA verifies it over
+  // those bytes and lets the file through; the module loader refuses it (EBADMSG).
+  test::spit(d_ / "other", std::string("content that is not this module\n"));
+  sh(test::openssl() + " cms -sign -binary -nodetach -noattr -nosmimecap -md sha256 -outform DER -in " +
+     q(d_ / "other") + " -signer " + q(key("rsa.crt")) + " -inkey " + q(key("rsa.pem")) + " -out " + q(d_ / "p7"));
+  const std::string foreign = d_ / "foreign.ko";
+  test::spit(foreign, module::append_signature(test::pattern(5000), test::slurp(d_ / "p7")));
+  r = test::run(M() + " ima appraise --keyring " + q(key("rsa.crt")) + " " + q(foreign));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, foreign + ": passes: modsig verified (trusted: blacklist test RSA)\n");
+  r = test::run(M() + " verify --cert " + q(key("rsa.crt")) + " " + q(foreign));
+  EXPECT_EQ(r.out, foreign + ": refused (EBADMSG): PKCS#7 signature with non-detached data\n");
+  // Bad input: a missing module is exit 3 and named; nothing was written.
+  r = test::run(M() + " ima appraise --keyring " + q(key("rsa.crt")) + " " + q(d_ / "missing.ko"));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_NE(r.err.find(d_ / "missing.ko"), std::string::npos) << r.err;
+  EXPECT_EQ(test::slurp(mod), before);
+}

@@ -109,7 +109,7 @@ Verdict check_module(ByteView stored, const module::ModuleImage& m, const Source
                              "an IMA appraise rule for MODULE_CHECK that requires a signature without allowing modsig "
                              "(appraise_type=imasig): IMA's " + std::string(crypto::hash_info(ima_hash).name) +
                                  " of the whole file as stored",
-                             Bytes{}});
+                             Bytes{}, true});
   }
   if (e.source == ModuleEntry::Source::none) {
     std::string n = "no bin: entry can stop it under " + profile.name() + " through the modsig: " + e.explanation;

@@ -79,6 +79,9 @@ struct Stop {
   /// when IMA's file hash was: the kernel passes its modsig digest pointer, still NULL then
   /// (confirmed on 7.2.13 under qemu, tools/kernel-conformance mldsa-ima).
   std::optional<Bytes> ima_buffer;
+  /// IMA stops only: true when only a rule that requires a signature without allowing
+  /// modsig (appraise_type=imasig) meets it; an imasig|modsig rule looks up the modsig key.
+  bool imasig_only = false;
 };
 
 /// Verdict for one item.

@@ -980,6 +980,14 @@ VerifyReport verify_pkcs7_signature(ByteView data, ByteView pkcs7, const Keyring
                      [&](Pkcs7Message& m) { return pkcs7_supply_detached_data(m, data); });
 }
 
+VerifyReport ima_modsig_verify(ByteView data, ByteView pkcs7, const Keyring& keyring, const KernelProfile& profile,
+                               crypto::Backend backend) {
+  return verify_with(pkcs7, keyring, Usage::module, profile, backend, [&](Pkcs7Message& m) {
+    (void)pkcs7_supply_detached_data(m, data);  // ima_collect_modsig: a failure only means no digest
+    return ok_status();
+  });
+}
+
 VerifyReport verify_pkcs7_signature_prehashed(const std::vector<std::pair<std::string, Bytes>>& digests,
                                               const std::vector<std::pair<Bytes, Bytes>>& mus, ByteView pkcs7,
                                               const Keyring& keyring, Usage usage, const KernelProfile& profile) {

@@ -213,6 +213,19 @@ struct VerifyReport {
 VerifyReport verify_pkcs7_signature(ByteView data, ByteView pkcs7, const Keyring& keyring, Usage usage,
                                     const KernelProfile& profile, crypto::Backend backend = crypto::Backend::openssl);
 
+/// IMA's check of an appended signature (security/integrity/ima/ima_modsig.c, kernel 7.2):
+/// ima_collect_modsig() supplies `data` (the file without the signature trailer) as
+/// detached data and ignores a failure (a message that carries its own content: EINVAL);
+/// ima_modsig_verify() then calls verify_pkcs7_message_sig(NULL, 0, ...) with usage
+/// module: pkcs7_verify() over whatever content the message holds, the revocation check
+/// and pkcs7_validate_trust(keyring) (IMA's .ima keyring).  Unlike
+/// verify_pkcs7_signature(), a message with embedded content is therefore verified over
+/// that content, not the file (the module loader refuses it: EBADMSG).  Errors: those of
+/// pkcs7_parse_message, pkcs7_verify and pkcs7_validate_trust; EKEYREJECTED for a revoked
+/// signer.
+VerifyReport ima_modsig_verify(ByteView data, ByteView pkcs7, const Keyring& keyring, const KernelProfile& profile,
+                               crypto::Backend backend = crypto::Backend::openssl);
+
 /// The same for detached data that is not in memory: `digests` holds H(data) for each
 /// kernel hash name the signers use and `mus` the ML-DSA μ of the data per raw public key
 /// (ML-DSA without signedAttrs verifies through external μ; same verdicts).

@@ -26,6 +26,8 @@ using Commands = std::vector<std::pair<CLI::App*, std::function<int()>>>;
 
 /// `modsign dbx list|merge|add-hash|add-cert` (tools/modsign/cmd_dbx.cpp).
 void add_dbx_commands(CLI::App& app, Commands& more);
+/// `modsign ima appraise` under the `ima` subcommand (tools/modsign/cmd_ima_appraise.cpp).
+void add_ima_appraise_command(CLI::App& ima, Commands& more);
 
 /// Declares `--kernel` on cmd, bound to profile (its current value is the default): v6.1
 /// (6.1-6.6), v6 (before the ML-DSA series) or v7.0, the names kernel::KernelProfile::parse

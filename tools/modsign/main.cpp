@@ -1126,7 +1126,7 @@ int main(int argc, char** argv) {
   dig->add_option("MODULE", dg.modules, "modules")->required();
 
   ImaArgs im;
-  auto* ima = app.add_subcommand("ima", "IMA template data and measurement lists");
+  auto* ima = app.add_subcommand("ima", "IMA template data, measurement lists and modsig appraisal");
   ima->require_subcommand(1);
   auto* ima_t = ima->add_subcommand("template", "the template data and hashes IMA records for a file");
   ima_t->add_option("--template", im.template_name, "ima-modsig|ima-sig|ima-ng")->capture_default_str();
@@ -1150,6 +1150,7 @@ int main(int argc, char** argv) {
   info->add_option("MODULE", in.modules, "modules")->required();
 
   Commands more;
+  add_ima_appraise_command(*ima, more);
   // add_xxx_commands(app, more) of tools/modsign/cmd_xxx.cpp go here.
   add_blacklist_commands(app, more);
   add_dbx_commands(app, more);
