@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "asn1/der.hpp"
 #include "cms/signed_data.hpp"
 #include "crypto/crypto.hpp"
 #include "digest/ima.hpp"
@@ -297,4 +298,116 @@ TEST(Ima, BufferTemplateMatchesTheKernelsBlacklistedHashRecords) {
   EXPECT_EQ(to_hex(s512.data).substr(0, 24), "48000000" "7368613531323a00");
   EXPECT_EQ(to_hex(s512.data).substr(24, 128), tool_hash("sha512sum", str("ab")));
   EXPECT_EQ(to_hex(s512.data).substr(152), "02000000" "7800" "02000000" "6162");
+}
+
+namespace {
+/// A detached ContentInfo(SignedData) with one ML-DSA-65 SignerInfo whose signedAttrs are
+/// {contentType id-data, messageDigest SHA-512(content), 1.2.3.4 {OCTET STRING pad}}, the pad
+/// chosen so that the signedAttrs DER ([0] header included) is `attrs_len` bytes.  The
+/// signature is zeros: IMA measures before it verifies.  Returns {cms, signedAttrs DER}.
+std::pair<Bytes, Bytes> mldsa_cms_with_attrs(ByteView content, std::size_t attrs_len) {
+  const Bytes oid_sha512 = from_hex("608648016503040203"), oid_data = from_hex("2a864886f70d010701");
+  auto attrs_of = [&](std::size_t pad) {
+    asn1::Writer w;
+    w.add(asn1::context_cons(0), [&](asn1::Writer& a) {
+      a.add(asn1::kSequence, [&](asn1::Writer& s) {
+        s.oid(from_hex("2a864886f70d010903")).add(asn1::kSet, [&](asn1::Writer& v) { v.oid(oid_data); });
+      });
+      a.add(asn1::kSequence, [&](asn1::Writer& s) {
+        s.oid(from_hex("2a864886f70d010904")).add(asn1::kSet, [&](asn1::Writer& v) {
+          v.octet_string(crypto::digest(HashAlgo::sha512, content));
+        });
+      });
+      a.add(asn1::kSequence, [&](asn1::Writer& s) {
+        s.oid(from_hex("2a0304")).add(asn1::kSet, [&](asn1::Writer& v) { v.octet_string(Bytes(pad, 0x5a)); });
+      });
+    });
+    return w.take();
+  };
+  Bytes attrs;
+  for (std::size_t pad = 0; pad < attrs_len; ++pad)
+    if ((attrs = attrs_of(pad)).size() == attrs_len) break;
+  EXPECT_EQ(attrs.size(), attrs_len);
+  asn1::Writer ci;
+  ci.add(asn1::kSequence, [&](asn1::Writer& c) {
+    c.oid(from_hex("2a864886f70d010702")).add(asn1::context_cons(0), [&](asn1::Writer& e) {
+      e.add(asn1::kSequence, [&](asn1::Writer& sd) {
+        sd.integer(1);
+        sd.add(asn1::kSet, [&](asn1::Writer& s) { s.add(asn1::kSequence, [&](asn1::Writer& a) { a.oid(oid_sha512); }); });
+        sd.add(asn1::kSequence, [&](asn1::Writer& s) { s.oid(oid_data); });
+        sd.add(asn1::kSet, [&](asn1::Writer& sis) {
+          sis.add(asn1::kSequence, [&](asn1::Writer& si) {
+            si.integer(1);
+            si.add(asn1::kSequence, [&](asn1::Writer& ias) {
+              ias.add(asn1::kSequence, [&](asn1::Writer& name) {
+                name.add(asn1::kSet, [&](asn1::Writer& rdn) {
+                  rdn.add(asn1::kSequence, [&](asn1::Writer& atv) {
+                    atv.oid(from_hex("550403")).tlv(asn1::kUtf8String, str("x"));
+                  });
+                });
+              });
+              ias.integer(1);
+            });
+            si.add(asn1::kSequence, [&](asn1::Writer& a) { a.oid(oid_sha512); });
+            si.raw(attrs);
+            si.add(asn1::kSequence, [&](asn1::Writer& a) { a.oid(from_hex("608648016503040312")); });
+            si.octet_string(Bytes(3309, 0));
+          });
+        });
+      });
+    });
+  });
+  return {ci.take(), attrs};
+}
+}  // namespace
+
+TEST(Ima, MlDsaSignedAttrsDigestFieldAndTheKernelsBuffer) {
+  // pkcs7_get_digest() gives IMA the re-tagged signedAttrs of an ML-DSA signer as the d-modsig
+  // digest.  ima_eventdigest_init_common() builds "sha512:" NUL digest in a 201-byte stack
+  // buffer: 193 bytes of signedAttrs fill it exactly, 194 overflow it (the 7.2.13 kernel
+  // oopses; tools/kernel-conformance case mldsa65-signedattrs-194-oops).
+  EXPECT_EQ(digest::kImaDigestFieldMax, 201u);
+  const Bytes content = test::pattern(3000);
+  auto [cms193, attrs193] = mldsa_cms_with_attrs(content, 193);
+  auto fits = digest::ima_template("ima-modsig", "/m.ko", module::append_signature(content, cms193), std::nullopt,
+                                   KernelProfile::v7_0());
+  ASSERT_TRUE(fits.ok()) << fits.error().message;
+  Bytes retagged = attrs193;
+  retagged[0] = 0x31;
+  EXPECT_EQ(to_hex(fits->fields[3].data), "7368613531323a00" + to_hex(retagged));
+  EXPECT_EQ(fits->fields[3].data.size(), 201u);
+  auto [cms194, attrs194] = mldsa_cms_with_attrs(content, 194);
+  auto over = digest::ima_template("ima-modsig", "/m.ko", module::append_signature(content, cms194), std::nullopt,
+                                   KernelProfile::v7_0());
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.error().code, KErr::emsgsize);
+  const std::string want =
+      "d-modsig: 202 bytes (\"sha512:\" NUL and the 194-byte digest pkcs7_get_digest returns, here the re-tagged "
+      "signedAttrs) exceed the 201-byte stack buffer of ima_eventdigest_init_common";
+  EXPECT_EQ(over.error().message.substr(0, want.size()), want);
+  // The ima-ng template has no d-modsig field: the same file is recorded.
+  EXPECT_TRUE(digest::ima_template("ima-ng", "/m.ko", module::append_signature(content, cms194), std::nullopt,
+                                   KernelProfile::v7_0())
+                  .ok());
+  test::TempDir d;
+  test::spit(d / "m.ko", module::append_signature(content, cms194));
+  auto r = test::run(test::modsign_cli() + " ima template --path /m.ko " + q(d / "m.ko"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err.substr(0, r.err.find(" (")), "modsign: " + (d / "m.ko") + ": EMSGSIZE: d-modsig: 202 bytes");
+  // Ordinary signers stay below the limit: `openssl cms -sign -nosmimecap` gives an ML-DSA-65
+  // signer contentType, signingTime and messageDigest, 140 bytes (sMIMECapabilities, its
+  // default, makes the kernel's parser refuse the message outright: EKEYREJECTED).
+  const std::string o = test::openssl();
+  ASSERT_EQ(test::run(o + " genpkey -algorithm ML-DSA-65 -out " + q(d / "k.pem")).status, 0);
+  ASSERT_EQ(test::run(o + " req -x509 -new -key " + q(d / "k.pem") + " -subj /CN=cms -days 10 -out " + q(d / "c.pem")).status, 0);
+  test::spit(d / "content", content);
+  ASSERT_EQ(test::run(o + " cms -sign -binary -nosmimecap -md sha512 -nocerts -outform DER -in " + q(d / "content") +
+                      " -signer " + q(d / "c.pem") + " -inkey " + q(d / "k.pem") + " -out " + q(d / "s.p7"))
+                .status,
+            0);
+  auto cms = digest::ima_template("ima-modsig", "/m.ko", module::append_signature(content, test::slurp(d / "s.p7")),
+                                  std::nullopt, KernelProfile::v7_0());
+  ASSERT_TRUE(cms.ok()) << cms.error().message;
+  EXPECT_EQ(cms->fields[3].data.size(), 8u + 140u);
 }

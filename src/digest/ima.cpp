@@ -61,6 +61,15 @@ Result<TemplateEntry> ima_template(const std::string& template_name, const std::
         if (side_sha256) {
           f.data = ima_digest_field("sha256", md.side_sha256);
         } else if (md.d_modsig) {
+          if (md.d_modsig->size() > kImaDigestFieldMax)
+            return make_error(
+                KErr::emsgsize,
+                "d-modsig: " + std::to_string(md.d_modsig->size()) + " bytes (\"" + md.kernel.algo + ":\" NUL and the " +
+                    std::to_string(md.kernel.bytes.size()) +
+                    "-byte digest pkcs7_get_digest returns, here the re-tagged signedAttrs) exceed the " +
+                    std::to_string(kImaDigestFieldMax) +
+                    "-byte stack buffer of ima_eventdigest_init_common (security/integrity/ima/ima_template_lib.c): "
+                    "the kernel writes past it and oopses (Linux 7.2.13 under qemu), no entry is recorded");
           f.data = *md.d_modsig;
         } else {
           return make_error(KErr::einval, "d-modsig: no digest from pkcs7_get_digest (" +

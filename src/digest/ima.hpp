@@ -30,6 +30,12 @@ struct TemplateEntry {
   Bytes sha1, sha256;
 };
 
+/// The largest digest field the kernel can build: ima_eventdigest_init_common()
+/// (security/integrity/ima/ima_template_lib.c, Linux 7.2.13) assembles "<algo>:" '\0' digest
+/// in a stack buffer of DIGEST_TYPE_NAME_LEN_MAX (7) + CRYPTO_MAX_ALG_NAME (128) + 2 +
+/// IMA_MAX_DIGEST_SIZE (64) = 201 bytes and copies the digest without a length check.
+inline constexpr std::size_t kImaDigestFieldMax = 201;
+
 /// The template data IMA records for a file, under a kernel profile:
 ///  - d-ng: "<algo>:" '\0' H(whole file), H = the hash `security_ima` names (signature v2/v3
 ///    or digest-ng xattr; ima_get_hash_algo), else `ima_hash` (IMA's ima_hash= setting);
@@ -46,7 +52,12 @@ struct TemplateEntry {
 /// `side_sha256` replaces the kernel's d-modsig digest by the side SHA-256 of the signed
 /// content ("what IMA would record" under the proposal).  Errors: EINVAL when an appended
 /// signature exists but pkcs7_get_digest has no digest (ima_eventdigest_modsig_init fails,
-/// so no entry is recorded: 7.0 ML-DSA without signedAttrs), or the template is unknown.
+/// so no entry is recorded: 7.0 ML-DSA without signedAttrs), or the template is unknown;
+/// EMSGSIZE when the d-modsig field would exceed kImaDigestFieldMax (7.0 ML-DSA with
+/// signedAttrs longer than 193 bytes with SHA-512, e.g. `openssl cms -sign`'s default
+/// attributes): pkcs7_get_digest hands IMA the re-tagged signedAttrs, the kernel overflows its
+/// stack buffer and oopses (confirmed on 7.2.13 under qemu: 194 bytes of signedAttrs already
+/// oops), so there is no record to predict.
 Result<TemplateEntry> ima_template(const std::string& template_name, const std::string& path, ByteView file,
                                    const std::optional<Bytes>& security_ima, const kernel::KernelProfile& profile,
                                    crypto::HashAlgo ima_hash = crypto::HashAlgo::sha256, bool side_sha256 = false);
