@@ -410,6 +410,47 @@ TEST(KernelVerify, Item25MlDsaAttrsWaiver) {
   EXPECT_EQ(verify_usage(mixed, Usage::module, waived), KErr::ekeyrejected);
 }
 
+TEST(KernelVerify, ImaModsigVerifyReusesTheDigestOfPkcs7GetDigest) {
+  // ima_collect_modsig() runs pkcs7_get_digest() before ima_modsig_verify() verifies the same
+  // message.  A failed messageDigest check leaves the content digest in sig->m, so under the
+  // waiver IMA checks an ML-DSA signature over SHA-512(content) and passes, where the module
+  // loader (a fresh message) refuses.
+  const Signer& s = signer(KeyAlgo::ml_dsa_65);
+  const Bytes h = crypto::digest(HashAlgo::sha512, content());
+  Bytes wrong = h;
+  wrong[0] ^= 0xff;
+  const Bytes over_digest = crypto::sign_message(s.key, HashAlgo::sha512, h).value();
+  const Bytes quirk = build(one({.algo = KeyAlgo::ml_dsa_65,
+                                 .attrs = std::vector<Bytes>{content_type_attr(kData), message_digest_attr(wrong)},
+                                 .signature = over_digest}),
+                            content());
+  auto waived = KernelProfile::v7_0();
+  waived.waive_mldsa_authattrs = true;
+  const auto k = keyring_of({&s});
+  auto ima = kernel::ima_modsig_verify(content(), quirk, k, waived);
+  EXPECT_EQ(ima.err, KErr::none) << ima.reason;
+  EXPECT_EQ(ima.trusted_by, std::vector<std::string>{"kernel mirror test"});
+  auto loader = kernel::verify_pkcs7_signature(content(), quirk, k, Usage::module, waived);
+  EXPECT_EQ(loader.err, KErr::ekeyrejected);
+  EXPECT_EQ(loader.reason, "Sig 1: Message digest doesn't match");
+  // Without the waiver module usage refuses the signedAttrs before any digest matters.
+  auto strict = kernel::ima_modsig_verify(content(), quirk, k, KernelProfile::v7_0());
+  EXPECT_EQ(strict.err, KErr::ekeyrejected);
+  EXPECT_EQ(strict.reason, "Invalid module sig (has authattrs)");
+  // A right messageDigest: pkcs7_get_digest gives the signedAttrs, and a signature over the
+  // content digest fails as it does for the loader.
+  const Bytes plain = build(one({.algo = KeyAlgo::ml_dsa_65,
+                                 .attrs = std::vector<Bytes>{content_type_attr(kData), message_digest_attr(h)},
+                                 .signature = over_digest}),
+                            content());
+  EXPECT_EQ(kernel::ima_modsig_verify(content(), plain, k, waived).err, KErr::ekeyrejected);
+  EXPECT_EQ(kernel::verify_pkcs7_signature(content(), plain, k, Usage::module, waived).err, KErr::ekeyrejected);
+  // And the regular waived message passes both.
+  const Bytes good = build(one({.algo = KeyAlgo::ml_dsa_65, .attrs = good_attrs(HashAlgo::sha512)}), content());
+  EXPECT_EQ(kernel::ima_modsig_verify(content(), good, k, waived).err, KErr::none);
+  EXPECT_EQ(kernel::verify_pkcs7_signature(content(), good, k, Usage::module, waived).err, KErr::none);
+}
+
 TEST(KernelVerify, Item26FirmwareNeedsAttrs) {
   EXPECT_EQ(verify_usage(one({}), Usage::firmware), KErr::ekeyrejected);
   EXPECT_EQ(verify_usage(one({.attrs = good_attrs()}), Usage::firmware), KErr::none);

@@ -983,7 +983,12 @@ VerifyReport verify_pkcs7_signature(ByteView data, ByteView pkcs7, const Keyring
 VerifyReport ima_modsig_verify(ByteView data, ByteView pkcs7, const Keyring& keyring, const KernelProfile& profile,
                                crypto::Backend backend) {
   return verify_with(pkcs7, keyring, Usage::module, profile, backend, [&](Pkcs7Message& m) {
-    (void)pkcs7_supply_detached_data(m, data);  // ima_collect_modsig: a failure only means no digest
+    // ima_collect_modsig(): supply the file, and only then pkcs7_get_digest() for d-modsig.
+    // Its pkcs7_digest() runs before pkcs7_verify() on the same message, and keeps the
+    // content digest in sig->m even when a messageDigest check fails; pkcs7_verify() then
+    // finds sig->m set and checks the signature over that digest (reachable only where
+    // module usage allows signedAttrs: ML-DSA under the waiver).
+    if (pkcs7_supply_detached_data(m, data)) (void)pkcs7_get_digest(m, profile);
     return ok_status();
   });
 }
