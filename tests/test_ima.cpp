@@ -8,6 +8,7 @@
 #include "cms/signed_data.hpp"
 #include "crypto/crypto.hpp"
 #include "digest/ima.hpp"
+#include "module/compression.hpp"
 #include "module/module_signature.hpp"
 #include "test_support.hpp"
 
@@ -410,4 +411,38 @@ TEST(Ima, MlDsaSignedAttrsDigestFieldAndTheKernelsBuffer) {
                                   std::nullopt, KernelProfile::v7_0());
   ASSERT_TRUE(cms.ok()) << cms.error().message;
   EXPECT_EQ(cms->fields[3].data.size(), 8u + 140u);
+}
+
+TEST(Ima, CompressedModuleRecordMixesFileHashAndImageModsig) {
+  // 7.x loads a .ko.xz with MODULE_INIT_COMPRESSED_FILE: IMA hashes the file as stored on the
+  // first (deferred) read and reads the modsig from the decompressed image on the second.
+  const Bytes content = test::pattern(5000);
+  auto key = crypto::PrivateKey::generate(crypto::KeyAlgo::rsa, 2048);
+  auto cert = crypto::Certificate::self_signed(key, "CN=xz", 10).value();
+  cms::BuildOptions o;
+  o.digest = HashAlgo::sha256;
+  const Bytes cms_der = cms::build_detached(key, cert, content, o).value();
+  const Bytes xz = module::compress(module::append_signature(content, cms_der), module::Compression::xz);
+  test::TempDir d;
+  test::spit(d / "m.ko.xz", xz);
+  ASSERT_EQ(test::run("xz -t " + q(d / "m.ko.xz")).status, 0);  // a stream xz itself reads
+  auto e = digest::ima_template("ima-modsig", "/m.ko.xz", xz, std::nullopt, KernelProfile::v7_0());
+  ASSERT_TRUE(e.ok()) << e.error().message;
+  EXPECT_EQ(to_hex(e->fields[0].data), "7368613235363a00" + tool_hash("sha256sum", xz));       // d-ng: the .xz
+  EXPECT_EQ(to_hex(e->fields[3].data), "7368613235363a00" + tool_hash("sha256sum", content));  // d-modsig: image
+  EXPECT_EQ(e->fields[4].data, cms_der);
+  // v6: IMA sees the compressed file only, which carries no modsig.
+  auto v6 = digest::ima_template("ima-modsig", "/m.ko.xz", xz, std::nullopt, KernelProfile::v6());
+  ASSERT_TRUE(v6.ok());
+  EXPECT_EQ(v6->fields[0].data, e->fields[0].data);
+  EXPECT_TRUE(v6->fields[3].data.empty());
+  EXPECT_TRUE(v6->fields[4].data.empty());
+  // A stream module_decompress() refuses: finit_module fails before any measurement.
+  Bytes bad = xz;
+  bad.resize(bad.size() - 8);
+  auto t = digest::ima_template("ima-modsig", "/m.ko.xz", bad, std::nullopt, KernelProfile::v7_0());
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.error().code, KErr::einval);
+  const std::string want = "module_decompress() refuses this xz stream (";
+  EXPECT_EQ(t.error().message.substr(0, want.size()), want);
 }

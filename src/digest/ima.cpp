@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "digest/module_digest.hpp"
+#include "module/compression.hpp"
 #include "module/module_signature.hpp"
 
 namespace modsign::digest {
@@ -40,7 +41,27 @@ Result<TemplateEntry> ima_template(const std::string& template_name, const std::
                    crypto::HashAlgo::sha512, crypto::HashAlgo::sha3_256, crypto::HashAlgo::sha3_384, crypto::HashAlgo::sha3_512})
       if (crypto::hash_info(a).kernel_hash_algo == idx) file_hash = a;
   }
-  const ModuleDigests md = digest_module_image(file, profile);
+  // A compressed module loaded with MODULE_INIT_COMPRESSED_FILE (7.x, kernel/module/main.c
+  // init_module_from_file): the first read (READING_MODULE_COMPRESSED) collects IMA's hash
+  // of the file as stored and defers everything else (ima_main.c:429-433); after
+  // module_decompress() the image goes through process_measurement() again, which reads the
+  // modsig from the image but keeps the hash already collected (IMA_COLLECTED,
+  // ima_api.c:268-269).  So d-ng hashes `file`, d-modsig and modsig come from the image.
+  ByteView seen = file;
+  Bytes image;
+  if (profile.generation == kernel::Generation::v7_0 &&
+      module::detect_compression(file) != module::Compression::none) {
+    auto m = module::open_module(file);
+    if (!m || !m->kernel_decompress_problem.empty())
+      return make_error(KErr::einval, "module_decompress() refuses this " +
+                                          std::string(module::compression_name(module::detect_compression(file))) +
+                                          " stream (" + (m ? m->kernel_decompress_problem : m.error().message) +
+                                          "): finit_module fails with EINVAL and IMA records nothing (the first "
+                                          "read of a compressed module is not measured)");
+    image = std::move(m->image);
+    seen = image;
+  }
+  const ModuleDigests md = digest_module_image(seen, profile);
   for (const auto& n : names) {
     TemplateField f{n, {}};
     if (n == "d-ng") {
@@ -79,7 +100,7 @@ Result<TemplateEntry> ima_template(const std::string& template_name, const std::
       }
     } else if (n == "modsig") {
       if (md.modsig_parsed) {
-        auto split = module::split(file);
+        auto split = module::split(seen);
         if (split) f.data.assign(split->cms.begin(), split->cms.end());
       }
     }

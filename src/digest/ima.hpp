@@ -44,20 +44,22 @@ inline constexpr std::size_t kImaDigestFieldMax = 201;
 ///    signature), else empty (the EVM portable-signature fallback is not modelled);
 ///  - d-modsig: empty without a parsable appended signature (ima_read_modsig failed, e.g.
 ///    ML-DSA on v6), else "<algo>:" '\0' pkcs7_get_digest();
-/// Compressed modules are not decompressed here: 7.2 measures a module loaded with
-/// MODULE_INIT_COMPRESSED_FILE a second time on the decompressed image, which
-/// ima_template() on that image (not on the .ko.xz) describes.
 ///  - modsig: the appended PKCS#7 DER, or empty.
+/// A compressed `file` (detect_compression) under v7.0 is taken as loaded with
+/// MODULE_INIT_COMPRESSED_FILE: 7.2 measures it once, after module_decompress(), with d-ng
+/// the hash of the file as stored (collected on the first, deferred read) and d-modsig and
+/// modsig from the decompressed image; under v6 IMA sees only the compressed file (no modsig).
 /// Templates: "ima-ng" (d-ng|n-ng), "ima-sig" (+sig), "ima-modsig" (+sig|d-modsig|modsig).
 /// `side_sha256` replaces the kernel's d-modsig digest by the side SHA-256 of the signed
 /// content ("what IMA would record" under the proposal).  Errors: EINVAL when an appended
 /// signature exists but pkcs7_get_digest has no digest (ima_eventdigest_modsig_init fails,
-/// so no entry is recorded: 7.0 ML-DSA without signedAttrs), or the template is unknown;
+/// so no entry is recorded: 7.0 ML-DSA without signedAttrs), the template is unknown, or a
+/// compressed file (v7.0) the kernel's module_decompress() refuses (no entry either);
 /// EMSGSIZE when the d-modsig field would exceed kImaDigestFieldMax (7.0 ML-DSA with
-/// signedAttrs longer than 193 bytes with SHA-512, e.g. `openssl cms -sign`'s default
-/// attributes): pkcs7_get_digest hands IMA the re-tagged signedAttrs, the kernel overflows its
-/// stack buffer and oopses (confirmed on 7.2.13 under qemu: 194 bytes of signedAttrs already
-/// oops), so there is no record to predict.
+/// signedAttrs longer than 193 bytes with SHA-512, e.g. with an extra attribute; the 140
+/// bytes of `openssl cms -sign -nosmimecap` fit): pkcs7_get_digest hands IMA the re-tagged
+/// signedAttrs, the kernel overflows its stack buffer and oopses (confirmed on 7.2.13 under
+/// qemu: 194 bytes of signedAttrs already oops), so there is no record to predict.
 Result<TemplateEntry> ima_template(const std::string& template_name, const std::string& path, ByteView file,
                                    const std::optional<Bytes>& security_ima, const kernel::KernelProfile& profile,
                                    crypto::HashAlgo ima_hash = crypto::HashAlgo::sha256, bool side_sha256 = false);
