@@ -5,9 +5,9 @@
  * "finit_module: <strerror(errno)>" to stderr.
  *
  * busybox insmod falls back to init_module(2) when finit_module fails, and on an IMA kernel
- * that enforces appraisal of MODULE_CHECK the buffer path is always refused with EACCES
- * (ima_load_data, security/integrity/ima/ima_main.c), which would hide the errno of the file
- * path.  IMA measures and appraises modules only on the finit_module path, so the IMA
+ * that enforces appraisal of MODULE_CHECK the buffer path is refused with EACCES whatever
+ * the module while module signatures are not enforced (ima_load_data,
+ * security/integrity/ima/ima_main.c), which would hide the errno of the file path.  IMA measures and appraises modules only on the finit_module path, so the IMA
  * conformance kernel loads its cases with this program.  Built statically by
  * tools/kernel-conformance with the host's C compiler. */
 #define _GNU_SOURCE
