@@ -1,9 +1,19 @@
 // The bad-input contract (README "Bad input"): one test per table row, each checking the
 // message, the exit status, and that every file in the test's directory is byte-identical
 // afterwards (SHA-256 of each file before and after, and no file added or removed).
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <map>
 
@@ -30,6 +40,101 @@ std::map<std::string, std::string> snapshot(const std::string& dir) {
       s[rel] = e.is_directory() ? "dir" : "special";
   }
   return s;
+}
+
+/// What a command run on a pseudo-terminal did (run_on_tty()).
+struct TtyRun {
+  int status = -1;        ///< exit status; -1 if killed by a signal or stopped at the 60 s limit
+  std::string screen;     ///< every byte the command wrote to the terminal (read on the pty master)
+  std::string out, err;   ///< its stdout and stderr (files, not the terminal)
+  bool prompted = false;  ///< the terminal showed the prompt
+  bool echo_off = false;  ///< ECHO was clear in the terminal's c_lflag when the line was typed
+};
+
+/// Runs `argv` (execve, no shell; KBUILD_SIGN_PIN removed from the environment) in a new
+/// session whose controlling terminal (/dev/tty) and stdin are the slave of a fresh
+/// pseudo-terminal (openpty, TIOCSCTTY), with stdout and stderr going to files.  Once the
+/// terminal shows `prompt`, waits up to 10 s for the command to clear ECHO on it, then types
+/// `line` and Enter on the master as a user would, and reads the terminal until the command
+/// exits (at most 60 s, then SIGKILL).
+TtyRun run_on_tty(const std::vector<std::string>& argv, const std::string& prompt, const std::string& line) {
+  TtyRun r;
+  test::TempDir files;
+  int master = -1, slave = -1;
+  if (openpty(&master, &slave, nullptr, nullptr, nullptr) != 0) {
+    ADD_FAILURE() << "openpty: " << std::strerror(errno);
+    return r;
+  }
+  fcntl(master, F_SETFD, FD_CLOEXEC);
+  fcntl(slave, F_SETFD, FD_CLOEXEC);
+  const int out = open((files / "out").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  const int err = open((files / "err").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  std::vector<char*> args, env;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  for (char** e = environ; *e; ++e)
+    if (std::strncmp(*e, "KBUILD_SIGN_PIN=", 16) != 0) env.push_back(*e);
+  env.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {  // only async-signal-safe calls from here on
+    if (setsid() < 0 || ioctl(slave, TIOCSCTTY, 0) < 0 || dup2(slave, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+      _exit(126);
+    execve(args[0], args.data(), env.data());
+    _exit(127);
+  }
+  close(slave);
+  close(out);
+  close(err);
+  if (pid < 0) {
+    close(master);
+    ADD_FAILURE() << "fork: " << std::strerror(errno);
+    return r;
+  }
+  fcntl(master, F_SETFL, O_NONBLOCK);
+  const auto drain = [&] {
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(master, buf, sizeof buf)) > 0) r.screen.append(buf, static_cast<std::size_t>(n));
+  };
+  using clock = std::chrono::steady_clock;
+  const auto deadline = clock::now() + std::chrono::seconds(60);
+  clock::time_point prompted_at{};
+  bool typed = false;
+  int st = 0;
+  for (;;) {
+    pollfd p{master, POLLIN, 0};
+    poll(&p, 1, 20);
+    drain();
+    if (!typed && !r.prompted && r.screen.find(prompt) != std::string::npos) {
+      r.prompted = true;
+      prompted_at = clock::now();
+    }
+    if (!typed && r.prompted) {
+      termios t{};  // on Linux the master reports the slave's termios
+      r.echo_off = tcgetattr(master, &t) == 0 && !(t.c_lflag & ECHO);
+      if (r.echo_off || clock::now() - prompted_at > std::chrono::seconds(10)) {
+        const std::string typing = line + "\n";
+        EXPECT_EQ(write(master, typing.data(), typing.size()), static_cast<ssize_t>(typing.size()));
+        typed = true;
+      }
+    }
+    if (waitpid(pid, &st, WNOHANG) == pid) {
+      drain();
+      r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+      break;
+    }
+    if (clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &st, 0);
+      ADD_FAILURE() << "still running after 60 s; the terminal showed: " << r.screen;
+      break;
+    }
+  }
+  close(master);
+  const auto text = [](const Bytes& b) { return std::string(b.begin(), b.end()); };
+  r.out = text(test::slurp(files / "out"));
+  r.err = text(test::slurp(files / "err"));
+  return r;
 }
 
 // Keys made once by `modsign keygen` (mode 0600): ECDSA P-256 and ML-DSA-65.
@@ -243,6 +348,70 @@ TEST_F(BadInput, EncryptedKeyWithoutPassphrase) {
   auto good = test::run("KBUILD_SIGN_PIN=s3cret " + M() + " sign --key " + q(d_ / "enc.pem") + " --cert " +
                         q(key("ec.crt")) + " " + q(p));
   EXPECT_EQ(good.status, 0) << good.err;
+}
+
+// KBUILD_SIGN_PIN unset and stdin a terminal: the passphrase is asked for on /dev/tty
+// (here the slave of a pseudo-terminal that is the session's controlling terminal) with
+// echo off; the terminal shows the prompt and the newline after it, never the passphrase,
+// and neither stdout nor stderr contains it.  The signature verifies (modsign, and
+// `openssl cms -verify` on the extracted PKCS#7).
+TEST_F(BadInput, EncryptedKeyPassphraseTypedOnTerminal) {
+  const std::string pass = "Tty-s3cret-4711";
+  auto e = test::run(test::openssl() + " pkcs8 -topk8 -v2 aes-256-cbc -passout pass:" + pass + " -in " +
+                     q(key("ec.pem")) + " -out " + q(d_ / "enc.pem") + " && chmod 600 " + q(d_ / "enc.pem"));
+  ASSERT_EQ(e.status, 0) << e.err;
+  const std::string p = module();
+  const std::string prompt = "Enter pass phrase for " + (d_ / "enc.pem") + ":";
+  auto r = run_on_tty({MODSIGN_CLI, "sign", "--key", d_ / "enc.pem", "--cert", key("ec.crt"), p}, prompt, pass);
+  EXPECT_TRUE(r.prompted) << r.screen;
+  EXPECT_TRUE(r.echo_off) << "ECHO was still set on the terminal after the prompt";
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.screen, prompt + "\r\n");  // ONLCR: the "\n" written after reading shows as CR LF
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(r.out.rfind(p + ": signed (ECDSA-P256, no signedAttrs, sha512, CMS ", 0), 0u) << r.out;
+  for (const std::string* s : {&r.screen, &r.out, &r.err}) EXPECT_EQ(s->find(pass), std::string::npos) << *s;
+
+  auto v = test::run(verify() + q(p));
+  EXPECT_EQ(v.status, 0) << v.err;
+  EXPECT_EQ(v.out, p + ": loads (OK): signature verified: ecdsa signature, trusted key \"modsign module signing key\"\n");
+  const Bytes signed_mod = test::slurp(p);
+  auto split = module::split(signed_mod);
+  ASSERT_TRUE(split.ok());
+  EXPECT_EQ(Bytes(split->content.begin(), split->content.end()), test::pattern(3000));
+  test::TempDir o;
+  test::spit(o / "sig.p7s", split->cms);
+  test::spit(o / "content.bin", test::pattern(3000));
+  auto c = test::run(test::openssl() + " cms -verify -binary -inform DER -in " + q(o / "sig.p7s") + " -content " +
+                     q(o / "content.bin") + " -certfile " + q(key("ec.crt")) + " -nointern -noverify -out /dev/null");
+  EXPECT_EQ(c.status, 0) << c.err;
+}
+
+// A wrong passphrase typed at the prompt (and an empty one): exit status 3, the same
+// message as a wrong KBUILD_SIGN_PIN, nothing of it on the terminal or in the output, the
+// module unchanged and no --dest file created (no file in the directory changes).
+TEST_F(BadInput, EncryptedKeyWrongPassphraseOnTerminal) {
+  auto e = test::run(test::openssl() + " pkcs8 -topk8 -v2 aes-256-cbc -passout pass:Right-0ne -in " +
+                     q(key("ec.pem")) + " -out " + q(d_ / "enc.pem") + " && chmod 600 " + q(d_ / "enc.pem"));
+  ASSERT_EQ(e.status, 0) << e.err;
+  const std::string p = module();
+  const std::string prompt = "Enter pass phrase for " + (d_ / "enc.pem") + ":";
+  for (const std::string typed : {"Wr0ng-guess-99", ""}) {
+    for (const bool dest : {true, false}) {
+      std::vector<std::string> argv{MODSIGN_CLI, "sign", "--key", d_ / "enc.pem", "--cert", key("ec.crt")};
+      if (dest) argv.insert(argv.end(), {"--dest", d_ / "out.ko"});
+      argv.push_back(p);
+      const auto before = snapshot(d_.path());
+      auto r = run_on_tty(argv, prompt, typed);
+      EXPECT_TRUE(r.echo_off);
+      EXPECT_EQ(r.status, 3) << r.err;
+      EXPECT_EQ(r.err, "modsign: " + (d_ / "enc.pem") + ": cannot decrypt private key (wrong passphrase?)\n");
+      EXPECT_EQ(r.out, "");
+      EXPECT_EQ(r.screen, prompt + "\r\n");
+      EXPECT_EQ(snapshot(d_.path()), before) << "typed '" << typed << "', --dest " << dest;
+      EXPECT_FALSE(std::filesystem::exists(d_ / "out.ko"));
+      EXPECT_EQ(test::slurp(p), test::pattern(3000));
+    }
+  }
 }
 
 TEST_F(BadInput, MlDsaSignedAttrsWithOtherHash) {

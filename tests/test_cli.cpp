@@ -555,3 +555,33 @@ TEST_F(Cli, KeygenSummaryNamesTheRsaSize) {
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out.rfind((d_ / "m.pem") + ": ML-DSA-44 key, certificate ", 0), 0u) << r.out;
 }
+
+// printable(): names and messages reach the terminal with C0 controls, DEL, C1 controls
+// (U+0080..U+009F, UTF-8 C2 80..C2 9F) and bytes 0x80..0x9f outside well-formed UTF-8
+// (8-bit C1, 0x9b = CSI) as \xNN per byte; other well-formed UTF-8 (including characters
+// whose continuation bytes are 0x80..0x9f: "€" E2 82 AC, "ț" C8 9B, "😀" F0 9F 98 80) and
+// other bytes that are not UTF-8 (0xff, a truncated lead byte) are printed as they are.
+// Checked on stdout (info's "file:" line) and on stderr ("modsign: FILE: ...").
+TEST_F(Cli, NamesEscapeC0AndC1Controls) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"csi-\xc2\x9b" "31m.ko", "csi-\\xc2\\x9b31m.ko"},                   // U+009B CSI
+      {"c1-\xc2\x80\xc2\x9f\xc2\xa0.ko", "c1-\\xc2\\x80\\xc2\\x9f\xc2\xa0.ko"},  // U+0080, U+009F; U+00A0 is not C1
+      {"lone-\x9b" "31m\x80\x9f.ko", "lone-\\x9b31m\\x80\\x9f.ko"},          // 8-bit C1 bytes
+      {"utf8-\xc3\xa9\xe6\xa8\xa1\xe2\x82\xac\xc8\x9b\xf0\x9f\x98\x80.ko",  // é 模 € ț 😀 unchanged
+       "utf8-\xc3\xa9\xe6\xa8\xa1\xe2\x82\xac\xc8\x9b\xf0\x9f\x98\x80.ko"},
+      {"bad-\xff\xe2\x82.ko", "bad-\xff\xe2\\x82.ko"},                      // truncated E2 82: E2 as is, 82 escaped
+      {"overlong-\xc0\x9b.ko", "overlong-\xc0\\x9b.ko"},                    // C0 9B is not UTF-8
+      {"surrogate-\xed\xa0\x80.ko", "surrogate-\xed\xa0\\x80.ko"},          // ED A0 80 (U+D800) is not UTF-8
+      {"c0-\x1b[1m\x7f\x01.ko", "c0-\\x1b[1m\\x7f\\x01.ko"},                 // C0 and DEL as before
+  };
+  for (const auto& [raw, shown] : cases) {
+    test::spit(d_ / raw, test::pattern(100));
+    auto r = test::run(M() + " info " + q(d_ / raw));
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out.substr(0, r.out.find('\n') + 1), "file:                " + (d_ / shown) + "\n") << shown;
+    r = test::run(M() + " verify " + q(d_ / ("missing-" + raw)));
+    EXPECT_EQ(r.status, 3);
+    EXPECT_EQ(r.err, "modsign: " + (d_ / ("missing-" + shown)) + ": No such file or directory\n") << shown;
+    EXPECT_EQ(r.out, "");
+  }
+}

@@ -699,6 +699,38 @@ TEST(EfiCli, ListText) {
   EXPECT_EQ(r.err, "modsign: --variable must be db, dbx, MokListRT or MokListXRT\n");
 }
 
+// A certificate subject in a dbx file is attacker-controlled text: OpenSSL's one-line form
+// already shows C0 controls as \1B, and the text output of `dbx list` (like keygen's summary
+// line) also escapes C1 controls: CN "ev" U+009B "1milé" is shown as "ev\xc2\x9b1milé",
+// the "é" as it is; --json keeps the subject's exact characters (a JSON string value).
+TEST(EfiCli, ListTextEscapesControlsInCertificateSubjects) {
+  TempDir d;
+  const std::string cn = "ev\xc2\x9b" "1mil\xc3\xa9";
+  auto r = run(cli() + " keygen --algo ecdsa-p256 --out " + q(d / "k.pem") + " --cert-out " + q(d / "k.crt") +
+               " --subject " + q("CN=" + cn));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.rfind(d / "k.pem" + ": ECDSA-P256 key, certificate CN = ev\\xc2\\x9b1mil\xc3\xa9 serial ", 0), 0u)
+      << r.out;
+  r = run(cli() + " dbx add-cert --owner " + kMs + " -o " + q(d / "dbx.esl") + " " + q(d / "k.crt"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto fp = run(test::openssl() + " x509 -in " + q(d / "k.crt") + " -noout -fingerprint -sha256");
+  ASSERT_EQ(fp.status, 0) << fp.err;
+  std::string hex;
+  for (char ch : fp.out.substr(fp.out.find('=') + 1))
+    if (std::isxdigit(static_cast<unsigned char>(ch))) hex += static_cast<char>(std::tolower(ch));
+  ASSERT_EQ(hex.size(), 64u);
+  r = run(cli() + " dbx list " + q(d / "dbx.esl"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\n  entry 1.1: owner " + kMs + ": X.509 \"CN = ev\\xc2\\x9b1mil\xc3\xa9\", SHA-256 fingerprint " +
+                       hex + " -> revoked certificate\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("\xc2\x9b"), std::string::npos);
+  r = run(cli() + " dbx list --json " + q(d / "dbx.esl"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["lists"][0]["entries"][0]["certificate"]["subject"], "CN = " + cn);
+}
+
 TEST(EfiCli, ListJsonAuth2WithCertificate) {
   const SizedCert& c = cert_932();
   TempDir d;

@@ -22,17 +22,65 @@ namespace modsign::cli {
 using crypto::Certificate;
 using crypto::PrivateKey;
 
-/// Text safe for a terminal: control characters and invalid bytes as \xNN.
+namespace {
+
+/// Length of the well-formed UTF-8 sequence that starts at s[i] (Unicode 15, table 3-7:
+/// no overlong forms, no surrogates U+D800..U+DFFF, nothing above U+10FFFF), or 0 when
+/// the bytes there are not one.  ASCII bytes are sequences of length 1.
+std::size_t utf8_length(const std::string& s, std::size_t i) {
+  const auto at = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = at(i);
+  if (c < 0x80) return 1;
+  std::size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xbf;  // range of the second byte
+  if (c >= 0xc2 && c <= 0xdf) n = 2;
+  else if (c == 0xe0) n = 3, lo = 0xa0;
+  else if ((c >= 0xe1 && c <= 0xec) || c == 0xee || c == 0xef) n = 3;
+  else if (c == 0xed) n = 3, hi = 0x9f;
+  else if (c == 0xf0) n = 4, lo = 0x90;
+  else if (c >= 0xf1 && c <= 0xf3) n = 4;
+  else if (c == 0xf4) n = 4, hi = 0x8f;
+  else return 0;
+  if (s.size() - i < n || at(i + 1) < lo || at(i + 1) > hi) return 0;
+  for (std::size_t k = 2; k < n; ++k)
+    if (at(i + k) < 0x80 || at(i + k) > 0xbf) return 0;
+  return n;
+}
+
+void escape_byte(std::string& out, unsigned char c) {
+  static constexpr char d[] = "0123456789abcdef";
+  out += "\\x";
+  out += d[c >> 4];
+  out += d[c & 15];
+}
+
+}  // namespace
+
+/// Text safe for a terminal; see cli_common.hpp.
 std::string printable(const std::string& in) {
   std::string out;
-  for (unsigned char c : in) {
-    if (c < 0x20 || c == 0x7f) {
-      static constexpr char d[] = "0123456789abcdef";
-      out += "\\x";
-      out += d[c >> 4];
-      out += d[c & 15];
-    } else {
+  out.reserve(in.size());
+  for (std::size_t i = 0; i < in.size();) {
+    const auto c = static_cast<unsigned char>(in[i]);
+    if (c < 0x20 || c == 0x7f) {  // C0 controls and DEL
+      escape_byte(out, c);
+      ++i;
+      continue;
+    }
+    const std::size_t n = utf8_length(in, i);
+    if (n == 2 && c == 0xc2 && static_cast<unsigned char>(in[i + 1]) <= 0x9f) {  // C1: U+0080..U+009F
+      escape_byte(out, c);
+      escape_byte(out, static_cast<unsigned char>(in[i + 1]));
+      i += 2;
+    } else if (n > 0) {  // ASCII or another well-formed character
+      out.append(in, i, n);
+      i += n;
+    } else if (c <= 0x9f) {  // 0x80..0x9f outside a well-formed sequence: an 8-bit C1 control
+      escape_byte(out, c);
+      ++i;
+    } else {  // any other byte that is not UTF-8 (0xa0..0xff), as it is
       out += static_cast<char>(c);
+      ++i;
     }
   }
   return out;

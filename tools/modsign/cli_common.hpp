@@ -40,7 +40,14 @@ std::optional<kernel::KernelProfile> kernel_profile(const std::string& name);
 /// Exit statuses of design.md: 0 success, 1 negative verdict, 2 usage, 3 input/I/O.
 constexpr int kExitOk = 0, kExitVerdict = 1, kExitUsage = 2, kExitInput = 3;
 
-/// Text safe for a terminal: control characters and invalid bytes as \xNN.
+/// Text safe for a terminal: the bytes of `in` with every control character written as
+/// \xNN (lowercase hex, one per byte): C0 controls 0x00..0x1f and DEL 0x7f; C1 controls
+/// U+0080..U+009F, whose UTF-8 form C2 80..C2 9F becomes "\xc2\x80".."\xc2\x9f"; and a
+/// byte 0x80..0x9f that is not part of a well-formed UTF-8 sequence (an 8-bit C1 control,
+/// e.g. 0x9b CSI).  Every other well-formed UTF-8 character ("é", "模") and every other
+/// byte that is not UTF-8 (0xa0..0xff, e.g. 0xff) is copied as it is
+/// (so a terminal not in UTF-8 mode still receives the continuation bytes of
+/// well-formed characters, e.g. 0x9b of "ț" C8 9B).  Never fails.
 std::string printable(const std::string& in);
 /// Writes "modsign: <file>: <what>" (or "modsign: <what>" for an empty file) to stderr.
 void complain(const std::string& file, const std::string& what);

@@ -190,8 +190,9 @@ int cmd_list(const DbxArgs& a) {
     }
     std::cout << "payload: byte offset " << vf->payload_offset << "\n";
     std::cout << "variable: " << efi::variable_name(*var) << "\n";
-    for (const auto& s : lines) std::cout << s << "\n";
-    for (const auto& n : fx.notes) std::cout << "note: " << n << "\n";
+    // Subjects and messages come from the file: printed through printable() (C0/C1 controls).
+    for (const auto& s : lines) std::cout << printable(s) << "\n";
+    for (const auto& n : fx.notes) std::cout << "note: " << printable(n) << "\n";
     std::cout << "summary: " << pl.lists.size() << " list" << (pl.lists.size() == 1 ? "" : "s") << ", " << nentries
               << " entr" << (nentries == 1 ? "y" : "ies") << ": " << j["summary"]["bin"].get<std::size_t>() << " bin, "
               << j["summary"]["tbs"].get<std::size_t>() << " tbs (" << never << " never matching), "

@@ -97,8 +97,8 @@ int cmd_keygen(const KeygenArgs& a) {
   }
   const std::string algo_text = key.algo() == crypto::KeyAlgo::rsa ? "RSA-" + std::to_string(bits)
                                                                    : std::string(crypto::key_algo_name(key.algo()));
-  std::cout << a.out << ": " << algo_text << " key, certificate "
-            << cert->subject_text() << " serial " << to_colon_hex(cert->serial()) << "\n";
+  std::cout << printable(a.out) << ": " << algo_text << " key, certificate "
+            << printable(cert->subject_text()) << " serial " << to_colon_hex(cert->serial()) << "\n";
   return kExitOk;
 }
 
