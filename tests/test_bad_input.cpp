@@ -360,3 +360,23 @@ TEST_F(BadInput, BadAuth2Header) {
                  "modsign: " + (d_ / "dbx.auth") + ": EBADMSG: byte offset 16: dwLength 4294967295 exceeds the 84 bytes "
                                                   "after the timestamp\n");
 }
+
+TEST_F(BadInput, SizeThatIsNotAByteCount) {
+  // CLI11 alone reads "-1" as 18446744073709551615 (no bomb bound at all) and "" as 0.
+  const std::string p = signed_module();
+  const std::string tail = " is not a number of bytes (decimal digits, at most 18446744073709551615)\n"
+                           "Run with --help for more information.\n";
+  expect_refused(verify() + "--max-size -1 " + q(p), 2, "--max-size: '-1'" + tail);
+  expect_refused(verify() + "--max-size 18446744073709551616 " + q(p), 2, "--max-size: '18446744073709551616'" + tail);
+  expect_refused(verify() + "--max-size '' " + q(p), 2, "--max-size: ''" + tail);
+  expect_refused(verify() + "--stream-above 1e6 " + q(p), 2, "--stream-above: '1e6'" + tail);
+  expect_refused(sign() + "--replace --max-size ' 5' " + q(p), 2, "--max-size: ' 5'" + tail);
+  expect_refused(M() + " ima appraise --max-size +5 " + q(p), 2, "--max-size: '+5'" + tail);
+  expect_refused(M() + " blacklist check --max-size -0 " + q(p), 2, "--max-size: '-0'" + tail);
+  expect_refused(M() + " blacklist entry --max-size 0x10 " + q(p), 2, "--max-size: '0x10'" + tail);
+  expect_refused(M() + " digest --max-size -1 " + q(p), 2, "--max-size: '-1'" + tail);
+  // The largest value is accepted.
+  auto r = test::run(verify() + "--max-size 18446744073709551615 " + q(p));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+}

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -190,6 +191,23 @@ std::string sig_key_text(const cms::SignerInfo& si) {
 }
 
 // ------------------------------------------------------------------------------ keygen
+
+void add_bytes_option(CLI::App* cmd, const std::string& name, std::uint64_t& value, const std::string& help) {
+  cmd->add_option(name, value, help)
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            std::uint64_t n = 0;
+            const char* end = v.data() + v.size();
+            const auto [p, ec] = std::from_chars(v.data(), end, n);
+            if (v.empty() || ec != std::errc() || p != end || !std::all_of(v.begin(), v.end(), [](char c) {
+                  return c >= '0' && c <= '9';
+                }))
+              return "'" + printable(v) + "' is not a number of bytes (decimal digits, at most 18446744073709551615)";
+            return {};
+          },
+          "BYTES"))
+      ->capture_default_str();
+}
 
 void add_kernel_option(CLI::App* cmd, std::string& profile, const std::string& what) {
   cmd->add_option("--kernel", profile,

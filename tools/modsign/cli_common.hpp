@@ -29,6 +29,13 @@ void add_dbx_commands(CLI::App& app, Commands& more);
 /// `modsign ima appraise` under the `ima` subcommand (tools/modsign/cmd_ima_appraise.cpp).
 void add_ima_appraise_command(CLI::App& ima, Commands& more);
 
+/// Declares an option taking a number of bytes (--max-size, --stream-above), with its default
+/// shown.  Only decimal digits that fit in 64 bits are accepted: CLI11 2.1 alone turns "-1"
+/// into 18446744073709551615 and "" into 0, which would lift or zero the bound silently.  A
+/// bad value is a usage error (exit 2): "--max-size: '-1' is not a number of bytes (decimal
+/// digits, at most 18446744073709551615)".
+void add_bytes_option(CLI::App* cmd, const std::string& name, std::uint64_t& value, const std::string& help);
+
 /// Declares `--kernel` on cmd, bound to profile (its current value is the default): v6.1
 /// (6.1-6.6), v6 (before the ML-DSA series) or v7.0, the names kernel::KernelProfile::parse
 /// takes.  `what` ends the help text (what the profile changes for this command).

@@ -520,7 +520,7 @@ void add_blacklist_commands(CLI::App& app, Commands& more) {
   entry->add_option("--owner", en.owner, "SignatureOwner GUID of the esl entries");
   entry->add_option("--out,-o", en.out, "write the hash list here instead of standard output");
   entry->add_flag("--json", en.json, "one JSON object per item (the hash list only with -o)");
-  entry->add_option("--max-size", en.max_size, "largest decompressed module accepted (bytes)")->capture_default_str();
+  add_bytes_option(entry, "--max-size", en.max_size, "largest decompressed module accepted (bytes)");
   entry->add_option("ITEM", en.items, "modules and certificates (PEM or DER)")->required();
   more.emplace_back(entry, [] { return cmd_entry(en); });
 
@@ -538,7 +538,7 @@ void add_blacklist_commands(CLI::App& app, Commands& more) {
   check->add_flag("--json", ck.json, "one JSON object per item");
   check->add_flag("--enforce", ck.enforce, "module.sig_enforce=1 / CONFIG_MODULE_SIG_FORCE=y (as for verify)");
   check->add_flag("--lockdown", ck.lockdown, "kernel lockdown (integrity) active (as for verify)");
-  check->add_option("--max-size", ck.max_size, "largest decompressed module accepted (bytes)")->capture_default_str();
+  add_bytes_option(check, "--max-size", ck.max_size, "largest decompressed module accepted (bytes)");
   check->add_option("ITEM", ck.items, "modules and certificates")->required();
   more.emplace_back(check, [] { return cmd_check(ck); });
 

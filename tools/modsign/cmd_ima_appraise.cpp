@@ -167,7 +167,7 @@ void add_ima_appraise_command(CLI::App& ima, Commands& more) {
   c->add_flag("--waive-mldsa-authattrs", a->waive, "CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA=y (v7.0)");
   c->add_option("--ima-hash", a->ima_hash, "IMA's file hash (ima_hash=)")->capture_default_str();
   c->add_flag("--json", a->json, "one JSON object per module");
-  c->add_option("--max-size", a->max_size, "largest decompressed module, bytes")->capture_default_str();
+  add_bytes_option(c, "--max-size", a->max_size, "largest decompressed module, bytes");
   c->add_option("MODULE", a->modules, "modules")->required();
   more.emplace_back(c, [a] { return cmd_appraise(*a); });
 }

@@ -1033,11 +1033,10 @@ int cmd_info(const InfoArgs& a) {
 /// --stream-above (`verb` names the operation) and -r DIR.
 void add_module_inputs(CLI::App* c, std::uint64_t& max_size, std::uint64_t* stream_above, std::vector<std::string>* dirs,
                        const char* verb) {
-  c->add_option("--max-size", max_size, "largest decompressed module, bytes")->capture_default_str();
+  add_bytes_option(c, "--max-size", max_size, "largest decompressed module, bytes");
   if (stream_above)
-    c->add_option("--stream-above", *stream_above,
-                  std::string(verb) + " uncompressed modules larger than this many bytes in one streaming pass (constant memory)")
-        ->capture_default_str();
+    add_bytes_option(c, "--stream-above", *stream_above,
+                     std::string(verb) + " uncompressed modules larger than this many bytes in one streaming pass (constant memory)");
   if (dirs)
     c->add_option("-r", *dirs, "also every *.ko, *.ko.xz, *.ko.zst, *.ko.gz under DIR (recursive, sorted)")
         ->allow_extra_args(false);
