@@ -4,9 +4,11 @@
 // openssl, the checker, and the CLI end to end (blacklist entry/check/lint/merge, verify
 // --blacklist/--revoked).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <sstream>
 #include <tuple>
 
 #include <nlohmann/json.hpp>
@@ -1211,4 +1213,77 @@ TEST_F(BlacklistCli, ImaAppraiseModsig) {
   EXPECT_EQ(r.status, 3);
   EXPECT_NE(r.err.find(d_ / "missing.ko"), std::string::npos) << r.err;
   EXPECT_EQ(test::slurp(mod), before);
+}
+
+// `ima appraise` with hostile inputs (review rv-hostile): a compressed module the kernel
+// cannot decompress, a malformed modsig, and unreadable inputs among good ones.
+TEST_F(BlacklistCli, ImaAppraiseHostileInputs) {
+  const std::string mod = signed_module("a.ko", "rsa.pem", "rsa.crt", "sha256");
+  // xz with a CRC64 check: on 7.x IMA defers the compressed read (READING_MODULE_COMPRESSED)
+  // and module_decompress() fails with EINVAL before the image is appraised; the signature
+  // inside would verify.  Before 7.0 IMA appraised the compressed file: no modsig there.
+  sh("cp " + q(mod) + " " + q(d_ / "c64.ko") + " && xz -C crc64 " + q(d_ / "c64.ko"));
+  const std::string c64 = d_ / "c64.ko.xz";
+  const Bytes c64_before = test::slurp(c64);
+  const std::string crc64 =
+      "xz stream uses a CRC64 check; the kernel's xz decoder accepts only CRC32 or none, so in-kernel decompression "
+      "(module_decompress) fails with EINVAL: recompress with `xz --check=crc32`";
+  auto r = test::run(M() + " ima appraise --keyring " + q(key("rsa.crt")) + " " + q(c64));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(r.out, c64 + ": refused (EINVAL): decompress: EINVAL: module_decompress: " + crc64 +
+                       "; IMA never appraises the image\n");
+  r = test::run(M() + " ima appraise --json --keyring " + q(key("rsa.crt")) + " " + q(c64));
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["outcome"], "refused");
+  EXPECT_EQ(j["errno"], "EINVAL");
+  EXPECT_EQ(j["cause"], "decompress");
+  EXPECT_EQ(j["check_errno"], "EINVAL");
+  // verify agrees on the errno.
+  r = test::run(M() + " verify --cert " + q(key("rsa.crt")) + " " + q(c64));
+  EXPECT_EQ(r.out.rfind(c64 + ": refused (EINVAL): " + crc64, 0), 0u) << r.out;
+  r = test::run(M() + " ima appraise --kernel v6 --keyring " + q(key("rsa.crt")) + " " + q(c64));
+  EXPECT_EQ(r.out, c64 + ": refused (EACCES): no-modsig: ENOENT: ima_read_modsig: no appended signature; no "
+                         "security.ima either (IMA-signature-required)\n");
+  EXPECT_EQ(test::slurp(c64), c64_before);
+  // A modsig whose PKCS#7 does not parse (sig_len 0 before a valid trailer): no-modsig, with
+  // the same ending as the other no-modsig reasons.
+  Bytes bad = test::pattern(100);
+  const Bytes trailer = module::encode_module_signature(0);
+  bad.insert(bad.end(), trailer.begin(), trailer.end());
+  bad.insert(bad.end(), module::kMarker.begin(), module::kMarker.end());
+  test::spit(d_ / "zero.ko", bad);
+  r = test::run(M() + " ima appraise " + q(d_ / "zero.ko"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, d_ / "zero.ko" + std::string(": refused (EACCES): no-modsig: EBADMSG: ima_read_modsig: "
+                                                 "pkcs7_parse_message: ASN.1 decoder: missing ContentInfo; no "
+                                                 "security.ima either (IMA-signature-required)\n"));
+  // Unreadable inputs among good ones: each is named on stderr, the others are still
+  // appraised, the exit status is the worst (3), and --json keeps line N for input N.
+  ASSERT_EQ(mkfifo((d_ / "fifo.ko").c_str(), 0644), 0);
+  const std::string cmd = M() + " ima appraise --keyring " + q(key("rsa.crt")) + " " + q(mod) + " " +
+                          q(d_ / "missing.ko") + " " + q(d_ / "fifo.ko") + " " + q(d_ / "zero.ko");
+  r = test::run("timeout 60 " + cmd);
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err, "modsign: " + d_ / "missing.ko" + ": No such file or directory\nmodsign: " + d_ / "fifo.ko" +
+                       ": is a FIFO, not a regular file\n");
+  EXPECT_EQ(r.out.rfind(mod + ": passes: modsig verified (trusted: blacklist test RSA)\n" + d_ / "zero.ko" +
+                            ": refused (EACCES): no-modsig",
+                        0),
+            0u)
+      << r.out;
+  r = test::run("timeout 60 " + cmd + " --json");
+  EXPECT_EQ(r.status, 3);
+  std::vector<nlohmann::json> lines;
+  std::istringstream in(r.out);
+  for (std::string l; std::getline(in, l);) lines.push_back(nlohmann::json::parse(l));
+  ASSERT_EQ(lines.size(), 4u) << r.out;
+  EXPECT_EQ(lines[0]["outcome"], "pass");
+  EXPECT_EQ(lines[1]["path"], d_ / "missing.ko");
+  EXPECT_EQ(lines[1]["outcome"], "error");
+  EXPECT_EQ(lines[1]["errno"], nullptr);
+  EXPECT_EQ(lines[1]["reason"], d_ / "missing.ko" + ": No such file or directory");
+  EXPECT_EQ(lines[2]["outcome"], "error");
+  EXPECT_EQ(lines[2]["reason"], d_ / "fifo.ko" + ": is a FIFO, not a regular file");
+  EXPECT_EQ(lines[3]["cause"], "no-modsig");
 }
