@@ -1287,3 +1287,27 @@ TEST_F(BlacklistCli, ImaAppraiseHostileInputs) {
   EXPECT_EQ(lines[2]["reason"], d_ / "fifo.ko" + ": is a FIFO, not a regular file");
   EXPECT_EQ(lines[3]["cause"], "no-modsig");
 }
+
+// blacklist check --json prints an object for every input, as verify --json does, so that
+// line N is input N: an unreadable module or a damaged certificate file is outcome "error".
+TEST_F(BlacklistCli, CheckJsonKeepsOneLinePerInput) {
+  const std::string mod = signed_module("a.ko", "rsa.pem", "rsa.crt", "sha256");
+  test::spit(d_ / "dmg.crt", std::string("-----BEGIN CERTIFICATE-----\n!!\n-----END CERTIFICATE-----\n"));
+  auto r = test::run("timeout 60 " + M() + " blacklist check --json " + q(d_ / "missing.ko") + " " + q(mod) + " " +
+                     q(d_ / "dmg.crt"));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err, "modsign: " + d_ / "missing.ko" + ": No such file or directory\nmodsign: " + d_ / "dmg.crt" +
+                       ": PEM block 1 is damaged (bad base64 or armour)\n");
+  std::vector<nlohmann::json> lines;
+  std::istringstream in(r.out);
+  for (std::string l; std::getline(in, l);) lines.push_back(nlohmann::json::parse(l));
+  ASSERT_EQ(lines.size(), 3u) << r.out;
+  EXPECT_EQ(lines[0], nlohmann::json::parse(R"({"path":")" + d_ / "missing.ko" +
+                                            R"(","kind":null,"kernel":"v7.0","stopped":false,"outcome":"error",)"
+                                            R"("errno":null,"stops":[],"entry":null,"source":null,"notes":[],)"
+                                            R"("reason":")" + d_ / "missing.ko" + R"(: No such file or directory"})"));
+  EXPECT_EQ(lines[1]["path"], mod);
+  EXPECT_EQ(lines[1]["outcome"], "not-stopped");
+  EXPECT_EQ(lines[2]["outcome"], "error");
+  EXPECT_EQ(lines[2]["reason"], d_ / "dmg.crt" + ": PEM block 1 is damaged (bad base64 or armour)");
+}

@@ -30,13 +30,15 @@ struct Item {
 /// DER certificate with trailing bytes, concatenated DER certificates, a PEM key or a
 /// damaged PEM block is reported (as `--revoked` and `--keyring` report them) instead of
 /// being hashed as if it were a module.  Anything else is a module.
-/// Reports and returns false on an unreadable file or a broken certificate file.
-bool load_items(const std::string& path, std::uint64_t max_size, std::vector<Item>& out) {
+/// Reports and returns false on an unreadable file or a broken certificate file (the
+/// message also goes to `*why` when given).
+bool load_items(const std::string& path, std::uint64_t max_size, std::vector<Item>& out, std::string* why = nullptr) {
   Bytes head;
   try {
     head = read_file(path, std::max<std::uint64_t>(max_size, kMaxModuleSize));
   } catch (const IoError& e) {
     complain("", e.what());
+    if (why) *why = e.what();
     return false;
   }
   const bool elf = head.size() >= 4 && head[0] == 0x7f && head[1] == 'E' && head[2] == 'L' && head[3] == 'F';
@@ -49,14 +51,14 @@ bool load_items(const std::string& path, std::uint64_t max_size, std::vector<Ite
     auto certs = crypto::Certificate::from_bytes(head);
     if (!certs) {
       complain(path, certs.error().message);
+      if (why) *why = path + ": " + certs.error().message;
       return false;
     }
     for (std::size_t i = 0; i < certs->size(); ++i)
       out.push_back(Item{certs->size() > 1 ? path + "#" + std::to_string(i + 1) : path, std::nullopt, (*certs)[i]});
     return true;
   }
-  std::string why;
-  auto lm = read_module(path, max_size, &why);
+  auto lm = read_module(path, max_size, why);
   if (!lm) return false;
   out.push_back(Item{path, std::move(lm), std::nullopt});
   return true;
@@ -296,8 +298,16 @@ int cmd_check(const CheckArgs& a) {
   int worst = kExitOk;
   for (const auto& path : a.items) {
     std::vector<Item> items;
-    if (!load_items(path, a.max_size, items)) {
+    std::string why;
+    if (!load_items(path, a.max_size, items, &why)) {
       worst = std::max(worst, kExitInput);
+      // As verify --json: an object for every input (the message is on stderr too).
+      if (a.json)
+        std::cout << dump({{"path", path}, {"kind", nullptr}, {"kernel", profile->name()}, {"stopped", false},
+                           {"outcome", "error"}, {"errno", nullptr}, {"stops", nlohmann::json::array()},
+                           {"entry", nullptr}, {"source", nullptr}, {"notes", nlohmann::json::array()},
+                           {"reason", why}})
+                  << "\n";
       continue;
     }
     for (const auto& it : items) {
