@@ -1311,3 +1311,62 @@ TEST_F(BlacklistCli, CheckJsonKeepsOneLinePerInput) {
   EXPECT_EQ(lines[2]["outcome"], "error");
   EXPECT_EQ(lines[2]["reason"], d_ / "dmg.crt" + ": PEM block 1 is damaged (bad base64 or armour)");
 }
+
+// `digest` names the same bin: key as `blacklist entry` on every profile, including the
+// cases where IMA has no modsig it can use and looks up its hash of the whole file
+// (sha256sum of the file): unsigned, SHA-3 under v6.1 (no SHA-3 there), a compressed module
+// under v6 (IMA reads the compressed file).  `digest` used to say "no bin: entry can stop
+// it" there, and gave the image's d-modsig key for a compressed module under v6.
+TEST_F(BlacklistCli, DigestNamesTheKeyBlacklistEntryNames) {
+  test::spit(d_ / "plain.ko", test::pattern(3000));
+  const std::string sha3 = signed_module("sha3.ko", "rsa.pem", "rsa.crt", "sha3-256");
+  const std::string rsa = signed_module("rsa.ko", "rsa.pem", "rsa.crt", "sha256");
+  sh("xz -C crc32 -k " + q(rsa));
+  const std::string xz = rsa + ".xz";
+  auto whole = [&](const std::string& f) { return "bin:" + first_word(sh("sha256sum " + q(f))); };
+  const std::string dmodsig_rsa = "bin:" + first_word(sh("head -c 5000 " + q(rsa) + " | sha256sum"));
+  const std::string dmodsig_sha3 = "bin:" + first_word(sh("head -c 5000 " + q(sha3) + " | " + test::openssl() +
+                                                            " dgst -sha3-256 -r"));
+  struct Want {
+    std::string file, kernel, key, source;
+  };
+  const std::vector<Want> wants = {
+      {d_ / "plain.ko", "v7.0", whole(d_ / "plain.ko"), "ima-hash"},
+      {d_ / "plain.ko", "v6.1", whole(d_ / "plain.ko"), "ima-hash"},
+      {sha3, "v7.0", dmodsig_sha3, "d-modsig"},
+      {sha3, "v6", dmodsig_sha3, "d-modsig"},
+      {sha3, "v6.1", whole(sha3), "ima-hash"},
+      {xz, "v7.0", dmodsig_rsa, "d-modsig"},
+      {xz, "v6", whole(xz), "ima-hash"},
+      {xz, "v6.1", whole(xz), "ima-hash"},
+  };
+  for (const auto& w : wants) {
+    SCOPED_TRACE(w.file + " " + w.kernel);
+    auto r = test::run(M() + " digest --json --kernel " + w.kernel + " " + q(w.file));
+    ASSERT_EQ(r.status, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["bin_entry"], w.key);
+    EXPECT_EQ(j["bin_source"], w.source);
+    EXPECT_EQ(j["blacklist_visible"], true);
+    EXPECT_EQ("bin:" + j["file_sha256"].get<std::string>(), whole(w.file));
+    if (w.source == "ima-hash") {
+      EXPECT_EQ(j["d_modsig"], nullptr);
+    }
+    r = test::run(M() + " blacklist entry --json --kernel " + w.kernel + " " + q(w.file));
+    ASSERT_EQ(r.status, 0) << r.err;
+    auto e = nlohmann::json::parse(r.out);
+    EXPECT_EQ(e["entry"], w.key);
+    EXPECT_EQ(e["source"], w.source);
+  }
+  // Text: the key and why.
+  auto r = test::run(M() + " digest --kernel v6 " + q(xz));
+  EXPECT_NE(r.out.find("  kernel_digest: ENOENT (under v6 IMA reads the compressed file, which has no appended "
+                       "signature)\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  blacklist:     " + whole(xz) +
+                       " stops it when the policy requires a signature (no modsig IMA can use: IMA's sha256 of the "
+                       "whole file as stored; other ima_hash: modsign blacklist entry --ima-hash)\n"),
+            std::string::npos)
+      << r.out;
+}

@@ -707,6 +707,15 @@ int cmd_digest(const DigestArgs& a) {
     }
     const auto& d = *r;
     const bool ok = d.kernel.status == KErr::none;
+    // The bin: key ima_check_blacklist() looks up (as blacklist::module_entry): the d-modsig
+    // digest; or, when IMA has no modsig it can use, its hash of the whole file (sha256 here;
+    // `blacklist entry --ima-hash` for other ima_hash= values); none when IMA has a modsig but
+    // no usable digest.
+    const bool file_key = !d.modsig_parsed;
+    const std::optional<std::string> bin_key =
+        d.blacklist_visible ? std::optional<std::string>("bin:" + to_hex(d.kernel.bytes))
+        : file_key          ? std::optional<std::string>("bin:" + to_hex(d.file_sha256))
+                            : std::nullopt;
     if (a.json) {
       nlohmann::json kd{{"status", ok ? "ok" : std::string(errno_name(d.kernel.status))}};
       kd["algo"] = ok ? nlohmann::json(d.kernel.algo) : nlohmann::json(nullptr);
@@ -719,8 +728,12 @@ int cmd_digest(const DigestArgs& a) {
                        {"kernel_digest", kd},
                        {"side_sha256", to_hex(d.side_sha256)},
                        {"d_modsig", d.d_modsig ? nlohmann::json(to_hex(*d.d_modsig)) : nlohmann::json(nullptr)},
-                       {"blacklist_visible", d.blacklist_visible},
-                       {"bin_entry", d.blacklist_visible ? nlohmann::json("bin:" + to_hex(d.kernel.bytes)) : nlohmann::json(nullptr)},
+                       {"blacklist_visible", bin_key.has_value()},
+                       {"bin_entry", bin_key ? nlohmann::json(*bin_key) : nlohmann::json(nullptr)},
+                       {"bin_source", d.blacklist_visible ? nlohmann::json("d-modsig")
+                                      : file_key          ? nlohmann::json("ima-hash")
+                                                          : nlohmann::json(nullptr)},
+                       {"file_sha256", to_hex(d.file_sha256)},
                        {"side_bin_entry", "bin:" + to_hex(d.side_sha256)}};
       std::cout << dump(j) << "\n";
       continue;
@@ -738,10 +751,15 @@ int cmd_digest(const DigestArgs& a) {
     std::cout << "  d_modsig:      " << (d.d_modsig ? to_hex(*d.d_modsig) : std::string("none: IMA records no d-modsig"))
               << "\n";
     if (d.blacklist_visible)
-      std::cout << "  blacklist:     bin:" << to_hex(d.kernel.bytes) << " stops it (IMA bin: check on the d-modsig digest)\n";
+      std::cout << "  blacklist:     " << *bin_key << " stops it (IMA bin: check on the d-modsig digest)\n";
+    else if (file_key)
+      std::cout << "  blacklist:     " << *bin_key
+                << " stops it when the policy requires a signature (no modsig IMA can use: IMA's sha256 of the whole "
+                   "file as stored; other ima_hash: modsign blacklist entry --ima-hash)\n";
     else
       std::cout << "  blacklist:     no bin: entry can stop it under " << profile->name()
-                << "; with the proposed side SHA-256: bin:" << to_hex(d.side_sha256) << "\n";
+                << " (IMA has a modsig but no usable digest); with the proposed side SHA-256: bin:"
+                << to_hex(d.side_sha256) << "\n";
   }
   return worst;
 }
