@@ -1370,3 +1370,52 @@ TEST_F(BlacklistCli, DigestNamesTheKeyBlacklistEntryNames) {
             std::string::npos)
       << r.out;
 }
+
+// Linux 6.1-6.6 knows no SHA-3 signature algorithm in X.509 (tools/kernel-conformance
+// sha3-rsa-cert-embedded / sha3-ecdsa-cert-embedded on Debian 12's 6.1: the message does
+// not parse, ENOPKG): such a certificate is in no keyring and breaks a PKCS#7 that embeds
+// it.  Profile v6 (6.12) parses both.
+TEST_F(BlacklistCli, V61KnowsNoSha3Certificates) {
+  const std::string crt = d_ / "sha3.crt";
+  sh(test::openssl() + " req -x509 -new -key " + q(key("rsa.pem")) + " -sha3-256 -subj /CN=sha3-signed -days 30 -out " +
+     q(crt));
+  const std::string mod = d_ / "m.ko";
+  test::spit(mod, test::pattern(5000));
+  sh(M() + " sign --key " + q(key("rsa.pem")) + " --cert " + q(crt) + " --hash sha256 " + q(mod));
+  const std::string note = "modsign: note: " + crt + " certificate 1 is not loaded by a v6.1 kernel (ENOPKG: unsupported "
+                           "certificate signature algorithm 2.16.840.1.101.3.4.3.14 (no SHA-3 before Linux 6.7))\n";
+  // As the trusted key: v6 trusts it, v6.1 never loads it (a note says so).
+  auto r = test::run(M() + " verify --kernel v6 --keyring " + q(crt) + " " + q(mod));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.err, "");
+  r = test::run(M() + " verify --kernel v6.1 --keyring " + q(crt) + " " + q(mod));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, note);
+  EXPECT_EQ(r.out, mod + ": loads-tainted (ENOKEY): module with unavailable key: no trusted key matches the signer; "
+                         "module verification failed: signature and/or required key missing - tainting kernel\n");
+  r = test::run(M() + " ima appraise --kernel v6.1 --keyring " + q(crt) + " " + q(mod));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, note);
+  EXPECT_EQ(r.out, mod + ": refused (EACCES): invalid-signature: ENOKEY: ima_modsig_verify: no trusted key matches the "
+                         "signer\n");
+  r = test::run(M() + " ima appraise --kernel v6 --keyring " + q(crt) + " " + q(mod));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  r = test::run(M() + " blacklist check --kernel v6.1 " + q(crt));
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out, crt + ": not stopped\n  note: the v6.1 kernel cannot use this certificate at all (ENOPKG: unsupported "
+                         "certificate signature algorithm 2.16.840.1.101.3.4.3.14 (no SHA-3 before Linux 6.7))\n");
+  // Embedded in a PKCS#7 next to the signer's own certificate: x509_cert_parse() fails, so
+  // the whole message is unsupported crypto under v6.1.
+  const std::string content = d_ / "content";
+  test::spit(content, test::pattern(5000));
+  sh(test::openssl() + " cms -sign -binary -noattr -nosmimecap -md sha256 -outform DER -in " + q(content) + " -signer " +
+     q(key("rsa.crt")) + " -inkey " + q(key("rsa.pem")) + " -certfile " + q(crt) + " -out " + q(d_ / "p7"));
+  const std::string emb = d_ / "emb.ko";
+  test::spit(emb, module::append_signature(test::pattern(5000), test::slurp(d_ / "p7")));
+  r = test::run(M() + " verify --kernel v6 --keyring " + q(key("rsa.crt")) + " " + q(emb));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  r = test::run(M() + " verify --kernel v6.1 --keyring " + q(key("rsa.crt")) + " " + q(emb));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out.rfind(emb + ": loads-tainted (ENOPKG): module with unsupported crypto: ", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("2.16.840.1.101.3.4.3.14 (no SHA-3 before Linux 6.7)"), std::string::npos) << r.out;
+}

@@ -192,6 +192,27 @@ std::string sig_key_text(const cms::SignerInfo& si) {
 
 // ------------------------------------------------------------------------------ keygen
 
+bool load_keyring(const std::vector<std::string>& paths, const kernel::KernelProfile& profile, kernel::Keyring& out) {
+  for (const auto& k : paths) {
+    const std::size_t first = out.certificates.size();
+    try {
+      if (auto st = out.add_path(k); !st) {
+        complain("", st.error().message);
+        return false;
+      }
+    } catch (const IoError& e) {
+      complain("", e.what());
+      return false;
+    }
+    for (std::size_t i = first; i < out.certificates.size(); ++i)
+      if (auto st = kernel::x509_supported(out.certificates[i], profile); !st)
+        complain("", "note: " + k + " certificate " + std::to_string(i - first + 1) + " is not loaded by a " +
+                         profile.name() + " kernel (" + std::string(errno_name(st.error().code)) + ": " +
+                         st.error().message + ")");
+  }
+  return true;
+}
+
 void add_bytes_option(CLI::App* cmd, const std::string& name, std::uint64_t& value, const std::string& help) {
   cmd->add_option(name, value, help)
       ->check(CLI::Validator(

@@ -93,6 +93,15 @@ std::string signer_cn(const cms::SignerInfo& si);
 /// modinfo's sig_key: serial (issuerAndSerialNumber) or SKID as colon hex.
 std::string sig_key_text(const cms::SignerInfo& si);
 
+/// Trusted certificates (--keyring/--cert of verify, ima appraise and blacklist check) into
+/// `out` with Keyring::add_path.  A certificate the `profile` kernel cannot load
+/// (kernel::x509_supported: ML-DSA before 7.0, SHA-3 signatures before 6.7) stays in `out`
+/// (the verifiers leave it out of the trust step) and is named on stderr as "modsign: note:
+/// FILE certificate N is not loaded by a v6.1 kernel (ENOPKG: ...)", N counting within that
+/// argument, as for --revoked.  Reports and returns false on the first unreadable or
+/// malformed file.
+bool load_keyring(const std::vector<std::string>& paths, const kernel::KernelProfile& profile, kernel::Keyring& out);
+
 /// `modsign blacklist ...` (tools/modsign/cmd_blacklist.cpp).
 void add_blacklist_commands(CLI::App& app, Commands& more);
 /// Fill `out` in the kernel's load order: hash-list files (blacklist_init at

@@ -282,18 +282,10 @@ int cmd_check(const CheckArgs& a) {
   std::vector<crypto::Certificate> trusted;
   if (!a.keyrings.empty()) {
     kernel::Keyring kr;
-    for (const auto& k : a.keyrings) {
-      try {
-        if (auto st = kr.add_path(k); !st) {
-          complain("", st.error().message);
-          return kExitInput;
-        }
-      } catch (const IoError& e) {
-        complain("", e.what());
-        return kExitInput;
-      }
-    }
-    trusted = std::move(kr.certificates);
+    if (!load_keyring(a.keyrings, *profile, kr)) return kExitInput;
+    // The kernel never loads those it cannot parse (the note above names them).
+    for (auto& c : kr.certificates)
+      if (kernel::x509_supported(c, *profile)) trusted.push_back(std::move(c));
   }
   int worst = kExitOk;
   for (const auto& path : a.items) {

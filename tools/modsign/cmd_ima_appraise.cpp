@@ -111,17 +111,7 @@ int cmd_appraise(const AppraiseArgs& a) {
     return kExitUsage;
   }
   kernel::Keyring keyring;
-  for (const auto& k : a.keyrings) {
-    try {
-      if (auto st = keyring.add_path(k); !st) {
-        complain("", st.error().message);
-        return kExitInput;
-      }
-    } catch (const IoError& e) {
-      complain("", e.what());
-      return kExitInput;
-    }
-  }
+  if (!load_keyring(a.keyrings, *profile, keyring)) return kExitInput;
   blacklist::Sources sources;
   if (!load_blacklist_sources(a.blacklists, a.revoked, a.dbx, *profile, sources)) return kExitInput;
   keyring.blacklist = sources.keyring;

@@ -568,18 +568,7 @@ int cmd_verify(const VerifyArgs& a) {
     return kExitUsage;
   }
   kernel::Keyring keyring;
-  for (const auto& k : a.keyrings) {
-    try {
-      auto st = keyring.add_path(k);
-      if (!st) {
-        complain("", st.error().message);
-        return kExitInput;
-      }
-    } catch (const IoError& e) {
-      complain("", e.what());
-      return kExitInput;
-    }
-  }
+  if (!load_keyring(a.keyrings, *profile, keyring)) return kExitInput;
   {
     // The .blacklist keyring: tbs: entries and revoked certificates (bin: entries are
     // IMA's, which module_sig_check does not consult).
