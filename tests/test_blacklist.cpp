@@ -1404,6 +1404,19 @@ TEST_F(BlacklistCli, V61KnowsNoSha3Certificates) {
   EXPECT_EQ(r.status, 0);
   EXPECT_EQ(r.out, crt + ": not stopped\n  note: the v6.1 kernel cannot use this certificate at all (ENOPKG: unsupported "
                          "certificate signature algorithm 2.16.840.1.101.3.4.3.14 (no SHA-3 before Linux 6.7))\n");
+  // No tbs: key under v6.1 (the certificate is never parsed); v6 hashes the TBS with SHA3-256.
+  r = test::run(M() + " blacklist entry --kernel v6.1 " + q(crt));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "modsign: " + crt + ": no tbs: entry under v6.1: x509_cert_parse() refuses the certificate (ENOPKG: "
+                   "unsupported certificate signature algorithm 2.16.840.1.101.3.4.3.14 (no SHA-3 before Linux 6.7)), so "
+                   "no key is ever looked up for it\nmodsign: no entries to write\n");
+  r = test::run(M() + " blacklist entry --kernel v6 " + q(crt));
+  EXPECT_EQ(r.status, 0) << r.err;
+  const std::string tbs = first_word(sh(test::openssl() + " x509 -in " + q(crt) + " -outform DER | " + test::openssl() +
+                                        " asn1parse -inform DER -strparse 4 -noout -out /dev/stdout | " +
+                                        test::openssl() + " dgst -sha3-256 -r"));
+  EXPECT_EQ(r.out, "\"tbs:" + tbs + "\"\n");
   // Embedded in a PKCS#7 next to the signer's own certificate: x509_cert_parse() fails, so
   // the whole message is unsupported crypto under v6.1.
   const std::string content = d_ / "content";

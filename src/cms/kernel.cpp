@@ -18,6 +18,10 @@ std::optional<Bytes> x509_tbs_blacklist_hash(const crypto::Certificate& c, const
   // happens when that hash is not available (x509_get_sig_params).
   auto h = c.signature_hash();
   if (!h) return std::nullopt;
+  // 6.1-6.6 cannot parse a SHA-3-signed certificate at all (x509_supported): no lookup.
+  if (p.legacy_digests && (*h == crypto::HashAlgo::sha3_256 || *h == crypto::HashAlgo::sha3_384 ||
+                           *h == crypto::HashAlgo::sha3_512))
+    return std::nullopt;
   return crypto::digest(*h, c.tbs());
 }
 

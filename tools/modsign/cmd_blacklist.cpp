@@ -175,8 +175,12 @@ int cmd_entry(const EntryArgs& a) {
         } else if (tbs) {
           add(*tbs);
         } else {
-          const std::string why = "no tbs: entry under " + profile->name() +
-                                  ": the certificate's signature hash is unavailable, x509_get_sig_params() skips the check";
+          const auto sup = kernel::x509_supported(*it.cert, *profile);
+          const std::string why =
+              "no tbs: entry under " + profile->name() +
+              (sup ? std::string(": the certificate's signature hash is unavailable, x509_get_sig_params() skips the check")
+                   : ": x509_cert_parse() refuses the certificate (" + std::string(errno_name(sup.error().code)) + ": " +
+                         sup.error().message + "), so no key is ever looked up for it");
           j["explanation"] = why;
           complain(it.label, why);
           worst = std::max(worst, kExitVerdict);
