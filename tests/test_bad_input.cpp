@@ -324,6 +324,10 @@ TEST_F(BadInput, HashListTheBuildRefuses) {
   const std::string m = signed_module();
   expect_refused(M() + " blacklist check --list " + q(d_ / "bad") + " " + q(m), 3,
                  msg.substr(0, msg.size() - 1) + " (run modsign blacklist lint)\n");
+  // The same file given as verify and ima appraise spell the option.
+  for (const std::string cmd : {" blacklist check", " ima appraise", " verify"})
+    expect_refused(M() + cmd + " --blacklist " + q(d_ / "bad") + " " + q(m), 3,
+                   msg.substr(0, msg.size() - 1) + " (run modsign blacklist lint)\n");
 }
 
 TEST_F(BadInput, MalformedEfiSignatureList) {

@@ -533,7 +533,9 @@ void add_blacklist_commands(CLI::App& app, Commands& more) {
   static CheckArgs ck;
   auto* check = bl->add_subcommand("check", "would the kernel's blacklist stop each module or certificate");
   add_kernel_option(check, ck.kernel, "");
-  check->add_option("--list", ck.lists, "CONFIG_SYSTEM_BLACKLIST_HASH_LIST file; repeatable")->allow_extra_args(false);
+  check->add_option("--list,--blacklist", ck.lists,
+                    "CONFIG_SYSTEM_BLACKLIST_HASH_LIST file (--blacklist as for verify and ima appraise); repeatable")
+      ->allow_extra_args(false);
   check->add_option("--revoked", ck.revoked, "revoked certificates (CONFIG_SYSTEM_REVOCATION_KEYS); repeatable")
       ->allow_extra_args(false);
   check->add_option("--dbx", ck.dbx, "UEFI dbx / MokListXRT file (EFI_SIGNATURE_LISTs; esl, efivarfs or auth-2); repeatable")
