@@ -384,3 +384,18 @@ TEST_F(BadInput, SizeThatIsNotAByteCount) {
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.err, "");
 }
+
+TEST_F(BadInput, ImaHashTheKernelDoesNotKnow) {
+  const std::string p = signed_module();
+  const std::string list = "(md5|sha1|sha224|sha256|sha384|sha512|sha3-256|sha3-384|sha3-512)\n";
+  for (const std::string cmd : {" ima appraise", " ima template", " blacklist entry", " blacklist check"}) {
+    expect_refused(M() + cmd + " --ima-hash wp512 " + q(p), 2, "modsign: unsupported --ima-hash 'wp512' " + list);
+    expect_refused(M() + cmd + " --ima-hash md4 " + q(p), 2, "modsign: unsupported --ima-hash 'md4' " + list);
+    // 6.1-6.6 have no SHA-3 in hash_algo_name[]: ima_hash=sha3-256 would be refused at boot.
+    expect_refused(M() + cmd + " --kernel v6.1 --ima-hash sha3-256 " + q(p), 2,
+                   "modsign: --ima-hash sha3-256 does not exist under --kernel v6.1: Linux 6.1-6.6 have no SHA-3 in "
+                   "hash_algo_name[], so ima_hash=sha3-256 is refused and IMA keeps its default\n");
+    auto r = test::run(M() + cmd + " --kernel v6 --ima-hash sha3-256 " + q(p));
+    EXPECT_NE(r.status, 2) << cmd << ": " << r.err;
+  }
+}

@@ -192,6 +192,22 @@ std::string sig_key_text(const cms::SignerInfo& si) {
 
 // ------------------------------------------------------------------------------ keygen
 
+std::optional<crypto::HashAlgo> ima_hash_option(const std::string& name, const kernel::KernelProfile& profile) {
+  const auto h = crypto::hash_by_name(name);
+  if (!h) {
+    complain("", "unsupported --ima-hash '" + name + "' (md5|sha1|sha224|sha256|sha384|sha512|sha3-256|sha3-384|sha3-512)");
+    return std::nullopt;
+  }
+  if (profile.legacy_digests &&
+      (*h == crypto::HashAlgo::sha3_256 || *h == crypto::HashAlgo::sha3_384 || *h == crypto::HashAlgo::sha3_512)) {
+    complain("", "--ima-hash " + std::string(crypto::hash_info(*h).name) + " does not exist under --kernel " +
+                     profile.name() + ": Linux 6.1-6.6 have no SHA-3 in hash_algo_name[], so ima_hash=" +
+                     std::string(crypto::hash_info(*h).name) + " is refused and IMA keeps its default");
+    return std::nullopt;
+  }
+  return h;
+}
+
 bool load_keyring(const std::vector<std::string>& paths, const kernel::KernelProfile& profile, kernel::Keyring& out) {
   for (const auto& k : paths) {
     const std::size_t first = out.certificates.size();

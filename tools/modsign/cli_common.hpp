@@ -36,6 +36,14 @@ void add_ima_appraise_command(CLI::App& ima, Commands& more);
 /// digits, at most 18446744073709551615)".
 void add_bytes_option(CLI::App* cmd, const std::string& name, std::uint64_t& value, const std::string& help);
 
+/// The hash IMA uses for files (`--ima-hash`, the ima_hash= boot parameter) under `profile`:
+/// md5, sha1, sha224, sha256, sha384, sha512, sha3-256/384/512 (any case).  On an unknown
+/// name "modsign: unsupported --ima-hash 'X' (md5|sha1|...|sha3-512)"; under v6.1 a SHA-3
+/// name is refused too: 6.1-6.6 have no SHA-3 in hash_algo_name[] (they came with SHA-3
+/// module signing in 6.7), so hash_setup() rejects ima_hash=sha3-256 and IMA keeps its
+/// default.  Both on stderr, and nullopt (the caller exits kExitUsage).
+std::optional<crypto::HashAlgo> ima_hash_option(const std::string& name, const kernel::KernelProfile& profile);
+
 /// Declares `--kernel` on cmd, bound to profile (its current value is the default): v6.1
 /// (6.1-6.6), v6 (before the ML-DSA series) or v7.0, the names kernel::KernelProfile::parse
 /// takes.  `what` ends the help text (what the profile changes for this command).

@@ -64,11 +64,6 @@ bool load_items(const std::string& path, std::uint64_t max_size, std::vector<Ite
   return true;
 }
 
-std::optional<crypto::HashAlgo> ima_hash_of(const std::string& name) {
-  auto h = crypto::hash_by_name(name);
-  if (!h) complain("", "unsupported --ima-hash '" + name + "' (sha1|sha224|sha256|sha384|sha512|sha3-256|sha3-384|sha3-512)");
-  return h;
-}
 
 std::string source_name(blacklist::ModuleEntry::Source s) {
   switch (s) {
@@ -116,8 +111,9 @@ struct EntryArgs {
 
 int cmd_entry(const EntryArgs& a) {
   auto profile = kernel_profile(a.kernel);
-  auto ih = ima_hash_of(a.ima_hash);
-  if (!profile || !ih) return kExitUsage;
+  if (!profile) return kExitUsage;
+  auto ih = ima_hash_option(a.ima_hash, *profile);
+  if (!ih) return kExitUsage;
   const bool esl = a.format == "esl";
   std::optional<blacklist::efi::Guid> owner;
   if (esl) {
@@ -277,8 +273,9 @@ CheckOutcome check_outcome(const blacklist::Verdict& v, const kernel::KernelProf
 
 int cmd_check(const CheckArgs& a) {
   auto profile = kernel_profile(a.kernel);
-  auto ih = ima_hash_of(a.ima_hash);
-  if (!profile || !ih) return kExitUsage;
+  if (!profile) return kExitUsage;
+  auto ih = ima_hash_option(a.ima_hash, *profile);
+  if (!ih) return kExitUsage;
   profile->enforce = a.enforce;
   profile->lockdown = a.lockdown;
   blacklist::Sources sources;

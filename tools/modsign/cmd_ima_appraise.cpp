@@ -105,11 +105,8 @@ int cmd_appraise(const AppraiseArgs& a) {
     complain("", "--waive-mldsa-authattrs exists only for --kernel v7.0");
     return kExitUsage;
   }
-  const auto ih = crypto::hash_by_name(a.ima_hash);
-  if (!ih) {
-    complain("", "unsupported --ima-hash '" + a.ima_hash + "' (sha1|sha224|sha256|sha384|sha512|sha3-256|sha3-384|sha3-512)");
-    return kExitUsage;
-  }
+  const auto ih = ima_hash_option(a.ima_hash, *profile);
+  if (!ih) return kExitUsage;
   kernel::Keyring keyring;
   if (!load_keyring(a.keyrings, *profile, keyring)) return kExitInput;
   blacklist::Sources sources;

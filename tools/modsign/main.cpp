@@ -763,12 +763,9 @@ struct ImaArgs {
 
 int cmd_ima_template(const ImaArgs& a) {
   auto profile = kernel_profile(a.kernel);
-  auto h = crypto::hash_by_name(a.ima_hash);
   if (!profile) return kExitUsage;
-  if (!h) {
-    complain("", "unsupported --ima-hash '" + a.ima_hash + "' (sha1|sha224|sha256|sha384|sha512|sha3-256|sha3-384|sha3-512)");
-    return kExitUsage;
-  }
+  auto h = ima_hash_option(a.ima_hash, *profile);
+  if (!h) return kExitUsage;
   Bytes file;
   try {
     file = read_file(a.file);
