@@ -23,15 +23,27 @@ namespace modsign::cli {
 using crypto::Certificate;
 using crypto::PrivateKey;
 
-/// Text safe for a terminal: control characters and invalid bytes as \xNN.
+/// Text safe for a terminal: bytes below 0x20, 0x7f and the UTF-8 C1 controls (C2 80-C2 9F)
+/// as \xNN, so no escape sequence reaches the terminal; other bytes, invalid UTF-8
+/// included, as they are (README "File names").
 std::string printable(const std::string& in) {
   std::string out;
-  for (unsigned char c : in) {
+  auto hex = [&](unsigned char c) {
+    static constexpr char d[] = "0123456789abcdef";
+    out += "\\x";
+    out += d[c >> 4];
+    out += d[c & 15];
+  };
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const auto c = static_cast<unsigned char>(in[i]);
+    const auto next = i + 1 < in.size() ? static_cast<unsigned char>(in[i + 1]) : 0;
     if (c < 0x20 || c == 0x7f) {
-      static constexpr char d[] = "0123456789abcdef";
-      out += "\\x";
-      out += d[c >> 4];
-      out += d[c & 15];
+      hex(c);
+    } else if (c == 0xc2 && next >= 0x80 && next <= 0x9f) {
+      // A C1 control (U+0080-U+009F) in UTF-8: xterm and others act on it (C2 9B is CSI).
+      hex(c);
+      hex(next);
+      ++i;
     } else {
       out += static_cast<char>(c);
     }

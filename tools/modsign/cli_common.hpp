@@ -55,7 +55,9 @@ std::optional<kernel::KernelProfile> kernel_profile(const std::string& name);
 /// Exit statuses of design.md: 0 success, 1 negative verdict, 2 usage, 3 input/I/O.
 constexpr int kExitOk = 0, kExitVerdict = 1, kExitUsage = 2, kExitInput = 3;
 
-/// Text safe for a terminal: control characters and invalid bytes as \xNN.
+/// Text safe for a terminal: bytes below 0x20, 0x7f and the UTF-8 C1 controls (C2 80-C2 9F)
+/// as \xNN, so no escape sequence reaches the terminal; other bytes, invalid UTF-8
+/// included, as they are (README "File names").
 std::string printable(const std::string& in);
 /// Writes "modsign: <file>: <what>" (or "modsign: <what>" for an empty file) to stderr.
 void complain(const std::string& file, const std::string& what);
