@@ -493,6 +493,10 @@ TEST_F(BadInput, HashListTheBuildRefuses) {
   const std::string m = signed_module();
   expect_refused(M() + " blacklist check --list " + q(d_ / "bad") + " " + q(m), 3,
                  msg.substr(0, msg.size() - 1) + " (run modsign blacklist lint)\n");
+  // The same file given as verify and ima appraise spell the option.
+  for (const std::string cmd : {" blacklist check", " ima appraise", " verify"})
+    expect_refused(M() + cmd + " --blacklist " + q(d_ / "bad") + " " + q(m), 3,
+                   msg.substr(0, msg.size() - 1) + " (run modsign blacklist lint)\n");
 }
 
 TEST_F(BadInput, MalformedEfiSignatureList) {
@@ -528,4 +532,39 @@ TEST_F(BadInput, BadAuth2Header) {
   expect_refused(M() + " dbx list --form auth2 " + q(d_ / "dbx.auth"), 3,
                  "modsign: " + (d_ / "dbx.auth") + ": EBADMSG: byte offset 16: dwLength 4294967295 exceeds the 84 bytes "
                                                   "after the timestamp\n");
+}
+
+TEST_F(BadInput, SizeThatIsNotAByteCount) {
+  // CLI11 alone reads "-1" as 18446744073709551615 (no bomb bound at all) and "" as 0.
+  const std::string p = signed_module();
+  const std::string tail = " is not a number of bytes (decimal digits, at most 18446744073709551615)\n"
+                           "Run with --help for more information.\n";
+  expect_refused(verify() + "--max-size -1 " + q(p), 2, "--max-size: '-1'" + tail);
+  expect_refused(verify() + "--max-size 18446744073709551616 " + q(p), 2, "--max-size: '18446744073709551616'" + tail);
+  expect_refused(verify() + "--max-size '' " + q(p), 2, "--max-size: ''" + tail);
+  expect_refused(verify() + "--stream-above 1e6 " + q(p), 2, "--stream-above: '1e6'" + tail);
+  expect_refused(sign() + "--replace --max-size ' 5' " + q(p), 2, "--max-size: ' 5'" + tail);
+  expect_refused(M() + " ima appraise --max-size +5 " + q(p), 2, "--max-size: '+5'" + tail);
+  expect_refused(M() + " blacklist check --max-size -0 " + q(p), 2, "--max-size: '-0'" + tail);
+  expect_refused(M() + " blacklist entry --max-size 0x10 " + q(p), 2, "--max-size: '0x10'" + tail);
+  expect_refused(M() + " digest --max-size -1 " + q(p), 2, "--max-size: '-1'" + tail);
+  // The largest value is accepted.
+  auto r = test::run(verify() + "--max-size 18446744073709551615 " + q(p));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+}
+
+TEST_F(BadInput, ImaHashTheKernelDoesNotKnow) {
+  const std::string p = signed_module();
+  const std::string list = "(md5|sha1|sha224|sha256|sha384|sha512|sha3-256|sha3-384|sha3-512)\n";
+  for (const std::string cmd : {" ima appraise", " ima template", " blacklist entry", " blacklist check"}) {
+    expect_refused(M() + cmd + " --ima-hash wp512 " + q(p), 2, "modsign: unsupported --ima-hash 'wp512' " + list);
+    expect_refused(M() + cmd + " --ima-hash md4 " + q(p), 2, "modsign: unsupported --ima-hash 'md4' " + list);
+    // 6.1-6.6 have no SHA-3 in hash_algo_name[]: ima_hash=sha3-256 would be refused at boot.
+    expect_refused(M() + cmd + " --kernel v6.1 --ima-hash sha3-256 " + q(p), 2,
+                   "modsign: --ima-hash sha3-256 does not exist under --kernel v6.1: Linux 6.1-6.6 have no SHA-3 in "
+                   "hash_algo_name[], so ima_hash=sha3-256 is refused and IMA keeps its default\n");
+    auto r = test::run(M() + cmd + " --kernel v6 --ima-hash sha3-256 " + q(p));
+    EXPECT_NE(r.status, 2) << cmd << ": " << r.err;
+  }
 }

@@ -688,4 +688,18 @@ TEST_F(Batch, NonUtf8NamesInTextAndJson) {
   EXPECT_EQ(nlohmann::json::parse(l1).at("path"), d_ / "m/\xef\xbf\xbd.ko");
   EXPECT_EQ(nlohmann::json::parse(l2).at("path"), esc);
   EXPECT_EQ(nlohmann::json::parse(l1).at("outcome"), "loads");
+  // A C1 control as UTF-8 (C2 9B, CSI: "\xc2\x9b2J" clears an xterm screen) is escaped in
+  // text lines and messages, in every command; other UTF-8 (C2 A9, the copyright sign) is not.
+  const std::string csi = d_ / "m/\xc2\x9b" "2J\xc2\xa9.ko";
+  const std::string shown = d_ / "m/\\xc2\\x9b" "2J\xc2\xa9.ko";
+  test::spit(csi, test::pattern(302));
+  auto c = test::run(M() + " verify --keyring " + q(crt("ml-dsa-44")) + " " + q(csi));
+  EXPECT_EQ(c.status, 1);
+  EXPECT_EQ(c.out.rfind(shown + ": loads-tainted (ENODATA)", 0), 0u) << c.out;
+  c = test::run(M() + " ima appraise " + q(csi));
+  EXPECT_EQ(c.status, 1);
+  EXPECT_EQ(c.out.rfind(shown + ": refused (EACCES): no-modsig", 0), 0u) << c.out;
+  c = test::run(M() + " blacklist check " + q(csi + ".missing"));
+  EXPECT_EQ(c.status, 3);
+  EXPECT_EQ(c.err, "modsign: " + shown + ".missing: No such file or directory\n");
 }

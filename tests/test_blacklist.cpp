@@ -4,9 +4,11 @@
 // openssl, the checker, and the CLI end to end (blacklist entry/check/lint/merge, verify
 // --blacklist/--revoked).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <sstream>
 #include <tuple>
 
 #include <nlohmann/json.hpp>
@@ -1211,4 +1213,222 @@ TEST_F(BlacklistCli, ImaAppraiseModsig) {
   EXPECT_EQ(r.status, 3);
   EXPECT_NE(r.err.find(d_ / "missing.ko"), std::string::npos) << r.err;
   EXPECT_EQ(test::slurp(mod), before);
+}
+
+// `ima appraise` with hostile inputs (review rv-hostile): a compressed module the kernel
+// cannot decompress, a malformed modsig, and unreadable inputs among good ones.
+TEST_F(BlacklistCli, ImaAppraiseHostileInputs) {
+  const std::string mod = signed_module("a.ko", "rsa.pem", "rsa.crt", "sha256");
+  // xz with a CRC64 check: on 7.x IMA defers the compressed read (READING_MODULE_COMPRESSED)
+  // and module_decompress() fails with EINVAL before the image is appraised; the signature
+  // inside would verify.  Before 7.0 IMA appraised the compressed file: no modsig there.
+  sh("cp " + q(mod) + " " + q(d_ / "c64.ko") + " && xz -C crc64 " + q(d_ / "c64.ko"));
+  const std::string c64 = d_ / "c64.ko.xz";
+  const Bytes c64_before = test::slurp(c64);
+  const std::string crc64 =
+      "xz stream uses a CRC64 check; the kernel's xz decoder accepts only CRC32 or none, so in-kernel decompression "
+      "(module_decompress) fails with EINVAL: recompress with `xz --check=crc32`";
+  auto r = test::run(M() + " ima appraise --keyring " + q(key("rsa.crt")) + " " + q(c64));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(r.out, c64 + ": refused (EINVAL): decompress: EINVAL: module_decompress: " + crc64 +
+                       "; IMA never appraises the image\n");
+  r = test::run(M() + " ima appraise --json --keyring " + q(key("rsa.crt")) + " " + q(c64));
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["outcome"], "refused");
+  EXPECT_EQ(j["errno"], "EINVAL");
+  EXPECT_EQ(j["cause"], "decompress");
+  EXPECT_EQ(j["check_errno"], "EINVAL");
+  // verify agrees on the errno.
+  r = test::run(M() + " verify --cert " + q(key("rsa.crt")) + " " + q(c64));
+  EXPECT_EQ(r.out.rfind(c64 + ": refused (EINVAL): " + crc64, 0), 0u) << r.out;
+  r = test::run(M() + " ima appraise --kernel v6 --keyring " + q(key("rsa.crt")) + " " + q(c64));
+  EXPECT_EQ(r.out, c64 + ": refused (EACCES): no-modsig: ENOENT: ima_read_modsig: no appended signature; no "
+                         "security.ima either (IMA-signature-required)\n");
+  EXPECT_EQ(test::slurp(c64), c64_before);
+  // A modsig whose PKCS#7 does not parse (sig_len 0 before a valid trailer): no-modsig, with
+  // the same ending as the other no-modsig reasons.
+  Bytes bad = test::pattern(100);
+  const Bytes trailer = module::encode_module_signature(0);
+  bad.insert(bad.end(), trailer.begin(), trailer.end());
+  bad.insert(bad.end(), module::kMarker.begin(), module::kMarker.end());
+  test::spit(d_ / "zero.ko", bad);
+  r = test::run(M() + " ima appraise " + q(d_ / "zero.ko"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, d_ / "zero.ko" + std::string(": refused (EACCES): no-modsig: EBADMSG: ima_read_modsig: "
+                                                 "pkcs7_parse_message: ASN.1 decoder: missing ContentInfo; no "
+                                                 "security.ima either (IMA-signature-required)\n"));
+  // Unreadable inputs among good ones: each is named on stderr, the others are still
+  // appraised, the exit status is the worst (3), and --json keeps line N for input N.
+  ASSERT_EQ(mkfifo((d_ / "fifo.ko").c_str(), 0644), 0);
+  const std::string cmd = M() + " ima appraise --keyring " + q(key("rsa.crt")) + " " + q(mod) + " " +
+                          q(d_ / "missing.ko") + " " + q(d_ / "fifo.ko") + " " + q(d_ / "zero.ko");
+  r = test::run("timeout 60 " + cmd);
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err, "modsign: " + d_ / "missing.ko" + ": No such file or directory\nmodsign: " + d_ / "fifo.ko" +
+                       ": is a FIFO, not a regular file\n");
+  EXPECT_EQ(r.out.rfind(mod + ": passes: modsig verified (trusted: blacklist test RSA)\n" + d_ / "zero.ko" +
+                            ": refused (EACCES): no-modsig",
+                        0),
+            0u)
+      << r.out;
+  r = test::run("timeout 60 " + cmd + " --json");
+  EXPECT_EQ(r.status, 3);
+  std::vector<nlohmann::json> lines;
+  std::istringstream in(r.out);
+  for (std::string l; std::getline(in, l);) lines.push_back(nlohmann::json::parse(l));
+  ASSERT_EQ(lines.size(), 4u) << r.out;
+  EXPECT_EQ(lines[0]["outcome"], "pass");
+  EXPECT_EQ(lines[1]["path"], d_ / "missing.ko");
+  EXPECT_EQ(lines[1]["outcome"], "error");
+  EXPECT_EQ(lines[1]["errno"], nullptr);
+  EXPECT_EQ(lines[1]["reason"], d_ / "missing.ko" + ": No such file or directory");
+  EXPECT_EQ(lines[2]["outcome"], "error");
+  EXPECT_EQ(lines[2]["reason"], d_ / "fifo.ko" + ": is a FIFO, not a regular file");
+  EXPECT_EQ(lines[3]["cause"], "no-modsig");
+}
+
+// blacklist check --json prints an object for every input, as verify --json does, so that
+// line N is input N: an unreadable module or a damaged certificate file is outcome "error".
+TEST_F(BlacklistCli, CheckJsonKeepsOneLinePerInput) {
+  const std::string mod = signed_module("a.ko", "rsa.pem", "rsa.crt", "sha256");
+  test::spit(d_ / "dmg.crt", std::string("-----BEGIN CERTIFICATE-----\n!!\n-----END CERTIFICATE-----\n"));
+  auto r = test::run("timeout 60 " + M() + " blacklist check --json " + q(d_ / "missing.ko") + " " + q(mod) + " " +
+                     q(d_ / "dmg.crt"));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err, "modsign: " + d_ / "missing.ko" + ": No such file or directory\nmodsign: " + d_ / "dmg.crt" +
+                       ": PEM block 1 is damaged (bad base64 or armour)\n");
+  std::vector<nlohmann::json> lines;
+  std::istringstream in(r.out);
+  for (std::string l; std::getline(in, l);) lines.push_back(nlohmann::json::parse(l));
+  ASSERT_EQ(lines.size(), 3u) << r.out;
+  EXPECT_EQ(lines[0], nlohmann::json::parse(R"({"path":")" + d_ / "missing.ko" +
+                                            R"(","kind":null,"kernel":"v7.0","stopped":false,"outcome":"error",)"
+                                            R"("errno":null,"stops":[],"entry":null,"source":null,"notes":[],)"
+                                            R"("reason":")" + d_ / "missing.ko" + R"(: No such file or directory"})"));
+  EXPECT_EQ(lines[1]["path"], mod);
+  EXPECT_EQ(lines[1]["outcome"], "not-stopped");
+  EXPECT_EQ(lines[2]["outcome"], "error");
+  EXPECT_EQ(lines[2]["reason"], d_ / "dmg.crt" + ": PEM block 1 is damaged (bad base64 or armour)");
+}
+
+// `digest` names the same bin: key as `blacklist entry` on every profile, including the
+// cases where IMA has no modsig it can use and looks up its hash of the whole file
+// (sha256sum of the file): unsigned, SHA-3 under v6.1 (no SHA-3 there), a compressed module
+// under v6 (IMA reads the compressed file).  `digest` used to say "no bin: entry can stop
+// it" there, and gave the image's d-modsig key for a compressed module under v6.
+TEST_F(BlacklistCli, DigestNamesTheKeyBlacklistEntryNames) {
+  test::spit(d_ / "plain.ko", test::pattern(3000));
+  const std::string sha3 = signed_module("sha3.ko", "rsa.pem", "rsa.crt", "sha3-256");
+  const std::string rsa = signed_module("rsa.ko", "rsa.pem", "rsa.crt", "sha256");
+  sh("xz -C crc32 -k " + q(rsa));
+  const std::string xz = rsa + ".xz";
+  auto whole = [&](const std::string& f) { return "bin:" + first_word(sh("sha256sum " + q(f))); };
+  const std::string dmodsig_rsa = "bin:" + first_word(sh("head -c 5000 " + q(rsa) + " | sha256sum"));
+  const std::string dmodsig_sha3 = "bin:" + first_word(sh("head -c 5000 " + q(sha3) + " | " + test::openssl() +
+                                                            " dgst -sha3-256 -r"));
+  struct Want {
+    std::string file, kernel, key, source;
+  };
+  const std::vector<Want> wants = {
+      {d_ / "plain.ko", "v7.0", whole(d_ / "plain.ko"), "ima-hash"},
+      {d_ / "plain.ko", "v6.1", whole(d_ / "plain.ko"), "ima-hash"},
+      {sha3, "v7.0", dmodsig_sha3, "d-modsig"},
+      {sha3, "v6", dmodsig_sha3, "d-modsig"},
+      {sha3, "v6.1", whole(sha3), "ima-hash"},
+      {xz, "v7.0", dmodsig_rsa, "d-modsig"},
+      {xz, "v6", whole(xz), "ima-hash"},
+      {xz, "v6.1", whole(xz), "ima-hash"},
+  };
+  for (const auto& w : wants) {
+    SCOPED_TRACE(w.file + " " + w.kernel);
+    auto r = test::run(M() + " digest --json --kernel " + w.kernel + " " + q(w.file));
+    ASSERT_EQ(r.status, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["bin_entry"], w.key);
+    EXPECT_EQ(j["bin_source"], w.source);
+    EXPECT_EQ(j["blacklist_visible"], true);
+    EXPECT_EQ("bin:" + j["file_sha256"].get<std::string>(), whole(w.file));
+    if (w.source == "ima-hash") {
+      EXPECT_EQ(j["d_modsig"], nullptr);
+    }
+    r = test::run(M() + " blacklist entry --json --kernel " + w.kernel + " " + q(w.file));
+    ASSERT_EQ(r.status, 0) << r.err;
+    auto e = nlohmann::json::parse(r.out);
+    EXPECT_EQ(e["entry"], w.key);
+    EXPECT_EQ(e["source"], w.source);
+  }
+  // Text: the key and why.
+  auto r = test::run(M() + " digest --kernel v6 " + q(xz));
+  EXPECT_NE(r.out.find("  kernel_digest: ENOENT (under v6 IMA reads the compressed file, which has no appended "
+                       "signature)\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  blacklist:     " + whole(xz) +
+                       " stops it when the policy requires a signature (no modsig IMA can use: IMA's sha256 of the "
+                       "whole file as stored; other ima_hash: modsign blacklist entry --ima-hash)\n"),
+            std::string::npos)
+      << r.out;
+}
+
+// Linux 6.1-6.6 knows no SHA-3 signature algorithm in X.509 (tools/kernel-conformance
+// sha3-rsa-cert-embedded / sha3-ecdsa-cert-embedded on Debian 12's 6.1: the message does
+// not parse, ENOPKG): such a certificate is in no keyring and breaks a PKCS#7 that embeds
+// it.  Profile v6 (6.12) parses both.
+TEST_F(BlacklistCli, V61KnowsNoSha3Certificates) {
+  const std::string crt = d_ / "sha3.crt";
+  sh(test::openssl() + " req -x509 -new -key " + q(key("rsa.pem")) + " -sha3-256 -subj /CN=sha3-signed -days 30 -out " +
+     q(crt));
+  const std::string mod = d_ / "m.ko";
+  test::spit(mod, test::pattern(5000));
+  sh(M() + " sign --key " + q(key("rsa.pem")) + " --cert " + q(crt) + " --hash sha256 " + q(mod));
+  const std::string note = "modsign: note: " + crt + " certificate 1 is not loaded by a v6.1 kernel (ENOPKG: unsupported "
+                           "certificate signature algorithm 2.16.840.1.101.3.4.3.14 (no SHA-3 before Linux 6.7))\n";
+  // As the trusted key: v6 trusts it, v6.1 never loads it (a note says so).
+  auto r = test::run(M() + " verify --kernel v6 --keyring " + q(crt) + " " + q(mod));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.err, "");
+  r = test::run(M() + " verify --kernel v6.1 --keyring " + q(crt) + " " + q(mod));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, note);
+  EXPECT_EQ(r.out, mod + ": loads-tainted (ENOKEY): module with unavailable key: no trusted key matches the signer; "
+                         "module verification failed: signature and/or required key missing - tainting kernel\n");
+  r = test::run(M() + " ima appraise --kernel v6.1 --keyring " + q(crt) + " " + q(mod));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, note);
+  EXPECT_EQ(r.out, mod + ": refused (EACCES): invalid-signature: ENOKEY: ima_modsig_verify: no trusted key matches the "
+                         "signer\n");
+  r = test::run(M() + " ima appraise --kernel v6 --keyring " + q(crt) + " " + q(mod));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  r = test::run(M() + " blacklist check --kernel v6.1 " + q(crt));
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out, crt + ": not stopped\n  note: the v6.1 kernel cannot use this certificate at all (ENOPKG: unsupported "
+                         "certificate signature algorithm 2.16.840.1.101.3.4.3.14 (no SHA-3 before Linux 6.7))\n");
+  // No tbs: key under v6.1 (the certificate is never parsed); v6 hashes the TBS with SHA3-256.
+  r = test::run(M() + " blacklist entry --kernel v6.1 " + q(crt));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "modsign: " + crt + ": no tbs: entry under v6.1: x509_cert_parse() refuses the certificate (ENOPKG: "
+                   "unsupported certificate signature algorithm 2.16.840.1.101.3.4.3.14 (no SHA-3 before Linux 6.7)), so "
+                   "no key is ever looked up for it\nmodsign: no entries to write\n");
+  r = test::run(M() + " blacklist entry --kernel v6 " + q(crt));
+  EXPECT_EQ(r.status, 0) << r.err;
+  const std::string tbs = first_word(sh(test::openssl() + " x509 -in " + q(crt) + " -outform DER | " + test::openssl() +
+                                        " asn1parse -inform DER -strparse 4 -noout -out /dev/stdout | " +
+                                        test::openssl() + " dgst -sha3-256 -r"));
+  EXPECT_EQ(r.out, "\"tbs:" + tbs + "\"\n");
+  // Embedded in a PKCS#7 next to the signer's own certificate: x509_cert_parse() fails, so
+  // the whole message is unsupported crypto under v6.1.
+  const std::string content = d_ / "content";
+  test::spit(content, test::pattern(5000));
+  sh(test::openssl() + " cms -sign -binary -noattr -nosmimecap -md sha256 -outform DER -in " + q(content) + " -signer " +
+     q(key("rsa.crt")) + " -inkey " + q(key("rsa.pem")) + " -certfile " + q(crt) + " -out " + q(d_ / "p7"));
+  const std::string emb = d_ / "emb.ko";
+  test::spit(emb, module::append_signature(test::pattern(5000), test::slurp(d_ / "p7")));
+  r = test::run(M() + " verify --kernel v6 --keyring " + q(key("rsa.crt")) + " " + q(emb));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  r = test::run(M() + " verify --kernel v6.1 --keyring " + q(key("rsa.crt")) + " " + q(emb));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out.rfind(emb + ": loads-tainted (ENOPKG): module with unsupported crypto: ", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("2.16.840.1.101.3.4.3.14 (no SHA-3 before Linux 6.7)"), std::string::npos) << r.out;
 }

@@ -969,3 +969,33 @@ TEST(KernelProfiles, V61VerifiesMd5Signatures) {
   EXPECT_EQ(v.outcome, module::LoadOutcome::loads_tainted);
   EXPECT_EQ(v.sig_errno, KErr::enopkg);
 }
+
+// tools/kernel-conformance case unknown-ecdsa-md5-embedded-cert on Debian 12's 6.1: a genuine
+// ECDSA P-256 signature of md5(content) under digestAlgorithm md5, the signer's certificate
+// in the message, is refused with EINVAL (software_key_determine_akcipher allows ECDSA only
+// with SHA-1/SHA-2 there); modsign predicted it verified (loads tainted, untrusted key).
+TEST(KernelProfiles, V61RefusesEcdsaWithMd5) {
+  const auto v61 = KernelProfile::v6_1();
+  const Signer& ec = signer(KeyAlgo::ecdsa_p256);
+  // signatureAlgorithm ecdsa-with-SHA256 (1.2.840.10045.4.3.2): the kernel ignores its hash.
+  MsgSpec m = one({.algo = KeyAlgo::ecdsa_p256, .hash = HashAlgo::md5,
+                   .sig_oid = Bytes{0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x02}});
+  m.certs = {ec.cert.der()};
+  const Bytes der = build(m, content());
+  // In the message: pkcs7_verify() checks it against the embedded certificate.
+  auto r = verify_module_sig(der, keyring_of({}), v61);
+  EXPECT_EQ(r.err, KErr::einval);
+  EXPECT_EQ(r.reason, "no ecdsa signature scheme with md5");
+  auto v = module::module_sig_check(module::append_signature(content(), der), keyring_of({}), v61);
+  EXPECT_EQ(v.outcome, module::LoadOutcome::refused);
+  EXPECT_EQ(v.load_errno, KErr::einval);
+  // Only in the keyring: pkcs7_validate_trust() collapses the error into EKEYREJECTED.
+  m.certs.clear();
+  r = verify_module_sig(build(m, content()), keyring_of({&ec}), v61);
+  EXPECT_EQ(r.err, KErr::ekeyrejected);
+  EXPECT_EQ(r.reason, "Sig 1: no ecdsa signature scheme with md5");
+  // Later kernels do not parse md5 at all; RSA with md5 still verifies on 6.1.
+  EXPECT_EQ(verify_module_sig(der, keyring_of({}), KernelProfile::v6()).err, KErr::enopkg);
+  EXPECT_EQ(verify_module_sig(build(one({.hash = HashAlgo::md5}), content()), keyring_of({&signer(KeyAlgo::rsa)}), v61).err,
+            KErr::none);
+}

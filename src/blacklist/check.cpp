@@ -241,11 +241,14 @@ Verdict check_module(ByteView stored, const module::ModuleImage& m, const Source
 Verdict check_certificate(const crypto::Certificate& cert, const Sources& sources, const kernel::KernelProfile& profile) {
   Verdict v;
   v.certificate = true;
-  if (auto st = kernel::x509_supported(cert, profile); !st)
+  const auto supported = kernel::x509_supported(cert, profile);
+  if (!supported)
     v.notes.push_back("the " + profile.name() + " kernel cannot use this certificate at all (" +
-                      std::string(errno_name(st.error().code)) + ": " + st.error().message + ")");
+                      std::string(errno_name(supported.error().code)) + ": " + supported.error().message + ")");
   v.tbs = certificate_entry(cert, profile);
-  if (!v.tbs) {
+  if (!v.tbs && !supported) {
+    // Not parsed at all: no tbs: lookup happens (the note above says why).
+  } else if (!v.tbs) {
     v.notes.push_back("under " + profile.name() +
                       " the TBS hash is the certificate signature's own hash, which is unavailable here: "
                       "x509_get_sig_params() skips the tbs: check");

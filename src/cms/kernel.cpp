@@ -18,6 +18,10 @@ std::optional<Bytes> x509_tbs_blacklist_hash(const crypto::Certificate& c, const
   // happens when that hash is not available (x509_get_sig_params).
   auto h = c.signature_hash();
   if (!h) return std::nullopt;
+  // 6.1-6.6 cannot parse a SHA-3-signed certificate at all (x509_supported): no lookup.
+  if (p.legacy_digests && (*h == crypto::HashAlgo::sha3_256 || *h == crypto::HashAlgo::sha3_384 ||
+                           *h == crypto::HashAlgo::sha3_512))
+    return std::nullopt;
   return crypto::digest(*h, c.tbs());
 }
 
@@ -541,6 +545,10 @@ Status public_key_verify_signature(const crypto::PublicKey& key, const SignedInf
     return crypto::verify_message(key, crypto::HashAlgo::sha512, m, si.signature, backend);
   }
   auto h = hash_of(si.hash_algo);
+  // software_key_determine_akcipher: ECDSA takes SHA-1, SHA-2 or SHA-3 only, else EINVAL.
+  // md4/md5 reach here only under v6.1, whose list is SHA-1/SHA-2 (confirmed on Debian 12's
+  // 6.1: a genuine ECDSA signature under digestAlgorithm md5 is refused with EINVAL).
+  if (key_ecdsa && (si.hash_algo == "md4" || si.hash_algo == "md5")) h.reset();
   if (!h) return make_error(KErr::einval, "no " + si.pkey_algo + " signature scheme with " + si.hash_algo);
   if (key_ecdsa) {
     auto der = normalize_ecdsa_signature(si.signature);
@@ -604,8 +612,17 @@ Status x509_supported(const crypto::Certificate& cert, const KernelProfile& prof
   static constexpr std::uint8_t rsa_sha3_prefix[] = {0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03};
   const bool rsa_sha3 = o.size() == 9 && std::equal(rsa_sha3_prefix, rsa_sha3_prefix + 8, o.begin()) && o[8] >= 0x0d && o[8] <= 0x10;
   const bool rsa_pkcs1 = cert.signature_hash().has_value() && !ecdsa;
+  // id-ecdsa-with-sha3-* (2.16.840.1.101.3.4.3.10-12), as rsa_sha3 above.
+  const bool ecdsa_sha3 = ecdsa && o.size() == 9 && std::equal(rsa_sha3_prefix, rsa_sha3_prefix + 8, o.begin()) &&
+                          o[8] >= 0x0a && o[8] <= 0x0c;
   if (!(rsa_pkcs1 || rsa_sha3 || ecdsa || mldsa_sig) || (mldsa_sig && profile.generation == Generation::v6))
     return make_error(KErr::enopkg, "unsupported certificate signature algorithm " + asn1::oid_to_string(o));
+  // 6.1-6.6 x509_note_sig_algo() knows no SHA-3 signature OIDs (they came with SHA-3 module
+  // signing): x509_cert_parse() fails with ENOPKG.  Confirmed on Debian 12's 6.1
+  // (tools/kernel-conformance sha3-rsa-cert-embedded, sha3-ecdsa-cert-embedded).
+  if (profile.legacy_digests && (rsa_sha3 || ecdsa_sha3))
+    return make_error(KErr::enopkg, "unsupported certificate signature algorithm " + asn1::oid_to_string(o) +
+                                        " (no SHA-3 before Linux 6.7)");
   if (crypto::is_ml_dsa(cert.public_key().algo()) && profile.generation == Generation::v6)
     return make_error(KErr::enopkg, "ML-DSA keys need kernel 7.0");
   return ok_status();
@@ -952,14 +969,20 @@ VerifyReport verify_with(ByteView pkcs7, const Keyring& keyring, Usage usage, co
   if (!supply(*msg)) return done(make_error(KErr::ebadmsg, "PKCS#7 signature with non-detached data"));
   auto st = pkcs7_verify(*msg, usage, profile, &rep.log);
   if (!st) return done(st.error());
-  // x509_key_preparse refuses blacklisted certificates: they are in no keyring.
+  // x509_key_preparse refuses blacklisted certificates, and x509_cert_parse those whose
+  // algorithms the kernel lacks (x509_supported: ML-DSA before 7.0, SHA-3 before 6.7): they
+  // are in no keyring.
   auto admitted = [&](const std::vector<crypto::Certificate>& certs) {
     std::vector<crypto::Certificate> out;
     for (const auto& c : certs)
-      if (!tbs_blacklisted(c, profile, &keyring.blacklist)) out.push_back(c);
+      if (!tbs_blacklisted(c, profile, &keyring.blacklist) && x509_supported(c, profile)) out.push_back(c);
     return out;
   };
-  const bool filter = !keyring.blacklist.descriptions.empty();
+  const auto loadable = [&](const std::vector<crypto::Certificate>& certs) {
+    return std::all_of(certs.begin(), certs.end(), [&](const crypto::Certificate& c) { return x509_supported(c, profile).ok(); });
+  };
+  const bool filter = !keyring.blacklist.descriptions.empty() || !loadable(keyring.certificates) ||
+                      !loadable(keyring.blacklist.revoked);
   if (!keyring.blacklist.revoked.empty()) {
     auto revoked = filter ? pkcs7_validate_trust(*msg, admitted(keyring.blacklist.revoked), profile)
                           : pkcs7_validate_trust(*msg, keyring.blacklist.revoked, profile);

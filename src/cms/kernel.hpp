@@ -62,7 +62,8 @@ struct Blacklist {
 /// SHA-256 of the TBSCertificate TLV for every certificate (32 bytes); before 7.0, the
 /// TBSCertificate hashed with the certificate signature's own hash (e.g. 48 bytes for
 /// sha384WithRSAEncryption), nullopt when that hash is not one modsign can compute
-/// (ML-DSA-signed certificates, unknown OIDs) — the kernel then skips the check.
+/// (ML-DSA-signed certificates, unknown OIDs) — the kernel then skips the check; and
+/// nullopt under v6.1 for a SHA-3 signature, which that kernel cannot parse at all.
 std::optional<Bytes> x509_tbs_blacklist_hash(const crypto::Certificate& cert, const KernelProfile& profile);
 
 /// A keyring of trusted certificates (e.g. .builtin_trusted_keys + .secondary) and a blacklist.

@@ -159,8 +159,10 @@ ModuleDigests digest_module_image(ByteView image, const kernel::KernelProfile& p
   const Layout l = layout_of(image.last(tail), image.size());
   const ByteView cms = l.has_modsig ? image.subspan(static_cast<std::size_t>(l.cms_off), static_cast<std::size_t>(l.cms_len))
                                     : ByteView();
-  return digests_of(l, cms, profile,
-                    [&](MultiHash& mh) { mh.update(image.first(static_cast<std::size_t>(l.content_len))); });
+  ModuleDigests out = digests_of(l, cms, profile,
+                                 [&](MultiHash& mh) { mh.update(image.first(static_cast<std::size_t>(l.content_len))); });
+  out.file_sha256 = l.content_len == image.size() ? out.side_sha256 : crypto::digest(crypto::HashAlgo::sha256, image);
+  return out;
 }
 
 Result<ModuleDigests> digest_module_file(const std::string& path, const kernel::KernelProfile& profile,
@@ -169,9 +171,23 @@ Result<ModuleDigests> digest_module_file(const std::string& path, const kernel::
   const std::uint64_t size = in.size();
   const Bytes head = in.read_at(0, static_cast<std::size_t>(std::min<std::uint64_t>(size, 8)));
   if (module::detect_compression(head) != module::Compression::none) {
-    auto img = module::open_module(read_file(path, std::max<std::uint64_t>(max_size, kMaxModuleSize)), max_size);
+    const Bytes stored = read_file(path, std::max<std::uint64_t>(max_size, kMaxModuleSize));
+    auto img = module::open_module(stored, max_size);
     if (!img) return img.error();
-    return digest_module_image(img->image, profile);
+    ModuleDigests out = digest_module_image(img->image, profile);
+    out.compressed = true;
+    out.file_sha256 = crypto::digest(crypto::HashAlgo::sha256, stored);
+    if (profile.generation == kernel::Generation::v6) {
+      // Before 7.0 finit_module's kernel_read_file(READING_MODULE) hands IMA the compressed
+      // file, which has no marker; decompression comes later (blacklist::module_entry).
+      out.modsig_parsed = false;
+      out.kernel = KernelDigestResult{};
+      out.kernel.status = KErr::enoent;
+      out.kernel.reason = "under v6 IMA reads the compressed file, which has no appended signature";
+      out.d_modsig.reset();
+      out.blacklist_visible = false;
+    }
+    return out;
   }
   // Uncompressed: one pass in 1 MiB reads; only the trailer and the PKCS#7 are kept.
   const std::size_t tail_len = static_cast<std::size_t>(std::min<std::uint64_t>(size, 40));
@@ -182,15 +198,23 @@ Result<ModuleDigests> digest_module_file(const std::string& path, const kernel::
     l.reason = "PKCS#7 message of " + std::to_string(l.cms_len) + " bytes exceeds the ASN.1 decoder's 65535";
   }
   const Bytes cms = l.has_modsig ? in.read_at(l.cms_off, static_cast<std::size_t>(l.cms_len)) : Bytes{};
-  return digests_of(l, cms, profile, [&](MultiHash& mh) {
-    Bytes buf;
-    for (std::uint64_t off = 0; off < l.content_len;) {
-      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, l.content_len - off));
+  // The whole file's SHA-256 (IMA's file hash) rides on the same reads; the bytes after the
+  // content (PKCS#7 and trailer) are read once more only when there are any.
+  crypto::Hasher whole(crypto::HashAlgo::sha256);
+  Bytes buf;
+  auto read_range = [&](std::uint64_t from, std::uint64_t to, MultiHash* mh) {
+    for (std::uint64_t off = from; off < to;) {
+      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, to - off));
       in.read_at(off, n, buf);
-      mh.update(ByteView(buf.data(), n));
+      if (mh) mh->update(ByteView(buf.data(), n));
+      whole.update(ByteView(buf.data(), n));
       off += n;
     }
-  });
+  };
+  ModuleDigests out = digests_of(l, cms, profile, [&](MultiHash& mh) { read_range(0, l.content_len, &mh); });
+  read_range(l.content_len, size, nullptr);
+  out.file_sha256 = whole.final();
+  return out;
 }
 
 }  // namespace modsign::digest

@@ -59,6 +59,14 @@ struct ModuleDigests {
   /// (ima_check_blacklist looks up the d-modsig digest; an entry holds at most 128 hex
   /// digits, so the raw attribute blob of 7.0 ML-DSA with signedAttrs can never match).
   bool blacklist_visible = false;
+  /// The file is xz/zstd/gzip-compressed; the fields above describe its decompressed image,
+  /// except under a v6 profile, where IMA reads only the compressed file: no modsig there
+  /// (kernel ENOENT, no d-modsig), as blacklist::module_entry() has it.
+  bool compressed = false;
+  /// SHA-256 of the whole file as stored (signature trailer included; the compressed bytes
+  /// of a compressed module): the key ima_check_blacklist() looks up, with ima_hash=sha256,
+  /// when IMA has no modsig it can use (!modsig_parsed).
+  Bytes file_sha256;
 };
 
 /// Compute ModuleDigests for a module file, reading it once in 1 MiB chunks (pread;

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -238,6 +239,60 @@ std::string sig_key_text(const cms::SignerInfo& si) {
 }
 
 // ------------------------------------------------------------------------------ keygen
+
+std::optional<crypto::HashAlgo> ima_hash_option(const std::string& name, const kernel::KernelProfile& profile) {
+  const auto h = crypto::hash_by_name(name);
+  if (!h) {
+    complain("", "unsupported --ima-hash '" + name + "' (md5|sha1|sha224|sha256|sha384|sha512|sha3-256|sha3-384|sha3-512)");
+    return std::nullopt;
+  }
+  if (profile.legacy_digests &&
+      (*h == crypto::HashAlgo::sha3_256 || *h == crypto::HashAlgo::sha3_384 || *h == crypto::HashAlgo::sha3_512)) {
+    complain("", "--ima-hash " + std::string(crypto::hash_info(*h).name) + " does not exist under --kernel " +
+                     profile.name() + ": Linux 6.1-6.6 have no SHA-3 in hash_algo_name[], so ima_hash=" +
+                     std::string(crypto::hash_info(*h).name) + " is refused and IMA keeps its default");
+    return std::nullopt;
+  }
+  return h;
+}
+
+bool load_keyring(const std::vector<std::string>& paths, const kernel::KernelProfile& profile, kernel::Keyring& out) {
+  for (const auto& k : paths) {
+    const std::size_t first = out.certificates.size();
+    try {
+      if (auto st = out.add_path(k); !st) {
+        complain("", st.error().message);
+        return false;
+      }
+    } catch (const IoError& e) {
+      complain("", e.what());
+      return false;
+    }
+    for (std::size_t i = first; i < out.certificates.size(); ++i)
+      if (auto st = kernel::x509_supported(out.certificates[i], profile); !st)
+        complain("", "note: " + k + " certificate " + std::to_string(i - first + 1) + " is not loaded by a " +
+                         profile.name() + " kernel (" + std::string(errno_name(st.error().code)) + ": " +
+                         st.error().message + ")");
+  }
+  return true;
+}
+
+void add_bytes_option(CLI::App* cmd, const std::string& name, std::uint64_t& value, const std::string& help) {
+  cmd->add_option(name, value, help)
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            std::uint64_t n = 0;
+            const char* end = v.data() + v.size();
+            const auto [p, ec] = std::from_chars(v.data(), end, n);
+            if (v.empty() || ec != std::errc() || p != end || !std::all_of(v.begin(), v.end(), [](char c) {
+                  return c >= '0' && c <= '9';
+                }))
+              return "'" + printable(v) + "' is not a number of bytes (decimal digits, at most 18446744073709551615)";
+            return {};
+          },
+          "BYTES"))
+      ->capture_default_str();
+}
 
 void add_kernel_option(CLI::App* cmd, std::string& profile, const std::string& what) {
   cmd->add_option("--kernel", profile,

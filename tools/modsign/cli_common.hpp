@@ -29,6 +29,21 @@ void add_dbx_commands(CLI::App& app, Commands& more);
 /// `modsign ima appraise` under the `ima` subcommand (tools/modsign/cmd_ima_appraise.cpp).
 void add_ima_appraise_command(CLI::App& ima, Commands& more);
 
+/// Declares an option taking a number of bytes (--max-size, --stream-above), with its default
+/// shown.  Only decimal digits that fit in 64 bits are accepted: CLI11 2.1 alone turns "-1"
+/// into 18446744073709551615 and "" into 0, which would lift or zero the bound silently.  A
+/// bad value is a usage error (exit 2): "--max-size: '-1' is not a number of bytes (decimal
+/// digits, at most 18446744073709551615)".
+void add_bytes_option(CLI::App* cmd, const std::string& name, std::uint64_t& value, const std::string& help);
+
+/// The hash IMA uses for files (`--ima-hash`, the ima_hash= boot parameter) under `profile`:
+/// md5, sha1, sha224, sha256, sha384, sha512, sha3-256/384/512 (any case).  On an unknown
+/// name "modsign: unsupported --ima-hash 'X' (md5|sha1|...|sha3-512)"; under v6.1 a SHA-3
+/// name is refused too: 6.1-6.6 have no SHA-3 in hash_algo_name[] (they came with SHA-3
+/// module signing in 6.7), so hash_setup() rejects ima_hash=sha3-256 and IMA keeps its
+/// default.  Both on stderr, and nullopt (the caller exits kExitUsage).
+std::optional<crypto::HashAlgo> ima_hash_option(const std::string& name, const kernel::KernelProfile& profile);
+
 /// Declares `--kernel` on cmd, bound to profile (its current value is the default): v6.1
 /// (6.1-6.6), v6 (before the ML-DSA series) or v7.0, the names kernel::KernelProfile::parse
 /// takes.  `what` ends the help text (what the profile changes for this command).
@@ -92,6 +107,15 @@ std::string sig_algo_text(const cms::SignerInfo& si);
 std::string signer_cn(const cms::SignerInfo& si);
 /// modinfo's sig_key: serial (issuerAndSerialNumber) or SKID as colon hex.
 std::string sig_key_text(const cms::SignerInfo& si);
+
+/// Trusted certificates (--keyring/--cert of verify, ima appraise and blacklist check) into
+/// `out` with Keyring::add_path.  A certificate the `profile` kernel cannot load
+/// (kernel::x509_supported: ML-DSA before 7.0, SHA-3 signatures before 6.7) stays in `out`
+/// (the verifiers leave it out of the trust step) and is named on stderr as "modsign: note:
+/// FILE certificate N is not loaded by a v6.1 kernel (ENOPKG: ...)", N counting within that
+/// argument, as for --revoked.  Reports and returns false on the first unreadable or
+/// malformed file.
+bool load_keyring(const std::vector<std::string>& paths, const kernel::KernelProfile& profile, kernel::Keyring& out);
 
 /// `modsign blacklist ...` (tools/modsign/cmd_blacklist.cpp).
 void add_blacklist_commands(CLI::App& app, Commands& more);

@@ -30,13 +30,15 @@ struct Item {
 /// DER certificate with trailing bytes, concatenated DER certificates, a PEM key or a
 /// damaged PEM block is reported (as `--revoked` and `--keyring` report them) instead of
 /// being hashed as if it were a module.  Anything else is a module.
-/// Reports and returns false on an unreadable file or a broken certificate file.
-bool load_items(const std::string& path, std::uint64_t max_size, std::vector<Item>& out) {
+/// Reports and returns false on an unreadable file or a broken certificate file (the
+/// message also goes to `*why` when given).
+bool load_items(const std::string& path, std::uint64_t max_size, std::vector<Item>& out, std::string* why = nullptr) {
   Bytes head;
   try {
     head = read_file(path, std::max<std::uint64_t>(max_size, kMaxModuleSize));
   } catch (const IoError& e) {
     complain("", e.what());
+    if (why) *why = e.what();
     return false;
   }
   const bool elf = head.size() >= 4 && head[0] == 0x7f && head[1] == 'E' && head[2] == 'L' && head[3] == 'F';
@@ -49,24 +51,19 @@ bool load_items(const std::string& path, std::uint64_t max_size, std::vector<Ite
     auto certs = crypto::Certificate::from_bytes(head);
     if (!certs) {
       complain(path, certs.error().message);
+      if (why) *why = path + ": " + certs.error().message;
       return false;
     }
     for (std::size_t i = 0; i < certs->size(); ++i)
       out.push_back(Item{certs->size() > 1 ? path + "#" + std::to_string(i + 1) : path, std::nullopt, (*certs)[i]});
     return true;
   }
-  std::string why;
-  auto lm = read_module(path, max_size, &why);
+  auto lm = read_module(path, max_size, why);
   if (!lm) return false;
   out.push_back(Item{path, std::move(lm), std::nullopt});
   return true;
 }
 
-std::optional<crypto::HashAlgo> ima_hash_of(const std::string& name) {
-  auto h = crypto::hash_by_name(name);
-  if (!h) complain("", "unsupported --ima-hash '" + name + "' (sha1|sha224|sha256|sha384|sha512|sha3-256|sha3-384|sha3-512)");
-  return h;
-}
 
 std::string source_name(blacklist::ModuleEntry::Source s) {
   switch (s) {
@@ -114,8 +111,9 @@ struct EntryArgs {
 
 int cmd_entry(const EntryArgs& a) {
   auto profile = kernel_profile(a.kernel);
-  auto ih = ima_hash_of(a.ima_hash);
-  if (!profile || !ih) return kExitUsage;
+  if (!profile) return kExitUsage;
+  auto ih = ima_hash_option(a.ima_hash, *profile);
+  if (!ih) return kExitUsage;
   const bool esl = a.format == "esl";
   std::optional<blacklist::efi::Guid> owner;
   if (esl) {
@@ -173,8 +171,12 @@ int cmd_entry(const EntryArgs& a) {
         } else if (tbs) {
           add(*tbs);
         } else {
-          const std::string why = "no tbs: entry under " + profile->name() +
-                                  ": the certificate's signature hash is unavailable, x509_get_sig_params() skips the check";
+          const auto sup = kernel::x509_supported(*it.cert, *profile);
+          const std::string why =
+              "no tbs: entry under " + profile->name() +
+              (sup ? std::string(": the certificate's signature hash is unavailable, x509_get_sig_params() skips the check")
+                   : ": x509_cert_parse() refuses the certificate (" + std::string(errno_name(sup.error().code)) + ": " +
+                         sup.error().message + "), so no key is ever looked up for it");
           j["explanation"] = why;
           complain(it.label, why);
           worst = std::max(worst, kExitVerdict);
@@ -271,8 +273,9 @@ CheckOutcome check_outcome(const blacklist::Verdict& v, const kernel::KernelProf
 
 int cmd_check(const CheckArgs& a) {
   auto profile = kernel_profile(a.kernel);
-  auto ih = ima_hash_of(a.ima_hash);
-  if (!profile || !ih) return kExitUsage;
+  if (!profile) return kExitUsage;
+  auto ih = ima_hash_option(a.ima_hash, *profile);
+  if (!ih) return kExitUsage;
   profile->enforce = a.enforce;
   profile->lockdown = a.lockdown;
   blacklist::Sources sources;
@@ -280,24 +283,24 @@ int cmd_check(const CheckArgs& a) {
   std::vector<crypto::Certificate> trusted;
   if (!a.keyrings.empty()) {
     kernel::Keyring kr;
-    for (const auto& k : a.keyrings) {
-      try {
-        if (auto st = kr.add_path(k); !st) {
-          complain("", st.error().message);
-          return kExitInput;
-        }
-      } catch (const IoError& e) {
-        complain("", e.what());
-        return kExitInput;
-      }
-    }
-    trusted = std::move(kr.certificates);
+    if (!load_keyring(a.keyrings, *profile, kr)) return kExitInput;
+    // The kernel never loads those it cannot parse (the note above names them).
+    for (auto& c : kr.certificates)
+      if (kernel::x509_supported(c, *profile)) trusted.push_back(std::move(c));
   }
   int worst = kExitOk;
   for (const auto& path : a.items) {
     std::vector<Item> items;
-    if (!load_items(path, a.max_size, items)) {
+    std::string why;
+    if (!load_items(path, a.max_size, items, &why)) {
       worst = std::max(worst, kExitInput);
+      // As verify --json: an object for every input (the message is on stderr too).
+      if (a.json)
+        std::cout << dump({{"path", path}, {"kind", nullptr}, {"kernel", profile->name()}, {"stopped", false},
+                           {"outcome", "error"}, {"errno", nullptr}, {"stops", nlohmann::json::array()},
+                           {"entry", nullptr}, {"source", nullptr}, {"notes", nlohmann::json::array()},
+                           {"reason", why}})
+                  << "\n";
       continue;
     }
     for (const auto& it : items) {
@@ -520,14 +523,16 @@ void add_blacklist_commands(CLI::App& app, Commands& more) {
   entry->add_option("--owner", en.owner, "SignatureOwner GUID of the esl entries");
   entry->add_option("--out,-o", en.out, "write the hash list here instead of standard output");
   entry->add_flag("--json", en.json, "one JSON object per item (the hash list only with -o)");
-  entry->add_option("--max-size", en.max_size, "largest decompressed module accepted (bytes)")->capture_default_str();
+  add_bytes_option(entry, "--max-size", en.max_size, "largest decompressed module accepted (bytes)");
   entry->add_option("ITEM", en.items, "modules and certificates (PEM or DER)")->required();
   more.emplace_back(entry, [] { return cmd_entry(en); });
 
   static CheckArgs ck;
   auto* check = bl->add_subcommand("check", "would the kernel's blacklist stop each module or certificate");
   add_kernel_option(check, ck.kernel, "");
-  check->add_option("--list", ck.lists, "CONFIG_SYSTEM_BLACKLIST_HASH_LIST file; repeatable")->allow_extra_args(false);
+  check->add_option("--list,--blacklist", ck.lists,
+                    "CONFIG_SYSTEM_BLACKLIST_HASH_LIST file (--blacklist as for verify and ima appraise); repeatable")
+      ->allow_extra_args(false);
   check->add_option("--revoked", ck.revoked, "revoked certificates (CONFIG_SYSTEM_REVOCATION_KEYS); repeatable")
       ->allow_extra_args(false);
   check->add_option("--dbx", ck.dbx, "UEFI dbx / MokListXRT file (EFI_SIGNATURE_LISTs; esl, efivarfs or auth-2); repeatable")
@@ -538,7 +543,7 @@ void add_blacklist_commands(CLI::App& app, Commands& more) {
   check->add_flag("--json", ck.json, "one JSON object per item");
   check->add_flag("--enforce", ck.enforce, "module.sig_enforce=1 / CONFIG_MODULE_SIG_FORCE=y (as for verify)");
   check->add_flag("--lockdown", ck.lockdown, "kernel lockdown (integrity) active (as for verify)");
-  check->add_option("--max-size", ck.max_size, "largest decompressed module accepted (bytes)")->capture_default_str();
+  add_bytes_option(check, "--max-size", ck.max_size, "largest decompressed module accepted (bytes)");
   check->add_option("ITEM", ck.items, "modules and certificates")->required();
   more.emplace_back(check, [] { return cmd_check(ck); });
 

@@ -19,6 +19,9 @@ namespace modsign::cli {
 
 namespace {
 
+/// Ends every no-modsig reason: nothing else can pass the rule either.
+constexpr const char* kNoXattr = "; no security.ima either (IMA-signature-required)";
+
 struct AppraiseArgs {
   std::vector<std::string> keyrings, blacklists, revoked, dbx, modules;
   std::string kernel = "v7.0", ima_hash = "sha256";
@@ -26,11 +29,11 @@ struct AppraiseArgs {
   std::uint64_t max_size = module::kDefaultMaxDecompressed;
 };
 
-/// One module's appraisal.  cause: "" (passes), "blacklisted", "no-modsig" or
-/// "invalid-signature".
+/// One module's appraisal.  cause: "" (passes), "decompress" (7.x: finit_module fails with
+/// EINVAL before IMA appraises), "blacklisted", "no-modsig" or "invalid-signature".
 struct Appraisal {
   std::string cause;
-  KErr err = KErr::none;  ///< EPERM (blacklist), the modsig's errno, or ENODATA (no modsig)
+  KErr err = KErr::none;  ///< EINVAL (decompress), EPERM (blacklist), or the modsig's errno
   std::string reason;
   std::optional<blacklist::Stop> stop;
   std::vector<std::string> trusted_by;
@@ -39,6 +42,17 @@ struct Appraisal {
 Appraisal appraise(const LoadedModule& lm, const kernel::Keyring& keyring, const blacklist::Sources& sources,
                    const kernel::KernelProfile& profile, crypto::HashAlgo ima_hash) {
   Appraisal a;
+  // 0. On 7.x, finit_module(MODULE_INIT_COMPRESSED_FILE) reads the file with
+  //    READING_MODULE_COMPRESSED, for which process_measurement() only collects the hash and
+  //    defers (ima_main.c:430-433); module_decompress() then fails with EINVAL before the
+  //    image is ever appraised (kernel/module/main.c:3772-3779, init_module_from_file).
+  //    Before 7.0 IMA appraised the compressed file first (below).
+  if (profile.generation == kernel::Generation::v7_0 && !lm.m.kernel_decompress_problem.empty()) {
+    a.cause = "decompress";
+    a.err = KErr::einval;
+    a.reason = "module_decompress: " + lm.m.kernel_decompress_problem + "; IMA never appraises the image";
+    return a;
+  }
   // 1. ima_check_blacklist(): the key an imasig|modsig rule looks up (the modsig digest, or
   //    IMA's file hash when there is no modsig).  A hit is EPERM, turned into EACCES.
   const auto v = blacklist::check_module(lm.stored, lm.m, sources, {}, profile, ima_hash);
@@ -59,14 +73,14 @@ Appraisal appraise(const LoadedModule& lm, const kernel::Keyring& keyring, const
   if (seen.size() <= module::kMarker.size() + module::kModuleSignatureSize || !module::has_marker(seen)) {
     a.cause = "no-modsig";
     a.err = KErr::enoent;
-    a.reason = "ima_read_modsig: no appended signature; no security.ima either (IMA-signature-required)";
+    a.reason = std::string("ima_read_modsig: no appended signature") + kNoXattr;
     return a;
   }
   auto split = module::split(seen);
   if (!split) {
     a.cause = "no-modsig";
     a.err = split.error().code;
-    a.reason = "ima_read_modsig: " + split.error().message + "; no security.ima either (IMA-signature-required)";
+    a.reason = "ima_read_modsig: " + split.error().message + kNoXattr;
     return a;
   }
   const auto rep = kernel::ima_modsig_verify(split->content, split->cms, keyring, profile);
@@ -75,7 +89,8 @@ Appraisal appraise(const LoadedModule& lm, const kernel::Keyring& keyring, const
     // but cannot verify is an invalid signature.  Both are refused.
     a.cause = kernel::pkcs7_parse_message(split->cms, profile, &keyring.blacklist) ? "invalid-signature" : "no-modsig";
     a.err = rep.err;
-    a.reason = (a.cause == "no-modsig" ? "ima_read_modsig: pkcs7_parse_message: " : "ima_modsig_verify: ") + rep.reason;
+    a.reason = a.cause == "no-modsig" ? "ima_read_modsig: pkcs7_parse_message: " + rep.reason + kNoXattr
+                                      : "ima_modsig_verify: " + rep.reason;
     return a;
   }
   a.trusted_by = rep.trusted_by;
@@ -90,23 +105,10 @@ int cmd_appraise(const AppraiseArgs& a) {
     complain("", "--waive-mldsa-authattrs exists only for --kernel v7.0");
     return kExitUsage;
   }
-  const auto ih = crypto::hash_by_name(a.ima_hash);
-  if (!ih) {
-    complain("", "unsupported --ima-hash '" + a.ima_hash + "' (sha1|sha224|sha256|sha384|sha512|sha3-256|sha3-384|sha3-512)");
-    return kExitUsage;
-  }
+  const auto ih = ima_hash_option(a.ima_hash, *profile);
+  if (!ih) return kExitUsage;
   kernel::Keyring keyring;
-  for (const auto& k : a.keyrings) {
-    try {
-      if (auto st = keyring.add_path(k); !st) {
-        complain("", st.error().message);
-        return kExitInput;
-      }
-    } catch (const IoError& e) {
-      complain("", e.what());
-      return kExitInput;
-    }
-  }
+  if (!load_keyring(a.keyrings, *profile, keyring)) return kExitInput;
   blacklist::Sources sources;
   if (!load_blacklist_sources(a.blacklists, a.revoked, a.dbx, *profile, sources)) return kExitInput;
   keyring.blacklist = sources.keyring;
@@ -116,16 +118,24 @@ int cmd_appraise(const AppraiseArgs& a) {
     auto lm = read_module(path, a.max_size, &why);
     if (!lm) {
       worst = std::max(worst, kExitInput);
+      // As verify --json: line N stays input N (the message is on stderr too).
+      if (a.json)
+        std::cout << dump({{"path", path}, {"kernel", profile->name()}, {"outcome", "error"}, {"errno", nullptr},
+                           {"cause", nullptr}, {"check_errno", nullptr}, {"reason", why},
+                           {"trusted_by", nlohmann::json::array()}})
+                  << "\n";
       continue;
     }
     const Appraisal ap = appraise(*lm, keyring, sources, *profile, *ih);
     const bool pass = ap.cause.empty();
     if (!pass) worst = std::max(worst, kExitVerdict);
+    // What finit_module returns: IMA's refusals are EACCES; a failed decompression its EINVAL.
+    const char* refused_errno = ap.cause == "decompress" ? "EINVAL" : "EACCES";
     if (a.json) {
       nlohmann::json j{{"path", path},
                        {"kernel", profile->name()},
                        {"outcome", pass ? "pass" : "refused"},
-                       {"errno", pass ? nlohmann::json(nullptr) : nlohmann::json("EACCES")},
+                       {"errno", pass ? nlohmann::json(nullptr) : nlohmann::json(refused_errno)},
                        {"cause", pass ? nlohmann::json(nullptr) : nlohmann::json(ap.cause)},
                        {"check_errno", pass ? nlohmann::json(nullptr) : nlohmann::json(errno_name(ap.err))},
                        {"reason", ap.reason},
@@ -142,7 +152,7 @@ int cmd_appraise(const AppraiseArgs& a) {
       std::cout << printable(path) << ": passes: modsig verified"
                 << (ap.trusted_by.empty() ? std::string() : " (trusted: " + printable(ap.trusted_by[0]) + ")") << "\n";
     } else {
-      std::cout << printable(path) << ": refused (EACCES): " << ap.cause << ": " << errno_name(ap.err) << ": "
+      std::cout << printable(path) << ": refused (" << refused_errno << "): " << ap.cause << ": " << errno_name(ap.err) << ": "
                 << printable(ap.reason) << "\n";
     }
   }
@@ -167,7 +177,7 @@ void add_ima_appraise_command(CLI::App& ima, Commands& more) {
   c->add_flag("--waive-mldsa-authattrs", a->waive, "CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA=y (v7.0)");
   c->add_option("--ima-hash", a->ima_hash, "IMA's file hash (ima_hash=)")->capture_default_str();
   c->add_flag("--json", a->json, "one JSON object per module");
-  c->add_option("--max-size", a->max_size, "largest decompressed module, bytes")->capture_default_str();
+  add_bytes_option(c, "--max-size", a->max_size, "largest decompressed module, bytes");
   c->add_option("MODULE", a->modules, "modules")->required();
   more.emplace_back(c, [a] { return cmd_appraise(*a); });
 }

@@ -568,18 +568,7 @@ int cmd_verify(const VerifyArgs& a) {
     return kExitUsage;
   }
   kernel::Keyring keyring;
-  for (const auto& k : a.keyrings) {
-    try {
-      auto st = keyring.add_path(k);
-      if (!st) {
-        complain("", st.error().message);
-        return kExitInput;
-      }
-    } catch (const IoError& e) {
-      complain("", e.what());
-      return kExitInput;
-    }
-  }
+  if (!load_keyring(a.keyrings, *profile, keyring)) return kExitInput;
   {
     // The .blacklist keyring: tbs: entries and revoked certificates (bin: entries are
     // IMA's, which module_sig_check does not consult).
@@ -707,6 +696,15 @@ int cmd_digest(const DigestArgs& a) {
     }
     const auto& d = *r;
     const bool ok = d.kernel.status == KErr::none;
+    // The bin: key ima_check_blacklist() looks up (as blacklist::module_entry): the d-modsig
+    // digest; or, when IMA has no modsig it can use, its hash of the whole file (sha256 here;
+    // `blacklist entry --ima-hash` for other ima_hash= values); none when IMA has a modsig but
+    // no usable digest.
+    const bool file_key = !d.modsig_parsed;
+    const std::optional<std::string> bin_key =
+        d.blacklist_visible ? std::optional<std::string>("bin:" + to_hex(d.kernel.bytes))
+        : file_key          ? std::optional<std::string>("bin:" + to_hex(d.file_sha256))
+                            : std::nullopt;
     if (a.json) {
       nlohmann::json kd{{"status", ok ? "ok" : std::string(errno_name(d.kernel.status))}};
       kd["algo"] = ok ? nlohmann::json(d.kernel.algo) : nlohmann::json(nullptr);
@@ -719,8 +717,12 @@ int cmd_digest(const DigestArgs& a) {
                        {"kernel_digest", kd},
                        {"side_sha256", to_hex(d.side_sha256)},
                        {"d_modsig", d.d_modsig ? nlohmann::json(to_hex(*d.d_modsig)) : nlohmann::json(nullptr)},
-                       {"blacklist_visible", d.blacklist_visible},
-                       {"bin_entry", d.blacklist_visible ? nlohmann::json("bin:" + to_hex(d.kernel.bytes)) : nlohmann::json(nullptr)},
+                       {"blacklist_visible", bin_key.has_value()},
+                       {"bin_entry", bin_key ? nlohmann::json(*bin_key) : nlohmann::json(nullptr)},
+                       {"bin_source", d.blacklist_visible ? nlohmann::json("d-modsig")
+                                      : file_key          ? nlohmann::json("ima-hash")
+                                                          : nlohmann::json(nullptr)},
+                       {"file_sha256", to_hex(d.file_sha256)},
                        {"side_bin_entry", "bin:" + to_hex(d.side_sha256)}};
       std::cout << dump(j) << "\n";
       continue;
@@ -738,10 +740,15 @@ int cmd_digest(const DigestArgs& a) {
     std::cout << "  d_modsig:      " << (d.d_modsig ? to_hex(*d.d_modsig) : std::string("none: IMA records no d-modsig"))
               << "\n";
     if (d.blacklist_visible)
-      std::cout << "  blacklist:     bin:" << to_hex(d.kernel.bytes) << " stops it (IMA bin: check on the d-modsig digest)\n";
+      std::cout << "  blacklist:     " << *bin_key << " stops it (IMA bin: check on the d-modsig digest)\n";
+    else if (file_key)
+      std::cout << "  blacklist:     " << *bin_key
+                << " stops it when the policy requires a signature (no modsig IMA can use: IMA's sha256 of the whole "
+                   "file as stored; other ima_hash: modsign blacklist entry --ima-hash)\n";
     else
       std::cout << "  blacklist:     no bin: entry can stop it under " << profile->name()
-                << "; with the proposed side SHA-256: bin:" << to_hex(d.side_sha256) << "\n";
+                << " (IMA has a modsig but no usable digest); with the proposed side SHA-256: bin:"
+                << to_hex(d.side_sha256) << "\n";
   }
   return worst;
 }
@@ -756,12 +763,9 @@ struct ImaArgs {
 
 int cmd_ima_template(const ImaArgs& a) {
   auto profile = kernel_profile(a.kernel);
-  auto h = crypto::hash_by_name(a.ima_hash);
   if (!profile) return kExitUsage;
-  if (!h) {
-    complain("", "unsupported --ima-hash '" + a.ima_hash + "' (sha1|sha224|sha256|sha384|sha512|sha3-256|sha3-384|sha3-512)");
-    return kExitUsage;
-  }
+  auto h = ima_hash_option(a.ima_hash, *profile);
+  if (!h) return kExitUsage;
   Bytes file;
   try {
     file = read_file(a.file);
@@ -1033,11 +1037,10 @@ int cmd_info(const InfoArgs& a) {
 /// --stream-above (`verb` names the operation) and -r DIR.
 void add_module_inputs(CLI::App* c, std::uint64_t& max_size, std::uint64_t* stream_above, std::vector<std::string>* dirs,
                        const char* verb) {
-  c->add_option("--max-size", max_size, "largest decompressed module, bytes")->capture_default_str();
+  add_bytes_option(c, "--max-size", max_size, "largest decompressed module, bytes");
   if (stream_above)
-    c->add_option("--stream-above", *stream_above,
-                  std::string(verb) + " uncompressed modules larger than this many bytes in one streaming pass (constant memory)")
-        ->capture_default_str();
+    add_bytes_option(c, "--stream-above", *stream_above,
+                     std::string(verb) + " uncompressed modules larger than this many bytes in one streaming pass (constant memory)");
   if (dirs)
     c->add_option("-r", *dirs, "also every *.ko, *.ko.xz, *.ko.zst, *.ko.gz under DIR (recursive, sorted)")
         ->allow_extra_args(false);
