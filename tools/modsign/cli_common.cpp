@@ -17,6 +17,7 @@
 
 #include "asn1/der.hpp"
 #include "batch.hpp"
+#include "digest/ima.hpp"
 
 namespace modsign::cli {
 
@@ -306,6 +307,16 @@ std::optional<kernel::KernelProfile> kernel_profile(const std::string& name) {
   auto p = kernel::KernelProfile::parse(name);
   if (!p) complain("", "unknown --kernel '" + name + "' (v6.1|v6|v7.0)");
   return p;
+}
+
+nlohmann::json blacklisted_hash_record_json(ByteView buf, crypto::HashAlgo ima_hash) {
+  const auto r = digest::ima_buffer_template("blacklisted-hash", buf, ima_hash);
+  return {{"template", r.name},
+          {"event", "blacklisted-hash"},
+          {"buf", to_hex(buf)},
+          {"template_data", to_hex(r.data)},
+          {"template_hash_sha1", to_hex(r.sha1)},
+          {"template_hash_sha256", to_hex(r.sha256)}};
 }
 
 }  // namespace modsign::cli

@@ -52,6 +52,11 @@ void add_kernel_option(CLI::App* cmd, std::string& profile, const std::string& w
 /// (v6.1|v6|v7.0)" on stderr and nullopt (the caller exits kExitUsage).
 std::optional<kernel::KernelProfile> kernel_profile(const std::string& name);
 
+/// The "blacklisted-hash" ima-buf record ima_check_blacklist() adds (digest::ima_buffer_template
+/// of `buf` under `ima_hash`) as JSON: template, event, buf, template_data and the SHA-1 and
+/// SHA-256 template hashes (hex).  Used by `blacklist check` and `ima appraise`.
+nlohmann::json blacklisted_hash_record_json(ByteView buf, crypto::HashAlgo ima_hash);
+
 /// Exit statuses of design.md: 0 success, 1 negative verdict, 2 usage, 3 input/I/O.
 constexpr int kExitOk = 0, kExitVerdict = 1, kExitUsage = 2, kExitInput = 3;
 

@@ -10,7 +10,6 @@
 #include "blacklist/efi.hpp"
 #include "blacklist/hash_list.hpp"
 #include "cli_common.hpp"
-#include "digest/ima.hpp"
 #include "module/module_signature.hpp"
 
 namespace modsign::cli {
@@ -319,12 +318,7 @@ int cmd_check(const CheckArgs& a) {
           nlohmann::json js{{"entry", s.entry}, {"origins", origins_json(s.origins)}, {"check", s.check},
                             {"errno", errno_name(s.err)},
                             {"condition", s.condition.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.condition)}};
-          if (s.ima_buffer) {
-            const auto r = digest::ima_buffer_template("blacklisted-hash", *s.ima_buffer, *ih);
-            js["ima_record"] = {{"template", r.name}, {"event", "blacklisted-hash"}, {"buf", to_hex(*s.ima_buffer)},
-                                {"template_data", to_hex(r.data)}, {"template_hash_sha1", to_hex(r.sha1)},
-                                {"template_hash_sha256", to_hex(r.sha256)}};
-          }
+          if (s.ima_buffer) js["ima_record"] = blacklisted_hash_record_json(*s.ima_buffer, *ih);
           stops.push_back(std::move(js));
         }
         j["stops"] = stops;

@@ -12,7 +12,6 @@
 #include "blacklist/check.hpp"
 #include "blacklist/sources.hpp"
 #include "cli_common.hpp"
-#include "digest/ima.hpp"
 #include "module/module_signature.hpp"
 
 namespace modsign::cli {
@@ -141,11 +140,8 @@ int cmd_appraise(const AppraiseArgs& a) {
                        {"reason", ap.reason},
                        {"trusted_by", ap.trusted_by}};
       if (ap.stop) {
-        const auto r = digest::ima_buffer_template("blacklisted-hash", *ap.stop->ima_buffer, *ih);
         j["blacklist_entry"] = ap.stop->entry;
-        j["ima_record"] = {{"template", r.name}, {"event", "blacklisted-hash"}, {"buf", to_hex(*ap.stop->ima_buffer)},
-                           {"template_data", to_hex(r.data)}, {"template_hash_sha1", to_hex(r.sha1)},
-                           {"template_hash_sha256", to_hex(r.sha256)}};
+        j["ima_record"] = blacklisted_hash_record_json(*ap.stop->ima_buffer, *ih);
       }
       std::cout << dump(j) << "\n";
     } else if (pass) {
