@@ -1246,6 +1246,24 @@ TEST_F(BlacklistCli, ImaAppraiseHostileInputs) {
   EXPECT_EQ(r.out, c64 + ": refused (EACCES): no-modsig: ENOENT: ima_read_modsig: no appended signature; no "
                          "security.ima either (IMA-signature-required)\n");
   EXPECT_EQ(test::slurp(c64), c64_before);
+  // A truncated xz stream (the new-user trial): a prediction like the CRC64 one, not an
+  // input error, as `ima template` predicts it; --max-size stays modsign's own bound (exit 3).
+  sh("cp " + q(mod) + " " + q(d_ / "t.ko") + " && xz -C crc32 " + q(d_ / "t.ko") + " && head -c 300 " +
+     q(d_ / "t.ko.xz") + " > " + q(d_ / "cut.ko.xz"));
+  const std::string cut = d_ / "cut.ko.xz";
+  r = test::run(M() + " ima appraise --keyring " + q(key("rsa.crt")) + " " + q(cut));
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(r.out, cut + ": refused (EINVAL): decompress: EINVAL: module_decompress: xz-compressed module: "
+                         "truncated xz data; IMA never appraises the image\n");
+  r = test::run(M() + " ima appraise --kernel v6 --keyring " + q(key("rsa.crt")) + " " + q(cut));
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(r.out, cut + ": refused (EACCES): no-modsig: ENOENT: ima_read_modsig: no appended signature; no "
+                         "security.ima either (IMA-signature-required)\n");
+  r = test::run(M() + " ima appraise --max-size 1000 --keyring " + q(key("rsa.crt")) + " " + q(d_ / "t.ko.xz"));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("decompressed size exceeds the limit of 1000"), std::string::npos) << r.err;
   // A modsig whose PKCS#7 does not parse (sig_len 0 before a valid trailer): no-modsig, with
   // the same ending as the other no-modsig reasons.
   Bytes bad = test::pattern(100);
