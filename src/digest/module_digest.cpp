@@ -159,10 +159,8 @@ ModuleDigests digest_module_image(ByteView image, const kernel::KernelProfile& p
   const Layout l = layout_of(image.last(tail), image.size());
   const ByteView cms = l.has_modsig ? image.subspan(static_cast<std::size_t>(l.cms_off), static_cast<std::size_t>(l.cms_len))
                                     : ByteView();
-  ModuleDigests out = digests_of(l, cms, profile,
-                                 [&](MultiHash& mh) { mh.update(image.first(static_cast<std::size_t>(l.content_len))); });
-  out.file_sha256 = l.content_len == image.size() ? out.side_sha256 : crypto::digest(crypto::HashAlgo::sha256, image);
-  return out;
+  return digests_of(l, cms, profile,
+                    [&](MultiHash& mh) { mh.update(image.first(static_cast<std::size_t>(l.content_len))); });
 }
 
 Result<ModuleDigests> digest_module_file(const std::string& path, const kernel::KernelProfile& profile,

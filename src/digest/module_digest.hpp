@@ -65,7 +65,9 @@ struct ModuleDigests {
   bool compressed = false;
   /// SHA-256 of the whole file as stored (signature trailer included; the compressed bytes
   /// of a compressed module): the key ima_check_blacklist() looks up, with ima_hash=sha256,
-  /// when IMA has no modsig it can use (!modsig_parsed).
+  /// when IMA has no modsig it can use (!modsig_parsed).  Set by digest_module_file() only
+  /// (on the reads it already makes); digest_module_image() leaves it empty, as its callers
+  /// hash the file themselves when they need to.
   Bytes file_sha256;
 };
 
