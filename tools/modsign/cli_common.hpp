@@ -98,8 +98,12 @@ struct LoadedModule {
   module::ModuleImage m;
 };
 /// Read and, if compressed, decompress a module; reports and returns nullopt on failure
-/// (the message also goes to `*why` when given).
-std::optional<LoadedModule> read_module(const std::string& path, std::uint64_t max_size, std::string* why = nullptr);
+/// (the message also goes to `*why` when given).  With `keep_bad_stream`, a compressed file
+/// whose stream does not decompress (corrupt, truncated) is returned instead, with an empty
+/// image and the message in m.kernel_decompress_problem (the kernel's module_decompress()
+/// refuses it too); modsign's own bounds (`max_size`, the zstd window limit) still fail.
+std::optional<LoadedModule> read_module(const std::string& path, std::uint64_t max_size, std::string* why = nullptr,
+                                        bool keep_bad_stream = false);
 /// "xz (CRC32 check), 12345 bytes stored" for reports.
 std::string compression_text(const module::ModuleImage& m);
 /// The "compression" JSON object (null for an uncompressed module).

@@ -38,39 +38,6 @@ struct Appraisal {
   std::vector<std::string> trusted_by;
 };
 
-/// The module as IMA meets it.  Unlike read_module(), a compressed file whose stream modsign
-/// cannot decompress (corrupt or truncated) is a prediction, not an input error: on 7.x
-/// module_decompress() refuses it with EINVAL, and before 7.0 IMA appraises the file as
-/// stored (the ModuleImage then has no image, only kernel_decompress_problem).  modsign's own
-/// bounds (--max-size, the zstd window limit) stay input errors (exit 3).
-std::optional<LoadedModule> load_for_ima(const std::string& path, std::uint64_t max_size, std::string& why) {
-  LoadedModule lm;
-  try {
-    lm.stored = read_file(path, std::max<std::uint64_t>(max_size, kMaxModuleSize));
-  } catch (const IoError& e) {
-    complain("", e.what());
-    why = e.what();
-    return std::nullopt;
-  }
-  auto img = module::open_module(lm.stored, max_size);
-  if (img) {
-    lm.m = std::move(img.value());
-    return lm;
-  }
-  const auto c = module::detect_compression(lm.stored);
-  const std::string msg = std::string(module::compression_name(c)) + "-compressed module: " + img.error().message;
-  if (c == module::Compression::none || img.error().message.starts_with("decompressed size exceeds") ||
-      img.error().message.starts_with("zstd window needs")) {
-    complain(path, msg);
-    why = msg;
-    return std::nullopt;
-  }
-  lm.m.compression = c;
-  lm.m.stored_size = lm.stored.size();
-  lm.m.kernel_decompress_problem = msg;
-  return lm;
-}
-
 Appraisal appraise(const LoadedModule& lm, const kernel::Keyring& keyring, const blacklist::Sources& sources,
                    const kernel::KernelProfile& profile, crypto::HashAlgo ima_hash) {
   Appraisal a;
@@ -147,7 +114,8 @@ int cmd_appraise(const AppraiseArgs& a) {
   int worst = kExitOk;
   for (const auto& path : a.modules) {
     std::string why;
-    auto lm = load_for_ima(path, a.max_size, why);
+    // keep_bad_stream: a stream the kernel cannot decompress is a prediction (step 0 below).
+    auto lm = read_module(path, a.max_size, &why, true);
     if (!lm) {
       worst = std::max(worst, kExitInput);
       // As verify --json: line N stays input N (the message is on stderr too).
