@@ -14,7 +14,7 @@ inline void PrintTo(KErr e, std::ostream* os) { *os << errno_name(e); }
 
 namespace modsign::test {
 
-/// ../shared/vectors/<rel>.
+/// MODSIGN_VECTORS/<rel> (tests/vectors unless configured otherwise).
 std::string vector_path(const std::string& rel);
 /// Read a whole file (throws on failure).
 Bytes slurp(const std::string& path);

@@ -1,6 +1,6 @@
-// Known-answer and interop tests against the published ML-DSA vectors in ../shared/vectors
-// (provenance: ../shared/vectors/PROVENANCE.md).  Nothing is copied into the repository:
-// every file is read at run time through test::vector_path().
+// Known-answer and interop tests against the published ML-DSA vectors in tests/vectors
+// (provenance and licences: tests/vectors/PROVENANCE.md), read at run time through
+// test::vector_path().
 //
 //   VectorsWycheproof   raw ML-DSA verify / seed-sign vectors (C2SP Wycheproof)
 //   VectorsAcvp         NIST ACVP ML-DSA keyGen (seed -> pk)

@@ -1,4 +1,8 @@
-// modsign — result and error types shared by every layer.
+// modsign — result and error types shared by every layer and by the public API.
+//
+// Kernel-visible failures travel as Error{KErr, message} inside Result<T>; I/O failures
+// (open, read, write, rename) throw IoError with a message naming the file; misuse
+// (value() of an error Result) throws std::logic_error.
 #pragma once
 
 #include <cerrno>
@@ -10,6 +14,8 @@
 #include <utility>
 #include <variant>
 #include <vector>
+
+#include "modsign/export.hpp"
 
 namespace modsign {
 
@@ -33,7 +39,7 @@ enum class KErr : int {
 };
 
 /// Upper-case errno name ("EBADMSG"), or "OK" for KErr::none.
-std::string_view errno_name(KErr e) noexcept;
+MODSIGN_API std::string_view errno_name(KErr e) noexcept;
 
 /// A failure as the kernel would report it: errno plus a human-readable reason.
 struct Error {
@@ -80,16 +86,16 @@ inline Status ok_status() { return Unit{}; }
 inline Error make_error(KErr code, std::string msg) { return Error{code, std::move(msg)}; }
 
 /// An I/O failure (open, read, write, rename).  The message names the file.
-class IoError : public std::runtime_error {
+class MODSIGN_API IoError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
 
 /// Lower-case hex of `b` ("0a1b...").
-std::string to_hex(ByteView b);
+MODSIGN_API std::string to_hex(ByteView b);
 /// Colon-separated upper-case hex ("0A:1B"), as modinfo prints sig_key.
-std::string to_colon_hex(ByteView b);
+MODSIGN_API std::string to_colon_hex(ByteView b);
 /// Parse hex (either case, no separators); throws std::invalid_argument on bad input.
-Bytes from_hex(std::string_view hex);
+MODSIGN_API Bytes from_hex(std::string_view hex);
 
 }  // namespace modsign

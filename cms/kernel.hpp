@@ -2,7 +2,7 @@
 // trust.  A mirror of crypto/asymmetric_keys/{pkcs7.asn1, pkcs7_parser.c,
 // pkcs7_verify.c, pkcs7_trust.c, public_key.c} and certs/system_keyring.c, with the
 // behaviour of each kernel generation chosen by a KernelProfile
-// (../shared/docs/kernel-semantics.md §1-§3; confirmed against Linux 7.2.13 where noted).
+// (docs/kernel-semantics.md; confirmed against Linux 7.2.13 where noted).
 #pragma once
 
 #include <optional>

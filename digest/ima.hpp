@@ -1,5 +1,5 @@
 // modsign — IMA template data and measurement lists (security/integrity/ima:
-// ima_template_lib.c, ima_modsig.c, ima_fs.c; ../shared/docs/ecosystem.md §2).
+// ima_template_lib.c, ima_modsig.c, ima_fs.c; docs/kernel-semantics.md).
 #pragma once
 
 #include <cstdint>

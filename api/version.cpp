@@ -1,0 +1,5 @@
+#include "modsign/version.hpp"
+
+namespace modsign {
+const char* version() noexcept { return MODSIGN_VERSION_STRING; }
+}  // namespace modsign
