@@ -493,7 +493,7 @@ TEST_F(Cli, JsonSurvivesInvalidUtf8) {
   const auto nl = r.out.find('\n');
   ASSERT_NE(nl, std::string::npos);
   auto j1 = nlohmann::json::parse(r.out.substr(0, nl));
-  EXPECT_EQ(j1["file"], d_ / "bad\xef\xbf\xbd.ko");  // U+FFFD
+  EXPECT_EQ(j1["path"], d_ / "bad\xef\xbf\xbd.ko");  // U+FFFD (the key was "file" before 0.2.0)
   auto j2 = nlohmann::json::parse(r.out.substr(nl + 1));
   EXPECT_EQ(j2["signed"], false);
 }
