@@ -11,6 +11,7 @@
 #include "module/compression.hpp"
 #include "module/module_signature.hpp"
 #include "test_support.hpp"
+#include <modsign/version.hpp>
 
 using namespace modsign;
 using test::q;
@@ -485,6 +486,53 @@ TEST_F(Cli, SignFileOptionsAfterOperandsAsGetopt) {
   EXPECT_EQ(test::run(M() + " sign-file -x sha256 a b c").status, 2);
 }
 
+// info --json: line N is input N, an unreadable or unparsable input included (as verify
+// --json), each keyed by "path"; the status is that of the worst input (3).
+TEST_F(Cli, InfoJsonOneLinePerInputInOrder) {
+  const std::string plain = module("plain.ko");
+  const std::string missing = d_ / "missing.ko";
+  const std::string signed_mod = module("signed.ko");
+  ASSERT_EQ(test::run(M() + " sign --key " + q(key("mldsa.pem")) + " --cert " + q(key("mldsa.crt")) + " " + q(signed_mod))
+                .status,
+            0);
+  // A marker with a module_signature that claims more CMS bytes than the file holds.
+  const std::string broken = d_ / "broken.ko";
+  Bytes b = test::pattern(64);
+  const Bytes tail = module::encode_module_signature(1000);
+  b.insert(b.end(), tail.begin(), tail.end());
+  b.insert(b.end(), module::kMarker.begin(), module::kMarker.end());
+  test::spit(broken, b);
+  auto r = test::run(M() + " info --json " + q(plain) + " " + q(missing) + " " + q(signed_mod) + " " + q(broken));
+  EXPECT_EQ(r.status, 3);
+  std::vector<nlohmann::json> lines;
+  for (std::size_t pos = 0, nl; (nl = r.out.find('\n', pos)) != std::string::npos; pos = nl + 1)
+    lines.push_back(nlohmann::json::parse(r.out.substr(pos, nl - pos)));
+  ASSERT_EQ(lines.size(), 4u) << r.out;
+  EXPECT_EQ(lines[0]["path"], plain);
+  EXPECT_EQ(lines[0]["signed"], false);
+  EXPECT_FALSE(lines[0].contains("file"));
+  EXPECT_EQ(lines[1], nlohmann::json({{"path", missing}, {"error", missing + ": No such file or directory"}}));
+  EXPECT_EQ(lines[2]["path"], signed_mod);
+  EXPECT_EQ(lines[2]["signed"], true);
+  EXPECT_EQ(lines[3]["path"], broken);
+  ASSERT_TRUE(lines[3].contains("error")) << lines[3].dump();
+  EXPECT_FALSE(lines[3].contains("signed"));
+  // The messages stay on stderr, as without --json.
+  EXPECT_NE(r.err.find("modsign: " + missing + ": No such file or directory\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("modsign: " + broken + ": "), std::string::npos) << r.err;
+}
+
+// --version: the library's version first (modsign::version(), MODSIGN_VERSION_STRING),
+// then the OpenSSL and Botan in use.
+TEST_F(Cli, VersionNamesModsignOpensslAndBotan) {
+  auto r = test::run(M() + " --version");
+  EXPECT_EQ(r.status, 0) << r.err;
+  ASSERT_EQ(r.out.substr(0, r.out.find('\n') + 1), "modsign 0.2.0\n");
+  EXPECT_EQ(std::string(MODSIGN_VERSION_STRING), "0.2.0");
+  EXPECT_NE(r.out.find("\nOpenSSL 3."), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nBotan 3."), std::string::npos) << r.out;
+}
+
 TEST_F(Cli, JsonSurvivesInvalidUtf8) {
   const std::string bad = d_ / "bad\xff.ko";
   test::spit(bad, test::pattern(100));
@@ -493,7 +541,7 @@ TEST_F(Cli, JsonSurvivesInvalidUtf8) {
   const auto nl = r.out.find('\n');
   ASSERT_NE(nl, std::string::npos);
   auto j1 = nlohmann::json::parse(r.out.substr(0, nl));
-  EXPECT_EQ(j1["file"], d_ / "bad\xef\xbf\xbd.ko");  // U+FFFD
+  EXPECT_EQ(j1["path"], d_ / "bad\xef\xbf\xbd.ko");  // U+FFFD (the key was "file" before 0.2.0)
   auto j2 = nlohmann::json::parse(r.out.substr(nl + 1));
   EXPECT_EQ(j2["signed"], false);
 }

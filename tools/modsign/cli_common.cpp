@@ -4,7 +4,6 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -287,29 +286,19 @@ bool load_keyring(const std::vector<std::string>& paths, const kernel::KernelPro
   return true;
 }
 
-void add_bytes_option(CLI::App* cmd, const std::string& name, std::uint64_t& value, const std::string& help) {
-  cmd->add_option(name, value, help)
-      ->check(CLI::Validator(
-          [](std::string& v) -> std::string {
-            std::uint64_t n = 0;
-            const char* end = v.data() + v.size();
-            const auto [p, ec] = std::from_chars(v.data(), end, n);
-            if (v.empty() || ec != std::errc() || p != end || !std::all_of(v.begin(), v.end(), [](char c) {
-                  return c >= '0' && c <= '9';
-                }))
-              return "'" + printable(v) + "' is not a number of bytes (decimal digits, at most 18446744073709551615)";
-            return {};
-          },
-          "BYTES"))
-      ->capture_default_str();
-}
-
-void add_kernel_option(CLI::App* cmd, std::string& profile, const std::string& what) {
-  cmd->add_option("--kernel", profile,
-                  "kernel profile: v6.1 (6.1-6.6: md4/md5 digests, no SHA-3), v6 (before the ML-DSA series) or v7.0" +
-                      (what.empty() ? std::string() : "; " + what))
-      ->check(CLI::IsMember({"v6.1", "v6", "v7.0"}))
-      ->capture_default_str();
+bool streamable(const std::string& path, std::uint64_t threshold) {
+  // One stat() decides for the common small module (no open, no read: a batch reads each
+  // module once, in read_module).
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) <= threshold)
+    return false;
+  try {
+    FileReader in(path);
+    if (in.size() <= threshold || in.size() < 8) return false;
+    return module::detect_compression(in.read_at(0, 8)) == module::Compression::none;
+  } catch (const IoError&) {
+    return false;  // the normal path reports the problem
+  }
 }
 
 std::optional<kernel::KernelProfile> kernel_profile(const std::string& name) {

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -20,22 +19,6 @@ namespace modsign::blacklist { struct Sources; }
 
 namespace modsign::cli {
 
-/// Subcommands defined in their own files: each add_*_commands() adds its subcommands to
-/// the app and appends (subcommand, runner); main() runs the runner of the one selected.
-using Commands = std::vector<std::pair<CLI::App*, std::function<int()>>>;
-
-/// `modsign dbx list|merge|add-hash|add-cert` (tools/modsign/cmd_dbx.cpp).
-void add_dbx_commands(CLI::App& app, Commands& more);
-/// `modsign ima appraise` under the `ima` subcommand (tools/modsign/cmd_ima_appraise.cpp).
-void add_ima_appraise_command(CLI::App& ima, Commands& more);
-
-/// Declares an option taking a number of bytes (--max-size, --stream-above), with its default
-/// shown.  Only decimal digits that fit in 64 bits are accepted: CLI11 2.1 alone turns "-1"
-/// into 18446744073709551615 and "" into 0, which would lift or zero the bound silently.  A
-/// bad value is a usage error (exit 2): "--max-size: '-1' is not a number of bytes (decimal
-/// digits, at most 18446744073709551615)".
-void add_bytes_option(CLI::App* cmd, const std::string& name, std::uint64_t& value, const std::string& help);
-
 /// The hash IMA uses for files (`--ima-hash`, the ima_hash= boot parameter) under `profile`:
 /// md5, sha1, sha224, sha256, sha384, sha512, sha3-256/384/512 (any case).  On an unknown
 /// name "modsign: unsupported --ima-hash 'X' (md5|sha1|...|sha3-512)"; under v6.1 a SHA-3
@@ -44,10 +27,6 @@ void add_bytes_option(CLI::App* cmd, const std::string& name, std::uint64_t& val
 /// default.  Both on stderr, and nullopt (the caller exits kExitUsage).
 std::optional<crypto::HashAlgo> ima_hash_option(const std::string& name, const kernel::KernelProfile& profile);
 
-/// Declares `--kernel` on cmd, bound to profile (its current value is the default): v6.1
-/// (6.1-6.6), v6 (before the ML-DSA series) or v7.0, the names kernel::KernelProfile::parse
-/// takes.  `what` ends the help text (what the profile changes for this command).
-void add_kernel_option(CLI::App* cmd, std::string& profile, const std::string& what);
 /// kernel::KernelProfile::parse(name); on an unknown name, "modsign: unknown --kernel 'X'
 /// (v6.1|v6|v7.0)" on stderr and nullopt (the caller exits kExitUsage).
 std::optional<kernel::KernelProfile> kernel_profile(const std::string& name);
@@ -104,6 +83,11 @@ struct LoadedModule {
 /// refuses it too); modsign's own bounds (`max_size`, the zstd window limit) still fail.
 std::optional<LoadedModule> read_module(const std::string& path, std::uint64_t max_size, std::string* why = nullptr,
                                         bool keep_bad_stream = false);
+/// True for an uncompressed regular file larger than `threshold` bytes (--stream-above):
+/// sign and verify read those in one streaming pass instead of into memory.  One stat()
+/// decides for the common small module; a file that cannot be read is not streamable (the
+/// normal path reports the problem).
+bool streamable(const std::string& path, std::uint64_t threshold);
 /// "xz (CRC32 check), 12345 bytes stored" for reports.
 std::string compression_text(const module::ModuleImage& m);
 /// The "compression" JSON object (null for an uncompressed module).
@@ -126,8 +110,6 @@ std::string sig_key_text(const cms::SignerInfo& si);
 /// malformed file.
 bool load_keyring(const std::vector<std::string>& paths, const kernel::KernelProfile& profile, kernel::Keyring& out);
 
-/// `modsign blacklist ...` (tools/modsign/cmd_blacklist.cpp).
-void add_blacklist_commands(CLI::App& app, Commands& more);
 /// Fill `out` in the kernel's load order: hash-list files (blacklist_init at
 /// device_initcall; each must pass `modsign blacklist lint`), revoked certificate files
 /// (CONFIG_SYSTEM_REVOCATION_KEYS, late_initcall), dbx/MokListXRT files (load_uefi_certs).

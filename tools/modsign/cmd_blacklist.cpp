@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <iostream>
+#include <memory>
 #include <set>
 
 #include "blacklist/check.hpp"
@@ -11,6 +12,8 @@
 #include "blacklist/hash_list.hpp"
 #include "cli_common.hpp"
 #include "module/module_signature.hpp"
+#include "options.hpp"
+#include "registry.hpp"
 
 namespace modsign::cli {
 
@@ -246,7 +249,8 @@ int cmd_entry(const EntryArgs& a) {
 // ------------------------------------------------------------------------------ check
 
 struct CheckArgs {
-  std::vector<std::string> items, lists, revoked, keyrings, dbx;
+  TrustOptions trust;
+  std::vector<std::string> items;
   std::string kernel = "v7.0", ima_hash = "sha256";
   bool json = false, enforce = false, lockdown = false;
   std::uint64_t max_size = module::kDefaultMaxDecompressed;
@@ -278,11 +282,11 @@ int cmd_check(const CheckArgs& a) {
   profile->enforce = a.enforce;
   profile->lockdown = a.lockdown;
   blacklist::Sources sources;
-  if (!load_blacklist_sources(a.lists, a.revoked, a.dbx, *profile, sources)) return kExitInput;
+  if (!load_blacklist_sources(a.trust.blacklists, a.trust.revoked, a.trust.dbx, *profile, sources)) return kExitInput;
   std::vector<crypto::Certificate> trusted;
-  if (!a.keyrings.empty()) {
+  if (!a.trust.keyrings.empty()) {
     kernel::Keyring kr;
-    if (!load_keyring(a.keyrings, *profile, kr)) return kExitInput;
+    if (!load_keyring(a.trust.keyrings, *profile, kr)) return kExitInput;
     // The kernel never loads those it cannot parse (the note above names them).
     for (auto& c : kr.certificates)
       if (kernel::x509_supported(c, *profile)) trusted.push_back(std::move(c));
@@ -502,57 +506,55 @@ bool load_blacklist_sources(const std::vector<std::string>& lists, const std::ve
   return true;
 }
 
-void add_blacklist_commands(CLI::App& app, Commands& more) {
-  auto* bl = app.add_subcommand("blacklist", "bin:/tbs: entries, hash-list files and the kernel's blacklist checks");
-  bl->require_subcommand(1);
+namespace {
 
-  static EntryArgs en;
-  auto* entry = bl->add_subcommand("entry", "the bin:/tbs: entries that revoke modules and certificates");
-  add_kernel_option(entry, en.kernel, "");
-  entry->add_option("--ima-hash", en.ima_hash, "IMA's file hash (ima_hash=), for modules IMA sees without a modsig")
-      ->capture_default_str();
-  entry->add_flag("--side-sha256", en.side, "also write the side SHA-256 entry of every module with a modsig (proposal)");
-  entry->add_option("--format", en.format, "hashlist, or esl (an EFI_SIGNATURE_LIST file for dbx/MokListX)")
+Runner setup_blacklist(CLI::App& bl) {
+  bl.require_subcommand(1);
+  Commands subs;
+
+  auto en = std::make_shared<EntryArgs>();
+  auto* entry = bl.add_subcommand("entry", "the bin:/tbs: entries that revoke modules and certificates");
+  add_kernel_option(entry, en->kernel);
+  add_ima_hash_option(entry, en->ima_hash);
+  entry->add_flag("--side-sha256", en->side, "also write the side SHA-256 entry of every module with a modsig (proposal)");
+  entry->add_option("--format", en->format, "hashlist, or esl (an EFI_SIGNATURE_LIST file for dbx/MokListX)")
       ->check(CLI::IsMember({"hashlist", "esl"}))->capture_default_str();
-  entry->add_option("--owner", en.owner, "SignatureOwner GUID of the esl entries");
-  entry->add_option("--out,-o", en.out, "write the hash list here instead of standard output");
-  entry->add_flag("--json", en.json, "one JSON object per item (the hash list only with -o)");
-  add_bytes_option(entry, "--max-size", en.max_size, "largest decompressed module accepted (bytes)");
-  entry->add_option("ITEM", en.items, "modules and certificates (PEM or DER)")->required();
-  more.emplace_back(entry, [] { return cmd_entry(en); });
+  entry->add_option("--owner", en->owner, "SignatureOwner GUID of the esl entries");
+  add_out_option(entry, en->out, "write the hash list here instead of standard output");
+  add_json_flag(entry, en->json, "item (the hash list only with -o)");
+  add_module_inputs(entry, en->max_size);
+  entry->add_option("ITEM", en->items, "modules and certificates (PEM or DER)")->required();
+  subs.emplace_back(entry, [en] { return cmd_entry(*en); });
 
-  static CheckArgs ck;
-  auto* check = bl->add_subcommand("check", "would the kernel's blacklist stop each module or certificate");
-  add_kernel_option(check, ck.kernel, "");
-  check->add_option("--list,--blacklist", ck.lists,
-                    "CONFIG_SYSTEM_BLACKLIST_HASH_LIST file (--blacklist as for verify and ima appraise); repeatable")
-      ->allow_extra_args(false);
-  check->add_option("--revoked", ck.revoked, "revoked certificates (CONFIG_SYSTEM_REVOCATION_KEYS); repeatable")
-      ->allow_extra_args(false);
-  check->add_option("--dbx", ck.dbx, "UEFI dbx / MokListXRT file (EFI_SIGNATURE_LISTs; esl, efivarfs or auth-2); repeatable")
-      ->allow_extra_args(false);
-  check->add_option("--keyring,--cert", ck.keyrings, "trusted certificates (as for verify): tbs: entries keep them out")
-      ->allow_extra_args(false);
-  check->add_option("--ima-hash", ck.ima_hash, "IMA's file hash (ima_hash=)")->capture_default_str();
-  check->add_flag("--json", ck.json, "one JSON object per item");
-  check->add_flag("--enforce", ck.enforce, "module.sig_enforce=1 / CONFIG_MODULE_SIG_FORCE=y (as for verify)");
-  check->add_flag("--lockdown", ck.lockdown, "kernel lockdown (integrity) active (as for verify)");
-  add_bytes_option(check, "--max-size", ck.max_size, "largest decompressed module accepted (bytes)");
-  check->add_option("ITEM", ck.items, "modules and certificates")->required();
-  more.emplace_back(check, [] { return cmd_check(ck); });
+  auto ck = std::make_shared<CheckArgs>();
+  auto* check = bl.add_subcommand("check", "would the kernel's blacklist stop each module or certificate");
+  add_kernel_option(check, ck->kernel);
+  add_trust_options(check, ck->trust);
+  add_ima_hash_option(check, ck->ima_hash);
+  add_json_flag(check, ck->json, "item");
+  add_enforce_options(check, ck->enforce, ck->lockdown);
+  add_module_inputs(check, ck->max_size);
+  check->add_option("ITEM", ck->items, "modules and certificates")->required();
+  subs.emplace_back(check, [ck] { return cmd_check(*ck); });
 
-  static LintArgs li;
-  auto* lint = bl->add_subcommand("lint", "check a hash-list file as the kernel build does");
-  lint->add_flag("--awk-only", li.awk_only, "report only what certs/check-blacklist-hashes.awk rejects");
-  lint->add_flag("--json", li.json, "one JSON object");
-  lint->add_option("FILE", li.file, "hash-list file")->required();
-  more.emplace_back(lint, [] { return cmd_lint(li); });
+  auto li = std::make_shared<LintArgs>();
+  auto* lint = bl.add_subcommand("lint", "check a hash-list file as the kernel build does");
+  lint->add_flag("--awk-only", li->awk_only, "report only what certs/check-blacklist-hashes.awk rejects");
+  add_json_flag(lint, li->json, "");
+  lint->add_option("FILE", li->file, "hash-list file")->required();
+  subs.emplace_back(lint, [li] { return cmd_lint(*li); });
 
-  static MergeArgs mg;
-  auto* merge = bl->add_subcommand("merge", "merge hash-list files, first-seen order, duplicates dropped");
-  merge->add_option("--out,-o", mg.out, "output file")->required();
-  merge->add_option("FILE", mg.files, "hash-list files")->required();
-  more.emplace_back(merge, [] { return cmd_merge(mg); });
+  auto mg = std::make_shared<MergeArgs>();
+  auto* merge = bl.add_subcommand("merge", "merge hash-list files, first-seen order, duplicates dropped");
+  add_out_option(merge, mg->out, "output file")->required();
+  merge->add_option("FILE", mg->files, "hash-list files")->required();
+  subs.emplace_back(merge, [mg] { return cmd_merge(*mg); });
+  return run_selected(std::move(subs));
 }
+
+}  // namespace
+
+const Registration kBlacklist{
+    {"blacklist", "bin:/tbs: entries, hash-list files and the kernel's blacklist checks", setup_blacklist}};
 
 }  // namespace modsign::cli

@@ -2,6 +2,7 @@
 // MokListXRT) as the kernel's security/integrity/platform_certs code reads them.
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -11,6 +12,8 @@
 #include "common/file.hpp"
 #include "crypto/algorithms.hpp"
 #include "crypto/crypto.hpp"
+#include "options.hpp"
+#include "registry.hpp"
 
 namespace modsign::cli {
 
@@ -294,38 +297,45 @@ int cmd_add_cert(const DbxArgs& a) {
 
 }  // namespace
 
-void add_dbx_commands(CLI::App& app, Commands& more) {
-  auto a = std::make_shared<DbxArgs>();
-  auto* dbx = app.add_subcommand("dbx", "UEFI db/dbx/MokList EFI_SIGNATURE_LISTs as the kernel loads them");
-  dbx->require_subcommand(1);
+namespace {
 
-  auto* list = dbx->add_subcommand("list", "every list and entry, and the kernel key each becomes");
-  list->add_flag("--json", a->json, "one JSON object");
+Runner setup_dbx(CLI::App& dbx) {
+  auto a = std::make_shared<DbxArgs>();
+  dbx.require_subcommand(1);
+  Commands subs;
+
+  auto* list = dbx.add_subcommand("list", "every list and entry, and the kernel key each becomes");
+  add_json_flag(list, a->json, "");
   list->add_option("--variable", a->variable, "db|dbx|MokListRT|MokListXRT: which kernel handler applies")
       ->capture_default_str();
   list->add_option("--form", a->form, "detect|esl|efivarfs|auth2: the file's container")->capture_default_str();
   add_kernel_option(list, a->kernel, "which certificates the kernel's X.509 parser accepts");
   list->add_option("FILE", a->file, "signature database file")->required();
-  more.emplace_back(list, [a] { return cmd_list(*a); });
+  subs.emplace_back(list, [a] { return cmd_list(*a); });
 
-  auto* merge = dbx->add_subcommand("merge", "merge files into one de-duplicated EFI_SIGNATURE_LIST file");
-  merge->add_option("-o,--output", a->out, "output file (bare EFI_SIGNATURE_LISTs)")->required();
+  auto* merge = dbx.add_subcommand("merge", "merge files into one de-duplicated EFI_SIGNATURE_LIST file");
+  add_out_option(merge, a->out, "output file (bare EFI_SIGNATURE_LISTs)", "--output")->required();
   merge->add_option("--form", a->form, "detect|esl|efivarfs|auth2: the inputs' container")->capture_default_str();
   merge->add_option("FILE", a->files, "input files")->required();
-  more.emplace_back(merge, [a] { return cmd_merge(*a); });
+  subs.emplace_back(merge, [a] { return cmd_merge(*a); });
 
-  auto* add_hash = dbx->add_subcommand("add-hash", "write an EFI_CERT_SHA256 list of the given hashes");
+  auto* add_hash = dbx.add_subcommand("add-hash", "write an EFI_CERT_SHA256 list of the given hashes");
   add_hash->add_option("--owner", a->owner, "SignatureOwner GUID")->required();
   add_hash->add_option("--type", a->type, "hash type (only sha256)")->check(CLI::IsMember({"sha256"}))->capture_default_str();
-  add_hash->add_option("-o,--output", a->out, "output file")->required();
+  add_out_option(add_hash, a->out, "output file", "--output")->required();
   add_hash->add_option("HEX", a->hexes, "SHA-256 hashes, 64 hex digits each")->required();
-  more.emplace_back(add_hash, [a] { return cmd_add_hash(*a); });
+  subs.emplace_back(add_hash, [a] { return cmd_add_hash(*a); });
 
-  auto* add_cert = dbx->add_subcommand("add-cert", "write one EFI_CERT_X509 list per certificate");
+  auto* add_cert = dbx.add_subcommand("add-cert", "write one EFI_CERT_X509 list per certificate");
   add_cert->add_option("--owner", a->owner, "SignatureOwner GUID")->required();
-  add_cert->add_option("-o,--output", a->out, "output file")->required();
+  add_out_option(add_cert, a->out, "output file", "--output")->required();
   add_cert->add_option("CERT", a->files, "certificates (PEM or DER)")->required();
-  more.emplace_back(add_cert, [a] { return cmd_add_cert(*a); });
+  subs.emplace_back(add_cert, [a] { return cmd_add_cert(*a); });
+  return run_selected(std::move(subs));
 }
+
+}  // namespace
+
+const Registration kDbx{{"dbx", "UEFI db/dbx/MokList EFI_SIGNATURE_LISTs as the kernel loads them", setup_dbx}};
 
 }  // namespace modsign::cli

@@ -1,0 +1,188 @@
+// `modsign verify`: what a kernel does when loading each module (module_sig_check and
+// the PKCS#7 checks behind it, module/module_sig_check.hpp); a batch over many modules.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "batch.hpp"
+#include "blacklist/sources.hpp"
+#include "cli_common.hpp"
+#include "cms/kernel.hpp"
+#include "module/module_sig_check.hpp"
+#include "options.hpp"
+#include "registry.hpp"
+
+namespace modsign::cli {
+
+namespace {
+
+struct VerifyArgs {
+  TrustOptions trust;
+  std::vector<std::string> modules, dirs;
+  std::uint64_t max_size = module::kDefaultMaxDecompressed;
+  std::uint64_t stream_above = std::uint64_t{64} << 20;
+  std::string kernel = "v7.0", backend = "auto";
+  bool waive = false, enforce = false, lockdown = false, json = false;
+  BatchOptions batch;
+};
+
+nlohmann::json signers_json(const std::vector<kernel::SignerSummary>& ss) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& s : ss)
+    a.push_back({{"sid", s.sid}, {"digest_algo", s.digest_algo}, {"sig_algo", s.sig_algo}, {"signed_attrs", s.signed_attrs}});
+  return a;
+}
+
+/// One verify line (or JSON object).
+void report_verdict(const VerifyArgs& a, nlohmann::json& j, const std::string& path, const module::LoadVerdict& v,
+                    const module::ModuleImage* m, std::ostream& os) {
+  const KErr shown = v.outcome == module::LoadOutcome::loads ? KErr::none
+                     : v.outcome == module::LoadOutcome::refused ? v.load_errno
+                                                                 : v.sig_errno;
+  const bool compressed = m && m->compression != module::Compression::none;
+  if (a.json) {
+    j["outcome"] = module::outcome_name(v.outcome);
+    j["errno"] = errno_name(shown);
+    j["reason"] = v.reason;
+    j["signers"] = signers_json(v.signers);
+    j["compressed"] = m ? compression_json(*m) : nlohmann::json(nullptr);
+    if (!v.log.empty()) j["log"] = v.log;
+    os << dump(j) << "\n";
+  } else {
+    os << printable(path) << ": " << module::outcome_name(v.outcome) << " (" << errno_name(shown)
+              << "): " << printable(v.reason) << (compressed ? " [" + compression_text(*m) + "]" : std::string()) << "\n";
+  }
+}
+
+int cmd_verify(const VerifyArgs& a) {
+  auto profile = kernel_profile(a.kernel);
+  if (!profile) return kExitUsage;
+  profile->waive_mldsa_authattrs = a.waive;
+  profile->enforce = a.enforce;
+  profile->lockdown = a.lockdown;
+  if (a.waive && profile->generation != kernel::Generation::v7_0) {
+    complain("", "--waive-mldsa-authattrs exists only for --kernel v7.0");
+    return kExitUsage;
+  }
+  kernel::Keyring keyring;
+  if (!load_keyring(a.trust.keyrings, *profile, keyring)) return kExitInput;
+  {
+    // The .blacklist keyring: tbs: entries and revoked certificates (bin: entries are
+    // IMA's, which module_sig_check does not consult).
+    blacklist::Sources sources;
+    if (!load_blacklist_sources(a.trust.blacklists, a.trust.revoked, a.trust.dbx, *profile, sources)) return kExitInput;
+    keyring.blacklist = std::move(sources.keyring);
+  }
+  const crypto::Backend backend =
+      a.backend == "auto" ? crypto::default_ml_dsa_backend(crypto::MlDsaOp::verify) : backend_of(a.backend);
+  bool dir_error = false;
+  const auto inputs = expand_module_tree(a.modules, a.dirs, &dir_error);
+  const auto duplicate = duplicate_of(inputs);
+  // Each module on its own: the keyring and profile are shared read-only by the workers.
+  auto work = [&](std::size_t i) {
+    const std::string& path = inputs[i].path;
+    ItemResult r;
+    CaptureComplaints capture(r.err);
+    std::ostringstream os;
+    nlohmann::json j{{"path", path}, {"kernel", profile->name()}};
+    auto error_json = [&](const std::string& reason, const char* outcome = "error") {
+      if (!a.json) return;
+      j["outcome"] = outcome;
+      j["errno"] = nullptr;
+      j["reason"] = reason;
+      j["signers"] = nlohmann::json::array();
+      j["compressed"] = nullptr;  // same keys as a verdict record
+      os << dump(j) << "\n";
+    };
+    auto finish = [&](int exit, ItemState state) {
+      r.exit = exit;
+      r.state = state;
+      r.out = os.str();
+      return r;
+    };
+    if (!inputs[i].not_regular.empty()) {
+      complain(path, "skipped: " + inputs[i].not_regular);
+      error_json(inputs[i].not_regular, "skipped");
+      return finish(kExitOk, ItemState::skipped);
+    }
+    if (duplicate[i] != SIZE_MAX) {  // the same file named twice: verified once, as sign signs it once
+      const std::string t = duplicate_text(inputs[duplicate[i]].path);
+      complain(path, t);
+      error_json(t.substr(std::string("skipped: ").size()), "skipped");
+      return finish(kExitOk, ItemState::skipped);
+    }
+    // Large uncompressed modules: one streaming pass, constant memory.
+    if (streamable(path, a.stream_above)) {
+      module::LoadVerdict v;
+      try {
+        std::error_code ec;
+        r.bytes = std::filesystem::file_size(path, ec);
+        v = module::module_sig_check_file(path, keyring, *profile);
+      } catch (const std::exception& e) {
+        complain(path, e.what());
+        return finish(kExitInput, ItemState::failed);
+      }
+      report_verdict(a, j, path, v, nullptr, os);
+      return v.outcome == module::LoadOutcome::loads ? finish(kExitOk, ItemState::done)
+                                                     : finish(kExitVerdict, ItemState::failed);
+    }
+    std::string why;
+    auto lm = read_module(path, a.max_size, &why);
+    if (!lm) {
+      error_json(why);
+      return finish(kExitInput, ItemState::failed);
+    }
+    r.bytes = lm->stored.size();
+    const auto& m = lm->m;
+    module::LoadVerdict v;
+    if (!m.kernel_decompress_problem.empty()) {
+      // In-kernel decompression fails before any signature check.
+      v.outcome = module::LoadOutcome::refused;
+      v.load_errno = KErr::einval;
+      v.sig_errno = KErr::einval;
+      v.reason = m.kernel_decompress_problem;
+    } else {
+      try {
+        v = module::module_sig_check(m.image, keyring, *profile, false, backend);
+      } catch (const std::exception& e) {  // e.g. out of memory: report this module, go on
+        complain(path, std::string("internal error: ") + e.what());
+        error_json(std::string("internal error: ") + e.what());
+        return finish(kExitInput, ItemState::failed);
+      }
+    }
+    report_verdict(a, j, path, v, &m, os);
+    return v.outcome == module::LoadOutcome::loads ? finish(kExitOk, ItemState::done)
+                                                   : finish(kExitVerdict, ItemState::failed);
+  };
+  BatchOptions bo = a.batch;
+  bo.sync = "none";  // verify writes nothing
+  bo.always_print_out = a.json;  // --quiet keeps the JSON lines (they are the result)
+  const int status = run_batch("verify", inputs.size(), work, bo, inputs.size() > 1 || !a.dirs.empty(),
+                               [&](std::size_t i) { return inputs[i].path; });
+  return dir_error ? std::max(status, kExitInput) : status;
+}
+
+Runner setup_verify(CLI::App& c) {
+  auto a = std::make_shared<VerifyArgs>();
+  add_trust_options(&c, a->trust);
+  add_kernel_option(&c, a->kernel);
+  add_waive_option(&c, a->waive);
+  add_enforce_options(&c, a->enforce, a->lockdown);
+  add_backend_option(&c, a->backend, "verification");
+  add_batch_options(&c, a->batch, false);
+  add_json_flag(&c, a->json);
+  add_module_inputs(&c, a->max_size, &a->stream_above, &a->dirs, "verify");
+  c.add_option("MODULE", a->modules, "modules to verify");
+  return [a] { return cmd_verify(*a); };
+}
+
+}  // namespace
+
+const Registration kVerify{{"verify", "predict what a kernel does when loading each module", setup_verify}};
+
+}  // namespace modsign::cli

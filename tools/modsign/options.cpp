@@ -1,0 +1,92 @@
+// The option groups of the modsign commands; see options.hpp.
+#include "options.hpp"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <charconv>
+
+#include "cli_common.hpp"
+
+namespace modsign::cli {
+
+void add_trust_options(CLI::App* cmd, TrustOptions& t) {
+  cmd->add_option("--keyring,--cert", t.keyrings,
+                  "trusted certificates: PEM bundle, DER file or directory of them; repeatable")
+      ->allow_extra_args(false);
+  cmd->add_option("--blacklist,--list", t.blacklists,
+                  "CONFIG_SYSTEM_BLACKLIST_HASH_LIST file (bin: and tbs: entries); repeatable")
+      ->allow_extra_args(false);
+  cmd->add_option("--revoked", t.revoked, "revoked certificates (CONFIG_SYSTEM_REVOCATION_KEYS); repeatable")
+      ->allow_extra_args(false);
+  cmd->add_option("--dbx", t.dbx,
+                  "UEFI dbx / MokListXRT file (EFI_SIGNATURE_LISTs; esl, efivarfs or auth-2): its EFI_CERT_X509 "
+                  "entries are revoked keys; repeatable")
+      ->allow_extra_args(false);
+}
+
+void add_kernel_option(CLI::App* cmd, std::string& profile, const std::string& what) {
+  cmd->add_option("--kernel", profile,
+                  "kernel profile: v6.1 (6.1-6.6: md4/md5 digests, no SHA-3), v6 (before the ML-DSA series) or v7.0" +
+                      (what.empty() ? std::string() : "; " + what))
+      ->check(CLI::IsMember({"v6.1", "v6", "v7.0"}))
+      ->capture_default_str();
+}
+
+void add_waive_option(CLI::App* cmd, bool& waive) {
+  cmd->add_flag("--waive-mldsa-authattrs", waive, "CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA=y (v7.0)");
+}
+
+void add_enforce_options(CLI::App* cmd, bool& enforce, bool& lockdown) {
+  cmd->add_flag("--enforce", enforce, "module.sig_enforce=1 / CONFIG_MODULE_SIG_FORCE=y");
+  cmd->add_flag("--lockdown", lockdown, "kernel lockdown (integrity) active");
+}
+
+void add_ima_hash_option(CLI::App* cmd, std::string& ima_hash) {
+  cmd->add_option("--ima-hash", ima_hash, "IMA's file hash (ima_hash=), for files IMA sees without a modsig")
+      ->capture_default_str();
+}
+
+void add_bytes_option(CLI::App* cmd, const std::string& name, std::uint64_t& value, const std::string& help) {
+  cmd->add_option(name, value, help)
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            std::uint64_t n = 0;
+            const char* end = v.data() + v.size();
+            const auto [p, ec] = std::from_chars(v.data(), end, n);
+            if (v.empty() || ec != std::errc() || p != end || !std::all_of(v.begin(), v.end(), [](char c) {
+                  return c >= '0' && c <= '9';
+                }))
+              return "'" + printable(v) + "' is not a number of bytes (decimal digits, at most 18446744073709551615)";
+            return {};
+          },
+          "BYTES"))
+      ->capture_default_str();
+}
+
+void add_module_inputs(CLI::App* cmd, std::uint64_t& max_size, std::uint64_t* stream_above,
+                       std::vector<std::string>* dirs, const char* verb) {
+  add_bytes_option(cmd, "--max-size", max_size, "largest decompressed module, bytes");
+  if (stream_above)
+    add_bytes_option(cmd, "--stream-above", *stream_above,
+                     std::string(verb) + " uncompressed modules larger than this many bytes in one streaming pass (constant memory)");
+  if (dirs)
+    cmd->add_option("-r", *dirs, "also every *.ko, *.ko.xz, *.ko.zst, *.ko.gz under DIR (recursive, sorted)")
+        ->allow_extra_args(false);
+}
+
+void add_json_flag(CLI::App* cmd, bool& json, const std::string& per) {
+  cmd->add_flag("--json", json, per.empty() ? std::string("one JSON object") : "one JSON object per " + per);
+}
+
+void add_backend_option(CLI::App* cmd, std::string& backend, const std::string& what) {
+  cmd->add_option("--backend", backend,
+                  "ML-DSA " + what + " library (auto: the faster one measured; Botan signs only with a seed key)")
+      ->check(CLI::IsMember({"auto", "openssl", "botan"}))
+      ->capture_default_str();
+}
+
+CLI::Option* add_out_option(CLI::App* cmd, std::string& out, const std::string& help, const std::string& aliases) {
+  return cmd->add_option(aliases.empty() ? std::string("-o,--out") : "-o,--out," + aliases, out, help);
+}
+
+}  // namespace modsign::cli

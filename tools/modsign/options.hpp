@@ -1,0 +1,57 @@
+// The option groups of the modsign commands, each declared once here: a command adds the
+// group it needs with one call, so that the same option has the same names, aliases and
+// help text in every command.  The batch group (--jobs/-j, --quiet/-q, --sync) is
+// add_batch_options() of batch.hpp.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
+
+namespace modsign::cli {
+
+/// Where a command reads trust from: --keyring (alias --cert: trusted certificates, PEM
+/// bundle, DER file or directory), --blacklist (alias --list: hash-list files), --revoked
+/// (revoked certificates), --dbx (UEFI dbx / MokListXRT files); each repeatable.
+struct TrustOptions {
+  std::vector<std::string> keyrings, blacklists, revoked, dbx;
+};
+/// Adds the trust group (verify, ima appraise, blacklist check).
+void add_trust_options(CLI::App* cmd, TrustOptions& t);
+
+/// Declares `--kernel` on cmd, bound to profile (its current value is the default): v6.1
+/// (6.1-6.6), v6 (before the ML-DSA series) or v7.0, the names kernel::KernelProfile::parse
+/// takes.  `what` ends the help text (what the profile changes for this command).
+void add_kernel_option(CLI::App* cmd, std::string& profile, const std::string& what = "");
+/// --waive-mldsa-authattrs (CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA=y).
+void add_waive_option(CLI::App* cmd, bool& waive);
+/// --enforce (module.sig_enforce=1) and --lockdown (kernel lockdown, integrity).
+void add_enforce_options(CLI::App* cmd, bool& enforce, bool& lockdown);
+/// --ima-hash, IMA's file hash (the ima_hash= boot parameter); read with ima_hash_option().
+void add_ima_hash_option(CLI::App* cmd, std::string& ima_hash);
+
+/// Declares an option taking a number of bytes (--max-size, --stream-above), with its default
+/// shown.  Only decimal digits that fit in 64 bits are accepted: CLI11 2.1 alone turns "-1"
+/// into 18446744073709551615 and "" into 0, which would lift or zero the bound silently.  A
+/// bad value is a usage error (exit 2): "--max-size: '-1' is not a number of bytes (decimal
+/// digits, at most 18446744073709551615)".
+void add_bytes_option(CLI::App* cmd, const std::string& name, std::uint64_t& value, const std::string& help);
+/// The options every module-reading command shares: --max-size, and where given
+/// --stream-above (`verb` names the operation: "sign", "verify") and -r DIR.
+void add_module_inputs(CLI::App* cmd, std::uint64_t& max_size, std::uint64_t* stream_above = nullptr,
+                       std::vector<std::string>* dirs = nullptr, const char* verb = "");
+
+/// --json: "one JSON object per <per>" ("one JSON object" for an empty `per`).
+void add_json_flag(CLI::App* cmd, bool& json, const std::string& per = "module");
+/// --backend auto|openssl|botan: the ML-DSA library for `what` ("signing", "verification").
+void add_backend_option(CLI::App* cmd, std::string& backend, const std::string& what);
+/// The output file: -o/--out, plus the command's older spellings in `aliases` (e.g.
+/// "--dest", "--output"; comma separated), which stay accepted.
+CLI::Option* add_out_option(CLI::App* cmd, std::string& out, const std::string& help, const std::string& aliases = "");
+
+}  // namespace modsign::cli
