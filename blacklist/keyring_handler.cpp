@@ -1,4 +1,4 @@
-// mirrors security/integrity/platform_certs/keyring_handler.c get_handler_for_db, get_handler_for_mok, get_handler_for_dbx and their handlers (uefi_blacklist_hash, uefi_revocation_list_x509, add_to_platform_keyring), Linux 7.2.13
+// mirrors security/integrity/platform_certs/keyring_handler.c get_handler_for_db, get_handler_for_mok, get_handler_for_dbx and their handlers (uefi_blacklist_x509_tbs, uefi_blacklist_binary, uefi_revocation_list_x509), Linux 7.2.13
 #include "blacklist/keyring_handler.hpp"
 
 #include <stdexcept>

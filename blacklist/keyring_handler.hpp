@@ -1,4 +1,4 @@
-// mirrors security/integrity/platform_certs/keyring_handler.c get_handler_for_db, get_handler_for_mok, get_handler_for_dbx and their handlers (uefi_blacklist_hash, uefi_revocation_list_x509, add_to_platform_keyring), Linux 7.2.13
+// mirrors security/integrity/platform_certs/keyring_handler.c get_handler_for_db, get_handler_for_mok, get_handler_for_dbx and their handlers (uefi_blacklist_x509_tbs, uefi_blacklist_binary, uefi_revocation_list_x509), Linux 7.2.13
 //   get_handler_for_db/_mok/_dbx()   security/integrity/platform_certs/keyring_handler.c:50-102
 //   mark_hash_blacklisted()          certs/blacklist.c:205-217 (get_raw_hash 147-177)
 //   add_key_to_revocation_list()     certs/blacklist.c:263-283

@@ -11,6 +11,8 @@
 
 namespace modsign::kernel {
 
+// Keyring loading from files is modsign's own: the kernel fills .builtin_trusted_keys from
+// the certificates built into it (load_certificate_list, certs/common.c).
 Status Keyring::add_path(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
