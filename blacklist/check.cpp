@@ -1,6 +1,7 @@
+// modsign's own: which blacklist key (bin:, tbs:, revoked certificate) stops a module or certificate, and where it came from, composed from the mirrors of certs/blacklist.c, x509_public_key.c and ima_appraise.c
 #include "blacklist/check.hpp"
 
-#include "blacklist/description.hpp"
+#include "blacklist/blacklist.hpp"
 #include "digest/module_digest.hpp"
 #include "module/module_signature.hpp"
 

@@ -1,3 +1,4 @@
+// modsign's own: which blacklist key (bin:, tbs:, revoked certificate) stops a module or certificate, and where it came from, composed from the mirrors of certs/blacklist.c, x509_public_key.c and ima_appraise.c
 // modsign — would the kernel's blacklist stop a module or a certificate, and where?
 //
 // Lookups follow Linux 7.2.13 (v7.0 profile) and the pre-ML-DSA kernels (v6 profile):
@@ -20,7 +21,7 @@
 #include "blacklist/sources.hpp"
 #include "cms/kernel.hpp"
 #include "crypto/crypto.hpp"
-#include "module/compression.hpp"
+#include "module/decompress.hpp"
 
 namespace modsign::blacklist {
 

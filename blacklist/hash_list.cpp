@@ -1,9 +1,10 @@
+// mirrors certs/check-blacklist-hashes.awk and certs/blacklist_hashes.c (the CONFIG_SYSTEM_BLACKLIST_HASH_LIST build checks), Linux 7.2.13
 #include "blacklist/hash_list.hpp"
 
 #include <algorithm>
 #include <set>
 
-#include "blacklist/description.hpp"
+#include "blacklist/blacklist.hpp"
 #include "common/file.hpp"
 
 namespace modsign::blacklist {

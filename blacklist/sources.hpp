@@ -1,3 +1,4 @@
+// modsign's own: the .blacklist keyring assembled from files, with the origin of every key
 // The kernel's .blacklist keyring as modsign assembles it from files, with the origin of
 // every key so that a verdict can name the entry that stops an item.
 //
@@ -11,7 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "cms/kernel.hpp"
+#include "cms/kernel_profile.hpp"
+#include "crypto/crypto.hpp"
 
 namespace modsign::blacklist {
 

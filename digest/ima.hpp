@@ -1,96 +1,13 @@
-// modsign — IMA template data and measurement lists (security/integrity/ima:
-// ima_template_lib.c, ima_modsig.c, ima_fs.c; docs/kernel-semantics.md).
+// modsign's own: umbrella for IMA template data and measurement lists
+// (security/integrity/ima, Linux 7.2.13; docs/kernel-semantics.md):
+//   digest/ima_template_lib  ima_template_lib.c, ima_template.c (template fields, ima_template)
+//   digest/ima_fs            ima_fs.c (binary measurement lists)
+//   digest/ima_queue         ima_queue.c (PCR replay)
+//   digest/ima_modsig        ima_modsig.c (ima_modsig_verify)
 #pragma once
 
-#include <cstdint>
-#include <map>
-#include <optional>
-#include <string>
-#include <vector>
-
 #include "cms/kernel.hpp"
-#include "common/result.hpp"
-#include "crypto/crypto.hpp"
-
-namespace modsign::digest {
-
-/// One template field: its name ("d-ng") and data.
-struct TemplateField {
-  std::string name;
-  Bytes data;
-};
-
-/// A template entry: fields, the template data as the kernel hashes and exports it
-/// (u32 little-endian length ‖ data, per field; x86 native order = ima_canonical_fmt),
-/// and the template hashes of the SHA-1 and SHA-256 banks.
-struct TemplateEntry {
-  std::string name;  ///< "ima-ng", "ima-sig", "ima-modsig"
-  std::vector<TemplateField> fields;
-  Bytes data;
-  Bytes sha1, sha256;
-};
-
-/// The largest digest field the kernel can build: ima_eventdigest_init_common()
-/// (security/integrity/ima/ima_template_lib.c, Linux 7.2.13) assembles "<algo>:" '\0' digest
-/// in a stack buffer of DIGEST_TYPE_NAME_LEN_MAX (7) + CRYPTO_MAX_ALG_NAME (128) + 2 +
-/// IMA_MAX_DIGEST_SIZE (64) = 201 bytes and copies the digest without a length check.
-inline constexpr std::size_t kImaDigestFieldMax = 201;
-
-/// The template data IMA records for a file, under a kernel profile:
-///  - d-ng: "<algo>:" '\0' H(whole file), H = the hash `security_ima` names (signature v2/v3
-///    or digest-ng xattr; ima_get_hash_algo), else `ima_hash` (IMA's ima_hash= setting);
-///  - n-ng: `path` with spaces replaced by '_', and a NUL;
-///  - sig: `security_ima` when its first byte is 0x03 (IMA signature) or 0x06 (fs-verity
-///    signature), else empty (the EVM portable-signature fallback is not modelled);
-///  - d-modsig: empty without a parsable appended signature (ima_read_modsig failed, e.g.
-///    ML-DSA on v6), else "<algo>:" '\0' pkcs7_get_digest();
-///  - modsig: the appended PKCS#7 DER, or empty.
-/// A compressed `file` (detect_compression) under v7.0 is taken as loaded with
-/// MODULE_INIT_COMPRESSED_FILE: 7.2 measures it once, after module_decompress(), with d-ng
-/// the hash of the file as stored (collected on the first, deferred read) and d-modsig and
-/// modsig from the decompressed image; under v6 IMA sees only the compressed file (no modsig).
-/// Templates: "ima-ng" (d-ng|n-ng), "ima-sig" (+sig), "ima-modsig" (+sig|d-modsig|modsig).
-/// `side_sha256` replaces the kernel's d-modsig digest by the side SHA-256 of the signed
-/// content ("what IMA would record" under the proposal).  Errors: EINVAL when an appended
-/// signature exists but pkcs7_get_digest has no digest (ima_eventdigest_modsig_init fails,
-/// so no entry is recorded: 7.0 ML-DSA without signedAttrs), the template is unknown, or a
-/// compressed file (v7.0) the kernel's module_decompress() refuses (no entry either);
-/// EMSGSIZE when the d-modsig field would exceed kImaDigestFieldMax (7.0 ML-DSA with
-/// signedAttrs longer than 193 bytes with SHA-512, e.g. with an extra attribute; the 140
-/// bytes of `openssl cms -sign -nosmimecap` fit): pkcs7_get_digest hands IMA the re-tagged
-/// signedAttrs, the kernel overflows its stack buffer and oopses (confirmed on 7.2.13 under
-/// qemu: 194 bytes of signedAttrs already oops), so there is no record to predict.
-Result<TemplateEntry> ima_template(const std::string& template_name, const std::string& path, ByteView file,
-                                   const std::optional<Bytes>& security_ima, const kernel::KernelProfile& profile,
-                                   crypto::HashAlgo ima_hash = crypto::HashAlgo::sha256, bool side_sha256 = false);
-
-/// The "ima-buf" entry (d-ng|n-ng|buf) process_buffer_measurement() records for a buffer
-/// (security/integrity/ima/ima_main.c, kernel 7.2): d-ng = "<algo>:" '\0' H(buf) with H =
-/// `ima_hash` (IMA's ima_hash= setting), n-ng = `event_name` and a NUL, buf = the bytes.
-/// Used for the "blacklisted-hash" record of ima_check_blacklist().  No errors.
-TemplateEntry ima_buffer_template(const std::string& event_name, ByteView buf,
-                                  crypto::HashAlgo ima_hash = crypto::HashAlgo::sha256);
-
-/// One record of binary_runtime_measurements[_<bank>].
-struct MeasurementRecord {
-  std::uint32_t pcr = 0;
-  Bytes digest;          ///< template hash as recorded (bank size)
-  std::string template_name;
-  Bytes data;            ///< template data (for "ima": digest ‖ u32 len ‖ name)
-  std::uint64_t offset = 0;  ///< where the record starts in the file
-  bool violation = false;    ///< all-zero digest: extended as all 0xFF
-  Bytes recomputed;          ///< template hash recomputed from `data` (empty for violations)
-};
-
-/// Parse a binary measurement list whose record digests are `bank` sized (SHA-1 for the
-/// classic file).  Field sizes are limited only by the record.  Errors: EBADMSG with the
-/// record number and offset for truncated records, lengths beyond the file, template
-/// names over 255 bytes; EINVAL for a template whose data cannot be recomputed ("ima"
-/// with a bad layout).
-Result<std::vector<MeasurementRecord>> parse_measurement_list(ByteView list, crypto::HashAlgo bank);
-
-/// PCR values after replaying `records` from all-zero PCRs: PCR = H(PCR ‖ digest), with
-/// 0xFF..FF for violations.
-std::map<std::uint32_t, Bytes> replay_pcrs(const std::vector<MeasurementRecord>& records, crypto::HashAlgo bank);
-
-}  // namespace modsign::digest
+#include "digest/ima_fs.hpp"
+#include "digest/ima_modsig.hpp"
+#include "digest/ima_queue.hpp"
+#include "digest/ima_template_lib.hpp"

@@ -9,7 +9,7 @@
 #include <functional>
 
 #include "common/file.hpp"
-#include "module/compression.hpp"
+#include "module/decompress.hpp"
 #include "module/module_signature.hpp"
 
 namespace modsign::digest {

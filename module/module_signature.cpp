@@ -1,3 +1,4 @@
+// mirrors kernel/module_signature.c mod_check_sig and include/linux/module_signature.h struct module_signature, Linux 7.2.13
 #include "module/module_signature.hpp"
 
 #include <algorithm>
@@ -67,28 +68,6 @@ Bytes append_signature(ByteView content, ByteView cms) {
   out.insert(out.end(), ms.begin(), ms.end());
   out.insert(out.end(), kMarker.begin(), kMarker.end());
   return out;
-}
-
-Compression detect_compression(ByteView f) {
-  static constexpr std::uint8_t xz[] = {0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00};
-  static constexpr std::uint8_t zstd[] = {0x28, 0xb5, 0x2f, 0xfd};
-  auto starts = [&](ByteView m) { return f.size() >= m.size() && std::equal(m.begin(), m.end(), f.begin()); };
-  if (starts(xz)) return Compression::xz;
-  if (starts(zstd)) return Compression::zstd;
-  // zstd skippable frame (magic 0x184D2A50..5F, little-endian), as pzstd writes first.
-  if (f.size() >= 4 && (f[0] & 0xf0) == 0x50 && f[1] == 0x2a && f[2] == 0x4d && f[3] == 0x18) return Compression::zstd;
-  if (f.size() >= 2 && f[0] == 0x1f && f[1] == 0x8b) return Compression::gzip;
-  return Compression::none;
-}
-
-std::string_view compression_name(Compression c) {
-  switch (c) {
-    case Compression::none: return "none";
-    case Compression::xz: return "xz";
-    case Compression::zstd: return "zstd";
-    case Compression::gzip: return "gzip";
-  }
-  return "?";
 }
 
 }  // namespace modsign::module

@@ -1,3 +1,4 @@
+// mirrors kernel/module_signature.c mod_check_sig and include/linux/module_signature.h struct module_signature, Linux 7.2.13
 // modsign — the appended module signature: CMS ‖ struct module_signature ‖ marker
 // (include/linux/module_signature.h, kernel/module/signing.c, kernel/module_signature.c).
 #pragma once
@@ -7,6 +8,10 @@
 #include <string_view>
 
 #include "common/result.hpp"
+
+// Compression and detect_compression() are in module/decompress.hpp, included here for
+// the files that reach them through this header.
+#include "module/decompress.hpp"
 
 namespace modsign::module {
 
@@ -57,12 +62,5 @@ Result<TrailerInfo> parse_tail(ByteView tail, std::uint64_t file_size);
 
 /// content ‖ cms ‖ module_signature ‖ marker: the layout sign-file writes.
 Bytes append_signature(ByteView content, ByteView cms);
-
-/// Compression formats recognised by magic bytes (never by file name).
-enum class Compression { none, xz, zstd, gzip };
-/// The format whose magic starts `file`: xz FD 37 7A 58 5A 00, zstd 28 B5 2F FD (or a
-/// skippable frame 5X 2A 4D 18, as pzstd writes), gzip 1F 8B.
-Compression detect_compression(ByteView file);
-std::string_view compression_name(Compression c);
 
 }  // namespace modsign::module

@@ -1,4 +1,5 @@
-#include "module/compression.hpp"
+// mirrors kernel/module/decompress.c module_decompress (per format: module_gzip_decompress, module_xz_decompress, module_zstd_decompress), Linux 7.2.13
+#include "module/decompress.hpp"
 
 #include <lzma.h>
 #include <zlib.h>
@@ -308,80 +309,26 @@ Result<ModuleImage> open_module(ByteView file, std::uint64_t max_size) {
   return m;
 }
 
-Bytes compress(ByteView image, Compression format) {
-  switch (format) {
-    case Compression::xz: {
-      lzma_options_lzma opt;
-      if (lzma_lzma_preset(&opt, 6)) throw std::runtime_error("lzma_lzma_preset failed");
-      opt.dict_size = 1u << 20;
-      lzma_filter filters[] = {{LZMA_FILTER_LZMA2, &opt}, {LZMA_VLI_UNKNOWN, nullptr}};
-      // The streaming encoder, as the xz command uses it single-threaded (the buffer
-      // encoder would record sizes in the block header and differ from `xz`).
-      lzma_stream s = LZMA_STREAM_INIT;
-      if (lzma_stream_encoder(&s, filters, LZMA_CHECK_CRC32) != LZMA_OK) throw std::runtime_error("lzma_stream_encoder failed");
-      Bytes out;
-      std::uint8_t buf[kChunk];
-      s.next_in = image.data();
-      s.avail_in = image.size();
-      lzma_ret r;
-      do {
-        s.next_out = buf;
-        s.avail_out = sizeof buf;
-        r = lzma_code(&s, LZMA_FINISH);
-        out.insert(out.end(), buf, buf + (sizeof buf - s.avail_out));
-      } while (r == LZMA_OK);
-      lzma_end(&s);
-      if (r != LZMA_STREAM_END) throw std::runtime_error("xz compression failed");
-      return out;
-    }
-    case Compression::gzip: {
-      if (image.size() > 0xffffffffu) throw std::runtime_error("gzip recompression of images over 4 GiB is not supported");
-      z_stream z{};
-      if (deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-        throw std::runtime_error("deflateInit2 failed");
-      gz_header h{};
-      h.os = 3;  // Unix, as gzip writes
-      deflateSetHeader(&z, &h);
-      Bytes out(deflateBound(&z, image.size()) + 32);
-      z.next_in = const_cast<Bytef*>(image.data());
-      z.avail_in = static_cast<uInt>(image.size());
-      z.next_out = out.data();
-      z.avail_out = static_cast<uInt>(out.size());
-      const int r = deflate(&z, Z_FINISH);
-      const std::size_t n = out.size() - z.avail_out;
-      deflateEnd(&z);
-      if (r != Z_STREAM_END) throw std::runtime_error("gzip compression failed");
-      out.resize(n);
-      return out;
-    }
-    case Compression::zstd: {
-      // As the zstd command does: level 3, checksum, content size, one worker thread
-      // (its default --threads=1 splits large inputs into jobs), streaming.
-      ZSTD_CCtx* c = ZSTD_createCCtx();
-      ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, 3);
-      ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
-      ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, 1);
-      ZSTD_CCtx_setParameter(c, ZSTD_c_nbWorkers, 1);
-      ZSTD_CCtx_setPledgedSrcSize(c, image.size());
-      Bytes out;
-      std::uint8_t buf[kChunk];
-      ZSTD_inBuffer ib{image.data(), image.size(), 0};
-      std::size_t left;
-      do {
-        ZSTD_outBuffer ob{buf, sizeof buf, 0};
-        left = ZSTD_compressStream2(c, &ob, &ib, ZSTD_e_end);
-        if (ZSTD_isError(left)) {
-          ZSTD_freeCCtx(c);
-          throw std::runtime_error(std::string("zstd compression failed: ") + ZSTD_getErrorName(left));
-        }
-        out.insert(out.end(), buf, buf + ob.pos);
-      } while (left != 0);
-      ZSTD_freeCCtx(c);
-      return out;
-    }
-    case Compression::none: break;
+Compression detect_compression(ByteView f) {
+  static constexpr std::uint8_t xz[] = {0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00};
+  static constexpr std::uint8_t zstd[] = {0x28, 0xb5, 0x2f, 0xfd};
+  auto starts = [&](ByteView m) { return f.size() >= m.size() && std::equal(m.begin(), m.end(), f.begin()); };
+  if (starts(xz)) return Compression::xz;
+  if (starts(zstd)) return Compression::zstd;
+  // zstd skippable frame (magic 0x184D2A50..5F, little-endian), as pzstd writes first.
+  if (f.size() >= 4 && (f[0] & 0xf0) == 0x50 && f[1] == 0x2a && f[2] == 0x4d && f[3] == 0x18) return Compression::zstd;
+  if (f.size() >= 2 && f[0] == 0x1f && f[1] == 0x8b) return Compression::gzip;
+  return Compression::none;
+}
+
+std::string_view compression_name(Compression c) {
+  switch (c) {
+    case Compression::none: return "none";
+    case Compression::xz: return "xz";
+    case Compression::zstd: return "zstd";
+    case Compression::gzip: return "gzip";
   }
-  throw std::invalid_argument("compress: no format");
+  return "?";
 }
 
 }  // namespace modsign::module

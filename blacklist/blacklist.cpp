@@ -1,4 +1,5 @@
-#include "blacklist/description.hpp"
+// mirrors certs/blacklist.c blacklist_vet_description, get_raw_hash, mark_raw_hash_blacklisted, mark_hash_blacklisted, is_hash_blacklisted, is_binary_blacklisted, Linux 7.2.13
+#include "blacklist/blacklist.hpp"
 
 namespace modsign::blacklist {
 

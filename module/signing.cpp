@@ -1,4 +1,5 @@
-#include "module/module_sig_check.hpp"
+// mirrors kernel/module/signing.c module_sig_check, mod_verify_sig, Linux 7.2.13
+#include "module/signing.hpp"
 
 #include "module/module_signature.hpp"
 

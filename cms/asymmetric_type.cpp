@@ -1,0 +1,20 @@
+// mirrors crypto/asymmetric_keys/asymmetric_type.c find_asymmetric_key (key id matching), Linux 7.2.13
+#include "cms/asymmetric_type.hpp"
+
+namespace modsign::kernel {
+
+Result<const crypto::Certificate*> find_asymmetric_key(const std::vector<crypto::Certificate>& trusted,
+                                                      const std::optional<Bytes>& id0, const std::optional<Bytes>& id1) {
+  const std::optional<Bytes>& primary = id0 ? id0 : id1;
+  if (!primary) return make_error(KErr::enokey, "no key id");
+  if (primary->empty()) return make_error(KErr::einval, "empty key id");
+  for (const auto& t : trusted) {
+    if (t.kernel_id() != *primary && !(t.skid() && *t.skid() == *primary)) continue;
+    if (id0 && id1 && !(t.skid() && *t.skid() == *id1))
+      return make_error(KErr::ekeyrejected, "First ID matches, but second is missing or different");
+    return &t;
+  }
+  return make_error(KErr::enokey, "no trusted key matches");
+}
+
+}  // namespace modsign::kernel

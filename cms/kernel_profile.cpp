@@ -1,0 +1,17 @@
+// modsign's own: the names of the kernel profiles (v6.1, v6, v7.0)
+#include "cms/kernel_profile.hpp"
+
+namespace modsign::kernel {
+
+std::string KernelProfile::name() const {
+  return generation == Generation::v6 ? (legacy_digests ? "v6.1" : "v6") : "v7.0";
+}
+
+std::optional<KernelProfile> KernelProfile::parse(const std::string& n) {
+  if (n == "v6.1" || n == "6.1") return v6_1();
+  if (n == "v6" || n == "6") return v6();
+  if (n == "v7.0" || n == "7.0" || n == "v7" || n == "7") return v7_0();
+  return std::nullopt;
+}
+
+}  // namespace modsign::kernel

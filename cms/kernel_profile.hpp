@@ -1,0 +1,69 @@
+// modsign's own: the kernel being predicted (KernelProfile, Generation) and the types every cms/ mirror file shares
+// Usage is enum key_being_used_for (include/linux/verification.h); Blacklist stands for the
+// .blacklist keyring (certs/blacklist.c); Keyring::add_path is in cms/system_keyring.cpp
+// (docs/kernel-semantics.md; confirmed against Linux 7.2.13 where noted).
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/result.hpp"
+#include "crypto/crypto.hpp"
+
+namespace modsign::kernel {
+
+/// Kernel generations whose PKCS#7 behaviour differs.
+enum class Generation {
+  v6,    ///< before the 2026 ML-DSA series (6.x): no ML-DSA OIDs, TBS blacklist hash = cert's own hash
+  v7_0,  ///< with it (7.0 and later): ML-DSA, algo_takes_data, SHA-256 TBS blacklist hash
+};
+
+/// The kernel being predicted, and the configuration that changes module-signature outcomes.
+struct KernelProfile {
+  Generation generation = Generation::v7_0;
+  bool waive_mldsa_authattrs = false;  ///< CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA (7.0 only)
+  bool enforce = false;                ///< module.sig_enforce=1 / CONFIG_MODULE_SIG_FORCE
+  bool lockdown = false;               ///< lockdown=integrity (LOCKDOWN_MODULE_SIGNATURE refused)
+  /// Linux 6.1-6.6 digest OIDs (profile "v6.1", generation v6): pkcs7_sig_note_digest_algo
+  /// still maps md4 and md5 and knows no SHA-3 digest, and pkcs7_sig_note_pkey_algo knows no
+  /// id-ecdsa-with-sha3-*.  Confirmed on Debian 12's 6.1.0-57 (tools/kernel-conformance:
+  /// md5 is hashed and checked, EKEYREJECTED; sha3-256 is "Unsupported digest algo",
+  /// ENOPKG); SHA-3 arrived and md4/md5 left in later 6.x kernels (6.12 behaves as "v6").
+  bool legacy_digests = false;
+
+  static KernelProfile v6() { return KernelProfile{Generation::v6}; }
+  static KernelProfile v6_1() {
+    KernelProfile p{Generation::v6};
+    p.legacy_digests = true;
+    return p;
+  }
+  static KernelProfile v7_0() { return KernelProfile{Generation::v7_0}; }
+  /// "v6.1", "v6" or "v7.0"; parse accepts those and "6.1", "7.0", "v7", "6".
+  std::string name() const;
+  static std::optional<KernelProfile> parse(const std::string& name);
+};
+
+/// What the signature is being checked for (enum key_being_used_for).
+enum class Usage { module, firmware, kexec_pe, unspecified, bpf, key_signature };
+
+/// The system blacklist (certs/blacklist.c): "tbs:<hex>" and "bin:<hex>" descriptions and
+/// revoked certificates (CONFIG_SYSTEM_REVOCATION_LIST).  The blacklist issue fills it.
+struct Blacklist {
+  std::set<std::string> descriptions;  ///< e.g. "tbs:3a4f..." (lower-case hex)
+  std::vector<crypto::Certificate> revoked;
+  bool is_tbs_blacklisted(const Bytes& hash) const { return descriptions.count("tbs:" + to_hex(hash)) != 0; }
+};
+
+/// A keyring of trusted certificates (e.g. .builtin_trusted_keys + .secondary) and a blacklist.
+struct Keyring {
+  std::vector<crypto::Certificate> certificates;
+  Blacklist blacklist;
+  /// Add every certificate in `path`: a PEM bundle or DER file, or every regular file in a
+  /// directory (non-recursive, sorted by name).  Errors: EBADMSG for a file holding no
+  /// or a malformed certificate (message names the file).  Throws IoError if unreadable.
+  Status add_path(const std::string& path);
+};
+
+}  // namespace modsign::kernel

@@ -1,0 +1,131 @@
+// mirrors crypto/asymmetric_keys/public_key.c public_key_verify_signature (with crypto/rsassa-pkcs1.c rsassa_pkcs1_verify and crypto/ecdsa-x962.c's signature decoding), Linux 7.2.13
+#include "cms/public_key.hpp"
+
+#include <algorithm>
+
+#include "asn1/der.hpp"
+
+namespace modsign::kernel {
+
+using asn1::Element;
+using asn1::Reader;
+using asn1::Rules;
+using asn1::Writer;
+
+std::optional<crypto::HashAlgo> hash_of(const std::string& name) {
+  if (name == "none" || name == "sm3" || name.rfind("streebog", 0) == 0) return std::nullopt;
+  return crypto::hash_by_name(name);
+}
+
+namespace {
+
+std::optional<crypto::KeyAlgo> key_algo_of(const std::string& pkey_algo) {
+  if (pkey_algo == "mldsa44") return crypto::KeyAlgo::ml_dsa_44;
+  if (pkey_algo == "mldsa65") return crypto::KeyAlgo::ml_dsa_65;
+  if (pkey_algo == "mldsa87") return crypto::KeyAlgo::ml_dsa_87;
+  if (pkey_algo == "rsa") return crypto::KeyAlgo::rsa;
+  return std::nullopt;
+}
+
+/// The kernel decodes ECDSA-Sig-Value with its BER decoder and reads r and s as unsigned
+/// (crypto/ecdsa-x962.c): re-encode that as the strict DER OpenSSL wants.  nullopt if
+/// the kernel could not decode it either (EBADMSG).
+std::optional<Bytes> normalize_ecdsa_signature(ByteView sig) {
+  try {
+    Reader top(sig, Rules::ber);
+    Element seq = top.next();
+    if ((seq.tag & ~0x20) != (asn1::kSequence & ~0x20)) return std::nullopt;
+    Reader in(seq.content, Rules::ber);
+    Element r = in.expect(asn1::kInteger, "r"), s = in.expect(asn1::kInteger, "s");
+    auto unsigned_int = [](ByteView v) {
+      std::size_t i = 0;
+      while (i < v.size() && v[i] == 0) ++i;
+      Bytes out(v.begin() + static_cast<std::ptrdiff_t>(i), v.end());
+      if (out.empty() || (out[0] & 0x80)) out.insert(out.begin(), 0);
+      return out;
+    };
+    Writer w;
+    w.add(asn1::kSequence, [&](Writer& q) {
+      q.tlv(asn1::kInteger, unsigned_int(r.content));
+      q.tlv(asn1::kInteger, unsigned_int(s.content));
+    });
+    return w.take();
+  } catch (const asn1::DecodeError&) {
+    return std::nullopt;
+  }
+}
+
+/// rsassa_pkcs1_verify (crypto/rsassa-pkcs1.c, 7.2): s^e mod n, then the EMSA-PKCS1-v1_5
+/// block checked field by field with the kernel's errno for each.
+Status rsassa_pkcs1_verify(const crypto::PublicKey& key, crypto::HashAlgo h, ByteView digest, ByteView sig) {
+  const std::size_t k = static_cast<std::size_t>((key.bits() + 7) / 8);
+  if (sig.size() != k) return make_error(KErr::einval, "RSA signature is " + std::to_string(sig.size()) + " bytes, the key needs " + std::to_string(k));
+  // s <= 1 is refused before the public operation.
+  if (std::all_of(sig.begin(), sig.end() - 1, [](std::uint8_t c) { return c == 0; }) && sig.back() <= 1)
+    return make_error(KErr::einval, "RSA signature representative out of range");
+  auto em = crypto::rsa_public_raw(key, sig);
+  if (!em) return make_error(KErr::einval, "RSA signature representative out of range");
+  const Bytes& b = *em;
+  if (b[0] != 0x00) return make_error(KErr::einval, "RSA block does not start with 00");
+  if (b[1] != 0x01) return make_error(KErr::ebadmsg, "RSA block type is not 01");
+  std::size_t i = 2;
+  while (i < b.size() && b[i] == 0xff) ++i;
+  if (i - 2 < 8 || i >= b.size() || b[i] != 0x00) return make_error(KErr::ebadmsg, "bad PKCS#1 v1.5 padding");
+  ++i;
+  // DigestInfo prefix: SEQUENCE { SEQUENCE { OID, NULL }, OCTET STRING (hash size) }.
+  const auto& hi = crypto::hash_info(h);
+  Writer alg;
+  alg.add(asn1::kSequence, [&](Writer& a) {
+    a.oid(hi.oid);
+    a.null();
+  });
+  Bytes prefix;
+  {
+    const Bytes inner = alg.bytes();
+    Bytes octet_hdr = asn1::header(asn1::kOctetString, hi.size);
+    prefix = asn1::header(asn1::kSequence, inner.size() + octet_hdr.size() + hi.size);
+    prefix.insert(prefix.end(), inner.begin(), inner.end());
+    prefix.insert(prefix.end(), octet_hdr.begin(), octet_hdr.end());
+  }
+  if (b.size() - i != prefix.size() + hi.size || !std::equal(prefix.begin(), prefix.end(), b.begin() + static_cast<std::ptrdiff_t>(i)))
+    return make_error(KErr::ebadmsg, "DigestInfo does not match " + std::string(hi.name));
+  if (!std::equal(digest.begin(), digest.end(), b.begin() + static_cast<std::ptrdiff_t>(i + prefix.size())))
+    return make_error(KErr::ekeyrejected, "signature does not verify");
+  return ok_status();
+}
+
+}  // namespace
+
+Status public_key_verify_signature(const crypto::PublicKey& key, const SignedInfo& si, ByteView m,
+                                   crypto::Backend backend, const Pkcs7Message* msg) {
+  const crypto::KeyAlgo ka = key.algo();
+  const bool key_ecdsa = crypto::is_ecdsa(ka);
+  if (key_ecdsa ? si.pkey_algo != "ecdsa" : key_algo_of(si.pkey_algo) != ka)
+    return make_error(KErr::ekeyrejected, "signature algorithm " + si.pkey_algo + " differs from the key's " +
+                                              std::string(crypto::kernel_pkey_name(ka)));
+  if (crypto::is_ml_dsa(ka)) {
+    // software_key_determine_akcipher: raw encoding, hash "none" or "sha512" only.
+    if (si.hash_algo != "none" && si.hash_algo != "sha512")
+      return make_error(KErr::einval, "ML-DSA accepts hash none or sha512, not " + si.hash_algo);
+    if (msg && si.m_is_data && msg->data_prehashed) {  // the data itself, as external μ
+      for (const auto& [pk, mu] : msg->data_mu)
+        if (pk == key.raw()) return crypto::ml_dsa_verify_mu(key, mu, si.signature);
+      return make_error(KErr::einval, "no μ of the data for this ML-DSA key");
+    }
+    return crypto::verify_message(key, crypto::HashAlgo::sha512, m, si.signature, backend);
+  }
+  auto h = hash_of(si.hash_algo);
+  // software_key_determine_akcipher: ECDSA takes SHA-1, SHA-2 or SHA-3 only, else EINVAL.
+  // md4/md5 reach here only under v6.1, whose list is SHA-1/SHA-2 (confirmed on Debian 12's
+  // 6.1: a genuine ECDSA signature under digestAlgorithm md5 is refused with EINVAL).
+  if (key_ecdsa && (si.hash_algo == "md4" || si.hash_algo == "md5")) h.reset();
+  if (!h) return make_error(KErr::einval, "no " + si.pkey_algo + " signature scheme with " + si.hash_algo);
+  if (key_ecdsa) {
+    auto der = normalize_ecdsa_signature(si.signature);
+    if (!der) return make_error(KErr::ebadmsg, "malformed ECDSA-Sig-Value");
+    return crypto::verify_digest(key, *h, m, *der);
+  }
+  return rsassa_pkcs1_verify(key, *h, m, si.signature);
+}
+
+}  // namespace modsign::kernel

@@ -1,0 +1,57 @@
+// mirrors certs/system_keyring.c verify_pkcs7_signature, verify_pkcs7_message_sig (verify_with), Linux 7.2.13
+#pragma once
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cms/kernel_profile.hpp"
+#include "cms/pkcs7_parser.hpp"
+#include "common/result.hpp"
+#include "crypto/crypto.hpp"
+
+namespace modsign::kernel {
+
+/// Summary of one SignerInfo, for reports.
+struct SignerSummary {
+  std::string sid;          ///< "issuer+serial <hex>" or "skid <hex>"
+  std::string digest_algo;  ///< kernel name
+  std::string sig_algo;     ///< kernel pkey_algo
+  bool signed_attrs = false;
+};
+
+/// verify_pkcs7_signature() (certs/system_keyring.c): parse, supply detached data
+/// (failure: EBADMSG), pkcs7_verify(usage), revocation list check (EKEYREJECTED if a
+/// revoked certificate vouches for it: is_key_on_revocation_list, certs/blacklist.c:289-299),
+/// pkcs7_validate_trust(keyring).  Keyring certificates whose "tbs:" hash is in
+/// keyring.blacklist are left out of the trust step: the kernel never adds them to a
+/// keyring (x509_key_preparse, x509_public_key.c:189-191, EKEYREJECTED), so a signer that
+/// only they vouch for gets ENOKEY.  The same holds for revoked certificates.
+struct VerifyReport {
+  KErr err = KErr::none;
+  std::string reason;
+  std::vector<SignerSummary> signers;
+  std::vector<std::string> log;
+  std::vector<std::string> trusted_by;  ///< CN of the trusted certificate(s) used
+};
+VerifyReport verify_pkcs7_signature(ByteView data, ByteView pkcs7, const Keyring& keyring, Usage usage,
+                                    const KernelProfile& profile, crypto::Backend backend = crypto::Backend::openssl);
+
+
+/// verify_pkcs7_message_sig() on a message pkcs7_parse_message() parses from `pkcs7`: the
+/// data step is `supply` (its failure: EBADMSG "PKCS#7 signature with non-detached data"),
+/// then pkcs7_verify(usage), the revocation check and pkcs7_validate_trust(keyring), each
+/// as described at verify_pkcs7_signature().  Shared by verify_pkcs7_signature(),
+/// verify_pkcs7_signature_prehashed() and IMA's digest::ima_modsig_verify().
+VerifyReport verify_with(ByteView pkcs7, const Keyring& keyring, Usage usage, const KernelProfile& profile,
+                         crypto::Backend backend, const std::function<Status(Pkcs7Message&)>& supply);
+
+/// The same for detached data that is not in memory: `digests` holds H(data) for each
+/// kernel hash name the signers use and `mus` the ML-DSA μ of the data per raw public key
+/// (ML-DSA without signedAttrs verifies through external μ; same verdicts).
+VerifyReport verify_pkcs7_signature_prehashed(const std::vector<std::pair<std::string, Bytes>>& digests,
+                                              const std::vector<std::pair<Bytes, Bytes>>& mus, ByteView pkcs7,
+                                              const Keyring& keyring, Usage usage, const KernelProfile& profile);
+
+}  // namespace modsign::kernel

@@ -1,0 +1,16 @@
+// mirrors crypto/asymmetric_keys/x509_cert_parser.c x509_cert_parse, x509_note_sig_algo, x509_extract_key_data (algorithm acceptance), Linux 7.2.13
+#pragma once
+
+#include "cms/kernel_profile.hpp"
+#include "common/result.hpp"
+#include "crypto/crypto.hpp"
+
+namespace modsign::kernel {
+
+/// The kernel's X.509 acceptance (x509_cert_parse / x509_note_sig_algo / x509_extract_key_data
+/// in 7.2): signature algorithms sha{1,224,256,384,512}WithRSAEncryption, RSA with SHA-3,
+/// ecdsa-with-SHA1/SHA-2/SHA-3, id-ml-dsa-* (7.0 only); keys RSA, ECDSA P-192/256/384/521,
+/// ML-DSA (7.0 only).  Errors: ENOPKG otherwise (e.g. RSASSA-PSS-signed certificates).
+Status x509_supported(const crypto::Certificate& cert, const KernelProfile& profile);
+
+}  // namespace modsign::kernel

@@ -1,0 +1,74 @@
+// mirrors crypto/asymmetric_keys/x509_public_key.c x509_get_sig_params (the tbs: blacklist hash), x509_check_for_self_signed, and the certificate signature check, Linux 7.2.13
+#include "cms/x509_public_key.hpp"
+
+#include "cms/public_key.hpp"
+
+namespace modsign::kernel {
+
+std::optional<Bytes> x509_tbs_blacklist_hash(const crypto::Certificate& c, const KernelProfile& p) {
+  if (p.generation == Generation::v7_0) return crypto::digest(crypto::HashAlgo::sha256, c.tbs());
+  // Before 7.0 the TBS digest is the certificate signature's own hash, and no check
+  // happens when that hash is not available (x509_get_sig_params).
+  auto h = c.signature_hash();
+  if (!h) return std::nullopt;
+  // 6.1-6.6 cannot parse a SHA-3-signed certificate at all (x509_supported): no lookup.
+  if (p.legacy_digests && (*h == crypto::HashAlgo::sha3_256 || *h == crypto::HashAlgo::sha3_384 ||
+                           *h == crypto::HashAlgo::sha3_512))
+    return std::nullopt;
+  return crypto::digest(*h, c.tbs());
+}
+
+bool tbs_blacklisted(const crypto::Certificate& c, const KernelProfile& p, const Blacklist* bl) {
+  if (!bl || bl->descriptions.empty()) return false;
+  auto h = x509_tbs_blacklist_hash(c, p);
+  return h && bl->is_tbs_blacklisted(*h);
+}
+
+namespace {
+
+/// The certificate's own signature as a SignedInfo-like view, for chain checks.
+SignedInfo cert_sig(const crypto::Certificate& c) {
+  SignedInfo si;
+  bool ecdsa = false;
+  auto ka = crypto::key_algo_by_signature_oid(c.signature_algorithm(), &ecdsa);
+  si.pkey_algo = ecdsa ? "ecdsa" : ka ? std::string(crypto::kernel_pkey_name(*ka)) : "rsa";
+  if (auto h = c.signature_hash()) si.hash_algo = crypto::hash_info(*h).name;
+  else si.hash_algo = "none";
+  si.signature = Bytes(c.signature_value().begin(), c.signature_value().end());
+  return si;
+}
+
+}  // namespace
+
+Status verify_cert_signature(const crypto::Certificate& child, const crypto::PublicKey& issuer_key,
+                             crypto::Backend backend) {
+  if (child.signature_value().empty()) return make_error(KErr::ebadmsg, "certificate signature BIT STRING has unused bits");
+  SignedInfo si = cert_sig(child);
+  if (si.hash_algo == "none") return public_key_verify_signature(issuer_key, si, child.tbs(), backend);
+  auto h = hash_of(si.hash_algo);
+  if (!h) return make_error(KErr::enopkg, "unsupported certificate hash");
+  return public_key_verify_signature(issuer_key, si, crypto::digest(*h, child.tbs()), backend);
+}
+
+Status check_self_signed(X509Cert& x, const KernelProfile& profile) {
+  (void)profile;
+  if (!same(x.cert.subject(), x.cert.issuer())) return ok_status();
+  if (x.akid_id || x.akid_skid) {
+    const bool a = x.skid && x.akid_skid && *x.skid == *x.akid_skid;
+    const bool b = x.akid_id && x.id == *x.akid_id;
+    if (!a && !b) return ok_status();  // AKID names another certificate: not self-signed
+    if ((a != b) && x.akid_id && x.akid_skid) return make_error(KErr::ekeyrejected, "AKID parts disagree");
+  }
+  auto st = verify_cert_signature(x.cert, x.cert.public_key());
+  if (!st) {
+    if (st.error().code == KErr::enopkg) {
+      x.unsupported_sig = true;
+      return ok_status();
+    }
+    return make_error(st.error().code, "self-signature: " + st.error().message);
+  }
+  x.self_signed = true;
+  return ok_status();
+}
+
+}  // namespace modsign::kernel

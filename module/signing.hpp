@@ -1,0 +1,51 @@
+// mirrors kernel/module/signing.c module_sig_check, mod_verify_sig, Linux 7.2.13
+// modsign — the load decision for a signed module (kernel/module/signing.c
+// module_sig_check / mod_verify_sig, kernel/module_signature.c mod_check_sig).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cms/kernel_profile.hpp"
+#include "cms/system_keyring.hpp"
+#include "common/result.hpp"
+
+namespace modsign::module {
+
+/// What init_module does with the module.
+enum class LoadOutcome {
+  loads,          ///< signature verified: sig_ok
+  loads_tainted,  ///< soft error (ENODATA, ENOPKG, ENOKEY) without enforcement or lockdown: TAINT_UNSIGNED_MODULE ('E')
+  refused,        ///< init_module fails with `load_errno`
+};
+std::string_view outcome_name(LoadOutcome o);  ///< "loads", "loads-tainted", "refused"
+
+/// The prediction for one module.
+struct LoadVerdict {
+  LoadOutcome outcome = LoadOutcome::refused;
+  KErr sig_errno = KErr::none;   ///< what mod_verify_sig returned (none = verified)
+  KErr load_errno = KErr::none;  ///< what init_module returns (none when it loads)
+  std::string reason;            ///< kernel log wording plus modsign's detail
+  std::vector<kernel::SignerSummary> signers;
+  std::vector<std::string> log;  ///< other kernel log lines (e.g. the authattrs waiver)
+};
+
+/// Predict module loading (kernel-semantics §5.2): `mangled` = init_module flags
+/// MODULE_INIT_IGNORE_MODVERSIONS/VERMAGIC (the signature is then ignored).  The
+/// trailer is checked as mod_check_sig does, then verify_pkcs7_signature(usage module)
+/// against `keyring`.  ENODATA/ENOPKG/ENOKEY are soft: refused with EKEYREJECTED when
+/// `profile.enforce`, with EPERM under `profile.lockdown`, else loads tainted.  Every other
+/// error refuses the module with that errno.  Mainline behaviour: Debian's kernels also
+/// retry ENOKEY against the platform (UEFI db/MOK) keyring, which is not modelled here.
+LoadVerdict module_sig_check(ByteView file, const kernel::Keyring& keyring, const kernel::KernelProfile& profile,
+                             bool mangled = false, crypto::Backend backend = crypto::Backend::openssl);
+
+/// module_sig_check() for an uncompressed module file read in one streaming pass
+/// (1 MiB chunks): the hashes the signers name and, for ML-DSA without signedAttrs, the μ
+/// under every ML-DSA key of the keyring and the message are computed together, then the
+/// mirror runs on those (verify_pkcs7_signature_prehashed).  Same verdicts, constant
+/// memory.  Throws IoError when the file cannot be read.
+LoadVerdict module_sig_check_file(const std::string& path, const kernel::Keyring& keyring,
+                                  const kernel::KernelProfile& profile);
+
+}  // namespace modsign::module
