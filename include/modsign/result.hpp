@@ -1,7 +1,8 @@
 // modsign — result and error types shared by every layer and by the public API.
 //
 // Kernel-visible failures travel as Error{KErr, message} inside Result<T>; I/O failures
-// (open, read, write, rename) throw IoError with a message naming the file; misuse
+// (open, read, write, rename) throw IoError with a message naming the file; unusable
+// input to the facade calls (sign.hpp, verdict.hpp) throws InputError; misuse
 // (value() of an error Result) throws std::logic_error.
 #pragma once
 
@@ -87,6 +88,14 @@ inline Error make_error(KErr code, std::string msg) { return Error{code, std::mo
 
 /// An I/O failure (open, read, write, rename).  The message names the file.
 class MODSIGN_API IoError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Input the caller supplied is not usable: a key, certificate or module file that does
+/// not hold what was asked for, or an option the operation cannot honour.  The message
+/// names the file ("<path>: <reason>") when there is one.
+class MODSIGN_API InputError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };

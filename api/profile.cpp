@@ -1,0 +1,27 @@
+// modsign — public KernelProfile <-> kernel::KernelProfile (cms/kernel.hpp).
+#include "api/internal.hpp"
+
+namespace modsign {
+
+KernelProfile::KernelProfile() : generation_(kernel::KernelProfile::v7_0().name()) {}
+
+std::optional<KernelProfile> KernelProfile::parse(std::string_view name) {
+  auto p = kernel::KernelProfile::parse(std::string(name));
+  if (!p) return std::nullopt;
+  return KernelProfile(p->name());
+}
+
+std::string KernelProfile::name() const { return generation_; }
+
+namespace api {
+
+kernel::KernelProfile to_kernel(const KernelProfile& p) {
+  kernel::KernelProfile k = *kernel::KernelProfile::parse(p.name());
+  k.waive_mldsa_authattrs = p.waive_mldsa_authattrs();
+  k.enforce = p.enforce();
+  k.lockdown = p.lockdown();
+  return k;
+}
+
+}  // namespace api
+}  // namespace modsign

@@ -1,0 +1,10 @@
+// modsign — the whole public API: #include <modsign/modsign.hpp>, link modsign::modsign
+// (CMake: find_package(modsign 0.2 CONFIG)) or `pkg-config --cflags --libs modsign`.
+#pragma once
+
+#include "modsign/export.hpp"
+#include "modsign/profile.hpp"
+#include "modsign/result.hpp"
+#include "modsign/sign.hpp"
+#include "modsign/verdict.hpp"
+#include "modsign/version.hpp"

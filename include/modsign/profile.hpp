@@ -1,0 +1,57 @@
+// modsign — the kernel whose behaviour is predicted.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "modsign/export.hpp"
+
+namespace modsign {
+
+/// A kernel generation and the configuration that changes what it does with a signed
+/// module.  A plain value (copyable, no resources).
+///
+/// Generations (docs/kernel-semantics.md):
+///   "v6.1"  Linux 6.1-6.6: no ML-DSA; md4/md5 digests still mapped, no SHA-3 digests
+///           (pkcs7_sig_note_digest_algo in crypto/asymmetric_keys/pkcs7_parser.c).
+///   "v6"    later 6.x (e.g. 6.12): no ML-DSA OIDs, SHA-3 known.
+///   "v7.0"  7.0 and later (confirmed against Linux 7.2.13): ML-DSA-44/65/87 signers.
+class MODSIGN_API KernelProfile {
+ public:
+  /// "v7.0", the default.
+  KernelProfile();
+
+  /// "v6.1", "v6" or "v7.0"; also "6.1", "6", "7.0", "v7" and "7".  nullopt for any other
+  /// name.  The switches below start off.
+  static std::optional<KernelProfile> parse(std::string_view name);
+
+  /// The canonical generation name: "v6.1", "v6" or "v7.0".
+  std::string name() const;
+
+  /// CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA (7.0 only): an ML-DSA signer with
+  /// signedAttrs is accepted (with a kernel log line) instead of refused (EKEYREJECTED).
+  bool waive_mldsa_authattrs() const noexcept { return waive_mldsa_authattrs_; }
+  void set_waive_mldsa_authattrs(bool on) noexcept { waive_mldsa_authattrs_ = on; }
+
+  /// module.sig_enforce=1 or CONFIG_MODULE_SIG_FORCE (kernel/module/signing.c
+  /// module_sig_check): a soft failure (ENODATA, ENOPKG, ENOKEY) refuses the module with
+  /// EKEYREJECTED instead of loading it tainted.
+  bool enforce() const noexcept { return enforce_; }
+  void set_enforce(bool on) noexcept { enforce_ = on; }
+
+  /// lockdown=integrity (security_locked_down(LOCKDOWN_MODULE_SIGNATURE)): a soft failure
+  /// refuses the module with EPERM.
+  bool lockdown() const noexcept { return lockdown_; }
+  void set_lockdown(bool on) noexcept { lockdown_ = on; }
+
+ private:
+  explicit KernelProfile(std::string generation) : generation_(std::move(generation)) {}
+  std::string generation_;
+  bool waive_mldsa_authattrs_ = false;
+  bool enforce_ = false;
+  bool lockdown_ = false;
+};
+
+}  // namespace modsign
