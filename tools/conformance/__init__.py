@@ -1,0 +1,1 @@
+"""The real-kernel conformance harness behind tools/kernel-conformance (see its docstring)."""

@@ -1,0 +1,30 @@
+"""Shared by the conformance modules: repository and cache paths, the module
+signature marker, logging and running commands."""
+import os
+import subprocess
+import sys
+
+
+HERE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+CACHE = os.environ.get("MODSIGN_CACHE") or os.path.join(
+    os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "modsign")
+KEYS = os.path.join(HERE, "tests", "kernel", "keys")
+MAGIC = b"~Module signature appended~\n"
+
+
+def log(msg):
+    print("kernel-conformance: " + msg, file=sys.stderr, flush=True)
+
+
+def die(msg, status=1):
+    log("error: " + msg)
+    sys.exit(status)
+
+
+def run(cmd, **kw):
+    """Runs cmd (a list); returns stdout bytes; raises with stderr on failure."""
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
+    if p.returncode != 0:
+        raise RuntimeError("%s failed (%d): %s" % (" ".join(cmd), p.returncode,
+                                                   p.stderr.decode(errors="replace")[-2000:]))
+    return p.stdout

@@ -1,0 +1,156 @@
+"""The kernels (KERNELS): fetching or building each one, and running its cases
+(run_kernel) into rows of kernel result against prediction."""
+import os
+import re
+import shutil
+import subprocess
+import time
+
+from .common import HERE, KEYS, die, log, run
+from .cases_common import ALGS, Ctx
+from .cases_mldsa import mldsa_cases
+from .cases_debian import debian_cases
+from .cases_ima import ima_cases
+from .qemu import boot, crypto_modules, make_initramfs, parse_serial, tag
+from .predict import ima_initramfs, ima_kernel_view, ima_predict, ima_replay_row, ima_rows, predict
+
+
+def kv(text):
+    return dict(line.split("=", 1) for line in text.decode().splitlines() if "=" in line)
+
+
+# --- kernels ---------------------------------------------------------------------------------
+def debian_kernel(suite):
+    cmd = [os.path.join(HERE, "tools", "fetch-debian-kernel")] + (["--suite", suite] if suite else [])
+    p = subprocess.run(cmd, stdout=subprocess.PIPE)
+    if p.returncode == 77:
+        die("fetch-debian-kernel %s: skipped" % (suite or ""), 77)
+    if p.returncode != 0:
+        die("fetch-debian-kernel %s failed" % (suite or ""))
+    e = kv(p.stdout)
+    mod = None
+    for root, _, files in os.walk(os.path.join(e["MODULES"], "lib", "modules", e["KVER"])):
+        if "nls_iso8859-1.ko" in files:
+            mod = os.path.join(root, "nls_iso8859-1.ko")
+    if not mod:
+        die("no nls_iso8859-1.ko in %s" % e["MODULES"])
+    deps = run(["modinfo", "-F", "depends", mod]).decode().strip() if shutil.which("modinfo") else ""
+    if deps:
+        die("%s depends on %s" % (mod, deps))
+    certs = sorted(os.path.join(e["DIR"], f) for f in os.listdir(e["DIR"]) if re.match(r"builtin-\d+\.der$", f))
+    return {"vmlinuz": e["VMLINUZ"], "kver": e["KVER"], "module": mod, "modname": "nls_iso8859_1",
+            "moddir": os.path.join(e["MODULES"], "lib", "modules", e["KVER"]),
+            "keyring": certs}
+
+
+def built_kernel(variant=None):
+    """variant: None (waiver off), "waive" or "ima" (tools/build-test-kernel --<variant>)."""
+    cmd = [os.path.join(HERE, "tools", "build-test-kernel")] + (["--" + variant] if variant else [])
+    p = subprocess.run(cmd, stdout=subprocess.PIPE)
+    if p.returncode == 77:
+        die("build-test-kernel: skipped", 77)
+    if p.returncode != 0:
+        die("build-test-kernel failed")
+    e = kv(p.stdout)
+    keyring = [os.path.join(KEYS, a + ".cert.pem") for a in ALGS + ["blacklisted-rsa"]]
+    return {"vmlinuz": e["BZIMAGE"], "kver": e["KVER"], "module": e["TESTMOD"], "modname": "modsign_test",
+            "keyring": keyring, "blacklist": (e["BLACKLIST"], [os.path.join(KEYS, "blacklisted-rsa.cert.pem")]),
+            "ima": variant == "ima"}
+
+
+# name: (title, modsign profile, extra verify flags, extra kernel command line, getter)
+KERNELS = {
+    "deb12": ("Debian 12 cloud 6.1", "v6.1", [], "", lambda: debian_kernel("bookworm")),
+    "deb13": ("Debian 13 cloud 6.12", "v6", [], "", lambda: debian_kernel("trixie")),
+    "deb13-lockdown": ("Debian 13 cloud 6.12, lockdown=integrity", "v6", ["--lockdown"], "lockdown=integrity",
+                       lambda: debian_kernel("trixie")),
+    "debsid": ("Debian unstable cloud 7.2", "v7.0", [], "", lambda: debian_kernel("unstable")),
+    "mldsa": ("7.2.13 ML-DSA, waiver off", "v7.0", [], "", lambda: built_kernel()),
+    "mldsa-waive": ("7.2.13 ML-DSA, waiver on", "v7.0", ["--waive-mldsa-authattrs"], "", lambda: built_kernel("waive")),
+    "mldsa-enforce": ("7.2.13 ML-DSA, waiver on, module.sig_enforce=1", "v7.0",
+                      ["--waive-mldsa-authattrs", "--enforce"], "module.sig_enforce=1", lambda: built_kernel("waive")),
+    "mldsa-ima": ("7.2.13 ML-DSA + IMA (appraise_type=imasig|modsig), waiver off", "v7.0", [],
+                  "ima_template=ima-modsig", lambda: built_kernel("ima")),
+}
+
+
+def run_kernel(name, args, modsign, openssl):
+    title, profile, flags, cmdline, get = KERNELS[name]
+    t0 = time.time()
+    k = get()
+    t_get = time.time() - t0
+    work = os.path.join(args.workdir, name)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(os.path.join(work, "cases"))
+    base = k["module"]
+    if name.startswith("deb"):
+        base = os.path.join(work, "base.ko")
+        run([modsign, "strip", "--dest", base, k["module"]])
+    c = Ctx(modsign, openssl, base, work)
+    defs = (debian_cases(c, k["module"]) if name.startswith("deb") else
+            ima_cases(c) if k.get("ima") else mldsa_cases(c))
+    cases, descs = [], {}
+    for i, (cname, desc, fn) in enumerate(defs, 1):
+        fname = "%02d-%s.ko" % (i, cname)
+        data = fn()
+        with open(os.path.join(work, "cases", fname), "wb") as f:
+            f.write(data)
+        cases.append((fname, data))
+        descs[fname] = desc
+    shutil.rmtree(os.path.join(work, "tmp"), ignore_errors=True)
+    paths = [os.path.join(work, "cases", f) for f, _ in cases]
+    initrd = os.path.join(work, "initramfs.cpio")
+    extra = list(crypto_modules(k["moddir"])) if k.get("moddir") else []
+    if k.get("ima"):
+        pred = ima_predict(modsign, paths, k["keyring"], k["blacklist"])
+        extra += ima_initramfs(work)
+    else:
+        pred = predict(modsign, profile, flags, k["keyring"], paths, k.get("blacklist"))
+    make_initramfs(initrd, cases, k["modname"], extra)
+    serial = os.path.join(work, "serial.log")
+    t_boot = boot(k["vmlinuz"], initrd, serial, args.timeout, cmdline)
+    results, logs, keys, release, done, ima = parse_serial(serial)
+    if release is None:
+        log("%s: the kernel did not reach /init (see %s)" % (name, serial))
+    elif not done:
+        log("%s: /init did not finish (see %s)" % (name, serial))
+    extra_info = {}
+    if k.get("ima"):
+        for e in ima["errors"]:
+            log("%s: %s" % (name, e))
+        recs, view = ima_kernel_view(ima, cases)
+        rows = ima_rows(cases, descs, results, logs, pred, view)
+        rows.append(ima_replay_row(modsign, work, ima, recs))
+        extra_info = {"policy": ima["policy"], "records": len(recs)}
+    else:
+        rows = plain_rows(cases, descs, results, logs, pred)
+    agree = sum(r["agree"] for r in rows)
+    log("%s (%s): %d/%d agree; kernel %.0f s, boot %.0f s" % (name, release, agree, len(rows), t_get, t_boot))
+    for r in rows:
+        if not r["agree"]:
+            log("  DISAGREE %s: kernel %s, modsign %s (%s)" % (r["case"], r["kernel"], r["modsign"], r["reason"]))
+    return {"name": name, "title": title, "profile": " ".join([profile] + flags),
+            "cmdline": cmdline, "ima": extra_info,
+            "release": release, "rows": rows, "keys": keys, "t_kernel": t_get, "t_boot": t_boot}
+
+
+def plain_rows(cases, descs, results, logs, pred):
+    """Rows of a kernel without IMA: the load result of each case against verify's prediction."""
+    rows = []
+    soft = re.compile(r"Loading of (unsigned module|module with unsupported crypto|module with unavailable key) is rejected")
+    for fname, _ in cases:
+        got = dict(results.get(tag(fname), {"result": "no result", "taint": "", "insmod": ""}))
+        want = dict(pred.get(fname, {"result": "no prediction", "errno": None, "reason": ""}))
+        # Enforcing kernels name the soft error they refused (ENODATA, ENOPKG, ENOKEY); so
+        # does modsign's reason.  Both results then carry it, and must agree on it too.
+        m = next((soft.search(line) for line in logs.get(tag(fname), []) if soft.search(line)), None)
+        if m:
+            got["result"] += " (%s)" % m.group(1)
+        m = soft.match(want.get("reason") or "")
+        if m:
+            want["result"] += " (%s)" % m.group(1)
+        rows.append({"case": fname[:-3], "desc": descs[fname], "kernel": got["result"],
+                     "taint": got["taint"], "insmod": got["insmod"], "log": logs.get(tag(fname), []),
+                     "modsign": want["result"], "reason": want["reason"],
+                     "agree": got["result"] == want["result"]})
+    return rows

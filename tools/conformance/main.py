@@ -1,0 +1,50 @@
+"""The command line of tools/kernel-conformance."""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+from .common import CACHE, HERE, die, log
+from .kernels import KERNELS, kv, run_kernel
+from .report import write_doc
+
+
+def main(doc):
+    """Runs the harness; doc is the entry point's docstring (its first line describes --help)."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    ap.add_argument("--kernels", default=",".join(KERNELS), help="comma-separated: " + ",".join(KERNELS))
+    ap.add_argument("--modsign", default=os.path.join(HERE, "build", "bin", "modsign"))
+    ap.add_argument("--workdir", default=os.path.join(CACHE, "conformance"))
+    ap.add_argument("--doc", default=os.path.join(HERE, "docs", "conformance.md"))
+    ap.add_argument("--timeout", type=int, default=600)
+    args = ap.parse_args()
+    for t in ("qemu-system-x86_64",):
+        if not shutil.which(t):
+            die("%s not found (apt-get install qemu-system-x86)" % t, 77)
+    if not (shutil.which("busybox") or os.path.exists("/bin/busybox")):
+        die("busybox not found (apt-get install busybox-static)", 77)
+    deps = subprocess.run([os.path.join(HERE, "tools", "bootstrap-deps")], stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL)
+    root = kv(deps.stdout).get("OPENSSL_ROOT", "")
+    openssl = os.path.join(root, "bin", "openssl") if root else "openssl"
+    os.environ["PATH"] = os.path.dirname(openssl) + os.pathsep + os.environ["PATH"] if root else os.environ["PATH"]
+    if not os.access(args.modsign, os.X_OK):
+        die("%s not built (run tools/check first)" % args.modsign)
+    t0 = time.time()
+    runs = []
+    for name in args.kernels.split(","):
+        if name not in KERNELS:
+            die("unknown kernel %s" % name, 2)
+        runs.append(run_kernel(name, args, args.modsign, openssl))
+    elapsed = time.time() - t0
+    os.makedirs(os.path.dirname(args.doc), exist_ok=True)
+    write_doc(args.doc, runs, elapsed, args.modsign)
+    with open(os.path.join(args.workdir, "results.json"), "w") as f:
+        json.dump(runs, f, indent=1)
+    total = sum(len(r["rows"]) for r in runs)
+    bad = sum(not x["agree"] for r in runs for x in r["rows"])
+    log("%d cases on %d kernels, %d disagreements, %.0f s; table in %s" % (total, len(runs), bad, elapsed, args.doc))
+    sys.exit(1 if bad else 0)

@@ -1,0 +1,241 @@
+"""Booting a kernel under qemu: the busybox initramfs (/init, modprobe, crypto
+modules), the boot itself, and reading the results back from the serial log."""
+import base64
+import os
+import re
+import shutil
+import subprocess
+import time
+
+from .common import log
+
+
+# --- initramfs -------------------------------------------------------------------------------
+INIT = r"""#!/bin/busybox sh
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+dmesg -c >/dev/null
+echo "MSC-BOOT $(uname -r)"
+grep -h '' /proc/keys 2>/dev/null | while IFS= read -r l; do echo "MSC-KEY $l"; done
+IMA=/sys/kernel/security/ima
+if [ -x /bin/msc-finit ]; then
+  mount -t securityfs securityfs /sys/kernel/security
+  cat /etc/ima-policy > $IMA/policy || echo "MSC-ERROR writing the IMA policy failed"
+  while IFS= read -r l; do echo "MSC-POLICY $l"; done < $IMA/policy
+  load=/bin/msc-finit
+else
+  load=insmod
+fi
+while read -r mod f; do
+  t=$(echo "$f" | tr ' \t' '__')
+  out=$($load "/cases/$f" 2>&1); rc=$?
+  taint=-
+  if [ -d /sys/module/$mod ]; then taint=$(cat /sys/module/$mod/taint 2>/dev/null); [ -n "$taint" ] || taint=none; fi
+  echo "MSC-RESULT $t rc=$rc taint=$taint out=$out"
+  dmesg -c | while IFS= read -r l; do echo "MSC-LOG $t $l"; done
+  [ -d /sys/module/$mod ] && rmmod $mod
+  dmesg -c >/dev/null
+  [ -d $IMA ] && echo "MSC-IMA-SIZE $t $(wc -c < $IMA/binary_runtime_measurements)"
+done < /cases/list
+if [ -d $IMA ]; then
+  echo MSC-IMA-BEGIN
+  base64 $IMA/binary_runtime_measurements
+  echo MSC-IMA-END
+fi
+echo MSC-DONE
+poweroff -f
+"""
+
+
+def cpio_newc(entries):
+    """A newc cpio archive from (name, mode, data, rdev_major, rdev_minor) entries."""
+    out = bytearray()
+    for ino, (name, mode, data, maj, mnr) in enumerate(entries + [("TRAILER!!!", 0, b"", 0, 0)], 1):
+        nb = name.encode() + b"\0"
+        hdr = "070701" + "".join("%08x" % v for v in (
+            ino, mode, 0, 0, 1, 0, len(data), 0, 0, maj, mnr, len(nb), 0))
+        out += hdr.encode() + nb
+        out += b"\0" * ((4 - len(out) % 4) % 4)
+        out += data
+        out += b"\0" * ((4 - len(out) % 4) % 4)
+    return bytes(out)
+
+
+MODPROBE = r"""#!/bin/busybox sh
+# request_module() helper: load the modules listed for the alias in /lib/msc-modprobe.map
+n=
+for a in "$@"; do case $a in -*) ;; *) n=$a ;; esac; done
+grep "^$n " /lib/msc-modprobe.map | while read -r _ files; do
+  for f in $files; do insmod /lib/modules/$f 2>/dev/null; done
+done
+exit 0
+"""
+
+
+def crypto_modules(moddir):
+    """initramfs entries that let request_module() load the crypto modules of a kernel tree:
+    the modules under kernel/crypto, kernel/arch/x86/crypto and kernel/lib, a map from each
+    alias and name to the module files in load order (dependencies first), and /sbin/modprobe."""
+    info = {}
+    for sub in ("kernel/crypto", "kernel/arch/x86/crypto", "kernel/lib"):
+        for root, _, files in os.walk(os.path.join(moddir, sub)):
+            for f in files:
+                if not f.endswith(".ko"):
+                    continue
+                path = os.path.join(root, f)
+                with open(path, "rb") as fh:
+                    data = fh.read()
+                fields = {}
+                for m in re.finditer(rb"\0(name|alias|depends)=([^\0]*)", data):
+                    fields.setdefault(m.group(1).decode(), []).append(m.group(2).decode())
+                name = (fields.get("name") or [f[:-3].replace("-", "_")])[0]
+                deps = [d for d in ",".join(fields.get("depends", [])).split(",") if d]
+                info[name] = (os.path.relpath(path, moddir), deps, fields.get("alias", []), data)
+    def order(name, seen):
+        if name in seen or name not in info:
+            return []
+        seen.add(name)
+        out = []
+        for d in info[name][1]:
+            out += order(d, seen)
+        return out + [info[name][0]]
+    lines, aliases = [], {}
+    for name, (_, _, al, _) in sorted(info.items()):
+        for a in [name] + al:
+            aliases.setdefault(a, []).append(name)
+    for a, names in sorted(aliases.items()):
+        seen, files = set(), []
+        for n in names:
+            files += order(n, seen)
+        lines.append("%s %s" % (a, " ".join(files)))
+    entries = [("sbin", 0o40755, b"", 0, 0), ("sbin/modprobe", 0o100755, MODPROBE.encode(), 0, 0),
+               ("lib", 0o40755, b"", 0, 0), ("lib/msc-modprobe.map", 0o100644, ("\n".join(lines) + "\n").encode(), 0, 0),
+               ("lib/modules", 0o40755, b"", 0, 0)]
+    dirs = set()
+    for rel, _, _, data in info.values():
+        parts = rel.split("/")
+        for i in range(1, len(parts)):
+            d = "/".join(parts[:i])
+            if d not in dirs:
+                dirs.add(d)
+                entries.append(("lib/modules/" + d, 0o40755, b"", 0, 0))
+        entries.append(("lib/modules/" + rel, 0o100644, data, 0, 0))
+    return entries
+
+
+def make_initramfs(path, cases, modname, extra=()):
+    busybox = shutil.which("busybox") or "/bin/busybox"
+    with open(busybox, "rb") as f:
+        bb = f.read()
+    entries = [("bin", 0o40755, b"", 0, 0), ("dev", 0o40755, b"", 0, 0),
+               ("dev/console", 0o20600, b"", 5, 1), ("proc", 0o40755, b"", 0, 0),
+               ("sys", 0o40755, b"", 0, 0), ("cases", 0o40755, b"", 0, 0),
+               ("bin/busybox", 0o100755, bb, 0, 0), ("init", 0o100755, INIT.encode(), 0, 0)]
+    entries += list(extra)
+    lst = ""
+    for name, data in cases:
+        entries.append(("cases/" + name, 0o100644, data, 0, 0))
+        lst += "%s %s\n" % (modname, name)
+    entries.append(("cases/list", 0o100644, lst.encode(), 0, 0))
+    with open(path, "wb") as f:
+        f.write(cpio_newc(entries))
+
+
+ERRNOS = {
+    "Required key not available": "ENOKEY", "Key was rejected by service": "EKEYREJECTED",
+    "Bad message": "EBADMSG", "Package not installed": "ENOPKG", "Invalid argument": "EINVAL",
+    "No data available": "ENODATA", "Operation not permitted": "EPERM",
+    "Message too long": "EMSGSIZE", "No such file or directory": "ENOENT",
+    "Cannot allocate memory": "ENOMEM", "File exists": "EEXIST", "Exec format error": "ENOEXEC",
+    "Invalid module format": "ENOEXEC", "Bad address": "EFAULT", "Key has been revoked": "EKEYREVOKED",
+    "Key has expired": "EKEYEXPIRED", "Unknown symbol in module": "ENOENT",
+    "Not supported": "EOPNOTSUPP", "Operation not supported": "EOPNOTSUPP",
+    "Permission denied": "EACCES",
+}
+
+
+def boot(kernel, initrd, serial_log, timeout, cmdline=""):
+    qemu = shutil.which("qemu-system-x86_64")
+    cmd = [qemu, "-accel", "tcg", "-cpu", "max", "-m", "768", "-smp", "1", "-display", "none",
+           "-monitor", "none", "-serial", "file:" + serial_log, "-no-reboot",
+           "-kernel", kernel, "-initrd", initrd,
+           "-append", ("console=ttyS0 loglevel=1 panic=-1 rdinit=/init " + cmdline).strip()]
+    t0 = time.time()
+    if os.path.exists(serial_log):
+        os.unlink(serial_log)
+    # /init powers off with `poweroff -f`; a kernel without ACPI (the tiny test kernels) halts
+    # instead, so qemu is also stopped once /init has printed MSC-DONE.
+    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    done_at = None
+    while p.poll() is None:
+        time.sleep(0.5)
+        if done_at is None:
+            try:
+                with open(serial_log, "rb") as f:
+                    if b"MSC-DONE" in f.read():
+                        done_at = time.time()
+            except FileNotFoundError:
+                pass
+        if (done_at is not None and time.time() - done_at > 2) or time.time() - t0 > timeout:
+            if done_at is None:
+                log("qemu timed out after %d s (see %s)" % (timeout, serial_log))
+            p.kill()
+            p.wait()
+    return time.time() - t0
+
+
+def tag(fname):
+    """The name /init prints for a case file: blanks and tabs turned into '_' (one word)."""
+    return fname.replace(" ", "_").replace("\t", "_")
+
+
+def parse_serial(path):
+    """(results, logs, keys, release, done, ima) from a serial log; ima has the IMA policy
+    lines, the measurement list (bytes) and each case's end offset in it."""
+    results, logs, keys, boot_release, done = {}, {}, [], None, False
+    ima = {"policy": [], "sizes": [], "list": None, "errors": []}
+    b64 = None
+    with open(path, "rb") as f:
+        text = f.read().decode(errors="replace").replace("\r", "")
+    for line in text.split("\n"):
+        if b64 is not None:
+            if line.startswith("MSC-IMA-END"):
+                ima["list"] = base64.b64decode("".join(b64))
+                b64 = None
+            else:
+                b64.append(line.strip())
+            continue
+        if line.startswith("MSC-IMA-BEGIN"):
+            b64 = []
+        elif line.startswith("MSC-IMA-SIZE "):
+            _, name, size = line.split()
+            ima["sizes"].append((name, int(size)))
+        elif line.startswith("MSC-POLICY "):
+            ima["policy"].append(line[11:])
+        elif line.startswith("MSC-ERROR "):
+            ima["errors"].append(line[10:])
+        elif line.startswith("MSC-BOOT "):
+            boot_release = line[9:].strip()
+        elif line.startswith("MSC-KEY "):
+            keys.append(line[8:])
+        elif line.startswith("MSC-RESULT "):
+            m = re.match(r"MSC-RESULT (\S+) rc=(\d+) taint=(\S*) out=(.*)$", line)
+            name, rc, taint, out = m.group(1), int(m.group(2)), m.group(3), m.group(4)
+            if rc == 0:
+                res = "loads" + ("-tainted" if "E" in taint else "")
+            else:
+                err = None
+                for text_, e in ERRNOS.items():
+                    if out.rstrip().endswith(text_):
+                        err = e
+                res = "refused " + (err or "?(%s)" % out.strip())
+            results[name] = {"result": res, "taint": taint, "insmod": out.strip()}
+        elif line.startswith("MSC-LOG "):
+            _, name, rest = line.split(" ", 2)
+            rest = re.sub(r"^<\d+>", "", rest)
+            if not re.match(r"^(\[\s*[\d.]+\]\s*)?(tsc|clocksource|sched_clock|random|clk):", rest):
+                logs.setdefault(name, []).append(rest)
+        elif line.startswith("MSC-DONE"):
+            done = True
+    return results, logs, keys, boot_release, done, ima
