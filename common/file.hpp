@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/result.hpp"
+#include "modsign/output.hpp"
 
 namespace modsign {
 
@@ -74,13 +75,8 @@ class AtomicFile {
   unsigned uid_ = 0, gid_ = 0;
 };
 
-/// How AtomicFile::commit() makes an output durable.
-enum class SyncPolicy {
-  each,   ///< fsync the temporary file, then rename it (the default; ~4 ms per file on ext4)
-  batch,  ///< inside a CommitBatch: fsync + rename by the batch's committer threads, in
-          ///< parallel with the work (see CommitBatch)
-  none,   ///< rename at once without fsync (the page cache writes the data back later)
-};
+// SyncPolicy (how AtomicFile::commit() makes an output durable) is the public enum of
+// modsign/output.hpp; CommitBatch is the implementation behind modsign::OutputBatch.
 
 /// The outputs of a batch of files (modsign sign --jobs N).  Under SyncPolicy::batch,
 /// AtomicFile::commit() only closes the temporary file and hands it to the batch; up to
