@@ -50,11 +50,7 @@ std::size_t OutputBatch::Scope::current_item(const OutputBatch& batch) noexcept 
   return t_scope_batch == &batch ? t_scope_item : kNoItem;
 }
 
-std::vector<OutputBatch::Failure> OutputBatch::finish() {
-  std::vector<Failure> out;
-  for (auto& f : impl_->batch.finish()) out.push_back({f.item, std::move(f.message)});
-  return out;
-}
+std::vector<OutputBatch::Failure> OutputBatch::finish() { return impl_->batch.finish(); }
 bool OutputBatch::settle(std::size_t item, std::vector<std::string>* messages) {
   return impl_->batch.settle(item, messages);
 }
