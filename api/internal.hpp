@@ -2,11 +2,14 @@
 // conversion of the public KernelProfile.  Not installed.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cms/kernel.hpp"
+#include "cms/signed_data.hpp"
 #include "crypto/crypto.hpp"
+#include "module/decompress.hpp"
 #include "modsign/profile.hpp"
 #include "modsign/sign.hpp"
 #include "modsign/verdict.hpp"
@@ -17,6 +20,8 @@ struct Signer::Impl {
   crypto::PrivateKey key;
   crypto::Certificate cert;
   std::string cert_path;
+  std::string key_path;
+  std::vector<std::string> notes;
 };
 
 struct TrustStore::Impl {
@@ -27,6 +32,29 @@ struct TrustStore::Impl {
 namespace api {
 /// The internal profile with the public one's generation and switches.
 kernel::KernelProfile to_kernel(const KernelProfile& p);
+
+/// A module file read for signing or stripping: the stored bytes and the image the kernel
+/// checks.  Throws IoError (unreadable, larger than max(max_size, 1 GiB)) and InputError
+/// "<path>: <fmt>-compressed module: <reason>" for a stream that does not decompress within
+/// `max_size` (api/sign.cpp).
+struct StoredModule {
+  Bytes stored;
+  module::ModuleImage m;
+};
+StoredModule read_stored_module(const std::string& path, std::uint64_t max_size);
+/// Routes the writes of one call to `batch` (when not nullptr), attributed to the item of
+/// the thread's active Scope of that batch.
+struct BatchRoute {
+  explicit BatchRoute(OutputBatch* b) {
+    if (b) scope.emplace(*b, OutputBatch::Scope::current_item(*b));
+  }
+  std::optional<OutputBatch::Scope> scope;
+};
+/// sign_module_file() in one streaming pass (api/sign_stream.cpp).
+SignReport sign_streaming(const Signer& signer, const std::string& path, const SignOptions& options);
+/// The cms::BuildOptions of `options` for `signer`, after check_sign_options() (api/sign.cpp);
+/// `prefix` ("<path>: " or "") goes before the hash messages.
+cms::BuildOptions build_options(const Signer& signer, const SignOptions& options, const std::string& prefix);
 }  // namespace api
 
 }  // namespace modsign

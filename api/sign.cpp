@@ -1,13 +1,19 @@
-// modsign — Signer and sign_module_file() (include/modsign/sign.hpp).
+// modsign — Signer, check_sign_options(), sign_module_file() and sign_module_image()
+// (include/modsign/sign.hpp); the streaming pass is api/sign_stream.cpp.
 #include "modsign/sign.hpp"
 
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <optional>
 
 #include "api/internal.hpp"
 #include "cms/signed_data.hpp"
 #include "common/file.hpp"
 #include "crypto/algorithms.hpp"
-#include "module/module_signature.hpp"
+#include "module/compression.hpp"
 
 namespace modsign {
 
@@ -16,58 +22,194 @@ Signer::Signer(const Signer&) = default;
 Signer& Signer::operator=(const Signer&) = default;
 Signer::~Signer() = default;
 
-Signer Signer::load(const std::string& key_path, const std::string& cert_path) {
+SignError::SignError(SignRefusal reason, const std::string& what, std::uint64_t bytes_read, std::string format)
+    : InputError(what), reason_(reason), bytes_read_(bytes_read), format_(std::move(format)) {}
+
+namespace {
+/// The key-file warning of Signer::notes(): group or others may access a private key.
+std::optional<std::string> permission_note(const std::string& key_path) {
+  struct stat st {};
+  if (::stat(key_path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || (st.st_mode & 077) == 0) return std::nullopt;
+  char mode[8];
+  std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+  return std::string("warning: permissions ") + mode + " let group or others access this private key (chmod 600 " +
+         key_path + ")";
+}
+}  // namespace
+
+Signer Signer::load(const std::string& key_path, const std::string& cert_path, const PassphraseProvider& ask) {
   std::optional<std::string> pin;
   if (const char* p = std::getenv("KBUILD_SIGN_PIN")) pin = std::string(p);
   auto key = crypto::PrivateKey::load(key_path, pin);
   if (pin) crypto::cleanse(*pin);
+  if (!key && !pin && ask && key.error().message.starts_with("private key is encrypted and no passphrase was given")) {
+    if (auto typed = ask(key_path)) {
+      key = crypto::PrivateKey::load(key_path, typed);
+      crypto::cleanse(*typed);
+    }
+  }
   if (!key) throw InputError(key_path + ": " + key.error().message);
+  std::vector<std::string> notes;
+  if (auto n = permission_note(key_path)) notes.push_back(std::move(*n));  // only a file that holds a key
   const std::string cert_file = cert_path.empty() ? key_path : cert_path;
   auto certs = crypto::Certificate::load_all(cert_file);
   if (!certs) throw InputError(cert_file + ": " + certs.error().message);
   for (auto& c : certs.value())
     if (c.public_key() == key->public_key())
-      return Signer(std::make_shared<const Impl>(Impl{std::move(key.value()), std::move(c), cert_file}));
+      return Signer(std::make_shared<const Impl>(
+          Impl{std::move(key.value()), std::move(c), cert_file, key_path, std::move(notes)}));
   throw InputError(cert_file + ": no certificate matches the private key " + key_path);
 }
 
 std::string Signer::algorithm() const { return std::string(crypto::key_algo_name(impl_->key.algo())); }
+const std::string& Signer::key_path() const { return impl_->key_path; }
 const std::string& Signer::certificate_path() const { return impl_->cert_path; }
+const std::vector<std::string>& Signer::notes() const { return impl_->notes; }
 
-SignReport sign_module_file(const Signer& signer, const std::string& path, const SignOptions& options) {
+namespace api {
+
+namespace {
+crypto::HashAlgo check_names(const SignOptions& o, const std::string& prefix) {
+  const auto hash = crypto::hash_by_name(o.hash);
+  if (!hash) throw SignError(SignRefusal::unknown_hash, prefix + "unknown hash '" + o.hash + "'");
+  if (o.backend != "auto" && o.backend != "openssl" && o.backend != "botan")
+    throw UsageError("unknown backend '" + o.backend + "' (auto|openssl|botan)");
+  return *hash;
+}
+}  // namespace
+
+cms::BuildOptions build_options(const Signer& signer, const SignOptions& o, const std::string& prefix) {
   const auto& s = signer.impl();
-  const auto hash = crypto::hash_by_name(options.hash);
-  if (!hash) throw InputError(path + ": unknown hash '" + options.hash + "'");
-  if (crypto::is_ml_dsa(s.key.algo()) && options.signed_attrs && *hash != crypto::HashAlgo::sha512)
-    throw InputError(path + ": ML-DSA with signedAttrs needs sha512 (kernels refuse any other digest there)");
-  const Bytes file = read_file(path);
-  if (const auto c = module::detect_compression(file); c != module::Compression::none)
-    throw InputError(path + ": " + std::string(module::compression_name(c)) +
-                     "-compressed module: decompress it, sign the .ko, then recompress it");
-  ByteView content = file;
-  if (module::has_marker(file)) {
-    if (!options.replace) throw InputError(path + ": module is already signed");
-    auto split = module::split(file);
-    if (!split)
-      throw InputError(path + ": cannot strip the existing signature: " + std::string(errno_name(split.error().code)) +
-                       " " + split.error().message);
-    content = split->content;
-  }
+  const auto hash = std::optional<crypto::HashAlgo>(check_names(o, prefix));
+  if (crypto::is_ml_dsa(s.key.algo()) && o.signed_attrs && *hash != crypto::HashAlgo::sha512)
+    throw SignError(SignRefusal::mldsa_signed_attrs_hash,
+                    prefix + "ML-DSA with signedAttrs needs sha512 (kernels refuse any other digest there)");
+  if (o.skid && !s.cert.skid())
+    throw SignError(SignRefusal::no_skid, s.cert_path + ": certificate has no subjectKeyIdentifier");
+  const bool has_seed = s.key.has_ml_dsa_seed();
+  if (o.backend == "botan" && crypto::is_ml_dsa(s.key.algo()) && !has_seed)
+    throw SignError(SignRefusal::backend_needs_seed,
+                    s.key_path + ": the botan backend needs an ML-DSA key with its seed (RFC 9881 seed or both form)");
   cms::BuildOptions opt;
   opt.digest = *hash;
-  opt.signed_attrs = options.signed_attrs;
-  opt.sid = options.skid ? cms::SignerIdType::subject_key_id : cms::SignerIdType::issuer_and_serial;
-  opt.backend = s.key.has_ml_dsa_seed() ? crypto::default_ml_dsa_backend(crypto::MlDsaOp::sign) : crypto::Backend::openssl;
-  auto cms_der = cms::build_detached(s.key, s.cert, content, opt);
-  if (!cms_der) throw InputError(path + ": " + cms_der.error().message);
-  SignReport r;
-  r.path = options.out.empty() ? path : options.out;
-  write_file_atomic(r.path, module::append_signature(content, cms_der.value()));
-  r.algorithm = signer.algorithm();
-  r.hash = std::string(crypto::hash_info(*hash).name);
-  r.signed_attrs = options.signed_attrs;
-  r.cms_size = cms_der->size();
+  opt.signed_attrs = o.signed_attrs;
+  opt.sid = o.skid ? cms::SignerIdType::subject_key_id : cms::SignerIdType::issuer_and_serial;
+  // auto: the faster library for ML-DSA signing as measured (bench/RESULTS.md, issue 5);
+  // Botan needs the seed, an expandedKey-only key signs with OpenSSL.
+  if (o.backend == "auto")
+    opt.backend = has_seed ? crypto::default_ml_dsa_backend(crypto::MlDsaOp::sign) : crypto::Backend::openssl;
+  else
+    opt.backend = o.backend == "botan" ? crypto::Backend::botan : crypto::Backend::openssl;
+  return opt;
+}
+
+StoredModule read_stored_module(const std::string& path, std::uint64_t max_size) {
+  StoredModule sm;
+  sm.stored = read_file(path, std::max<std::uint64_t>(max_size, kMaxModuleSize));
+  auto img = module::open_module(sm.stored, max_size);
+  if (!img)
+    throw InputError(path + ": " + std::string(module::compression_name(module::detect_compression(sm.stored))) +
+                     "-compressed module: " + img.error().message);
+  sm.m = std::move(img.value());
+  return sm;
+}
+
+namespace {
+
+/// The signing of `stored` (a module file's bytes); `label` prefixes the messages.
+SignedImage sign_stored(const Signer& signer, ByteView stored, const module::ModuleImage* m, const SignOptions& o,
+                        const std::string& label) {
+  const auto opt = build_options(signer, o, label);
+  const std::uint64_t n = stored.size();
+  const auto comp = m ? m->compression : module::Compression::none;
+  if (comp != module::Compression::none && !o.recompress && !o.p7s_only) {
+    const std::string f(module::compression_name(comp));
+    throw SignError(SignRefusal::compressed,
+                    label + f + "-compressed module: set recompress, or decompress it, sign the .ko, then recompress it",
+                    n, f);
+  }
+  ByteView content = m ? ByteView(m->image) : stored;
+  if (m && module::has_marker(content)) {
+    if (!o.replace) throw SignError(SignRefusal::already_signed, label + "module is already signed", n);
+    auto split = module::split(content);
+    if (!split)
+      throw SignError(SignRefusal::other,
+                      label + "cannot strip the existing signature: " + std::string(errno_name(split.error().code)) +
+                          " " + split.error().message,
+                      n);
+    content = split->content;
+  }
+  auto cms_der = cms::build_detached(signer.impl().key, signer.impl().cert, content, opt);
+  if (!cms_der) throw SignError(SignRefusal::other, label + cms_der.error().message, n);
+  SignedImage r;
+  r.cms = std::move(cms_der.value());
+  if (!o.p7s_only) {
+    r.module = module::append_signature(content, r.cms);
+    if (comp != module::Compression::none) {
+      r.module = module::compress(r.module, comp);
+      r.report.recompressed = std::string(module::compression_name(comp));
+    }
+  }
+  r.report.algorithm = signer.algorithm();
+  r.report.hash = std::string(crypto::hash_info(opt.digest).name);
+  r.report.signed_attrs = o.signed_attrs;
+  r.report.cms_size = r.cms.size();
+  r.report.bytes_read = n;
   return r;
+}
+
+}  // namespace
+}  // namespace api
+
+void check_sign_options(const Signer& signer, const SignOptions& options) { (void)api::build_options(signer, options, ""); }
+void check_sign_options(const SignOptions& options) { (void)api::check_names(options, ""); }
+
+SignedImage sign_module_image(const Signer& signer, ByteView image, const SignOptions& options) {
+  if (options.raw) return api::sign_stored(signer, image, nullptr, options, "");
+  auto img = module::open_module(image, options.max_size);
+  if (!img)
+    throw InputError(std::string(module::compression_name(module::detect_compression(image))) +
+                     "-compressed module: " + img.error().message);
+  return api::sign_stored(signer, image, &img.value(), options, "");
+}
+
+SignReport sign_module_file(const Signer& signer, const std::string& path, const SignOptions& options,
+                            OutputBatch* batch) {
+  api::BatchRoute route(batch);
+  (void)api::build_options(signer, options, path + ": ");  // before anything is read
+  if (!options.raw && streamable_module_file(path, options.stream_above))
+    return api::sign_streaming(signer, path, options);
+  SignedImage si;
+  if (options.raw) {
+    const Bytes file = read_file(path);
+    si = api::sign_stored(signer, file, nullptr, options, path + ": ");
+  } else {
+    const auto sm = api::read_stored_module(path, options.max_size);
+    si = api::sign_stored(signer, sm.stored, &sm.m, options, path + ": ");
+  }
+  const std::string out = options.out.empty() ? path : options.out;
+  const std::string p7s = options.p7s_out.empty() ? out + ".p7s" : options.p7s_out;
+  SignReport& r = si.report;
+  if (!options.p7s_only) {
+    write_file_atomic(out, si.module);
+    r.files_written.push_back(out);
+  }
+  if (options.p7s || options.p7s_only) {
+    write_file_atomic(p7s, si.cms, 0644, false);
+    r.files_written.push_back(p7s);
+  }
+  r.path = options.p7s_only ? p7s : out;
+  return std::move(r);
+}
+
+std::string append_signature_file(const std::string& path, const std::string& cms_path, const std::string& out,
+                                  OutputBatch* batch) {
+  api::BatchRoute route(batch);
+  const Bytes file = read_file(path);
+  const Bytes cms_der = read_file(cms_path);
+  const std::string dest = out.empty() ? path : out;
+  write_file_atomic(dest, module::append_signature(file, cms_der));
+  return dest;
 }
 
 }  // namespace modsign

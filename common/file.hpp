@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/result.hpp"
+#include "modsign/output.hpp"
 
 namespace modsign {
 
@@ -74,13 +75,8 @@ class AtomicFile {
   unsigned uid_ = 0, gid_ = 0;
 };
 
-/// How AtomicFile::commit() makes an output durable.
-enum class SyncPolicy {
-  each,   ///< fsync the temporary file, then rename it (the default; ~4 ms per file on ext4)
-  batch,  ///< inside a CommitBatch: fsync + rename by the batch's committer threads, in
-          ///< parallel with the work (see CommitBatch)
-  none,   ///< rename at once without fsync (the page cache writes the data back later)
-};
+// SyncPolicy (how AtomicFile::commit() makes an output durable) is the public enum of
+// modsign/output.hpp; CommitBatch is the implementation behind modsign::OutputBatch.
 
 /// The outputs of a batch of files (modsign sign --jobs N).  Under SyncPolicy::batch,
 /// AtomicFile::commit() only closes the temporary file and hands it to the batch; up to
@@ -115,25 +111,14 @@ class CommitBatch {
     std::size_t prev_item_;
   };
 
-  /// A staged output that could not be put in place.
-  struct Failure {
-    std::size_t item;     ///< the Scope's item
-    std::string message;  ///< "<path>: fsync: <strerror>" or "<path>: rename: <strerror>"
-  };
-  /// Waits until every staged output is fsynced and renamed (with no committers: does it
-  /// now, up to 32 files at once), then fsyncs each directory that received one (the
-  /// renames themselves).  A file whose fsync or rename fails is removed and reported.
-  /// Returns the failures ordered by item (those not already taken by settle()); the batch
-  /// is empty afterwards and can be used again.  Nothing to do for the other policies.
+  /// A staged output that could not be put in place (defined once, in modsign/output.hpp).
+  using Failure = OutputBatch::Failure;
+  /// OutputBatch::finish() (with no committers: the commits are done now, up to 32 files at
+  /// once; a file whose fsync or rename fails is removed).
   std::vector<Failure> finish();
-
-  /// True when every output staged for `item` so far is settled (fsynced and renamed, or
-  /// failed); then appends the messages of its failures (as in Failure::message) to
-  /// `*messages` and forgets them, so that finish() no longer returns them.  False while
-  /// one is still queued or being committed.
+  /// OutputBatch::settle().
   bool settle(std::size_t item, std::vector<std::string>* messages);
-  /// Calls `f(item)` (on a committer thread, no lock of the batch held) each time the last
-  /// pending output of `item` is settled.
+  /// OutputBatch::on_settled().
   void on_settled(std::function<void(std::size_t)> f);
 
  private:

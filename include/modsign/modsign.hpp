@@ -3,6 +3,8 @@
 #pragma once
 
 #include "modsign/export.hpp"
+#include "modsign/keygen.hpp"
+#include "modsign/output.hpp"
 #include "modsign/profile.hpp"
 #include "modsign/result.hpp"
 #include "modsign/sign.hpp"

@@ -1,16 +1,27 @@
 // modsign — signing a kernel module with an appended PKCS#7 signature, as the kernel's
 // scripts/sign-file does (a detached CMS SignedData, struct module_signature, the
-// "~Module signature appended~\n" marker; kernel/module_signature.c, Linux 7.2.13).
+// "~Module signature appended~\n" marker; kernel/module_signature.c, Linux 7.2.13), and
+// the reverse: stripping and extracting that signature.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "modsign/export.hpp"
+#include "modsign/output.hpp"
 #include "modsign/result.hpp"
 
 namespace modsign {
+
+/// Asks for the passphrase of the encrypted key file `key_path` (e.g. a prompt on the
+/// terminal); nullopt = none available.  The library cleanses the returned string once
+/// the key is decrypted.
+using PassphraseProvider = std::function<std::optional<std::string>(const std::string& key_path)>;
 
 /// A private key and the X.509 certificate that holds its public half.  Copies share the
 /// loaded key (immutable; usable from several threads at once).
@@ -22,19 +33,30 @@ class MODSIGN_API Signer {
   /// the key file itself when `cert_path` is empty (PEM CERTIFICATE blocks, or one DER
   /// certificate).  Of several certificates the one whose public key equals the key's is
   /// used.  An encrypted key takes its passphrase from the environment variable
-  /// KBUILD_SIGN_PIN, as sign-file does; there is no prompt.
+  /// KBUILD_SIGN_PIN, as sign-file does; when that is unset, `ask` (if given) is called
+  /// once for it.  Passphrases are cleansed after use and never appear in messages.
   /// Keys: RSA 2048..4096, ECDSA P-256/P-384, ML-DSA-44/65/87.
-  /// Throws IoError when a file cannot be read; InputError "<file>: <reason>" when the key
-  /// file holds no usable or decryptable key, the certificate file holds no certificate,
-  /// or no certificate matches the key.
-  static Signer load(const std::string& key_path, const std::string& cert_path = "");
+  /// Throws IoError "<file>: <reason>" when a file cannot be read; InputError
+  /// "<file>: <reason>" when the key file holds no usable or decryptable key ("private key
+  /// is encrypted and no passphrase was given ..." without a passphrase), the certificate
+  /// file holds no certificate, or no certificate matches the key ("<cert file>: no
+  /// certificate matches the private key <key_path>").
+  static Signer load(const std::string& key_path, const std::string& cert_path = "",
+                     const PassphraseProvider& ask = {});
 
   /// The key's algorithm: "RSA", "ECDSA-P256", "ECDSA-P384", "ML-DSA-44", "ML-DSA-65",
   /// "ML-DSA-87".
   std::string algorithm() const;
+  /// The file the key was read from (`key_path`).
+  const std::string& key_path() const;
   /// The file the certificate was taken from (`cert_path`, or `key_path` when that was
   /// empty); TrustStore::from_certificates() accepts it.
   const std::string& certificate_path() const;
+  /// Warnings about the key, each about key_path(): "warning: permissions 0644 let group
+  /// or others access this private key (chmod 600 <key_path>)" for a regular key file
+  /// whose mode & 077 is not 0 (ssh refuses such keys; sign-file does not check).  The key
+  /// is used anyway.
+  const std::vector<std::string>& notes() const;
 
   Signer(const Signer&);
   Signer& operator=(const Signer&);
@@ -49,11 +71,39 @@ class MODSIGN_API Signer {
   std::shared_ptr<const Impl> impl_;
 };
 
-/// How sign_module_file() signs.
+/// Why a signing or stripping call refused its input (SignError::reason()), so that a
+/// caller can word its own hint (e.g. the option of its command line that changes it).
+enum class SignRefusal {
+  other,                    ///< anything else (unreadable stream, signing failure, ...)
+  unknown_hash,             ///< SignOptions::hash is no digest name modsign knows
+  mldsa_signed_attrs_hash,  ///< ML-DSA, signed_attrs, and a hash other than sha512
+  no_skid,                  ///< skid asked for, the certificate has no subjectKeyIdentifier
+  backend_needs_seed,       ///< backend "botan" with an ML-DSA key without its seed
+  already_signed,           ///< a marker is present and replace is not set
+  compressed,               ///< a compressed module without recompress (SignError::format())
+};
+
+/// InputError with the SignRefusal, the bytes of module read before the refusal (0 when
+/// the refusal came first) and, for SignRefusal::compressed, the format ("xz", "zstd",
+/// "gzip").
+class MODSIGN_API SignError : public InputError {
+ public:
+  SignError(SignRefusal reason, const std::string& what, std::uint64_t bytes_read = 0, std::string format = "");
+  SignRefusal reason() const noexcept { return reason_; }
+  std::uint64_t bytes_read() const noexcept { return bytes_read_; }
+  const std::string& format() const noexcept { return format_; }
+
+ private:
+  SignRefusal reason_;
+  std::uint64_t bytes_read_;
+  std::string format_;
+};
+
+/// How sign_module_file() and sign_module_image() sign.
 struct SignOptions {
   /// SignerInfo digestAlgorithm: "sha1", "sha224", "sha256", "sha384", "sha512",
-  /// "sha3-256", "sha3-384" or "sha3-512".  ML-DSA with signed_attrs needs "sha512"
-  /// (crypto/asymmetric_keys/public_key.c refuses any other digest there).
+  /// "sha3-256", "sha3-384" or "sha3-512" (any case).  ML-DSA with signed_attrs needs
+  /// "sha512" (crypto/asymmetric_keys/public_key.c refuses any other digest there).
   std::string hash = "sha512";
   /// Add signedAttrs {contentType id-data, messageDigest} (RFC 5652 §5.4; for ML-DSA
   /// RFC 9882 §3.3).  Without them ML-DSA signs the module bytes themselves.
@@ -62,33 +112,144 @@ struct SignOptions {
   /// issuerAndSerialNumber (version 1); the certificate must carry one.
   bool skid = false;
   /// Strip an existing appended signature and sign again; without it an already signed
-  /// module is refused (InputError).
+  /// module is refused (SignRefusal::already_signed).
   bool replace = false;
-  /// Write the signed module here instead of replacing `path` ("" = in place).
+  /// Sign a compressed module (xz, zstd, gzip, recognised by magic): the signature is
+  /// appended to the decompressed image (which the kernel checks, kernel/module/
+  /// decompress.c), and the result is compressed again in the same format with the kernel
+  /// build's settings.  Without it a compressed module is refused unless p7s_only.
+  bool recompress = false;
+  /// Also write the SignedData alone (DER) as OUT.p7s (mode 0644), after the module.
+  bool p7s = false;
+  /// Only write OUT.p7s; the module is left as it is (compressed modules too).
+  bool p7s_only = false;
+  /// Write the signed module here instead of replacing `path` ("" = in place); OUT above.
   std::string out;
+  /// Where p7s and p7s_only write the SignedData ("" = OUT.p7s).
+  std::string p7s_out;
+  /// Sign the file's bytes as they are, as scripts/sign-file does: no decompression, no
+  /// look for an existing signature (one is signed over and a second appended after it).
+  bool raw = false;
+  /// An uncompressed module file larger than this many bytes is signed in one streaming
+  /// pass in 1 MiB pieces (constant memory; for ML-DSA without signedAttrs by external μ)
+  /// instead of being read whole.  The result is the same bytes.
+  std::uint64_t stream_above = std::uint64_t{64} << 20;
+  /// Bound on a decompressed module image in bytes (default 1 GiB); a file read whole is
+  /// also refused above max(max_size, 1 GiB).
+  std::uint64_t max_size = std::uint64_t{1} << 30;
+  /// The ML-DSA signing library: "auto" (the faster one as measured, Botan, for a key with
+  /// its seed; OpenSSL otherwise), "openssl" or "botan" (needs a key with its seed).  RSA
+  /// and ECDSA always sign with OpenSSL.
+  std::string backend = "auto";
 };
 
-/// What sign_module_file() wrote.
+/// What a signing call did.  Sizes in bytes.
 struct SignReport {
-  std::string path;       ///< the file written (SignOptions::out, or the input path)
+  std::string path;       ///< the file named as the result: OUT (or the input), OUT.p7s with p7s_only
   std::string algorithm;  ///< Signer::algorithm(), e.g. "ML-DSA-65"
   std::string hash;       ///< the digest name, e.g. "sha512"
   bool signed_attrs = false;
-  std::size_t cms_size = 0;  ///< bytes of the DER ContentInfo(SignedData) appended
+  std::size_t cms_size = 0;     ///< bytes of the DER ContentInfo(SignedData)
+  bool streamed = false;        ///< signed in one streaming pass (stream_above)
+  bool external_mu = false;     ///< streamed ML-DSA without signedAttrs: signed from μ
+  std::string recompressed;     ///< "xz", "zstd" or "gzip" when the output was recompressed, else ""
+  std::uint64_t bytes_read = 0;  ///< bytes of the module file as stored
+  std::vector<std::string> files_written;  ///< in order: the module (unless p7s_only), OUT.p7s
 };
 
-/// Sign the uncompressed module at `path`: the file is read whole (at most 1 GiB), a
-/// detached SignedData over it is built (no certificates inside, one SignerInfo, byte for
-/// byte sign-file's structure with OpenSSL 3.x), then module ‖ SignedData ‖
-/// struct module_signature (12 bytes, id_type PKEY_ID_PKCS7, sig_len big-endian) ‖
-/// "~Module signature appended~\n" replaces the output file atomically (a temporary file
-/// in the same directory, fsync, rename; mode kept when replacing in place).
-/// Throws IoError when the module cannot be read or the output written; InputError
-/// "<path>: <reason>" for a compressed module (the kernel checks the signature inside the
-/// decompressed image: decompress, sign, recompress), an already signed module without
-/// `replace` (or one whose signature cannot be stripped), an unknown `hash`, ML-DSA with
-/// signed_attrs and a hash other than sha512, `skid` with a certificate that has no
-/// subjectKeyIdentifier, or a signing failure.  On a throw the output file is untouched.
-MODSIGN_API SignReport sign_module_file(const Signer& signer, const std::string& path, const SignOptions& options = {});
+/// Checks that `options` can be honoured with `signer` before any module is read:
+/// throws SignError unknown_hash ("unknown hash 'X'"), mldsa_signed_attrs_hash ("ML-DSA
+/// with signedAttrs needs sha512 (kernels refuse any other digest there)"), no_skid
+/// ("<certificate_path>: certificate has no subjectKeyIdentifier"), backend_needs_seed
+/// ("<key_path>: the botan backend needs an ML-DSA key with its seed (RFC 9881 seed or
+/// both form)"), or UsageError for a backend other than auto, openssl and botan.
+MODSIGN_API void check_sign_options(const Signer& signer, const SignOptions& options);
+/// The checks of check_sign_options() that need no key (unknown_hash, the backend name),
+/// for a caller that wants them before loading one.
+MODSIGN_API void check_sign_options(const SignOptions& options);
+
+/// Sign the module at `path`: module ‖ SignedData ‖ struct module_signature (12 bytes,
+/// id_type PKEY_ID_PKCS7, sig_len big-endian) ‖ "~Module signature appended~\n" replaces
+/// OUT atomically (a temporary file in the same directory, then rename; mode, owner and
+/// group kept when replacing).  The SignedData is detached, holds no certificates and one
+/// SignerInfo, byte for byte sign-file's structure with OpenSSL 3.x.  `batch` (or, when
+/// nullptr, an OutputBatch::Scope active on this thread) decides when the outputs are
+/// fsynced and renamed (see output.hpp); without either each is fsynced and renamed
+/// before the call returns.
+/// Throws IoError when the module cannot be read (or is larger than 1 GiB) or an output
+/// cannot be written; SignError as check_sign_options() (with "<path>: " before the
+/// unknown_hash and mldsa_signed_attrs_hash messages), and "<path>: module is already
+/// signed" (already_signed), "<path>: xz-compressed module: set recompress, or
+/// decompress it, sign the .ko, then recompress it" (compressed; the format named), "<path>: xz-compressed module:
+/// <reason>" for a stream that does not decompress within max_size, "<path>: cannot strip
+/// the existing signature: <ERRNO> <reason>" for a replace whose old signature is
+/// malformed, "<path>: <reason>" when signing fails.  On a throw no output is touched.
+MODSIGN_API SignReport sign_module_file(const Signer& signer, const std::string& path, const SignOptions& options = {},
+                                        OutputBatch* batch = nullptr);
+
+/// A module signed in memory.
+struct SignedImage {
+  Bytes module;  ///< the signed module, recompressed when the input was compressed
+  Bytes cms;     ///< the DER ContentInfo(SignedData) appended (what OUT.p7s holds)
+  SignReport report;  ///< path and files_written empty; streamed false
+};
+/// sign_module_file() for module bytes already in memory (`image` as a file holds them;
+/// out, p7s, p7s_only and stream_above are ignored, nothing is written).  Throws as
+/// sign_module_file(), the messages without the "<path>: " prefix.
+MODSIGN_API SignedImage sign_module_image(const Signer& signer, ByteView image, const SignOptions& options = {});
+
+/// Append the ready-made PKCS#7 in the file `cms_path` (DER) to the module
+/// at `path` as sign-file -s does (no check of either), writing `out` ("" = in place).
+/// Both files are read whole (at most 1 GiB each).
+/// Returns the file written.  Throws IoError.
+MODSIGN_API std::string append_signature_file(const std::string& path, const std::string& cms_path,
+                                              const std::string& out = "", OutputBatch* batch = nullptr);
+
+/// True when sign_module_file() would stream the file at `path`: a regular file larger
+/// than `threshold` bytes that is not compressed.  One stat() decides for a small file;
+/// a file that cannot be read is not streamable (the whole-file path reports it).
+MODSIGN_API bool streamable_module_file(const std::string& path, std::uint64_t threshold);
+
+/// How strip_module_file() writes.
+struct StripOptions {
+  /// Strip a compressed module and compress the result again in the same format;
+  /// without it a compressed module is refused (SignRefusal::compressed).
+  bool recompress = false;
+  std::string out;  ///< write here instead of replacing `path` ("" = in place)
+  std::uint64_t max_size = std::uint64_t{1} << 30;  ///< bound on the decompressed image
+};
+/// What strip_module_file() did.
+struct StripReport {
+  std::string path;          ///< the file written (out, or the input); the input when unsigned
+  bool was_signed = false;   ///< false: no marker, nothing written
+  std::size_t cms_size = 0;  ///< bytes of the removed PKCS#7
+  std::string recompressed;  ///< the format when the output was recompressed, else ""
+  std::uint64_t bytes_read = 0;
+  std::vector<std::string> files_written;
+};
+/// Remove the appended signature (marker, struct module_signature and PKCS#7) of the module
+/// at `path`, leaving the content sign-file signed.  Throws IoError (read/write);
+/// SignError "<path>: xz-compressed module: set recompress to strip it" (compressed;
+/// checked before the marker), "<path>: xz-compressed module: <reason>" for a stream that does not
+/// decompress, "<path>: cannot strip the signature: <ERRNO> <reason>" (other) for a
+/// malformed trailer (mod_check_sig() rules, kernel/module_signature.c).
+MODSIGN_API StripReport strip_module_file(const std::string& path, const StripOptions& options = {},
+                                          OutputBatch* batch = nullptr);
+
+/// The appended PKCS#7 (DER) of the module at `path` (decompressed first when compressed,
+/// within `max_size`).  Throws IoError; InputError "<path>: <ERRNO>: <reason>" when there is
+/// no well-formed signature (ENODATA: no marker; EBADMSG: bad trailer), or
+/// "<path>: xz-compressed module: <reason>".
+MODSIGN_API Bytes extract_signature(const std::string& path, std::uint64_t max_size = std::uint64_t{1} << 30);
+/// What extract_signature_file() wrote.
+struct ExtractReport {
+  std::string path;          ///< the file written
+  std::size_t cms_size = 0;  ///< its size: bytes of PKCS#7
+};
+/// extract_signature() written to `out` ("" = <path>.p7s; mode 0644).  Throws as
+/// extract_signature(), and IoError when writing fails.
+MODSIGN_API ExtractReport extract_signature_file(const std::string& path, const std::string& out = "",
+                                                 std::uint64_t max_size = std::uint64_t{1} << 30,
+                                                 OutputBatch* batch = nullptr);
 
 }  // namespace modsign

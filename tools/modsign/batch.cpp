@@ -1,8 +1,6 @@
 // Batch runs over many modules; see batch.hpp.
 #include "batch.hpp"
 
-#include <pthread.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -44,54 +42,7 @@ const char* entry_kind(const std::filesystem::directory_entry& e) {
     default: return "not a regular file";
   }
 }
-// The signals after which modsign removes its temporary files before it ends: SIGINT,
-// SIGTERM and SIGHUP, except those ignored (nohup, a background job of a non-interactive
-// shell) or blocked when modsign started: those must stay without effect (a blocked
-// signal is not discarded, and sigwait would take it).
-const sigset_t& cleanup_signals() {
-  static const sigset_t set = [] {
-    sigset_t s, blocked;
-    sigemptyset(&s);
-    pthread_sigmask(SIG_BLOCK, nullptr, &blocked);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
-      struct sigaction sa {};
-      if (::sigaction(sig, nullptr, &sa) == 0 && sa.sa_handler != SIG_IGN && !sigismember(&blocked, sig))
-        sigaddset(&s, sig);
-    }
-    return s;
-  }();
-  return set;
-}
 }  // namespace
-
-CleanupOnSignal::CleanupOnSignal() {
-  const sigset_t& set = cleanup_signals();
-  pthread_sigmask(SIG_BLOCK, &set, &old_);
-  static const bool started = [] {
-    try {
-      std::thread([] {
-        const sigset_t& s = cleanup_signals();
-        int sig = 0;
-        while (sigwait(&s, &sig) != 0) {
-        }
-        remove_temporary_files_and_freeze();
-        // End the process as the signal would have: default action, raised on this thread.
-        ::signal(sig, SIG_DFL);
-        sigset_t one;
-        sigemptyset(&one);
-        sigaddset(&one, sig);
-        pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
-        ::raise(sig);
-        ::_exit(128 + sig);
-      }).detach();
-      return true;
-    } catch (const std::system_error&) {
-      return false;
-    }
-  }();
-  if (!started) pthread_sigmask(SIG_SETMASK, &old_, nullptr);  // nobody would take them
-}
-CleanupOnSignal::~CleanupOnSignal() { pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
 
 void add_batch_options(CLI::App* c, BatchOptions& o, bool with_sync) {
   c->add_option("--jobs,-j", o.jobs, "worker threads (default: the number of CPUs)");
@@ -161,7 +112,7 @@ int run_batch(const std::string& verb, std::size_t n, const std::function<ItemRe
   unsigned jobs = o.jobs ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
   jobs = static_cast<unsigned>(std::min<std::size_t>(jobs, std::max<std::size_t>(n, 1)));
   const SyncPolicy policy = o.sync == "each" ? SyncPolicy::each : o.sync == "none" ? SyncPolicy::none : SyncPolicy::batch;
-  CommitBatch batch(policy);
+  OutputBatch batch(policy);
   const bool progress = !o.quiet && n > 1 && ::isatty(STDERR_FILENO);
 
   std::vector<ItemResult> results(n);
@@ -219,7 +170,7 @@ int run_batch(const std::string& verb, std::size_t n, const std::function<ItemRe
       if (i >= n) return;
       ItemResult r;
       try {
-        CommitBatch::Scope scope(&batch, i);
+        OutputBatch::Scope scope(batch, i);
         r = work(i);
       } catch (const std::exception& e) {
         r = ItemResult{};
@@ -245,7 +196,7 @@ int run_batch(const std::string& verb, std::size_t n, const std::function<ItemRe
     // As many threads as can be created (EAGAIN: a thread or memory limit, e.g. a huge
     // --jobs); with none, the calling thread does the work.  The summary names the number
     // that ran.  Workers start only once the pool is complete: otherwise the committer
-    // threads that the first staged output spawns (CommitBatch::stage) raced the pool for
+    // threads that the first staged output spawns (OutputBatch staging) raced the pool for
     // the same limit, and the number of workers varied from run to run (down to 1).
     std::vector<std::thread> pool;
     std::latch start(1);

@@ -3,15 +3,13 @@
 // order, a progress bar on a terminal, a summary line and one exit status.
 #pragma once
 
-#include <signal.h>
-
 #include <cstdint>
 #include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
 
-#include "common/file.hpp"
+#include <modsign/output.hpp>
 
 namespace CLI { class App; }
 
@@ -85,33 +83,18 @@ class CaptureComplaints {
 /// The capture sink of this thread, or nullptr (used by complain()).
 std::string* complaint_sink();
 
-/// While alive, SIGINT, SIGTERM and SIGHUP (those neither ignored nor blocked when the
-/// first one was made: `nohup` keeps its meaning) are blocked on the calling thread (and so on
-/// every thread it starts) and taken by one background thread (started once per process),
-/// which removes every temporary file (remove_temporary_files_and_freeze()) and then ends
-/// the process by the same signal, default action (exit status 128+N in a shell).  A
-/// module is thus either its old or its new file, with no `.modsign.XXXXXX` left behind.
-/// If that thread cannot be started, the signals are left as they were.
-class CleanupOnSignal {
- public:
-  CleanupOnSignal();
-  ~CleanupOnSignal();
-  CleanupOnSignal(const CleanupOnSignal&) = delete;
-  CleanupOnSignal& operator=(const CleanupOnSignal&) = delete;
-
- private:
-  sigset_t old_;
-};
+// CleanupOnSignal (no .modsign.XXXXXX left behind by SIGINT/SIGTERM/SIGHUP) is the public
+// modsign::CleanupOnSignal of <modsign/output.hpp>.
 
 /// Runs `work(i)` for every i in [0, n) on min(jobs, n) threads (jobs 1: on the calling
 /// thread; fewer if no more threads can be created, and the summary names the number that
-/// ran) inside a CleanupOnSignal and a CommitBatch of the chosen sync policy (each item's
+/// ran) inside a CleanupOnSignal and an OutputBatch of the chosen sync policy (each item's
 /// commits are attributed to it), prints every item's `out`/`err` in input order (under
 /// --sync batch only once the item's outputs are in place; an item whose fsync or rename
 /// failed prints "modsign: <file>: fsync: <reason>" instead of its `out` and is failed,
 /// exit 3), draws a progress
 /// bar on stderr when it is a terminal (not with --quiet), waits until every output is in
-/// place (CommitBatch::finish(); a failure there is reported and fails its item), and
+/// place (OutputBatch::finish(); a failure there is reported and fails its item), and
 /// prints the summary "modsign: <verb>: D done, F failed, S skipped, B bytes, T s, J jobs"
 /// on stderr when `summary` and not --quiet.  Returns the highest item exit status, or
 /// kExitInput if an output could not be put in place.  `work` must be thread-safe; an

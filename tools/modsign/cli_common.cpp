@@ -10,7 +10,6 @@
 #include <iostream>
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -21,7 +20,6 @@
 namespace modsign::cli {
 
 using crypto::Certificate;
-using crypto::PrivateKey;
 
 namespace {
 
@@ -97,11 +95,6 @@ void complain(const std::string& file, const std::string& what) {
 /// by U+FFFD instead of aborting the output.
 std::string dump(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
 
-std::optional<std::string> sign_pin() {
-  if (const char* p = std::getenv("KBUILD_SIGN_PIN")) return std::string(p);
-  return std::nullopt;
-}
-
 crypto::Backend backend_of(const std::string& s) {
   return s == "botan" ? crypto::Backend::botan : crypto::Backend::openssl;
 }
@@ -149,34 +142,17 @@ std::optional<std::string> prompt_passphrase(const std::string& path) {
   return pass;
 }
 
-std::optional<PrivateKey> load_key(const std::string& path) {
+std::optional<Signer> load_signer(const std::string& key, const std::string& cert) {
   try {
-    std::optional<std::string> pin = sign_pin();
-    auto k = PrivateKey::load(path, pin);
-    if (pin) crypto::cleanse(*pin);
-    if (!k && !pin && k.error().message.rfind("private key is encrypted and no passphrase was given", 0) == 0) {
-      if (auto typed = prompt_passphrase(path)) {
-        k = PrivateKey::load(path, typed);
-        crypto::cleanse(*typed);
-      }
-    }
-    if (!k) {
-      complain(path, k.error().message);
-      return std::nullopt;
-    }
-    // Only a file that does hold a private key is warned about.
-    struct stat st {};
-    if (stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 077)) {
-      char mode[8];
-      std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-      complain(path, std::string("warning: permissions ") + mode +
-                         " let group or others access this private key (chmod 600 " + path + ")");
-    }
-    return std::move(k.value());
+    auto signer = Signer::load(key, cert, prompt_passphrase);
+    for (const auto& n : signer.notes()) complain(key, n);
+    return signer;
+  } catch (const InputError& e) {
+    complain("", e.what());
   } catch (const IoError& e) {
     complain("", e.what());
-    return std::nullopt;
   }
+  return std::nullopt;
 }
 
 /// Read and, if compressed, decompress a module; reports and returns nullopt on failure
@@ -286,20 +262,7 @@ bool load_keyring(const std::vector<std::string>& paths, const kernel::KernelPro
   return true;
 }
 
-bool streamable(const std::string& path, std::uint64_t threshold) {
-  // One stat() decides for the common small module (no open, no read: a batch reads each
-  // module once, in read_module).
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) <= threshold)
-    return false;
-  try {
-    FileReader in(path);
-    if (in.size() <= threshold || in.size() < 8) return false;
-    return module::detect_compression(in.read_at(0, 8)) == module::Compression::none;
-  } catch (const IoError&) {
-    return false;  // the normal path reports the problem
-  }
-}
+bool streamable(const std::string& path, std::uint64_t threshold) { return streamable_module_file(path, threshold); }
 
 std::optional<kernel::KernelProfile> kernel_profile(const std::string& name) {
   auto p = kernel::KernelProfile::parse(name);

@@ -13,6 +13,7 @@
 #include "common/file.hpp"
 #include "crypto/crypto.hpp"
 #include "module/compression.hpp"
+#include <modsign/sign.hpp>
 
 namespace CLI { class App; }
 namespace modsign::blacklist { struct Sources; }
@@ -52,8 +53,6 @@ std::string printable(const std::string& in);
 void complain(const std::string& file, const std::string& what);
 /// One JSON object per line; invalid UTF-8 is replaced by U+FFFD instead of aborting.
 std::string dump(const nlohmann::json& j);
-/// The PIN of KBUILD_SIGN_PIN (as scripts/sign-file), if set.
-std::optional<std::string> sign_pin();
 /// "botan" -> Backend::botan, anything else -> Backend::openssl.
 crypto::Backend backend_of(const std::string& s);
 /// Certificates from every file; reports and returns nullopt on the first failure.
@@ -62,14 +61,12 @@ std::optional<std::vector<crypto::Certificate>> load_certs(const std::vector<std
 /// from /dev/tty with echo off.  nullopt when stdin is not a terminal or /dev/tty cannot
 /// be opened.  The caller cleanses the result.
 std::optional<std::string> prompt_passphrase(const std::string& path);
-/// A private key.  The passphrase of an encrypted key comes from KBUILD_SIGN_PIN (as
-/// scripts/sign-file), else, when stdin is a terminal, from a prompt on /dev/tty; never
-/// from the command line.  A key file that group or others may access (mode & 077) is
-/// used, with "modsign: KEY: warning: permissions 0644 let group or others access this
-/// private key (chmod 600 KEY)" on stderr (ssh refuses such keys; sign-file does not
-/// check, and build trees often hold 0644 keys).  Reports and returns nullopt on failure;
-/// messages never contain key bytes.
-std::optional<crypto::PrivateKey> load_key(const std::string& path);
+/// modsign::Signer::load(key, cert) with prompt_passphrase() as the passphrase provider
+/// (KBUILD_SIGN_PIN first, as scripts/sign-file; never from the command line); each of
+/// Signer::notes() is printed as "modsign: KEY: warning: permissions 0644 let group or
+/// others access this private key (chmod 600 KEY)".  Reports ("modsign: FILE: reason") and
+/// returns nullopt on failure; messages never contain key bytes.
+std::optional<Signer> load_signer(const std::string& key, const std::string& cert);
 
 /// A module read from disk: stored bytes and the image the kernel checks.
 struct LoadedModule {
@@ -83,10 +80,8 @@ struct LoadedModule {
 /// refuses it too); modsign's own bounds (`max_size`, the zstd window limit) still fail.
 std::optional<LoadedModule> read_module(const std::string& path, std::uint64_t max_size, std::string* why = nullptr,
                                         bool keep_bad_stream = false);
-/// True for an uncompressed regular file larger than `threshold` bytes (--stream-above):
-/// sign and verify read those in one streaming pass instead of into memory.  One stat()
-/// decides for the common small module; a file that cannot be read is not streamable (the
-/// normal path reports the problem).
+/// modsign::streamable_module_file(): true for an uncompressed regular file larger than
+/// `threshold` bytes (--stream-above), which sign and verify read in one streaming pass.
 bool streamable(const std::string& path, std::uint64_t threshold);
 /// "xz (CRC32 check), 12345 bytes stored" for reports.
 std::string compression_text(const module::ModuleImage& m);

@@ -1,16 +1,15 @@
 // `modsign sign-file`: scripts/sign-file's own command line (getopt, not CLI11) and exit
-// statuses (1 on any error, 2 on usage).
+// statuses (1 on any error, 2 on usage), signing with modsign::sign_module_file() (raw: the
+// file's bytes as they are, as sign-file signs them).
 #include <getopt.h>
 
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include <modsign/sign.hpp>
+
 #include "cli_common.hpp"
-#include "cms/signed_data.hpp"
-#include "common/file.hpp"
-#include "crypto/crypto.hpp"
-#include "module/module_signature.hpp"
 #include "registry.hpp"
 
 namespace modsign::cli {
@@ -44,38 +43,36 @@ int cmd_sign_file(int argc, char** argv) {
   const std::string& module_path = p[3];
   const std::string dest = p.size() == 5 ? p[4] : module_path;
   try {
-    Bytes file = read_file(module_path);
-    Bytes cms_der;
     if (raw) {
-      cms_der = read_file(p[0]);
-    } else {
-      auto hash = crypto::hash_by_name(hash_name);
-      if (!hash) {
-        complain(hash_name, "unknown hash algorithm");
-        return 1;
-      }
-      if (p[1].rfind("pkcs11:", 0) == 0) {
-        complain(p[1], "PKCS#11 keys are not supported");
-        return 1;
-      }
-      auto key = load_key(p[1]);
-      if (!key) return 1;
-      auto certs = load_certs({x509});
-      if (!certs) return 1;
-      cms::BuildOptions opt;
-      opt.digest = *hash;
-      opt.signed_attrs = false;  // CMS_NOATTR (for ML-DSA: sign-file built against OpenSSL 4)
-      opt.sid = keyid ? cms::SignerIdType::subject_key_id : cms::SignerIdType::issuer_and_serial;
-      auto built = cms::build_detached(*key, certs->front(), file, opt);
-      if (!built) {
-        complain(built.error().code == KErr::ekeyrejected ? x509 : module_path, built.error().message);
-        return 1;
-      }
-      cms_der = std::move(built.value());
-      if (save_p7s) write_file_atomic(module_path + ".p7s", cms_der, 0644, false);
-      if (detached) return 0;
+      append_signature_file(module_path, p[0], dest);
+      return 0;
     }
-    write_file_atomic(dest, module::append_signature(file, cms_der));
+    SignOptions opt;
+    opt.hash = hash_name;
+    opt.raw = true;             // no decompression, no look for an existing signature
+    opt.signed_attrs = false;   // CMS_NOATTR (for ML-DSA: sign-file built against OpenSSL 4)
+    opt.skid = keyid;
+    opt.backend = "openssl";
+    opt.out = dest;
+    opt.p7s = save_p7s;
+    opt.p7s_only = detached;
+    opt.p7s_out = module_path + ".p7s";  // -p names the .p7s after MODULE, also with DEST
+    try {
+      check_sign_options(opt);
+    } catch (const SignError&) {
+      complain(hash_name, "unknown hash algorithm");
+      return 1;
+    }
+    if (p[1].rfind("pkcs11:", 0) == 0) {
+      complain(p[1], "PKCS#11 keys are not supported");
+      return 1;
+    }
+    auto signer = load_signer(p[1], x509);
+    if (!signer) return 1;
+    sign_module_file(*signer, module_path, opt);
+  } catch (const InputError& e) {
+    complain("", e.what());
+    return 1;
   } catch (const IoError& e) {
     complain("", e.what());
     return 1;

@@ -1,5 +1,5 @@
 // `modsign strip` (remove the appended signature) and `modsign extract` (write it out as
-// MODULE.p7s).
+// MODULE.p7s): modsign::strip_module_file() and extract_signature_file().
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <iostream>
@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
+#include <modsign/output.hpp>
+#include <modsign/sign.hpp>
+
 #include "batch.hpp"
 #include "cli_common.hpp"
-#include "common/file.hpp"
-#include "module/compression.hpp"
-#include "module/module_signature.hpp"
 #include "options.hpp"
 #include "registry.hpp"
 
@@ -23,7 +23,7 @@ struct StripArgs {
   std::vector<std::string> modules, dirs;
   std::string dest;
   bool recompress = false;
-  std::uint64_t max_size = module::kDefaultMaxDecompressed;
+  std::uint64_t max_size = StripOptions{}.max_size;
 };
 
 /// Remove the appended signature (content only remains), recompressing if asked.
@@ -49,39 +49,25 @@ int cmd_strip(const StripArgs& a) {
       complain(path, duplicate_text(inputs[duplicate[i]].path));
       continue;
     }
-    auto lm = read_module(path, a.max_size);
-    if (!lm) {
-      worst = std::max(worst, kExitInput);
-      continue;
-    }
-    const auto& m = lm->m;
-    if (m.compression != module::Compression::none && !a.recompress) {
-      complain(path, std::string(module::compression_name(m.compression)) + "-compressed module: use --recompress");
-      worst = std::max(worst, kExitInput);
-      continue;
-    }
-    if (!module::has_marker(m.image)) {
-      std::cout << printable(path) << ": not signed, unchanged\n";
-      continue;
-    }
-    auto split = module::split(m.image);
-    if (!split) {
-      complain(path, "cannot strip the signature: " + std::string(errno_name(split.error().code)) + " " +
-                         split.error().message);
-      worst = std::max(worst, kExitInput);
-      continue;
-    }
+    StripOptions o;
+    o.recompress = a.recompress;
+    o.out = a.dest;
+    o.max_size = a.max_size;
     try {
-      Bytes out(split->content.begin(), split->content.end());
-      if (m.compression != module::Compression::none) out = module::compress(out, m.compression);
-      write_file_atomic(a.dest.empty() ? path : a.dest, out);
+      const StripReport r = strip_module_file(path, o);
+      if (!r.was_signed) std::cout << printable(path) << ": not signed, unchanged\n";
+      else std::cout << printable(r.path) << ": signature removed (" << r.cms_size << " bytes of CMS)\n";
+    } catch (const SignError& e) {
+      if (e.reason() == SignRefusal::compressed) complain(path, e.format() + "-compressed module: use --recompress");
+      else complain("", e.what());
+      worst = std::max(worst, kExitInput);
+    } catch (const InputError& e) {
+      complain("", e.what());
+      worst = std::max(worst, kExitInput);
     } catch (const IoError& e) {
       complain("", e.what());
       worst = std::max(worst, kExitInput);
-      continue;
     }
-    std::cout << printable(a.dest.empty() ? path : a.dest) << ": signature removed (" << split->cms.size()
-              << " bytes of CMS)\n";
   }
   return worst;
 }
@@ -89,7 +75,7 @@ int cmd_strip(const StripArgs& a) {
 struct ExtractArgs {
   std::vector<std::string> modules;
   std::string out;
-  std::uint64_t max_size = module::kDefaultMaxDecompressed;
+  std::uint64_t max_size = StripOptions{}.max_size;
 };
 
 /// Write each module's PKCS#7 as MODULE.p7s (or --out for one module).
@@ -100,26 +86,16 @@ int cmd_extract(const ExtractArgs& a) {
   }
   int worst = kExitOk;
   for (const auto& path : a.modules) {
-    auto lm = read_module(path, a.max_size);
-    if (!lm) {
-      worst = std::max(worst, kExitInput);
-      continue;
-    }
-    auto split = module::split(lm->m.image);
-    if (!split) {
-      complain(path, std::string(errno_name(split.error().code)) + ": " + split.error().message);
-      worst = std::max(worst, kExitInput);
-      continue;
-    }
-    const std::string out = a.out.empty() ? path + ".p7s" : a.out;
     try {
-      write_file_atomic(out, split->cms, 0644, false);
+      const ExtractReport r = extract_signature_file(path, a.out, a.max_size);
+      std::cout << printable(r.path) << ": " << r.cms_size << " bytes of PKCS#7\n";
+    } catch (const InputError& e) {
+      complain("", e.what());
+      worst = std::max(worst, kExitInput);
     } catch (const IoError& e) {
       complain("", e.what());
       worst = std::max(worst, kExitInput);
-      continue;
     }
-    std::cout << printable(out) << ": " << split->cms.size() << " bytes of PKCS#7\n";
   }
   return worst;
 }

@@ -1,0 +1,53 @@
+// modsign — generate_key() (include/modsign/keygen.hpp).
+#include "modsign/keygen.hpp"
+
+#include "common/file.hpp"
+#include "crypto/algorithms.hpp"
+#include "crypto/crypto.hpp"
+
+namespace modsign {
+
+namespace {
+ByteView bytes_of(const std::string& s) { return ByteView(reinterpret_cast<const std::uint8_t*>(s.data()), s.size()); }
+}  // namespace
+
+KeygenReport generate_key(const KeygenOptions& o) {
+  int bits = 4096;
+  const auto algo = crypto::key_algo_by_name(o.algorithm, &bits);
+  if (!algo)
+    throw KeygenError(KeygenRefusal::unknown_algorithm,
+                      "unknown algorithm '" + o.algorithm +
+                          "' (ml-dsa-44|ml-dsa-65|ml-dsa-87|rsa-2048|rsa-3072|rsa-4096|ecdsa-p256|ecdsa-p384)");
+  if (o.days <= 0 || o.days > 3000000) throw KeygenError(KeygenRefusal::days, "days must be between 1 and 3000000");
+  if (!o.cert_out.empty() && o.cert_out == o.out)
+    throw KeygenError(KeygenRefusal::same_file, "out and cert_out name the same file");
+  const crypto::PrivateKey key = crypto::PrivateKey::generate(*algo, bits);
+  auto cert = crypto::Certificate::self_signed(key, o.subject, o.days);
+  if (!cert) throw KeygenError(KeygenRefusal::certificate, cert.error().message);
+  auto pem = key.pkcs8_pem();
+  if (!pem) throw InputError(o.out + ": " + pem.error().message);
+  crypto::CleanseOnExit pem_guard(pem.value());
+  KeygenReport r;
+  const std::string cert_pem = cert->pem();
+  std::string key_file;
+  crypto::CleanseOnExit key_file_guard(key_file);
+  key_file.reserve(pem->size() + cert_pem.size());  // no reallocation leaves a copy behind
+  key_file = pem.value();
+  if (o.cert_out.empty()) key_file += cert_pem;
+  // The certificate first: a failure then leaves no key without its certificate.
+  if (!o.cert_out.empty()) {
+    write_file_atomic(o.cert_out, bytes_of(cert_pem), 0644, false);
+    r.files_written.push_back(o.cert_out);
+  }
+  write_file_atomic(o.out, bytes_of(key_file), 0600, false);
+  r.files_written.push_back(o.out);
+  r.key_path = o.out;
+  r.cert_path = o.cert_out.empty() ? o.out : o.cert_out;
+  r.algorithm = key.algo() == crypto::KeyAlgo::rsa ? "RSA-" + std::to_string(bits)
+                                                   : std::string(crypto::key_algo_name(key.algo()));
+  r.subject = cert->subject_text();
+  r.serial = to_colon_hex(cert->serial());
+  return r;
+}
+
+}  // namespace modsign

@@ -1,0 +1,115 @@
+// modsign — OutputBatch and CleanupOnSignal (include/modsign/output.hpp) over
+// common/file.hpp's CommitBatch and remove_temporary_files_and_freeze().
+#include "modsign/output.hpp"
+
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <optional>
+#include <system_error>
+#include <thread>
+
+#include "common/file.hpp"
+
+namespace modsign {
+
+struct OutputBatch::Impl {
+  Impl(SyncPolicy p, unsigned committers) : batch(p, committers) {}
+  CommitBatch batch;
+};
+
+namespace {
+// The innermost OutputBatch::Scope of this thread (its batch and item).
+thread_local const OutputBatch* t_scope_batch = nullptr;
+thread_local std::size_t t_scope_item = OutputBatch::kNoItem;
+}  // namespace
+
+struct OutputBatch::Scope::Impl {
+  Impl(OutputBatch& b, std::size_t item)
+      : commit(&b.impl().batch, item), prev_batch(t_scope_batch), prev_item(t_scope_item) {
+    t_scope_batch = &b;
+    t_scope_item = item;
+  }
+  ~Impl() {
+    t_scope_batch = prev_batch;
+    t_scope_item = prev_item;
+  }
+  CommitBatch::Scope commit;
+  const OutputBatch* prev_batch;
+  std::size_t prev_item;
+};
+
+OutputBatch::OutputBatch(SyncPolicy policy, unsigned committers) : impl_(std::make_unique<Impl>(policy, committers)) {}
+OutputBatch::~OutputBatch() = default;
+SyncPolicy OutputBatch::policy() const noexcept { return impl_->batch.policy(); }
+
+OutputBatch::Scope::Scope(OutputBatch& batch, std::size_t item) : impl_(std::make_unique<Impl>(batch, item)) {}
+OutputBatch::Scope::~Scope() = default;
+std::size_t OutputBatch::Scope::current_item(const OutputBatch& batch) noexcept {
+  return t_scope_batch == &batch ? t_scope_item : kNoItem;
+}
+
+std::vector<OutputBatch::Failure> OutputBatch::finish() { return impl_->batch.finish(); }
+bool OutputBatch::settle(std::size_t item, std::vector<std::string>* messages) {
+  return impl_->batch.settle(item, messages);
+}
+void OutputBatch::on_settled(std::function<void(std::size_t)> f) { impl_->batch.on_settled(std::move(f)); }
+
+// ------------------------------------------------------------------------ CleanupOnSignal
+
+namespace {
+// The signals after which the temporary files are removed before the process ends:
+// SIGINT, SIGTERM and SIGHUP, except those ignored (nohup, a background job of a
+// non-interactive shell) or blocked when the first CleanupOnSignal was made: those must
+// stay without effect (a blocked signal is not discarded, and sigwait would take it).
+const sigset_t& cleanup_signals() {
+  static const sigset_t set = [] {
+    sigset_t s, blocked;
+    sigemptyset(&s);
+    pthread_sigmask(SIG_BLOCK, nullptr, &blocked);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+      struct sigaction sa {};
+      if (::sigaction(sig, nullptr, &sa) == 0 && sa.sa_handler != SIG_IGN && !sigismember(&blocked, sig))
+        sigaddset(&s, sig);
+    }
+    return s;
+  }();
+  return set;
+}
+}  // namespace
+
+struct CleanupOnSignal::Impl {
+  sigset_t old;
+};
+
+CleanupOnSignal::CleanupOnSignal() : impl_(std::make_unique<Impl>()) {
+  const sigset_t& set = cleanup_signals();
+  pthread_sigmask(SIG_BLOCK, &set, &impl_->old);
+  static const bool started = [] {
+    try {
+      std::thread([] {
+        const sigset_t& s = cleanup_signals();
+        int sig = 0;
+        while (sigwait(&s, &sig) != 0) {
+        }
+        remove_temporary_files_and_freeze();
+        // End the process as the signal would have: default action, raised on this thread.
+        ::signal(sig, SIG_DFL);
+        sigset_t one;
+        sigemptyset(&one);
+        sigaddset(&one, sig);
+        pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
+        ::raise(sig);
+        ::_exit(128 + sig);
+      }).detach();
+      return true;
+    } catch (const std::system_error&) {
+      return false;
+    }
+  }();
+  if (!started) pthread_sigmask(SIG_SETMASK, &impl_->old, nullptr);  // nobody would take them
+}
+CleanupOnSignal::~CleanupOnSignal() { pthread_sigmask(SIG_SETMASK, &impl_->old, nullptr); }
+
+}  // namespace modsign

@@ -1,0 +1,102 @@
+// modsign — sign_module_file() for a large uncompressed module in one streaming pass, and
+// streamable_module_file() (include/modsign/sign.hpp).
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "api/internal.hpp"
+#include "cms/signed_data.hpp"
+#include "common/file.hpp"
+#include "crypto/algorithms.hpp"
+#include "module/compression.hpp"
+
+namespace modsign {
+
+bool streamable_module_file(const std::string& path, std::uint64_t threshold) {
+  // One stat() decides for the common small module (no open, no read: a batch reads each
+  // module once, on the whole-file path).
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) <= threshold)
+    return false;
+  try {
+    FileReader in(path);
+    if (in.size() <= threshold || in.size() < 8) return false;
+    return module::detect_compression(in.read_at(0, 8)) == module::Compression::none;
+  } catch (const IoError&) {
+    return false;  // the whole-file path reports the problem
+  }
+}
+
+namespace api {
+
+/// One pass in 1 MiB chunks feeds the digest (or the ML-DSA μ) and the temporary output
+/// file; the SignedData is then built from the digests (external μ) and appended.  Peak
+/// memory stays constant.
+SignReport sign_streaming(const Signer& signer, const std::string& path, const SignOptions& o) {
+  const auto& s = signer.impl();
+  const auto opt = build_options(signer, o, path + ": ");
+  FileReader in(path);
+  const std::uint64_t size = in.size();
+  const std::size_t tail_len = static_cast<std::size_t>(std::min<std::uint64_t>(size, 40));
+  const Bytes tail = in.read_at(size - tail_len, tail_len);
+  std::uint64_t content_len = size;
+  auto t = module::parse_tail(tail, size);
+  if (t) {
+    if (!o.replace) throw SignError(SignRefusal::already_signed, path + ": module is already signed", size);
+    content_len = t->content_len;
+  } else if (t.error().code != KErr::enodata) {
+    throw SignError(SignRefusal::other,
+                    path + ": cannot strip the existing signature: " + std::string(errno_name(t.error().code)) + " " +
+                        t.error().message,
+                    size);
+  }
+  const bool use_mu = crypto::is_ml_dsa(s.key.algo()) && !opt.signed_attrs;
+  std::optional<crypto::Hasher> h;
+  std::optional<crypto::MlDsaMu> mu;
+  if (use_mu) mu.emplace(s.key.public_key().raw());
+  else h.emplace(opt.digest);
+  const std::string out_path = o.out.empty() ? path : o.out;
+  const std::string p7s = o.p7s_out.empty() ? out_path + ".p7s" : o.p7s_out;
+  std::optional<AtomicFile> out;
+  if (!o.p7s_only) out.emplace(out_path);
+  Bytes buf;
+  for (std::uint64_t off = 0; off < content_len;) {
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(std::size_t{1} << 20, content_len - off));
+    in.read_at(off, n, buf);
+    const ByteView chunk(buf.data(), n);
+    if (mu) mu->update(chunk);
+    if (h) h->update(chunk);
+    if (out) out->write(chunk);
+    off += n;
+  }
+  cms::ContentDigests cd;
+  if (mu) cd.mu = mu->final();
+  if (h) cd.digest = h->final();
+  auto cms_der = cms::build_detached_prehashed(s.key, s.cert, cd, opt);
+  if (!cms_der) throw SignError(SignRefusal::other, path + ": " + cms_der.error().message, size);
+  SignReport r;
+  if (out) {
+    out->write(*cms_der);
+    out->write(module::encode_module_signature(static_cast<std::uint32_t>(cms_der->size())));
+    out->write(ByteView(reinterpret_cast<const std::uint8_t*>(module::kMarker.data()), module::kMarker.size()));
+    out->commit();
+    r.files_written.push_back(out_path);
+  }
+  if (o.p7s || o.p7s_only) {
+    write_file_atomic(p7s, *cms_der, 0644, false);
+    r.files_written.push_back(p7s);
+  }
+  r.path = o.p7s_only ? p7s : out_path;
+  r.algorithm = signer.algorithm();
+  r.hash = std::string(crypto::hash_info(opt.digest).name);
+  r.signed_attrs = o.signed_attrs;
+  r.cms_size = cms_der->size();
+  r.streamed = true;
+  r.external_mu = use_mu;
+  r.bytes_read = size;
+  return r;
+}
+
+}  // namespace api
+}  // namespace modsign

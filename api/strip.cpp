@@ -1,0 +1,59 @@
+// modsign — strip_module_file(), extract_signature() and extract_signature_file()
+// (include/modsign/sign.hpp).
+#include "api/internal.hpp"
+#include "common/file.hpp"
+#include "module/compression.hpp"
+
+namespace modsign {
+
+StripReport strip_module_file(const std::string& path, const StripOptions& options, OutputBatch* batch) {
+  api::BatchRoute route(batch);
+  const auto sm = api::read_stored_module(path, options.max_size);
+  const auto& m = sm.m;
+  StripReport r;
+  r.bytes_read = sm.stored.size();
+  r.path = path;
+  if (m.compression != module::Compression::none && !options.recompress) {
+    const std::string f(module::compression_name(m.compression));
+    throw SignError(SignRefusal::compressed, path + ": " + f + "-compressed module: set recompress to strip it",
+                    r.bytes_read, f);
+  }
+  if (!module::has_marker(m.image)) return r;
+  auto split = module::split(m.image);
+  if (!split)
+    throw SignError(SignRefusal::other,
+                    path + ": cannot strip the signature: " + std::string(errno_name(split.error().code)) + " " +
+                        split.error().message,
+                    r.bytes_read);
+  Bytes out(split->content.begin(), split->content.end());
+  if (m.compression != module::Compression::none) {
+    out = module::compress(out, m.compression);
+    r.recompressed = std::string(module::compression_name(m.compression));
+  }
+  r.path = options.out.empty() ? path : options.out;
+  write_file_atomic(r.path, out);
+  r.was_signed = true;
+  r.cms_size = split->cms.size();
+  r.files_written.push_back(r.path);
+  return r;
+}
+
+Bytes extract_signature(const std::string& path, std::uint64_t max_size) {
+  const auto sm = api::read_stored_module(path, max_size);
+  auto split = module::split(sm.m.image);
+  if (!split) throw InputError(path + ": " + std::string(errno_name(split.error().code)) + ": " + split.error().message);
+  return Bytes(split->cms.begin(), split->cms.end());
+}
+
+ExtractReport extract_signature_file(const std::string& path, const std::string& out, std::uint64_t max_size,
+                                     OutputBatch* batch) {
+  api::BatchRoute route(batch);
+  const Bytes cms_der = extract_signature(path, max_size);
+  ExtractReport r;
+  r.path = out.empty() ? path + ".p7s" : out;
+  write_file_atomic(r.path, cms_der, 0644, false);
+  r.cms_size = cms_der.size();
+  return r;
+}
+
+}  // namespace modsign
