@@ -142,6 +142,23 @@ void expect_digests_match_pesign(const std::string& path, const AuthenticodeInfo
   EXPECT_EQ(hex(info.sha1), pesign_hash(path, "sha1")) << path;
 }
 
+// The fuzz seeds (tools/fuzz-seeds-pe: PE32+ x86-64, PE32 IA-32, AArch64 with four data
+// directories, sbsign-signed) need no download.
+TEST(AuthenticodeTools, FuzzSeedsAgreeWithPesign) {
+  const std::string dir = std::string(MODSIGN_SOURCE_DIR) + "/tests/fuzz/corpus/pe/";
+  for (const char* name : {"pe32plus-x86-64", "pe32-ia32", "pe32plus-aarch64-4dirs", "pe32plus-signed"}) {
+    const AuthenticodeInfo info = info_of(dir + name);
+    expect_digests_match_pesign(dir + name, info);
+  }
+  EXPECT_EQ(info_of(dir + "pe32plus-aarch64-4dirs").machine_name, "AArch64");
+  const AuthenticodeInfo s = info_of(dir + "pe32plus-signed");
+  ASSERT_EQ(s.signatures.size(), 1u);
+  EXPECT_TRUE(s.signatures[0].matches);
+  EXPECT_EQ(s.signatures[0].signer_issuer, "CN=modsign fuzz seed");
+  EXPECT_EQ(s.sha256, info_of(dir + "pe32plus-x86-64").sha256);
+  EXPECT_EQ(as_sbverify_list(s), sbverify_list(dir + "pe32plus-signed"));
+}
+
 TEST(AuthenticodeDebian, ShimTwoMicrosoftSignatures) {
   NEED_EFI_BINARIES();
   const AuthenticodeInfo info = info_of(efi.shim);
