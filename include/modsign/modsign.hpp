@@ -2,7 +2,9 @@
 // (CMake: find_package(modsign 0.2 CONFIG)) or `pkg-config --cflags --libs modsign`.
 #pragma once
 
+#include "modsign/digest.hpp"
 #include "modsign/export.hpp"
+#include "modsign/ima.hpp"
 #include "modsign/profile.hpp"
 #include "modsign/result.hpp"
 #include "modsign/sign.hpp"

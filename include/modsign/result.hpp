@@ -2,7 +2,8 @@
 //
 // Kernel-visible failures travel as Error{KErr, message} inside Result<T>; I/O failures
 // (open, read, write, rename) throw IoError with a message naming the file; unusable
-// input to the facade calls (sign.hpp, verdict.hpp) throws InputError; misuse
+// input to the facade calls (sign.hpp, verdict.hpp) throws InputError, a bad option
+// combination UsageError; misuse
 // (value() of an error Result) throws std::logic_error.
 #pragma once
 
@@ -29,6 +30,7 @@ enum class KErr : int {
   none = 0,
   eperm = EPERM,                // 1
   enoent = ENOENT,              // 2
+  eacces = EACCES,              // 13
   enomem = ENOMEM,              // 12
   einval = EINVAL,              // 22
   enodata = ENODATA,            // 61
@@ -98,6 +100,13 @@ class MODSIGN_API IoError : public std::runtime_error {
 class MODSIGN_API InputError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+/// Options that cannot be used together or a value outside what an operation takes (a
+/// caller's mistake rather than a property of the files; the CLI exits 2 for it).
+class MODSIGN_API UsageError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
 };
 
 /// Lower-case hex of `b` ("0a1b...").

@@ -301,6 +301,15 @@ bool streamable(const std::string& path, std::uint64_t threshold) {
   }
 }
 
+std::optional<crypto::HashAlgo> ima_hash_option(const std::string& name, const KernelProfile& profile) {
+  return ima_hash_option(name, *kernel::KernelProfile::parse(profile.name()));
+}
+
+std::optional<KernelProfile> public_profile(const std::string& name) {
+  if (!kernel_profile(name)) return std::nullopt;  // the message
+  return KernelProfile::parse(name);
+}
+
 std::optional<kernel::KernelProfile> kernel_profile(const std::string& name) {
   auto p = kernel::KernelProfile::parse(name);
   if (!p) complain("", "unknown --kernel '" + name + "' (v6.1|v6|v7.0)");
@@ -308,10 +317,13 @@ std::optional<kernel::KernelProfile> kernel_profile(const std::string& name) {
 }
 
 nlohmann::json blacklisted_hash_record_json(ByteView buf, crypto::HashAlgo ima_hash) {
-  const auto r = digest::ima_buffer_template("blacklisted-hash", buf, ima_hash);
+  return blacklisted_hash_record_json(digest::ima_buffer_template("blacklisted-hash", buf, ima_hash));
+}
+
+nlohmann::json blacklisted_hash_record_json(const TemplateEntry& r) {
   return {{"template", r.name},
           {"event", "blacklisted-hash"},
-          {"buf", to_hex(buf)},
+          {"buf", to_hex(r.fields.at(2).data)},
           {"template_data", to_hex(r.data)},
           {"template_hash_sha1", to_hex(r.sha1)},
           {"template_hash_sha256", to_hex(r.sha256)}};

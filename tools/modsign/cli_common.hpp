@@ -12,6 +12,8 @@
 #include "cms/signed_data.hpp"
 #include "common/file.hpp"
 #include "crypto/crypto.hpp"
+#include "modsign/ima.hpp"
+#include "modsign/profile.hpp"
 #include "module/compression.hpp"
 
 namespace CLI { class App; }
@@ -27,6 +29,13 @@ namespace modsign::cli {
 /// default.  Both on stderr, and nullopt (the caller exits kExitUsage).
 std::optional<crypto::HashAlgo> ima_hash_option(const std::string& name, const kernel::KernelProfile& profile);
 
+/// The same for the public KernelProfile (the facade calls).
+std::optional<crypto::HashAlgo> ima_hash_option(const std::string& name, const KernelProfile& profile);
+
+/// modsign::KernelProfile::parse(name) (the facade's profile); on an unknown name, the
+/// message of kernel_profile() below and nullopt (the caller exits kExitUsage).
+std::optional<KernelProfile> public_profile(const std::string& name);
+
 /// kernel::KernelProfile::parse(name); on an unknown name, "modsign: unknown --kernel 'X'
 /// (v6.1|v6|v7.0)" on stderr and nullopt (the caller exits kExitUsage).
 std::optional<kernel::KernelProfile> kernel_profile(const std::string& name);
@@ -35,6 +44,8 @@ std::optional<kernel::KernelProfile> kernel_profile(const std::string& name);
 /// of `buf` under `ima_hash`) as JSON: template, event, buf, template_data and the SHA-1 and
 /// SHA-256 template hashes (hex).  Used by `blacklist check` and `ima appraise`.
 nlohmann::json blacklisted_hash_record_json(ByteView buf, crypto::HashAlgo ima_hash);
+/// The same JSON for a record the library already built (modsign::Appraisal::ima_record).
+nlohmann::json blacklisted_hash_record_json(const TemplateEntry& record);
 
 /// Exit statuses of design.md: 0 success, 1 negative verdict, 2 usage, 3 input/I/O.
 constexpr int kExitOk = 0, kExitVerdict = 1, kExitUsage = 2, kExitInput = 3;
