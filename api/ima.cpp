@@ -142,9 +142,7 @@ Appraisal ima_appraise_modsig(const std::string& path, const TrustStore& ima, co
   const auto& t = ima.impl();
   return digest::ima_appraise_modsig(f, t.keyring, kp, ih, [&]() -> std::optional<digest::ImaBlacklistHit> {
     // The key an imasig|modsig rule looks up, and where the blacklist has it.
-    blacklist::Sources sources;
-    sources.keyring = t.keyring.blacklist;
-    const auto v = blacklist::check_module(f.stored, f.m, sources, {}, kp, ih);
+    const auto v = blacklist::check_module(f.stored, f.m, t.sources, {}, kp, ih);
     for (const auto& s : v.stops)
       if (s.ima_buffer && !s.imasig_only) return digest::ImaBlacklistHit{s.entry, s.err, *s.ima_buffer};
     return std::nullopt;

@@ -17,7 +17,7 @@
 #include "modsign/ima_types.hpp"
 #include "modsign/profile.hpp"
 #include "modsign/result.hpp"
-#include "modsign/verdict.hpp"
+#include "modsign/trust.hpp"
 
 namespace modsign {
 

@@ -181,8 +181,7 @@ std::optional<PrivateKey> load_key(const std::string& path) {
 
 /// Read and, if compressed, decompress a module; reports and returns nullopt on failure
 /// (the message also goes to `*why` when given).
-std::optional<LoadedModule> read_module(const std::string& path, std::uint64_t max_size, std::string* why,
-                                        bool keep_bad_stream) {
+std::optional<LoadedModule> read_module(const std::string& path, std::uint64_t max_size, std::string* why) {
   LoadedModule lm;
   try {
     lm.stored = read_file(path, std::max<std::uint64_t>(max_size, kMaxModuleSize));
@@ -195,14 +194,6 @@ std::optional<LoadedModule> read_module(const std::string& path, std::uint64_t m
   if (!img) {
     const auto c = module::detect_compression(lm.stored);
     const std::string msg = std::string(module::compression_name(c)) + "-compressed module: " + img.error().message;
-    const bool own_bound = img.error().message.starts_with("decompressed size exceeds") ||
-                           img.error().message.starts_with("zstd window needs");
-    if (keep_bad_stream && c != module::Compression::none && !own_bound) {
-      lm.m.compression = c;
-      lm.m.stored_size = lm.stored.size();
-      lm.m.kernel_decompress_problem = msg;
-      return lm;
-    }
     complain(path, msg);
     if (why) *why = msg;
     return std::nullopt;

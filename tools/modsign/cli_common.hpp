@@ -88,12 +88,9 @@ struct LoadedModule {
   module::ModuleImage m;
 };
 /// Read and, if compressed, decompress a module; reports and returns nullopt on failure
-/// (the message also goes to `*why` when given).  With `keep_bad_stream`, a compressed file
-/// whose stream does not decompress (corrupt, truncated) is returned instead, with an empty
-/// image and the message in m.kernel_decompress_problem (the kernel's module_decompress()
-/// refuses it too); modsign's own bounds (`max_size`, the zstd window limit) still fail.
-std::optional<LoadedModule> read_module(const std::string& path, std::uint64_t max_size, std::string* why = nullptr,
-                                        bool keep_bad_stream = false);
+/// (the message also goes to `*why` when given).  (`ima appraise`, for which a stream the
+/// kernel cannot decompress is a prediction, reads through the library instead.)
+std::optional<LoadedModule> read_module(const std::string& path, std::uint64_t max_size, std::string* why = nullptr);
 /// True for an uncompressed regular file larger than `threshold` bytes (--stream-above):
 /// sign and verify read those in one streaming pass instead of into memory.  One stat()
 /// decides for the common small module; a file that cannot be read is not streamable (the

@@ -35,10 +35,16 @@ int cmd_digest(const DigestArgs& a) {
   int worst = kExitOk;
   for (const auto& path : a.modules) {
     std::optional<DigestView> view;
+    std::string failed;  // IoError, InputError: "<path>: <reason>"
     try {
       view = digest_module_file(path, *profile, a.max_size);
-    } catch (const std::runtime_error& e) {  // IoError, InputError: "<path>: <reason>"
-      complain("", e.what());
+    } catch (const IoError& e) {
+      failed = e.what();
+    } catch (const InputError& e) {
+      failed = e.what();
+    }
+    if (!view) {
+      complain("", failed);
       worst = std::max(worst, kExitInput);
       continue;
     }
