@@ -6,12 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "blacklist/sources.hpp"
 #include "cms/kernel.hpp"
 #include "cms/signed_data.hpp"
 #include "crypto/crypto.hpp"
 #include "module/decompress.hpp"
 #include "modsign/profile.hpp"
 #include "modsign/sign.hpp"
+#include "modsign/trust.hpp"
 #include "modsign/verdict.hpp"
 
 namespace modsign {
@@ -24,9 +26,13 @@ struct Signer::Impl {
   std::vector<std::string> notes;
 };
 
+/// keyring.blacklist is a copy of sources.keyring (what verify_pkcs7_signature consults);
+/// `sources` keeps the origins for blacklist checks.
 struct TrustStore::Impl {
+  KernelProfile profile;
   kernel::Keyring keyring;
-  std::vector<std::string> notes;
+  blacklist::Sources sources;
+  std::vector<std::string> notes, keyring_notes;
 };
 
 namespace api {

@@ -2,6 +2,7 @@
 #include "blacklist/check.hpp"
 
 #include "blacklist/blacklist.hpp"
+#include "digest/ima_appraise.hpp"
 #include "digest/module_digest.hpp"
 #include "module/module_signature.hpp"
 
@@ -36,7 +37,7 @@ ModuleEntry module_entry(ByteView stored, const module::ModuleImage& m, const ke
   ModuleEntry e;
   e.compressed = m.compression != module::Compression::none;
   std::string why;
-  if (!e.compressed || profile.generation == kernel::Generation::v7_0) {
+  if (digest::ima_module_read(m, profile) != digest::ImaModuleRead::compressed_file) {
     const auto d = digest::digest_module_image(m.image, profile);
     if (d.modsig_parsed) {
       e.side_sha256 = "bin:" + to_hex(d.side_sha256);
@@ -67,7 +68,7 @@ ModuleEntry module_entry(ByteView stored, const module::ModuleImage& m, const ke
     }
     why = d.kernel.reason;
   } else {
-    why = "under v6 IMA reads the compressed file, which has no appended signature";
+    why = digest::kImaReadsCompressedFile;
   }
   e.source = ModuleEntry::Source::ima_hash;
   e.algo = std::string(crypto::hash_info(ima_hash).name);

@@ -7,6 +7,7 @@ std::string_view errno_name(KErr e) noexcept {
     case KErr::none: return "OK";
     case KErr::eperm: return "EPERM";
     case KErr::enoent: return "ENOENT";
+    case KErr::eacces: return "EACCES";
     case KErr::enomem: return "ENOMEM";
     case KErr::einval: return "EINVAL";
     case KErr::enodata: return "ENODATA";

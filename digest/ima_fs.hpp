@@ -8,19 +8,13 @@
 
 #include "common/result.hpp"
 #include "crypto/crypto.hpp"
+#include "modsign/ima_types.hpp"
 
 namespace modsign::digest {
 
-/// One record of binary_runtime_measurements[_<bank>].
-struct MeasurementRecord {
-  std::uint32_t pcr = 0;
-  Bytes digest;          ///< template hash as recorded (bank size)
-  std::string template_name;
-  Bytes data;            ///< template data (for "ima": digest ‖ u32 len ‖ name)
-  std::uint64_t offset = 0;  ///< where the record starts in the file
-  bool violation = false;    ///< all-zero digest: extended as all 0xFF
-  Bytes recomputed;          ///< template hash recomputed from `data` (empty for violations)
-};
+/// One record of binary_runtime_measurements[_<bank>]: defined once, in the public
+/// include/modsign/ima_types.hpp.
+using MeasurementRecord = modsign::MeasurementRecord;
 
 /// Parse a binary measurement list whose record digests are `bank` sized (SHA-1 for the
 /// classic file).  Field sizes are limited only by the record.  Errors: EBADMSG with the

@@ -1,6 +1,7 @@
 // mirrors security/integrity/ima/ima_template_lib.c and ima_template.c: the template fields (d-ng, n-ng, sig, d-modsig, modsig, buf), ima_template, ima_buffer_template, Linux 7.2.13
 #include "digest/ima_template_lib.hpp"
 
+#include "digest/ima_appraise.hpp"
 #include "digest/module_digest.hpp"
 #include "module/decompress.hpp"
 #include "module/module_signature.hpp"
@@ -44,8 +45,7 @@ Result<TemplateEntry> ima_template(const std::string& template_name, const std::
   // ima_api.c:268-269).  So d-ng hashes `file`, d-modsig and modsig come from the image.
   ByteView seen = file;
   Bytes image;
-  if (profile.generation == kernel::Generation::v7_0 &&
-      module::detect_compression(file) != module::Compression::none) {
+  if (module::detect_compression(file) != module::Compression::none && ima_appraises_decompressed_image(profile)) {
     auto m = module::open_module(file);
     if (!m || !m->kernel_decompress_problem.empty())
       return make_error(KErr::einval, "module_decompress() refuses this " +

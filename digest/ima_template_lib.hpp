@@ -10,24 +10,13 @@
 #include "cms/kernel_profile.hpp"
 #include "common/result.hpp"
 #include "crypto/crypto.hpp"
+#include "modsign/ima_types.hpp"
 
 namespace modsign::digest {
 
-/// One template field: its name ("d-ng") and data.
-struct TemplateField {
-  std::string name;
-  Bytes data;
-};
-
-/// A template entry: fields, the template data as the kernel hashes and exports it
-/// (u32 little-endian length ‖ data, per field; x86 native order = ima_canonical_fmt),
-/// and the template hashes of the SHA-1 and SHA-256 banks.
-struct TemplateEntry {
-  std::string name;  ///< "ima-ng", "ima-sig", "ima-modsig"
-  std::vector<TemplateField> fields;
-  Bytes data;
-  Bytes sha1, sha256;
-};
+/// A template field and a template entry: defined once, in the public include/modsign/ima_types.hpp.
+using TemplateField = modsign::TemplateField;
+using TemplateEntry = modsign::TemplateEntry;
 
 /// The largest digest field the kernel can build: ima_eventdigest_init_common()
 /// (security/integrity/ima/ima_template_lib.c, Linux 7.2.13) assembles "<algo>:" '\0' digest

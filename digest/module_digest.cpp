@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "common/file.hpp"
+#include "digest/ima_appraise.hpp"
 #include "module/decompress.hpp"
 #include "module/module_signature.hpp"
 
@@ -175,13 +176,12 @@ Result<ModuleDigests> digest_module_file(const std::string& path, const kernel::
     ModuleDigests out = digest_module_image(img->image, profile);
     out.compressed = true;
     out.file_sha256 = crypto::digest(crypto::HashAlgo::sha256, stored);
-    if (profile.generation == kernel::Generation::v6) {
-      // Before 7.0 finit_module's kernel_read_file(READING_MODULE) hands IMA the compressed
-      // file, which has no marker; decompression comes later (blacklist::module_entry).
+    if (ima_module_read(*img, profile) == ImaModuleRead::compressed_file) {
+      // IMA sees the compressed file, which has no marker (digest/ima_appraise).
       out.modsig_parsed = false;
       out.kernel = KernelDigestResult{};
       out.kernel.status = KErr::enoent;
-      out.kernel.reason = "under v6 IMA reads the compressed file, which has no appended signature";
+      out.kernel.reason = std::string(kImaReadsCompressedFile);
       out.d_modsig.reset();
       out.blacklist_visible = false;
     }

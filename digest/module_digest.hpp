@@ -14,6 +14,7 @@
 #include "cms/kernel.hpp"
 #include "common/result.hpp"
 #include "crypto/crypto.hpp"
+#include "modsign/digest_types.hpp"
 
 namespace modsign::digest {
 
@@ -32,44 +33,10 @@ class MultiHash {
   std::vector<std::unique_ptr<crypto::Hasher>> hashers_;
 };
 
-/// pkcs7_get_digest() as IMA calls it for an appended signature (ima_read_modsig +
-/// ima_collect_modsig), under one kernel profile.
-struct KernelDigestResult {
-  KErr status = KErr::none;  ///< none, or ENOENT (no modsig), the trailer's/parser's errno, EINVAL (7.0 ML-DSA; or a PKCS#7 with attached content, which ima_collect_modsig cannot supply data to) ...
-  std::string reason;
-  std::string algo;          ///< kernel hash name ("sha256"), when status is none
-  Bytes bytes;               ///< the digest IMA gets (the re-tagged attributes for 7.0 ML-DSA + signedAttrs)
-  bool over_content = false; ///< true when `bytes` is a hash of the module content (no signedAttrs)
-  bool raw_attributes = false;  ///< 7.0 ML-DSA with signedAttrs: `bytes` are the re-tagged attributes
-};
-
-/// Everything `modsign digest` reports for one module.
-struct ModuleDigests {
-  bool signed_module = false;
-  /// ima_read_modsig succeeded: marker, module_signature and PKCS#7 parse all fine.
-  /// (When it fails IMA simply has no modsig: empty d-modsig and modsig fields.)
-  bool modsig_parsed = false;
-  std::uint64_t content_length = 0;  ///< bytes the signature covers (whole file if unsigned)
-  Bytes side_sha256;                 ///< SHA-256 of those bytes, always
-  KernelDigestResult kernel;
-  /// The IMA d-modsig template field: "<algo>:" '\0' <digest>
-  /// (ima_template_lib.c ima_eventdigest_modsig_init), nullopt when IMA records none.
-  std::optional<Bytes> d_modsig;
-  /// True when a `bin:` blacklist entry can stop this module under the profile
-  /// (ima_check_blacklist looks up the d-modsig digest; an entry holds at most 128 hex
-  /// digits, so the raw attribute blob of 7.0 ML-DSA with signedAttrs can never match).
-  bool blacklist_visible = false;
-  /// The file is xz/zstd/gzip-compressed; the fields above describe its decompressed image,
-  /// except under a v6 profile, where IMA reads only the compressed file: no modsig there
-  /// (kernel ENOENT, no d-modsig), as blacklist::module_entry() has it.
-  bool compressed = false;
-  /// SHA-256 of the whole file as stored (signature trailer included; the compressed bytes
-  /// of a compressed module): the key ima_check_blacklist() looks up, with ima_hash=sha256,
-  /// when IMA has no modsig it can use (!modsig_parsed).  Set by digest_module_file() only
-  /// (on the reads it already makes); digest_module_image() leaves it empty, as its callers
-  /// hash the file themselves when they need to.
-  Bytes file_sha256;
-};
+/// pkcs7_get_digest() as IMA calls it and everything `modsign digest` reports for one
+/// module: defined once, in the public include/modsign/digest_types.hpp.
+using KernelDigestResult = modsign::KernelDigestResult;
+using ModuleDigests = modsign::ModuleDigests;
 
 /// Compute ModuleDigests for a module file, reading it once in 1 MiB chunks (pread;
 /// only the trailer and the PKCS#7 are held in memory).  Compressed modules are

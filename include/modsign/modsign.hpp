@@ -2,11 +2,15 @@
 // (CMake: find_package(modsign 0.2 CONFIG)) or `pkg-config --cflags --libs modsign`.
 #pragma once
 
+#include "modsign/authenticode.hpp"
+#include "modsign/digest.hpp"
 #include "modsign/export.hpp"
+#include "modsign/ima.hpp"
 #include "modsign/keygen.hpp"
 #include "modsign/output.hpp"
 #include "modsign/profile.hpp"
 #include "modsign/result.hpp"
 #include "modsign/sign.hpp"
+#include "modsign/trust.hpp"
 #include "modsign/verdict.hpp"
 #include "modsign/version.hpp"

@@ -30,6 +30,7 @@ enum class KErr : int {
   none = 0,
   eperm = EPERM,                // 1
   enoent = ENOENT,              // 2
+  eacces = EACCES,              // 13
   enomem = ENOMEM,              // 12
   einval = EINVAL,              // 22
   enodata = ENODATA,            // 61

@@ -157,8 +157,7 @@ std::optional<Signer> load_signer(const std::string& key, const std::string& cer
 
 /// Read and, if compressed, decompress a module; reports and returns nullopt on failure
 /// (the message also goes to `*why` when given).
-std::optional<LoadedModule> read_module(const std::string& path, std::uint64_t max_size, std::string* why,
-                                        bool keep_bad_stream) {
+std::optional<LoadedModule> read_module(const std::string& path, std::uint64_t max_size, std::string* why) {
   LoadedModule lm;
   try {
     lm.stored = read_file(path, std::max<std::uint64_t>(max_size, kMaxModuleSize));
@@ -171,14 +170,6 @@ std::optional<LoadedModule> read_module(const std::string& path, std::uint64_t m
   if (!img) {
     const auto c = module::detect_compression(lm.stored);
     const std::string msg = std::string(module::compression_name(c)) + "-compressed module: " + img.error().message;
-    const bool own_bound = img.error().message.starts_with("decompressed size exceeds") ||
-                           img.error().message.starts_with("zstd window needs");
-    if (keep_bad_stream && c != module::Compression::none && !own_bound) {
-      lm.m.compression = c;
-      lm.m.stored_size = lm.stored.size();
-      lm.m.kernel_decompress_problem = msg;
-      return lm;
-    }
     complain(path, msg);
     if (why) *why = msg;
     return std::nullopt;
@@ -264,6 +255,15 @@ bool load_keyring(const std::vector<std::string>& paths, const kernel::KernelPro
 
 bool streamable(const std::string& path, std::uint64_t threshold) { return streamable_module_file(path, threshold); }
 
+std::optional<crypto::HashAlgo> ima_hash_option(const std::string& name, const KernelProfile& profile) {
+  return ima_hash_option(name, *kernel::KernelProfile::parse(profile.name()));
+}
+
+std::optional<KernelProfile> public_profile(const std::string& name) {
+  if (!kernel_profile(name)) return std::nullopt;  // the message
+  return KernelProfile::parse(name);
+}
+
 std::optional<kernel::KernelProfile> kernel_profile(const std::string& name) {
   auto p = kernel::KernelProfile::parse(name);
   if (!p) complain("", "unknown --kernel '" + name + "' (v6.1|v6|v7.0)");
@@ -271,10 +271,13 @@ std::optional<kernel::KernelProfile> kernel_profile(const std::string& name) {
 }
 
 nlohmann::json blacklisted_hash_record_json(ByteView buf, crypto::HashAlgo ima_hash) {
-  const auto r = digest::ima_buffer_template("blacklisted-hash", buf, ima_hash);
+  return blacklisted_hash_record_json(digest::ima_buffer_template("blacklisted-hash", buf, ima_hash));
+}
+
+nlohmann::json blacklisted_hash_record_json(const TemplateEntry& r) {
   return {{"template", r.name},
           {"event", "blacklisted-hash"},
-          {"buf", to_hex(buf)},
+          {"buf", to_hex(r.fields.at(2).data)},
           {"template_data", to_hex(r.data)},
           {"template_hash_sha1", to_hex(r.sha1)},
           {"template_hash_sha256", to_hex(r.sha256)}};

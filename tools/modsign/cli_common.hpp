@@ -12,6 +12,8 @@
 #include "cms/signed_data.hpp"
 #include "common/file.hpp"
 #include "crypto/crypto.hpp"
+#include "modsign/ima.hpp"
+#include "modsign/profile.hpp"
 #include "module/compression.hpp"
 #include <modsign/sign.hpp>
 
@@ -28,6 +30,13 @@ namespace modsign::cli {
 /// default.  Both on stderr, and nullopt (the caller exits kExitUsage).
 std::optional<crypto::HashAlgo> ima_hash_option(const std::string& name, const kernel::KernelProfile& profile);
 
+/// The same for the public KernelProfile (the facade calls).
+std::optional<crypto::HashAlgo> ima_hash_option(const std::string& name, const KernelProfile& profile);
+
+/// modsign::KernelProfile::parse(name) (the facade's profile); on an unknown name, the
+/// message of kernel_profile() below and nullopt (the caller exits kExitUsage).
+std::optional<KernelProfile> public_profile(const std::string& name);
+
 /// kernel::KernelProfile::parse(name); on an unknown name, "modsign: unknown --kernel 'X'
 /// (v6.1|v6|v7.0)" on stderr and nullopt (the caller exits kExitUsage).
 std::optional<kernel::KernelProfile> kernel_profile(const std::string& name);
@@ -36,6 +45,8 @@ std::optional<kernel::KernelProfile> kernel_profile(const std::string& name);
 /// of `buf` under `ima_hash`) as JSON: template, event, buf, template_data and the SHA-1 and
 /// SHA-256 template hashes (hex).  Used by `blacklist check` and `ima appraise`.
 nlohmann::json blacklisted_hash_record_json(ByteView buf, crypto::HashAlgo ima_hash);
+/// The same JSON for a record the library already built (modsign::Appraisal::ima_record).
+nlohmann::json blacklisted_hash_record_json(const TemplateEntry& record);
 
 /// Exit statuses of design.md: 0 success, 1 negative verdict, 2 usage, 3 input/I/O.
 constexpr int kExitOk = 0, kExitVerdict = 1, kExitUsage = 2, kExitInput = 3;
@@ -74,12 +85,9 @@ struct LoadedModule {
   module::ModuleImage m;
 };
 /// Read and, if compressed, decompress a module; reports and returns nullopt on failure
-/// (the message also goes to `*why` when given).  With `keep_bad_stream`, a compressed file
-/// whose stream does not decompress (corrupt, truncated) is returned instead, with an empty
-/// image and the message in m.kernel_decompress_problem (the kernel's module_decompress()
-/// refuses it too); modsign's own bounds (`max_size`, the zstd window limit) still fail.
-std::optional<LoadedModule> read_module(const std::string& path, std::uint64_t max_size, std::string* why = nullptr,
-                                        bool keep_bad_stream = false);
+/// (the message also goes to `*why` when given).  (`ima appraise`, for which a stream the
+/// kernel cannot decompress is a prediction, reads through the library instead.)
+std::optional<LoadedModule> read_module(const std::string& path, std::uint64_t max_size, std::string* why = nullptr);
 /// modsign::streamable_module_file(): true for an uncompressed regular file larger than
 /// `threshold` bytes (--stream-above), which sign and verify read in one streaming pass.
 bool streamable(const std::string& path, std::uint64_t threshold);

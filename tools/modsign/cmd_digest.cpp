@@ -9,8 +9,10 @@
 #include <string>
 #include <vector>
 
+#include <modsign/digest.hpp>
+#include <modsign/profile.hpp>
+
 #include "cli_common.hpp"
-#include "digest/module_digest.hpp"
 #include "options.hpp"
 #include "registry.hpp"
 
@@ -22,40 +24,36 @@ struct DigestArgs {
   std::vector<std::string> modules;
   std::string kernel = "v7.0";
   bool json = false;
-  std::uint64_t max_size = module::kDefaultMaxDecompressed;
+  std::uint64_t max_size = std::uint64_t{1} << 30;  // --max-size
 };
 
 /// The kernel's pkcs7_get_digest result as IMA would take it, the side SHA-256, the
 /// d-modsig field and whether a bin: entry can stop the module.
 int cmd_digest(const DigestArgs& a) {
-  auto profile = kernel_profile(a.kernel);
+  const auto profile = public_profile(a.kernel);
   if (!profile) return kExitUsage;
   int worst = kExitOk;
   for (const auto& path : a.modules) {
-    Result<digest::ModuleDigests> r = make_error(KErr::einval, "");
+    std::optional<DigestView> view;
+    std::string failed;  // IoError, InputError: "<path>: <reason>"
     try {
-      r = digest::digest_module_file(path, *profile, a.max_size);
+      view = digest_module_file(path, *profile, a.max_size);
     } catch (const IoError& e) {
-      complain("", e.what());
+      failed = e.what();
+    } catch (const InputError& e) {
+      failed = e.what();
+    }
+    if (!view) {
+      complain("", failed);
       worst = std::max(worst, kExitInput);
       continue;
     }
-    if (!r) {
-      complain(path, r.error().message);
-      worst = std::max(worst, kExitInput);
-      continue;
-    }
-    const auto& d = *r;
+    const ModuleDigests& d = view->digests;
     const bool ok = d.kernel.status == KErr::none;
-    // The bin: key ima_check_blacklist() looks up (as blacklist::module_entry): the d-modsig
-    // digest; or, when IMA has no modsig it can use, its hash of the whole file (sha256 here;
-    // `blacklist entry --ima-hash` for other ima_hash= values); none when IMA has a modsig but
-    // no usable digest.
-    const bool file_key = !d.modsig_parsed;
-    const std::optional<std::string> bin_key =
-        d.blacklist_visible ? std::optional<std::string>("bin:" + to_hex(d.kernel.bytes))
-        : file_key          ? std::optional<std::string>("bin:" + to_hex(d.file_sha256))
-                            : std::nullopt;
+    const auto& bin_key = view->bin_entry;
+    const char* bin_source = view->bin_source == DigestView::BinSource::d_modsig   ? "d-modsig"
+                             : view->bin_source == DigestView::BinSource::ima_hash ? "ima-hash"
+                                                                                   : nullptr;
     if (a.json) {
       nlohmann::json kd{{"status", ok ? "ok" : std::string(errno_name(d.kernel.status))}};
       kd["algo"] = ok ? nlohmann::json(d.kernel.algo) : nlohmann::json(nullptr);
@@ -70,9 +68,7 @@ int cmd_digest(const DigestArgs& a) {
                        {"d_modsig", d.d_modsig ? nlohmann::json(to_hex(*d.d_modsig)) : nlohmann::json(nullptr)},
                        {"blacklist_visible", bin_key.has_value()},
                        {"bin_entry", bin_key ? nlohmann::json(*bin_key) : nlohmann::json(nullptr)},
-                       {"bin_source", d.blacklist_visible ? nlohmann::json("d-modsig")
-                                      : file_key          ? nlohmann::json("ima-hash")
-                                                          : nlohmann::json(nullptr)},
+                       {"bin_source", bin_source ? nlohmann::json(bin_source) : nlohmann::json(nullptr)},
                        {"file_sha256", to_hex(d.file_sha256)},
                        {"side_bin_entry", "bin:" + to_hex(d.side_sha256)}};
       std::cout << dump(j) << "\n";
@@ -90,9 +86,9 @@ int cmd_digest(const DigestArgs& a) {
     std::cout << "  side_sha256:   " << to_hex(d.side_sha256) << "  (" << d.content_length << " bytes signed)\n";
     std::cout << "  d_modsig:      " << (d.d_modsig ? to_hex(*d.d_modsig) : std::string("none: IMA records no d-modsig"))
               << "\n";
-    if (d.blacklist_visible)
+    if (view->bin_source == DigestView::BinSource::d_modsig)
       std::cout << "  blacklist:     " << *bin_key << " stops it (IMA bin: check on the d-modsig digest)\n";
-    else if (file_key)
+    else if (view->bin_source == DigestView::BinSource::ima_hash)
       std::cout << "  blacklist:     " << *bin_key
                 << " stops it when the policy requires a signature (no modsig IMA can use: IMA's sha256 of the whole "
                    "file as stored; other ima_hash: modsign blacklist entry --ima-hash)\n";

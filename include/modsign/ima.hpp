@@ -1,0 +1,122 @@
+// modsign — IMA and kernel modules (security/integrity/ima, Linux 7.2.13): the template
+// entry IMA records for a file (ima_template_lib.c), a binary measurement list read back
+// and replayed into PCRs (ima_fs.c, ima_queue.c), and what an enforcing
+// "appraise func=MODULE_CHECK appraise_type=imasig|modsig" rule does with a module file
+// that has no security.ima (ima_main.c process_measurement, ima_appraise.c
+// ima_check_blacklist and ima_appraise_measurement, ima_modsig.c).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "modsign/export.hpp"
+#include "modsign/ima_types.hpp"
+#include "modsign/profile.hpp"
+#include "modsign/result.hpp"
+#include "modsign/trust.hpp"
+
+namespace modsign {
+
+// ---- template entries (ima_template_lib.c, ima_template.c) -------------------------------
+
+/// How the entry is computed.
+struct TemplateOptions {
+  /// IMA's file hash (the ima_hash= boot parameter): md5, sha1, sha224, sha256, sha384,
+  /// sha512, sha3-256, sha3-384, sha3-512 (kernel names).  A security.ima value that names
+  /// its own hash (signature v2/v3, digest-ng) overrides it for d-ng (ima_get_hash_algo).
+  std::string ima_hash = "sha256";
+  /// d-modsig from the side SHA-256 of the signed content instead of pkcs7_get_digest()
+  /// (what IMA would record under the proposal for ML-DSA modules).
+  bool side_sha256 = false;
+};
+
+/// The entry of template `template_name` ("ima-ng" = d-ng|n-ng, "ima-sig" = +sig,
+/// "ima-modsig" = +sig|d-modsig|modsig) IMA records for a file holding `file`, recorded
+/// under `recorded_path` (n-ng: spaces become '_', then a NUL), with `security_ima` the
+/// file's security.ima value (nullopt: none).  d-ng = "<algo>:" '\0' H(file); sig =
+/// security.ima when it is an IMA (0x03) or fs-verity (0x06) signature, else empty;
+/// d-modsig = "<algo>:" '\0' pkcs7_get_digest(), empty without a modsig ima_read_modsig()
+/// parses; modsig = the appended PKCS#7 DER or empty.  A compressed module under v7.0 is
+/// taken as loaded with MODULE_INIT_COMPRESSED_FILE: d-ng hashes the file as stored,
+/// d-modsig and modsig come from the decompressed image; under v6 IMA sees only the
+/// compressed file (no modsig).
+/// Mirrors ima_eventdigest_ng_init, ima_eventname_ng_init, ima_eventsig_init,
+/// ima_eventdigest_modsig_init, ima_eventmodsig_init (ima_template_lib.c), Linux 7.2.13.
+/// Predictions (the returned Error): EINVAL when IMA records no entry: an appended
+/// signature whose pkcs7_get_digest() gives no digest (7.0 ML-DSA without signedAttrs),
+/// or a compressed file (v7.0) module_decompress() refuses; EMSGSIZE when the d-modsig
+/// field would exceed the kernel's 201-byte buffer (7.0 ML-DSA with signedAttrs over 193
+/// bytes: the kernel overflows it and oopses, so there is no record).
+/// Throws UsageError for an unknown template ("unknown template 'X' (ima-ng, ima-sig,
+/// ima-modsig)") or an unknown ima_hash name.
+MODSIGN_API Result<TemplateEntry> ima_template(const std::string& template_name, const std::string& recorded_path,
+                                               ByteView file, const std::optional<Bytes>& security_ima,
+                                               const KernelProfile& profile, const TemplateOptions& options = {});
+
+/// The same for the file at `path`: its bytes and its security.ima extended attribute
+/// (absent or unreadable: none); `recorded_path` empty means `path`.
+/// Throws IoError when the file cannot be read; otherwise as above.
+MODSIGN_API Result<TemplateEntry> ima_template_file(const std::string& template_name, const std::string& path,
+                                                    const std::string& recorded_path, const KernelProfile& profile,
+                                                    const TemplateOptions& options = {});
+
+// ---- measurement lists (ima_fs.c, ima_queue.c) -------------------------------------------
+
+/// The size in bytes of a PCR (and of a record digest) of `bank`, a hash name IMA knows
+/// ("sha1": 20, "sha256": 32, any case); nullopt for any other name.
+MODSIGN_API std::optional<std::size_t> pcr_bank_size(std::string_view bank);
+
+/// Parse a binary measurement list whose record digests are `bank`-sized ("sha1" for
+/// binary_runtime_measurements, "sha256" for ..._sha256, any hash name IMA knows).
+/// Mirrors ima_measurements_show (ima_fs.c) and, for the legacy "ima" template,
+/// ima_calc_field_array_hash (ima_crypto.c), Linux 7.2.13.
+/// Errors (returned): EBADMSG "record N at offset O: <what>" for a truncated record, a
+/// length beyond the list or the template data, a template name of 0 or over 255 bytes.
+/// Throws UsageError "unknown bank 'X'" for a name that is no hash.
+MODSIGN_API Result<std::vector<MeasurementRecord>> parse_measurement_list(ByteView list, std::string_view bank);
+
+/// Expected PCR values (bank-sized, by PCR index) from text, one PCR a line:
+/// "PCR-10: <hex>", "10: <hex>", "pcr10 <hex>", the TPM 1.2 sysfs form with spaced bytes
+/// ("PCR-10: 2F 3A ..."), or tpm2_pcrread's "  10: 0x<hex>" under "sha1:"/"sha256:" bank
+/// headers (only the section of `bank` counts).  Blank lines are skipped.
+/// Errors (returned, EINVAL): "line N: not a PCR value: <line>", "line N: PCR I given
+/// twice", "no PCR value for bank <bank> in this file", "PCR I: n bytes, a <bank> PCR has m".
+/// Throws UsageError "unknown bank 'X'".
+MODSIGN_API Result<std::map<std::uint32_t, Bytes>> parse_expected_pcrs(std::string_view text, std::string_view bank);
+
+/// Replay `records` into PCRs reset to zero, as ima_pcr_extend() does: PCR = H(PCR ‖
+/// template hash), all 0xFF for a violation (ima_queue.c ima_add_template_entry, Linux
+/// 7.2.13).  Every PCR a record extends, plus every PCR of `expected` (one the list never
+/// extends keeps its zero reset value), sorted by index.  Throws UsageError "unknown bank 'X'".
+MODSIGN_API std::vector<PcrReplay> replay_pcrs(const std::vector<MeasurementRecord>& records, std::string_view bank,
+                                               const std::map<std::uint32_t, Bytes>& expected = {});
+
+// ---- modsig appraisal (ima_appraise.c, ima_modsig.c) -------------------------------------
+
+/// Options of an appraisal.
+struct AppraiseOptions {
+  std::string ima_hash = "sha256";           ///< IMA's file hash (see TemplateOptions::ima_hash)
+  std::uint64_t max_size = std::uint64_t{1} << 30;  ///< bound on a decompressed module (bytes)
+};
+
+/// Appraise the module file at `path` (uncompressed, or xz/zstd/gzip) as IMA's
+/// MODULE_CHECK hook does on `profile`, with `ima` the .ima keyring and its blacklist
+/// (TrustStore: revoked certificates and bin:/tbs: entries): on 7.x a compressed module is
+/// appraised on its decompressed image, and a stream module_decompress() refuses fails
+/// with EINVAL first; then ima_check_blacklist() on the d-modsig digest (or IMA's file hash
+/// when there is no modsig); then ima_read_modsig() and ima_modsig_verify() against `ima`.
+/// On v6 IMA sees the compressed file as read, which has no appended signature.
+/// Mirrors ima_appraise_measurement and ima_check_blacklist (security/integrity/ima/
+/// ima_appraise.c), ima_read_modsig and ima_modsig_verify (ima_modsig.c), with the read of
+/// kernel/module/main.c init_module_from_file, Linux 7.2.13.
+/// Throws IoError when the file cannot be read; InputError "<path>: <reason>" for a
+/// compressed module beyond modsign's own bounds (`max_size`, the zstd window limit);
+/// UsageError for an unknown ima_hash name.
+MODSIGN_API Appraisal ima_appraise_modsig(const std::string& path, const TrustStore& ima, const KernelProfile& profile,
+                                          const AppraiseOptions& options = {});
+
+}  // namespace modsign
