@@ -301,6 +301,15 @@ bool streamable(const std::string& path, std::uint64_t threshold) {
   }
 }
 
+std::optional<crypto::HashAlgo> ima_hash_option(const std::string& name, const KernelProfile& profile) {
+  return ima_hash_option(name, *kernel::KernelProfile::parse(profile.name()));
+}
+
+std::optional<KernelProfile> public_profile(const std::string& name) {
+  if (!kernel_profile(name)) return std::nullopt;  // the message
+  return KernelProfile::parse(name);
+}
+
 std::optional<kernel::KernelProfile> kernel_profile(const std::string& name) {
   auto p = kernel::KernelProfile::parse(name);
   if (!p) complain("", "unknown --kernel '" + name + "' (v6.1|v6|v7.0)");

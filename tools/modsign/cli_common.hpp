@@ -12,6 +12,7 @@
 #include "cms/signed_data.hpp"
 #include "common/file.hpp"
 #include "crypto/crypto.hpp"
+#include "modsign/profile.hpp"
 #include "module/compression.hpp"
 
 namespace CLI { class App; }
@@ -26,6 +27,13 @@ namespace modsign::cli {
 /// module signing in 6.7), so hash_setup() rejects ima_hash=sha3-256 and IMA keeps its
 /// default.  Both on stderr, and nullopt (the caller exits kExitUsage).
 std::optional<crypto::HashAlgo> ima_hash_option(const std::string& name, const kernel::KernelProfile& profile);
+
+/// The same for the public KernelProfile (the facade calls).
+std::optional<crypto::HashAlgo> ima_hash_option(const std::string& name, const KernelProfile& profile);
+
+/// modsign::KernelProfile::parse(name) (the facade's profile); on an unknown name, the
+/// message of kernel_profile() below and nullopt (the caller exits kExitUsage).
+std::optional<KernelProfile> public_profile(const std::string& name);
 
 /// kernel::KernelProfile::parse(name); on an unknown name, "modsign: unknown --kernel 'X'
 /// (v6.1|v6|v7.0)" on stderr and nullopt (the caller exits kExitUsage).
