@@ -5,10 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "blacklist/sources.hpp"
 #include "cms/kernel.hpp"
 #include "crypto/crypto.hpp"
 #include "modsign/profile.hpp"
 #include "modsign/sign.hpp"
+#include "modsign/trust.hpp"
 #include "modsign/verdict.hpp"
 
 namespace modsign {
@@ -19,9 +21,13 @@ struct Signer::Impl {
   std::string cert_path;
 };
 
+/// keyring.blacklist is a copy of sources.keyring (what verify_pkcs7_signature consults);
+/// `sources` keeps the origins for blacklist checks.
 struct TrustStore::Impl {
+  KernelProfile profile;
   kernel::Keyring keyring;
-  std::vector<std::string> notes;
+  blacklist::Sources sources;
+  std::vector<std::string> notes, keyring_notes;
 };
 
 namespace api {

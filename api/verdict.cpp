@@ -8,28 +8,6 @@
 
 namespace modsign {
 
-TrustStore::TrustStore(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
-TrustStore::TrustStore(const TrustStore&) = default;
-TrustStore& TrustStore::operator=(const TrustStore&) = default;
-TrustStore::~TrustStore() = default;
-
-TrustStore TrustStore::from_certificates(const std::vector<std::string>& paths, const KernelProfile& profile) {
-  const kernel::KernelProfile kp = api::to_kernel(profile);
-  auto impl = std::make_shared<Impl>();
-  for (const auto& path : paths) {
-    const std::size_t first = impl->keyring.certificates.size();
-    if (auto st = impl->keyring.add_path(path); !st) throw InputError(st.error().message);
-    for (std::size_t i = first; i < impl->keyring.certificates.size(); ++i)
-      if (auto st = kernel::x509_supported(impl->keyring.certificates[i], kp); !st)
-        impl->notes.push_back(path + " certificate " + std::to_string(i - first + 1) + ": " +
-                              std::string(errno_name(st.error().code)) + ": " + st.error().message);
-  }
-  return TrustStore(std::move(impl));
-}
-
-std::size_t TrustStore::size() const { return impl_->keyring.certificates.size(); }
-const std::vector<std::string>& TrustStore::notes() const { return impl_->notes; }
-
 Verdict predict_module_file(const std::string& path, const TrustStore& trust, const KernelProfile& profile) {
   {
     FileReader f(path);

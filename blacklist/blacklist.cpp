@@ -1,5 +1,8 @@
-// mirrors certs/blacklist.c blacklist_vet_description, get_raw_hash, mark_raw_hash_blacklisted, mark_hash_blacklisted, is_hash_blacklisted, is_binary_blacklisted, Linux 7.2.13
+// mirrors certs/blacklist.c blacklist_vet_description, get_raw_hash, mark_raw_hash_blacklisted, mark_hash_blacklisted, is_hash_blacklisted, is_binary_blacklisted, load_revocation_certificate_list, Linux 7.2.13
 #include "blacklist/blacklist.hpp"
+
+#include "cms/x509_cert_parser.hpp"
+#include "cms/x509_public_key.hpp"
 
 namespace modsign::blacklist {
 
@@ -56,6 +59,29 @@ Result<bool> mark_raw_hash_blacklisted(Sources& sources, const std::string& desc
 
 Result<bool> mark_hash_blacklisted(Sources& sources, ByteView hash, HashType type, Origin origin) {
   return mark_raw_hash_blacklisted(sources, raw_hash(hash, type), std::move(origin));
+}
+
+Status load_revocation_certificates(Sources& sources, const std::string& file, const kernel::KernelProfile& profile) {
+  auto certs = crypto::Certificate::load_all(file);
+  if (!certs) return certs.error();
+  for (std::size_t i = 0; i < certs->size(); ++i) {
+    const auto& c = (*certs)[i];
+    const std::string where = "certificate " + std::to_string(i + 1);
+    if (auto n = kernel::x509_unloadable_note(c, profile, file + " " + where)) {
+      sources.notes.push_back(std::move(*n));
+      continue;
+    }
+    if (auto h = kernel::x509_tbs_blacklist_hash(c, profile)) {
+      const std::string d = raw_hash(*h, HashType::x509_tbs);
+      if (sources.keyring.descriptions.count(d)) {
+        sources.notes.push_back(file + " " + where + " is not loaded: its " + d +
+                                " is listed (x509_key_preparse: EKEYREJECTED)");
+        continue;
+      }
+    }
+    sources.add_revoked(c, Origin{file, where});
+  }
+  return ok_status();
 }
 
 }  // namespace modsign::blacklist

@@ -1,4 +1,4 @@
-// mirrors certs/blacklist.c blacklist_vet_description, get_raw_hash, mark_raw_hash_blacklisted, mark_hash_blacklisted, is_hash_blacklisted, is_binary_blacklisted, Linux 7.2.13
+// mirrors certs/blacklist.c blacklist_vet_description, get_raw_hash, mark_raw_hash_blacklisted, mark_hash_blacklisted, is_hash_blacklisted, is_binary_blacklisted, load_revocation_certificate_list, Linux 7.2.13
 // modsign — blacklist key descriptions ("tbs:<hex>", "bin:<hex>") and the kernel's lookups
 // on the .blacklist keyring (certs/blacklist.c, Linux 7.2.13).
 // is_key_on_revocation_list() (certs/blacklist.c:289-299) is applied where the kernel
@@ -60,5 +60,17 @@ Result<bool> mark_hash_blacklisted(Sources& sources, ByteView hash, HashType typ
 /// The same for a description string (mark_raw_hash_blacklisted, certs/blacklist.c:183-203,
 /// as blacklist_init() calls it for the CONFIG_SYSTEM_BLACKLIST_HASH_LIST strings).
 Result<bool> mark_raw_hash_blacklisted(Sources& sources, const std::string& description, Origin origin);
+
+/// load_revocation_certificate_list() (certs/blacklist.c, CONFIG_SYSTEM_REVOCATION_KEYS, at
+/// late_initcall, after blacklist_init's hash list): every certificate of `file` (PEM or
+/// DER, crypto::Certificate::load_all) goes into the .blacklist keyring with Origin{file,
+/// "certificate N"} (N from 1), unless x509_key_preparse would refuse it, which leaves a
+/// note in sources.notes instead: "<file> certificate N is not loaded by a <profile>
+/// kernel (<ERRNO>: <reason>)" when x509_cert_parse cannot parse it (x509_supported), or
+/// "<file> certificate N is not loaded: its tbs:<hex> is listed (x509_key_preparse:
+/// EKEYREJECTED)" when its tbs: key is already in `sources` (x509_get_sig_params).
+/// Errors: load_all's (EBADMSG for no or a malformed certificate; message without the
+/// file name).  Throws IoError if unreadable.
+Status load_revocation_certificates(Sources& sources, const std::string& file, const kernel::KernelProfile& profile);
 
 }  // namespace modsign::blacklist

@@ -1,4 +1,4 @@
-// mirrors certs/system_keyring.c verify_pkcs7_signature, verify_pkcs7_message_sig (verify_with), Linux 7.2.13
+// mirrors certs/system_keyring.c verify_pkcs7_signature, verify_pkcs7_message_sig (verify_with), load_system_certificate_list (load_keyring_path), Linux 7.2.13
 #include "cms/system_keyring.hpp"
 
 #include <algorithm>
@@ -30,6 +30,16 @@ Status Keyring::add_path(const std::string& path) {
   auto certs = crypto::Certificate::load_all(path);
   if (!certs) return make_error(certs.error().code, path + ": " + certs.error().message);
   for (auto& c : certs.value()) certificates.push_back(std::move(c));
+  return ok_status();
+}
+
+Status load_keyring_path(Keyring& out, const std::string& path, const KernelProfile& profile,
+                         std::vector<std::string>& notes) {
+  const std::size_t first = out.certificates.size();
+  if (auto st = out.add_path(path); !st) return st;
+  for (std::size_t i = first; i < out.certificates.size(); ++i)
+    if (auto n = x509_unloadable_note(out.certificates[i], profile, path + " certificate " + std::to_string(i - first + 1)))
+      notes.push_back(std::move(*n));
   return ok_status();
 }
 

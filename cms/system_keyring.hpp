@@ -1,4 +1,4 @@
-// mirrors certs/system_keyring.c verify_pkcs7_signature, verify_pkcs7_message_sig (verify_with), Linux 7.2.13
+// mirrors certs/system_keyring.c verify_pkcs7_signature, verify_pkcs7_message_sig (verify_with), load_system_certificate_list (load_keyring_path), Linux 7.2.13
 #pragma once
 
 #include <functional>
@@ -12,6 +12,17 @@
 #include "crypto/crypto.hpp"
 
 namespace modsign::kernel {
+
+/// Add every certificate of `path` to `out` (Keyring::add_path: a PEM bundle, a DER file or
+/// a directory's regular files, sorted), as load_system_certificate_list() hands the
+/// built-in certificates to x509_load_certificate_list().  A certificate the kernel of
+/// `profile` cannot parse (x509_supported) stays in `out` — verify_with() leaves it out of
+/// the trust step, which gives the kernel's verdicts — and gets a note in `notes`:
+/// "<path> certificate <n> is not loaded by a <profile> kernel (<ERRNO>: <reason>)", n
+/// counting from 1 over every certificate `path` adds.  Errors: add_path's (EBADMSG,
+/// message "<file>: <reason>"); throws IoError if unreadable.
+Status load_keyring_path(Keyring& out, const std::string& path, const KernelProfile& profile,
+                         std::vector<std::string>& notes);
 
 /// Summary of one SignerInfo, for reports.
 struct SignerSummary {

@@ -31,4 +31,12 @@ Status x509_supported(const crypto::Certificate& cert, const KernelProfile& prof
   return ok_status();
 }
 
+std::optional<std::string> x509_unloadable_note(const crypto::Certificate& cert, const KernelProfile& profile,
+                                                const std::string& which) {
+  auto st = x509_supported(cert, profile);
+  if (st) return std::nullopt;
+  return which + " is not loaded by a " + profile.name() + " kernel (" + std::string(errno_name(st.error().code)) +
+         ": " + st.error().message + ")";
+}
+
 }  // namespace modsign::kernel

@@ -1,6 +1,9 @@
 // mirrors crypto/asymmetric_keys/x509_cert_parser.c x509_cert_parse, x509_note_sig_algo, x509_extract_key_data (algorithm acceptance), Linux 7.2.13
 #pragma once
 
+#include <optional>
+#include <string>
+
 #include "cms/kernel_profile.hpp"
 #include "common/result.hpp"
 #include "crypto/crypto.hpp"
@@ -12,5 +15,11 @@ namespace modsign::kernel {
 /// ecdsa-with-SHA1/SHA-2/SHA-3, id-ml-dsa-* (7.0 only); keys RSA, ECDSA P-192/256/384/521,
 /// ML-DSA (7.0 only).  Errors: ENOPKG otherwise (e.g. RSASSA-PSS-signed certificates).
 Status x509_supported(const crypto::Certificate& cert, const KernelProfile& profile);
+
+/// modsign's note for a certificate x509_supported() refuses, so that the kernel of
+/// `profile` never loads it: "<which> is not loaded by a <profile> kernel (<ERRNO>:
+/// <reason>)", e.g. which = "keys.pem certificate 2".  nullopt when it is supported.
+std::optional<std::string> x509_unloadable_note(const crypto::Certificate& cert, const KernelProfile& profile,
+                                                const std::string& which);
 
 }  // namespace modsign::kernel

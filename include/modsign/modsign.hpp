@@ -6,5 +6,6 @@
 #include "modsign/profile.hpp"
 #include "modsign/result.hpp"
 #include "modsign/sign.hpp"
+#include "modsign/trust.hpp"
 #include "modsign/verdict.hpp"
 #include "modsign/version.hpp"

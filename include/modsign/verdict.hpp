@@ -11,40 +11,9 @@
 #include "modsign/export.hpp"
 #include "modsign/profile.hpp"
 #include "modsign/result.hpp"
+#include "modsign/trust.hpp"
 
 namespace modsign {
-
-/// The certificates the kernel trusts for module signatures (.builtin_trusted_keys and
-/// .secondary_trusted_keys).  Copies share the loaded certificates (immutable).
-class MODSIGN_API TrustStore {
- public:
-  /// Every certificate in each of `paths`: a PEM file (every CERTIFICATE block; other
-  /// blocks, e.g. a private key, are skipped), one DER certificate, or a directory (each
-  /// regular file in it, sorted by name, not recursive).  Certificates that the kernel
-  /// of `profile` would not load (x509_cert_parse; e.g. ML-DSA before 7.0) are kept, as
-  /// a keyring that does not hold them gives the same verdicts, and listed in notes().
-  /// Throws IoError when a file or directory cannot be read; InputError "<file>: <reason>"
-  /// for a file that holds no certificate or a malformed one.
-  static TrustStore from_certificates(const std::vector<std::string>& paths, const KernelProfile& profile);
-
-  /// Number of certificates loaded.
-  std::size_t size() const;
-  /// One line per certificate the profile's kernel would not load:
-  /// "<file> certificate <n>: <ERRNO>: <reason>" (n counts from 1 within the file).
-  const std::vector<std::string>& notes() const;
-
-  TrustStore(const TrustStore&);
-  TrustStore& operator=(const TrustStore&);
-  ~TrustStore();
-
-  /// The library's side of the handle (opaque to callers).
-  struct Impl;
-  const Impl& impl() const noexcept { return *impl_; }
-  explicit TrustStore(std::shared_ptr<const Impl> impl);
-
- private:
-  std::shared_ptr<const Impl> impl_;
-};
 
 /// The predicted outcome of loading one module.
 struct Verdict {

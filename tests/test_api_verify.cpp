@@ -1,0 +1,196 @@
+// The verify facade (include/modsign/{trust,module,verdict}.hpp): TrustStore::load,
+// open_module_file, describe_signature, predict_module_file — through the installed
+// headers only, against files made by openssl, and against the CLI's own output.
+#include <gtest/gtest.h>
+
+#include <modsign/modsign.hpp>
+
+#include <sstream>
+
+#include "test_support.hpp"
+
+using namespace modsign;
+using test::q;
+
+namespace {
+
+// Keys and certificates made by openssl (not modsign): ML-DSA-65 "mldsa", RSA-2048
+// "rsa", ECDSA P-256 "ec", each self-signed with a fixed serial.
+class ApiVerify : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new test::TempDir();
+    const std::string o = test::openssl();
+    auto req = [&](const std::string& name, const std::string& newkey, const std::string& serial) {
+      return o + " req -x509 -new " + newkey + " -nodes -keyout " + q(*dir_ / (name + ".key")) + " -subj '/CN=" + name +
+             " signer/O=modsign test' -days 30 -set_serial " + serial + " -out " + q(*dir_ / (name + ".crt"));
+    };
+    auto r = test::run(req("mldsa", "-newkey ML-DSA-65", "0x0102030405060708") + " && " +
+                       req("rsa", "-newkey rsa:2048 -sha256", "0x1112131415161718") + " && " +
+                       req("ec", "-newkey ec -pkeyopt ec_paramgen_curve:P-256", "0x2122232425262728"));
+    ASSERT_EQ(r.status, 0) << r.err;
+    for (const char* n : {"mldsa", "rsa", "ec"})
+      r = test::run(o + " x509 -in " + q(*dir_ / (std::string(n) + ".crt")) + " -outform DER -out " +
+                    q(*dir_ / (std::string(n) + ".der")));
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  static void TearDownTestSuite() { delete dir_; }
+  static std::string file(const std::string& n) { return *dir_ / n; }
+  static KernelProfile profile(const char* name) { return KernelProfile::parse(name).value(); }
+  /// The "modsign: note: " lines of `modsign verify ARGS` on an unsigned module.
+  std::vector<std::string> cli_notes(const std::string& args) {
+    const std::string m = d_ / "cli.ko";
+    test::spit(m, test::pattern(512));
+    const auto r = test::run(test::modsign_cli() + " verify " + args + " " + q(m));
+    std::vector<std::string> out;
+    std::istringstream in(r.err);
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("modsign: note: ", 0) == 0) out.push_back(line.substr(15));
+    return out;
+  }
+  /// "tbs:<hex>" that 7.0 looks up for `crt`: SHA-256 of its TBSCertificate, cut out by
+  /// openssl asn1parse (offset 4 of the Certificate SEQUENCE).
+  static std::string tbs_entry(const std::string& crt) {
+    const std::string o = test::openssl();
+    const auto r = test::run(o + " x509 -in " + q(crt) + " -outform DER -out " + q(crt + ".der") + " && " + o + " asn1parse -inform DER -in " + q(crt + ".der") +
+                             " | sed -n 2p");
+    EXPECT_EQ(r.status, 0) << r.err;
+    // "    4:d=1  hl=4 l= 718 cons: SEQUENCE": header length and content length.
+    const auto hl = std::stoul(r.out.substr(r.out.find("hl=") + 3));
+    const auto l = std::stoul(r.out.substr(r.out.find("l=", r.out.find("hl=") + 3) + 2));
+    const Bytes der = test::slurp(crt + ".der");
+    test::spit(crt + ".tbsfull", ByteView(der.data() + 4, hl + l));
+    const auto h = test::run(o + " dgst -sha256 -r " + q(crt + ".tbsfull"));
+    EXPECT_EQ(h.status, 0) << h.err;
+    return "tbs:" + h.out.substr(0, 64);
+  }
+  static inline test::TempDir* dir_ = nullptr;
+  test::TempDir d_;
+};
+
+constexpr const char* kMlDsaSigOid = "2.16.840.1.101.3.4.3.18";  // id-ml-dsa-65
+
+/// An EFI_SIGNATURE_LIST of one EFI_CERT_X509 entry holding `der` (UEFI 2.10 §32.4.1).
+Bytes esl_x509(const Bytes& der) {
+  Bytes b = {0xa1, 0x59, 0xc0, 0xa5, 0xe4, 0x94, 0xa7, 0x4a, 0x87, 0xb5, 0xab, 0x15, 0x5c, 0x2b, 0xf0, 0x72};
+  auto u32 = [&](std::uint32_t v) {
+    for (int i = 0; i < 4; ++i) b.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+  };
+  const auto sig_size = static_cast<std::uint32_t>(16 + der.size());
+  u32(28 + sig_size);  // SignatureListSize
+  u32(0);              // SignatureHeaderSize
+  u32(sig_size);       // SignatureSize
+  for (int i = 0; i < 16; ++i) b.push_back(0x11);  // SignatureOwner
+  b.insert(b.end(), der.begin(), der.end());
+  return b;
+}
+
+}  // namespace
+
+TEST_F(ApiVerify, KeyringNotesAreTheCliNotes) {
+  TrustSources s;
+  s.keyrings = {file("mldsa.crt"), file("ec.crt")};
+  const auto t6 = TrustStore::load(s, profile("v6"));
+  EXPECT_EQ(t6.size(), 2u);
+  const std::vector<std::string> want{file("mldsa.crt") +
+                                      " certificate 1 is not loaded by a v6 kernel (ENOPKG: unsupported certificate "
+                                      "signature algorithm " + kMlDsaSigOid + ")"};
+  EXPECT_EQ(t6.notes(), want);
+  EXPECT_EQ(t6.keyring_notes(), want);
+  EXPECT_TRUE(t6.blacklist_notes().empty());
+  EXPECT_EQ(t6.notes(), cli_notes("--kernel v6 --keyring " + q(file("mldsa.crt")) + " --keyring " + q(file("ec.crt"))));
+  EXPECT_EQ(t6.certificates().size(), 2u);
+  ASSERT_EQ(t6.supported_certificates().size(), 1u);
+  EXPECT_EQ(t6.supported_certificates()[0], test::slurp(file("ec.der")));
+  EXPECT_EQ(t6.profile().name(), "v6");
+  const auto t7 = TrustStore::load(s, profile("v7.0"));
+  EXPECT_TRUE(t7.notes().empty());
+  EXPECT_EQ(t7.supported_certificates().size(), 2u);
+}
+
+TEST_F(ApiVerify, RevokedCertificatesInTheKernelsOrder) {
+  // rsa.crt's tbs: key is in the hash list, which blacklist_init() loads before the
+  // revocation certificates: the kernel refuses rsa.crt as a revocation key.  mldsa.crt
+  // cannot be parsed by v6; ec.crt is loaded, from --revoked and again from the dbx.
+  const std::string tbs = tbs_entry(file("rsa.crt"));
+  const std::string list = d_ / "list.hash";
+  test::spit(list, "\"" + tbs + "\"\n");
+  const std::string revoked = d_ / "revoked.pem";
+  ASSERT_EQ(test::run("cat " + q(file("rsa.crt")) + " " + q(file("mldsa.crt")) + " " + q(file("ec.crt")) + " > " +
+                      q(revoked)).status, 0);
+  const std::string dbx = d_ / "dbx.esl";
+  test::spit(dbx, esl_x509(test::slurp(file("mldsa.der"))));
+  TrustSources s;
+  s.keyrings = {file("ec.crt")};
+  s.blacklists = {list};
+  s.revoked = {revoked};
+  s.dbx = {dbx};
+  const auto t = TrustStore::load(s, profile("v6"));
+  const std::vector<std::string> want{
+      revoked + " certificate 1 is not loaded: its " + tbs + " is listed (x509_key_preparse: EKEYREJECTED)",
+      revoked + " certificate 2 is not loaded by a v6 kernel (ENOPKG: unsupported certificate signature algorithm " +
+          kMlDsaSigOid + ")",
+      dbx + " list 1 entry 1 (EFI_CERT_X509) is not loaded by a v6 kernel (ENOPKG: unsupported certificate signature "
+            "algorithm " + kMlDsaSigOid + ")"};
+  EXPECT_EQ(t.notes(), want);
+  EXPECT_EQ(t.blacklist_notes(), want);
+  EXPECT_TRUE(t.keyring_notes().empty());
+  EXPECT_EQ(t.notes(), cli_notes("--kernel v6 --keyring " + q(file("ec.crt")) + " --blacklist " + q(list) +
+                                 " --revoked " + q(revoked) + " --dbx " + q(dbx)));
+  EXPECT_EQ(t.blacklist_descriptions(), std::vector<std::string>{tbs});
+  ASSERT_EQ(t.origins(tbs).size(), 1u);
+  EXPECT_EQ(t.origins(tbs)[0].file, list);
+  EXPECT_EQ(t.origins(tbs)[0].where, "line 1");
+  EXPECT_TRUE(t.origins("bin:00").empty());
+  const auto rv = t.revoked_certificates();
+  ASSERT_EQ(rv.size(), 1u);
+  EXPECT_EQ(rv[0].der, test::slurp(file("ec.der")));
+  EXPECT_EQ(rv[0].origin.file, revoked);
+  EXPECT_EQ(rv[0].origin.where, "certificate 3");
+}
+
+TEST_F(ApiVerify, TrustStoreLoadErrors) {
+  auto message = [&](const TrustSources& s) -> std::string {
+    try {
+      (void)TrustStore::load(s, profile("v7.0"));
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "no InputError";
+  };
+  // What the CLI prints for the same input: "modsign: " + the message.
+  auto cli = [&](const std::string& args) {
+    const auto r = test::run(test::modsign_cli() + " verify " + args + " " + q(file("ec.crt")));
+    EXPECT_EQ(r.status, 3) << args;
+    return r.err;
+  };
+  // A file without a certificate, as keyring and as revoked file.
+  const std::string key = file("ec.key");
+  const std::string none = key + ": no X.509 certificate found (neither DER nor PEM CERTIFICATE)";
+  EXPECT_EQ(message({.keyrings = {key}}), none);
+  EXPECT_EQ(cli("--keyring " + q(key)), "modsign: " + none + "\n");
+  EXPECT_EQ(message({.revoked = {key}}), none);
+  EXPECT_EQ(cli("--revoked " + q(key)), "modsign: " + none + "\n");
+  const std::string bad_list = d_ / "bad.hash";
+  test::spit(bad_list, "\"bin:ABCD\"\n");
+  const std::string list_msg = bad_list +
+                               ":1:6: upper-case hex digit 'A' (awk: Not a lowercase hexadecimal string (item 1)) (run "
+                               "modsign blacklist lint)";
+  EXPECT_EQ(message({.blacklists = {bad_list}}), list_msg);
+  EXPECT_EQ(cli("--blacklist " + q(bad_list)), "modsign: " + list_msg + "\n");
+  const std::string bad_dbx = d_ / "bad.esl";
+  test::spit(bad_dbx, Bytes(20, 0));
+  const std::string dbx_msg =
+      bad_dbx + ": EBADMSG: EFI_SIGNATURE_LIST at byte offset 0: 20 bytes left, fewer than the 28-byte header";
+  EXPECT_EQ(message({.dbx = {bad_dbx}}), dbx_msg);
+  EXPECT_EQ(cli("--dbx " + q(bad_dbx)), "modsign: " + dbx_msg + "\n");
+  EXPECT_THROW((void)TrustStore::load({.keyrings = {d_ / "missing.pem"}}, profile("v7.0")), IoError);
+  EXPECT_THROW((void)TrustStore::load({.blacklists = {d_ / "missing.hash"}}, profile("v7.0")), IoError);
+  // The keyring notes gathered before a failure are handed back.
+  std::vector<std::string> pending{"stale"};
+  EXPECT_THROW((void)TrustStore::load({.keyrings = {file("mldsa.crt"), key}}, profile("v6"), &pending), InputError);
+  ASSERT_EQ(pending.size(), 1u);
+  EXPECT_EQ(pending[0].rfind(file("mldsa.crt") + " certificate 1 is not loaded by a v6 kernel (ENOPKG: ", 0), 0u);
+  (void)TrustStore::load({.keyrings = {file("mldsa.crt")}}, profile("v6"), &pending);
+  EXPECT_TRUE(pending.empty());
+}
