@@ -2,6 +2,8 @@
 // (CMake: find_package(modsign 0.2 CONFIG)) or `pkg-config --cflags --libs modsign`.
 #pragma once
 
+#include "modsign/blacklist.hpp"
+#include "modsign/dbx.hpp"
 #include "modsign/export.hpp"
 #include "modsign/profile.hpp"
 #include "modsign/result.hpp"
