@@ -5,6 +5,7 @@
 #include "digest/ima_appraise.hpp"
 #include "digest/module_digest.hpp"
 #include "module/module_signature.hpp"
+#include "module/signing.hpp"
 
 namespace modsign::blacklist {
 
@@ -30,7 +31,47 @@ const char* kTbsKeyring =
     "x509_key_preparse() keeps the certificate out of the keyring (crypto/asymmetric_keys/x509_public_key.c:189-191, "
     "EKEYREJECTED); pkcs7_validate_trust() then finds no key for the signer (crypto/asymmetric_keys/pkcs7_trust.c:158-187)";
 
+/// The outcome of a verdict: module_sig_check()'s decision (module::decide) on the errno of
+/// the first stop, "not-stopped" when there is none.
+Verdict decided(Verdict v, const kernel::KernelProfile& profile) {
+  if (!v.stopped()) return v;
+  const module::LoadVerdict lv = module::decide({}, v.stops[0].err, "", profile);
+  v.outcome = std::string(module::outcome_name(lv.outcome));
+  v.err = lv.outcome == module::LoadOutcome::refused ? lv.load_errno : lv.sig_errno;
+  return v;
+}
+
+Verdict module_stops(ByteView stored, const module::ModuleImage& m, const Sources& sources,
+                     const std::vector<crypto::Certificate>& trusted, const kernel::KernelProfile& profile,
+                     crypto::HashAlgo ima_hash);
+Verdict certificate_stops(const crypto::Certificate& cert, const Sources& sources, const kernel::KernelProfile& profile);
+
 }  // namespace
+
+Verdict check_module(ByteView stored, const module::ModuleImage& m, const Sources& sources,
+                     const std::vector<crypto::Certificate>& trusted, const kernel::KernelProfile& profile,
+                     crypto::HashAlgo ima_hash) {
+  return decided(module_stops(stored, m, sources, trusted, profile, ima_hash), profile);
+}
+
+Verdict check_certificate(const crypto::Certificate& cert, const Sources& sources, const kernel::KernelProfile& profile) {
+  return decided(certificate_stops(cert, sources, profile), profile);
+}
+
+modsign::CertificateBlacklistEntry certificate_blacklist_entry(const crypto::Certificate& cert,
+                                                              const kernel::KernelProfile& profile) {
+  modsign::CertificateBlacklistEntry e;
+  e.tbs = certificate_entry(cert, profile);
+  e.der = cert.der();
+  if (!e.tbs) {
+    const auto sup = kernel::x509_supported(cert, profile);
+    e.explanation = "no tbs: entry under " + profile.name() +
+                    (sup ? std::string(": the certificate's signature hash is unavailable, x509_get_sig_params() skips the check")
+                         : ": x509_cert_parse() refuses the certificate (" + std::string(errno_name(sup.error().code)) +
+                               ": " + sup.error().message + "), so no key is ever looked up for it");
+  }
+  return e;
+}
 
 ModuleEntry module_entry(ByteView stored, const module::ModuleImage& m, const kernel::KernelProfile& profile,
                          crypto::HashAlgo ima_hash) {
@@ -84,7 +125,9 @@ std::optional<std::string> certificate_entry(const crypto::Certificate& cert, co
   return raw_hash(*h, HashType::x509_tbs);
 }
 
-Verdict check_module(ByteView stored, const module::ModuleImage& m, const Sources& sources,
+namespace {
+
+Verdict module_stops(ByteView stored, const module::ModuleImage& m, const Sources& sources,
                      const std::vector<crypto::Certificate>& trusted, const kernel::KernelProfile& profile,
                      crypto::HashAlgo ima_hash) {
   Verdict v;
@@ -240,7 +283,7 @@ Verdict check_module(ByteView stored, const module::ModuleImage& m, const Source
   return v;
 }
 
-Verdict check_certificate(const crypto::Certificate& cert, const Sources& sources, const kernel::KernelProfile& profile) {
+Verdict certificate_stops(const crypto::Certificate& cert, const Sources& sources, const kernel::KernelProfile& profile) {
   Verdict v;
   v.certificate = true;
   const auto supported = kernel::x509_supported(cert, profile);
@@ -272,5 +315,7 @@ Verdict check_certificate(const crypto::Certificate& cert, const Sources& source
   }
   return v;
 }
+
+}  // namespace
 
 }  // namespace modsign::blacklist

@@ -21,26 +21,13 @@
 #include "blacklist/sources.hpp"
 #include "cms/kernel.hpp"
 #include "crypto/crypto.hpp"
+#include "modsign/blacklist.hpp"
 #include "module/decompress.hpp"
 
 namespace modsign::blacklist {
 
-/// The "bin:" key ima_check_blacklist() looks up for a module under a profile.
-struct ModuleEntry {
-  enum class Source {
-    d_modsig,  ///< the modsig digest (pkcs7_get_digest of the image without the signature trailer)
-    ima_hash,  ///< no usable modsig: IMA's own hash of the whole file as stored on disk
-    none,      ///< the lookup is "bin:" (no digest) or longer than any key: nothing can match
-  };
-  Source source = Source::none;
-  std::optional<std::string> description;  ///< "bin:<hex>" (source d_modsig / ima_hash)
-  std::string algo;                        ///< hash of `description` ("sha256", ...)
-  std::string explanation;                 ///< one sentence: which bytes, why
-  /// "bin:<hex>" of the side SHA-256 of the signed content (the proposal for ML-DSA
-  /// modules under IMA); set for every module with a modsig IMA can parse.
-  std::optional<std::string> side_sha256;
-  bool compressed = false;
-};
+/// The "bin:" key ima_check_blacklist() looks up for a module (public modsign::ModuleBlacklistEntry).
+using ModuleEntry = modsign::ModuleBlacklistEntry;
 
 /// The entry for one module.  `stored` is the file as on disk, `m` its image (decompressed
 /// when compressed, module::open_module), `ima_hash` IMA's file hash algorithm (ima_hash=
@@ -66,34 +53,16 @@ ModuleEntry module_entry(ByteView stored, const module::ModuleImage& m, const ke
 /// nullopt under v6 when the signature hash is unavailable (the check is skipped).
 std::optional<std::string> certificate_entry(const crypto::Certificate& cert, const kernel::KernelProfile& profile);
 
-/// One way the kernel stops an item, in the order the kernel meets them.
-struct Stop {
-  std::string entry;            ///< "bin:<hex>", "tbs:<hex>", or "revoked certificate <subject>"
-  std::vector<Origin> origins;  ///< where the entry came from
-  std::string check;            ///< kernel function and file:line that refuses
-  KErr err = KErr::none;        ///< what that function returns
-  std::string condition;        ///< when it applies ("" = always), e.g. the IMA policy
-  /// IMA stops only: the buffer of the "blacklisted-hash" record ima_check_blacklist() adds
-  /// to the measurement list when the rule also measures (process_buffer_measurement,
-  /// security/integrity/ima/ima_appraise.c:446-449; digest::ima_buffer_template gives the
-  /// record).  It is the d-modsig digest when the modsig digest was looked up, and empty
-  /// when IMA's file hash was: the kernel passes its modsig digest pointer, still NULL then
-  /// (confirmed on 7.2.13 under qemu, tools/kernel-conformance mldsa-ima).
-  std::optional<Bytes> ima_buffer;
-  /// IMA stops only: true when only a rule that requires a signature without allowing
-  /// modsig (appraise_type=imasig) meets it; an imasig|modsig rule looks up the modsig key.
-  bool imasig_only = false;
-};
+/// One way the kernel stops an item, and the verdict for one item: the public
+/// modsign::BlacklistStop / BlacklistVerdict (check_module and check_certificate also set
+/// its outcome, with module::decide()).
+using Stop = modsign::BlacklistStop;
+using Verdict = modsign::BlacklistVerdict;
 
-/// Verdict for one item.
-struct Verdict {
-  bool certificate = false;
-  std::vector<Stop> stops;          ///< empty: nothing in the sources stops it
-  std::vector<std::string> notes;   ///< e.g. "no bin: entry can stop it under v7.0 ..."
-  std::optional<ModuleEntry> entry; ///< modules
-  std::optional<std::string> tbs;   ///< certificates
-  bool stopped() const { return !stops.empty(); }
-};
+/// The tbs: key of a certificate with, when there is none, why ("no tbs: entry under v6:
+/// ..."), and its DER.
+modsign::CertificateBlacklistEntry certificate_blacklist_entry(const crypto::Certificate& cert,
+                                                              const kernel::KernelProfile& profile);
 
 /// Check a module: IMA's bin: lookup first (the IMA hook runs in kernel_read_file, before
 /// load_module) — the module_entry() key under a rule that allows modsig, and, for a

@@ -3,6 +3,59 @@
 
 #include <cstdio>
 
+namespace modsign {
+
+// ---------------------------------------------------------------------------------------
+// Guid
+
+EfiGuid EfiGuid::from_bytes(const std::uint8_t* p) {
+  EfiGuid g;
+  for (int i = 0; i < 16; ++i) g.bytes[i] = p[i];
+  return g;
+}
+
+std::optional<EfiGuid> EfiGuid::parse(std::string_view t) {
+  if (t.size() != 36 || t[8] != '-' || t[13] != '-' || t[18] != '-' || t[23] != '-') return std::nullopt;
+  auto nib = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::uint8_t v[16];  // registry (big-endian) order
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < 36;) {
+    if (i == 8 || i == 13 || i == 18 || i == 23) {
+      ++i;
+      continue;
+    }
+    const int hi = nib(t[i]), lo = nib(t[i + 1]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    v[n++] = std::uint8_t(hi << 4 | lo);
+    i += 2;
+  }
+  EfiGuid g;
+  const int order[16] = {3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15};
+  for (int i = 0; i < 16; ++i) g.bytes[i] = v[order[i]];
+  return g;
+}
+
+std::string EfiGuid::str() const {
+  char buf[40];
+  const auto& b = bytes;
+  std::snprintf(buf, sizeof buf, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[3], b[2],
+                b[1], b[0], b[5], b[4], b[7], b[6], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+  return buf;
+}
+
+bool EfiGuid::is_zero() const {
+  for (auto b : bytes)
+    if (b) return false;
+  return true;
+}
+
+}  // namespace modsign
+
 namespace modsign::blacklist::efi {
 
 using detail::kListHeader;
@@ -34,55 +87,6 @@ constexpr Named kNames[] = {
 };
 
 }  // namespace
-
-// ---------------------------------------------------------------------------------------
-// Guid
-
-Guid Guid::from_bytes(const std::uint8_t* p) {
-  Guid g;
-  for (int i = 0; i < 16; ++i) g.bytes[i] = p[i];
-  return g;
-}
-
-std::optional<Guid> Guid::parse(std::string_view t) {
-  if (t.size() != 36 || t[8] != '-' || t[13] != '-' || t[18] != '-' || t[23] != '-') return std::nullopt;
-  auto nib = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
-  std::uint8_t v[16];  // registry (big-endian) order
-  std::size_t n = 0;
-  for (std::size_t i = 0; i < 36;) {
-    if (i == 8 || i == 13 || i == 18 || i == 23) {
-      ++i;
-      continue;
-    }
-    const int hi = nib(t[i]), lo = nib(t[i + 1]);
-    if (hi < 0 || lo < 0) return std::nullopt;
-    v[n++] = std::uint8_t(hi << 4 | lo);
-    i += 2;
-  }
-  Guid g;
-  const int order[16] = {3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15};
-  for (int i = 0; i < 16; ++i) g.bytes[i] = v[order[i]];
-  return g;
-}
-
-std::string Guid::str() const {
-  char buf[40];
-  const auto& b = bytes;
-  std::snprintf(buf, sizeof buf, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[3], b[2],
-                b[1], b[0], b[5], b[4], b[7], b[6], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
-  return buf;
-}
-
-bool Guid::is_zero() const {
-  for (auto b : bytes)
-    if (b) return false;
-  return true;
-}
 
 std::string_view guid_name(const Guid& g) {
   for (const auto& n : kNames)

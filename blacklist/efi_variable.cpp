@@ -6,23 +6,10 @@
 #include <stdexcept>
 #include <tuple>
 
-namespace modsign::blacklist::efi {
-
-using detail::kListHeader;
-using detail::kOwner;
-using detail::le32;
+namespace modsign {
 
 namespace {
-
 std::uint16_t le16(const std::uint8_t* p) { return std::uint16_t(p[0] | p[1] << 8); }
-void put32(Bytes& out, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) out.push_back(std::uint8_t(v >> (8 * i)));
-}
-
-Error at(std::uint64_t offset, const std::string& what) {
-  return make_error(KErr::ebadmsg, "byte offset " + std::to_string(offset) + ": " + what);
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------------
@@ -37,7 +24,7 @@ EfiTime EfiTime::from_bytes(const std::uint8_t* p) {
   t.minute = p[5];
   t.second = p[6];
   t.pad1 = p[7];
-  t.nanosecond = le32(p + 8);
+  t.nanosecond = blacklist::efi::detail::le32(p + 8);
   t.time_zone = std::int16_t(le16(p + 12));
   t.daylight = p[14];
   t.pad2 = p[15];
@@ -79,6 +66,27 @@ std::string EfiTime::str() const {
                 unsigned(hour), unsigned(minute), unsigned(second));
   return buf;
 }
+
+}  // namespace modsign
+
+namespace modsign::blacklist::efi {
+
+using detail::kListHeader;
+using detail::kOwner;
+using detail::le32;
+
+namespace {
+
+void put32(Bytes& out, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) out.push_back(std::uint8_t(v >> (8 * i)));
+}
+
+Error at(std::uint64_t offset, const std::string& what) {
+  return make_error(KErr::ebadmsg, "byte offset " + std::to_string(offset) + ": " + what);
+}
+
+}  // namespace
+
 
 // ---------------------------------------------------------------------------------------
 // Containers

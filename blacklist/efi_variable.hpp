@@ -19,38 +19,14 @@
 namespace modsign::blacklist::efi {
 
 // ---------------------------------------------------------------------------------------
-// EFI_TIME (UEFI 2.10 §8.3), 16 bytes, little-endian:
-//   u16 Year, u8 Month, Day, Hour, Minute, Second, Pad1, u32 Nanosecond, i16 TimeZone,
-//   u8 Daylight, Pad2.
-struct EfiTime {
-  std::uint16_t year = 0;
-  std::uint8_t month = 0, day = 0, hour = 0, minute = 0, second = 0, pad1 = 0;
-  std::uint32_t nanosecond = 0;
-  std::int16_t time_zone = 0;  ///< minutes from UTC; 0x07FF = EFI_UNSPECIFIED_TIMEZONE
-  std::uint8_t daylight = 0, pad2 = 0;
-
-  static constexpr std::size_t kSize = 16;
-  /// Decode 16 bytes at `p` (caller guarantees them).
-  static EfiTime from_bytes(const std::uint8_t* p);
-  /// Parse "YYYY-MM-DD HH:MM:SS" or "YYYY-MM-DDTHH:MM:SS" (optionally with a trailing
-  /// "Z"); other fields zero.  nullopt for other text or out-of-range fields.
-  static std::optional<EfiTime> parse(std::string_view text);
-  /// The 16 stored bytes.
-  std::array<std::uint8_t, kSize> bytes() const;
-  /// "YYYY-MM-DD HH:MM:SS" (fields printed as stored, even when out of range).
-  std::string str() const;
-  bool operator==(const EfiTime&) const = default;
-};
+// EFI_TIME (UEFI 2.10 §8.3): the public modsign::EfiTime.
+using EfiTime = modsign::EfiTime;
 
 // ---------------------------------------------------------------------------------------
 // Containers: bare list, efivarfs dump, EFI_VARIABLE_AUTHENTICATION_2
 
-enum class Container {
-  detect,    ///< choose as described at detect_container()
-  esl,       ///< the variable's data: EFI_SIGNATURE_LISTs only (what the kernel reads)
-  efivarfs,  ///< /sys/firmware/efi/efivars/<name>-<guid>: u32 LE attributes, then the data
-  auth2,     ///< signed update: EFI_VARIABLE_AUTHENTICATION_2, then the data
-};
+/// The container of a variable file (public modsign::EfiContainer).
+using Container = modsign::EfiContainer;
 /// "esl", "efivarfs", "auth2" ("detect" for Container::detect).
 std::string_view container_name(Container c);
 /// Inverse of container_name() ("auto" is accepted for detect); nullopt otherwise.
@@ -76,25 +52,10 @@ inline constexpr std::uint32_t kAttrNonVolatile = 0x01, kAttrBootserviceAccess =
 /// An empty file is an esl with no lists (the kernel returns 0 for it).
 Container detect_container(ByteView data);
 
-/// WIN_CERTIFICATE_UEFI_GUID of an EFI_VARIABLE_AUTHENTICATION_2 (UEFI 2.10 §8.2.2, §32.2.4).
-struct Auth2Header {
-  EfiTime timestamp;               ///< bytes 0-15
-  std::uint32_t dw_length = 0;     ///< bytes 16-19: header (8) + CertType (16) + CertData
-  std::uint16_t revision = 0;      ///< bytes 20-21: 0x0200
-  std::uint16_t certificate_type = 0;  ///< bytes 22-23: WIN_CERT_TYPE_EFI_GUID 0x0EF1
-  Guid cert_type;                  ///< bytes 24-39: EFI_CERT_TYPE_PKCS7_GUID
-  Bytes pkcs7;                     ///< CertData: DER SignedData, dw_length - 24 bytes (not verified)
-  std::uint64_t pkcs7_offset = 40; ///< file offset of CertData
-};
-
-/// A whole variable file: the container, and the lists of its payload.
-struct VariableFile {
-  Container form = Container::esl;
-  std::optional<std::uint32_t> attributes;  ///< efivarfs only
-  std::optional<Auth2Header> auth;          ///< auth2 only
-  std::uint64_t payload_offset = 0;         ///< where the EFI_SIGNATURE_LISTs start
-  ParsedLists lists;                        ///< may carry the kernel's EBADMSG
-};
+/// EFI_VARIABLE_AUTHENTICATION_2 header and a whole variable file: the public plain data of
+/// include/modsign/dbx.hpp.
+using Auth2Header = modsign::EfiAuth2Header;
+using VariableFile = modsign::EfiVariableFile;
 
 /// Split `data` per `form` (detect: detect_container()) and parse the payload with
 /// parse_signature_lists().  Container errors (the value is not returned; EBADMSG):
@@ -109,12 +70,8 @@ Result<VariableFile> parse_variable_file(ByteView data, Container form = Contain
 // ---------------------------------------------------------------------------------------
 // Writing
 
-/// One entry in flat form, with its list type.
-struct FlatEntry {
-  Guid type;
-  Guid owner;
-  Bytes data;
-};
+/// One entry in flat form, with its list type (public modsign::EfiEntry).
+using FlatEntry = modsign::EfiEntry;
 
 /// Serialize lists exactly as given (header bytes kept; list/header/signature sizes
 /// recomputed from the content).  Every entry of a list must have signature_size-16 bytes

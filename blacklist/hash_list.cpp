@@ -7,7 +7,11 @@
 #include "blacklist/blacklist.hpp"
 #include "common/file.hpp"
 
-namespace modsign::blacklist {
+namespace modsign {
+
+// The public calls of include/modsign/blacklist.hpp are defined here, in the file that
+// mirrors the build checks; the internal names (blacklist::ListProblem, ...) are aliases.
+using namespace blacklist;
 
 namespace {
 
@@ -137,7 +141,7 @@ HashList read_hash_list(const std::string& path) {
   return parse_hash_list(std::string_view(reinterpret_cast<const char*>(b.data()), b.size()));
 }
 
-std::string format_problem(const std::string& file, const ListProblem& p) {
+std::string format_hash_list_problem(const std::string& file, const HashListProblem& p) {
   std::string s = file + ":" + std::to_string(p.line) + ":" + std::to_string(p.column) + ": " + p.message;
   if (!p.awk.empty()) s += " (awk: " + p.awk + ")";
   return s;
@@ -154,8 +158,8 @@ Result<std::string> write_hash_list(const std::vector<std::string>& descriptions
   return out;
 }
 
-MergeResult merge_hash_lists(const std::vector<HashList>& lists) {
-  MergeResult r;
+HashListMerge merge_hash_lists(const std::vector<HashList>& lists) {
+  HashListMerge r;
   std::set<std::string> seen;
   for (const auto& l : lists)
     for (const auto& e : l.entries) {
@@ -166,6 +170,19 @@ MergeResult merge_hash_lists(const std::vector<HashList>& lists) {
     }
   return r;
 }
+
+HashListMerge merge_hash_list_files(const std::vector<std::string>& files) {
+  std::vector<HashList> lists;
+  for (const auto& f : files) {
+    lists.push_back(read_hash_list(f));
+    if (!lists.back().problems.empty()) throw InputError(format_hash_list_problem(f, lists.back().problems.front()));
+  }
+  return merge_hash_lists(lists);
+}
+
+}  // namespace modsign
+
+namespace modsign::blacklist {
 
 Status load_hash_list(Sources& sources, const std::string& file, const HashList& list) {
   if (!list.problems.empty()) return make_error(KErr::einval, format_problem(file, list.problems.front()));

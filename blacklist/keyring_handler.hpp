@@ -18,47 +18,15 @@
 
 namespace modsign::blacklist::efi {
 
-/// What one entry becomes in the kernel.
-enum class EntryKind {
-  binary_hash,           ///< dbx EFI_CERT_SHA256: mark_hash_blacklisted(BINARY) -> "bin:<hex>"
-  tbs_hash,              ///< dbx EFI_CERT_X509_SHA256: mark_hash_blacklisted(X509_TBS) over all
-                         ///< signature_size-16 bytes -> "tbs:<hex>" (96 hex for 48 bytes)
-  revoked_certificate,   ///< dbx EFI_CERT_X509: add_key_to_revocation_list(), an "asymmetric" key in
-                         ///< .blacklist; only with CONFIG_SYSTEM_REVOCATION_LIST (otherwise a stub
-                         ///< that returns 0, include/keys/system_keyring.h:100-103)
-  platform_certificate,  ///< db/MokListRT EFI_CERT_X509: add_to_platform_keyring()
-                         ///< (MokListRT: add_to_machine_keyring() when MOK keys are trusted)
-  ignored,               ///< no handler for the list's type in this variable
-};
+/// What one entry becomes in the kernel (public modsign::EfiEntryKind).
+using EntryKind = modsign::EfiEntryKind;
 /// "bin", "tbs", "revoked", "platform", "ignored".
 std::string_view entry_kind_name(EntryKind k);
 
-/// One entry with the kernel's outcome.
-struct EntryEffect {
-  std::size_t list = 0, entry = 0;  ///< 0-based positions in ParsedLists::lists / entries
-  EntryKind kind = EntryKind::ignored;
-  /// binary_hash / tbs_hash: the key description mark_hash_blacklisted() builds
-  /// (get_raw_hash: prefix ':' lower-case hex of every byte of the entry data).
-  std::string description;
-  /// binary_hash / tbs_hash: the description fails blacklist_vet_description() (data of 0
-  /// bytes -> EINVAL, more than 64 bytes -> ENOPKG): the kernel logs "Problem blacklisting
-  /// hash" and adds nothing.  Certificates: x509 parse failure (EBADMSG/ENOPKG; EINVAL for 0
-  /// bytes): the kernel logs "Problem with revocation key (%ld)" / "Problem loading X.509
-  /// certificate" and adds nothing.  none when the key is added.
-  KErr key_error = KErr::none;
-  /// Certificates refused by x509_supported() (the profile cannot load them, e.g. ML-DSA on
-  /// v6: ENOPKG): its explanation, as `modsign verify --revoked` prints it; "" otherwise.
-  std::string key_error_reason;
-  /// tbs_hash whose data length no lookup of x509_get_sig_params() can have, so the entry
-  /// blocks nothing: 7.0 looks up the SHA-256 of the TBS ("tbs:<64 hex>"), so any length
-  /// but 32; v6 the TBS digest in the certificate's signature hash, so any length but 20,
-  /// 28, 32, 48 or 64 (a 48-byte dbx EFI_CERT_X509_SHA256 entry is "never matches" for
-  /// 7.0 only).
-  bool never_matches = false;
+/// One entry with the kernel's outcome: the public modsign::EfiEntryEffect plus the parsed
+/// EFI_CERT_X509 certificate.
+struct EntryEffect : modsign::EfiEntryEffect {
   std::optional<crypto::Certificate> cert;  ///< parsed EFI_CERT_X509 data
-  /// "bin:<hex>", "tbs:<96 hex> (never matches)", "revoked certificate",
-  /// "platform keyring certificate", "ignored", with " (not added: EINVAL)" when refused.
-  std::string text;
 };
 
 /// The kernel's view of one variable.

@@ -13,13 +13,8 @@
 
 namespace modsign::blacklist::efi {
 
-/// The variables load_uefi_certs() reads and the handler each gets.
-enum class Variable {
-  db,          ///< get_handler_for_db: EFI_CERT_X509 -> .platform keyring
-  dbx,         ///< get_handler_for_dbx
-  MokListRT,   ///< get_handler_for_mok: EFI_CERT_X509 -> .machine (trusted MOK) or .platform
-  MokListXRT,  ///< get_handler_for_dbx
-};
+/// The variables load_uefi_certs() reads (public modsign::EfiVariable).
+using Variable = modsign::EfiVariable;
 std::string_view variable_name(Variable v);
 /// "db", "dbx", "MokListRT", "MokListXRT" (exact spelling); nullopt otherwise.
 std::optional<Variable> parse_variable(std::string_view name);

@@ -14,15 +14,13 @@
 
 #include "cms/kernel_profile.hpp"
 #include "crypto/crypto.hpp"
+#include "modsign/trust.hpp"
 
 namespace modsign::blacklist {
 
-/// Where a key came from: `file` as given on the command line, `where` inside it, e.g.
-/// "line 3" (hash list) or "list 2 entry 5 (EFI_CERT_SHA256)" (EFI signature list).
-struct Origin {
-  std::string file;
-  std::string where;
-};
+/// Where a key came from (the public modsign::TrustOrigin): `file` as given, `where` inside
+/// it, e.g. "line 3" (hash list) or "list 2 entry 5 (EFI_CERT_SHA256)" (EFI signature list).
+using Origin = modsign::TrustOrigin;
 
 /// What the kernel's .blacklist keyring would hold after loading every source, in load
 /// order.  A description loaded twice stays one key (the kernel logs "Duplicate

@@ -25,7 +25,6 @@ std::string_view outcome_name(LoadOutcome o) {
   return "?";
 }
 
-namespace {
 /// The load decision for mod_verify_sig's result `err` (kernel/module/signing.c).
 LoadVerdict decide(LoadVerdict v, KErr err, const std::string& detail, const kernel::KernelProfile& profile) {
   v.sig_errno = err;
@@ -61,6 +60,8 @@ LoadVerdict decide(LoadVerdict v, KErr err, const std::string& detail, const ker
   v.reason = std::string(soft) + ": " + detail + "; module verification failed: signature and/or required key missing - tainting kernel";
   return v;
 }
+
+namespace {
 
 /// What a successful verification says about the signer.
 std::string verified_detail(const LoadVerdict& v, const kernel::VerifyReport& rep) {

@@ -30,6 +30,14 @@ struct LoadVerdict {
   std::vector<std::string> log;  ///< other kernel log lines (e.g. the authattrs waiver)
 };
 
+/// module_sig_check()'s decision on mod_verify_sig's result `err` (kernel/module/signing.c):
+/// none loads ("signature verified: <detail>"); a soft error (ENODATA, ENOPKG, ENOKEY) is
+/// refused with EKEYREJECTED when `profile.enforce`, with EPERM under `profile.lockdown`,
+/// else loads tainted; every other errno refuses the module with it.  Sets outcome,
+/// sig_errno, load_errno and reason of `v` (the rest is kept).  The one place this rule
+/// lives: predictions and blacklist verdicts both use it.
+LoadVerdict decide(LoadVerdict v, KErr err, const std::string& detail, const kernel::KernelProfile& profile);
+
 /// Predict module loading (kernel-semantics §5.2): `mangled` = init_module flags
 /// MODULE_INIT_IGNORE_MODVERSIONS/VERMAGIC (the signature is then ignored).  The
 /// trailer is checked as mod_check_sig does, then verify_pkcs7_signature(usage module)

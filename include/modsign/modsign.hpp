@@ -3,6 +3,8 @@
 #pragma once
 
 #include "modsign/authenticode.hpp"
+#include "modsign/blacklist.hpp"
+#include "modsign/dbx.hpp"
 #include "modsign/digest.hpp"
 #include "modsign/export.hpp"
 #include "modsign/ima.hpp"

@@ -14,6 +14,9 @@
 #include <unistd.h>
 
 #include "asn1/der.hpp"
+#include "blacklist/check.hpp"
+#include "blacklist/efi.hpp"
+#include "blacklist/hash_list.hpp"
 #include "batch.hpp"
 #include "digest/ima.hpp"
 
@@ -281,6 +284,60 @@ nlohmann::json blacklisted_hash_record_json(const TemplateEntry& r) {
           {"template_data", to_hex(r.data)},
           {"template_hash_sha1", to_hex(r.sha1)},
           {"template_hash_sha256", to_hex(r.sha256)}};
+}
+
+bool load_blacklist_sources(const std::vector<std::string>& lists, const std::vector<std::string>& revoked,
+                            const std::vector<std::string>& dbx, const kernel::KernelProfile& profile,
+                            blacklist::Sources& out) {
+  for (const auto& f : lists) {
+    blacklist::HashList l;
+    try {
+      l = blacklist::read_hash_list(f);
+    } catch (const IoError& e) {
+      complain("", e.what());
+      return false;
+    }
+    if (auto st = blacklist::load_hash_list(out, f, l); !st) {
+      complain("", st.error().message + " (run modsign blacklist lint)");
+      return false;
+    }
+  }
+  for (const auto& f : revoked) {
+    auto certs = load_certs({f});
+    if (!certs) return false;
+    for (std::size_t i = 0; i < certs->size(); ++i) {
+      const auto& c = (*certs)[i];
+      const std::string which = f + " certificate " + std::to_string(i + 1);
+      if (auto st = kernel::x509_supported(c, profile); !st) {
+        out.notes.push_back(which + " is not loaded by a " + profile.name() + " kernel (" +
+                            std::string(errno_name(st.error().code)) + ": " + st.error().message + ")");
+        continue;
+      }
+      if (auto d = blacklist::certificate_entry(c, profile); d && out.keyring.descriptions.count(*d)) {
+        out.notes.push_back(which + " is not loaded: its " + *d + " is listed (x509_key_preparse: EKEYREJECTED)");
+        continue;
+      }
+      out.add_revoked(c, blacklist::Origin{f, "certificate " + std::to_string(i + 1)});
+    }
+  }
+  for (const auto& f : dbx) {
+    // dbx and MokListXRT share the kernel's handler (get_handler_for_dbx).
+    try {
+      if (auto st = blacklist::efi::load_dbx_file(f, out, blacklist::efi::Variable::dbx,
+                                                  blacklist::efi::Container::detect, profile);
+          !st) {
+        complain(f, std::string(errno_name(st.error().code)) + ": " + st.error().message);
+        return false;
+      }
+    } catch (const IoError& e) {
+      complain("", e.what());
+      return false;
+    }
+  }
+  // Every note (--revoked certificates and --dbx entries alike) on stderr, for verify and
+  // blacklist check the same way.
+  for (const auto& n : out.notes) complain("", "note: " + n);
+  return true;
 }
 
 }  // namespace modsign::cli

@@ -4,14 +4,13 @@
 #include <algorithm>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <set>
 
-#include "blacklist/check.hpp"
-#include "blacklist/description.hpp"
-#include "blacklist/efi.hpp"
-#include "blacklist/hash_list.hpp"
+#include <modsign/blacklist.hpp>
+#include <modsign/dbx.hpp>
+
 #include "cli_common.hpp"
-#include "module/module_signature.hpp"
 #include "options.hpp"
 #include "registry.hpp"
 
@@ -19,70 +18,22 @@ namespace modsign::cli {
 
 namespace {
 
-/// One thing on the command line: a module, or one certificate of a PEM/DER file.
-struct Item {
-  std::string label;
-  std::optional<LoadedModule> module;
-  std::optional<crypto::Certificate> cert;
-};
-
-/// Modules are ELF or compressed files.  Any other file of at most 16 MiB that holds a PEM
-/// block ("-----BEGIN", also after leading text such as `openssl x509 -text` output) or starts
-/// like a DER SEQUENCE (30 81 / 30 82) is read as certificates, and must parse as such: a
-/// DER certificate with trailing bytes, concatenated DER certificates, a PEM key or a
-/// damaged PEM block is reported (as `--revoked` and `--keyring` report them) instead of
-/// being hashed as if it were a module.  Anything else is a module.
-/// Reports and returns false on an unreadable file or a broken certificate file (the
-/// message also goes to `*why` when given).
-bool load_items(const std::string& path, std::uint64_t max_size, std::vector<Item>& out, std::string* why = nullptr) {
-  Bytes head;
-  try {
-    head = read_file(path, std::max<std::uint64_t>(max_size, kMaxModuleSize));
-  } catch (const IoError& e) {
-    complain("", e.what());
-    if (why) *why = e.what();
-    return false;
-  }
-  const bool elf = head.size() >= 4 && head[0] == 0x7f && head[1] == 'E' && head[2] == 'L' && head[3] == 'F';
-  static constexpr std::string_view kPem = "-----BEGIN";
-  // Certificate files are small: a larger non-ELF file is a module whatever it contains.
-  const bool pem = head.size() <= kMaxSmallFileSize &&
-                   std::search(head.begin(), head.end(), kPem.begin(), kPem.end()) != head.end();
-  const bool der = head.size() >= 2 && head[0] == 0x30 && (head[1] == 0x82 || head[1] == 0x81);
-  if (!elf && module::detect_compression(head) == module::Compression::none && (pem || der)) {
-    auto certs = crypto::Certificate::from_bytes(head);
-    if (!certs) {
-      complain(path, certs.error().message);
-      if (why) *why = path + ": " + certs.error().message;
-      return false;
-    }
-    for (std::size_t i = 0; i < certs->size(); ++i)
-      out.push_back(Item{certs->size() > 1 ? path + "#" + std::to_string(i + 1) : path, std::nullopt, (*certs)[i]});
-    return true;
-  }
-  auto lm = read_module(path, max_size, why);
-  if (!lm) return false;
-  out.push_back(Item{path, std::move(lm), std::nullopt});
-  return true;
-}
-
-
-std::string source_name(blacklist::ModuleEntry::Source s) {
+std::string source_name(ModuleBlacklistEntry::Source s) {
   switch (s) {
-    case blacklist::ModuleEntry::Source::d_modsig: return "d-modsig";
-    case blacklist::ModuleEntry::Source::ima_hash: return "ima-hash";
-    case blacklist::ModuleEntry::Source::none: break;
+    case ModuleBlacklistEntry::Source::d_modsig: return "d-modsig";
+    case ModuleBlacklistEntry::Source::ima_hash: return "ima-hash";
+    case ModuleBlacklistEntry::Source::none: break;
   }
   return "none";
 }
 
-nlohmann::json origins_json(const std::vector<blacklist::Origin>& os) {
+nlohmann::json origins_json(const std::vector<TrustOrigin>& os) {
   nlohmann::json a = nlohmann::json::array();
   for (const auto& o : os) a.push_back({{"file", o.file}, {"where", o.where}});
   return a;
 }
 
-std::string origins_text(const std::vector<blacklist::Origin>& os) {
+std::string origins_text(const std::vector<TrustOrigin>& os) {
   std::string t;
   for (const auto& o : os) t += (t.empty() ? "" : ", ") + o.file + (o.where.empty() ? "" : " " + o.where);
   return t;
@@ -108,18 +59,17 @@ struct EntryArgs {
   std::vector<std::string> items;
   std::string kernel = "v7.0", ima_hash = "sha256", format = "hashlist", out, owner;
   bool side = false, json = false;
-  std::uint64_t max_size = module::kDefaultMaxDecompressed;
+  std::uint64_t max_size = std::uint64_t{1} << 30;
 };
 
 int cmd_entry(const EntryArgs& a) {
-  auto profile = kernel_profile(a.kernel);
+  auto profile = public_profile(a.kernel);
   if (!profile) return kExitUsage;
-  auto ih = ima_hash_option(a.ima_hash, *profile);
-  if (!ih) return kExitUsage;
+  if (!ima_hash_option(a.ima_hash, *profile)) return kExitUsage;
   const bool esl = a.format == "esl";
-  std::optional<blacklist::efi::Guid> owner;
+  std::optional<EfiGuid> owner;
   if (esl) {
-    owner = blacklist::efi::Guid::parse(a.owner);
+    owner = EfiGuid::parse(a.owner);
     if (!owner) {
       complain("", "--format esl needs --owner GUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx), got '" + a.owner + "'");
       return kExitUsage;
@@ -129,23 +79,18 @@ int cmd_entry(const EntryArgs& a) {
       return kExitUsage;
     }
   }
-  std::vector<blacklist::efi::FlatEntry> esl_entries;
+  std::vector<EfiEntry> esl_entries;
   std::set<Bytes> esl_seen;
-  // dbx can carry a bin: key only as EFI_CERT_SHA256 (32 bytes), and a certificate only as
-  // EFI_CERT_X509 (the revocation list): the kernel's dbx handler passes all 48 bytes of an
-  // EFI_CERT_X509_SHA256 element to mark_hash_blacklisted, so that form never matches.
-  auto add_esl = [&](const blacklist::efi::Guid& type, Bytes data) {
+  auto add_esl = [&](const EfiGuid& type, Bytes data) {
     if (esl_seen.insert(data).second) esl_entries.push_back({type, *owner, std::move(data)});
   };
   auto add_esl_bin = [&](const std::string& label, const std::string& d) {
-    const Bytes h = from_hex(std::string_view(d).substr(4));
-    if (h.size() != 32) {
-      complain(label, d + " is a " + std::to_string(h.size()) +
-                          "-byte hash: dbx carries bin: keys only as EFI_CERT_SHA256 (32 bytes); the kernel "
-                          "ignores other hash types");
+    auto h = dbx_sha256_of_bin_key(d);
+    if (!h) {
+      complain(label, h.error().message);
       return false;
     }
-    add_esl(blacklist::efi::guids::cert_sha256, h);
+    add_esl(efi_guids::cert_sha256, std::move(h).value());
     return true;
   };
   std::vector<std::string> entries;
@@ -155,37 +100,33 @@ int cmd_entry(const EntryArgs& a) {
   };
   int worst = kExitOk;
   for (const auto& path : a.items) {
-    std::vector<Item> items;
-    if (!load_items(path, a.max_size, items)) {
+    std::vector<BlacklistEntry> items;
+    try {
+      items = blacklist_entries_for_file(path, *profile, a.ima_hash, a.max_size);
+    } catch (const std::runtime_error& e) {  // IoError, InputError
+      complain("", e.what());
       worst = std::max(worst, kExitInput);
       continue;
     }
     for (const auto& it : items) {
       nlohmann::json j{{"path", it.label}, {"kernel", profile->name()}};
-      if (it.cert) {
-        auto tbs = blacklist::certificate_entry(*it.cert, *profile);
+      if (it.certificate) {
+        const auto& c = *it.certificate;
         j["kind"] = "certificate";
-        j["entry"] = tbs ? nlohmann::json(*tbs) : nlohmann::json(nullptr);
-        j["source"] = tbs ? "tbs" : "none";
+        j["entry"] = c.tbs ? nlohmann::json(*c.tbs) : nlohmann::json(nullptr);
+        j["source"] = c.tbs ? "tbs" : "none";
         if (esl) {
-          add_esl(blacklist::efi::guids::cert_x509, it.cert->der());
+          add_esl(efi_guids::cert_x509, c.der);
           j["esl"] = "EFI_CERT_X509";
-        } else if (tbs) {
-          add(*tbs);
+        } else if (c.tbs) {
+          add(*c.tbs);
         } else {
-          const auto sup = kernel::x509_supported(*it.cert, *profile);
-          const std::string why =
-              "no tbs: entry under " + profile->name() +
-              (sup ? std::string(": the certificate's signature hash is unavailable, x509_get_sig_params() skips the check")
-                   : ": x509_cert_parse() refuses the certificate (" + std::string(errno_name(sup.error().code)) + ": " +
-                         sup.error().message + "), so no key is ever looked up for it");
-          j["explanation"] = why;
-          complain(it.label, why);
+          j["explanation"] = c.explanation;
+          complain(it.label, c.explanation);
           worst = std::max(worst, kExitVerdict);
         }
       } else {
-        const auto& lm = *it.module;
-        auto e = blacklist::module_entry(lm.stored, lm.m, *profile, *ih);
+        const auto& e = *it.module;
         j["kind"] = "module";
         j["entry"] = e.description ? nlohmann::json(*e.description) : nlohmann::json(nullptr);
         j["source"] = source_name(e.source);
@@ -224,9 +165,8 @@ int cmd_entry(const EntryArgs& a) {
       complain("", "no entries to write");
       return std::max(worst, kExitVerdict);
     }
-    const Bytes b = blacklist::efi::write_lists(blacklist::efi::group_entries(esl_entries));
     try {
-      write_file_atomic(a.out, b, 0644, false);
+      write_file_atomic(a.out, write_efi_lists(esl_entries), 0644, false);
     } catch (const IoError& e) {
       complain("", e.what());
       return kExitInput;
@@ -237,7 +177,7 @@ int cmd_entry(const EntryArgs& a) {
     complain("", "no entries to write");
     return std::max(worst, kExitVerdict);
   }
-  auto text = blacklist::write_hash_list(entries);
+  auto text = write_hash_list(entries);
   if (!text) {
     complain("", text.error().message);
     return kExitInput;
@@ -253,49 +193,59 @@ struct CheckArgs {
   std::vector<std::string> items;
   std::string kernel = "v7.0", ima_hash = "sha256";
   bool json = false, enforce = false, lockdown = false;
-  std::uint64_t max_size = module::kDefaultMaxDecompressed;
+  std::uint64_t max_size = std::uint64_t{1} << 30;
 };
 
-/// What a verdict means for loading, as `verify` words it: "refused" (errno of the acting
-/// stop), "loads-tainted" (the acting stop is ENOKEY — a listed tbs: key kept the signer's
-/// certificate out of the keyring — and signatures are not enforced: module_sig_check()
-/// lets the module load tainted) or "not-stopped".  Under --enforce ENOKEY becomes
-/// EKEYREJECTED, under --lockdown EPERM (kernel/module/signing.c:105-131, Linux 7.2.13).
-struct CheckOutcome {
-  const char* outcome;  ///< "refused" | "loads-tainted" | "not-stopped"
-  KErr err;             ///< errno the kernel returns (ENOKEY for loads-tainted; none when not stopped)
-};
-CheckOutcome check_outcome(const blacklist::Verdict& v, const kernel::KernelProfile& p) {
-  if (!v.stopped()) return {"not-stopped", KErr::none};
-  const KErr e = v.stops[0].err;
-  if (e != KErr::enokey) return {"refused", e};
-  if (p.enforce) return {"refused", KErr::ekeyrejected};
-  if (p.lockdown) return {"refused", KErr::eperm};
-  return {"loads-tainted", KErr::enokey};
+/// The trust store of `a`, with its notes on stderr as the CLI always printed them: the
+/// .blacklist notes (hash lists, revoked certificates, dbx) first, then the keyring's.
+/// A failure in the blacklist sources is reported before one in the keyring files (the
+/// order the command has always read them in).  Reports and returns nullopt on failure.
+std::optional<TrustStore> load_trust(const TrustOptions& t, const KernelProfile& profile) {
+  const TrustSources blacklist_only{{}, t.blacklists, t.revoked, t.dbx};
+  auto notes = [](const std::vector<std::string>& ns) {
+    for (const auto& n : ns) complain("", "note: " + n);
+  };
+  std::vector<std::string> before;
+  try {
+    TrustStore s = TrustStore::load(TrustSources{t.keyrings, t.blacklists, t.revoked, t.dbx}, profile, &before);
+    notes(s.blacklist_notes());
+    notes(s.keyring_notes());
+    return s;
+  } catch (const std::runtime_error& e) {  // IoError, InputError
+    if (t.keyrings.empty()) {
+      complain("", e.what());
+      return std::nullopt;
+    }
+    // Which failed: the blacklist sources alone tell.
+    try {
+      notes(TrustStore::load(blacklist_only, profile).blacklist_notes());
+    } catch (const std::runtime_error& b) {
+      complain("", b.what());
+      return std::nullopt;
+    }
+    notes(before);
+    complain("", e.what());
+    return std::nullopt;
+  }
 }
 
 int cmd_check(const CheckArgs& a) {
-  auto profile = kernel_profile(a.kernel);
+  auto profile = public_profile(a.kernel);
   if (!profile) return kExitUsage;
-  auto ih = ima_hash_option(a.ima_hash, *profile);
+  const auto ih = ima_hash_option(a.ima_hash, *profile);
   if (!ih) return kExitUsage;
-  profile->enforce = a.enforce;
-  profile->lockdown = a.lockdown;
-  blacklist::Sources sources;
-  if (!load_blacklist_sources(a.trust.blacklists, a.trust.revoked, a.trust.dbx, *profile, sources)) return kExitInput;
-  std::vector<crypto::Certificate> trusted;
-  if (!a.trust.keyrings.empty()) {
-    kernel::Keyring kr;
-    if (!load_keyring(a.trust.keyrings, *profile, kr)) return kExitInput;
-    // The kernel never loads those it cannot parse (the note above names them).
-    for (auto& c : kr.certificates)
-      if (kernel::x509_supported(c, *profile)) trusted.push_back(std::move(c));
-  }
+  profile->set_enforce(a.enforce);
+  profile->set_lockdown(a.lockdown);
+  const auto trust = load_trust(a.trust, *profile);
+  if (!trust) return kExitInput;
   int worst = kExitOk;
   for (const auto& path : a.items) {
-    std::vector<Item> items;
+    std::vector<BlacklistItemVerdict> verdicts;
     std::string why;
-    if (!load_items(path, a.max_size, items, &why)) {
+    try {
+      verdicts = check_blacklist_file(path, *trust, *profile, a.ima_hash, a.max_size, &why);
+    } catch (const std::runtime_error& e) {  // IoError, InputError
+      complain("", e.what());
       worst = std::max(worst, kExitInput);
       // As verify --json: an object for every input (the message is on stderr too).
       if (a.json)
@@ -306,17 +256,13 @@ int cmd_check(const CheckArgs& a) {
                   << "\n";
       continue;
     }
-    for (const auto& it : items) {
-      const blacklist::Verdict v = it.cert ? blacklist::check_certificate(*it.cert, sources, *profile)
-                                           : blacklist::check_module(it.module->stored, it.module->m, sources, trusted,
-                                                                     *profile, *ih);
-      const CheckOutcome oc = check_outcome(v, *profile);
+    for (const auto& [label, v] : verdicts) {
       if (v.stopped()) worst = std::max(worst, kExitVerdict);  // refused or loads tainted: 1
       if (a.json) {
-        nlohmann::json j{{"path", it.label}, {"kind", v.certificate ? "certificate" : "module"},
-                         {"kernel", profile->name()}, {"stopped", oc.err != KErr::none && oc.err != KErr::enokey},
-                         {"outcome", oc.outcome},
-                         {"errno", oc.err == KErr::none ? nlohmann::json(nullptr) : nlohmann::json(errno_name(oc.err))}};
+        nlohmann::json j{{"path", label}, {"kind", v.certificate ? "certificate" : "module"},
+                         {"kernel", profile->name()}, {"stopped", v.outcome == "refused"},
+                         {"outcome", v.outcome},
+                         {"errno", v.err == KErr::none ? nlohmann::json(nullptr) : nlohmann::json(errno_name(v.err))}};
         nlohmann::json stops = nlohmann::json::array();
         for (const auto& s : v.stops) {
           nlohmann::json js{{"entry", s.entry}, {"origins", origins_json(s.origins)}, {"check", s.check},
@@ -338,7 +284,7 @@ int cmd_check(const CheckArgs& a) {
         std::cout << dump(j) << "\n";
         continue;
       }
-      auto stop_text = [](const blacklist::Stop& s) {
+      auto stop_text = [](const BlacklistStop& s) {
         std::string t = s.entry;
         if (!s.origins.empty()) t += " (" + origins_text(s.origins) + ")";
         t += ": " + s.check + ": " + std::string(errno_name(s.err));
@@ -347,20 +293,20 @@ int cmd_check(const CheckArgs& a) {
       };
       if (v.stopped() && v.stops[0].err == KErr::enokey) {
         // The signer's key is kept out of the keyring: tainted unless signatures are enforced.
-        const std::string how = std::string(oc.outcome) == "loads-tainted"
+        const std::string how = v.outcome == "loads-tainted"
                                     ? "loads tainted"
-                                    : "refused (" + std::string(errno_name(oc.err)) +
+                                    : "refused (" + std::string(errno_name(v.err)) +
                                           (a.enforce ? ", signatures enforced" : ", lockdown") + ")";
-        std::cout << printable(it.label) << ": " << how << ": signing key not loaded: " << printable(stop_text(v.stops[0]))
+        std::cout << printable(label) << ": " << how << ": signing key not loaded: " << printable(stop_text(v.stops[0]))
                   << "\n";
         for (std::size_t i = 1; i < v.stops.size(); ++i)
           std::cout << "  also: " << printable(stop_text(v.stops[i])) << "\n";
       } else if (v.stopped()) {
-        std::cout << printable(it.label) << ": stopped by " << printable(stop_text(v.stops[0])) << "\n";
+        std::cout << printable(label) << ": stopped by " << printable(stop_text(v.stops[0])) << "\n";
         for (std::size_t i = 1; i < v.stops.size(); ++i)
           std::cout << "  also: " << printable(stop_text(v.stops[i])) << "\n";
       } else {
-        std::cout << printable(it.label) << ": not stopped\n";
+        std::cout << printable(label) << ": not stopped\n";
       }
       for (const auto& n : v.notes) std::cout << "  note: " << printable(n) << "\n";
     }
@@ -375,19 +321,19 @@ struct LintArgs {
   bool awk_only = false, json = false;
 };
 
-nlohmann::json problem_json(const blacklist::ListProblem& p) {
+nlohmann::json problem_json(const HashListProblem& p) {
   return {{"line", p.line},
           {"column", p.column},
           {"item", p.item},
-          {"stage", p.stage == blacklist::ProblemStage::awk ? "awk" : "build"},
+          {"stage", p.stage == HashListStage::awk ? "awk" : "build"},
           {"message", p.message},
           {"awk", p.awk.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.awk)}};
 }
 
 int cmd_lint(const LintArgs& a) {
-  blacklist::HashList l;
+  HashList l;
   try {
-    l = blacklist::read_hash_list(a.file);
+    l = read_hash_list(a.file);
   } catch (const IoError& e) {
     complain("", e.what());
     return kExitInput;
@@ -396,7 +342,7 @@ int cmd_lint(const LintArgs& a) {
     nlohmann::json probs = nlohmann::json::array(), dups = nlohmann::json::array();
     std::size_t n = 0;
     for (const auto& p : l.problems)
-      if (!a.awk_only || p.stage == blacklist::ProblemStage::awk) {
+      if (!a.awk_only || p.stage == HashListStage::awk) {
         probs.push_back(problem_json(p));
         ++n;
       }
@@ -408,11 +354,11 @@ int cmd_lint(const LintArgs& a) {
   }
   std::size_t n = 0;
   for (const auto& p : l.problems) {
-    if (a.awk_only && p.stage != blacklist::ProblemStage::awk) continue;
-    std::cout << printable(blacklist::format_problem(a.file, p)) << "\n";
+    if (a.awk_only && p.stage != HashListStage::awk) continue;
+    std::cout << printable(format_hash_list_problem(a.file, p)) << "\n";
     ++n;
   }
-  for (const auto& d : l.duplicates) std::cout << printable(blacklist::format_problem(a.file, d)) << " [warning]\n";
+  for (const auto& d : l.duplicates) std::cout << printable(format_hash_list_problem(a.file, d)) << " [warning]\n";
   if (n) return kExitVerdict;
   std::cout << printable(a.file) << ": ok, " << l.entries.size() << " entries, " << l.duplicates.size()
             << " duplicates\n";
@@ -425,21 +371,14 @@ struct MergeArgs {
 };
 
 int cmd_merge(const MergeArgs& a) {
-  std::vector<blacklist::HashList> lists;
-  for (const auto& f : a.files) {
-    try {
-      lists.push_back(blacklist::read_hash_list(f));
-    } catch (const IoError& e) {
-      complain("", e.what());
-      return kExitInput;
-    }
-    if (!lists.back().problems.empty()) {
-      complain("", blacklist::format_problem(f, lists.back().problems.front()));
-      return kExitInput;
-    }
+  HashListMerge m;
+  try {
+    m = merge_hash_list_files(a.files);
+  } catch (const std::runtime_error& e) {  // IoError, InputError
+    complain("", e.what());
+    return kExitInput;
   }
-  auto m = blacklist::merge_hash_lists(lists);
-  auto text = blacklist::write_hash_list(m.descriptions);
+  auto text = write_hash_list(m.descriptions);
   if (!text) {
     complain("", text.error().message);
     return kExitInput;
@@ -451,60 +390,6 @@ int cmd_merge(const MergeArgs& a) {
 }
 
 }  // namespace
-
-bool load_blacklist_sources(const std::vector<std::string>& lists, const std::vector<std::string>& revoked,
-                            const std::vector<std::string>& dbx, const kernel::KernelProfile& profile,
-                            blacklist::Sources& out) {
-  for (const auto& f : lists) {
-    blacklist::HashList l;
-    try {
-      l = blacklist::read_hash_list(f);
-    } catch (const IoError& e) {
-      complain("", e.what());
-      return false;
-    }
-    if (auto st = blacklist::load_hash_list(out, f, l); !st) {
-      complain("", st.error().message + " (run modsign blacklist lint)");
-      return false;
-    }
-  }
-  for (const auto& f : revoked) {
-    auto certs = load_certs({f});
-    if (!certs) return false;
-    for (std::size_t i = 0; i < certs->size(); ++i) {
-      const auto& c = (*certs)[i];
-      const std::string which = f + " certificate " + std::to_string(i + 1);
-      if (auto st = kernel::x509_supported(c, profile); !st) {
-        out.notes.push_back(which + " is not loaded by a " + profile.name() + " kernel (" +
-                            std::string(errno_name(st.error().code)) + ": " + st.error().message + ")");
-        continue;
-      }
-      if (auto d = blacklist::certificate_entry(c, profile); d && out.keyring.descriptions.count(*d)) {
-        out.notes.push_back(which + " is not loaded: its " + *d + " is listed (x509_key_preparse: EKEYREJECTED)");
-        continue;
-      }
-      out.add_revoked(c, blacklist::Origin{f, "certificate " + std::to_string(i + 1)});
-    }
-  }
-  for (const auto& f : dbx) {
-    // dbx and MokListXRT share the kernel's handler (get_handler_for_dbx).
-    try {
-      if (auto st = blacklist::efi::load_dbx_file(f, out, blacklist::efi::Variable::dbx,
-                                                  blacklist::efi::Container::detect, profile);
-          !st) {
-        complain(f, std::string(errno_name(st.error().code)) + ": " + st.error().message);
-        return false;
-      }
-    } catch (const IoError& e) {
-      complain("", e.what());
-      return false;
-    }
-  }
-  // Every note (--revoked certificates and --dbx entries alike) on stderr, for verify and
-  // blacklist check the same way.
-  for (const auto& n : out.notes) complain("", "note: " + n);
-  return true;
-}
 
 namespace {
 

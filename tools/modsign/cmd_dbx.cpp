@@ -7,17 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "blacklist/efi.hpp"
+#include <modsign/dbx.hpp>
+
 #include "cli_common.hpp"
-#include "common/file.hpp"
-#include "crypto/algorithms.hpp"
-#include "crypto/crypto.hpp"
 #include "options.hpp"
 #include "registry.hpp"
 
 namespace modsign::cli {
-
-namespace efi = blacklist::efi;
 
 namespace {
 
@@ -36,27 +32,10 @@ struct DbxArgs {
 
 std::string err_text(const Error& e) { return std::string(errno_name(e.code)) + ": " + e.message; }
 
-/// Read and split one variable file; complains and returns nullopt on an I/O or container error.
-std::optional<efi::VariableFile> load(const std::string& path, efi::Container form) {
-  Bytes b;
-  try {
-    b = read_file(path, kMaxSmallFileSize);
-  } catch (const IoError& e) {
-    complain("", e.what());
-    return std::nullopt;
-  }
-  auto vf = efi::parse_variable_file(b, form);
-  if (!vf) {
-    complain(path, err_text(vf.error()));
-    return std::nullopt;
-  }
-  return std::move(vf).value();
-}
-
-std::string form_text(efi::Container c) {
+std::string form_text(EfiContainer c) {
   switch (c) {
-    case efi::Container::auth2: return "auth2 (EFI_VARIABLE_AUTHENTICATION_2)";
-    case efi::Container::efivarfs: return "efivarfs (attributes + data)";
+    case EfiContainer::auth2: return "auth2 (EFI_VARIABLE_AUTHENTICATION_2)";
+    case EfiContainer::efivarfs: return "efivarfs (attributes + data)";
     default: return "esl (EFI_SIGNATURE_LIST data)";
   }
 }
@@ -68,24 +47,30 @@ std::string hex32(std::uint32_t v) {
 }
 
 int cmd_list(const DbxArgs& a) {
-  const auto form = efi::parse_container(a.form);
-  const auto var = efi::parse_variable(a.variable);
+  const auto form = parse_efi_container(a.form);
+  const auto var = parse_efi_variable(a.variable);
   if (!form || !var) {
     complain("", !form ? "--form must be detect, esl, efivarfs or auth2" : "--variable must be db, dbx, MokListRT or MokListXRT");
     return kExitUsage;
   }
-  const auto profile = kernel_profile(a.kernel);
+  const auto profile = public_profile(a.kernel);
   if (!profile) return kExitUsage;
-  auto vf = load(a.file, *form);
-  if (!vf) return kExitInput;
-  const efi::ParsedLists& pl = vf->lists;
-  const efi::VariableEffects fx = efi::apply_handlers(pl, *var, *profile);
+  EfiListing ls;
+  try {
+    ls = list_efi_variable(read_efi_variable_file(a.file, *form), *var, *profile);
+  } catch (const std::runtime_error& e) {  // IoError, InputError
+    complain("", e.what());
+    return kExitInput;
+  }
+  const EfiVariableFile& vf = ls.file;
+  const EfiSignatureLists& pl = vf.lists;
+  const EfiListingSummary& sum = ls.summary;
 
-  nlohmann::json j{{"file", a.file}, {"form", efi::container_name(vf->form)}, {"variable", efi::variable_name(*var)},
-                   {"payload_offset", vf->payload_offset}};
-  j["attributes"] = vf->attributes ? nlohmann::json(*vf->attributes) : nlohmann::json(nullptr);
-  if (vf->auth) {
-    const auto& au = *vf->auth;
+  nlohmann::json j{{"file", a.file}, {"form", efi_container_name(vf.form)}, {"variable", efi_variable_name(*var)},
+                   {"payload_offset", vf.payload_offset}};
+  j["attributes"] = vf.attributes ? nlohmann::json(*vf.attributes) : nlohmann::json(nullptr);
+  if (vf.auth) {
+    const auto& au = *vf.auth;
     j["auth2"] = {{"timestamp", au.timestamp.str()},
                   {"timestamp_hex", to_hex(au.timestamp.bytes())},
                   {"dw_length", au.dw_length},
@@ -97,15 +82,13 @@ int cmd_list(const DbxArgs& a) {
   } else {
     j["auth2"] = nullptr;
   }
-  std::size_t counts[5] = {};
-  std::size_t never = 0;
   nlohmann::json jl = nlohmann::json::array();
   std::vector<std::string> lines;
-  std::size_t k = 0;  // index into fx.entries (same order as the lists' entries)
+  std::size_t k = 0;  // index into ls.entries (same order as the lists' entries)
   for (std::size_t li = 0; li < pl.lists.size(); ++li) {
     const auto& l = pl.lists[li];
     nlohmann::json jlist{{"index", li + 1},
-                         {"type", efi::type_name(l.type)},
+                         {"type", efi_type_name(l.type)},
                          {"type_guid", l.type.str()},
                          {"offset", l.offset},
                          {"list_size", l.list_size},
@@ -113,41 +96,35 @@ int cmd_list(const DbxArgs& a) {
                          {"signature_size", l.signature_size}};
     // Only the chosen output is kept: a 16 MiB file can hold a million entries.
     if (!a.json)
-      lines.push_back("list " + std::to_string(li + 1) + ": " + efi::type_name(l.type) + ", byte offset " +
+      lines.push_back("list " + std::to_string(li + 1) + ": " + efi_type_name(l.type) + ", byte offset " +
                     std::to_string(l.offset) + ", " + std::to_string(l.entries.size()) + " entr" +
                     (l.entries.size() == 1 ? "y" : "ies") + " of " + std::to_string(l.signature_size) + " bytes" +
                     (l.header_size ? ", header " + std::to_string(l.header_size) + " bytes" : ""));
     nlohmann::json je = nlohmann::json::array();
     for (std::size_t ei = 0; ei < l.entries.size(); ++ei, ++k) {
       const auto& e = l.entries[ei];
-      const efi::EntryEffect& ef = fx.entries[k];
-      ++counts[static_cast<int>(ef.kind)];
-      if (ef.never_matches) ++never;
+      const EfiListedEntry& le = ls.entries[k];
+      const EfiEntryEffect& ef = le.effect;
       nlohmann::json jent{{"index", ei + 1},
                           {"offset", e.offset},
                           {"owner", e.owner.str()},
                           {"data_length", e.data.size()},
-                          {"kind", efi::entry_kind_name(ef.kind)},
+                          {"kind", efi_entry_kind_name(ef.kind)},
                           {"kernel_key", ef.text},
                           {"never_matches", ef.never_matches}};
-      jent["owner_name"] = std::string(efi::guid_name(e.owner));
+      jent["owner_name"] = std::string(efi_guid_name(e.owner));
       jent["key_error"] = ef.key_error == KErr::none ? nlohmann::json(nullptr) : nlohmann::json(errno_name(ef.key_error));
       jent["description"] = ef.description.empty() ? nlohmann::json(nullptr) : nlohmann::json(ef.description);
       std::string data;
-      const bool is_x509 = l.type == efi::guids::cert_x509;
-      if (is_x509) {
-        std::size_t trailing = 0;
-        auto c = ef.cert ? Result<crypto::Certificate>(*ef.cert) : efi::parse_entry_certificate(e.data, trailing);
-        if (c) {
-          const std::string fp = to_hex(crypto::digest(crypto::HashAlgo::sha256, c->der()));
-          const std::string tbs = to_hex(crypto::digest(crypto::HashAlgo::sha256, c->tbs()));
-          data = "X.509 \"" + c->subject_text() + "\", SHA-256 fingerprint " + fp;
-          jent["certificate"] = {{"subject", c->subject_text()}, {"sha256", fp}, {"tbs_sha256", tbs}};
-        } else {
-          data = std::to_string(e.data.size()) + " bytes, not a certificate (" + err_text(c.error()) + ")";
-          jent["certificate"] = nullptr;
-          jent["certificate_error"] = err_text(c.error());
-        }
+      const bool is_x509 = le.certificate || !le.certificate_error.empty();
+      if (le.certificate) {
+        const auto& c = *le.certificate;
+        data = "X.509 \"" + c.subject + "\", SHA-256 fingerprint " + c.sha256;
+        jent["certificate"] = {{"subject", c.subject}, {"sha256", c.sha256}, {"tbs_sha256", c.tbs_sha256}};
+      } else if (is_x509) {
+        data = std::to_string(e.data.size()) + " bytes, not a certificate (" + le.certificate_error + ")";
+        jent["certificate"] = nullptr;
+        jent["certificate_error"] = le.certificate_error;
       } else if (e.data.size() <= 64) {
         data = to_hex(e.data);
       } else {
@@ -163,45 +140,39 @@ int cmd_list(const DbxArgs& a) {
     jl.push_back(std::move(jlist));
   }
   j["lists"] = std::move(jl);
-  j["notes"] = fx.notes;
+  j["notes"] = ls.notes;
   if (pl.error) {
     j["error"] = {{"errno", errno_name(pl.error->code)}, {"message", pl.error->message}, {"offset", pl.error_offset}};
   } else {
     j["error"] = nullptr;
   }
   j["kernel_status"] = pl.error ? -static_cast<int>(pl.error->code) : 0;
-  const std::size_t nentries = fx.entries.size();
-  j["summary"] = {{"lists", pl.lists.size()},
-                  {"entries", nentries},
-                  {"bin", counts[static_cast<int>(efi::EntryKind::binary_hash)]},
-                  {"tbs", counts[static_cast<int>(efi::EntryKind::tbs_hash)]},
-                  {"tbs_never_matching", never},
-                  {"revoked", counts[static_cast<int>(efi::EntryKind::revoked_certificate)]},
-                  {"platform", counts[static_cast<int>(efi::EntryKind::platform_certificate)]},
-                  {"ignored", counts[static_cast<int>(efi::EntryKind::ignored)]}};
+  j["summary"] = {{"lists", sum.lists},     {"entries", sum.entries},
+                  {"bin", sum.bin},         {"tbs", sum.tbs},
+                  {"tbs_never_matching", sum.tbs_never_matching},
+                  {"revoked", sum.revoked}, {"platform", sum.platform},
+                  {"ignored", sum.ignored}};
 
   if (a.json) {
     std::cout << dump(j) << "\n";
   } else {
     std::cout << "file: " << printable(a.file) << "\n";
-    std::cout << "form: " << form_text(vf->form) << "\n";
-    if (vf->attributes) std::cout << "attributes: " << hex32(*vf->attributes) << "\n";
-    if (vf->auth) {
-      std::cout << "timestamp: " << vf->auth->timestamp.str() << "\n";
-      std::cout << "pkcs7: " << vf->auth->pkcs7.size() << " bytes at byte offset " << vf->auth->pkcs7_offset
-                << " (dwLength " << vf->auth->dw_length << ", not verified)\n";
+    std::cout << "form: " << form_text(vf.form) << "\n";
+    if (vf.attributes) std::cout << "attributes: " << hex32(*vf.attributes) << "\n";
+    if (vf.auth) {
+      std::cout << "timestamp: " << vf.auth->timestamp.str() << "\n";
+      std::cout << "pkcs7: " << vf.auth->pkcs7.size() << " bytes at byte offset " << vf.auth->pkcs7_offset
+                << " (dwLength " << vf.auth->dw_length << ", not verified)\n";
     }
-    std::cout << "payload: byte offset " << vf->payload_offset << "\n";
-    std::cout << "variable: " << efi::variable_name(*var) << "\n";
+    std::cout << "payload: byte offset " << vf.payload_offset << "\n";
+    std::cout << "variable: " << efi_variable_name(*var) << "\n";
     // Subjects and messages come from the file: printed through printable() (C0/C1 controls).
     for (const auto& s : lines) std::cout << printable(s) << "\n";
-    for (const auto& n : fx.notes) std::cout << "note: " << printable(n) << "\n";
-    std::cout << "summary: " << pl.lists.size() << " list" << (pl.lists.size() == 1 ? "" : "s") << ", " << nentries
-              << " entr" << (nentries == 1 ? "y" : "ies") << ": " << j["summary"]["bin"].get<std::size_t>() << " bin, "
-              << j["summary"]["tbs"].get<std::size_t>() << " tbs (" << never << " never matching), "
-              << j["summary"]["revoked"].get<std::size_t>() << " revoked, "
-              << j["summary"]["platform"].get<std::size_t>() << " platform, "
-              << j["summary"]["ignored"].get<std::size_t>() << " ignored\n";
+    for (const auto& n : ls.notes) std::cout << "note: " << printable(n) << "\n";
+    std::cout << "summary: " << sum.lists << " list" << (sum.lists == 1 ? "" : "s") << ", " << sum.entries << " entr"
+              << (sum.entries == 1 ? "y" : "ies") << ": " << sum.bin << " bin, " << sum.tbs << " tbs ("
+              << sum.tbs_never_matching << " never matching), " << sum.revoked << " revoked, " << sum.platform
+              << " platform, " << sum.ignored << " ignored\n";
   }
   if (pl.error) {
     complain(a.file, err_text(*pl.error) + (pl.lists.empty() ? " (the kernel stops here; nothing was loaded)"
@@ -222,47 +193,29 @@ int write_out(const std::string& out, const Bytes& data) {
 }
 
 int cmd_merge(const DbxArgs& a) {
-  const auto form = efi::parse_container(a.form);
+  const auto form = parse_efi_container(a.form);
   if (!form) {
     complain("", "--form must be detect, esl, efivarfs or auth2");
     return kExitUsage;
   }
-  efi::Merge m;
-  std::size_t total = 0;
-  for (const auto& f : a.files) {
-    auto vf = load(f, *form);
-    if (!vf) return kExitInput;
-    if (vf->lists.error) {
-      complain(f, err_text(*vf->lists.error));
-      return kExitInput;
-    }
-    // An entry of signature_size 16 (no data) parses, but the kernel refuses it (EINVAL) and
-    // group_entries()/efitools cannot write it: refuse the merge before OUT is touched.
-    for (std::size_t li = 0; li < vf->lists.lists.size(); ++li) {
-      const auto& l = vf->lists.lists[li];
-      if (!l.entries.empty() && l.entries.front().data.empty()) {
-        complain(f, "list " + std::to_string(li + 1) + " (" + efi::type_name(l.type) + ", byte offset " +
-                        std::to_string(l.offset) + "): signature_size 16, entries without data; not merged");
-        return kExitInput;
-      }
-      total += l.entries.size();
-    }
-    m.add(vf->lists, f);
+  EfiMerge m;
+  try {
+    m = merge_efi_variable_files(a.files, *form);
+  } catch (const std::runtime_error& e) {  // IoError, InputError
+    complain("", e.what());
+    return kExitInput;
   }
-  const Bytes out = m.serialize();
-  if (const int rc = write_out(a.out, out); rc != kExitOk) return rc;
-  for (const auto& s : m.owner_conflicts) complain("", s);
-  for (const auto& s : m.dropped_headers) complain("", s);
-  const auto lists = efi::group_entries(m.entries).size();
-  std::cerr << "modsign: " << printable(a.out) << ": " << m.entries.size() << " entries in " << lists << " list"
-            << (lists == 1 ? "" : "s") << " from " << total << " in " << a.files.size() << " file"
+  if (const int rc = write_out(a.out, m.lists); rc != kExitOk) return rc;
+  for (const auto& s : m.notes) complain("", s);
+  std::cerr << "modsign: " << printable(a.out) << ": " << m.entries << " entries in " << m.list_count << " list"
+            << (m.list_count == 1 ? "" : "s") << " from " << m.input_entries << " in " << a.files.size() << " file"
             << (a.files.size() == 1 ? "" : "s") << "; " << m.duplicates << " duplicate"
             << (m.duplicates == 1 ? "" : "s") << " removed\n";
   return kExitOk;
 }
 
-std::optional<efi::Guid> owner_of(const std::string& s) {
-  auto g = efi::Guid::parse(s);
+std::optional<EfiGuid> owner_of(const std::string& s) {
+  auto g = EfiGuid::parse(s);
   if (!g) complain("", "--owner: not a GUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx): " + s);
   return g;
 }
@@ -270,29 +223,30 @@ std::optional<efi::Guid> owner_of(const std::string& s) {
 int cmd_add_hash(const DbxArgs& a) {
   const auto owner = owner_of(a.owner);
   if (!owner) return kExitUsage;
-  std::vector<efi::FlatEntry> entries;
+  std::vector<Bytes> hashes;
   for (const auto& h : a.hexes) {
-    Bytes b;
     try {
       if (h.size() != 64) throw std::invalid_argument("size");
-      b = from_hex(h);
+      hashes.push_back(from_hex(h));
     } catch (const std::exception&) {
       complain("", "not a SHA-256 hash (64 hex digits): " + h);
       return kExitUsage;
     }
-    entries.push_back({efi::guids::cert_sha256, *owner, std::move(b)});
   }
-  return write_out(a.out, efi::write_lists(efi::group_entries(entries)));
+  return write_out(a.out, efi_sha256_list(hashes, *owner));
 }
 
 int cmd_add_cert(const DbxArgs& a) {
   const auto owner = owner_of(a.owner);
   if (!owner) return kExitUsage;
-  auto certs = load_certs(a.files);
-  if (!certs) return kExitInput;
-  std::vector<efi::FlatEntry> entries;
-  for (const auto& c : *certs) entries.push_back({efi::guids::cert_x509, *owner, c.der()});
-  return write_out(a.out, efi::write_lists(efi::group_entries(entries)));
+  Bytes lists;
+  try {
+    lists = efi_x509_lists_from_files(a.files, *owner);
+  } catch (const std::runtime_error& e) {  // IoError, InputError
+    complain("", e.what());
+    return kExitInput;
+  }
+  return write_out(a.out, lists);
 }
 
 }  // namespace

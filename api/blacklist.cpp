@@ -1,0 +1,154 @@
+// modsign — bin:/tbs: entries and blacklist verdicts (include/modsign/blacklist.hpp) over
+// blacklist/check; the hash-list calls are defined in blacklist/hash_list.cpp.
+#include "modsign/blacklist.hpp"
+
+#include <algorithm>
+
+#include "api/internal.hpp"
+#include "blacklist/check.hpp"
+#include "common/file.hpp"
+#include "crypto/algorithms.hpp"
+#include "module/decompress.hpp"
+
+namespace modsign {
+
+namespace {
+
+crypto::HashAlgo ima_algo(const std::string& name) {
+  const auto h = crypto::hash_by_name(name);
+  if (!h) throw std::invalid_argument("unsupported ima_hash '" + name + "'");
+  return *h;
+}
+
+/// A module as the kernel checks it: the stored bytes and the (decompressed) image.
+struct Module {
+  Bytes stored;
+  module::ModuleImage m;
+};
+
+/// Decompress `stored`; InputError "<name>: <format>-compressed module: <what>" (and the
+/// message without the name in *reason) when it does not.
+Module open(Bytes stored, std::uint64_t max_size, const std::string& name, std::string* reason) {
+  auto img = module::open_module(stored, max_size);
+  if (!img) {
+    const std::string msg = std::string(module::compression_name(module::detect_compression(stored))) +
+                            "-compressed module: " + img.error().message;
+    if (reason) *reason = msg;
+    throw InputError(name + ": " + msg);
+  }
+  return Module{std::move(stored), std::move(img).value()};
+}
+
+crypto::Certificate one_certificate(ByteView der, const std::string& name) {
+  auto c = crypto::Certificate::from_der(der);
+  if (!c) throw InputError(name + ": " + c.error().message);
+  return std::move(c).value();
+}
+
+/// One item of a file: a module or a certificate.
+struct Item {
+  std::string label;
+  std::optional<Module> module;
+  std::optional<crypto::Certificate> cert;
+};
+
+/// The items of `path` (the detection rule of blacklist_entries_for_file()).
+std::vector<Item> read_items(const std::string& path, std::uint64_t max_size, std::string* reason) {
+  Bytes head;
+  try {
+    head = read_file(path, std::max<std::uint64_t>(max_size, kMaxModuleSize));
+  } catch (const IoError& e) {
+    if (reason) *reason = e.what();
+    throw;
+  }
+  const bool elf = head.size() >= 4 && head[0] == 0x7f && head[1] == 'E' && head[2] == 'L' && head[3] == 'F';
+  static constexpr std::string_view kPem = "-----BEGIN";
+  // Certificate files are small: a larger non-ELF file is a module whatever it contains.
+  const bool pem = head.size() <= kMaxSmallFileSize &&
+                   std::search(head.begin(), head.end(), kPem.begin(), kPem.end()) != head.end();
+  const bool der = head.size() >= 2 && head[0] == 0x30 && (head[1] == 0x82 || head[1] == 0x81);
+  std::vector<Item> out;
+  if (!elf && module::detect_compression(head) == module::Compression::none && (pem || der)) {
+    auto certs = crypto::Certificate::from_bytes(head);
+    if (!certs) {
+      const std::string msg = path + ": " + certs.error().message;
+      if (reason) *reason = msg;
+      throw InputError(msg);
+    }
+    for (std::size_t i = 0; i < certs->size(); ++i)
+      out.push_back(Item{certs->size() > 1 ? path + "#" + std::to_string(i + 1) : path, std::nullopt, (*certs)[i]});
+    return out;
+  }
+  out.push_back(Item{path, open(std::move(head), max_size, path, reason), std::nullopt});
+  return out;
+}
+
+/// The keyring certificates the kernel of `trust`'s profile can load (the others never
+/// reach a keyring; TrustStore::supported_certificates()).
+std::vector<crypto::Certificate> trusted_of(const TrustStore& trust) {
+  const kernel::KernelProfile kp = api::to_kernel(trust.profile());
+  std::vector<crypto::Certificate> out;
+  std::copy_if(trust.impl().keyring.certificates.begin(), trust.impl().keyring.certificates.end(),
+               std::back_inserter(out), [&](const crypto::Certificate& c) { return kernel::x509_supported(c, kp).ok(); });
+  return out;
+}
+
+}  // namespace
+
+ModuleBlacklistEntry blacklist_entry_for_module(ByteView stored, const KernelProfile& profile, const std::string& ima_hash,
+                                                std::uint64_t max_size, const std::string& name) {
+  const crypto::HashAlgo h = ima_algo(ima_hash);
+  const Module md = open(Bytes(stored.begin(), stored.end()), max_size, name, nullptr);
+  return blacklist::module_entry(md.stored, md.m, api::to_kernel(profile), h);
+}
+
+CertificateBlacklistEntry blacklist_entry_for_certificate(ByteView der, const KernelProfile& profile,
+                                                          const std::string& name) {
+  return blacklist::certificate_blacklist_entry(one_certificate(der, name), api::to_kernel(profile));
+}
+
+std::vector<BlacklistEntry> blacklist_entries_for_file(const std::string& path, const KernelProfile& profile,
+                                                       const std::string& ima_hash, std::uint64_t max_size,
+                                                       std::string* reason) {
+  const crypto::HashAlgo h = ima_algo(ima_hash);
+  const kernel::KernelProfile kp = api::to_kernel(profile);
+  std::vector<BlacklistEntry> out;
+  for (const Item& it : read_items(path, max_size, reason)) {
+    BlacklistEntry e{it.label, std::nullopt, std::nullopt};
+    if (it.cert)
+      e.certificate = blacklist::certificate_blacklist_entry(*it.cert, kp);
+    else
+      e.module = blacklist::module_entry(it.module->stored, it.module->m, kp, h);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+BlacklistVerdict check_module_blacklist(ByteView stored, const TrustStore& trust, const KernelProfile& profile,
+                                        const std::string& ima_hash, std::uint64_t max_size, const std::string& name) {
+  const crypto::HashAlgo h = ima_algo(ima_hash);
+  const Module md = open(Bytes(stored.begin(), stored.end()), max_size, name, nullptr);
+  return blacklist::check_module(md.stored, md.m, trust.impl().sources, trusted_of(trust), api::to_kernel(profile), h);
+}
+
+BlacklistVerdict check_certificate_blacklist(ByteView der, const TrustStore& trust, const KernelProfile& profile,
+                                             const std::string& name) {
+  return blacklist::check_certificate(one_certificate(der, name), trust.impl().sources, api::to_kernel(profile));
+}
+
+std::vector<BlacklistItemVerdict> check_blacklist_file(const std::string& path, const TrustStore& trust,
+                                                       const KernelProfile& profile, const std::string& ima_hash,
+                                                       std::uint64_t max_size, std::string* reason) {
+  const crypto::HashAlgo h = ima_algo(ima_hash);
+  const kernel::KernelProfile kp = api::to_kernel(profile);
+  const std::vector<Item> items = read_items(path, max_size, reason);
+  const std::vector<crypto::Certificate> trusted = trusted_of(trust);
+  std::vector<BlacklistItemVerdict> out;
+  for (const Item& it : items)
+    out.push_back({it.label, it.cert ? blacklist::check_certificate(*it.cert, trust.impl().sources, kp)
+                                     : blacklist::check_module(it.module->stored, it.module->m, trust.impl().sources,
+                                                               trusted, kp, h)});
+  return out;
+}
+
+}  // namespace modsign
