@@ -3,6 +3,9 @@
 #pragma once
 
 #include "modsign/export.hpp"
+#include "modsign/load_verdict.hpp"
+#include "modsign/module.hpp"
+#include "modsign/module_image.hpp"
 #include "modsign/profile.hpp"
 #include "modsign/result.hpp"
 #include "modsign/sign.hpp"

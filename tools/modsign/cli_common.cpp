@@ -183,32 +183,39 @@ std::optional<PrivateKey> load_key(const std::string& path) {
 /// (the message also goes to `*why` when given).
 std::optional<LoadedModule> read_module(const std::string& path, std::uint64_t max_size, std::string* why,
                                         bool keep_bad_stream) {
-  LoadedModule lm;
   try {
-    lm.stored = read_file(path, std::max<std::uint64_t>(max_size, kMaxModuleSize));
+    return open_module_file(path, modsign::KernelProfile(), OpenOptions{max_size, keep_bad_stream});
   } catch (const IoError& e) {
     complain("", e.what());
     if (why) *why = e.what();
+  } catch (const InputError& e) {
+    complain("", e.what());
+    if (why) *why = without_path(path, e.what());
+  }
+  return std::nullopt;
+}
+
+std::string without_path(const std::string& path, const std::string& message) {
+  return message.starts_with(path + ": ") ? message.substr(path.size() + 2) : message;
+}
+
+std::optional<modsign::KernelProfile> public_profile(const std::string& name) {
+  auto p = modsign::KernelProfile::parse(name);
+  if (!p) complain("", "unknown --kernel '" + name + "' (v6.1|v6|v7.0)");
+  return p;
+}
+
+std::optional<modsign::TrustStore> load_trust(const TrustOptions& t, const modsign::KernelProfile& profile) {
+  std::vector<std::string> before;
+  try {
+    auto store = modsign::TrustStore::load({t.keyrings, t.blacklists, t.revoked, t.dbx}, profile, &before);
+    for (const auto& n : store.notes()) complain("", "note: " + n);
+    return store;
+  } catch (const std::runtime_error& e) {  // InputError, IoError
+    for (const auto& n : before) complain("", "note: " + n);
+    complain("", e.what());
     return std::nullopt;
   }
-  auto img = module::open_module(lm.stored, max_size);
-  if (!img) {
-    const auto c = module::detect_compression(lm.stored);
-    const std::string msg = std::string(module::compression_name(c)) + "-compressed module: " + img.error().message;
-    const bool own_bound = img.error().message.starts_with("decompressed size exceeds") ||
-                           img.error().message.starts_with("zstd window needs");
-    if (keep_bad_stream && c != module::Compression::none && !own_bound) {
-      lm.m.compression = c;
-      lm.m.stored_size = lm.stored.size();
-      lm.m.kernel_decompress_problem = msg;
-      return lm;
-    }
-    complain(path, msg);
-    if (why) *why = msg;
-    return std::nullopt;
-  }
-  lm.m = std::move(img.value());
-  return lm;
 }
 
 /// "xz (CRC32 check), 12345 bytes stored" for reports.
@@ -225,26 +232,6 @@ nlohmann::json compression_json(const module::ModuleImage& m) {
   j["kernel_can_decompress"] = m.kernel_decompress_problem.empty();
   if (!m.kernel_decompress_problem.empty()) j["kernel_decompress"] = m.kernel_decompress_problem;
   return j;
-}
-
-std::string hash_text(const cms::SignerInfo& si) {
-  return si.digest_algorithm ? std::string(crypto::hash_info(*si.digest_algorithm).name)
-                             : asn1::oid_to_string(si.digest_algorithm_oid);
-}
-
-std::string sig_algo_text(const cms::SignerInfo& si) {
-  if (!si.signature_key_algo) return asn1::oid_to_string(si.signature_algorithm_oid);
-  if (si.signature_key_algo == crypto::KeyAlgo::ecdsa_p256) return "ECDSA";
-  return std::string(crypto::key_algo_name(*si.signature_key_algo));
-}
-
-/// Issuer CN of an issuerAndSerialNumber SignerInfo ("" for SKID), as modinfo shows "signer".
-std::string signer_cn(const cms::SignerInfo& si) {
-  return si.sid_type == cms::SignerIdType::issuer_and_serial ? crypto::name_common_name(si.issuer) : "";
-}
-
-std::string sig_key_text(const cms::SignerInfo& si) {
-  return to_colon_hex(si.sid_type == cms::SignerIdType::issuer_and_serial ? si.serial : si.skid);
 }
 
 // ------------------------------------------------------------------------------ keygen
@@ -267,9 +254,9 @@ std::optional<crypto::HashAlgo> ima_hash_option(const std::string& name, const k
 
 bool load_keyring(const std::vector<std::string>& paths, const kernel::KernelProfile& profile, kernel::Keyring& out) {
   for (const auto& k : paths) {
-    const std::size_t first = out.certificates.size();
+    std::vector<std::string> notes;
     try {
-      if (auto st = out.add_path(k); !st) {
+      if (auto st = kernel::load_keyring_path(out, k, profile, notes); !st) {
         complain("", st.error().message);
         return false;
       }
@@ -277,29 +264,12 @@ bool load_keyring(const std::vector<std::string>& paths, const kernel::KernelPro
       complain("", e.what());
       return false;
     }
-    for (std::size_t i = first; i < out.certificates.size(); ++i)
-      if (auto st = kernel::x509_supported(out.certificates[i], profile); !st)
-        complain("", "note: " + k + " certificate " + std::to_string(i - first + 1) + " is not loaded by a " +
-                         profile.name() + " kernel (" + std::string(errno_name(st.error().code)) + ": " +
-                         st.error().message + ")");
+    for (const auto& n : notes) complain("", "note: " + n);
   }
   return true;
 }
 
-bool streamable(const std::string& path, std::uint64_t threshold) {
-  // One stat() decides for the common small module (no open, no read: a batch reads each
-  // module once, in read_module).
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) <= threshold)
-    return false;
-  try {
-    FileReader in(path);
-    if (in.size() <= threshold || in.size() < 8) return false;
-    return module::detect_compression(in.read_at(0, 8)) == module::Compression::none;
-  } catch (const IoError&) {
-    return false;  // the normal path reports the problem
-  }
-}
+bool streamable(const std::string& path, std::uint64_t threshold) { return module::streamable_file(path, threshold); }
 
 std::optional<kernel::KernelProfile> kernel_profile(const std::string& name) {
   auto p = kernel::KernelProfile::parse(name);
