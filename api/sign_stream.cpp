@@ -14,18 +14,7 @@
 namespace modsign {
 
 bool streamable_module_file(const std::string& path, std::uint64_t threshold) {
-  // One stat() decides for the common small module (no open, no read: a batch reads each
-  // module once, on the whole-file path).
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) <= threshold)
-    return false;
-  try {
-    FileReader in(path);
-    if (in.size() <= threshold || in.size() < 8) return false;
-    return module::detect_compression(in.read_at(0, 8)) == module::Compression::none;
-  } catch (const IoError&) {
-    return false;  // the whole-file path reports the problem
-  }
+  return module::streamable_file(path, threshold);
 }
 
 namespace api {

@@ -1,12 +1,33 @@
-// modsign — TrustStore and predict_module_file() (include/modsign/verdict.hpp).
+// modsign — predict_module_file() and predict_module_image() (include/modsign/verdict.hpp).
 #include "modsign/verdict.hpp"
 
 #include "api/internal.hpp"
 #include "common/file.hpp"
-#include "module/module_sig_check.hpp"
-#include "module/module_signature.hpp"
+#include "module/decompress.hpp"
+#include "module/signing.hpp"
 
 namespace modsign {
+
+namespace {
+crypto::Backend backend_named(const std::string& name) {
+  if (name == "botan") return crypto::Backend::botan;
+  if (name == "openssl") return crypto::Backend::openssl;
+  return crypto::default_ml_dsa_backend(crypto::MlDsaOp::verify);
+}
+}  // namespace
+
+Verdict predict_module_image(const ModuleImage& m, const TrustStore& trust, const KernelProfile& profile,
+                             const std::string& backend) {
+  return module::module_sig_check_image(m, trust.impl().keyring, api::to_kernel(profile), backend_named(backend));
+}
+
+Verdict predict_module_file(const std::string& path, const TrustStore& trust, const KernelProfile& profile,
+                            const PredictOptions& o) {
+  if (module::streamable_file(path, o.stream_above))
+    return module::module_sig_check_file(path, trust.impl().keyring, api::to_kernel(profile));
+  const ModuleFile f = open_module_file(path, profile, OpenOptions{o.max_size, o.keep_bad_stream});
+  return predict_module_image(f.m, trust, profile, o.backend);
+}
 
 Verdict predict_module_file(const std::string& path, const TrustStore& trust, const KernelProfile& profile) {
   {
@@ -16,12 +37,7 @@ Verdict predict_module_file(const std::string& path, const TrustStore& trust, co
       throw InputError(path + ": " + std::string(module::compression_name(c)) +
                        "-compressed module: the kernel checks the decompressed image; decompress it first");
   }
-  const auto v = module::module_sig_check_file(path, trust.impl().keyring, api::to_kernel(profile));
-  Verdict r;
-  r.outcome = std::string(module::outcome_name(v.outcome));
-  r.err = v.outcome == module::LoadOutcome::refused ? v.load_errno : v.sig_errno;
-  r.reason = v.reason;
-  return r;
+  return module::module_sig_check_file(path, trust.impl().keyring, api::to_kernel(profile));
 }
 
 }  // namespace modsign

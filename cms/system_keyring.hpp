@@ -10,6 +10,7 @@
 #include "cms/pkcs7_parser.hpp"
 #include "common/result.hpp"
 #include "crypto/crypto.hpp"
+#include "modsign/load_verdict.hpp"
 
 namespace modsign::kernel {
 
@@ -24,13 +25,8 @@ namespace modsign::kernel {
 Status load_keyring_path(Keyring& out, const std::string& path, const KernelProfile& profile,
                          std::vector<std::string>& notes);
 
-/// Summary of one SignerInfo, for reports.
-struct SignerSummary {
-  std::string sid;          ///< "issuer+serial <hex>" or "skid <hex>"
-  std::string digest_algo;  ///< kernel name
-  std::string sig_algo;     ///< kernel pkey_algo
-  bool signed_attrs = false;
-};
+/// Summary of one SignerInfo, for reports: public data (include/modsign/verdict.hpp).
+using SignerSummary = modsign::SignerSummary;
 
 /// verify_pkcs7_signature() (certs/system_keyring.c): parse, supply detached data
 /// (failure: EBADMSG), pkcs7_verify(usage), revocation list check (EKEYREJECTED if a

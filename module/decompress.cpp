@@ -10,6 +10,9 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <sys/stat.h>
+
+#include "common/file.hpp"
 
 namespace modsign::module {
 
@@ -247,16 +250,6 @@ std::string xz_kernel_filter_problem(ByteView in) {
 }
 }  // namespace
 
-std::string_view xz_check_name(XzCheck c) {
-  switch (c) {
-    case XzCheck::none: return "none";
-    case XzCheck::crc32: return "CRC32";
-    case XzCheck::crc64: return "CRC64";
-    case XzCheck::sha256: return "SHA-256";
-    case XzCheck::other: return "other";
-  }
-  return "?";
-}
 
 Result<Bytes> decompress(ByteView in, Compression format, std::uint64_t max_size) {
   switch (format) {
@@ -321,6 +314,53 @@ Compression detect_compression(ByteView f) {
   return Compression::none;
 }
 
+
+Result<ModuleImage> open_module(ByteView file, std::uint64_t max_size, bool keep_bad_stream) {
+  auto img = open_module(file, max_size);
+  if (img) return img;
+  const auto c = detect_compression(file);
+  const std::string msg = std::string(compression_name(c)) + "-compressed module: " + img.error().message;
+  const bool own_bound = img.error().message.starts_with("decompressed size exceeds") ||
+                         img.error().message.starts_with("zstd window needs");
+  if (!keep_bad_stream || c == Compression::none || own_bound) return make_error(img.error().code, msg);
+  ModuleImage m;
+  m.compression = c;
+  m.stored_size = file.size();
+  m.kernel_decompress_problem = msg;
+  return m;
+}
+
+bool streamable_file(const std::string& path, std::uint64_t threshold) {
+  // One stat() decides for the common small module (no open, no read: a batch reads each
+  // module once, on the whole-file path).
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) <= threshold)
+    return false;
+  try {
+    FileReader in(path);
+    if (in.size() <= threshold || in.size() < 8) return false;
+    return detect_compression(in.read_at(0, 8)) == Compression::none;
+  } catch (const IoError&) {
+    return false;  // the whole-file path reports the problem
+  }
+}
+
+}  // namespace modsign::module
+
+// The public names (include/modsign/module.hpp).
+namespace modsign {
+
+std::string_view xz_check_name(XzCheck c) {
+  switch (c) {
+    case XzCheck::none: return "none";
+    case XzCheck::crc32: return "CRC32";
+    case XzCheck::crc64: return "CRC64";
+    case XzCheck::sha256: return "SHA-256";
+    case XzCheck::other: return "other";
+  }
+  return "?";
+}
+
 std::string_view compression_name(Compression c) {
   switch (c) {
     case Compression::none: return "none";
@@ -331,4 +371,4 @@ std::string_view compression_name(Compression c) {
   return "?";
 }
 
-}  // namespace modsign::module
+}  // namespace modsign

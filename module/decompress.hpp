@@ -11,34 +11,23 @@
 #include <string_view>
 
 #include "common/result.hpp"
+#include "modsign/module_image.hpp"
 
 namespace modsign::module {
 
-/// Compression formats recognised by magic bytes (never by file name).
-enum class Compression { none, xz, zstd, gzip };
+// Compression, XzCheck and ModuleImage are public data (include/modsign/module.hpp).
+using modsign::Compression;
+using modsign::compression_name;
+using modsign::ModuleImage;
+using modsign::XzCheck;
+using modsign::xz_check_name;
+
 /// The format whose magic starts `file`: xz FD 37 7A 58 5A 00, zstd 28 B5 2F FD (or a
 /// skippable frame 5X 2A 4D 18, as pzstd writes), gzip 1F 8B.
 Compression detect_compression(ByteView file);
-std::string_view compression_name(Compression c);
 
 /// Default bound on a decompressed module (1 GiB); `--max-size` changes it.
-inline constexpr std::uint64_t kDefaultMaxDecompressed = std::uint64_t{1} << 30;
-
-/// xz integrity check IDs (xz file format §2.1.1.2).
-enum class XzCheck : int { none = 0, crc32 = 1, crc64 = 4, sha256 = 10, other = -1 };
-std::string_view xz_check_name(XzCheck c);
-
-/// A module file as read: the image the kernel checks, and how it was stored.
-struct ModuleImage {
-  Bytes image;                                   ///< decompressed bytes (or the file itself)
-  Compression compression = Compression::none;
-  std::uint64_t stored_size = 0;                 ///< size of the file as stored
-  std::optional<XzCheck> xz_check;               ///< for xz
-  /// Non-empty when the kernel's in-kernel decompressor (module_decompress) would refuse
-  /// this stream although userspace tools accept it: e.g. an xz check other than CRC32 or
-  /// none (lib/xz/xz_dec_stream.c: XZ_OPTIONS_ERROR, so EINVAL).
-  std::string kernel_decompress_problem;
-};
+inline constexpr std::uint64_t kDefaultMaxDecompressed = modsign::kDefaultMaxModuleSize;
 
 /// Decompress `in`, whose format detect_compression() gives, streaming in 64 KiB steps.
 /// Errors (all EINVAL, as module_decompress reports a failed decompression): corrupt or
@@ -52,6 +41,18 @@ Result<Bytes> decompress(ByteView in, Compression format, std::uint64_t max_size
 /// Read a module stored plain or compressed.  Errors as decompress(); the xz check type
 /// and the kernel decompressor's view are filled in.
 Result<ModuleImage> open_module(ByteView file, std::uint64_t max_size = kDefaultMaxDecompressed);
+
+/// open_module() with the error worded "<format>-compressed module: <reason>".  With
+/// `keep_bad_stream`, a compressed stream that does not decompress (corrupt, truncated) is
+/// not an error but a module the kernel's module_decompress() refuses too: an empty image
+/// with that message in kernel_decompress_problem.  modsign's own bounds ("decompressed
+/// size exceeds", "zstd window needs") stay errors.
+Result<ModuleImage> open_module(ByteView file, std::uint64_t max_size, bool keep_bad_stream);
+
+/// True for an uncompressed regular file larger than `threshold` bytes, which sign and
+/// verify read in one streaming pass.  One stat() decides for the common small module; a
+/// file that cannot be read is not streamable (the normal path reports the problem).
+bool streamable_file(const std::string& path, std::uint64_t threshold);
 
 /// Compress `image` as the kernel build does: xz = LZMA2 preset 6 with a 1 MiB
 /// dictionary and a CRC32 check (single-threaded, as `xz --check=crc32 --lzma2=dict=1MiB`);

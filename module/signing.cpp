@@ -1,4 +1,4 @@
-// mirrors kernel/module/signing.c module_sig_check, mod_verify_sig, Linux 7.2.13
+// mirrors kernel/module/signing.c module_sig_check, mod_verify_sig; kernel/module/main.c load_module (module_decompress before module_sig_check), Linux 7.2.13
 #include "module/signing.hpp"
 
 #include "module/module_signature.hpp"
@@ -16,22 +16,20 @@
 
 namespace modsign::module {
 
-std::string_view outcome_name(LoadOutcome o) {
-  switch (o) {
-    case LoadOutcome::loads: return "loads";
-    case LoadOutcome::loads_tainted: return "loads-tainted";
-    case LoadOutcome::refused: return "refused";
-  }
-  return "?";
-}
 
 /// The load decision for mod_verify_sig's result `err` (kernel/module/signing.c).
+/// Verdict::err: what `modsign verify` shows for the outcome.
+LoadVerdict shown(LoadVerdict v) {
+  v.err = v.outcome == LoadOutcome::loads ? KErr::none : v.outcome == LoadOutcome::refused ? v.load_errno : v.sig_errno;
+  return v;
+}
+
 LoadVerdict decide(LoadVerdict v, KErr err, const std::string& detail, const kernel::KernelProfile& profile) {
   v.sig_errno = err;
   if (err == KErr::none) {
     v.outcome = LoadOutcome::loads;
     v.reason = "signature verified: " + detail;
-    return v;
+    return shown(std::move(v));
   }
   const char* soft = err == KErr::enodata  ? "unsigned module"
                      : err == KErr::enopkg ? "module with unsupported crypto"
@@ -42,23 +40,23 @@ LoadVerdict decide(LoadVerdict v, KErr err, const std::string& detail, const ker
     v.outcome = LoadOutcome::refused;
     v.load_errno = err;
     v.reason = detail;
-    return v;
+    return shown(std::move(v));
   }
   if (profile.enforce) {
     v.outcome = LoadOutcome::refused;
     v.load_errno = KErr::ekeyrejected;
     v.reason = std::string("Loading of ") + soft + " is rejected (" + detail + ")";
-    return v;
+    return shown(std::move(v));
   }
   if (profile.lockdown) {
     v.outcome = LoadOutcome::refused;
     v.load_errno = KErr::eperm;
     v.reason = std::string("Lockdown: unsigned module loading is restricted: ") + soft + " (" + detail + ")";
-    return v;
+    return shown(std::move(v));
   }
   v.outcome = LoadOutcome::loads_tainted;
   v.reason = std::string(soft) + ": " + detail + "; module verification failed: signature and/or required key missing - tainting kernel";
-  return v;
+  return shown(std::move(v));
 }
 
 namespace {
@@ -88,6 +86,7 @@ LoadVerdict module_sig_check(ByteView file, const kernel::Keyring& keyring, cons
                                                 backend);
       v.signers = std::move(rep.signers);
       v.log = std::move(rep.log);
+      v.trusted_by = rep.trusted_by;
       err = rep.err;
       detail = err == KErr::none ? verified_detail(v, rep) : rep.reason;
     }
@@ -149,10 +148,40 @@ LoadVerdict module_sig_check_file(const std::string& path, const kernel::Keyring
   auto rep = kernel::verify_pkcs7_signature_prehashed(digests, mu_values, cms, keyring, kernel::Usage::module, profile);
   v.signers = std::move(rep.signers);
   v.log = std::move(rep.log);
+  v.trusted_by = rep.trusted_by;
   // The detail is built before `v` is moved into decide(): the order in which function
   // arguments are evaluated is unspecified (clang moved first and lost the signer text).
   const std::string detail = rep.err == KErr::none ? verified_detail(v, rep) : rep.reason;
   return decide(std::move(v), rep.err, detail, profile);
 }
 
+LoadVerdict module_sig_check_image(const ModuleImage& m, const kernel::Keyring& keyring,
+                                   const kernel::KernelProfile& profile, crypto::Backend backend) {
+  LoadVerdict v;
+  if (!m.kernel_decompress_problem.empty()) {
+    // load_module(): module_decompress() fails before module_sig_check() is reached.
+    v.outcome = LoadOutcome::refused;
+    v.err = v.load_errno = v.sig_errno = KErr::einval;
+    v.reason = m.kernel_decompress_problem;
+  } else {
+    v = module_sig_check(m.image, keyring, profile, false, backend);
+  }
+  if (m.compression != Compression::none) {
+    v.compression = ModuleImage{{}, m.compression, m.stored_size, m.xz_check, m.kernel_decompress_problem};
+  }
+  return v;
+}
+
 }  // namespace modsign::module
+
+// The public name (include/modsign/verdict.hpp).
+namespace modsign {
+std::string_view outcome_name(LoadOutcome o) {
+  switch (o) {
+    case LoadOutcome::loads: return "loads";
+    case LoadOutcome::loads_tainted: return "loads-tainted";
+    case LoadOutcome::refused: return "refused";
+  }
+  return "?";
+}
+}  // namespace modsign

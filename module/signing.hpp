@@ -1,4 +1,4 @@
-// mirrors kernel/module/signing.c module_sig_check, mod_verify_sig, Linux 7.2.13
+// mirrors kernel/module/signing.c module_sig_check, mod_verify_sig; kernel/module/main.c load_module (module_decompress before module_sig_check), Linux 7.2.13
 // modsign — the load decision for a signed module (kernel/module/signing.c
 // module_sig_check / mod_verify_sig, kernel/module_signature.c mod_check_sig).
 #pragma once
@@ -9,26 +9,15 @@
 #include "cms/kernel_profile.hpp"
 #include "cms/system_keyring.hpp"
 #include "common/result.hpp"
+#include "module/decompress.hpp"
+#include "modsign/load_verdict.hpp"
 
 namespace modsign::module {
 
-/// What init_module does with the module.
-enum class LoadOutcome {
-  loads,          ///< signature verified: sig_ok
-  loads_tainted,  ///< soft error (ENODATA, ENOPKG, ENOKEY) without enforcement or lockdown: TAINT_UNSIGNED_MODULE ('E')
-  refused,        ///< init_module fails with `load_errno`
-};
-std::string_view outcome_name(LoadOutcome o);  ///< "loads", "loads-tainted", "refused"
-
-/// The prediction for one module.
-struct LoadVerdict {
-  LoadOutcome outcome = LoadOutcome::refused;
-  KErr sig_errno = KErr::none;   ///< what mod_verify_sig returned (none = verified)
-  KErr load_errno = KErr::none;  ///< what init_module returns (none when it loads)
-  std::string reason;            ///< kernel log wording plus modsign's detail
-  std::vector<kernel::SignerSummary> signers;
-  std::vector<std::string> log;  ///< other kernel log lines (e.g. the authattrs waiver)
-};
+// LoadOutcome and the verdict are public data (include/modsign/verdict.hpp).
+using modsign::LoadOutcome;
+using modsign::outcome_name;
+using LoadVerdict = modsign::Verdict;
 
 /// module_sig_check()'s decision on mod_verify_sig's result `err` (kernel/module/signing.c):
 /// none loads ("signature verified: <detail>"); a soft error (ENODATA, ENOPKG, ENOKEY) is
@@ -55,5 +44,13 @@ LoadVerdict module_sig_check(ByteView file, const kernel::Keyring& keyring, cons
 /// memory.  Throws IoError when the file cannot be read.
 LoadVerdict module_sig_check_file(const std::string& path, const kernel::Keyring& keyring,
                                   const kernel::KernelProfile& profile);
+
+/// load_module() on a module read from disk: module_decompress() runs before
+/// module_sig_check(), so a stream the kernel cannot decompress (m.kernel_decompress_problem
+/// non-empty) refuses the module with EINVAL, no signature checked (reason: the problem,
+/// every errno EINVAL); otherwise module_sig_check(m.image, ...).  Verdict::compression is
+/// `m` without its image for a compressed module.
+LoadVerdict module_sig_check_image(const ModuleImage& m, const kernel::Keyring& keyring,
+                                   const kernel::KernelProfile& profile, crypto::Backend backend = crypto::Backend::openssl);
 
 }  // namespace modsign::module

@@ -194,3 +194,214 @@ TEST_F(ApiVerify, TrustStoreLoadErrors) {
   (void)TrustStore::load({.keyrings = {file("mldsa.crt")}}, profile("v6"), &pending);
   EXPECT_TRUE(pending.empty());
 }
+
+namespace {
+
+/// `content` with a kernel module signature made by `openssl cms` (as scripts/sign-file
+/// does: detached, binary, no certificates; -noattr unless `attrs`): SignedData ‖
+/// struct module_signature {0, 0, PKEY_ID_PKCS7, 0, 0, {0}, be32 sig_len} ‖ marker.
+std::string openssl_signed(const test::TempDir& d, const std::string& name, const std::string& key,
+                           const std::string& crt, const std::string& md, bool attrs = false) {
+  const std::string content = d / (name + ".content");
+  test::spit(content, test::pattern(3000));
+  const std::string sig = d / (name + ".p7s");
+  const auto r = test::run(test::openssl() + " cms -sign -binary -nocerts -outform DER -md " + md +
+                           (attrs ? " -nosmimecap" : " -noattr") + " -in " + q(content) + " -signer " + q(crt) + " -inkey " +
+                           q(key) + " -out " + q(sig));
+  EXPECT_EQ(r.status, 0) << r.err;
+  Bytes m = test::slurp(content);
+  const Bytes s = test::slurp(sig);
+  m.insert(m.end(), s.begin(), s.end());
+  const std::uint32_t n = static_cast<std::uint32_t>(s.size());
+  const Bytes ms{0, 0, 2, 0, 0, 0, 0, 0, static_cast<std::uint8_t>(n >> 24), static_cast<std::uint8_t>(n >> 16),
+                 static_cast<std::uint8_t>(n >> 8), static_cast<std::uint8_t>(n)};
+  m.insert(m.end(), ms.begin(), ms.end());
+  const std::string marker = "~Module signature appended~\n";
+  m.insert(m.end(), marker.begin(), marker.end());
+  const std::string out = d / (name + ".ko");
+  test::spit(out, m);
+  return out;
+}
+
+}  // namespace
+
+TEST_F(ApiVerify, PredictsEachAlgorithmOnEachKernel) {
+  const std::string rsa = openssl_signed(d_, "rsa", file("rsa.key"), file("rsa.crt"), "sha256");
+  const std::string ec = openssl_signed(d_, "ec", file("ec.key"), file("ec.crt"), "sha256");
+  // openssl cms signs ML-DSA only with signedAttrs (RFC 9882 allows both).
+  const std::string ml = openssl_signed(d_, "ml", file("mldsa.key"), file("mldsa.crt"), "sha512", true);
+  TrustSources s{.keyrings = {file("rsa.crt"), file("ec.crt"), file("mldsa.crt")}};
+  struct Want {
+    std::string module, kernel, outcome;
+    KErr err;
+  };
+  for (const auto& w : std::vector<Want>{{rsa, "v7.0", "loads", KErr::none},
+                                         {ec, "v7.0", "loads", KErr::none},
+                                         {ml, "v7.0+waiver", "loads", KErr::none},
+                                         {ml, "v7.0", "refused", KErr::ekeyrejected},
+                                         {rsa, "v6", "loads", KErr::none},
+                                         {ec, "v6.1", "loads", KErr::none},
+                                         {ml, "v6", "loads-tainted", KErr::enopkg},
+                                         {ml, "v6.1", "loads-tainted", KErr::enopkg}}) {
+    auto p = profile(w.kernel.substr(0, w.kernel.find('+')).c_str());
+    p.set_waive_mldsa_authattrs(w.kernel.find('+') != std::string::npos);
+    const auto trust = TrustStore::load(s, p);
+    const Verdict v = predict_module_file(w.module, trust, p, PredictOptions{});
+    EXPECT_EQ(v.outcome, w.outcome) << w.module << " " << w.kernel << ": " << v.reason;
+    EXPECT_EQ(v.err, w.err) << w.module << " " << w.kernel;
+    EXPECT_FALSE(v.compression.has_value());
+    // v6 cannot parse an ML-DSA SignerInfo (pkcs7_parse_message: ENOPKG): no summary.
+    ASSERT_EQ(v.signers.size(), w.err == KErr::enopkg ? 0u : 1u) << w.module << " " << w.kernel;
+    if (w.outcome == "loads") {
+      EXPECT_EQ(v.load_errno, KErr::none);
+      EXPECT_EQ(v.sig_errno, KErr::none);
+      ASSERT_EQ(v.trusted_by.size(), 1u);
+      EXPECT_EQ(v.reason.rfind("signature verified: ", 0), 0u) << v.reason;
+    } else if (w.outcome == "refused") {  // 7.0 without the waiver: signedAttrs on ML-DSA
+      EXPECT_EQ(v.sig_errno, KErr::ekeyrejected);
+      EXPECT_EQ(v.load_errno, KErr::ekeyrejected);
+      EXPECT_TRUE(v.signers[0].signed_attrs);
+    } else {
+      EXPECT_EQ(v.sig_errno, KErr::enopkg);
+      EXPECT_EQ(v.reason.rfind("module with unsupported crypto: ", 0), 0u) << v.reason;
+    }
+  }
+  EXPECT_EQ(predict_module_file(rsa, TrustStore::load(s, profile("v7.0")), profile("v7.0"), {}).trusted_by,
+            std::vector<std::string>{"rsa signer"});
+  // enforce and lockdown turn the soft ENOPKG into a refusal.
+  auto enforced = profile("v6");
+  enforced.set_enforce(true);
+  Verdict v = predict_module_file(ml, TrustStore::load(s, enforced), enforced, {});
+  EXPECT_EQ(v.outcome, LoadOutcome::refused);
+  EXPECT_EQ(v.err, KErr::ekeyrejected);
+  EXPECT_EQ(v.load_errno, KErr::ekeyrejected);
+  EXPECT_EQ(v.sig_errno, KErr::enopkg);
+  EXPECT_EQ(v.reason.rfind("Loading of module with unsupported crypto is rejected (", 0), 0u) << v.reason;
+  auto locked = profile("v6");
+  locked.set_lockdown(true);
+  v = predict_module_file(ml, TrustStore::load(s, locked), locked, {});
+  EXPECT_EQ(v.outcome, "refused");
+  EXPECT_EQ(v.err, KErr::eperm);
+  EXPECT_EQ(v.reason.rfind("Lockdown: unsigned module loading is restricted: module with unsupported crypto (", 0), 0u);
+  // An untrusted signer: ENOKEY, tainted.
+  v = predict_module_file(rsa, TrustStore::load({.keyrings = {file("ec.crt")}}, profile("v7.0")), profile("v7.0"), {});
+  EXPECT_EQ(v.outcome, "loads-tainted");
+  EXPECT_EQ(v.err, KErr::enokey);
+}
+
+TEST_F(ApiVerify, RevokedSignerAndCorruptXz) {
+  const std::string rsa = openssl_signed(d_, "rsa", file("rsa.key"), file("rsa.crt"), "sha256");
+  const auto p = profile("v7.0");
+  const auto trust = TrustStore::load({.keyrings = {file("rsa.crt")}, .revoked = {file("rsa.crt")}}, p);
+  Verdict v = predict_module_file(rsa, trust, p, {});
+  EXPECT_EQ(v.outcome, "refused");
+  EXPECT_EQ(v.err, KErr::ekeyrejected);
+  EXPECT_EQ(v.reason, "Key is on the revocation list");
+  // A .ko.xz whose stream is cut: module_decompress() fails, EINVAL, nothing checked.
+  ASSERT_EQ(test::run("xz --check=crc32 -k -c " + q(rsa) + " > " + q(d_ / "rsa.ko.xz")).status, 0);
+  const Bytes xz = test::slurp(d_ / "rsa.ko.xz");
+  test::spit(d_ / "cut.ko.xz", ByteView(xz.data(), xz.size() / 2));
+  PredictOptions keep;
+  keep.keep_bad_stream = true;
+  v = predict_module_file(d_ / "cut.ko.xz", trust, p, keep);
+  EXPECT_EQ(v.outcome, "refused");
+  EXPECT_EQ(v.err, KErr::einval);
+  EXPECT_EQ(v.load_errno, KErr::einval);
+  EXPECT_EQ(v.sig_errno, KErr::einval);
+  EXPECT_EQ(v.reason.rfind("xz-compressed module: ", 0), 0u) << v.reason;
+  ASSERT_TRUE(v.compression.has_value());
+  EXPECT_EQ(v.compression->compression, Compression::xz);
+  EXPECT_EQ(v.compression->stored_size, xz.size() / 2);
+  EXPECT_EQ(v.compression->kernel_decompress_problem, v.reason);
+  EXPECT_TRUE(v.signers.empty());
+  try {
+    (void)predict_module_file(d_ / "cut.ko.xz", trust, p, {});
+    ADD_FAILURE() << "no InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), d_ / "cut.ko.xz" + ": " + v.reason);
+  }
+  // The whole .ko.xz decompresses: the verdict of the image, with its storage.
+  v = predict_module_file(d_ / "rsa.ko.xz", TrustStore::load({.keyrings = {file("rsa.crt")}}, p), p, {});
+  EXPECT_EQ(v.outcome, "loads");
+  ASSERT_TRUE(v.compression.has_value());
+  EXPECT_EQ(v.compression->xz_check, XzCheck::crc32);
+  EXPECT_TRUE(v.compression->kernel_decompress_problem.empty());
+  EXPECT_TRUE(v.compression->image.empty());
+}
+
+TEST_F(ApiVerify, StreamingAndInMemoryGiveTheSameVerdict) {
+  const auto p = profile("v7.0");
+  const auto trust = TrustStore::load({.keyrings = {file("rsa.crt"), file("mldsa.crt")}}, p);
+  for (const auto& m : {openssl_signed(d_, "rsa", file("rsa.key"), file("rsa.crt"), "sha256"),
+                        openssl_signed(d_, "ml", file("mldsa.key"), file("mldsa.crt"), "sha512", true),
+                        openssl_signed(d_, "ec", file("ec.key"), file("ec.crt"), "sha256", true)}) {
+    PredictOptions stream, memory;
+    stream.stream_above = 0;
+    const Verdict a = predict_module_file(m, trust, p, stream);
+    const Verdict b = predict_module_file(m, trust, p, memory);
+    const ModuleFile f = open_module_file(m, p);
+    const Verdict c = predict_module_image(f.m, trust, p);
+    for (const Verdict* v : {&b, &c}) {
+      EXPECT_EQ(a.outcome, v->outcome) << m;
+      EXPECT_EQ(a.err, v->err) << m;
+      EXPECT_EQ(a.sig_errno, v->sig_errno);
+      EXPECT_EQ(a.load_errno, v->load_errno);
+      EXPECT_EQ(a.reason, v->reason);
+      EXPECT_EQ(a.log, v->log);
+      EXPECT_EQ(a.trusted_by, v->trusted_by);
+      ASSERT_EQ(a.signers.size(), v->signers.size());
+      EXPECT_EQ(a.signers[0].sid, v->signers[0].sid);
+      EXPECT_EQ(a.signers[0].digest_algo, v->signers[0].digest_algo);
+      EXPECT_EQ(a.signers[0].sig_algo, v->signers[0].sig_algo);
+      EXPECT_EQ(a.signers[0].signed_attrs, v->signers[0].signed_attrs);
+    }
+  }
+}
+
+TEST_F(ApiVerify, DescribesAnOpensslSignedModule) {
+  const std::string m = openssl_signed(d_, "rsa", file("rsa.key"), file("rsa.crt"), "sha256");
+  const ModuleFile f = open_module_file(m, profile("v7.0"));
+  EXPECT_EQ(f.m.compression, Compression::none);
+  EXPECT_EQ(f.stored, test::slurp(m));
+  const SignatureInfo si = describe_signature(f);
+  EXPECT_TRUE(si.is_signed);
+  EXPECT_EQ(si.sig_id, "PKCS#7");
+  EXPECT_EQ(si.signer, "rsa signer");
+  EXPECT_EQ(si.sig_key, "11:12:13:14:15:16:17:18");
+  EXPECT_EQ(si.sig_hashalgo, "sha256");
+  EXPECT_EQ(si.signer_id_type, "issuerAndSerialNumber");
+  EXPECT_EQ(si.signature_algorithm, "RSA");
+  EXPECT_FALSE(si.signed_attrs);
+  EXPECT_EQ(si.signer_infos, 1u);
+  EXPECT_EQ(si.certificates, 0u);
+  EXPECT_EQ(si.content_length, 3000u);
+  EXPECT_EQ(si.cms_length, test::slurp(d_ / "rsa.p7s").size());
+  EXPECT_EQ(si.signature_length, 256u);
+  EXPECT_EQ(si.signature.size(), 256u * 3 - 1);
+  EXPECT_EQ(si.accepted_by, (std::vector<std::string>{"v6", "v7.0", "v7.0+waiver"}));
+  EXPECT_EQ(si.image_size, test::slurp(m).size());
+  // ML-DSA with signedAttrs: 7.0 refuses it unless waived; v6 has no ML-DSA.
+  const std::string ml = openssl_signed(d_, "ml", file("mldsa.key"), file("mldsa.crt"), "sha512", true);
+  const SignatureInfo mi = describe_signature(open_module_file(ml, profile("v7.0")));
+  EXPECT_EQ(mi.signature_algorithm, "ML-DSA-65");
+  EXPECT_EQ(mi.sig_hashalgo, "sha512");
+  EXPECT_TRUE(mi.signed_attrs);
+  EXPECT_EQ(mi.signature_length, 3309u);
+  EXPECT_EQ(mi.accepted_by, std::vector<std::string>{"v7.0+waiver"});
+  // Unsigned; malformed trailer.
+  const std::string u = d_ / "u.ko";
+  test::spit(u, test::pattern(100));
+  const SignatureInfo ui = describe_signature(open_module_file(u, profile("v7.0")));
+  EXPECT_FALSE(ui.is_signed);
+  EXPECT_EQ(ui.content_length, 100u);
+  Bytes bad = test::pattern(100);
+  const std::string marker = "~Module signature appended~\n";
+  bad.insert(bad.end(), marker.begin(), marker.end());
+  test::spit(d_ / "bad.ko", bad);
+  try {
+    (void)describe_signature(open_module_file(d_ / "bad.ko", profile("v7.0")));
+    ADD_FAILURE() << "no InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(d_ / "bad.ko" + ": EBADMSG: ", 0), 0u) << e.what();
+  }
+}

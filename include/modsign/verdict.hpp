@@ -4,39 +4,64 @@
 // Linux 7.2.13), predicted errno for errno.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "modsign/export.hpp"
+#include "modsign/load_verdict.hpp"
+#include "modsign/module.hpp"
 #include "modsign/profile.hpp"
 #include "modsign/result.hpp"
 #include "modsign/trust.hpp"
 
 namespace modsign {
 
-/// The predicted outcome of loading one module.
-struct Verdict {
-  /// "loads" (signature verified), "loads-tainted" (a soft failure, ENODATA, ENOPKG or
-  /// ENOKEY, without enforcement or lockdown: TAINT_UNSIGNED_MODULE, 'E'), or "refused".
-  std::string outcome;
-  /// For "refused" the errno init_module returns (EKEYREJECTED for a soft failure under
-  /// enforce, EPERM under lockdown, else the check's own errno); otherwise what
-  /// mod_verify_sig returned (KErr::none when the signature verified).
-  KErr err = KErr::none;
-  /// The kernel's log wording plus modsign's detail ("" when the module loads cleanly).
-  std::string reason;
+struct PredictOptions {
+  /// Bound on the decompressed image, bytes (OpenOptions::max_size).
+  std::uint64_t max_size = kDefaultMaxModuleSize;
+  /// An uncompressed regular file larger than this many bytes is read in one streaming
+  /// pass (1 MiB chunks, constant memory) instead of into memory; same verdict.
+  std::uint64_t stream_above = std::uint64_t{64} << 20;
+  /// Verification backend for ML-DSA: "auto" (the library's default for verification),
+  /// "openssl" or "botan"; every other algorithm always uses OpenSSL.  Same verdicts.
+  std::string backend = "auto";
+  /// A compressed stream that does not decompress at all (corrupt, truncated) is the
+  /// kernel's EINVAL verdict (step 1) instead of an InputError (`modsign verify` keeps
+  /// the InputError: such a file is reported as bad input, exit 3).
+  bool keep_bad_stream = false;
 };
 
-/// Predict init_module for the uncompressed module file at `path` (read in one streaming
-/// pass, constant memory): the trailer is checked as mod_check_sig does (no marker:
-/// ENODATA; a malformed struct module_signature: EBADMSG), then the PKCS#7 is parsed,
-/// verified over the module bytes and its signer looked up in `trust`, all as the kernel
-/// of `profile` does (unknown algorithms ENOPKG, untrusted signer ENOKEY, a bad signature
-/// or messageDigest EKEYREJECTED, ...).  Mainline behaviour: Debian's kernels also try the
-/// platform keyring (UEFI db, MOK) on ENOKEY, which is not modelled.
-/// Throws IoError when the file cannot be read; InputError "<path>: <reason>" for a
-/// compressed module (the kernel decompresses before it checks; decompress it first).
+/// Predict init_module for the module file at `path`, as the kernel of `profile` loading
+/// it with the keys of `trust`:
+///  1. a compressed file is decompressed first (module_decompress); a stream the kernel
+///     cannot decompress refuses the module with EINVAL before any signature check
+///     (outcome refused, err/sig_errno/load_errno EINVAL, reason = the problem);
+///  2. the trailer is checked as mod_check_sig does (no marker: ENODATA; a malformed
+///     struct module_signature: EBADMSG), the PKCS#7 parsed, verified over the image and
+///     its signer looked up in `trust` (verify_pkcs7_signature: unknown algorithms ENOPKG,
+///     untrusted signer ENOKEY, a bad signature or messageDigest, a revoked or tbs:-listed
+///     signer EKEYREJECTED, ...);
+///  3. module_sig_check: ENODATA/ENOPKG/ENOKEY are soft (see Verdict).
+/// Mainline behaviour: Debian's kernels also try the platform keyring (UEFI db, MOK) on
+/// ENOKEY, which is not modelled.  Throws IoError when the file cannot be read;
+/// InputError "<path>: <format>-compressed module: <reason>" for a file over a bound
+/// (max_size, zstd window) or, without keep_bad_stream, a stream that does not decompress.
+MODSIGN_API Verdict predict_module_file(const std::string& path, const TrustStore& trust, const KernelProfile& profile,
+                                        const PredictOptions& options);
+
+/// The same with the default options, except that a compressed module is an InputError
+/// "<path>: <format>-compressed module: the kernel checks the decompressed image;
+/// decompress it first" (the first facade's behaviour, kept).
 MODSIGN_API Verdict predict_module_file(const std::string& path, const TrustStore& trust, const KernelProfile& profile);
+
+/// Steps 1-3 for a module already read (open_module_file, with keep_bad_stream for step
+/// 1's prediction).  `backend` as PredictOptions::backend.  Never throws for module
+/// content (std::bad_alloc aside).
+MODSIGN_API Verdict predict_module_image(const ModuleImage& module, const TrustStore& trust,
+                                         const KernelProfile& profile, const std::string& backend = "auto");
 
 }  // namespace modsign

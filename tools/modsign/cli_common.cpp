@@ -161,24 +161,39 @@ std::optional<Signer> load_signer(const std::string& key, const std::string& cer
 /// Read and, if compressed, decompress a module; reports and returns nullopt on failure
 /// (the message also goes to `*why` when given).
 std::optional<LoadedModule> read_module(const std::string& path, std::uint64_t max_size, std::string* why) {
-  LoadedModule lm;
   try {
-    lm.stored = read_file(path, std::max<std::uint64_t>(max_size, kMaxModuleSize));
+    return open_module_file(path, modsign::KernelProfile(), OpenOptions{max_size, false});
   } catch (const IoError& e) {
     complain("", e.what());
     if (why) *why = e.what();
+  } catch (const InputError& e) {
+    complain("", e.what());
+    if (why) *why = without_path(path, e.what());
+  }
+  return std::nullopt;
+}
+
+std::string without_path(const std::string& path, const std::string& message) {
+  return message.starts_with(path + ": ") ? message.substr(path.size() + 2) : message;
+}
+
+std::optional<modsign::KernelProfile> public_profile(const std::string& name) {
+  auto p = modsign::KernelProfile::parse(name);
+  if (!p) complain("", "unknown --kernel '" + name + "' (v6.1|v6|v7.0)");
+  return p;
+}
+
+std::optional<modsign::TrustStore> load_trust(const TrustOptions& t, const modsign::KernelProfile& profile) {
+  std::vector<std::string> before;
+  try {
+    auto store = modsign::TrustStore::load({t.keyrings, t.blacklists, t.revoked, t.dbx}, profile, &before);
+    for (const auto& n : store.notes()) complain("", "note: " + n);
+    return store;
+  } catch (const std::runtime_error& e) {  // InputError, IoError
+    for (const auto& n : before) complain("", "note: " + n);
+    complain("", e.what());
     return std::nullopt;
   }
-  auto img = module::open_module(lm.stored, max_size);
-  if (!img) {
-    const auto c = module::detect_compression(lm.stored);
-    const std::string msg = std::string(module::compression_name(c)) + "-compressed module: " + img.error().message;
-    complain(path, msg);
-    if (why) *why = msg;
-    return std::nullopt;
-  }
-  lm.m = std::move(img.value());
-  return lm;
 }
 
 /// "xz (CRC32 check), 12345 bytes stored" for reports.
@@ -195,26 +210,6 @@ nlohmann::json compression_json(const module::ModuleImage& m) {
   j["kernel_can_decompress"] = m.kernel_decompress_problem.empty();
   if (!m.kernel_decompress_problem.empty()) j["kernel_decompress"] = m.kernel_decompress_problem;
   return j;
-}
-
-std::string hash_text(const cms::SignerInfo& si) {
-  return si.digest_algorithm ? std::string(crypto::hash_info(*si.digest_algorithm).name)
-                             : asn1::oid_to_string(si.digest_algorithm_oid);
-}
-
-std::string sig_algo_text(const cms::SignerInfo& si) {
-  if (!si.signature_key_algo) return asn1::oid_to_string(si.signature_algorithm_oid);
-  if (si.signature_key_algo == crypto::KeyAlgo::ecdsa_p256) return "ECDSA";
-  return std::string(crypto::key_algo_name(*si.signature_key_algo));
-}
-
-/// Issuer CN of an issuerAndSerialNumber SignerInfo ("" for SKID), as modinfo shows "signer".
-std::string signer_cn(const cms::SignerInfo& si) {
-  return si.sid_type == cms::SignerIdType::issuer_and_serial ? crypto::name_common_name(si.issuer) : "";
-}
-
-std::string sig_key_text(const cms::SignerInfo& si) {
-  return to_colon_hex(si.sid_type == cms::SignerIdType::issuer_and_serial ? si.serial : si.skid);
 }
 
 // ------------------------------------------------------------------------------ keygen
@@ -237,9 +232,9 @@ std::optional<crypto::HashAlgo> ima_hash_option(const std::string& name, const k
 
 bool load_keyring(const std::vector<std::string>& paths, const kernel::KernelProfile& profile, kernel::Keyring& out) {
   for (const auto& k : paths) {
-    const std::size_t first = out.certificates.size();
+    std::vector<std::string> notes;
     try {
-      if (auto st = out.add_path(k); !st) {
+      if (auto st = kernel::load_keyring_path(out, k, profile, notes); !st) {
         complain("", st.error().message);
         return false;
       }
@@ -247,11 +242,7 @@ bool load_keyring(const std::vector<std::string>& paths, const kernel::KernelPro
       complain("", e.what());
       return false;
     }
-    for (std::size_t i = first; i < out.certificates.size(); ++i)
-      if (auto st = kernel::x509_supported(out.certificates[i], profile); !st)
-        complain("", "note: " + k + " certificate " + std::to_string(i - first + 1) + " is not loaded by a " +
-                         profile.name() + " kernel (" + std::string(errno_name(st.error().code)) + ": " +
-                         st.error().message + ")");
+    for (const auto& n : notes) complain("", "note: " + n);
   }
   return true;
 }
@@ -260,11 +251,6 @@ bool streamable(const std::string& path, std::uint64_t threshold) { return strea
 
 std::optional<crypto::HashAlgo> ima_hash_option(const std::string& name, const KernelProfile& profile) {
   return ima_hash_option(name, *kernel::KernelProfile::parse(profile.name()));
-}
-
-std::optional<KernelProfile> public_profile(const std::string& name) {
-  if (!kernel_profile(name)) return std::nullopt;  // the message
-  return KernelProfile::parse(name);
 }
 
 std::optional<kernel::KernelProfile> kernel_profile(const std::string& name) {

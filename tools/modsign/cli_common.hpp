@@ -15,7 +15,10 @@
 #include "modsign/ima.hpp"
 #include "modsign/profile.hpp"
 #include "module/compression.hpp"
-#include <modsign/sign.hpp>
+#include "modsign/module.hpp"
+#include "modsign/sign.hpp"
+#include "modsign/trust.hpp"
+#include "options.hpp"
 
 namespace CLI { class App; }
 namespace modsign::blacklist { struct Sources; }
@@ -32,10 +35,6 @@ std::optional<crypto::HashAlgo> ima_hash_option(const std::string& name, const k
 
 /// The same for the public KernelProfile (the facade calls).
 std::optional<crypto::HashAlgo> ima_hash_option(const std::string& name, const KernelProfile& profile);
-
-/// modsign::KernelProfile::parse(name) (the facade's profile); on an unknown name, the
-/// message of kernel_profile() below and nullopt (the caller exits kExitUsage).
-std::optional<KernelProfile> public_profile(const std::string& name);
 
 /// kernel::KernelProfile::parse(name); on an unknown name, "modsign: unknown --kernel 'X'
 /// (v6.1|v6|v7.0)" on stderr and nullopt (the caller exits kExitUsage).
@@ -79,11 +78,9 @@ std::optional<std::string> prompt_passphrase(const std::string& path);
 /// returns nullopt on failure; messages never contain key bytes.
 std::optional<Signer> load_signer(const std::string& key, const std::string& cert);
 
-/// A module read from disk: stored bytes and the image the kernel checks.
-struct LoadedModule {
-  Bytes stored;
-  module::ModuleImage m;
-};
+/// A module read from disk: stored bytes and the image the kernel checks (the public
+/// modsign::ModuleFile: path, stored, m).
+using LoadedModule = modsign::ModuleFile;
 /// Read and, if compressed, decompress a module; reports and returns nullopt on failure
 /// (the message also goes to `*why` when given).  (`ima appraise`, for which a stream the
 /// kernel cannot decompress is a prediction, reads through the library instead.)
@@ -95,14 +92,16 @@ bool streamable(const std::string& path, std::uint64_t threshold);
 std::string compression_text(const module::ModuleImage& m);
 /// The "compression" JSON object (null for an uncompressed module).
 nlohmann::json compression_json(const module::ModuleImage& m);
-/// Name of the SignerInfo's digest algorithm (or its OID).
-std::string hash_text(const cms::SignerInfo& si);
-/// modinfo's sig_hashalgo-style name of the signature algorithm (or its OID).
-std::string sig_algo_text(const cms::SignerInfo& si);
-/// Issuer CN of an issuerAndSerialNumber SignerInfo ("" for SKID), as modinfo shows "signer".
-std::string signer_cn(const cms::SignerInfo& si);
-/// modinfo's sig_key: serial (issuerAndSerialNumber) or SKID as colon hex.
-std::string sig_key_text(const cms::SignerInfo& si);
+
+/// modsign::KernelProfile::parse(name); on an unknown name, "modsign: unknown --kernel 'X'
+/// (v6.1|v6|v7.0)" on stderr and nullopt (the caller exits kExitUsage).
+std::optional<modsign::KernelProfile> public_profile(const std::string& name);
+/// modsign::TrustStore::load of the trust options; every note on stderr as "modsign: note:
+/// ..." (on failure, the keyring notes gathered before it), then the error.  nullopt on an
+/// unreadable or malformed file (the caller exits kExitInput).
+std::optional<modsign::TrustStore> load_trust(const TrustOptions& t, const modsign::KernelProfile& profile);
+/// `message` without its leading "<path>: " (InputError messages name the file).
+std::string without_path(const std::string& path, const std::string& message);
 
 /// Trusted certificates (--keyring/--cert of verify, ima appraise and blacklist check) into
 /// `out` with Keyring::add_path.  A certificate the `profile` kernel cannot load

@@ -1,5 +1,7 @@
 // `modsign info`: what modinfo shows about each module's signature (sig_id, signer,
 // sig_key, sig_hashalgo, signature), the SignedData's shape and the kernels that accept it.
+#include <modsign/modsign.hpp>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <iostream>
@@ -10,9 +12,6 @@
 #include <vector>
 
 #include "cli_common.hpp"
-#include "cms/kernel.hpp"
-#include "cms/signed_data.hpp"
-#include "module/module_signature.hpp"
 #include "options.hpp"
 #include "registry.hpp"
 
@@ -23,25 +22,8 @@ namespace {
 struct InfoArgs {
   std::vector<std::string> modules;
   bool json = false;
-  std::uint64_t max_size = module::kDefaultMaxDecompressed;
+  std::uint64_t max_size = kDefaultMaxModuleSize;
 };
-
-/// The kernel profiles whose parser and module usage gate accept the signature (trust in
-/// the signer aside): "v6", "v7.0", "v7.0+waiver".
-nlohmann::json accepted_by(ByteView cms_der, ByteView content) {
-  nlohmann::json out = nlohmann::json::array();
-  auto profiles = std::vector<std::pair<std::string, kernel::KernelProfile>>{
-      {"v6", kernel::KernelProfile::v6()}, {"v7.0", kernel::KernelProfile::v7_0()}};
-  auto waived = kernel::KernelProfile::v7_0();
-  waived.waive_mldsa_authattrs = true;
-  profiles.emplace_back("v7.0+waiver", waived);
-  for (const auto& [name, prof] : profiles) {
-    auto msg = kernel::pkcs7_parse_message(cms_der, prof);
-    if (!msg || !kernel::pkcs7_supply_detached_data(*msg, content)) continue;
-    if (kernel::pkcs7_verify(*msg, kernel::Usage::module, prof)) out.push_back(name);
-  }
-  return out;
-}
 
 /// What modinfo shows about each module's signature, and more.  With --json, line N is
 /// input N: an input that cannot be read or parsed is a line {"path": ..., "error": ...}
@@ -59,50 +41,38 @@ int cmd_info(const InfoArgs& a) {
       failed(why);
       continue;
     }
-    const Bytes& file = lm->m.image;
-    nlohmann::json j{{"path", path}, {"size", file.size()}, {"compressed", compression_json(lm->m)}};
-    if (!module::has_marker(file)) {
-      j["signed"] = false;
-      j["content_length"] = file.size();
+    const std::size_t size = lm->m.image.size();
+    nlohmann::json j{{"path", path}, {"size", size}, {"compressed", compression_json(lm->m)}};
+    SignatureInfo si;
+    try {
+      si = describe_signature(*lm);
+    } catch (const InputError& e) {
+      complain("", e.what());
+      failed(without_path(path, e.what()));
+      continue;
+    } catch (const std::exception& e) {
+      complain(path, std::string("internal error: ") + e.what());
+      failed(std::string("internal error: ") + e.what());
+      continue;
+    }
+    j["signed"] = si.is_signed;
+    if (!si.is_signed) {
+      j["content_length"] = si.content_length;
     } else {
-      auto split = module::split(file);
-      if (!split) {
-        const std::string e = std::string(errno_name(split.error().code)) + ": " + split.error().message;
-        complain(path, e);
-        failed(e);
-        continue;
-      }
-      auto sd = cms::parse(split->cms);
-      if (!sd || sd->signers.empty()) {
-        const std::string e =
-            sd ? "PKCS#7 has no SignerInfo" : std::string(errno_name(sd.error().code)) + ": " + sd.error().message;
-        complain(path, e);
-        failed(e);
-        continue;
-      }
-      const auto& si = sd->signers.front();
-      j["signed"] = true;
-      j["sig_id"] = "PKCS#7";
-      j["signer"] = signer_cn(si);
-      j["sig_key"] = sig_key_text(si);
-      j["sig_hashalgo"] = hash_text(si);
-      j["signature"] = to_colon_hex(si.signature);
-      j["signer_id_type"] = si.sid_type == cms::SignerIdType::issuer_and_serial ? "issuerAndSerialNumber"
-                                                                                : "subjectKeyIdentifier";
-      j["signature_algorithm"] = sig_algo_text(si);
-      j["signed_attrs"] = si.signed_attrs.has_value();
-      j["signer_infos"] = sd->signers.size();
-      j["certificates"] = sd->certificates.size();
-      j["cms_length"] = split->cms.size();
-      j["signature_length"] = si.signature.size();
-      j["content_length"] = split->content.size();
-      try {
-        j["accepted_by"] = accepted_by(split->cms, split->content);
-      } catch (const std::exception& e) {
-        complain(path, std::string("internal error: ") + e.what());
-        failed(std::string("internal error: ") + e.what());
-        continue;
-      }
+      j["sig_id"] = si.sig_id;
+      j["signer"] = si.signer;
+      j["sig_key"] = si.sig_key;
+      j["sig_hashalgo"] = si.sig_hashalgo;
+      j["signature"] = si.signature;
+      j["signer_id_type"] = si.signer_id_type;
+      j["signature_algorithm"] = si.signature_algorithm;
+      j["signed_attrs"] = si.signed_attrs;
+      j["signer_infos"] = si.signer_infos;
+      j["certificates"] = si.certificates;
+      j["cms_length"] = si.cms_length;
+      j["signature_length"] = si.signature_length;
+      j["content_length"] = si.content_length;
+      j["accepted_by"] = si.accepted_by;
     }
     if (a.json) {
       std::cout << dump(j) << "\n";
@@ -112,13 +82,13 @@ int cmd_info(const InfoArgs& a) {
       std::cout << k << ":" << std::string(k.size() < 20 ? 20 - k.size() : 1, ' ') << printable(v) << "\n";
     };
     line("file", path);
-    if (lm->m.compression != module::Compression::none) {
+    if (lm->m.compression != Compression::none) {
       line("compressed", compression_text(lm->m));
       if (!lm->m.kernel_decompress_problem.empty()) line("kernel_decompress", lm->m.kernel_decompress_problem);
     }
     line("signed", j["signed"].get<bool>() ? "yes" : "no");
     if (!j["signed"].get<bool>()) {
-      line("content_length", std::to_string(file.size()));
+      line("content_length", std::to_string(size));
       continue;
     }
     for (const char* k : {"sig_id", "signer", "sig_key", "sig_hashalgo", "signer_id_type", "signature_algorithm"})

@@ -1,5 +1,7 @@
 // `modsign verify`: what a kernel does when loading each module (module_sig_check and
-// the PKCS#7 checks behind it, module/module_sig_check.hpp); a batch over many modules.
+// the PKCS#7 checks behind it: modsign::predict_module_file); a batch over many modules.
+#include <modsign/modsign.hpp>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <filesystem>
@@ -10,10 +12,7 @@
 #include <vector>
 
 #include "batch.hpp"
-#include "blacklist/sources.hpp"
 #include "cli_common.hpp"
-#include "cms/kernel.hpp"
-#include "module/module_sig_check.hpp"
 #include "options.hpp"
 #include "registry.hpp"
 
@@ -24,14 +23,14 @@ namespace {
 struct VerifyArgs {
   TrustOptions trust;
   std::vector<std::string> modules, dirs;
-  std::uint64_t max_size = module::kDefaultMaxDecompressed;
+  std::uint64_t max_size = kDefaultMaxModuleSize;
   std::uint64_t stream_above = std::uint64_t{64} << 20;
   std::string kernel = "v7.0", backend = "auto";
   bool waive = false, enforce = false, lockdown = false, json = false;
   BatchOptions batch;
 };
 
-nlohmann::json signers_json(const std::vector<kernel::SignerSummary>& ss) {
+nlohmann::json signers_json(const std::vector<SignerSummary>& ss) {
   nlohmann::json a = nlohmann::json::array();
   for (const auto& s : ss)
     a.push_back({{"sid", s.sid}, {"digest_algo", s.digest_algo}, {"sig_algo", s.sig_algo}, {"signed_attrs", s.signed_attrs}});
@@ -39,51 +38,41 @@ nlohmann::json signers_json(const std::vector<kernel::SignerSummary>& ss) {
 }
 
 /// One verify line (or JSON object).
-void report_verdict(const VerifyArgs& a, nlohmann::json& j, const std::string& path, const module::LoadVerdict& v,
-                    const module::ModuleImage* m, std::ostream& os) {
-  const KErr shown = v.outcome == module::LoadOutcome::loads ? KErr::none
-                     : v.outcome == module::LoadOutcome::refused ? v.load_errno
-                                                                 : v.sig_errno;
-  const bool compressed = m && m->compression != module::Compression::none;
+void report_verdict(const VerifyArgs& a, nlohmann::json& j, const std::string& path, const Verdict& v, std::ostream& os) {
   if (a.json) {
-    j["outcome"] = module::outcome_name(v.outcome);
-    j["errno"] = errno_name(shown);
+    j["outcome"] = outcome_name(v.outcome);
+    j["errno"] = errno_name(v.err);
     j["reason"] = v.reason;
     j["signers"] = signers_json(v.signers);
-    j["compressed"] = m ? compression_json(*m) : nlohmann::json(nullptr);
+    j["compressed"] = v.compression ? compression_json(*v.compression) : nlohmann::json(nullptr);
     if (!v.log.empty()) j["log"] = v.log;
     os << dump(j) << "\n";
   } else {
-    os << printable(path) << ": " << module::outcome_name(v.outcome) << " (" << errno_name(shown)
-              << "): " << printable(v.reason) << (compressed ? " [" + compression_text(*m) + "]" : std::string()) << "\n";
+    os << printable(path) << ": " << outcome_name(v.outcome) << " (" << errno_name(v.err) << "): " << printable(v.reason)
+       << (v.compression ? " [" + compression_text(*v.compression) + "]" : std::string()) << "\n";
   }
 }
 
 int cmd_verify(const VerifyArgs& a) {
-  auto profile = kernel_profile(a.kernel);
+  auto profile = public_profile(a.kernel);
   if (!profile) return kExitUsage;
-  profile->waive_mldsa_authattrs = a.waive;
-  profile->enforce = a.enforce;
-  profile->lockdown = a.lockdown;
-  if (a.waive && profile->generation != kernel::Generation::v7_0) {
+  profile->set_waive_mldsa_authattrs(a.waive);
+  profile->set_enforce(a.enforce);
+  profile->set_lockdown(a.lockdown);
+  if (a.waive && profile->name() != "v7.0") {
     complain("", "--waive-mldsa-authattrs exists only for --kernel v7.0");
     return kExitUsage;
   }
-  kernel::Keyring keyring;
-  if (!load_keyring(a.trust.keyrings, *profile, keyring)) return kExitInput;
-  {
-    // The .blacklist keyring: tbs: entries and revoked certificates (bin: entries are
-    // IMA's, which module_sig_check does not consult).
-    blacklist::Sources sources;
-    if (!load_blacklist_sources(a.trust.blacklists, a.trust.revoked, a.trust.dbx, *profile, sources)) return kExitInput;
-    keyring.blacklist = std::move(sources.keyring);
-  }
-  const crypto::Backend backend =
-      a.backend == "auto" ? crypto::default_ml_dsa_backend(crypto::MlDsaOp::verify) : backend_of(a.backend);
+  const auto trust = load_trust(a.trust, *profile);
+  if (!trust) return kExitInput;
+  PredictOptions po;
+  po.max_size = a.max_size;
+  po.stream_above = a.stream_above;
+  po.backend = a.backend;
   bool dir_error = false;
   const auto inputs = expand_module_tree(a.modules, a.dirs, &dir_error);
   const auto duplicate = duplicate_of(inputs);
-  // Each module on its own: the keyring and profile are shared read-only by the workers.
+  // Each module on its own: the trust store and profile are shared read-only by the workers.
   auto work = [&](std::size_t i) {
     const std::string& path = inputs[i].path;
     ItemResult r;
@@ -116,48 +105,26 @@ int cmd_verify(const VerifyArgs& a) {
       error_json(t.substr(std::string("skipped: ").size()), "skipped");
       return finish(kExitOk, ItemState::skipped);
     }
-    // Large uncompressed modules: one streaming pass, constant memory.
-    if (streamable(path, a.stream_above)) {
-      module::LoadVerdict v;
-      try {
-        std::error_code ec;
-        r.bytes = std::filesystem::file_size(path, ec);
-        v = module::module_sig_check_file(path, keyring, *profile);
-      } catch (const std::exception& e) {
-        complain(path, e.what());
-        return finish(kExitInput, ItemState::failed);
-      }
-      report_verdict(a, j, path, v, nullptr, os);
-      return v.outcome == module::LoadOutcome::loads ? finish(kExitOk, ItemState::done)
-                                                     : finish(kExitVerdict, ItemState::failed);
-    }
-    std::string why;
-    auto lm = read_module(path, a.max_size, &why);
-    if (!lm) {
-      error_json(why);
+    Verdict v;
+    try {
+      v = predict_module_file(path, *trust, *profile, po);
+    } catch (const IoError& e) {
+      complain("", e.what());
+      error_json(e.what());
+      return finish(kExitInput, ItemState::failed);
+    } catch (const InputError& e) {  // "<path>: <reason>": the reason alone in the JSON
+      complain("", e.what());
+      error_json(without_path(path, e.what()));
+      return finish(kExitInput, ItemState::failed);
+    } catch (const std::exception& e) {  // e.g. out of memory: report this module, go on
+      complain(path, std::string("internal error: ") + e.what());
+      error_json(std::string("internal error: ") + e.what());
       return finish(kExitInput, ItemState::failed);
     }
-    r.bytes = lm->stored.size();
-    const auto& m = lm->m;
-    module::LoadVerdict v;
-    if (!m.kernel_decompress_problem.empty()) {
-      // In-kernel decompression fails before any signature check.
-      v.outcome = module::LoadOutcome::refused;
-      v.load_errno = KErr::einval;
-      v.sig_errno = KErr::einval;
-      v.reason = m.kernel_decompress_problem;
-    } else {
-      try {
-        v = module::module_sig_check(m.image, keyring, *profile, false, backend);
-      } catch (const std::exception& e) {  // e.g. out of memory: report this module, go on
-        complain(path, std::string("internal error: ") + e.what());
-        error_json(std::string("internal error: ") + e.what());
-        return finish(kExitInput, ItemState::failed);
-      }
-    }
-    report_verdict(a, j, path, v, &m, os);
-    return v.outcome == module::LoadOutcome::loads ? finish(kExitOk, ItemState::done)
-                                                   : finish(kExitVerdict, ItemState::failed);
+    std::error_code ec;
+    r.bytes = std::filesystem::file_size(path, ec);
+    report_verdict(a, j, path, v, os);
+    return v.outcome == LoadOutcome::loads ? finish(kExitOk, ItemState::done) : finish(kExitVerdict, ItemState::failed);
   };
   BatchOptions bo = a.batch;
   bo.sync = "none";  // verify writes nothing

@@ -1,0 +1,91 @@
+// modsign — open_module_file() and describe_signature() (include/modsign/module.hpp).
+#include "modsign/module.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include "api/internal.hpp"
+#include "asn1/der.hpp"
+#include "cms/signed_data.hpp"
+#include "common/file.hpp"
+#include "module/decompress.hpp"
+#include "module/module_signature.hpp"
+
+namespace modsign {
+
+namespace {
+
+/// Name of the SignerInfo's digest algorithm (or its OID), as modinfo's sig_hashalgo.
+std::string hash_text(const cms::SignerInfo& si) {
+  return si.digest_algorithm ? std::string(crypto::hash_info(*si.digest_algorithm).name)
+                             : asn1::oid_to_string(si.digest_algorithm_oid);
+}
+
+/// The signature algorithm's name (or its OID).
+std::string sig_algo_text(const cms::SignerInfo& si) {
+  if (!si.signature_key_algo) return asn1::oid_to_string(si.signature_algorithm_oid);
+  if (si.signature_key_algo == crypto::KeyAlgo::ecdsa_p256) return "ECDSA";
+  return std::string(crypto::key_algo_name(*si.signature_key_algo));
+}
+
+/// The profiles whose parser and module usage checks accept the signature.
+std::vector<std::string> accepted_by(ByteView cms_der, ByteView content) {
+  std::vector<std::string> out;
+  auto profiles = std::vector<std::pair<std::string, kernel::KernelProfile>>{
+      {"v6", kernel::KernelProfile::v6()}, {"v7.0", kernel::KernelProfile::v7_0()}};
+  auto waived = kernel::KernelProfile::v7_0();
+  waived.waive_mldsa_authattrs = true;
+  profiles.emplace_back("v7.0+waiver", waived);
+  for (const auto& [name, prof] : profiles) {
+    auto msg = kernel::pkcs7_parse_message(cms_der, prof);
+    if (!msg || !kernel::pkcs7_supply_detached_data(*msg, content)) continue;
+    if (kernel::pkcs7_verify(*msg, kernel::Usage::module, prof)) out.push_back(name);
+  }
+  return out;
+}
+
+}  // namespace
+
+ModuleFile open_module_file(const std::string& path, const KernelProfile& /*profile*/, const OpenOptions& o) {
+  ModuleFile f;
+  f.path = path;
+  f.stored = read_file(path, std::max<std::uint64_t>(o.max_size, kMaxModuleSize));
+  auto img = module::open_module(f.stored, o.max_size, o.keep_bad_stream);
+  if (!img) throw InputError(path + ": " + img.error().message);
+  f.m = std::move(img.value());
+  return f;
+}
+
+SignatureInfo describe_signature(const ModuleFile& mf) {
+  const Bytes& file = mf.m.image;
+  SignatureInfo r;
+  r.image_size = file.size();
+  r.content_length = file.size();
+  if (!module::has_marker(file)) return r;
+  auto split = module::split(file);
+  if (!split)
+    throw InputError(mf.path + ": " + std::string(errno_name(split.error().code)) + ": " + split.error().message);
+  auto sd = cms::parse(split->cms);
+  if (!sd) throw InputError(mf.path + ": " + std::string(errno_name(sd.error().code)) + ": " + sd.error().message);
+  if (sd->signers.empty()) throw InputError(mf.path + ": PKCS#7 has no SignerInfo");
+  const auto& si = sd->signers.front();
+  const bool by_issuer = si.sid_type == cms::SignerIdType::issuer_and_serial;
+  r.is_signed = true;
+  r.sig_id = "PKCS#7";
+  r.signer = by_issuer ? crypto::name_common_name(si.issuer) : "";
+  r.sig_key = to_colon_hex(by_issuer ? si.serial : si.skid);
+  r.sig_hashalgo = hash_text(si);
+  r.signature = to_colon_hex(si.signature);
+  r.signer_id_type = by_issuer ? "issuerAndSerialNumber" : "subjectKeyIdentifier";
+  r.signature_algorithm = sig_algo_text(si);
+  r.signed_attrs = si.signed_attrs.has_value();
+  r.signer_infos = sd->signers.size();
+  r.certificates = sd->certificates.size();
+  r.cms_length = split->cms.size();
+  r.signature_length = si.signature.size();
+  r.content_length = split->content.size();
+  r.accepted_by = accepted_by(split->cms, split->content);
+  return r;
+}
+
+}  // namespace modsign

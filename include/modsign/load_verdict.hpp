@@ -1,0 +1,63 @@
+// modsign — the predicted outcome of loading a module: plain data (kernel/module/signing.c
+// module_sig_check, mod_verify_sig, Linux 7.2.13).  verdict.hpp has the calls that give
+// it; the library's module layer uses the same definitions.
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "modsign/export.hpp"
+#include "modsign/module_image.hpp"
+#include "modsign/result.hpp"
+
+namespace modsign {
+
+/// What init_module does with the module (kernel/module/signing.c module_sig_check).
+enum class LoadOutcome {
+  loads,          ///< signature verified (sig_ok)
+  loads_tainted,  ///< a soft failure (ENODATA, ENOPKG, ENOKEY) without enforcement or
+                  ///< lockdown: TAINT_UNSIGNED_MODULE ('E')
+  refused,        ///< init_module fails with Verdict::load_errno
+};
+/// "loads", "loads-tainted", "refused".
+MODSIGN_API std::string_view outcome_name(LoadOutcome o);
+/// True when `name` is outcome_name(o) (so a verdict compares with "loads").
+inline bool operator==(LoadOutcome o, std::string_view name) { return outcome_name(o) == name; }
+/// Writes outcome_name(o).
+inline std::ostream& operator<<(std::ostream& os, LoadOutcome o) { return os << outcome_name(o); }
+
+/// One SignerInfo of the module's PKCS#7, as the kernel parsed it.
+struct SignerSummary {
+  std::string sid;          ///< "issuer+serial <hex>" or "skid <hex>"
+  std::string digest_algo;  ///< the kernel's hash name ("sha256")
+  std::string sig_algo;     ///< the kernel's pkey_algo ("rsa", "ecdsa", "mldsa65", ...)
+  bool signed_attrs = false;
+};
+
+/// The predicted outcome of loading one module (`modsign verify` prints every field).
+/// Mirrors module_sig_check() in kernel/module/signing.c, Linux 7.2.13.
+struct Verdict {
+  LoadOutcome outcome = LoadOutcome::refused;
+  /// The errno verify shows: none when the module loads, load_errno when it is refused,
+  /// else (loads-tainted) sig_errno.
+  KErr err = KErr::none;
+  /// What mod_verify_sig returned (none = verified; EINVAL for a module the kernel cannot
+  /// decompress, which is never checked).
+  KErr sig_errno = KErr::none;
+  /// What init_module returns: none when it loads; EKEYREJECTED for a soft failure under
+  /// enforce, EPERM under lockdown, else the check's own errno.
+  KErr load_errno = KErr::none;
+  /// The kernel's log wording plus modsign's detail.
+  std::string reason;
+  std::vector<SignerSummary> signers;  ///< every SignerInfo (empty when none was parsed)
+  std::vector<std::string> log;        ///< other kernel log lines (e.g. the authattrs waiver)
+  std::vector<std::string> trusted_by;  ///< CN of the trusted certificate(s) that vouched
+  /// How the module was stored, for a compressed module read into memory (image left
+  /// empty); nullopt for an uncompressed module and for the streaming path.
+  std::optional<ModuleImage> compression;
+};
+
+}  // namespace modsign
