@@ -200,7 +200,7 @@ struct CheckArgs {
 /// .blacklist notes (hash lists, revoked certificates, dbx) first, then the keyring's.
 /// A failure in the blacklist sources is reported before one in the keyring files (the
 /// order the command has always read them in).  Reports and returns nullopt on failure.
-std::optional<TrustStore> load_trust(const TrustOptions& t, const KernelProfile& profile) {
+std::optional<TrustStore> load_check_trust(const TrustOptions& t, const KernelProfile& profile) {
   const TrustSources blacklist_only{{}, t.blacklists, t.revoked, t.dbx};
   auto notes = [](const std::vector<std::string>& ns) {
     for (const auto& n : ns) complain("", "note: " + n);
@@ -236,7 +236,7 @@ int cmd_check(const CheckArgs& a) {
   if (!ih) return kExitUsage;
   profile->set_enforce(a.enforce);
   profile->set_lockdown(a.lockdown);
-  const auto trust = load_trust(a.trust, *profile);
+  const auto trust = load_check_trust(a.trust, *profile);
   if (!trust) return kExitInput;
   int worst = kExitOk;
   for (const auto& path : a.items) {

@@ -32,24 +32,6 @@ struct AppraiseArgs {
   std::uint64_t max_size = std::uint64_t{1} << 30;  // --max-size
 };
 
-/// The .ima keyring and blacklist, with the CLI's notes on stderr (keyring notes first,
-/// also when a later file fails).  nullopt after reporting a failure.
-std::optional<TrustStore> load_trust(const TrustOptions& t, const KernelProfile& profile) {
-  std::vector<std::string> before;
-  try {
-    TrustStore store = TrustStore::load(TrustSources{t.keyrings, t.blacklists, t.revoked, t.dbx}, profile, &before);
-    for (const auto& n : store.notes()) complain("", "note: " + n);
-    return store;
-  } catch (const IoError& e) {
-    for (const auto& n : before) complain("", "note: " + n);
-    complain("", e.what());
-  } catch (const InputError& e) {
-    for (const auto& n : before) complain("", "note: " + n);
-    complain("", e.what());
-  }
-  return std::nullopt;
-}
-
 int cmd_appraise(const AppraiseArgs& a) {
   auto profile = public_profile(a.kernel);
   if (!profile) return kExitUsage;
