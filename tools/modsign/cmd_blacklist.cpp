@@ -207,7 +207,7 @@ std::optional<TrustStore> load_check_trust(const TrustOptions& t, const KernelPr
   };
   std::vector<std::string> before;
   try {
-    TrustStore s = TrustStore::load(TrustSources{t.keyrings, t.blacklists, t.revoked, t.dbx}, profile, &before);
+    TrustStore s = TrustStore::load(TrustSources{t.keyrings, t.blacklists, t.revoked, t.dbx, t.strict}, profile, &before);
     notes(s.blacklist_notes());
     notes(s.keyring_notes());
     return s;
