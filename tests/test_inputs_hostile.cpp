@@ -57,6 +57,12 @@ class HostileInputs : public Cli {
     fs::copy_file(key("rsa.crt"), kr + "/a.crt");
     return kr;
   }
+  // A zstd frame header with nothing after it.
+  std::string truncated_zst() {
+    const std::string p = d_ / "trunc.ko.zst";
+    test::spit(p, Bytes{0x28, 0xb5, 0x2f, 0xfd, 0x04, 0x58});
+    return p;
+  }
 };
 
 // 1. verify: no MODULE and no -r is a usage error, as for sign (exit 0 would say that
@@ -192,6 +198,30 @@ TEST_F(HostileInputs, DamagedCertificateInKeyringDirectoryIsAnError) {
     EXPECT_EQ(r.err.rfind("modsign: " + kr + "/z.der: malformed certificate: ", 0), 0u) << r.err;
     EXPECT_EQ(lines_of(r.err).size(), 1u) << r.err;
   }
+}
+
+// 4. digest's text message for a broken compressed stream is the same as info's and
+// verify's, "zstd-compressed module:" included (info --json's "error" is that message
+// without the path).
+TEST_F(HostileInputs, ErrorTextsNameThePathOnce) {
+  const std::string missing = d_ / "nosuch.ko";
+  const std::string zst = truncated_zst();
+  auto r = test::run(M() + " info --json " + q(missing) + " " + q(zst));
+  EXPECT_EQ(r.status, 3);
+  const auto out = lines_of(r.out);
+  ASSERT_EQ(out.size(), 2u) << r.out;
+  const auto j0 = nlohmann::json::parse(out[0]), j1 = nlohmann::json::parse(out[1]);
+  EXPECT_EQ(j0["path"], missing);
+  EXPECT_EQ(j1["path"], zst);
+  EXPECT_EQ(j1["error"].get<std::string>().rfind("zstd-compressed module: ", 0), 0u) << j1;
+  const std::string info_err = test::run(M() + " info " + q(zst)).err;
+  EXPECT_EQ(info_err, "modsign: " + zst + ": " + j1["error"].get<std::string>() + "\n");
+  const auto d = test::run(M() + " digest " + q(zst));
+  EXPECT_EQ(d.status, 3);
+  EXPECT_EQ(d.err, info_err);
+  const auto v = test::run(M() + " verify " + q(zst));
+  EXPECT_EQ(v.status, 3);
+  EXPECT_EQ(v.err, info_err);
 }
 
 }  // namespace
