@@ -200,6 +200,60 @@ TEST_F(HostileInputs, DamagedCertificateInKeyringDirectoryIsAnError) {
   }
 }
 
+// 3. digest --json: one line per input, in input order; an input without a result is
+// {"path", "error"} as in info --json, the error without the path.
+TEST_F(HostileInputs, DigestJsonHasOneLinePerInput) {
+  const std::string a = module("a.ko");
+  const std::string missing = d_ / "nosuch.ko";
+  const std::string zst = truncated_zst();
+  auto r = test::run(M() + " digest --json " + q(a) + " " + q(missing) + " " + q(zst));
+  EXPECT_EQ(r.status, 3);
+  const auto out = lines_of(r.out);
+  ASSERT_EQ(out.size(), 3u) << r.out;
+  const auto j0 = nlohmann::json::parse(out[0]), j1 = nlohmann::json::parse(out[1]), j2 = nlohmann::json::parse(out[2]);
+  EXPECT_EQ(j0["path"], a);
+  EXPECT_EQ(j0["signed"], false);
+  EXPECT_EQ(j1, nlohmann::json({{"path", missing}, {"error", "No such file or directory"}}));
+  EXPECT_EQ(j2["path"], zst);
+  ASSERT_TRUE(j2["error"].is_string());
+  EXPECT_EQ(j2["error"].get<std::string>().rfind("zstd-compressed module: ", 0), 0u) << j2;
+  EXPECT_EQ(j2.size(), 2u);
+  const auto err = lines_of(r.err);
+  ASSERT_EQ(err.size(), 2u) << r.err;
+  EXPECT_EQ(err[0], "modsign: " + missing + ": No such file or directory");
+  EXPECT_EQ(err[1], "modsign: " + zst + ": " + j2["error"].get<std::string>());
+}
+
+// ima template --json: the one FILE gets its line even without a result.
+TEST_F(HostileInputs, ImaTemplateJsonWritesAnErrorLine) {
+  const std::string missing = d_ / "nosuch.ko";
+  auto r = test::run(M() + " ima template --json " + q(missing));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.out, nlohmann::json({{"path", missing}, {"error", "No such file or directory"}}).dump() + "\n");
+  EXPECT_EQ(r.err, "modsign: " + missing + ": No such file or directory\n");
+  r = test::run(M() + " ima template --json " + q(module("a.ko")));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(lines_of(r.out).size(), 1u);
+  EXPECT_EQ(nlohmann::json::parse(r.out)["template"], "ima-modsig");
+}
+
+// blacklist entry --json: every ITEM has a line, in input order.
+TEST_F(HostileInputs, BlacklistEntryJsonHasALinePerInput) {
+  const std::string a = module("a.ko");
+  const std::string missing = d_ / "nosuch.ko";
+  const std::string zst = truncated_zst();
+  auto r = test::run(M() + " blacklist entry --json " + q(missing) + " " + q(a) + " " + q(zst));
+  EXPECT_EQ(r.status, 3);
+  const auto out = lines_of(r.out);
+  ASSERT_EQ(out.size(), 3u) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(out[0]), nlohmann::json({{"path", missing}, {"error", "No such file or directory"}}));
+  EXPECT_EQ(nlohmann::json::parse(out[1])["path"], a);
+  EXPECT_EQ(nlohmann::json::parse(out[1])["kind"], "module");
+  const auto j2 = nlohmann::json::parse(out[2]);
+  EXPECT_EQ(j2["path"], zst);
+  EXPECT_EQ(j2["error"].get<std::string>().rfind("zstd-compressed module: ", 0), 0u) << j2;
+}
+
 // 4. digest's text message for a broken compressed stream is the same as info's and
 // verify's, "zstd-compressed module:" included (info --json's "error" is that message
 // without the path).

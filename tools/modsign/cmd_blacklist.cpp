@@ -105,6 +105,7 @@ int cmd_entry(const EntryArgs& a) {
       items = blacklist_entries_for_file(path, *profile, a.ima_hash, a.max_size);
     } catch (const std::runtime_error& e) {  // IoError, InputError
       complain("", e.what());
+      if (a.json) std::cout << dump({{"path", path}, {"error", without_path(path, e.what())}}) << "\n";
       worst = std::max(worst, kExitInput);
       continue;
     }
