@@ -9,6 +9,7 @@
 
 #include <modsign/blacklist.hpp>
 #include <modsign/dbx.hpp>
+#include <modsign/output.hpp>
 
 #include "cli_common.hpp"
 #include "options.hpp"
