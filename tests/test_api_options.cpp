@@ -6,6 +6,8 @@
 
 #include <sys/stat.h>
 
+#include <regex>
+
 #include <modsign/modsign.hpp>
 
 #include "test_support.hpp"
@@ -104,4 +106,14 @@ TEST(ApiOptions, WholeFileReadAndAtomicWrite) {
   }
   EXPECT_EQ(kMaxModuleSize, std::uint64_t{1} << 30);
   EXPECT_EQ(kMaxSmallFileSize, std::uint64_t{16} << 20);
+}
+
+// The OpenSSL and Botan lines of `modsign --version` come from the library.
+TEST(ApiOptions, CryptoLibraryVersions) {
+  const std::string v = crypto_library_versions();
+  EXPECT_TRUE(std::regex_match(v, std::regex("OpenSSL [0-9]+\\.[0-9]+\\.[0-9]+[^\n]*\nBotan [0-9]+\\.[0-9]+\\.[0-9]+")))
+      << v;
+  const auto cli = test::run(test::modsign_cli() + " --version");
+  EXPECT_EQ(cli.status, 0);
+  EXPECT_EQ(cli.out.rfind(std::string("modsign ") + version() + "\n" + v + "\n", 0), 0u) << cli.out;
 }
