@@ -81,4 +81,10 @@ done
 # The installed CLI agrees.
 "$prefix/bin/modsign" verify --cert "$tmp/cert.pem" "$tmp/make/m.ko" >"$tmp/verify.log" 2>&1 ||
   { cat "$tmp/verify.log" >&2; fail "installed modsign verify failed"; }
+# The installed man pages (built when go-md2man is found): modsign-extract is a page of its own.
+if [ -d "$prefix/share/man/man1" ] && command -v man >/dev/null; then
+  [ -f "$prefix/share/man/man1/modsign-extract.1" ] || fail "modsign-extract.1 not installed"
+  out=$(MANWIDTH=80 man -M "$prefix/share/man" modsign-extract 2>"$tmp/man.log") || fail "man -M PREFIX/share/man modsign-extract: $out"
+  printf '%s\n' "$out" | head -n 1 | grep -q '^MODSIGN-EXTRACT(1) ' || fail "man modsign-extract: $(printf '%s\n' "$out" | head -n 3)"
+fi
 echo "consumer: find_package, pkg-config and pkg-config --static builds sign and predict as expected"
