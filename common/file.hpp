@@ -12,20 +12,9 @@
 #include <vector>
 
 #include "common/result.hpp"
-#include "modsign/output.hpp"
+#include "modsign/output.hpp"  // kMaxModuleSize, kMaxSmallFileSize, read_file, write_file_atomic
 
 namespace modsign {
-
-/// Largest module modsign reads (1 GiB): the kernel's own limit for a module image is far
-/// smaller, and a bigger input is refused before it is read.
-inline constexpr std::uint64_t kMaxModuleSize = std::uint64_t{1} << 30;
-/// Largest key, certificate or keyring file (16 MiB).
-inline constexpr std::uint64_t kMaxSmallFileSize = std::uint64_t{16} << 20;
-
-/// Read a whole regular file of at most `max_size` bytes.  Throws IoError
-/// "<path>: <reason>" when it cannot be opened or read, is not a regular file (directory,
-/// FIFO, device, socket) or is larger than `max_size`.
-Bytes read_file(const std::string& path, std::uint64_t max_size = kMaxModuleSize);
 
 /// A regular file opened for positioned reads (pread), for streaming large inputs.
 class FileReader {
@@ -150,14 +139,5 @@ class CommitBatch {
 /// and no `.modsign.XXXXXX` file stays behind.  Not async-signal-safe (takes a mutex);
 /// call it from a normal thread (sigwait), never from a signal handler.
 void remove_temporary_files_and_freeze();
-
-/// Write `data` to `path` atomically: a temporary file in the same directory (mode
-/// `mode`; or, when `path` exists and `keep_mode`, its mode, owner and group), fsync,
-/// rename.  A symbolic link at `path` is followed and its target replaced.  An existing
-/// `path` that is not a regular file (device, FIFO, socket, directory) is refused.  On any
-/// failure the temporary file is removed and `path` is untouched.  A file with other hard
-/// links keeps its old content under those names (rename replaces this name only).
-/// Throws IoError naming the file.
-void write_file_atomic(const std::string& path, ByteView data, unsigned mode = 0644, bool keep_mode = true);
 
 }  // namespace modsign

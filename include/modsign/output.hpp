@@ -1,19 +1,45 @@
-// modsign — durability of the files the library writes (signed modules, .p7s files, keys):
-// each output is written to a temporary file in the target's directory and renamed into
+// modsign — whole-file reads and atomic writes, and the durability of the files the library
+// writes (signed modules, .p7s files, keys): each output is written to a temporary file in the target's directory and renamed into
 // place, so that a target is always either its old or its new content.  An OutputBatch
 // lets many outputs share the cost of fsync (background committer threads), and
 // CleanupOnSignal removes the temporaries when the process is interrupted.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "modsign/export.hpp"
+#include "modsign/result.hpp"
 
 namespace modsign {
+
+// ---- whole files -------------------------------------------------------------------------
+
+/// Largest module modsign reads (1 GiB): the kernel's own limit for a module image is far
+/// smaller, and a bigger input is refused before it is read.
+inline constexpr std::uint64_t kMaxModuleSize = std::uint64_t{1} << 30;
+/// Largest key, certificate or keyring file (16 MiB).
+inline constexpr std::uint64_t kMaxSmallFileSize = std::uint64_t{16} << 20;
+
+/// Read a whole regular file of at most `max_size` bytes.  Throws IoError
+/// "<path>: <reason>" when it cannot be opened or read, is not a regular file (directory,
+/// FIFO, device, socket) or is larger than `max_size`.
+MODSIGN_API Bytes read_file(const std::string& path, std::uint64_t max_size = kMaxModuleSize);
+
+/// Write `data` to `path` atomically: a temporary file in the same directory (mode
+/// `mode`; or, when `path` exists and `keep_mode`, its mode, owner and group), fsync,
+/// rename.  A symbolic link at `path` is followed and its target replaced.  An existing
+/// `path` that is not a regular file (device, FIFO, socket, directory) is refused.  On any
+/// failure the temporary file is removed and `path` is untouched.  A file with other hard
+/// links keeps its old content under those names (rename replaces this name only).
+/// Throws IoError naming the file.
+MODSIGN_API void write_file_atomic(const std::string& path, ByteView data, unsigned mode = 0644, bool keep_mode = true);
+
+// ---- durability --------------------------------------------------------------------------
 
 /// How an output is made durable before it replaces its target.
 enum class SyncPolicy {
