@@ -34,7 +34,7 @@ TrustStore TrustStore::load(const TrustSources& src, const KernelProfile& profil
   } guard{pending, impl->keyring_notes};
   // 1. .builtin_trusted_keys / .secondary_trusted_keys.
   for (const auto& k : src.keyrings)
-    if (auto st = kernel::load_keyring_path(impl->keyring, k, kp, impl->keyring_notes); !st)
+    if (auto st = kernel::load_keyring_path(impl->keyring, k, kp, impl->keyring_notes, src.strict); !st)
       throw InputError(st.error().message);
   blacklist::Sources& bl = impl->sources;
   // 2. blacklist_init(): CONFIG_SYSTEM_BLACKLIST_HASH_LIST (device_initcall).

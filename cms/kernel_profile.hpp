@@ -66,7 +66,15 @@ struct Keyring {
   /// Add every certificate in `path`: a PEM bundle or DER file, or every regular file in a
   /// directory (non-recursive, sorted by name).  Errors: EBADMSG for a file holding no
   /// or a malformed certificate (message names the file).  Throws IoError if unreadable.
-  Status add_path(const std::string& path);
+  /// In a directory, an entry that is not a certificate file is skipped as the kernel's
+  /// certificate loaders skip what they cannot parse (see add_path in system_keyring.cpp):
+  /// a FIFO, socket, device, subdirectory, dangling or looping symbolic link, or a regular
+  /// file that is empty or holds neither DER (first byte 0x30) nor a PEM CERTIFICATE
+  /// block.  Each gets "<dir>/<entry>: skipped: <why> (not a certificate)" in `*skipped`
+  /// (when given); with `strict` it is an error instead, EBADMSG "<dir>/<entry>: <why>
+  /// (not a certificate)".  A file that claims to be a certificate (DER, or a PEM
+  /// CERTIFICATE block) but does not parse stays an error in both modes.
+  Status add_path(const std::string& path, bool strict = false, std::vector<std::string>* skipped = nullptr);
 };
 
 }  // namespace modsign::kernel

@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <string_view>
+
+#include "common/file.hpp"
 
 #include "cms/pkcs7_trust.hpp"
 #include "cms/pkcs7_verify.hpp"
@@ -12,18 +15,73 @@
 namespace modsign::kernel {
 
 // Keyring loading from files is modsign's own: the kernel fills .builtin_trusted_keys from
-// the certificates built into it (load_certificate_list, certs/common.c).
-Status Keyring::add_path(const std::string& path) {
+// the certificates built into it (load_certificate_list, certs/common.c).  What a
+// directory entry that is not a certificate gets follows the kernel's loaders, which skip
+// what they cannot parse (x509_load_certificate_list: "Problem loading in-kernel X.509
+// certificate", then the next one): it is skipped with a note, or refused when strict.
+namespace {
+
+/// Why the directory entry `e` is not a certificate file ("" = it is a regular file).
+std::string not_a_file(const std::filesystem::directory_entry& e) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status link = e.symlink_status(ec);
+  if (ec) throw IoError(e.path().string() + ": " + ec.message());
+  const bool is_link = fs::is_symlink(link);
+  const fs::file_status st = e.status(ec);
+  if (ec && ec == std::errc::too_many_symbolic_link_levels) return "symbolic link loop";
+  if (st.type() == fs::file_type::not_found) return is_link ? "dangling symbolic link" : "no longer exists";
+  if (ec) throw IoError(e.path().string() + ": " + ec.message());
+  switch (st.type()) {
+    case fs::file_type::regular: return "";
+    case fs::file_type::directory: return "subdirectory";  // keyring directories are not searched recursively
+    case fs::file_type::fifo: return "FIFO";
+    case fs::file_type::socket: return "socket";
+    case fs::file_type::character: return "character device";
+    case fs::file_type::block: return "block device";
+    default: return "not a regular file";
+  }
+}
+
+/// Why the bytes of a regular file are not a certificate ("" = they claim to be one: DER,
+/// whose first byte is a SEQUENCE tag, or a PEM CERTIFICATE / X509 CERTIFICATE block).
+std::string not_a_certificate(ByteView in) {
+  if (in.empty()) return "empty file";
+  if (in[0] == 0x30) return "";
+  const std::string_view text(reinterpret_cast<const char*>(in.data()), in.size());
+  for (const char* armour : {"-----BEGIN CERTIFICATE-----", "-----BEGIN X509 CERTIFICATE-----"})
+    if (text.find(armour) != std::string_view::npos) return "";
+  return "neither DER nor a PEM CERTIFICATE block";
+}
+
+}  // namespace
+
+Status Keyring::add_path(const std::string& path, bool strict, std::vector<std::string>* skipped) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
-    std::vector<std::string> files;
-    for (const auto& e : std::filesystem::directory_iterator(path, ec))
-      if (e.is_regular_file()) files.push_back(e.path().string());
+    std::vector<std::filesystem::directory_entry> entries;
+    for (const auto& e : std::filesystem::directory_iterator(path, ec)) entries.push_back(e);
     if (ec) throw IoError(path + ": " + ec.message());
-    std::sort(files.begin(), files.end());
-    for (const auto& f : files) {
-      auto st = add_path(f);
-      if (!st) return st;
+    std::sort(entries.begin(), entries.end());
+    auto skip = [&](const std::string& entry, const std::string& why) -> Status {
+      if (strict) return make_error(KErr::ebadmsg, entry + ": " + why + " (not a certificate)");
+      if (skipped) skipped->push_back(entry + ": skipped: " + why + " (not a certificate)");
+      return ok_status();
+    };
+    for (const auto& e : entries) {
+      const std::string f = e.path().string();
+      if (const std::string why = not_a_file(e); !why.empty()) {
+        if (auto st = skip(f, why); !st) return st;
+        continue;
+      }
+      const Bytes bytes = read_file(f, kMaxSmallFileSize);
+      if (const std::string why = not_a_certificate(bytes); !why.empty()) {
+        if (auto st = skip(f, why); !st) return st;
+        continue;
+      }
+      auto certs = crypto::Certificate::from_bytes(bytes);
+      if (!certs) return make_error(certs.error().code, f + ": " + certs.error().message);
+      for (auto& c : certs.value()) certificates.push_back(std::move(c));
     }
     return ok_status();
   }
@@ -34,9 +92,9 @@ Status Keyring::add_path(const std::string& path) {
 }
 
 Status load_keyring_path(Keyring& out, const std::string& path, const KernelProfile& profile,
-                         std::vector<std::string>& notes) {
+                         std::vector<std::string>& notes, bool strict) {
   const std::size_t first = out.certificates.size();
-  if (auto st = out.add_path(path); !st) return st;
+  if (auto st = out.add_path(path, strict, &notes); !st) return st;
   for (std::size_t i = first; i < out.certificates.size(); ++i)
     if (auto n = x509_unloadable_note(out.certificates[i], profile, path + " certificate " + std::to_string(i - first + 1)))
       notes.push_back(std::move(*n));

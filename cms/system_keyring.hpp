@@ -20,10 +20,12 @@ namespace modsign::kernel {
 /// `profile` cannot parse (x509_supported) stays in `out` — verify_with() leaves it out of
 /// the trust step, which gives the kernel's verdicts — and gets a note in `notes`:
 /// "<path> certificate <n> is not loaded by a <profile> kernel (<ERRNO>: <reason>)", n
-/// counting from 1 over every certificate `path` adds.  Errors: add_path's (EBADMSG,
+/// counting from 1 over every certificate `path` adds.  A directory entry that is not a
+/// certificate file is skipped with add_path's note "<dir>/<entry>: skipped: <why> (not a
+/// certificate)" in `notes`, or is an error when `strict`.  Errors: add_path's (EBADMSG,
 /// message "<file>: <reason>"); throws IoError if unreadable.
 Status load_keyring_path(Keyring& out, const std::string& path, const KernelProfile& profile,
-                         std::vector<std::string>& notes);
+                         std::vector<std::string>& notes, bool strict = false);
 
 /// Summary of one SignerInfo, for reports: public data (include/modsign/verdict.hpp).
 using SignerSummary = modsign::SignerSummary;

@@ -21,7 +21,11 @@ namespace modsign {
 struct TrustSources {
   /// Trusted certificates: PEM files (every CERTIFICATE block; other blocks are skipped),
   /// DER certificate files, or directories (each regular file, sorted by name, not
-  /// recursive).  `modsign verify --keyring/--cert`.
+  /// recursive).  `modsign verify --keyring/--cert`.  In a directory, an entry that is
+  /// not a certificate file (FIFO, socket, device, subdirectory, dangling or looping
+  /// symbolic link, an empty file or one holding neither DER nor a PEM CERTIFICATE
+  /// block) is skipped, as the kernel's loaders skip what they cannot parse, with the
+  /// note "<dir>/<entry>: skipped: <why> (not a certificate)"; see `strict`.
   std::vector<std::string> keyrings;
   /// CONFIG_SYSTEM_BLACKLIST_HASH_LIST files ("bin:<hex>", "tbs:<hex>" strings, comma
   /// separated); each must pass `modsign blacklist lint`.  `--blacklist`.
@@ -31,6 +35,11 @@ struct TrustSources {
   /// EFI dbx or MokListXRT contents: a bare EFI_SIGNATURE_LIST sequence, an efivarfs copy
   /// (4-byte attributes first) or a time-based authenticated (auth-2) payload.  `--dbx`.
   std::vector<std::string> dbx;
+  /// Refuse, instead of skipping, a keyring directory entry that is not a certificate
+  /// file: InputError "<dir>/<entry>: <why> (not a certificate)".  A file that claims to
+  /// be a certificate (DER, or a PEM CERTIFICATE block) but does not parse is an error
+  /// either way.  `--strict`.
+  bool strict = false;
 };
 
 /// Where a .blacklist key came from: `file` as given in TrustSources, `where` inside it
@@ -52,7 +61,8 @@ struct RevokedCertificate {
 class MODSIGN_API TrustStore {
  public:
   /// Load `sources` as the kernel of `profile` loads them:
-  ///  1. every keyring file, in order.  A certificate the profile's kernel cannot parse
+  ///  1. every keyring file, in order (a directory's non-certificate entries skipped
+  ///     with a note, or refused under TrustSources::strict).  A certificate the profile's kernel cannot parse
   ///     (x509_cert_parse: ML-DSA before 7.0, SHA-3 signatures before 6.7: ENOPKG) stays
   ///     in the store, as a keyring without it gives the same verdicts, with the note
   ///     "<file> certificate <n> is not loaded by a <profile> kernel (<ERRNO>: <reason>)"
@@ -67,7 +77,8 @@ class MODSIGN_API TrustStore {
   ///     blacklist/keyring_handler ("<file> list 1 entry 1 (EFI_CERT_X509) is not loaded
   ///     by a v6 kernel (ENOPKG: ...)", never-matching tbs: entries, ...).
   /// Throws IoError when a file or directory cannot be read; InputError for bad content:
-  ///   keyrings  "<file>: <reason>" (no certificate, malformed certificate);
+  ///   keyrings  "<file>: <reason>" (no certificate, malformed certificate; under strict,
+  ///             "<dir>/<entry>: <why> (not a certificate)");
   ///   blacklists "<file>:<line>:<column>: <problem> (awk: ...) (run modsign blacklist lint)";
   ///   revoked   "<file>: <reason>";
   ///   dbx       "<file>: EBADMSG: <reason>" (a container or EFI_SIGNATURE_LIST error).

@@ -172,7 +172,7 @@ bool set_waive_option(modsign::KernelProfile& profile, bool on) {
 std::optional<modsign::TrustStore> load_trust(const TrustOptions& t, const modsign::KernelProfile& profile) {
   std::vector<std::string> before;
   try {
-    auto store = modsign::TrustStore::load({t.keyrings, t.blacklists, t.revoked, t.dbx}, profile, &before);
+    auto store = modsign::TrustStore::load({t.keyrings, t.blacklists, t.revoked, t.dbx, t.strict}, profile, &before);
     for (const auto& n : store.notes()) complain("", "note: " + n);
     return store;
   } catch (const std::runtime_error& e) {  // InputError, IoError

@@ -106,6 +106,7 @@ int cmd_entry(const EntryArgs& a) {
       items = blacklist_entries_for_file(path, *profile, a.ima_hash, a.max_size);
     } catch (const std::runtime_error& e) {  // IoError, InputError
       complain("", e.what());
+      if (a.json) std::cout << dump({{"path", path}, {"error", without_path(path, e.what())}}) << "\n";
       worst = std::max(worst, kExitInput);
       continue;
     }
@@ -208,7 +209,7 @@ std::optional<TrustStore> load_check_trust(const TrustOptions& t, const KernelPr
   };
   std::vector<std::string> before;
   try {
-    TrustStore s = TrustStore::load(TrustSources{t.keyrings, t.blacklists, t.revoked, t.dbx}, profile, &before);
+    TrustStore s = TrustStore::load(TrustSources{t.keyrings, t.blacklists, t.revoked, t.dbx, t.strict}, profile, &before);
     notes(s.blacklist_notes());
     notes(s.keyring_notes());
     return s;

@@ -43,8 +43,9 @@ int cmd_digest(const DigestArgs& a) {
     } catch (const InputError& e) {
       failed = e.what();
     }
-    if (!view) {
+    if (!view) {  // with --json, line N stays input N, as info --json
       complain("", failed);
+      if (a.json) std::cout << dump({{"path", path}, {"error", without_path(path, failed)}}) << "\n";
       worst = std::max(worst, kExitInput);
       continue;
     }

@@ -104,13 +104,16 @@ int cmd_ima_template(const ImaArgs& a) {
     e = ima_template_file(a.template_name, a.file, a.path, *profile, {a.ima_hash, a.side});
   } catch (const IoError& err) {
     complain("", err.what());
+    if (a.json) std::cout << dump({{"path", a.file}, {"error", without_path(a.file, err.what())}}) << "\n";
     return kExitInput;
   } catch (const UsageError& err) {  // an unknown template
     complain(a.file, std::string("EINVAL: ") + err.what());
     return kExitUsage;
   }
-  if (!e) {
-    complain(a.file, std::string(errno_name(e.error().code)) + ": " + e.error().message);
+  if (!e) {  // with --json a line for the input too, as info --json
+    const std::string why = std::string(errno_name(e.error().code)) + ": " + e.error().message;
+    complain(a.file, why);
+    if (a.json) std::cout << dump({{"path", a.file}, {"error", why}}) << "\n";
     return kExitVerdict;
   }
   if (a.json) {

@@ -54,6 +54,10 @@ void report_verdict(const VerifyArgs& a, nlohmann::json& j, const std::string& p
 }
 
 int cmd_verify(const VerifyArgs& a) {
+  if (a.modules.empty() && a.dirs.empty()) {  // exit 0 would claim that every module loads
+    complain("", "no modules given (MODULE... or -r DIR)");
+    return kExitUsage;
+  }
   auto profile = public_profile(a.kernel);
   if (!profile) return kExitUsage;
   if (!set_waive_option(*profile, a.waive)) return kExitUsage;

@@ -22,6 +22,9 @@ void add_trust_options(CLI::App* cmd, TrustOptions& t) {
                   "UEFI dbx / MokListXRT file (EFI_SIGNATURE_LISTs; esl, efivarfs or auth-2): its EFI_CERT_X509 "
                   "entries are revoked keys; repeatable")
       ->allow_extra_args(false);
+  cmd->add_flag("--strict", t.strict,
+                "a --keyring directory entry that is not a certificate file (FIFO, subdirectory, dangling "
+                "symlink, text) is an error instead of being skipped with a note");
 }
 
 void add_kernel_option(CLI::App* cmd, std::string& profile, const std::string& what) {

@@ -17,9 +17,11 @@ namespace modsign::cli {
 
 /// Where a command reads trust from: --keyring (alias --cert: trusted certificates, PEM
 /// bundle, DER file or directory), --blacklist (alias --list: hash-list files), --revoked
-/// (revoked certificates), --dbx (UEFI dbx / MokListXRT files); each repeatable.
+/// (revoked certificates), --dbx (UEFI dbx / MokListXRT files); each repeatable; --strict
+/// (a --keyring directory entry that is not a certificate file is an error, not skipped).
 struct TrustOptions {
   std::vector<std::string> keyrings, blacklists, revoked, dbx;
+  bool strict = false;
 };
 /// Adds the trust group (verify, ima appraise, blacklist check).
 void add_trust_options(CLI::App* cmd, TrustOptions& t);
