@@ -9,6 +9,7 @@
 #include <mutex>
 #include <thread>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/result.hpp"
@@ -150,6 +151,25 @@ class CommitBatch {
 /// and no `.modsign.XXXXXX` file stays behind.  Not async-signal-safe (takes a mutex);
 /// call it from a normal thread (sigwait), never from a signal handler.
 void remove_temporary_files_and_freeze();
+
+/// A file an operation reads and so must never replace: `role` is how messages name it
+/// ("the private key", "the certificate", "the input").
+struct KeptFile {
+  std::string path;
+  std::string role;
+};
+
+/// Refuses `out` as an output when it is one of `kept` or holds a private key.  Identity is
+/// st_dev + st_ino after following symbolic links when both exist, else the
+/// std::filesystem::weakly_canonical paths (an output that does not exist yet).  Throws
+/// IoError "OUT: is the same file as ROLE PATH; refusing to overwrite it", or, for an
+/// existing regular file of at most kMaxSmallFileSize bytes with a PEM "-----BEGIN
+/// ...PRIVATE KEY-----" line, "OUT: holds a private key; refusing to overwrite it".
+/// Call it for every output before anything is written.
+void refuse_output_over(const std::string& out, const std::vector<KeptFile>& kept);
+
+/// True when `a` and `b` name the same file (the identity of refuse_output_over()).
+bool same_file(const std::string& a, const std::string& b);
 
 /// Write `data` to `path` atomically: a temporary file in the same directory (mode
 /// `mode`; or, when `path` exists and `keep_mode`, its mode, owner and group), fsync,
