@@ -12,6 +12,7 @@
 #include "common/file.hpp"
 #include "digest/ima.hpp"
 #include "digest/ima_appraise.hpp"
+#include "digest/ima_main.hpp"
 
 namespace modsign {
 
@@ -49,6 +50,14 @@ Result<TemplateEntry> ima_template(const std::string& template_name, const std::
     throw UsageError("unknown template '" + template_name + "' (ima-ng, ima-sig, ima-modsig)");
   return digest::ima_template(template_name, recorded_path, file, security_ima, api::to_kernel(profile),
                               hash_named(options.ima_hash, "IMA hash"), options.side_sha256);
+}
+
+std::string ima_hash_setup(std::string_view name, const KernelProfile& profile) {
+  return std::string(crypto::hash_info(digest::ima_hash_setup(name, api::to_kernel(profile))).name);
+}
+
+TemplateEntry ima_buffer_template(const std::string& event_name, ByteView buf, const std::string& ima_hash) {
+  return digest::ima_buffer_template(event_name, buf, hash_named(ima_hash, "IMA hash"));
 }
 
 Result<TemplateEntry> ima_template_file(const std::string& template_name, const std::string& path,

@@ -13,6 +13,12 @@ std::optional<KernelProfile> KernelProfile::parse(std::string_view name) {
 
 std::string KernelProfile::name() const { return generation_; }
 
+void KernelProfile::set_waive_mldsa_authattrs(bool on) {
+  if (on && !kernel::KernelProfile::parse(generation_)->has_mldsa_authattrs_waiver())
+    throw UsageError("--waive-mldsa-authattrs exists only for --kernel v7.0");
+  waive_mldsa_authattrs_ = on;
+}
+
 namespace api {
 
 kernel::KernelProfile to_kernel(const KernelProfile& p) {

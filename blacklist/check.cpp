@@ -38,6 +38,8 @@ Verdict decided(Verdict v, const kernel::KernelProfile& profile) {
   const module::LoadVerdict lv = module::decide({}, v.stops[0].err, "", profile);
   v.outcome = std::string(module::outcome_name(lv.outcome));
   v.err = lv.outcome == module::LoadOutcome::refused ? lv.load_errno : lv.sig_errno;
+  if (lv.outcome == module::LoadOutcome::refused && lv.load_errno != lv.sig_errno)  // a soft failure refused
+    v.soft_refusal = lv.load_errno == KErr::ekeyrejected ? "signatures enforced" : "lockdown";
   return v;
 }
 

@@ -40,6 +40,9 @@ struct KernelProfile {
     return p;
   }
   static KernelProfile v7_0() { return KernelProfile{Generation::v7_0}; }
+  /// Whether this kernel has CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA at all: the
+  /// option is declared only in the 7.x crypto/asymmetric_keys/Kconfig (with ML-DSA).
+  bool has_mldsa_authattrs_waiver() const { return generation == Generation::v7_0; }
   /// "v6.1", "v6" or "v7.0"; parse accepts those and "6.1", "7.0", "v7", "6".
   std::string name() const;
   static std::optional<KernelProfile> parse(const std::string& name);

@@ -192,14 +192,22 @@ TEST_F(ApiBlacklist, CheckVerdictsNameTheEntryItsOriginAndTheErrno) {
   EXPECT_EQ(s.stops[0].err, KErr::enokey);
   EXPECT_EQ(s.outcome, "loads-tainted");
   EXPECT_EQ(s.err, KErr::enokey);
+  EXPECT_EQ(s.soft_refusal, "");
+  EXPECT_EQ(c.soft_refusal, "");  // EKEYREJECTED itself, not a soft failure refused
   KernelProfile enforce;
   enforce.set_enforce(true);
   const BlacklistVerdict se = check_module_blacklist(test::slurp(f("signed.ko")), both, enforce);
   EXPECT_EQ(se.outcome, "refused");
   EXPECT_EQ(se.err, KErr::ekeyrejected);
+  EXPECT_EQ(se.soft_refusal, "signatures enforced");
   KernelProfile lockdown;
   lockdown.set_lockdown(true);
   EXPECT_EQ(check_module_blacklist(test::slurp(f("signed.ko")), both, lockdown).err, KErr::eperm);
+  EXPECT_EQ(check_module_blacklist(test::slurp(f("signed.ko")), both, lockdown).soft_refusal, "lockdown");
+  KernelProfile enforce_and_lockdown = enforce;  // sig_enforce is checked first
+  enforce_and_lockdown.set_lockdown(true);
+  EXPECT_EQ(check_module_blacklist(test::slurp(f("signed.ko")), both, enforce_and_lockdown).soft_refusal,
+            "signatures enforced");
   // By file, as `blacklist check` reports it.
   const auto v = check_blacklist_file(f("signed.ko"), both, v7);
   ASSERT_EQ(v.size(), 1u);

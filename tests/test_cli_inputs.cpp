@@ -165,6 +165,42 @@ TEST_F(Cli, SignFileOptionsAfterOperandsAsGetopt) {
   EXPECT_EQ(test::run(M() + " sign-file -x sha256 a b c").status, 2);
 }
 
+TEST_F(Cli, SignFileHelpPrintsUsageAndExitsZero) {
+  // -h and --help: the usage-error text on stdout plus the man page, status 0, nothing on stderr.
+  const std::string first = "Usage: modsign sign-file [-dpk] <hash algo> <key> <x509> <module> [<dest>]\n";
+  for (const char* flag : {"-h", "--help"}) {
+    auto r = test::run(M() + " sign-file " + flag);
+    EXPECT_EQ(r.status, 0) << flag << ": " << r.err;
+    EXPECT_EQ(r.out.substr(0, first.size()), first) << flag;
+    EXPECT_NE(r.out.find("\nSee modsign-sign-file(1).\n"), std::string::npos) << flag << ": " << r.out;
+    EXPECT_EQ(r.err, "") << flag;
+  }
+  // The usage error prints the same lines on stderr, status 2.
+  auto r = test::run(M() + " sign-file sha512");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err.substr(0, first.size()), first);
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(Cli, DemoParsesItsOptionsBeforeDoingAnything) {
+  // tools/demo -h/--help: the usage from its header comment, exit 0; anything else but
+  // --compressed: exit 2 with a message, before anything is fetched or run.
+  const std::string demo = q(std::string(MODSIGN_SOURCE_DIR) + "/tools/demo");
+  for (const char* flag : {"-h", "--help", "--compressed --help"}) {
+    auto r = test::run(demo + " " + flag);
+    EXPECT_EQ(r.status, 0) << flag << ": " << r.err;
+    EXPECT_EQ(r.out.rfind("tools/demo: the main job on real input.\n", 0), 0u) << flag << ": " << r.out;
+    EXPECT_NE(r.out.find("\nUsage: tools/demo [--compressed]\n"), std::string::npos) << flag;
+  }
+  auto r = test::run(demo + " --bogus");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "demo: unknown option '--bogus' (tools/demo --help)\n");
+  EXPECT_EQ(r.out, "");
+  r = test::run(demo + " --compressed extra");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "demo: unexpected argument 'extra' (tools/demo --help)\n");
+}
+
 // info --json: line N is input N, an unreadable or unparsable input included (as verify
 // --json), each keyed by "path"; the status is that of the worst input (3).
 TEST_F(Cli, InfoJsonOneLinePerInputInOrder) {

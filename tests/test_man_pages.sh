@@ -1,7 +1,8 @@
 #!/bin/sh
 # Every flag that `modsign <cmd> [<sub>] --help` prints must be on that command's page in
 # docs/cli/ (as **FLAG**, the way the pages write options).  For sign-file, whose --help is
-# getopt's usage text, the flags are the letters of its [-dpk] and -s.  Each page must also
+# getopt's usage text, the flags are the letters of its [-dpk] and -s, and -h/--help, which
+# print that text.  Each page must also
 # carry a go-md2man title line and NAME and SYNOPSIS sections.
 #
 #   tests/test_man_pages.sh MODSIGN DOCS_CLI_DIR            check the pages
@@ -90,7 +91,7 @@ for c in $cmds; do
     usage=$("$modsign" sign-file --help 2>&1)
     letters=$(printf '%s\n' "$usage" | grep -Eo '\[-[a-z]+\]|(^| )-[a-z]( |$)' | tr -d '[]  -' | fold -w1 | sort -u)
     [ -n "$letters" ] || { echo "modsign sign-file --help: no getopt flags found"; fail=1; }
-    for l in $letters; do
+    for l in $letters h -help; do
       checked=$((checked + 1))
       grep -Fq -- "**-$l**" "$page" || { echo "$page: missing -$l (modsign sign-file usage)"; fail=1; }
     done

@@ -190,6 +190,11 @@ struct BlacklistVerdict {
   /// init_module returns (the stop's errno; ENOKEY becomes EKEYREJECTED under enforce,
   /// EPERM under lockdown).
   KErr err = KErr::none;
+  /// When a stop that only taints (ENOKEY) refuses the module instead, what made
+  /// module_sig_check() refuse it: "signatures enforced" (sig_enforce / MODULE_SIG_FORCE,
+  /// EKEYREJECTED; checked before lockdown) or "lockdown" (lockdown=integrity, EPERM).
+  /// Empty otherwise.
+  std::string soft_refusal;
   bool stopped() const { return !stops.empty(); }
 };
 

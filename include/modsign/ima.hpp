@@ -21,6 +21,21 @@
 
 namespace modsign {
 
+// ---- the ima_hash= boot parameter (ima_main.c) -------------------------------------------
+
+/// The canonical name ("sha256", "sha3-256", ...) of the hash IMA uses for files when the
+/// `profile` kernel boots with ima_hash=`name` (any case: md5, sha1, sha224, sha256,
+/// sha384, sha512, sha3-256, sha3-384, sha3-512).  Linux 6.1-6.6 (profile "v6.1") have no
+/// SHA-3 in hash_algo_name[] (SHA-3 came with 6.7), so there hash_setup() refuses
+/// ima_hash=sha3-* and IMA keeps its default.
+/// Mirrors hash_setup() in security/integrity/ima/ima_main.c, Linux 7.2.13.
+/// Throws UsageError "unsupported --ima-hash 'X' (md5|sha1|sha224|sha256|sha384|sha512|
+/// sha3-256|sha3-384|sha3-512)" for any other name, and "--ima-hash sha3-256 does not exist
+/// under --kernel v6.1: Linux 6.1-6.6 have no SHA-3 in hash_algo_name[], so
+/// ima_hash=sha3-256 is refused and IMA keeps its default" (the SHA-3 name and profile
+/// named) for SHA-3 under v6.1.
+MODSIGN_API std::string ima_hash_setup(std::string_view name, const KernelProfile& profile);
+
 // ---- template entries (ima_template_lib.c, ima_template.c) -------------------------------
 
 /// How the entry is computed.
@@ -56,6 +71,15 @@ struct TemplateOptions {
 MODSIGN_API Result<TemplateEntry> ima_template(const std::string& template_name, const std::string& recorded_path,
                                                ByteView file, const std::optional<Bytes>& security_ima,
                                                const KernelProfile& profile, const TemplateOptions& options = {});
+
+/// The "ima-buf" entry (d-ng|n-ng|buf) process_buffer_measurement() records for a buffer
+/// (ima_main.c): d-ng = "<algo>:" '\0' H(buf) with H = `ima_hash` (kernel name, any case),
+/// n-ng = `event_name` and a NUL, buf = `buf` itself; e.g. the "blacklisted-hash" record
+/// ima_check_blacklist() adds (Appraisal::ima_record, BlacklistStop::ima_buffer).
+/// Mirrors ima_eventdigest_ng_init, ima_eventname_ng_init and ima_eventbuf_init
+/// (ima_template_lib.c), Linux 7.2.13.  Throws UsageError "unknown IMA hash 'X'".
+MODSIGN_API TemplateEntry ima_buffer_template(const std::string& event_name, ByteView buf,
+                                              const std::string& ima_hash = "sha256");
 
 /// The same for the file at `path`: its bytes and its security.ima extended attribute
 /// (absent or unreadable: none); `recorded_path` empty means `path`.

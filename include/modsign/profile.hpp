@@ -33,7 +33,10 @@ class MODSIGN_API KernelProfile {
   /// CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA (7.0 only): an ML-DSA signer with
   /// signedAttrs is accepted (with a kernel log line) instead of refused (EKEYREJECTED).
   bool waive_mldsa_authattrs() const noexcept { return waive_mldsa_authattrs_; }
-  void set_waive_mldsa_authattrs(bool on) noexcept { waive_mldsa_authattrs_ = on; }
+  /// Turning the waiver on is refused for "v6.1" and "v6": the option is declared only in
+  /// the 7.x crypto/asymmetric_keys/Kconfig.  Throws UsageError "--waive-mldsa-authattrs
+  /// exists only for --kernel v7.0" (the profile is left unchanged); `on` = false never throws.
+  void set_waive_mldsa_authattrs(bool on);
 
   /// module.sig_enforce=1 or CONFIG_MODULE_SIG_FORCE (kernel/module/signing.c
   /// module_sig_check): a soft failure (ENODATA, ENOPKG, ENOKEY) refuses the module with

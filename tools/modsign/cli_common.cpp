@@ -13,16 +13,9 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "asn1/der.hpp"
-#include "blacklist/check.hpp"
-#include "blacklist/efi.hpp"
-#include "blacklist/hash_list.hpp"
 #include "batch.hpp"
-#include "digest/ima.hpp"
 
 namespace modsign::cli {
-
-using crypto::Certificate;
 
 namespace {
 
@@ -98,29 +91,10 @@ void complain(const std::string& file, const std::string& what) {
 /// by U+FFFD instead of aborting the output.
 std::string dump(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
 
-crypto::Backend backend_of(const std::string& s) {
-  return s == "botan" ? crypto::Backend::botan : crypto::Backend::openssl;
-}
+namespace {
 
-/// Certificates from every file; reports and returns nullopt on the first failure.
-std::optional<std::vector<Certificate>> load_certs(const std::vector<std::string>& files) {
-  std::vector<Certificate> all;
-  for (const auto& f : files) {
-    try {
-      auto certs = Certificate::load_all(f);
-      if (!certs) {
-        complain(f, certs.error().message);
-        return std::nullopt;
-      }
-      for (auto& c : certs.value()) all.push_back(std::move(c));
-    } catch (const IoError& e) {
-      complain("", e.what());
-      return std::nullopt;
-    }
-  }
-  return all;
-}
-
+/// A passphrase typed at the terminal (see load_signer in cli_common.hpp); the caller
+/// cleanses the result.
 std::optional<std::string> prompt_passphrase(const std::string& path) {
   if (!isatty(STDIN_FILENO)) return std::nullopt;
   const int fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
@@ -144,6 +118,8 @@ std::optional<std::string> prompt_passphrase(const std::string& path) {
   c = 0;
   return pass;
 }
+
+}  // namespace
 
 std::optional<Signer> load_signer(const std::string& key, const std::string& cert) {
   try {
@@ -183,6 +159,16 @@ std::optional<modsign::KernelProfile> public_profile(const std::string& name) {
   return p;
 }
 
+bool set_waive_option(modsign::KernelProfile& profile, bool on) {
+  try {
+    profile.set_waive_mldsa_authattrs(on);
+    return true;
+  } catch (const UsageError& e) {
+    complain("", e.what());
+    return false;
+  }
+}
+
 std::optional<modsign::TrustStore> load_trust(const TrustOptions& t, const modsign::KernelProfile& profile) {
   std::vector<std::string> before;
   try {
@@ -197,70 +183,32 @@ std::optional<modsign::TrustStore> load_trust(const TrustOptions& t, const modsi
 }
 
 /// "xz (CRC32 check), 12345 bytes stored" for reports.
-std::string compression_text(const module::ModuleImage& m) {
-  std::string t(module::compression_name(m.compression));
-  if (m.xz_check) t += " (" + std::string(module::xz_check_name(*m.xz_check)) + " check)";
+std::string compression_text(const ModuleImage& m) {
+  std::string t(compression_name(m.compression));
+  if (m.xz_check) t += " (" + std::string(xz_check_name(*m.xz_check)) + " check)";
   return t + ", " + std::to_string(m.stored_size) + " bytes stored";
 }
 
-nlohmann::json compression_json(const module::ModuleImage& m) {
-  if (m.compression == module::Compression::none) return nullptr;
-  nlohmann::json j{{"format", module::compression_name(m.compression)}, {"stored_size", m.stored_size}};
-  if (m.xz_check) j["xz_check"] = module::xz_check_name(*m.xz_check);
+nlohmann::json compression_json(const ModuleImage& m) {
+  if (m.compression == Compression::none) return nullptr;
+  nlohmann::json j{{"format", compression_name(m.compression)}, {"stored_size", m.stored_size}};
+  if (m.xz_check) j["xz_check"] = xz_check_name(*m.xz_check);
   j["kernel_can_decompress"] = m.kernel_decompress_problem.empty();
   if (!m.kernel_decompress_problem.empty()) j["kernel_decompress"] = m.kernel_decompress_problem;
   return j;
 }
 
-// ------------------------------------------------------------------------------ keygen
-
-std::optional<crypto::HashAlgo> ima_hash_option(const std::string& name, const kernel::KernelProfile& profile) {
-  const auto h = crypto::hash_by_name(name);
-  if (!h) {
-    complain("", "unsupported --ima-hash '" + name + "' (md5|sha1|sha224|sha256|sha384|sha512|sha3-256|sha3-384|sha3-512)");
+std::optional<std::string> ima_hash_option(const std::string& name, const KernelProfile& profile) {
+  try {
+    return ima_hash_setup(name, profile);
+  } catch (const UsageError& e) {
+    complain("", e.what());
     return std::nullopt;
   }
-  if (profile.legacy_digests &&
-      (*h == crypto::HashAlgo::sha3_256 || *h == crypto::HashAlgo::sha3_384 || *h == crypto::HashAlgo::sha3_512)) {
-    complain("", "--ima-hash " + std::string(crypto::hash_info(*h).name) + " does not exist under --kernel " +
-                     profile.name() + ": Linux 6.1-6.6 have no SHA-3 in hash_algo_name[], so ima_hash=" +
-                     std::string(crypto::hash_info(*h).name) + " is refused and IMA keeps its default");
-    return std::nullopt;
-  }
-  return h;
 }
 
-bool load_keyring(const std::vector<std::string>& paths, const kernel::KernelProfile& profile, kernel::Keyring& out) {
-  for (const auto& k : paths) {
-    std::vector<std::string> notes;
-    try {
-      if (auto st = kernel::load_keyring_path(out, k, profile, notes); !st) {
-        complain("", st.error().message);
-        return false;
-      }
-    } catch (const IoError& e) {
-      complain("", e.what());
-      return false;
-    }
-    for (const auto& n : notes) complain("", "note: " + n);
-  }
-  return true;
-}
-
-bool streamable(const std::string& path, std::uint64_t threshold) { return streamable_module_file(path, threshold); }
-
-std::optional<crypto::HashAlgo> ima_hash_option(const std::string& name, const KernelProfile& profile) {
-  return ima_hash_option(name, *kernel::KernelProfile::parse(profile.name()));
-}
-
-std::optional<kernel::KernelProfile> kernel_profile(const std::string& name) {
-  auto p = kernel::KernelProfile::parse(name);
-  if (!p) complain("", "unknown --kernel '" + name + "' (v6.1|v6|v7.0)");
-  return p;
-}
-
-nlohmann::json blacklisted_hash_record_json(ByteView buf, crypto::HashAlgo ima_hash) {
-  return blacklisted_hash_record_json(digest::ima_buffer_template("blacklisted-hash", buf, ima_hash));
+nlohmann::json blacklisted_hash_record_json(ByteView buf, const std::string& ima_hash) {
+  return blacklisted_hash_record_json(ima_buffer_template("blacklisted-hash", buf, ima_hash));
 }
 
 nlohmann::json blacklisted_hash_record_json(const TemplateEntry& r) {
@@ -270,60 +218,6 @@ nlohmann::json blacklisted_hash_record_json(const TemplateEntry& r) {
           {"template_data", to_hex(r.data)},
           {"template_hash_sha1", to_hex(r.sha1)},
           {"template_hash_sha256", to_hex(r.sha256)}};
-}
-
-bool load_blacklist_sources(const std::vector<std::string>& lists, const std::vector<std::string>& revoked,
-                            const std::vector<std::string>& dbx, const kernel::KernelProfile& profile,
-                            blacklist::Sources& out) {
-  for (const auto& f : lists) {
-    blacklist::HashList l;
-    try {
-      l = blacklist::read_hash_list(f);
-    } catch (const IoError& e) {
-      complain("", e.what());
-      return false;
-    }
-    if (auto st = blacklist::load_hash_list(out, f, l); !st) {
-      complain("", st.error().message + " (run modsign blacklist lint)");
-      return false;
-    }
-  }
-  for (const auto& f : revoked) {
-    auto certs = load_certs({f});
-    if (!certs) return false;
-    for (std::size_t i = 0; i < certs->size(); ++i) {
-      const auto& c = (*certs)[i];
-      const std::string which = f + " certificate " + std::to_string(i + 1);
-      if (auto st = kernel::x509_supported(c, profile); !st) {
-        out.notes.push_back(which + " is not loaded by a " + profile.name() + " kernel (" +
-                            std::string(errno_name(st.error().code)) + ": " + st.error().message + ")");
-        continue;
-      }
-      if (auto d = blacklist::certificate_entry(c, profile); d && out.keyring.descriptions.count(*d)) {
-        out.notes.push_back(which + " is not loaded: its " + *d + " is listed (x509_key_preparse: EKEYREJECTED)");
-        continue;
-      }
-      out.add_revoked(c, blacklist::Origin{f, "certificate " + std::to_string(i + 1)});
-    }
-  }
-  for (const auto& f : dbx) {
-    // dbx and MokListXRT share the kernel's handler (get_handler_for_dbx).
-    try {
-      if (auto st = blacklist::efi::load_dbx_file(f, out, blacklist::efi::Variable::dbx,
-                                                  blacklist::efi::Container::detect, profile);
-          !st) {
-        complain(f, std::string(errno_name(st.error().code)) + ": " + st.error().message);
-        return false;
-      }
-    } catch (const IoError& e) {
-      complain("", e.what());
-      return false;
-    }
-  }
-  // Every note (--revoked certificates and --dbx entries alike) on stderr, for verify and
-  // blacklist check the same way.
-  for (const auto& n : out.notes) complain("", "note: " + n);
-  return true;
 }
 
 }  // namespace modsign::cli

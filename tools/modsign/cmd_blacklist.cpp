@@ -9,6 +9,7 @@
 
 #include <modsign/blacklist.hpp>
 #include <modsign/dbx.hpp>
+#include <modsign/output.hpp>
 
 #include "cli_common.hpp"
 #include "options.hpp"
@@ -300,12 +301,12 @@ int cmd_check(const CheckArgs& a) {
         if (!s.condition.empty()) t += " [" + s.condition + "]";
         return t;
       };
-      if (v.stopped() && v.stops[0].err == KErr::enokey) {
-        // The signer's key is kept out of the keyring: tainted unless signatures are enforced.
+      if (v.outcome == "loads-tainted" || !v.soft_refusal.empty()) {
+        // The signer's key is kept out of the keyring (ENOKEY): tainted, or refused by
+        // enforcement or lockdown (the library says which).
         const std::string how = v.outcome == "loads-tainted"
                                     ? "loads tainted"
-                                    : "refused (" + std::string(errno_name(v.err)) +
-                                          (a.enforce ? ", signatures enforced" : ", lockdown") + ")";
+                                    : "refused (" + std::string(errno_name(v.err)) + ", " + v.soft_refusal + ")";
         std::cout << printable(label) << ": " << how << ": signing key not loaded: " << printable(stop_text(v.stops[0]))
                   << "\n";
         for (std::size_t i = 1; i < v.stops.size(); ++i)

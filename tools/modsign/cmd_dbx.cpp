@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <modsign/dbx.hpp>
+#include <modsign/output.hpp>
 
 #include "cli_common.hpp"
 #include "options.hpp"

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <modsign/ima.hpp>
+#include <modsign/output.hpp>
 #include <modsign/profile.hpp>
 #include <modsign/trust.hpp>
 
@@ -35,11 +36,7 @@ struct AppraiseArgs {
 int cmd_appraise(const AppraiseArgs& a) {
   auto profile = public_profile(a.kernel);
   if (!profile) return kExitUsage;
-  profile->set_waive_mldsa_authattrs(a.waive);
-  if (a.waive && profile->name() != "v7.0") {
-    complain("", "--waive-mldsa-authattrs exists only for --kernel v7.0");
-    return kExitUsage;
-  }
+  if (!set_waive_option(*profile, a.waive)) return kExitUsage;
   if (!ima_hash_option(a.ima_hash, *profile)) return kExitUsage;
   const auto trust = load_trust(a.trust, *profile);
   if (!trust) return kExitInput;

@@ -16,23 +16,29 @@ namespace modsign::cli {
 
 namespace {
 
+constexpr const char* kSignFileUsage =
+    "Usage: modsign sign-file [-dpk] <hash algo> <key> <x509> <module> [<dest>]\n"
+    "       modsign sign-file -s <raw sig> <hash algo> <x509> <module> [<dest>]\n";
+
 /// scripts/sign-file (7.2): getopt "sdpk"; "sign-file [-dpk] HASH KEY X509 MODULE [DEST]"
-/// or "sign-file -s RAWSIG HASH X509 MODULE [DEST]"; errors exit 1, usage 2.
+/// or "sign-file -s RAWSIG HASH X509 MODULE [DEST]"; errors exit 1, usage 2.  Our own
+/// addition: -h/--help print the usage on stdout and exit 0.
 int cmd_sign_file(int argc, char** argv) {
   auto usage = [] {
-    std::cerr << "Usage: modsign sign-file [-dpk] <hash algo> <key> <x509> <module> [<dest>]\n"
-                 "       modsign sign-file -s <raw sig> <hash algo> <x509> <module> [<dest>]\n";
+    std::cerr << kSignFileUsage;
     return 2;
   };
+  static const option kLong[] = {{"help", no_argument, nullptr, 'h'}, {nullptr, 0, nullptr, 0}};
   bool raw = false, save_p7s = false, detached = false, keyid = false;
   optind = 1;
   opterr = 1;
-  for (int opt; (opt = getopt(argc, argv, "sdpk")) != -1;) {
+  for (int opt; (opt = getopt_long(argc, argv, "sdpkh", kLong, nullptr)) != -1;) {
     switch (opt) {
       case 's': raw = true; break;
       case 'p': save_p7s = true; break;
       case 'd': detached = save_p7s = true; break;
       case 'k': keyid = true; break;
+      case 'h': std::cout << kSignFileUsage << "See modsign-sign-file(1).\n"; return 0;
       default: return usage();
     }
   }
@@ -89,6 +95,6 @@ Runner setup_sign_file(CLI::App&) {
 }  // namespace
 
 const Registration kSignFile{
-    {"sign-file", "scripts/sign-file's command line: [-dpk] [-s] ... (see README)", setup_sign_file, cmd_sign_file}};
+    {"sign-file", "scripts/sign-file's command line: [-dpk] [-s] ... (see modsign-sign-file(1))", setup_sign_file, cmd_sign_file}};
 
 }  // namespace modsign::cli

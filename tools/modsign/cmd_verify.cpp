@@ -56,13 +56,9 @@ void report_verdict(const VerifyArgs& a, nlohmann::json& j, const std::string& p
 int cmd_verify(const VerifyArgs& a) {
   auto profile = public_profile(a.kernel);
   if (!profile) return kExitUsage;
-  profile->set_waive_mldsa_authattrs(a.waive);
+  if (!set_waive_option(*profile, a.waive)) return kExitUsage;
   profile->set_enforce(a.enforce);
   profile->set_lockdown(a.lockdown);
-  if (a.waive && profile->name() != "v7.0") {
-    complain("", "--waive-mldsa-authattrs exists only for --kernel v7.0");
-    return kExitUsage;
-  }
   const auto trust = load_trust(a.trust, *profile);
   if (!trust) return kExitInput;
   PredictOptions po;

@@ -6,10 +6,7 @@
 // 2 usage error, 3 unreadable or malformed input or I/O failure.  `sign-file` keeps
 // scripts/sign-file's own statuses (1 on any error, 2 on usage).
 // Errors go to stderr as "modsign: <file>: <what>".
-#include <openssl/crypto.h>
-
 #include <CLI/CLI.hpp>
-#include <botan/version.h>
 #include <modsign/version.hpp>
 #include <string>
 #include <vector>
@@ -27,8 +24,7 @@ namespace {
 /// `modsign --version`: "modsign 0.2.0", then the OpenSSL and Botan in use, and the run
 /// path of bundled libraries when the build names one.
 std::string version_text() {
-  std::string v = std::string("modsign ") + modsign::version() + "\n" + OpenSSL_version(OPENSSL_VERSION) + "\nBotan " +
-                  Botan::short_version_string();
+  std::string v = std::string("modsign ") + modsign::version() + "\n" + modsign::crypto_library_versions();
   if (const std::string rpath = MODSIGN_DEPS_RPATH; !rpath.empty()) v += "\nrun path: " + rpath;
   return v;
 }
