@@ -48,6 +48,14 @@ struct StoredModule {
   module::ModuleImage m;
 };
 StoredModule read_stored_module(const std::string& path, std::uint64_t max_size);
+/// Throws InputError "PATH: empty file, not a module" or "PATH: a PEM file (-----BEGIN
+/// ...), not a module" (a key or certificate named as the module).
+void refuse_non_module(const std::string& path);
+/// refuse_output_over() for sign_module_file(): the signed module `out` (unless p7s_only)
+/// against the key and certificate files; the .p7s `p7s` (if written) against those, the
+/// input module and `out`.  Throws IoError.
+void refuse_sign_outputs(const Signer& signer, const std::string& path, const std::string& out,
+                         const std::string& p7s, const SignOptions& o);
 /// Routes the writes of one call to `batch` (when not nullptr), attributed to the item of
 /// the thread's active Scope of that batch.
 struct BatchRoute {

@@ -1,6 +1,10 @@
 // modsign — generate_key() (include/modsign/keygen.hpp).
 #include "modsign/keygen.hpp"
 
+#include <sys/stat.h>
+
+#include <optional>
+
 #include "common/file.hpp"
 #include "crypto/algorithms.hpp"
 #include "crypto/crypto.hpp"
@@ -19,8 +23,14 @@ KeygenReport generate_key(const KeygenOptions& o) {
                       "unknown algorithm '" + o.algorithm +
                           "' (ml-dsa-44|ml-dsa-65|ml-dsa-87|rsa-2048|rsa-3072|rsa-4096|ecdsa-p256|ecdsa-p384)");
   if (o.days <= 0 || o.days > 3000000) throw KeygenError(KeygenRefusal::days, "days must be between 1 and 3000000");
-  if (!o.cert_out.empty() && o.cert_out == o.out)
+  if (!o.cert_out.empty() && (o.cert_out == o.out || same_file(o.cert_out, o.out)))
     throw KeygenError(KeygenRefusal::same_file, "out and cert_out name the same file");
+  if (!o.replace_existing)
+    for (const std::string* p : {&o.cert_out, &o.out}) {
+      struct stat st {};
+      if (!p->empty() && (::lstat(p->c_str(), &st) == 0))
+        throw KeygenError(KeygenRefusal::exists, *p + ": exists; refusing to overwrite it");
+    }
   const crypto::PrivateKey key = crypto::PrivateKey::generate(*algo, bits);
   auto cert = crypto::Certificate::self_signed(key, o.subject, o.days);
   if (!cert) throw KeygenError(KeygenRefusal::certificate, cert.error().message);
@@ -34,12 +44,18 @@ KeygenReport generate_key(const KeygenOptions& o) {
   key_file.reserve(pem->size() + cert_pem.size());  // no reallocation leaves a copy behind
   key_file = pem.value();
   if (o.cert_out.empty()) key_file += cert_pem;
-  // The certificate first: a failure then leaves no key without its certificate.
-  if (!o.cert_out.empty()) {
-    write_file_atomic(o.cert_out, bytes_of(cert_pem), 0644, false);
+  // Both targets opened (checked) before either is replaced; the certificate is put in
+  // place first: a failure then leaves no key without its certificate.
+  std::optional<AtomicFile> cert_file;
+  if (!o.cert_out.empty()) cert_file.emplace(o.cert_out, 0644, false);
+  AtomicFile key_out(o.out, 0600, false);
+  if (cert_file) cert_file->write(bytes_of(cert_pem));
+  key_out.write(bytes_of(key_file));
+  if (cert_file) {
+    cert_file->commit();
     r.files_written.push_back(o.cert_out);
   }
-  write_file_atomic(o.out, bytes_of(key_file), 0600, false);
+  key_out.commit();
   r.files_written.push_back(o.out);
   r.key_path = o.out;
   r.cert_path = o.cert_out.empty() ? o.out : o.cert_out;

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
+#include <string_view>
+#include <vector>
 
 #include "api/internal.hpp"
 #include "cms/signed_data.hpp"
@@ -70,7 +72,12 @@ namespace api {
 
 namespace {
 crypto::HashAlgo check_names(const SignOptions& o, const std::string& prefix) {
-  const auto hash = crypto::hash_by_name(o.hash);
+  // Only the documented names, in lower case (crypto::hash_by_name also knows md5 and
+  // takes any case, for IMA).
+  static constexpr const char* kNames[] = {"sha1",   "sha224",   "sha256",   "sha384",
+                                           "sha512", "sha3-256", "sha3-384", "sha3-512"};
+  const bool documented = std::any_of(std::begin(kNames), std::end(kNames), [&](const char* n) { return o.hash == n; });
+  const auto hash = documented ? crypto::hash_by_name(o.hash) : std::nullopt;
   if (!hash) throw SignError(SignRefusal::unknown_hash, prefix + "unknown hash '" + o.hash + "'");
   if (o.backend != "auto" && o.backend != "openssl" && o.backend != "botan")
     throw UsageError("unknown backend '" + o.backend + "' (auto|openssl|botan)");
@@ -112,6 +119,28 @@ StoredModule read_stored_module(const std::string& path, std::uint64_t max_size)
                      "-compressed module: " + img.error().message);
   sm.m = std::move(img.value());
   return sm;
+}
+
+void refuse_non_module(const std::string& path) {
+  const FileReader f(path);
+  if (f.size() == 0) throw InputError(path + ": empty file, not a module");
+  const std::string_view pem = "-----BEGIN ";
+  if (f.size() >= pem.size()) {
+    const Bytes head = f.read_at(0, pem.size());
+    if (std::equal(head.begin(), head.end(), pem.begin()))
+      throw InputError(path + ": a PEM file (-----BEGIN ...), not a module");
+  }
+}
+
+void refuse_sign_outputs(const Signer& signer, const std::string& path, const std::string& out,
+                         const std::string& p7s, const SignOptions& o) {
+  std::vector<KeptFile> kept{{signer.key_path(), "the private key"}, {signer.certificate_path(), "the certificate"}};
+  if (!o.p7s_only) refuse_output_over(out, kept);
+  if (o.p7s || o.p7s_only) {
+    kept.push_back({path, "the input"});
+    if (!o.p7s_only) kept.push_back({out, "the signed module"});
+    refuse_output_over(p7s, kept);
+  }
 }
 
 namespace {
@@ -177,6 +206,10 @@ SignReport sign_module_file(const Signer& signer, const std::string& path, const
                             OutputBatch* batch) {
   api::BatchRoute route(batch);
   (void)api::build_options(signer, options, path + ": ");  // before anything is read
+  const std::string out = options.out.empty() ? path : options.out;
+  const std::string p7s = options.p7s_out.empty() ? out + ".p7s" : options.p7s_out;
+  api::refuse_non_module(path);
+  api::refuse_sign_outputs(signer, path, out, p7s, options);
   if (!options.raw && streamable_module_file(path, options.stream_above))
     return api::sign_streaming(signer, path, options);
   SignedImage si;
@@ -187,15 +220,19 @@ SignReport sign_module_file(const Signer& signer, const std::string& path, const
     const auto sm = api::read_stored_module(path, options.max_size);
     si = api::sign_stored(signer, sm.stored, &sm.m, options, path + ": ");
   }
-  const std::string out = options.out.empty() ? path : options.out;
-  const std::string p7s = options.p7s_out.empty() ? out + ".p7s" : options.p7s_out;
   SignReport& r = si.report;
-  if (!options.p7s_only) {
-    write_file_atomic(out, si.module);
+  // Every target is opened (and checked: a regular file or none) before any is replaced.
+  std::optional<AtomicFile> module_file, p7s_file;
+  if (!options.p7s_only) module_file.emplace(out);
+  if (options.p7s || options.p7s_only) p7s_file.emplace(p7s);
+  if (module_file) module_file->write(si.module);
+  if (p7s_file) p7s_file->write(si.cms);
+  if (module_file) {
+    module_file->commit();
     r.files_written.push_back(out);
   }
-  if (options.p7s || options.p7s_only) {
-    write_file_atomic(p7s, si.cms, 0644, false);
+  if (p7s_file) {
+    p7s_file->commit();
     r.files_written.push_back(p7s);
   }
   r.path = options.p7s_only ? p7s : out;
@@ -205,9 +242,11 @@ SignReport sign_module_file(const Signer& signer, const std::string& path, const
 std::string append_signature_file(const std::string& path, const std::string& cms_path, const std::string& out,
                                   OutputBatch* batch) {
   api::BatchRoute route(batch);
+  api::refuse_non_module(path);
+  const std::string dest = out.empty() ? path : out;
+  refuse_output_over(dest, {{cms_path, "the input"}});
   const Bytes file = read_file(path);
   const Bytes cms_der = read_file(cms_path);
-  const std::string dest = out.empty() ? path : out;
   write_file_atomic(dest, module::append_signature(file, cms_der));
   return dest;
 }

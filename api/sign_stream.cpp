@@ -47,8 +47,9 @@ SignReport sign_streaming(const Signer& signer, const std::string& path, const S
   else h.emplace(opt.digest);
   const std::string out_path = o.out.empty() ? path : o.out;
   const std::string p7s = o.p7s_out.empty() ? out_path + ".p7s" : o.p7s_out;
-  std::optional<AtomicFile> out;
+  std::optional<AtomicFile> out, p7s_file;  // both opened (checked) before either is replaced
   if (!o.p7s_only) out.emplace(out_path);
+  if (o.p7s || o.p7s_only) p7s_file.emplace(p7s);
   Bytes buf;
   for (std::uint64_t off = 0; off < content_len;) {
     const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(std::size_t{1} << 20, content_len - off));
@@ -69,11 +70,14 @@ SignReport sign_streaming(const Signer& signer, const std::string& path, const S
     out->write(*cms_der);
     out->write(module::encode_module_signature(static_cast<std::uint32_t>(cms_der->size())));
     out->write(ByteView(reinterpret_cast<const std::uint8_t*>(module::kMarker.data()), module::kMarker.size()));
+  }
+  if (p7s_file) p7s_file->write(*cms_der);
+  if (out) {
     out->commit();
     r.files_written.push_back(out_path);
   }
-  if (o.p7s || o.p7s_only) {
-    write_file_atomic(p7s, *cms_der, 0644, false);
+  if (p7s_file) {
+    p7s_file->commit();
     r.files_written.push_back(p7s);
   }
   r.path = o.p7s_only ? p7s : out_path;

@@ -31,6 +31,7 @@ StripReport strip_module_file(const std::string& path, const StripOptions& optio
     r.recompressed = std::string(module::compression_name(m.compression));
   }
   r.path = options.out.empty() ? path : options.out;
+  refuse_output_over(r.path, {});
   write_file_atomic(r.path, out);
   r.was_signed = true;
   r.cms_size = split->cms.size();
@@ -42,16 +43,18 @@ Bytes extract_signature(const std::string& path, std::uint64_t max_size) {
   const auto sm = api::read_stored_module(path, max_size);
   auto split = module::split(sm.m.image);
   if (!split) throw InputError(path + ": " + std::string(errno_name(split.error().code)) + ": " + split.error().message);
+  if (split->cms.empty()) throw InputError(path + ": EBADMSG: the appended signature is empty (sig_len 0)");
   return Bytes(split->cms.begin(), split->cms.end());
 }
 
 ExtractReport extract_signature_file(const std::string& path, const std::string& out, std::uint64_t max_size,
                                      OutputBatch* batch) {
   api::BatchRoute route(batch);
-  const Bytes cms_der = extract_signature(path, max_size);
   ExtractReport r;
   r.path = out.empty() ? path + ".p7s" : out;
-  write_file_atomic(r.path, cms_der, 0644, false);
+  refuse_output_over(r.path, {{path, "the input"}});
+  const Bytes cms_der = extract_signature(path, max_size);
+  write_file_atomic(r.path, cms_der);
   r.cms_size = cms_der.size();
   return r;
 }

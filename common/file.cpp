@@ -9,6 +9,8 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <algorithm>
 #include <atomic>
 #include <functional>
@@ -128,6 +130,57 @@ void FileReader::read_at(std::uint64_t off, std::size_t len, Bytes& out) const {
   }
 }
 
+namespace {
+// The process's file mode creation mask, read once without changing it (/proc/self/status
+// "Umask:", Linux 4.7+); where that is missing, umask() is set and restored at first use.
+unsigned process_umask() {
+  static const unsigned mask = [] {
+    std::ifstream f("/proc/self/status");
+    std::string line;
+    while (std::getline(f, line))
+      if (line.rfind("Umask:", 0) == 0) return static_cast<unsigned>(std::strtoul(line.c_str() + 6, nullptr, 8));
+    const mode_t m = ::umask(022);
+    ::umask(m);
+    return static_cast<unsigned>(m);
+  }();
+  return mask;
+}
+
+// True when the regular file `path` (at most kMaxSmallFileSize bytes) has a PEM line
+// "-----BEGIN <...>PRIVATE KEY-----" (PKCS#8, ENCRYPTED, RSA, EC ...).
+bool holds_private_key(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) > kMaxSmallFileSize)
+    return false;
+  std::ifstream f(path, std::ios::binary);
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("-----BEGIN ", 0) != 0) continue;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    constexpr std::string_view tail = "PRIVATE KEY-----";
+    if (line.size() >= tail.size() && line.compare(line.size() - tail.size(), tail.size(), tail) == 0) return true;
+  }
+  return false;
+}
+}  // namespace
+
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat sa {}, sb {};
+  const bool ea = ::stat(a.c_str(), &sa) == 0, eb = ::stat(b.c_str(), &sb) == 0;
+  if (ea && eb) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  std::error_code e1, e2;
+  const auto ca = std::filesystem::weakly_canonical(std::filesystem::absolute(a), e1).lexically_normal();
+  const auto cb = std::filesystem::weakly_canonical(std::filesystem::absolute(b), e2).lexically_normal();
+  return !e1 && !e2 && ca == cb;
+}
+
+void refuse_output_over(const std::string& out, const std::vector<KeptFile>& kept) {
+  for (const auto& k : kept)
+    if (!k.path.empty() && same_file(out, k.path))
+      throw IoError(out + ": is the same file as " + k.role + " " + k.path + "; refusing to overwrite it");
+  if (holds_private_key(out)) throw IoError(out + ": holds a private key; refusing to overwrite it");
+}
+
 AtomicFile::AtomicFile(const std::string& path_in, unsigned mode, bool keep_mode)
     : path_in_(path_in), path_(path_in), mode_(mode), keep_mode_(keep_mode) {
   struct stat st {};
@@ -143,6 +196,8 @@ AtomicFile::AtomicFile(const std::string& path_in, unsigned mode, bool keep_mode
     mode_ = st.st_mode & 07777;
     uid_ = st.st_uid;
     gid_ = st.st_gid;
+  } else {
+    mode_ &= ~process_umask();  // a new file, as open(O_CREAT, mode) would make it
   }
   // Temporary name independent of the target's length: <dir>/.modsign.XXXXXX
   const auto slash = path_.rfind('/');

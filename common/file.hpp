@@ -9,6 +9,7 @@
 #include <mutex>
 #include <thread>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/result.hpp"

@@ -24,6 +24,10 @@ struct KeygenOptions {
   std::string out;
   /// The certificate alone (PEM, mode 0644), written before the key; "" = in `out`.
   std::string cert_out;
+  /// Replace `out` and `cert_out` when they exist (each atomically, as before); false refuses
+  /// any existing file there (a key, a certificate, a module, or a symbolic link to one)
+  /// with KeygenRefusal::exists.  `modsign keygen` sets it only with --force.
+  bool replace_existing = true;
 };
 
 /// What generate_key() wrote.
@@ -40,7 +44,8 @@ struct KeygenReport {
 enum class KeygenRefusal {
   unknown_algorithm,  ///< KeygenOptions::algorithm is none of the names above
   days,               ///< days outside 1..3000000
-  same_file,          ///< out and cert_out name the same file
+  same_file,          ///< out and cert_out name the same file (also by another spelling or a link)
+  exists,             ///< out or cert_out exists and replace_existing is false
   certificate,        ///< the certificate cannot be made (e.g. a malformed subject)
 };
 /// UsageError with its KeygenRefusal.
@@ -61,7 +66,8 @@ class MODSIGN_API KeygenError : public UsageError {
 /// whatever the old file had).  The key bytes are cleansed from memory after writing.
 /// Throws KeygenError: "unknown algorithm 'X' (ml-dsa-44|ml-dsa-65|ml-dsa-87|rsa-2048|
 /// rsa-3072|rsa-4096|ecdsa-p256|ecdsa-p384)", "days must be between 1 and 3000000", "out
-/// and cert_out name the same file", or the certificate's reason; InputError
+/// and cert_out name the same file", "<path>: exists; refusing to overwrite it" (reason
+/// exists, checked before a key is made), or the certificate's reason; InputError
 /// "<out>: <reason>" when the key cannot be encoded; IoError when a file cannot be written
 /// (a failure writing the key leaves the certificate written; none leaves a key without
 /// its certificate).

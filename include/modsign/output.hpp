@@ -30,8 +30,28 @@ inline constexpr std::uint64_t kMaxSmallFileSize = std::uint64_t{16} << 20;
 /// FIFO, device, socket) or is larger than `max_size`.
 MODSIGN_API Bytes read_file(const std::string& path, std::uint64_t max_size = kMaxModuleSize);
 
+/// A file an operation reads and so must never replace: `role` is how messages name it
+/// ("the private key", "the certificate", "the input").
+struct KeptFile {
+  std::string path;
+  std::string role;
+};
+
+/// Refuses `out` as an output when it is one of `kept` or holds a private key.  Identity is
+/// st_dev + st_ino after following symbolic links when both exist, else the
+/// std::filesystem::weakly_canonical paths (an output that does not exist yet).  Throws
+/// IoError "OUT: is the same file as ROLE PATH; refusing to overwrite it", or, for an
+/// existing regular file of at most kMaxSmallFileSize bytes with a PEM "-----BEGIN
+/// ...PRIVATE KEY-----" line, "OUT: holds a private key; refusing to overwrite it".
+/// Call it for every output before anything is written.
+MODSIGN_API void refuse_output_over(const std::string& out, const std::vector<KeptFile>& kept);
+
+/// True when `a` and `b` name the same file (the identity of refuse_output_over()).
+MODSIGN_API bool same_file(const std::string& a, const std::string& b);
+
 /// Write `data` to `path` atomically: a temporary file in the same directory (mode
-/// `mode`; or, when `path` exists and `keep_mode`, its mode, owner and group), fsync,
+/// `mode` less the process umask; or, when `path` exists and `keep_mode`, its mode, owner
+/// and group), fsync,
 /// rename.  A symbolic link at `path` is followed and its target replaced.  An existing
 /// `path` that is not a regular file (device, FIFO, socket, directory) is refused.  On any
 /// failure the temporary file is removed and `path` is untouched.  A file with other hard

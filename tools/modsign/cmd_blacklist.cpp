@@ -40,12 +40,20 @@ std::string origins_text(const std::vector<TrustOrigin>& os) {
   return t;
 }
 
-bool write_text(const std::string& out, const std::string& text) {
+/// The files of `inputs` as refuse_output_over() names them.
+std::vector<KeptFile> kept_inputs(const std::vector<std::string>& inputs) {
+  std::vector<KeptFile> k;
+  for (const auto& i : inputs) k.push_back({i, "the input"});
+  return k;
+}
+
+bool write_text(const std::string& out, const std::string& text, const std::vector<std::string>& inputs) {
   if (out.empty() || out == "-") {
     std::cout << text;
     return true;
   }
   try {
+    refuse_output_over(out, kept_inputs(inputs));
     write_file_atomic(out, ByteView(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()), 0644, false);
   } catch (const IoError& e) {
     complain("", e.what());
@@ -168,6 +176,7 @@ int cmd_entry(const EntryArgs& a) {
       return std::max(worst, kExitVerdict);
     }
     try {
+      refuse_output_over(a.out, kept_inputs(a.items));
       write_file_atomic(a.out, write_efi_lists(esl_entries), 0644, false);
     } catch (const IoError& e) {
       complain("", e.what());
@@ -184,7 +193,7 @@ int cmd_entry(const EntryArgs& a) {
     complain("", text.error().message);
     return kExitInput;
   }
-  if (!write_text(a.out, *text)) return kExitInput;
+  if (!write_text(a.out, *text, a.items)) return kExitInput;
   return worst;
 }
 
@@ -385,7 +394,7 @@ int cmd_merge(const MergeArgs& a) {
     complain("", text.error().message);
     return kExitInput;
   }
-  if (!write_text(a.out, *text)) return kExitInput;
+  if (!write_text(a.out, *text, {})) return kExitInput;  // merging into an input is allowed
   std::cerr << "modsign: " << m.descriptions.size() << " entries from " << a.files.size() << " files, " << m.duplicates
             << " duplicates dropped\n";
   return kExitOk;

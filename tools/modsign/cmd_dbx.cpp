@@ -183,8 +183,11 @@ int cmd_list(const DbxArgs& a) {
   return kExitOk;
 }
 
-int write_out(const std::string& out, const Bytes& data) {
+int write_out(const std::string& out, const Bytes& data, const std::vector<std::string>& inputs = {}) {
   try {
+    std::vector<KeptFile> kept;
+    for (const auto& i : inputs) kept.push_back({i, "the input"});
+    refuse_output_over(out, kept);
     write_file_atomic(out, data);
   } catch (const IoError& e) {
     complain("", e.what());
@@ -206,7 +209,7 @@ int cmd_merge(const DbxArgs& a) {
     complain("", e.what());
     return kExitInput;
   }
-  if (const int rc = write_out(a.out, m.lists); rc != kExitOk) return rc;
+  if (const int rc = write_out(a.out, m.lists)  /* merging into an input is allowed */; rc != kExitOk) return rc;
   for (const auto& s : m.notes) complain("", s);
   std::cerr << "modsign: " << printable(a.out) << ": " << m.entries << " entries in " << m.list_count << " list"
             << (m.list_count == 1 ? "" : "s") << " from " << m.input_entries << " in " << a.files.size() << " file"
@@ -247,7 +250,7 @@ int cmd_add_cert(const DbxArgs& a) {
     complain("", e.what());
     return kExitInput;
   }
-  return write_out(a.out, lists);
+  return write_out(a.out, lists, a.files);
 }
 
 }  // namespace

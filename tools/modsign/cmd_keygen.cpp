@@ -17,6 +17,7 @@ namespace {
 struct KeygenArgs {
   std::string algo = "ml-dsa-65", out, cert_out, subject = "CN=modsign module signing key";
   int days = 36500;
+  bool force = false;
 };
 
 constexpr const char* kAlgos = "ml-dsa-44|ml-dsa-65|ml-dsa-87|rsa-2048|rsa-3072|rsa-4096|ecdsa-p256|ecdsa-p384";
@@ -28,6 +29,7 @@ int cmd_keygen(const KeygenArgs& a) {
   o.days = a.days;
   o.out = a.out;
   o.cert_out = a.cert_out;
+  o.replace_existing = a.force;
   KeygenReport r;
   try {
     r = generate_key(o);
@@ -39,6 +41,7 @@ int cmd_keygen(const KeygenArgs& a) {
         complain("", "--out and --cert-out name the same file; omit --cert-out to write key and certificate together");
         break;
       case KeygenRefusal::certificate: complain("", e.what()); break;
+      case KeygenRefusal::exists: complain("", std::string(e.what()) + " (--force replaces it)"); return kExitInput;
     }
     return kExitUsage;
   } catch (const InputError& e) {
@@ -60,6 +63,7 @@ Runner setup_keygen(CLI::App& c) {
   add_out_option(&c, a->out, "private key (PKCS#8 PEM; ML-DSA in seed form), followed by the certificate "
                              "unless --cert-out is given")->required();
   c.add_option("--cert-out", a->cert_out, "write the signer's certificate (PEM) here");
+  c.add_flag("--force", a->force, "replace --out and --cert-out if they exist (never both the same file)");
   c.add_option("--subject", a->subject, "subject and issuer DN, e.g. 'CN=Build key,O=Example'")->capture_default_str();
   c.add_option("--days", a->days, "validity in days")->capture_default_str();
   return [a] { return cmd_keygen(*a); };

@@ -34,6 +34,10 @@ int cmd_strip(const StripArgs& a) {
     complain("", "--dest needs exactly one MODULE");
     return kExitUsage;
   }
+  if (inputs.empty() && a.dirs.empty()) {
+    complain("", "no modules given (MODULE... or -r DIR)");
+    return kExitUsage;
+  }
   CleanupOnSignal cleanup;  // no .modsign.XXXXXX left behind by SIGINT/SIGTERM/SIGHUP
   // As sign: symbolic links found under -r are skipped, then the same file named twice is
   // stripped once.
