@@ -63,6 +63,19 @@ bool compressed_module_name(const std::string& path) {
   return ends_with(path, ".ko.xz") || ends_with(path, ".ko.zst") || ends_with(path, ".ko.gz");
 }
 
+bool module_inputs_usable(const std::vector<BatchInput>& inputs, const std::vector<std::string>& dirs,
+                          const std::string& dest) {
+  if (!dest.empty() && (inputs.size() != 1 || !dirs.empty())) {
+    complain("", "--dest needs exactly one MODULE");
+    return false;
+  }
+  if (inputs.empty() && dirs.empty()) {
+    complain("", "no modules given (MODULE... or -r DIR)");
+    return false;
+  }
+  return true;
+}
+
 std::vector<BatchInput> expand_module_tree(const std::vector<std::string>& files, const std::vector<std::string>& dirs,
                                            bool* dir_error) {
   *dir_error = false;

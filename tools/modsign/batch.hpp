@@ -44,6 +44,13 @@ struct BatchInput {
 std::vector<BatchInput> expand_module_tree(const std::vector<std::string>& files, const std::vector<std::string>& dirs,
                                            bool* dir_error);
 
+/// The usage checks of a command that writes modules (sign, strip): "--dest needs exactly
+/// one MODULE" when `dest` is set and the inputs are not exactly one MODULE argument, and
+/// "no modules given (MODULE... or -r DIR)" when there are none.  Reports the first that
+/// applies with complain() and returns false (the caller exits kExitUsage).
+bool module_inputs_usable(const std::vector<BatchInput>& inputs, const std::vector<std::string>& dirs,
+                          const std::string& dest);
+
 /// For each input, the index of the earlier input naming the same file (by
 /// std::filesystem::weakly_canonical path), or SIZE_MAX for a first occurrence.  Inputs with
 /// `not_regular` set (e.g. a symbolic link found under -r) take no part: they are reported as

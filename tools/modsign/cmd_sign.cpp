@@ -76,14 +76,7 @@ int cmd_sign(const SignArgs& a) {
   }
   bool dir_error = false;
   const auto inputs = expand_module_tree(a.modules, a.dirs, &dir_error);
-  if (!a.dest.empty() && (inputs.size() != 1 || !a.dirs.empty())) {
-    complain("", "--dest needs exactly one MODULE");
-    return kExitUsage;
-  }
-  if (inputs.empty() && a.dirs.empty()) {
-    complain("", "no modules given (MODULE... or -r DIR)");
-    return kExitUsage;
-  }
+  if (!module_inputs_usable(inputs, a.dirs, a.dest)) return kExitUsage;
   auto signer = load_signer(a.key, a.cert);
   if (!signer) return kExitInput;
   try {
