@@ -11,6 +11,7 @@
 #include "cms/signed_data.hpp"
 #include "crypto/crypto.hpp"
 #include "module/decompress.hpp"
+#include "module/module_signature.hpp"
 #include "modsign/profile.hpp"
 #include "modsign/sign.hpp"
 #include "modsign/trust.hpp"
@@ -64,6 +65,9 @@ struct BatchRoute {
   }
   std::optional<OutputBatch::Scope> scope;
 };
+/// "note: removed a legacy trailer (id_type 1 X509, algo 0, hash 0, signer_len 0, key_id_len
+/// 0): the kernel refuses it (mod_check_sig)" for a trailer module::is_legacy() (api/strip.cpp).
+std::string legacy_note(const module::ModuleSignature& t);
 /// sign_module_file() in one streaming pass (api/sign_stream.cpp).
 SignReport sign_streaming(const Signer& signer, const std::string& path, const SignOptions& options);
 /// The cms::BuildOptions of `options` for `signer`, after check_sign_options() (api/sign.cpp);

@@ -56,10 +56,11 @@ ModuleFile open_module_file(const std::string& path, const KernelProfile& /*prof
   return f;
 }
 
-SignatureInfo describe_signature(const ModuleFile& mf) {
-  const Bytes& file = mf.m.image;
+namespace {
+/// describe_signature() of `file` (the image, or a content inside it) of `mf`.
+SignatureInfo describe(const ModuleFile& mf, ByteView file) {
   SignatureInfo r;
-  r.image_size = file.size();
+  r.image_size = mf.m.image.size();
   r.content_length = file.size();
   if (!module::has_marker(file)) return r;
   auto split = module::split(file);
@@ -86,6 +87,16 @@ SignatureInfo describe_signature(const ModuleFile& mf) {
   r.content_length = split->content.size();
   r.accepted_by = accepted_by(split->cms, split->content);
   return r;
+}
+}  // namespace
+
+SignatureInfo describe_signature(const ModuleFile& mf) { return describe(mf, mf.m.image); }
+
+std::vector<SignatureInfo> describe_signatures(const ModuleFile& mf) {
+  std::vector<SignatureInfo> out{describe(mf, mf.m.image)};
+  const auto stack = module::split_stack(mf.m.image);
+  for (std::size_t i = 1; i < stack.size(); ++i) out.push_back(describe(mf, stack[i - 1].content));
+  return out;
 }
 
 }  // namespace modsign

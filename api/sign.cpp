@@ -158,26 +158,41 @@ SignedImage sign_stored(const Signer& signer, ByteView stored, const module::Mod
                     n, f);
   }
   ByteView content = m ? ByteView(m->image) : stored;
-  if (m && module::has_marker(content)) {
+  std::vector<std::string> replaced_notes;
+  if (m && !o.raw && module::has_marker(content)) {
     if (!o.replace) throw SignError(SignRefusal::already_signed, label + "module is already signed", n);
-    auto split = module::split(content);
+    auto split = o.legacy ? module::split_any_trailer(content) : module::split(content);
     if (!split)
       throw SignError(SignRefusal::other,
                       label + "cannot strip the existing signature: " + std::string(errno_name(split.error().code)) +
                           " " + split.error().message,
                       n);
-    content = split->content;
+    const auto stack = module::split_stack(content, o.legacy);  // every stacked signature goes
+    for (const auto& st : stack)
+      if (module::is_legacy(st.trailer)) replaced_notes.push_back(legacy_note(st.trailer));
+    if (stack.size() > 1)
+      replaced_notes.push_back("note: replaced " + std::to_string(stack.size()) + " stacked signatures");
+    content = stack.back().content;
   }
   auto cms_der = cms::build_detached(signer.impl().key, signer.impl().cert, content, opt);
   if (!cms_der) throw SignError(SignRefusal::other, label + cms_der.error().message, n);
   SignedImage r;
+  r.report.notes = std::move(replaced_notes);
   r.cms = std::move(cms_der.value());
   if (!o.p7s_only) {
     r.module = module::append_signature(content, r.cms);
     if (comp != module::Compression::none) {
       r.module = module::compress(r.module, comp);
       r.report.recompressed = std::string(module::compression_name(comp));
+      if (o.raw)
+        r.report.notes.push_back("note: " + r.report.recompressed +
+                               "-compressed module: signed the decompressed image (what the kernel checks) and "
+                               "compressed it again as " + r.report.recompressed);
     }
+  } else if (o.raw && comp != module::Compression::none) {
+    r.report.notes.push_back("note: " + std::string(module::compression_name(comp)) +
+                             "-compressed module: the signature covers the decompressed image (what the kernel "
+                             "checks)");
   }
   r.report.algorithm = signer.algorithm();
   r.report.hash = std::string(crypto::hash_info(opt.digest).name);
@@ -202,6 +217,15 @@ SignedImage sign_module_image(const Signer& signer, ByteView image, const SignOp
   return api::sign_stored(signer, image, &img.value(), options, "");
 }
 
+namespace {
+/// Whether the file at `path` starts with a compression magic (detect_compression()).
+bool compressed_file(const std::string& path) {
+  const FileReader f(path);
+  return module::detect_compression(f.read_at(0, static_cast<std::size_t>(std::min<std::uint64_t>(f.size(), 6)))) !=
+         module::Compression::none;
+}
+}  // namespace
+
 SignReport sign_module_file(const Signer& signer, const std::string& path, const SignOptions& options,
                             OutputBatch* batch) {
   api::BatchRoute route(batch);
@@ -213,7 +237,11 @@ SignReport sign_module_file(const Signer& signer, const std::string& path, const
   if (!options.raw && streamable_module_file(path, options.stream_above))
     return api::sign_streaming(signer, path, options);
   SignedImage si;
-  if (options.raw) {
+  if (options.raw && (options.recompress || options.p7s_only) && compressed_file(path)) {
+    // raw with recompress (sign-file): the decompressed image as it is, existing signature and all.
+    const auto sm = api::read_stored_module(path, options.max_size);
+    si = api::sign_stored(signer, sm.stored, &sm.m, options, path + ": ");
+  } else if (options.raw) {
     const Bytes file = read_file(path);
     si = api::sign_stored(signer, file, nullptr, options, path + ": ");
   } else {

@@ -34,6 +34,13 @@ SignReport sign_streaming(const Signer& signer, const std::string& path, const S
   if (t) {
     if (!o.replace) throw SignError(SignRefusal::already_signed, path + ": module is already signed", size);
     content_len = t->content_len;
+    // Stacked signatures (module/module_signature split_stack): every one goes.
+    for (;;) {
+      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(content_len, 40));
+      auto inner = module::parse_tail(in.read_at(content_len - n, n), content_len);
+      if (!inner) break;
+      content_len = inner->content_len;
+    }
   } else if (t.error().code != KErr::enodata) {
     throw SignError(SignRefusal::other,
                     path + ": cannot strip the existing signature: " + std::string(errno_name(t.error().code)) + " " +

@@ -3,8 +3,18 @@
 #include "api/internal.hpp"
 #include "common/file.hpp"
 #include "module/compression.hpp"
+#include "module/module_signature.hpp"
 
 namespace modsign {
+
+namespace api {
+std::string legacy_note(const module::ModuleSignature& t) {
+  const char* type = t.id_type == 0 ? " PGP" : t.id_type == 1 ? " X509" : "";
+  return "note: removed a legacy trailer (id_type " + std::to_string(t.id_type) + type + ", algo " +
+         std::to_string(t.algo) + ", hash " + std::to_string(t.hash) + ", signer_len " + std::to_string(t.signer_len) +
+         ", key_id_len " + std::to_string(t.key_id_len) + "): the kernel refuses it (mod_check_sig)";
+}
+}  // namespace api
 
 StripReport strip_module_file(const std::string& path, const StripOptions& options, OutputBatch* batch) {
   api::BatchRoute route(batch);
@@ -19,13 +29,25 @@ StripReport strip_module_file(const std::string& path, const StripOptions& optio
                     r.bytes_read, f);
   }
   if (!module::has_marker(m.image)) return r;
-  auto split = module::split(m.image);
+  auto split = options.legacy ? module::split_any_trailer(m.image) : module::split(m.image);
   if (!split)
     throw SignError(SignRefusal::other,
                     path + ": cannot strip the signature: " + std::string(errno_name(split.error().code)) + " " +
                         split.error().message,
                     r.bytes_read);
-  Bytes out(split->content.begin(), split->content.end());
+  const auto stack = module::split_stack(m.image, options.legacy);
+  const std::size_t depth = options.all ? stack.size() : 1;
+  for (std::size_t i = 0; i < depth; ++i) {
+    r.cms_size += stack[i].cms.size();
+    if (module::is_legacy(stack[i].trailer)) r.notes.push_back(api::legacy_note(stack[i].trailer));
+  }
+  if (!options.all && stack.size() > 1) {
+    const std::size_t n = stack.size() - 1;
+    r.notes.push_back("note: " + std::to_string(n) + (n == 1 ? " more signature" : " more signatures") +
+                      " inside (strip all removes them)");
+  }
+  const ByteView kept = stack[depth - 1].content;
+  Bytes out(kept.begin(), kept.end());
   if (m.compression != module::Compression::none) {
     out = module::compress(out, m.compression);
     r.recompressed = std::string(module::compression_name(m.compression));
@@ -34,7 +56,8 @@ StripReport strip_module_file(const std::string& path, const StripOptions& optio
   refuse_output_over(r.path, {});
   write_file_atomic(r.path, out);
   r.was_signed = true;
-  r.cms_size = split->cms.size();
+  r.signatures_removed = depth;
+  r.content_size = kept.size();
   r.files_written.push_back(r.path);
   return r;
 }

@@ -4,6 +4,7 @@
 #include "api/internal.hpp"
 #include "common/file.hpp"
 #include "module/decompress.hpp"
+#include "module/module_signature.hpp"
 #include "module/signing.hpp"
 
 namespace modsign {
@@ -18,7 +19,13 @@ crypto::Backend backend_named(const std::string& name) {
 
 Verdict predict_module_image(const ModuleImage& m, const TrustStore& trust, const KernelProfile& profile,
                              const std::string& backend) {
-  return module::module_sig_check_image(m, trust.impl().keyring, api::to_kernel(profile), backend_named(backend));
+  Verdict v = module::module_sig_check_image(m, trust.impl().keyring, api::to_kernel(profile), backend_named(backend));
+  if (const auto stack = module::split_stack(m.image); stack.size() > 1) {
+    const std::size_t n = stack.size() - 1;
+    v.notes.push_back("note: " + std::to_string(n) + (n == 1 ? " more signature" : " more signatures") +
+                      " under the one the kernel checks (it reads only the outermost; modsign info lists them)");
+  }
+  return v;
 }
 
 Verdict predict_module_file(const std::string& path, const TrustStore& trust, const KernelProfile& profile,

@@ -43,11 +43,11 @@ Result<TrailerInfo> parse_tail(ByteView tail, std::uint64_t file_size) {
   return TrailerInfo{modlen - kModuleSignatureSize - sig_len, sig_len};
 }
 
-Result<SplitModule> split(ByteView file) {
-  auto t = parse_tail(file.last(std::min<std::size_t>(file.size(), kMarker.size() + kModuleSignatureSize)), file.size());
-  if (!t) return t.error();
-  const std::size_t content_len = static_cast<std::size_t>(t->content_len);
-  const std::uint8_t* ms = file.data() + content_len + t->sig_len;
+namespace {
+/// The pieces of `file` whose trailer says `t` (parse_tail() checked the lengths).
+SplitModule pieces(ByteView file, const TrailerInfo& t) {
+  const std::size_t content_len = static_cast<std::size_t>(t.content_len);
+  const std::uint8_t* ms = file.data() + content_len + t.sig_len;
   ModuleSignature tr;
   tr.algo = ms[0];
   tr.hash = ms[1];
@@ -55,8 +55,46 @@ Result<SplitModule> split(ByteView file) {
   tr.signer_len = ms[3];
   tr.key_id_len = ms[4];
   std::copy(ms + 5, ms + 8, tr.pad);
-  tr.sig_len = t->sig_len;
-  return SplitModule{file.subspan(0, content_len), file.subspan(content_len, t->sig_len), tr};
+  tr.sig_len = t.sig_len;
+  return SplitModule{file.subspan(0, content_len), file.subspan(content_len, t.sig_len), tr};
+}
+}  // namespace
+
+Result<SplitModule> split(ByteView file) {
+  auto t = parse_tail(file.last(std::min<std::size_t>(file.size(), kMarker.size() + kModuleSignatureSize)), file.size());
+  if (!t) return t.error();
+  return pieces(file, *t);
+}
+
+bool is_legacy(const ModuleSignature& t) {
+  return t.id_type != kIdTypePkcs7 || t.algo || t.hash || t.signer_len || t.key_id_len || t.pad[0] || t.pad[1] ||
+         t.pad[2];
+}
+
+Result<SplitModule> split_any_trailer(ByteView file) {
+  auto t = parse_tail(file.last(std::min<std::size_t>(file.size(), kMarker.size() + kModuleSignatureSize)), file.size());
+  if (t) return pieces(file, *t);
+  if (t.error().code == KErr::enodata || !has_marker(file) || file.size() <= kMarker.size() + kModuleSignatureSize)
+    return t.error();
+  // Only the type and legacy-field checks failed, or the length: check the length alone.
+  const std::size_t modlen = file.size() - kMarker.size();
+  const std::uint8_t* ms = file.data() + modlen - kModuleSignatureSize;
+  const std::uint32_t sig_len = static_cast<std::uint32_t>(ms[8]) << 24 | static_cast<std::uint32_t>(ms[9]) << 16 |
+                                static_cast<std::uint32_t>(ms[10]) << 8 | ms[11];
+  if (sig_len >= modlen - kModuleSignatureSize) return t.error();
+  return pieces(file, TrailerInfo{modlen - kModuleSignatureSize - sig_len, sig_len});
+}
+
+std::vector<SplitModule> split_stack(ByteView file, bool legacy) {
+  std::vector<SplitModule> out;
+  ByteView rest = file;
+  while (has_marker(rest)) {
+    auto s = legacy ? split_any_trailer(rest) : split(rest);
+    if (!s) break;
+    out.push_back(*s);
+    rest = s->content;
+  }
+  return out;
 }
 
 Bytes append_signature(ByteView content, ByteView cms) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "common/result.hpp"
 
@@ -59,6 +60,23 @@ struct TrailerInfo {
   std::uint32_t sig_len = 0;
 };
 Result<TrailerInfo> parse_tail(ByteView tail, std::uint64_t file_size);
+
+/// Whether `t` is a trailer mod_check_sig() refuses as from before PKCS#7 module signing:
+/// id_type 0 (PKEY_ID_PGP) or 1 (PKEY_ID_X509), or any of algo, hash, signer_len,
+/// key_id_len, pad non-zero.
+bool is_legacy(const ModuleSignature& t);
+
+/// split() without the id_type and legacy-field checks (for stripping such a trailer):
+/// the marker and sig_len are checked as in split(); the trailer is returned as found.
+Result<SplitModule> split_any_trailer(ByteView file);
+
+/// modsign's own (the kernel checks only the outermost signature): every signature
+/// stacked in `file`, outermost first, e.g. a module signed again by scripts/sign-file,
+/// which signs over an existing signature.  split() of the file, then of each content
+/// while it still ends with the marker and splits; a content whose trailer does not
+/// split ends the walk (it is part of the content the inner-most signature covers).
+/// With `legacy`, split_any_trailer() instead.  Empty for an unsigned or malformed file.
+std::vector<SplitModule> split_stack(ByteView file, bool legacy = false);
 
 /// content ‖ cms ‖ module_signature ‖ marker: the layout sign-file writes.
 Bytes append_signature(ByteView content, ByteView cms);

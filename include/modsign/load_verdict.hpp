@@ -58,6 +58,10 @@ struct Verdict {
   /// How the module was stored, for a compressed module read into memory (image left
   /// empty); nullopt for an uncompressed module and for the streaming path.
   std::optional<ModuleImage> compression;
+  /// modsign's notes beside the prediction: "note: 1 more signature under the one the
+  /// kernel checks (it reads only the outermost; modsign info lists them)" for a stacked
+  /// module read into memory (not on the streaming path).
+  std::vector<std::string> notes;
 };
 
 }  // namespace modsign

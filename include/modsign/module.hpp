@@ -73,4 +73,13 @@ struct SignatureInfo {
 /// SignedData, and "<path>: PKCS#7 has no SignerInfo".
 MODSIGN_API SignatureInfo describe_signature(const ModuleFile& module);
 
+/// Every signature stacked in the module, outermost first (the one the kernel checks),
+/// then each one the outer signature covers (a module signed again by scripts/sign-file,
+/// which signs over the old signature): entry i describes the image with the i outer
+/// signatures removed, its content_length the offset of its PKCS#7 in the image.  The walk
+/// (modsign's own; the kernel reads only the outermost) stops at the first content whose
+/// trailer does not split (module/module_signature split_stack).  One entry (is_signed
+/// false) for an unsigned module.  Throws as describe_signature().
+MODSIGN_API std::vector<SignatureInfo> describe_signatures(const ModuleFile& module);
+
 }  // namespace modsign

@@ -111,9 +111,14 @@ struct SignOptions {
   /// Identify the signer by subjectKeyIdentifier (SignerInfo version 3) instead of
   /// issuerAndSerialNumber (version 1); the certificate must carry one.
   bool skid = false;
-  /// Strip an existing appended signature and sign again; without it an already signed
+  /// Strip every existing appended signature (all of a stack, e.g. from signing twice with
+  /// sign-file, which signs over the first) and sign again; without it an already signed
   /// module is refused (SignRefusal::already_signed).
   bool replace = false;
+  /// With replace: a trailer mod_check_sig() refuses as legacy (id_type 0 PGP / 1 X509,
+  /// non-zero algo/hash/signer_len/key_id_len/pad) is stripped too, by its sig_len, with a
+  /// note; without it such a trailer is refused ("cannot strip the existing signature").
+  bool legacy = false;
   /// Sign a compressed module (xz, zstd, gzip, recognised by magic): the signature is
   /// appended to the decompressed image (which the kernel checks, kernel/module/
   /// decompress.c), and the result is compressed again in the same format with the kernel
@@ -129,6 +134,10 @@ struct SignOptions {
   std::string p7s_out;
   /// Sign the file's bytes as they are, as scripts/sign-file does: no decompression, no
   /// look for an existing signature (one is signed over and a second appended after it).
+  /// With recompress (or p7s_only), a compressed file (by magic) is decompressed first and
+  /// its image signed as it is (an existing signature in it signed over), then compressed
+  /// again: what `modsign sign-file` does, where scripts/sign-file appends the signature
+  /// after the compressed stream (a module no kernel loads).
   bool raw = false;
   /// An uncompressed module file larger than this many bytes is signed in one streaming
   /// pass in 1 MiB pieces (constant memory; for ML-DSA without signedAttrs by external μ)
@@ -155,6 +164,14 @@ struct SignReport {
   std::string recompressed;     ///< "xz", "zstd" or "gzip" when the output was recompressed, else ""
   std::uint64_t bytes_read = 0;  ///< bytes of the module file as stored
   std::vector<std::string> files_written;  ///< in order: the module (unless p7s_only), OUT.p7s
+  /// Notes for the user, one line each: with replace, legacy_note per legacy trailer
+  /// removed ("note: removed a legacy trailer (id_type 1 X509, algo 0, hash 0, signer_len 0,
+  /// key_id_len 0): the kernel refuses it (mod_check_sig)") and "note: replaced N stacked
+  /// signatures" for N > 1 (not on the streaming path); with raw, for a compressed module "note: xz-compressed
+  /// module: signed the decompressed image (what the kernel checks) and compressed it
+  /// again as xz", or with p7s_only "note: xz-compressed module: the signature covers the
+  /// decompressed image (what the kernel checks)" (the format named).
+  std::vector<std::string> notes;
 };
 
 /// Checks that `options` can be honoured with `signer` before any module is read:
@@ -217,18 +234,29 @@ struct StripOptions {
   bool recompress = false;
   std::string out;  ///< write here instead of replacing `path` ("" = in place)
   std::uint64_t max_size = std::uint64_t{1} << 30;  ///< bound on the decompressed image
+  /// Remove every stacked signature (module_signature trailers one inside the other), not
+  /// only the outermost.
+  bool all = false;
+  /// Strip a legacy trailer (SignOptions::legacy) too, with a note, instead of refusing it.
+  bool legacy = false;
 };
 /// What strip_module_file() did.
 struct StripReport {
   std::string path;          ///< the file written (out, or the input); the input when unsigned
   bool was_signed = false;   ///< false: no marker, nothing written
-  std::size_t cms_size = 0;  ///< bytes of the removed PKCS#7
+  std::size_t cms_size = 0;  ///< bytes of the removed PKCS#7 (all of them with `all`)
   std::string recompressed;  ///< the format when the output was recompressed, else ""
   std::uint64_t bytes_read = 0;
   std::vector<std::string> files_written;
+  std::size_t signatures_removed = 0;  ///< trailers removed (1, or the stack's depth with `all`)
+  std::uint64_t content_size = 0;      ///< bytes left (the decompressed image) when was_signed
+  /// "note: removed a legacy trailer (id_type 1 X509, algo 0, hash 0, signer_len 0,
+  /// key_id_len 0): the kernel refuses it (mod_check_sig)" per legacy trailer; without `all`, "note: N more signature(s) inside (strip all
+  /// removes them)" when signatures remain.
+  std::vector<std::string> notes;
 };
 /// Remove the appended signature (marker, struct module_signature and PKCS#7) of the module
-/// at `path`, leaving the content sign-file signed.  Throws IoError (read/write);
+/// at `path` (every stacked one with `all`), leaving the content sign-file signed.  Throws IoError (read/write);
 /// SignError "<path>: xz-compressed module: set recompress to strip it" (compressed;
 /// checked before the marker), "<path>: xz-compressed module: <reason>" for a stream that does not
 /// decompress, "<path>: cannot strip the signature: <ERRNO> <reason>" (other) for a

@@ -153,6 +153,24 @@ std::string without_path(const std::string& path, const std::string& message) {
   return message.starts_with(path + ": ") ? message.substr(path.size() + 2) : message;
 }
 
+std::optional<modsign::KernelConfig> load_kernel_config(const KernelBuildOptions& k, bool* failed) {
+  *failed = false;
+  if (!k.given()) return std::nullopt;
+  try {
+    return k.build.empty() ? read_kernel_config(k.config) : read_kernel_build(k.build);
+  } catch (const InputError& e) {
+    complain("", e.what());
+  } catch (const IoError& e) {
+    complain("", e.what());
+  }
+  *failed = true;
+  return std::nullopt;
+}
+
+void print_notes(const std::vector<std::string>& notes) {
+  for (const auto& n : notes) complain("", n);
+}
+
 std::optional<modsign::KernelProfile> public_profile(const std::string& name) {
   auto p = modsign::KernelProfile::parse(name);
   if (!p) complain("", "unknown --kernel '" + name + "' (v6.1|v6|v7.0)");

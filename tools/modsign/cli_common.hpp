@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <modsign/ima.hpp>
+#include <modsign/kernel_config.hpp>
 #include <modsign/module.hpp>
 #include <modsign/module_image.hpp>
 #include <modsign/profile.hpp>
@@ -79,6 +80,12 @@ bool set_waive_option(modsign::KernelProfile& profile, bool on);
 /// ..." (on failure, the keyring notes gathered before it), then the error.  nullopt on an
 /// unreadable or malformed file (the caller exits kExitInput).
 std::optional<modsign::TrustStore> load_trust(const TrustOptions& t, const modsign::KernelProfile& profile);
+/// modsign::read_kernel_build / read_kernel_config of --kernel-build / --kernel-config;
+/// nullopt (no option given) or the configuration; on an unreadable or malformed file the
+/// message on stderr ("modsign: <message>") and `*failed` set (the caller exits kExitInput).
+std::optional<modsign::KernelConfig> load_kernel_config(const KernelBuildOptions& k, bool* failed);
+/// Each warning on stderr as "modsign: <warning>".
+void print_notes(const std::vector<std::string>& notes);
 /// `message` without its leading "<path>: " (InputError messages name the file).
 std::string without_path(const std::string& path, const std::string& message);
 

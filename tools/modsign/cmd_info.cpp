@@ -44,8 +44,10 @@ int cmd_info(const InfoArgs& a) {
     const std::size_t size = lm->m.image.size();
     nlohmann::json j{{"path", path}, {"size", size}, {"compressed", compression_json(lm->m)}};
     SignatureInfo si;
+    std::vector<SignatureInfo> stack;
     try {
-      si = describe_signature(*lm);
+      stack = describe_signatures(*lm);
+      si = stack.front();
     } catch (const InputError& e) {
       complain("", e.what());
       failed(without_path(path, e.what()));
@@ -73,6 +75,17 @@ int cmd_info(const InfoArgs& a) {
       j["signature_length"] = si.signature_length;
       j["content_length"] = si.content_length;
       j["accepted_by"] = si.accepted_by;
+      if (stack.size() > 1) {  // the signatures the outermost one covers
+        nlohmann::json nested = nlohmann::json::array();
+        for (std::size_t k = 1; k < stack.size(); ++k) {
+          const SignatureInfo& n = stack[k];
+          nested.push_back({{"cms_offset", n.content_length}, {"cms_length", n.cms_length},
+                            {"signature_algorithm", n.signature_algorithm}, {"sig_hashalgo", n.sig_hashalgo},
+                            {"signer", n.signer}, {"sig_key", n.sig_key}, {"signed_attrs", n.signed_attrs},
+                            {"content_length", n.content_length}, {"accepted_by", n.accepted_by}});
+        }
+        j["nested"] = nested;
+      }
     }
     if (a.json) {
       std::cout << dump(j) << "\n";
@@ -101,6 +114,11 @@ int cmd_info(const InfoArgs& a) {
     line("accepted_by", acc.empty() ? "(none)" : acc);
     const std::string sig = j["signature"].get<std::string>();
     line("signature", sig.size() > 47 ? sig.substr(0, 47) + ":..." : sig);
+    for (std::size_t k = 1; k < stack.size(); ++k)  // "nested[1]: RSA sha256, CMS 720 bytes at 4096"
+      line("nested[" + std::to_string(k) + "]", stack[k].signature_algorithm + " " + stack[k].sig_hashalgo + ", CMS " +
+                                                   std::to_string(stack[k].cms_length) + " bytes at " +
+                                                   std::to_string(stack[k].content_length) +
+                                                   (stack[k].signed_attrs ? ", signedAttrs" : ""));
   }
   return worst;
 }

@@ -23,6 +23,8 @@ struct SignArgs {
   SignOptions sign;  // hash, signed_attrs, skid, replace, recompress, p7s, p7s_only, backend, sizes
   BatchOptions batch;
   std::vector<std::string> modules, dirs;
+  KernelBuildOptions kernel;  // --kernel-build / --kernel-config
+  bool hash_given = false;    // --hash on the command line (else CONFIG_MODULE_SIG_HASH, if any)
 };
 
 /// "PATH: signed (ALGO, [no ]signedAttrs, HASH, CMS N bytes[, streamed[ with external mu]]
@@ -69,6 +71,20 @@ int report_option_refusal(const SignError& e, const SignArgs& a) {
 int cmd_sign(const SignArgs& a) {
   SignOptions opt = a.sign;
   opt.out = a.dest;
+  // The target kernel's settings: its digest unless --hash, its key and certificate unless --key.
+  bool config_failed = false;
+  const auto kconfig = load_kernel_config(a.kernel, &config_failed);
+  if (config_failed) return kExitInput;
+  std::string key = a.key, cert = a.cert;
+  if (kconfig && !a.hash_given && !kconfig->sig_hash.empty()) opt.hash = kconfig->sig_hash;
+  if (kconfig && key.empty() && !kconfig->sig_key.empty()) {
+    key = kconfig->sig_key;
+    if (cert.empty()) cert = kconfig->sig_cert;
+  }
+  if (key.empty()) {
+    complain("", "--key is required (or --kernel-build DIR, whose CONFIG_MODULE_SIG_KEY is used)");
+    return kExitUsage;
+  }
   try {
     check_sign_options(opt);  // the names, before anything is read
   } catch (const SignError& e) {
@@ -77,13 +93,18 @@ int cmd_sign(const SignArgs& a) {
   bool dir_error = false;
   const auto inputs = expand_module_tree(a.modules, a.dirs, &dir_error);
   if (!module_inputs_usable(inputs, a.dirs, a.dest)) return kExitUsage;
-  auto signer = load_signer(a.key, a.cert);
+  auto signer = load_signer(key, cert);
   if (!signer) return kExitInput;
   try {
     check_sign_options(*signer, opt);
   } catch (const SignError& e) {
     return report_option_refusal(e, a);
   }
+  if (kconfig)
+    print_notes(kernel_config_warnings(*kconfig,
+                                       "the new signature (" + signer->algorithm() + ", " + opt.hash + ", " +
+                                           (opt.signed_attrs ? "signedAttrs)" : "no signedAttrs)"),
+                                       signer->algorithm(), opt.hash, opt.signed_attrs));
   // The same file named twice (decided before anything is written, by canonical path;
   // hard links are separate names and are signed separately).  Symbolic links found under
   // -r are skipped first and take no part in this.
@@ -114,6 +135,7 @@ int cmd_sign(const SignArgs& a) {
     try {
       const SignReport rep = sign_module_file(*signer, in.path, opt);  // the batch's OutputBatch::Scope applies
       r.bytes = rep.bytes_read;
+      for (const auto& n : rep.notes) complain(in.path, n);
       r.out = signed_line(rep);
       r.exit = kExitOk;
       r.state = ItemState::done;
@@ -136,22 +158,32 @@ int cmd_sign(const SignArgs& a) {
 
 Runner setup_sign(CLI::App& c) {
   auto a = std::make_shared<SignArgs>();
-  c.add_option("--key", a->key, "private key (PEM or DER; KBUILD_SIGN_PIN for encrypted keys)")->required();
+  c.add_option("--key", a->key,
+               "private key (PEM or DER; KBUILD_SIGN_PIN for encrypted keys); required unless --kernel-build");
   c.add_option("--cert", a->cert, "the signer's certificate (PEM or DER); default: the certificate in the key file");
-  c.add_option("--hash", a->sign.hash, "digestAlgorithm: sha256|sha384|sha512|sha3-256|sha3-384|sha3-512|sha224|sha1")
+  auto* hash = c.add_option("--hash", a->sign.hash, "digestAlgorithm: sha256|sha384|sha512|sha3-256|sha3-384|sha3-512|sha224|sha1")
       ->capture_default_str();
   c.add_flag("--signed-attrs", a->sign.signed_attrs, "add signedAttrs {contentType, messageDigest} (sign-file with OpenSSL 3.x)");
   c.add_flag("--keyid", a->sign.skid, "identify the signer by subjectKeyIdentifier (SignerInfo version 3)");
   auto* p7s = c.add_flag("--p7s", a->sign.p7s, "also write OUTPUT.p7s (OUTPUT = MODULE, or the --out file)");
   auto* p7s_only = c.add_flag("--p7s-only", a->sign.p7s_only, "only write MODULE.p7s; leave the module as it is")->excludes(p7s);
   add_out_option(&c, a->dest, "write the signed module here instead of in place (one MODULE)", "--dest")->excludes(p7s_only);
-  c.add_flag("--replace", a->sign.replace, "strip an existing signature first");
+  c.add_flag("--replace", a->sign.replace, "strip the existing signature (every stacked one) first");
+  c.add_flag("--legacy", a->sign.legacy,
+             "with --replace: also strip a trailer the kernel refuses as legacy (id_type 0/1, non-zero legacy "
+             "fields), with a note");
   add_backend_option(&c, a->sign.backend, "signing");
   add_batch_options(&c, a->batch, true);
   c.add_flag("--recompress", a->sign.recompress, "sign compressed modules: decompress, sign, recompress in the same format");
   add_module_inputs(&c, a->sign.max_size, &a->sign.stream_above, &a->dirs, "sign");
+  add_kernel_build_options(&c, a->kernel,
+                           "CONFIG_MODULE_SIG_HASH unless --hash, CONFIG_MODULE_SIG_KEY and certs/signing_key.x509 "
+                           "unless --key (--kernel-build), warnings when that kernel would not accept the signature");
   c.add_option("MODULE", a->modules, "modules to sign");
-  return [a] { return cmd_sign(*a); };
+  return [a, hash] {
+    a->hash_given = hash->count() > 0;
+    return cmd_sign(*a);
+  };
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // `modsign sign-file`: scripts/sign-file's own command line (getopt, not CLI11) and exit
 // statuses (1 on any error, 2 on usage), signing with modsign::sign_module_file() (raw: the
-// file's bytes as they are, as sign-file signs them).
+// file's bytes as they are, as sign-file signs them; a compressed module's decompressed
+// image, compressed again, where sign-file would corrupt it).
 #include <getopt.h>
 
 #include <iostream>
@@ -55,7 +56,8 @@ int cmd_sign_file(int argc, char** argv) {
     }
     SignOptions opt;
     opt.hash = hash_name;
-    opt.raw = true;             // no decompression, no look for an existing signature
+    opt.raw = true;             // no look for an existing signature (one is signed over)
+    opt.recompress = true;      // a compressed module: its decompressed image, compressed again
     opt.signed_attrs = false;   // CMS_NOATTR (for ML-DSA: sign-file built against OpenSSL 4)
     opt.skid = keyid;
     opt.backend = "openssl";
@@ -75,7 +77,7 @@ int cmd_sign_file(int argc, char** argv) {
     }
     auto signer = load_signer(p[1], x509);
     if (!signer) return 1;
-    sign_module_file(*signer, module_path, opt);
+    for (const auto& n : sign_module_file(*signer, module_path, opt).notes) complain(module_path, n);
   } catch (const InputError& e) {
     complain("", e.what());
     return 1;

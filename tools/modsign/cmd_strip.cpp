@@ -22,7 +22,7 @@ namespace {
 struct StripArgs {
   std::vector<std::string> modules, dirs;
   std::string dest;
-  bool recompress = false;
+  bool recompress = false, all = false, legacy = false;
   std::uint64_t max_size = StripOptions{}.max_size;
 };
 
@@ -50,9 +50,15 @@ int cmd_strip(const StripArgs& a) {
     o.recompress = a.recompress;
     o.out = a.dest;
     o.max_size = a.max_size;
+    o.all = a.all;
+    o.legacy = a.legacy;
     try {
       const StripReport r = strip_module_file(path, o);
+      for (const auto& n : r.notes) complain(path, n);
       if (!r.was_signed) std::cout << printable(path) << ": not signed, unchanged\n";
+      else if (r.signatures_removed > 1)
+        std::cout << printable(r.path) << ": " << r.signatures_removed << " signatures removed (" << r.cms_size
+                  << " bytes of CMS)\n";
       else std::cout << printable(r.path) << ": signature removed (" << r.cms_size << " bytes of CMS)\n";
     } catch (const SignError& e) {
       if (e.reason() == SignRefusal::compressed) complain(path, e.format() + "-compressed module: use --recompress");
@@ -101,6 +107,9 @@ Runner setup_strip(CLI::App& c) {
   auto a = std::make_shared<StripArgs>();
   add_out_option(&c, a->dest, "write the result here instead of in place (one MODULE)", "--dest");
   c.add_flag("--recompress", a->recompress, "strip compressed modules and recompress them");
+  c.add_flag("--all", a->all, "remove every stacked signature (a module signed twice), not only the outermost");
+  c.add_flag("--legacy", a->legacy,
+             "also strip a trailer the kernel refuses as legacy (id_type 0/1, non-zero legacy fields), with a note");
   add_module_inputs(&c, a->max_size, nullptr, &a->dirs, "strip");
   c.add_option("MODULE", a->modules, "modules");
   return [a] { return cmd_strip(*a); };

@@ -28,6 +28,7 @@ struct VerifyArgs {
   std::string kernel = "v7.0", backend = "auto";
   bool waive = false, enforce = false, lockdown = false, json = false;
   BatchOptions batch;
+  KernelBuildOptions kernel_build;  // --kernel-build / --kernel-config: the profile from that kernel
 };
 
 nlohmann::json signers_json(const std::vector<SignerSummary>& ss) {
@@ -58,10 +59,13 @@ int cmd_verify(const VerifyArgs& a) {
     complain("", "no modules given (MODULE... or -r DIR)");
     return kExitUsage;
   }
-  auto profile = public_profile(a.kernel);
+  bool config_failed = false;
+  const auto kconfig = load_kernel_config(a.kernel_build, &config_failed);
+  if (config_failed) return kExitInput;
+  auto profile = kconfig ? std::optional<KernelProfile>(kernel_profile_of(*kconfig)) : public_profile(a.kernel);
   if (!profile) return kExitUsage;
-  if (!set_waive_option(*profile, a.waive)) return kExitUsage;
-  profile->set_enforce(a.enforce);
+  if (a.waive && !set_waive_option(*profile, a.waive)) return kExitUsage;
+  if (a.enforce) profile->set_enforce(true);
   profile->set_lockdown(a.lockdown);
   const auto trust = load_trust(a.trust, *profile);
   if (!trust) return kExitInput;
@@ -123,6 +127,16 @@ int cmd_verify(const VerifyArgs& a) {
     }
     std::error_code ec;
     r.bytes = std::filesystem::file_size(path, ec);
+    for (const auto& n : v.notes) complain(path, n);
+    if (!v.notes.empty()) j["notes"] = v.notes;
+    if (kconfig) {  // what that kernel's configuration says about the signature it checks
+      std::vector<std::string> w;
+      if (!v.signers.empty())
+        w = kernel_config_warnings(*kconfig, "the module's signature", v.signers.front().sig_algo,
+                                   v.signers.front().digest_algo, v.signers.front().signed_attrs);
+      print_notes(w);
+      j["warnings"] = w;
+    }
     report_verdict(a, j, path, v, os);
     return v.outcome == LoadOutcome::loads ? finish(kExitOk, ItemState::done) : finish(kExitVerdict, ItemState::failed);
   };
@@ -144,6 +158,12 @@ Runner setup_verify(CLI::App& c) {
   add_batch_options(&c, a->batch, false);
   add_json_flag(&c, a->json);
   add_module_inputs(&c, a->max_size, &a->stream_above, &a->dirs, "verify");
+  const auto [kb, kc] = add_kernel_build_options(
+      &c, a->kernel_build,
+      "the profile from that kernel (version, CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA, CONFIG_MODULE_SIG_FORCE; "
+      "instead of --kernel) and warnings when its settings refuse the module's signature");
+  kb->excludes("--kernel");
+  kc->excludes("--kernel");
   c.add_option("MODULE", a->modules, "modules to verify");
   return [a] { return cmd_verify(*a); };
 }

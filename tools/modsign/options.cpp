@@ -77,6 +77,15 @@ void add_module_inputs(CLI::App* cmd, std::uint64_t& max_size, std::uint64_t* st
         ->allow_extra_args(false);
 }
 
+std::pair<CLI::Option*, CLI::Option*> add_kernel_build_options(CLI::App* cmd, KernelBuildOptions& k,
+                                                               const std::string& what) {
+  auto* b = cmd->add_option("--kernel-build", k.build,
+                            "the target kernel's build or headers tree (its .config or include/config/auto.conf): " +
+                                what);
+  auto* c = cmd->add_option("--kernel-config", k.config, "the target kernel's .config alone: " + what)->excludes(b);
+  return {b, c};
+}
+
 void add_json_flag(CLI::App* cmd, bool& json, const std::string& per) {
   cmd->add_flag("--json", json, per.empty() ? std::string("one JSON object") : "one JSON object per " + per);
 }

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace CLI {
@@ -47,6 +48,17 @@ void add_bytes_option(CLI::App* cmd, const std::string& name, std::uint64_t& val
 /// --stream-above (`verb` names the operation: "sign", "verify") and -r DIR.
 void add_module_inputs(CLI::App* cmd, std::uint64_t& max_size, std::uint64_t* stream_above = nullptr,
                        std::vector<std::string>* dirs = nullptr, const char* verb = "");
+
+/// The target kernel's settings: --kernel-build DIR (a kernel build or headers tree: its
+/// .config or include/config/auto.conf, CONFIG_MODULE_SIG_KEY, certs/signing_key.x509) and
+/// --kernel-config FILE (a .config alone), one of the two.  Returns the two options (for
+/// excludes()).
+struct KernelBuildOptions {
+  std::string build, config;
+  bool given() const { return !build.empty() || !config.empty(); }
+};
+std::pair<CLI::Option*, CLI::Option*> add_kernel_build_options(CLI::App* cmd, KernelBuildOptions& k,
+                                                               const std::string& what);
 
 /// --json: "one JSON object per <per>" ("one JSON object" for an empty `per`).
 void add_json_flag(CLI::App* cmd, bool& json, const std::string& per = "module");

@@ -1,0 +1,84 @@
+// modsign — the settings of the kernel a module is signed for, read from its build tree
+// or its .config, as its build uses them to sign modules and check their signatures:
+// CONFIG_MODULE_SIG_HASH and CONFIG_MODULE_SIG_KEY (scripts/Makefile.modinst cmd_sign,
+// certs/Makefile signing_key.x509), the hash and key-type symbols (kernel/module/Kconfig,
+// crypto/Kconfig, crypto/asymmetric_keys/Kconfig), Linux 7.2.13.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "modsign/export.hpp"
+#include "modsign/profile.hpp"
+
+namespace modsign {
+
+/// A kernel configuration.  Plain data.
+struct KernelConfig {
+  /// The file read: DIR/.config, else DIR/include/config/auto.conf (read_kernel_build), or
+  /// the file given (read_kernel_config).  Every warning names it.
+  std::string source;
+  /// The build tree ("" for read_kernel_config).
+  std::string build_dir;
+  /// VERSION.PATCHLEVEL, e.g. "7.2": from DIR/Makefile (VERSION = / PATCHLEVEL =), else
+  /// DIR/include/config/kernel.release, else the "# Linux/<arch> 7.2.13 Kernel
+  /// Configuration" line every generated .config starts with; "" when none says.
+  std::string version;
+  /// Every CONFIG_ symbol that is set, its value unquoted: "y", "m", "sha256",
+  /// "certs/signing_key.pem".  "# CONFIG_X is not set" lines leave X out.
+  std::map<std::string, std::string> symbols;
+  /// CONFIG_MODULE_SIG_HASH ("" when not set).
+  std::string sig_hash;
+  /// The signing key as the build's modules_install passes it to sign-file: a pkcs11: URI
+  /// as it is; an absolute path as it is; a relative one under build_dir (the Kconfig
+  /// default "certs/signing_key.pem" when the symbol is not set).  "" for
+  /// read_kernel_config (no tree to find it in).
+  std::string sig_key;
+  /// build_dir + "/certs/signing_key.x509" (the certificate certs/Makefile extracts from
+  /// sig_key); "" for read_kernel_config.
+  std::string sig_cert;
+
+  /// The value of `name` (with or without the "CONFIG_" prefix); "" when not set.
+  MODSIGN_API std::string value(std::string_view name) const;
+};
+
+/// Read the configuration of the kernel build (or headers) tree `dir`, e.g.
+/// /lib/modules/$(uname -r)/build.  Throws IoError "<dir>: no .config or
+/// include/config/auto.conf (not a kernel build tree)" when neither exists, IoError
+/// "<file>: <reason>" when it cannot be read.
+MODSIGN_API KernelConfig read_kernel_build(const std::string& dir);
+/// Read the configuration file `file` (a .config, include/config/auto.conf or
+/// /boot/config-*).  Throws IoError "<file>: <reason>" when it cannot be read, InputError
+/// "<file>: no CONFIG_ symbol (not a kernel configuration)" when it holds none.
+MODSIGN_API KernelConfig read_kernel_config(const std::string& file);
+
+/// The profile of that kernel: the generation from `version` ("v6.1" before 6.7, "v6"
+/// for later 6.x, "v7.0" from 7.0; "v7.0" when the version is unknown),
+/// CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA=y the waiver (7.x only),
+/// CONFIG_MODULE_SIG_FORCE=y enforce (kernel/module/signing.c sig_enforce).  Lockdown is
+/// left off (a boot setting).
+MODSIGN_API KernelProfile kernel_profile_of(const KernelConfig& config);
+
+/// Why the kernel of `config` would not accept a signature made with a key of
+/// `algorithm` (Signer::algorithm() "RSA", "ECDSA-P256", "ML-DSA-65" ..., or the kernel's
+/// pkey_algo "rsa", "ecdsa", "mldsa65" of SignerSummary::sig_algo), digest `hash`
+/// ("sha256", "sha3-384" ...) with or without signedAttrs; `what` starts each line
+/// ("sha1 signature", "the module's signature").  Each entry is one line
+/// "warning: <source>: <what>: <why>"; empty when nothing stands in the way:
+///  - CONFIG_MODULE_SIG not set: the kernel checks no module signature;
+///  - the digest's crypto symbol (CONFIG_CRYPTO_SHA1, _SHA256 for sha224/sha256, _SHA512
+///    for sha384/sha512, _SHA3 for sha3-*) not set (ENOPKG) or =m (the digest must be
+///    built in, kernel/module/Kconfig);
+///  - sha1 with CONFIG_MODULE_SIG_SHA1 not set (no longer a signing choice; Linux 7.x
+///    removed it);
+///  - RSA without CONFIG_CRYPTO_RSA, ECDSA without CONFIG_CRYPTO_ECDSA, ML-DSA without
+///    CONFIG_CRYPTO_MLDSA or on a 6.x kernel (ENOPKG);
+///  - ML-DSA with signedAttrs on 7.x without CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA
+///    (EKEYREJECTED, crypto/asymmetric_keys/pkcs7_verify.c).
+MODSIGN_API std::vector<std::string> kernel_config_warnings(const KernelConfig& config, std::string_view what,
+                                                            std::string_view algorithm, std::string_view hash,
+                                                            bool signed_attrs);
+
+}  // namespace modsign

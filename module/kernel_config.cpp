@@ -1,0 +1,161 @@
+// mirrors scripts/Makefile.modinst cmd_sign, certs/Makefile signing_key.x509, kernel/module/Kconfig MODULE_SIG_HASH and the key-type symbols, Linux 7.2.13
+#include "module/kernel_config.hpp"
+
+#include <cctype>
+#include <charconv>
+
+namespace modsign::module {
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::string unquote(std::string_view v) {
+  if (v.size() < 2 || v.front() != '"' || v.back() != '"') return std::string(v);
+  std::string out;
+  for (std::size_t i = 1; i + 1 < v.size(); ++i) {
+    if (v[i] == '\\' && i + 2 < v.size()) ++i;
+    out += v[i];
+  }
+  return out;
+}
+
+/// The "7.2" of a text starting with "7.2" (digits '.' digits); "" otherwise.
+std::string major_minor(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+  if (i == 0 || i >= s.size() || s[i] != '.') return "";
+  std::size_t j = i + 1;
+  while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) ++j;
+  return j == i + 1 ? "" : std::string(s.substr(0, j));
+}
+
+bool is_set_y(const KernelConfig& c, std::string_view name) { return c.value(name) == "y"; }
+
+/// The crypto symbol that provides `hash` (crypto/Kconfig: CRYPTO_SHA256 covers sha224,
+/// CRYPTO_SHA512 sha384, CRYPTO_SHA3 every sha3-*); "" for a name it does not know.
+std::string hash_symbol(std::string_view hash) {
+  if (hash == "sha1") return "CONFIG_CRYPTO_SHA1";
+  if (hash == "sha224" || hash == "sha256") return "CONFIG_CRYPTO_SHA256";
+  if (hash == "sha384" || hash == "sha512") return "CONFIG_CRYPTO_SHA512";
+  if (hash.starts_with("sha3-")) return "CONFIG_CRYPTO_SHA3";
+  return "";
+}
+
+enum class KeyFamily { rsa, ecdsa, mldsa, other };
+KeyFamily family(std::string_view algorithm) {
+  if (algorithm.starts_with("ML-DSA") || algorithm.starts_with("mldsa")) return KeyFamily::mldsa;
+  if (algorithm.starts_with("ECDSA") || algorithm.starts_with("ecdsa")) return KeyFamily::ecdsa;
+  if (algorithm == "RSA" || algorithm == "rsa") return KeyFamily::rsa;
+  return KeyFamily::other;
+}
+
+}  // namespace
+
+void parse_config_text(std::string_view text, KernelConfig& c) {
+  while (!text.empty()) {
+    const std::size_t nl = text.find('\n');
+    std::string_view line = trim(text.substr(0, nl));
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    constexpr std::string_view kHeader = "# Linux/";
+    if (line.starts_with(kHeader) && c.version.empty()) {
+      const std::size_t sp = line.find(' ', kHeader.size());
+      if (sp != std::string_view::npos) c.version = major_minor(line.substr(sp + 1));
+      continue;
+    }
+    if (!line.starts_with("CONFIG_")) continue;
+    const std::size_t eq = line.find('=');
+    if (eq == std::string_view::npos) continue;
+    c.symbols[std::string(trim(line.substr(0, eq)))] = unquote(trim(line.substr(eq + 1)));
+  }
+  c.sig_hash = c.value("MODULE_SIG_HASH");
+}
+
+std::string version_from_makefile(std::string_view mk) {
+  std::string version, patchlevel;
+  while (!mk.empty()) {
+    const std::size_t nl = mk.find('\n');
+    const std::string_view line = mk.substr(0, nl);
+    mk = nl == std::string_view::npos ? std::string_view() : mk.substr(nl + 1);
+    const std::size_t eq = line.find('=');
+    if (eq == std::string_view::npos) continue;
+    const std::string_view key = trim(line.substr(0, eq)), val = trim(line.substr(eq + 1));
+    if (key == "VERSION" && version.empty()) version = std::string(val);
+    if (key == "PATCHLEVEL" && patchlevel.empty()) patchlevel = std::string(val);
+  }
+  if (version.empty() || patchlevel.empty()) return "";
+  return major_minor(version + "." + patchlevel);
+}
+
+std::string version_from_release(std::string_view release) { return major_minor(trim(release)); }
+
+void resolve_signing_key(const std::string& dir, KernelConfig& c) {
+  // certs/Kconfig: MODULE_SIG_KEY defaults to "certs/signing_key.pem"; Makefile.modinst
+  // passes a pkcs11: URI unchanged and prefixes a relative path with $(objtree).
+  std::string key = c.value("MODULE_SIG_KEY");
+  if (key.empty()) key = "certs/signing_key.pem";
+  if (key.starts_with("pkcs11:") || key.starts_with("/")) c.sig_key = key;
+  else c.sig_key = dir + "/" + key;
+  c.sig_cert = dir + "/certs/signing_key.x509";
+}
+
+std::string generation_of(const KernelConfig& c) {
+  if (c.version.empty()) return "v7.0";
+  const std::size_t dot = c.version.find('.');
+  int major = 0, minor = 0;
+  std::from_chars(c.version.data(), c.version.data() + dot, major);
+  std::from_chars(c.version.data() + dot + 1, c.version.data() + c.version.size(), minor);
+  if (major >= 7) return "v7.0";
+  if (major == 6 && minor >= 7) return "v6";
+  return "v6.1";
+}
+
+std::vector<std::string> signature_warnings(const KernelConfig& c, std::string_view what, std::string_view algorithm,
+                                            std::string_view hash, bool signed_attrs) {
+  std::vector<std::string> w;
+  const std::string head = "warning: " + c.source + ": " + std::string(what) + ": ";
+  if (!is_set_y(c, "MODULE_SIG")) {
+    w.push_back(head + "CONFIG_MODULE_SIG is not set: this kernel checks no module signature");
+    return w;
+  }
+  const std::string hs = hash_symbol(hash);
+  const std::string hv = hs.empty() ? "" : c.value(hs);
+  if (!hs.empty() && hv.empty())
+    w.push_back(head + std::string(hash) + " needs " + hs + "=y, which is not set (the kernel refuses it: ENOPKG)");
+  else if (!hs.empty() && hv != "y")
+    w.push_back(head + std::string(hash) + " needs " + hs + "=y, not =" + hv +
+                " (the digest must be built in to check module signatures)");
+  if (hash == "sha1" && !is_set_y(c, "MODULE_SIG_SHA1"))
+    w.push_back(head + "sha1 is no module-signing choice of this kernel (CONFIG_MODULE_SIG_SHA1 is not set; "
+                       "Linux 7.x removed it)");
+  const bool v7 = generation_of(c) == "v7.0";
+  switch (family(algorithm)) {
+    case KeyFamily::rsa:
+      if (!is_set_y(c, "CRYPTO_RSA"))
+        w.push_back(head + "RSA needs CONFIG_CRYPTO_RSA=y, which is not set (the kernel refuses it: ENOPKG)");
+      break;
+    case KeyFamily::ecdsa:
+      if (!is_set_y(c, "CRYPTO_ECDSA"))
+        w.push_back(head + "ECDSA needs CONFIG_CRYPTO_ECDSA=y, which is not set (the kernel refuses it: ENOPKG)");
+      break;
+    case KeyFamily::mldsa:
+      if (!v7) {
+        w.push_back(head + "Linux " + c.version + " knows no ML-DSA (added in 7.0; the kernel refuses it: ENOPKG)");
+        break;
+      }
+      if (!is_set_y(c, "CRYPTO_MLDSA"))
+        w.push_back(head + "ML-DSA needs CONFIG_CRYPTO_MLDSA=y, which is not set (the kernel refuses it: ENOPKG)");
+      if (signed_attrs && !is_set_y(c, "PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA"))
+        w.push_back(head + "ML-DSA with signedAttrs is refused (EKEYREJECTED) without "
+                           "CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA=y");
+      break;
+    case KeyFamily::other: break;
+  }
+  return w;
+}
+
+}  // namespace modsign::module

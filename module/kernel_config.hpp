@@ -1,0 +1,35 @@
+// mirrors scripts/Makefile.modinst cmd_sign, certs/Makefile signing_key.x509, kernel/module/Kconfig MODULE_SIG_HASH and the key-type symbols, Linux 7.2.13
+// modsign — what a kernel's configuration says about signing its modules and checking
+// their signatures (the plain data is modsign::KernelConfig, include/modsign/kernel_config.hpp).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.hpp"
+#include "modsign/kernel_config.hpp"
+
+namespace modsign::module {
+
+using KernelConfig = modsign::KernelConfig;
+
+/// The symbols of a .config / auto.conf text: "CONFIG_X=value" lines (a "..." value
+/// unquoted with \" and \\ undone); comments, "# CONFIG_X is not set" and blank lines
+/// skipped.  Sets config.symbols, sig_hash, and version from the generated header line
+/// "# Linux/<arch> <release> Kernel Configuration" when found.
+void parse_config_text(std::string_view text, KernelConfig& config);
+/// "7.2" from a Makefile's "VERSION = 7" and "PATCHLEVEL = 2" lines; "" without both.
+std::string version_from_makefile(std::string_view makefile);
+/// "7.2" from a release string "7.2.13+deb14-amd64" (include/config/kernel.release); "".
+std::string version_from_release(std::string_view release);
+/// sig_key and sig_cert for the tree `dir`, as scripts/Makefile.modinst and certs/Makefile
+/// resolve CONFIG_MODULE_SIG_KEY.
+void resolve_signing_key(const std::string& dir, KernelConfig& config);
+/// "v6.1", "v6" or "v7.0" for config.version (see kernel_profile_of()).
+std::string generation_of(const KernelConfig& config);
+/// kernel_config_warnings() (include/modsign/kernel_config.hpp).
+std::vector<std::string> signature_warnings(const KernelConfig& config, std::string_view what,
+                                            std::string_view algorithm, std::string_view hash, bool signed_attrs);
+
+}  // namespace modsign::module
