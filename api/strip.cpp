@@ -44,7 +44,7 @@ StripReport strip_module_file(const std::string& path, const StripOptions& optio
   if (!options.all && stack.size() > 1) {
     const std::size_t n = stack.size() - 1;
     r.notes.push_back("note: " + std::to_string(n) + (n == 1 ? " more signature" : " more signatures") +
-                      " inside (strip all removes them)");
+                      " inside (strip --all removes them)");
   }
   const ByteView kept = stack[depth - 1].content;
   Bytes out(kept.begin(), kept.end());

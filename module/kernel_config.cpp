@@ -36,6 +36,12 @@ std::string major_minor(std::string_view s) {
 
 bool is_set_y(const KernelConfig& c, std::string_view name) { return c.value(name) == "y"; }
 
+/// "needs CONFIG_X=y, which is not set" or "needs CONFIG_X=y, not =m".
+std::string needs(const KernelConfig& c, const std::string& symbol) {
+  const std::string v = c.value(symbol);
+  return "needs " + symbol + "=y, " + (v.empty() ? std::string("which is not set") : "not =" + v);
+}
+
 /// The crypto symbol that provides `hash` (crypto/Kconfig: CRYPTO_SHA256 covers sha224,
 /// CRYPTO_SHA512 sha384, CRYPTO_SHA3 every sha3-*); "" for a name it does not know.
 std::string hash_symbol(std::string_view hash) {
@@ -136,11 +142,11 @@ std::vector<std::string> signature_warnings(const KernelConfig& c, std::string_v
   switch (family(algorithm)) {
     case KeyFamily::rsa:
       if (!is_set_y(c, "CRYPTO_RSA"))
-        w.push_back(head + "RSA needs CONFIG_CRYPTO_RSA=y, which is not set (the kernel refuses it: ENOPKG)");
+        w.push_back(head + "RSA " + needs(c, "CONFIG_CRYPTO_RSA") + " (the kernel refuses it: ENOPKG)");
       break;
     case KeyFamily::ecdsa:
       if (!is_set_y(c, "CRYPTO_ECDSA"))
-        w.push_back(head + "ECDSA needs CONFIG_CRYPTO_ECDSA=y, which is not set (the kernel refuses it: ENOPKG)");
+        w.push_back(head + "ECDSA " + needs(c, "CONFIG_CRYPTO_ECDSA") + " (the kernel refuses it: ENOPKG)");
       break;
     case KeyFamily::mldsa:
       if (!v7) {
@@ -148,7 +154,7 @@ std::vector<std::string> signature_warnings(const KernelConfig& c, std::string_v
         break;
       }
       if (!is_set_y(c, "CRYPTO_MLDSA"))
-        w.push_back(head + "ML-DSA needs CONFIG_CRYPTO_MLDSA=y, which is not set (the kernel refuses it: ENOPKG)");
+        w.push_back(head + "ML-DSA " + needs(c, "CONFIG_CRYPTO_MLDSA") + " (the kernel refuses it: ENOPKG)");
       if (signed_attrs && !is_set_y(c, "PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA"))
         w.push_back(head + "ML-DSA with signedAttrs is refused (EKEYREJECTED) without "
                            "CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA=y");

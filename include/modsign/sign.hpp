@@ -251,8 +251,9 @@ struct StripReport {
   std::size_t signatures_removed = 0;  ///< trailers removed (1, or the stack's depth with `all`)
   std::uint64_t content_size = 0;      ///< bytes left (the decompressed image) when was_signed
   /// "note: removed a legacy trailer (id_type 1 X509, algo 0, hash 0, signer_len 0,
-  /// key_id_len 0): the kernel refuses it (mod_check_sig)" per legacy trailer; without `all`, "note: N more signature(s) inside (strip all
-  /// removes them)" when signatures remain.
+  /// key_id_len 0): the kernel refuses it (mod_check_sig)" per legacy trailer; without
+  /// `all`, "note: 1 more signature inside (strip --all removes them)" ("N more
+  /// signatures") when signatures remain.
   std::vector<std::string> notes;
 };
 /// Remove the appended signature (marker, struct module_signature and PKCS#7) of the module

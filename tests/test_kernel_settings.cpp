@@ -1,0 +1,236 @@
+// The target kernel's settings (include/modsign/kernel_config.hpp; `sign` and `verify`
+// --kernel-build / --kernel-config): fake build trees made here from the committed
+// fragments of tests/kernel/config-fragments/ (the .config of the 7.2.13 test kernels with
+// and without CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA, Debian 13's 6.12), so that
+// the tests need no kernel tree.  Exact values, exact warning lines.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <modsign/modsign.hpp>
+
+#include "test_support.hpp"
+
+using namespace modsign;
+using test::q;
+
+namespace {
+
+std::string fragment(const std::string& name) {
+  std::ifstream in(std::string(MODSIGN_SOURCE_DIR) + "/tests/kernel/config-fragments/" + name);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class KernelSettings : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new test::TempDir();
+    const std::string o = test::openssl();
+    std::string cmd;
+    for (const auto& [name, alg] :
+         {std::pair{"rsa", "-algorithm RSA -pkeyopt rsa_keygen_bits:2048"}, std::pair{"ml", "-algorithm ML-DSA-65"}}) {
+      const std::string k = *dir_ / (std::string(name) + ".pem"), c = *dir_ / (std::string(name) + ".crt");
+      cmd += o + " genpkey " + alg + " -out " + q(k) + " && chmod 600 " + q(k) + " && " + o + " req -x509 -new -key " +
+             q(k) + " -subj '/CN=api sign/O=modsign' -days 30 -set_serial 0x0123456789abcdef -out " + q(c) + " && ";
+    }
+    auto r = test::run(cmd + "true");
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  static void TearDownTestSuite() { delete dir_; }
+  static std::string file(const std::string& n) { return *dir_ / n; }
+
+  /// A build tree DIR/<name>: .config from `frag`, a Makefile saying 7.2 (unless
+  /// `makefile` is false), certs/signing_key.pem and signing_key.x509 (DER) of the RSA key.
+  std::string tree(const std::string& name, const std::string& frag, bool makefile = true) {
+    const std::string t = d_ / name;
+    std::filesystem::create_directories(t + "/certs");
+    test::spit(t + "/.config", fragment(frag));
+    if (makefile) test::spit(t + "/Makefile", std::string("# SPDX\nVERSION = 7\nPATCHLEVEL = 2\nSUBLEVEL = 13\n"));
+    auto r = test::run("cp " + q(file("rsa.pem")) + " " + q(t + "/certs/signing_key.pem") + " && " + test::openssl() +
+                       " x509 -in " + q(file("rsa.crt")) + " -outform DER -out " + q(t + "/certs/signing_key.x509"));
+    EXPECT_EQ(r.status, 0) << r.err;
+    return t;
+  }
+  std::string module(const std::string& name = "m.ko") {
+    const std::string p = d_ / name;
+    test::spit(p, test::pattern(4096));
+    return p;
+  }
+  static inline test::TempDir* dir_ = nullptr;
+  test::TempDir d_;
+};
+
+TEST_F(KernelSettings, ReadsBuildTree) {
+  const std::string t = tree("waive", "7.2.13-waive.config");
+  const KernelConfig c = read_kernel_build(t);
+  EXPECT_EQ(c.source, t + "/.config");
+  EXPECT_EQ(c.build_dir, t);
+  EXPECT_EQ(c.version, "7.2");
+  EXPECT_EQ(c.sig_hash, "sha256");
+  EXPECT_EQ(c.sig_key, t + "/certs/signing_key.pem");
+  EXPECT_EQ(c.sig_cert, t + "/certs/signing_key.x509");
+  EXPECT_EQ(c.value("CONFIG_CRYPTO_MLDSA"), "y");
+  EXPECT_EQ(c.value("MODULE_SIG_KEY"), "certs/signing_key.pem");
+  EXPECT_EQ(c.value("MODULE_SIG_FORCE"), "");  // "# ... is not set"
+  EXPECT_EQ(c.symbols.size(), 15u);
+  const KernelProfile p = kernel_profile_of(c);
+  EXPECT_EQ(p.name(), "v7.0");
+  EXPECT_TRUE(p.waive_mldsa_authattrs());
+  EXPECT_FALSE(p.enforce());
+  EXPECT_FALSE(kernel_profile_of(read_kernel_build(tree("nowaive", "7.2.13-nowaive.config"))).waive_mldsa_authattrs());
+}
+
+TEST_F(KernelSettings, VersionSourcesAndKeyForms) {
+  // Debian 13: no Makefile here, the .config header says 6.12 -> "v6".
+  const std::string deb = tree("deb", "debian13-6.12.config", false);
+  KernelConfig c = read_kernel_build(deb);
+  EXPECT_EQ(c.version, "6.12");
+  EXPECT_EQ(kernel_profile_of(c).name(), "v6");
+  // auto.conf alone, kernel.release: 6.1 -> "v6.1"; enforce from CONFIG_MODULE_SIG_FORCE; a
+  // pkcs11: URI and an absolute path are taken as they are.
+  const std::string t = d_ / "hdr";
+  std::filesystem::create_directories(t + "/include/config");
+  test::spit(t + "/include/config/auto.conf",
+             std::string("CONFIG_MODULE_SIG=y\nCONFIG_MODULE_SIG_FORCE=y\nCONFIG_MODULE_SIG_HASH=\"sha512\"\n"
+                         "CONFIG_MODULE_SIG_KEY=\"pkcs11:token=kernel;object=signing\"\n"));
+  test::spit(t + "/include/config/kernel.release", std::string("6.1.0-57-cloud-amd64\n"));
+  c = read_kernel_build(t);
+  EXPECT_EQ(c.source, t + "/include/config/auto.conf");
+  EXPECT_EQ(c.version, "6.1");
+  EXPECT_EQ(c.sig_key, "pkcs11:token=kernel;object=signing");
+  EXPECT_EQ(kernel_profile_of(c).name(), "v6.1");
+  EXPECT_TRUE(kernel_profile_of(c).enforce());
+  test::spit(t + "/include/config/auto.conf", std::string("CONFIG_MODULE_SIG_KEY=\"/etc/keys/k.pem\"\n"));
+  EXPECT_EQ(read_kernel_build(t).sig_key, "/etc/keys/k.pem");
+  // Errors.
+  EXPECT_THROW(read_kernel_build(d_ / "none"), IoError);
+  try {
+    read_kernel_build(d_.path());
+    FAIL();
+  } catch (const IoError& e) {
+    EXPECT_EQ(std::string(e.what()), d_.path() + ": no .config or include/config/auto.conf (not a kernel build tree)");
+  }
+  test::spit(d_ / "empty.config", std::string("# nothing\n"));
+  try {
+    read_kernel_config(d_ / "empty.config");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), d_ / "empty.config" + ": no CONFIG_ symbol (not a kernel configuration)");
+  }
+}
+
+TEST_F(KernelSettings, Warnings) {
+  const KernelConfig deb = read_kernel_build(tree("deb", "debian13-6.12.config", false));
+  const KernelConfig nowaive = read_kernel_build(tree("nowaive", "7.2.13-nowaive.config"));
+  const KernelConfig waive = read_kernel_build(tree("waive", "7.2.13-waive.config"));
+  const std::string ds = deb.source, ns = nowaive.source, ws = waive.source;
+  EXPECT_EQ(kernel_config_warnings(waive, "x", "RSA", "sha256", false), std::vector<std::string>{});
+  EXPECT_EQ(kernel_config_warnings(waive, "x", "ML-DSA-65", "sha512", true), std::vector<std::string>{});
+  EXPECT_EQ(kernel_config_warnings(deb, "x", "ECDSA-P384", "sha3-256", false), std::vector<std::string>{});
+  EXPECT_EQ(kernel_config_warnings(deb, "the new signature", "ML-DSA-65", "sha512", false),
+            std::vector<std::string>{"warning: " + ds +
+                                     ": the new signature: Linux 6.12 knows no ML-DSA (added in 7.0; the kernel "
+                                     "refuses it: ENOPKG)"});
+  EXPECT_EQ(kernel_config_warnings(nowaive, "s", "mldsa65", "sha512", true),
+            std::vector<std::string>{"warning: " + ns +
+                                     ": s: ML-DSA with signedAttrs is refused (EKEYREJECTED) without "
+                                     "CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA=y"});
+  EXPECT_EQ(kernel_config_warnings(waive, "s", "rsa", "sha1", false),
+            std::vector<std::string>{"warning: " + ws +
+                                     ": s: sha1 is no module-signing choice of this kernel (CONFIG_MODULE_SIG_SHA1 is "
+                                     "not set; Linux 7.x removed it)"});
+  KernelConfig bare = waive;
+  bare.symbols.erase("CONFIG_CRYPTO_SHA3");
+  bare.symbols["CONFIG_CRYPTO_ECDSA"] = "m";
+  bare.symbols.erase("CONFIG_CRYPTO_MLDSA");
+  bare.symbols["CONFIG_CRYPTO_SHA512"] = "m";
+  EXPECT_EQ(kernel_config_warnings(bare, "s", "ECDSA-P256", "sha3-384", false),
+            (std::vector<std::string>{
+                "warning: " + ws + ": s: sha3-384 needs CONFIG_CRYPTO_SHA3=y, which is not set (the kernel refuses it: ENOPKG)",
+                "warning: " + ws + ": s: ECDSA needs CONFIG_CRYPTO_ECDSA=y, not =m (the kernel refuses it: ENOPKG)"}));
+  EXPECT_EQ(kernel_config_warnings(bare, "s", "ML-DSA-87", "sha512", false),
+            (std::vector<std::string>{
+                "warning: " + ws + ": s: sha512 needs CONFIG_CRYPTO_SHA512=y, not =m (the digest must be built in to "
+                                   "check module signatures)",
+                "warning: " + ws + ": s: ML-DSA needs CONFIG_CRYPTO_MLDSA=y, which is not set (the kernel refuses it: "
+                                   "ENOPKG)"}));
+  bare.symbols.erase("CONFIG_MODULE_SIG");
+  EXPECT_EQ(kernel_config_warnings(bare, "s", "RSA", "sha256", false),
+            std::vector<std::string>{"warning: " + ws +
+                                     ": s: CONFIG_MODULE_SIG is not set: this kernel checks no module signature"});
+}
+
+TEST_F(KernelSettings, SignTakesHashKeyAndCertificateFromTheTree) {
+  const std::string t = tree("waive", "7.2.13-waive.config");
+  const std::string m = module();
+  auto r = test::run(test::modsign_cli() + " sign --kernel-build " + q(t) + " " + q(m));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(r.out, m + ": signed (RSA, no signedAttrs, sha256, CMS 404 bytes)\n");
+  EXPECT_EQ(test::slurp(m).size(), 4096u + 404 + 40);
+  r = test::run(test::modsign_cli() + " info --json " + q(m));
+  EXPECT_NE(r.out.find("\"sig_hashalgo\":\"sha256\""), std::string::npos) << r.out;
+  r = test::run(test::modsign_cli() + " verify --kernel-build " + q(t) + " --cert " + q(t + "/certs/signing_key.x509") +
+                " --json " + q(m));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\"kernel\":\"v7.0\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"outcome\":\"loads\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"warnings\":[]"), std::string::npos) << r.out;
+  // --hash wins over CONFIG_MODULE_SIG_HASH; --key over CONFIG_MODULE_SIG_KEY.
+  const std::string m2 = module("m2.ko");
+  r = test::run(test::modsign_cli() + " sign --kernel-config " + q(t + "/.config") + " --hash sha512 --key " +
+                q(file("ml.pem")) + " --cert " + q(file("ml.crt")) + " --signed-attrs " + q(m2));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(r.out, m2 + ": signed (ML-DSA-65, signedAttrs, sha512, CMS 3564 bytes)\n");
+  // Without --key nor --kernel-build; both tree options; --kernel with --kernel-build.
+  r = test::run(test::modsign_cli() + " sign --kernel-config " + q(t + "/.config") + " " + q(m2));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "modsign: --key is required (or --kernel-build DIR, whose CONFIG_MODULE_SIG_KEY is used)\n");
+  r = test::run(test::modsign_cli() + " sign --kernel-build " + q(t) + " --kernel-config " + q(t + "/.config") + " " + q(m2));
+  EXPECT_EQ(r.status, 2);
+  r = test::run(test::modsign_cli() + " verify --kernel v6 --kernel-build " + q(t) + " " + q(m2));
+  EXPECT_EQ(r.status, 2);
+  r = test::run(test::modsign_cli() + " sign --kernel-build " + q(d_ / "nothing") + " " + q(m2));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err, "modsign: " + d_ / "nothing" + ": no .config or include/config/auto.conf (not a kernel build tree)\n");
+}
+
+TEST_F(KernelSettings, WarnsWhenThatKernelRefuses) {
+  const std::string nowaive = tree("nowaive", "7.2.13-nowaive.config");
+  const std::string m = module();
+  auto r = test::run(test::modsign_cli() + " sign --kernel-build " + q(nowaive) + " --key " + q(file("ml.pem")) +
+                     " --cert " + q(file("ml.crt")) + " --hash sha512 --signed-attrs " + q(m));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "modsign: warning: " + nowaive +
+                       "/.config: the new signature (ML-DSA-65, sha512, signedAttrs): ML-DSA with signedAttrs is "
+                       "refused (EKEYREJECTED) without CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA=y\n");
+  // verify takes that kernel's profile (no waiver): refused, and says why.
+  r = test::run(test::modsign_cli() + " verify --kernel-build " + q(nowaive) + " --cert " + q(file("ml.crt")) + " " + q(m));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out.rfind(m + ": refused (EKEYREJECTED): ", 0), 0u) << r.out;
+  EXPECT_EQ(r.err, "modsign: warning: " + nowaive +
+                       "/.config: the module's signature: ML-DSA with signedAttrs is refused (EKEYREJECTED) without "
+                       "CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA=y\n");
+  const std::string waive = tree("waive", "7.2.13-waive.config");
+  r = test::run(test::modsign_cli() + " verify --kernel-build " + q(waive) + " --cert " + q(file("ml.crt")) + " " + q(m));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.err, "");
+  // Debian 13 (6.12): no ML-DSA at all.
+  const std::string deb = tree("deb", "debian13-6.12.config", false);
+  const std::string m2 = module("m2.ko");
+  r = test::run(test::modsign_cli() + " sign --kernel-build " + q(deb) + " --key " + q(file("ml.pem")) + " --cert " +
+                q(file("ml.crt")) + " " + q(m2));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, m2 + ": signed (ML-DSA-65, no signedAttrs, sha256, CMS 3455 bytes)\n");
+  EXPECT_EQ(r.err, "modsign: warning: " + deb +
+                       "/.config: the new signature (ML-DSA-65, sha256, no signedAttrs): Linux 6.12 knows no ML-DSA "
+                       "(added in 7.0; the kernel refuses it: ENOPKG)\n");
+}
+
+}  // namespace
