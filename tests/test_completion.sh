@@ -23,7 +23,7 @@ expect() {  # expected reply, words...
 
 expect "blacklist dbx digest extract ima info keygen sign sign-file strip verify" ""
 expect "sign sign-file" "si"
-expect "--key --keyid" sign --ke
+expect "--kernel-build --kernel-config --key --keyid" sign --ke
 expect "add-cert add-hash" dbx add-
 expect "v6 v6.1 v7.0" verify --kernel ""
 expect "auto botan openssl" sign --backend ""

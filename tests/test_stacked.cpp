@@ -138,6 +138,13 @@ TEST_F(Stacked, ReplaceReplacesEveryOne) {
   EXPECT_EQ(r.err, "");
   ASSERT_EQ(test::run(M() + " extract -o " + q(d_ / "m.p7s") + " " + q(m)).status, 0);
   expect_openssl_verifies(d_ / "m.p7s", test::pattern(kContent), crt("rsa"));
+  // The streaming pass strips the whole stack too (without the note), byte for byte the same.
+  const std::string s = twice("s.ko");
+  r = test::run(M() + " sign --replace --stream-above 1 --hash sha256 --key " + q(key("rsa")) + " --cert " +
+                q(crt("rsa")) + " " + q(s));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, s + ": signed (RSA, no signedAttrs, sha256, CMS 404 bytes, streamed)\n");
+  EXPECT_EQ(test::slurp(s), b);
 }
 
 TEST_F(Stacked, LegacyTrailer) {

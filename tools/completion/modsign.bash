@@ -26,7 +26,7 @@ _modsign_flags() {
     on && /^  +-/ {
       line=$0; sub(/^ +/, "", line); n=index(line, "  "); if (n) line=substr(line, 1, n-1)
       m=split(line, w, /[ ,]/)
-      for (i=1; i<=m; i++) if (w[i] ~ /^--?[A-Za-z0-9][A-Za-z0-9-]*$/) print w[i]
+      for (i=1; i<=m; i++) { if (w[i] ~ /:$/) break; if (w[i] ~ /^--?[A-Za-z0-9][A-Za-z0-9-]*$/) print w[i] }  # not "Excludes: --x"
     }'
 }
 

@@ -158,9 +158,14 @@ def debian_cases(c, original):
     add("sha3-ecdsa-cert-embedded", "test RSA signature flipped, its certificate and an id-ecdsa-with-sha3-256 "
         "certificate embedded", lambda: sha3_cert("ecdsa"))
 
-    # Compressed modules (issue 15 §4): Debian 13 ships .ko.xz (CRC32 check) and decompresses
-    # them before the signature check (CONFIG_MODULE_DECOMPRESS; busybox insmod may do so in
-    # user space: the kernel checks the same image either way).
+    # Compressed modules (issue 15 §4): Debian 13 ships .ko.xz (CRC32 check).  The initramfs's
+    # busybox insmod tries finit_module() on the file as it is (the kernel logs "Invalid ELF
+    # header magic", no MODULE_INIT_COMPRESSED_FILE), then decompresses in user space and
+    # calls init_module(): the kernel checks the decompressed image, the one modsign signs.
+    # What scripts/sign-file makes of a .ko.xz (the signature after the xz stream) is not a
+    # case here: busybox's decompressor stops at the end of the stream, so the kernel gets the
+    # image without any signature (unsigned, taint E), while modsign models the kernel's own
+    # decompressor (module_decompress), which this loader never reaches.
     def xz(data):
         return subprocess.run(["xz", "--check=crc32", "-c"], input=data, stdout=subprocess.PIPE, check=True).stdout
 
@@ -172,22 +177,9 @@ def debian_cases(c, original):
         with open(f, "rb") as fh:
             return fh.read()
 
-    def kernel_sign_file_xz():
-        # What scripts/sign-file writes for a .ko.xz: the signature (of the compressed bytes)
-        # appended after the xz stream (modsign sign-file -s appends a ready-made PKCS#7 as it is).
-        f, p7s = c.tmp(".ko.xz"), c.tmp(".p7s")
-        with open(f, "wb") as fh:
-            fh.write(xz(content))
-        run([c.openssl, "cms", "-sign", "-binary", "-noattr", "-nocerts", "-md", "sha256", "-outform", "DER",
-             "-in", f, "-signer", c.cert("rsa"), "-inkey", c.key("rsa"), "-out", p7s])
-        run([c.modsign, "sign-file", "-s", p7s, "sha256", c.cert("rsa"), f])
-        with open(f, "rb") as fh:
-            return fh.read()
     add("xz-debian-original", "Debian's signed module, xz-compressed as shipped", lambda: xz(orig))
     add("xz-sign-file", "unsigned module xz-compressed, then modsign sign-file (test RSA key, unknown): "
         "the decompressed image signed, recompressed", lambda: sign_file(xz(content)))
     add("xz-sign-file-stacked", "Debian's .ko.xz re-signed by modsign sign-file (test RSA key over Debian's "
         "signature, stacked)", lambda: sign_file(xz(orig)))
-    add("xz-kernel-sign-file", "what scripts/sign-file makes of a .ko.xz: the signature appended after the "
-        "compressed stream", kernel_sign_file_xz)
     return cases
