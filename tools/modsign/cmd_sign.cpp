@@ -3,6 +3,7 @@
 // itself is modsign::sign_module_file() (<modsign/sign.hpp>).
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <iostream>
 #include <memory>
 #include <modsign/sign.hpp>
 #include <sstream>
@@ -13,6 +14,7 @@
 #include "cli_common.hpp"
 #include "options.hpp"
 #include "registry.hpp"
+#include "sign_prepare_attach.hpp"
 
 namespace modsign::cli {
 
@@ -23,6 +25,7 @@ struct SignArgs {
   SignOptions sign;  // hash, signed_attrs, skid, replace, recompress, p7s, p7s_only, backend, sizes
   BatchOptions batch;
   std::vector<std::string> modules, dirs;
+  RemoteArgs remote;  // --prepare, --attach, --signatures (sign_prepare_attach.hpp)
 };
 
 /// "PATH: signed (ALGO, [no ]signedAttrs, HASH, CMS N bytes[, streamed[ with external mu]]
@@ -69,10 +72,18 @@ int report_option_refusal(const SignError& e, const SignArgs& a) {
 int cmd_sign(const SignArgs& a) {
   SignOptions opt = a.sign;
   opt.out = a.dest;
+  if (a.key.empty() && a.remote.prepare.empty() && a.remote.attach.empty()) {
+    std::cerr << "--key is required\nRun with --help for more information.\n";  // CLI11's words
+    return kExitUsage;
+  }
   try {
     check_sign_options(opt);  // the names, before anything is read
   } catch (const SignError& e) {
     return report_option_refusal(e, a);
+  }
+  if (!a.remote.prepare.empty() || !a.remote.attach.empty()) {
+    const SignWording words{[&](const SignError& e) { return report_option_refusal(e, a); }, refusal_text, signed_line};
+    return run_remote(a.remote, a.cert, opt, a.batch, a.modules, a.dirs, words);
   }
   bool dir_error = false;
   const auto inputs = expand_module_tree(a.modules, a.dirs, &dir_error);
@@ -92,20 +103,9 @@ int cmd_sign(const SignArgs& a) {
     const BatchInput& in = inputs[i];
     ItemResult r;
     CaptureComplaints capture(r.err);
-    if (!in.not_regular.empty()) {
-      complain(in.path, "skipped: " + in.not_regular);
-      r.state = ItemState::skipped;
-      return r;
-    }
-    if (duplicate[i] != SIZE_MAX) {
-      complain(in.path, duplicate_text(inputs[duplicate[i]].path));
-      r.state = ItemState::skipped;
-      return r;
-    }
-    // Under -r, compressed modules are reported and left alone unless --recompress (or
-    // --p7s-only, which leaves the module untouched anyway) asks for them.
-    if (in.from_dir && compressed_module_name(in.path) && !opt.recompress && !opt.p7s_only) {
-      complain(in.path, "skipped: compressed module (--recompress signs it and recompresses it in the same format)");
+    // Under -r, compressed modules are left alone unless --recompress (or --p7s-only,
+    // which leaves the module untouched anyway) asks for them.
+    if (skip_sign_input(inputs, duplicate, i, opt.recompress || opt.p7s_only)) {
       r.state = ItemState::skipped;
       return r;
     }
@@ -136,7 +136,8 @@ int cmd_sign(const SignArgs& a) {
 
 Runner setup_sign(CLI::App& c) {
   auto a = std::make_shared<SignArgs>();
-  c.add_option("--key", a->key, "private key (PEM or DER; KBUILD_SIGN_PIN for encrypted keys)")->required();
+  auto* key = c.add_option("--key", a->key, "private key (PEM or DER; KBUILD_SIGN_PIN for encrypted keys); required "
+                                            "unless --prepare or --attach");
   c.add_option("--cert", a->cert, "the signer's certificate (PEM or DER); default: the certificate in the key file");
   c.add_option("--hash", a->sign.hash, "digestAlgorithm: sha256|sha384|sha512|sha3-256|sha3-384|sha3-512|sha224|sha1")
       ->capture_default_str();
@@ -150,6 +151,9 @@ Runner setup_sign(CLI::App& c) {
   add_batch_options(&c, a->batch, true);
   c.add_flag("--recompress", a->sign.recompress, "sign compressed modules: decompress, sign, recompress in the same format");
   add_module_inputs(&c, a->sign.max_size, &a->sign.stream_above, &a->dirs, "sign");
+  c.add_flag("--deterministic", a->sign.deterministic,
+             "reproducible signatures: deterministic ML-DSA (rnd = 0), ECDSA nonces per RFC 6979");
+  add_remote_options(c, a->remote, key);
   c.add_option("MODULE", a->modules, "modules to sign");
   return [a] { return cmd_sign(*a); };
 }
