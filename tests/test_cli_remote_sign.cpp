@@ -12,7 +12,7 @@
 namespace modsign::test::cli_tests {
 namespace {
 
-using json = nlohmann::json;
+using json = nlohmann::ordered_json;
 
 class CliRemote : public Cli {
  protected:
@@ -46,7 +46,7 @@ TEST_F(CliRemote, PrepareManifestKeysThenAttachEqualsDeterministicSign) {
   const std::string man = d_ / "m.jsonl";
   auto r = run(M() + " sign --prepare " + q(man) + " --cert " + q(key("mldsa.crt")) + " -r " + q(d_ / "tree"));
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.out, d_ / "tree/a.ko: prepared (ML-DSA-65, no signedAttrs, sha512, to_sign mu 64 bytes)\n" + d_ +
+  EXPECT_EQ(r.out, d_ / "tree/a.ko: prepared (ML-DSA-65, no signedAttrs, sha512, to_sign mu 64 bytes)\n" + d_.path() +
                        "/tree/sub/b.ko: prepared (ML-DSA-65, no signedAttrs, sha512, to_sign mu 64 bytes)\n");
   const auto lines = jsonl(text(man));
   ASSERT_EQ(lines.size(), 2u);
@@ -71,8 +71,12 @@ TEST_F(CliRemote, PrepareManifestKeysThenAttachEqualsDeterministicSign) {
   sign_all(man, "mldsa.pem", "-pkeyopt mu:1 -pkeyopt deterministic:1", d_ / "sigs");
   r = run(M() + " sign --attach " + q(man) + " --signatures " + q(d_ / "sigs"));
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.out, d_ / "tree/a.ko: signed (ML-DSA-65, no signedAttrs, sha512, CMS 3465 bytes)\n" + d_ +
-                       "/tree/sub/b.ko: signed (ML-DSA-65, no signedAttrs, sha512, CMS 3465 bytes)\n");
+  // The SignedData: the signed file less the content and the 40-byte trailer.
+  const std::string cms = std::to_string(slurp(d_ / "tree/a.ko").size() - 3000 - 40);
+  EXPECT_EQ(cms, "3471") << "as test_cli_sign's one-step ML-DSA-65 signature with this certificate";
+  EXPECT_EQ(slurp(d_ / "tree/sub/b.ko").size(), 5000 + 40 + std::stoul(cms));
+  EXPECT_EQ(r.out, d_ / "tree/a.ko: signed (ML-DSA-65, no signedAttrs, sha512, CMS " + cms + " bytes)\n" + d_.path() +
+                       "/tree/sub/b.ko: signed (ML-DSA-65, no signedAttrs, sha512, CMS " + cms + " bytes)\n");
   // One step with --deterministic gives the same files.
   spit(d_ / "a2.ko", pattern(3000));
   r = run(M() + " sign --deterministic --key " + q(key("mldsa.pem")) + " --cert " + q(key("mldsa.crt")) + " " +
@@ -99,9 +103,10 @@ TEST_F(CliRemote, AttachFromJsonLinesBase64AndPathKeysWithP7s) {
   spit(d_ / "s.jsonl", json{{"path", m}, {"signature_base64", r.out}}.dump() + "\n");
   r = run(M() + " sign --attach " + q(d_ / "m.jsonl") + " --signatures " + q(d_ / "s.jsonl") + " --p7s");
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.out, m + ": signed (RSA, no signedAttrs, sha256, CMS 384 bytes)\n");
+  EXPECT_EQ(r.out, m + ": signed (RSA, no signedAttrs, sha256, CMS 416 bytes)\n");
+  EXPECT_EQ(slurp(m + ".p7s").size(), 416u);
   const std::string one = module("one.ko");
-  r = run(M() + " sign --key " + q(key("rsa.pem")) + " --hash sha256 --p7s " + q(one));
+  r = run(M() + " sign --key " + q(key("rsa.pem")) + " --cert " + q(key("rsa.crt")) + " --hash sha256 --p7s " + q(one));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(slurp(m), slurp(one));
   EXPECT_EQ(slurp(m + ".p7s"), slurp(one + ".p7s"));
@@ -135,11 +140,11 @@ TEST_F(CliRemote, BadSignatureChangedModuleMissingSignature) {
   ASSERT_EQ(run("rm " + q(d_ / "sigs/1.sig")).status, 0);
   r = run(M() + " sign --attach " + q(man) + " --signatures " + q(d_ / "sigs"));
   EXPECT_EQ(r.status, 3);
-  EXPECT_NE(r.err.find("modsign: " + a + ": no signature: " + d_ + "/sigs/1.sig: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("modsign: " + a + ": no signature: " + d_.path() + "/sigs/1.sig: "), std::string::npos) << r.err;
   spit(d_ / "s.jsonl", std::string("{\"path\":\"/nowhere.ko\",\"signature\":\"00\"}\n"));
   r = run(M() + " sign --attach " + q(man) + " --signatures " + q(d_ / "s.jsonl"));
   EXPECT_EQ(r.status, 3);
-  EXPECT_EQ(r.err, "modsign: " + d_ + "/s.jsonl: line 1: path /nowhere.ko is not in the manifest\n");
+  EXPECT_EQ(r.err, "modsign: " + d_.path() + "/s.jsonl: line 1: path /nowhere.ko is not in the manifest\n");
   EXPECT_EQ(slurp(a), pattern(4096));
 }
 
@@ -173,7 +178,8 @@ TEST_F(CliRemote, DeterministicSignAndSignFileTwiceIdentical) {
   for (const std::string k : {"mldsa.pem", "ec.pem"}) {
     const std::string a = module("a.ko"), b = module("b.ko");
     for (const std::string& m : {a, b}) {
-      auto r = run(M() + " sign -q --deterministic --key " + q(key(k)) + " " + q(m));
+      auto r = run(M() + " sign -q --deterministic --key " + q(key(k)) + " --cert " +
+                   q(key(k == "ec.pem" ? "ec.crt" : "mldsa.crt")) + " " + q(m));
       ASSERT_EQ(r.status, 0) << r.err;
     }
     EXPECT_EQ(slurp(a), slurp(b)) << k;

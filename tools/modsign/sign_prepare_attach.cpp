@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -59,21 +60,23 @@ ordered_json manifest_line(std::size_t index, const PreparedModule& p) {
   return j;
 }
 
-/// The lines of a text file, without their newlines; a last line without one counts.
-std::vector<std::string> lines_of(const std::string& path) {
+/// Calls `f(object, where)` for each non-empty line of the file `path`, parsed as a JSON
+/// object; `where` is "PATH: line N: ".  A line that is not a JSON object throws InputError.
+void for_each_json_line(const std::string& path,
+                        const std::function<void(const nlohmann::json&, const std::string&)>& f) {
   const Bytes b = read_file(path, kMaxSmallFileSize * 4);
-  std::vector<std::string> out;
-  std::string cur;
-  for (auto c : b) {
-    if (c == '\n') {
-      out.push_back(std::move(cur));
-      cur.clear();
-    } else {
-      cur += static_cast<char>(c);
-    }
+  std::size_t n = 0, start = 0;
+  while (start < b.size()) {
+    std::size_t end = start;
+    while (end < b.size() && b[end] != '\n') ++end;
+    const std::string line(b.begin() + static_cast<std::ptrdiff_t>(start), b.begin() + static_cast<std::ptrdiff_t>(end));
+    const std::string where = path + ": line " + std::to_string(++n) + ": ";
+    start = end + 1;
+    if (line.empty()) continue;
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) throw InputError(where + "not a JSON object");
+    f(j, where);
   }
-  if (!cur.empty()) out.push_back(std::move(cur));
-  return out;
 }
 
 /// A field of line `where` ("MANIFEST: line N: ") of the type `T`, or InputError.
@@ -102,12 +105,7 @@ struct ManifestEntry {
 
 std::vector<ManifestEntry> read_manifest(const std::string& path) {
   std::vector<ManifestEntry> out;
-  const auto lines = lines_of(path);
-  for (std::size_t n = 0; n < lines.size(); ++n) {
-    const std::string where = path + ": line " + std::to_string(n + 1) + ": ";
-    if (lines[n].empty()) continue;
-    const auto j = nlohmann::json::parse(lines[n], nullptr, false);
-    if (j.is_discarded() || !j.is_object()) throw InputError(where + "not a JSON object");
+  for_each_json_line(path, [&](const nlohmann::json& j, const std::string& where) {
     ManifestEntry e;
     e.index = field<std::size_t>(j, "index", where);
     PreparedModule& p = e.p;
@@ -129,7 +127,7 @@ std::vector<ManifestEntry> read_manifest(const std::string& path) {
     for (const auto& prev : out)
       if (prev.index == e.index) throw InputError(where + "index " + std::to_string(e.index) + " given twice");
     out.push_back(std::move(e));
-  }
+  });
   return out;
 }
 
@@ -139,12 +137,7 @@ using SigOrError = std::variant<Bytes, std::string>;
 /// --signatures FILE: JSON lines {"index" or "path", "signature" (hex) or "signature_base64"}.
 std::map<std::size_t, SigOrError> read_signature_lines(const std::string& path, const std::vector<ManifestEntry>& m) {
   std::map<std::size_t, SigOrError> out;
-  const auto lines = lines_of(path);
-  for (std::size_t n = 0; n < lines.size(); ++n) {
-    const std::string where = path + ": line " + std::to_string(n + 1) + ": ";
-    if (lines[n].empty()) continue;
-    const auto j = nlohmann::json::parse(lines[n], nullptr, false);
-    if (j.is_discarded() || !j.is_object()) throw InputError(where + "not a JSON object");
+  for_each_json_line(path, [&](const nlohmann::json& j, const std::string& where) {
     std::optional<std::size_t> index;
     if (j.contains("index")) {
       index = field<std::size_t>(j, "index", where);
@@ -165,9 +158,10 @@ std::map<std::size_t, SigOrError> read_signature_lines(const std::string& path, 
     try {
       out[*index] = hex ? from_hex(text) : from_base64(text);
     } catch (const std::exception&) {
-      out[*index] = std::string("the signature in ") + where + "is not " + (hex ? "hex" : "base64");
+      out[*index] = std::string("the signature is not ") + (hex ? "hex" : "base64") + " (" +
+                    where.substr(0, where.size() - 2) + ")";
     }
-  }
+  });
   return out;
 }
 
@@ -302,6 +296,7 @@ int run_attach(const RemoteArgs& r, const std::string& cert_path, const SignOpti
       complain("", "-o needs a MANIFEST of exactly one module");
       return kExitUsage;
     }
+    if (!opt.out.empty()) refuse_output_over(opt.out, {{r.attach, "the manifest"}, {r.signatures, "the signatures"}});
     std::error_code ec;
     sig_dir = std::filesystem::is_directory(r.signatures, ec);
     if (!sig_dir) sig_lines = read_signature_lines(r.signatures, manifest);
