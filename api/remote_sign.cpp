@@ -4,6 +4,7 @@
 // written by the same functions as sign_module_file() (api/sign.cpp).
 #include "modsign/remote_sign.hpp"
 
+#include <algorithm>
 #include <array>
 
 #include "api/internal.hpp"
