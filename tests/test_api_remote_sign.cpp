@@ -120,6 +120,15 @@ TEST_F(ApiRemote, MlDsaExternalMuSignedByPkeyutlEqualsOneStepDeterministic) {
       EXPECT_EQ(test::slurp(m), one_step(k, module(std::string(k) + ".2.ko"), det)) << algo << " " << backend;
     }
     EXPECT_EQ(verdict(k, m), "loads") << algo;
+    // OpenSSL verifies the signature the SignedData ends with over the module content.
+    const Bytes cms = extract_signature(m);
+    test::spit(d_ / "content.bin", test::pattern(5000));
+    test::spit(d_ / "s.bin", Bytes(cms.end() - sig_size, cms.end()));
+    auto r = test::run(test::openssl() + " x509 -in " + q(crt(k)) + " -pubkey -noout > " + q(d_ / "pub.pem") + " && " +
+                       test::openssl() + " pkeyutl -verify -pubin -inkey " + q(d_ / "pub.pem") + " -rawin -in " +
+                       q(d_ / "content.bin") + " -sigfile " + q(d_ / "s.bin"));
+    EXPECT_EQ(r.status, 0) << r.err << r.out;
+    EXPECT_EQ(Bytes(cms.end() - sig_size, cms.end()), sig);
   }
 }
 

@@ -157,8 +157,12 @@ TEST_F(CliRemote, UsageErrors) {
            {"sign " + q(m), "--key is required\nRun with --help for more information.\n"},
            {"sign --prepare x.jsonl " + q(m), "modsign: --prepare needs --cert (the signer's certificate; the private "
                                               "key stays with the signer)\n"},
-           {"sign --prepare x.jsonl --key k.pem " + q(m), "--key excludes --prepare\nRun with --help for more information.\n"},
-           {"sign --attach x.jsonl " + q(m), "--attach requires --signatures\nRun with --help for more information.\n"},
+           {"sign --prepare x.jsonl --key k.pem " + q(m),
+            "modsign: --prepare and --attach take no --key (the private key stays with the signer)\n"},
+           {"sign --attach x.jsonl " + q(m), "modsign: --attach needs --signatures FILE|DIR\n"},
+           {"sign --attach x.jsonl --prepare y.jsonl --signatures s", "modsign: --prepare and --attach are separate "
+                                                                      "steps: give one\n"},
+           {"sign --signatures s " + q(m), "modsign: --signatures is an option of --attach\n"},
            {"sign --prepare - --cert " + q(key("mldsa.crt")) + " --deterministic " + q(m),
             "modsign: --deterministic is the signer's choice with --prepare/--attach (e.g. openssl pkeyutl -pkeyopt "
             "deterministic:1)\n"},

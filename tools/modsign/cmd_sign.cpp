@@ -72,7 +72,7 @@ int report_option_refusal(const SignError& e, const SignArgs& a) {
 int cmd_sign(const SignArgs& a) {
   SignOptions opt = a.sign;
   opt.out = a.dest;
-  if (a.key.empty() && a.remote.prepare.empty() && a.remote.attach.empty()) {
+  if (a.key.empty() && !remote_requested(a.remote)) {
     std::cerr << "--key is required\nRun with --help for more information.\n";  // CLI11's words
     return kExitUsage;
   }
@@ -81,9 +81,9 @@ int cmd_sign(const SignArgs& a) {
   } catch (const SignError& e) {
     return report_option_refusal(e, a);
   }
-  if (!a.remote.prepare.empty() || !a.remote.attach.empty()) {
+  if (remote_requested(a.remote)) {
     const SignWording words{[&](const SignError& e) { return report_option_refusal(e, a); }, refusal_text, signed_line};
-    return run_remote(a.remote, a.cert, opt, a.batch, a.modules, a.dirs, words);
+    return run_remote(a.remote, a.key, a.cert, opt, a.batch, a.modules, a.dirs, words);
   }
   bool dir_error = false;
   const auto inputs = expand_module_tree(a.modules, a.dirs, &dir_error);
@@ -136,8 +136,8 @@ int cmd_sign(const SignArgs& a) {
 
 Runner setup_sign(CLI::App& c) {
   auto a = std::make_shared<SignArgs>();
-  auto* key = c.add_option("--key", a->key, "private key (PEM or DER; KBUILD_SIGN_PIN for encrypted keys); required "
-                                            "unless --prepare or --attach");
+  c.add_option("--key", a->key, "private key (PEM or DER; KBUILD_SIGN_PIN for encrypted keys); required unless "
+                                "--prepare or --attach");
   c.add_option("--cert", a->cert, "the signer's certificate (PEM or DER); default: the certificate in the key file");
   c.add_option("--hash", a->sign.hash, "digestAlgorithm: sha256|sha384|sha512|sha3-256|sha3-384|sha3-512|sha224|sha1")
       ->capture_default_str();
@@ -153,7 +153,7 @@ Runner setup_sign(CLI::App& c) {
   add_module_inputs(&c, a->sign.max_size, &a->sign.stream_above, &a->dirs, "sign");
   c.add_flag("--deterministic", a->sign.deterministic,
              "reproducible signatures: deterministic ML-DSA (rnd = 0), ECDSA nonces per RFC 6979");
-  add_remote_options(c, a->remote, key);
+  add_remote_options(c, a->remote);
   c.add_option("MODULE", a->modules, "modules to sign");
   return [a] { return cmd_sign(*a); };
 }

@@ -350,26 +350,32 @@ int run_attach(const RemoteArgs& r, const std::string& cert_path, const SignOpti
 
 }  // namespace
 
-void add_remote_options(CLI::App& sign, RemoteArgs& r, CLI::Option* key) {
-  auto* prepare = sign.add_option("--prepare", r.prepare,
-                                  "no private key: write what the key must sign for each module to MANIFEST, one "
-                                  "JSON line each ('-': standard output); needs --cert")
-                      ->excludes(key);
-  auto* attach = sign.add_option("--attach", r.attach,
-                                 "complete the modules of MANIFEST (from --prepare) with the signatures of "
-                                 "--signatures, each checked before its module is written")
-                     ->excludes(key)
-                     ->excludes(prepare);
-  auto* sigs = sign.add_option("--signatures", r.signatures,
-                               "for --attach: a file of JSON lines {\"index\" or \"path\", \"signature\" (hex) or "
-                               "\"signature_base64\"}, or a directory of INDEX.sig raw signatures")
-                   ->needs(attach);
-  attach->needs(sigs);
+void add_remote_options(CLI::App& sign, RemoteArgs& r) {
+  sign.add_option("--prepare", r.prepare,
+                  "no private key: write what the key must sign for each module to MANIFEST, one JSON line each ('-': "
+                  "standard output); needs --cert");
+  sign.add_option("--attach", r.attach,
+                  "complete the modules of MANIFEST (from --prepare) with the signatures of --signatures, each checked "
+                  "before its module is written");
+  sign.add_option("--signatures", r.signatures,
+                  "for --attach: a file of JSON lines {\"index\" or \"path\", \"signature\" (hex) or "
+                  "\"signature_base64\"}, or a directory of INDEX.sig raw signatures");
 }
 
-int run_remote(const RemoteArgs& r, const std::string& cert, const SignOptions& opt, const BatchOptions& batch,
-               const std::vector<std::string>& modules, const std::vector<std::string>& dirs,
+bool remote_requested(const RemoteArgs& r) { return !r.prepare.empty() || !r.attach.empty() || !r.signatures.empty(); }
+
+int run_remote(const RemoteArgs& r, const std::string& key, const std::string& cert, const SignOptions& opt,
+               const BatchOptions& batch, const std::vector<std::string>& modules, const std::vector<std::string>& dirs,
                const SignWording& words) {
+  const char* usage = !key.empty() ? "--prepare and --attach take no --key (the private key stays with the signer)"
+                      : !r.prepare.empty() && !r.attach.empty() ? "--prepare and --attach are separate steps: give one"
+                      : !r.attach.empty() && r.signatures.empty() ? "--attach needs --signatures FILE|DIR"
+                      : r.attach.empty() && !r.signatures.empty() ? "--signatures is an option of --attach"
+                                                                  : nullptr;
+  if (usage) {
+    complain("", usage);
+    return kExitUsage;
+  }
   if (!r.prepare.empty()) return run_prepare(r, cert, opt, batch, modules, dirs, words);
   return run_attach(r, cert, opt, batch, modules, dirs, words);
 }

@@ -14,7 +14,6 @@
 
 namespace CLI {
 class App;
-class Option;
 }  // namespace CLI
 
 namespace modsign::cli {
@@ -24,8 +23,11 @@ struct RemoteArgs {
   std::string attach;      ///< --attach MANIFEST
   std::string signatures;  ///< --signatures FILE|DIR
 };
-/// Declares --prepare, --attach and --signatures on `sign`; both exclude `key` (--key).
-void add_remote_options(CLI::App& sign, RemoteArgs& r, CLI::Option* key);
+/// Declares --prepare, --attach and --signatures on `sign`.  Their combinations are checked
+/// by run_remote() (not by CLI11, whose "Excludes:" notes would enter the help's flag column).
+void add_remote_options(CLI::App& sign, RemoteArgs& r);
+/// True when any of the three is given.
+bool remote_requested(const RemoteArgs& r);
 
 /// How `sign` words what the library reports, shared with its one-step path.
 struct SignWording {
@@ -35,10 +37,12 @@ struct SignWording {
 };
 
 /// Runs --prepare or --attach (`r` says which) with the certificate `cert` ("" = the
-/// manifest's for --attach), the form options of `opt`, and the batch options.  Returns
-/// the exit status: 0, 2 (usage), 3 (a module failed; the others are done).
-int run_remote(const RemoteArgs& r, const std::string& cert, const SignOptions& opt, const BatchOptions& batch,
-               const std::vector<std::string>& modules, const std::vector<std::string>& dirs,
+/// manifest's for --attach), the form options of `opt`, and the batch options.  Usage
+/// errors (exit 2): a `key` given, both steps, --attach without --signatures, --signatures
+/// without --attach.  Returns the exit status: 0, 2 (usage), 3 (a module failed; the
+/// others are done).
+int run_remote(const RemoteArgs& r, const std::string& key, const std::string& cert, const SignOptions& opt,
+               const BatchOptions& batch, const std::vector<std::string>& modules, const std::vector<std::string>& dirs,
                const SignWording& words);
 
 }  // namespace modsign::cli
