@@ -30,6 +30,7 @@ trap 'rm -rf "$tmp"' EXIT
 "$M" keygen --algo "$algo" -o "$tmp/k.pem" --cert-out "$tmp/c.pem" >/dev/null
 case $algo in
   ml-dsa-*) signopt="-pkeyopt mu:1 -pkeyopt deterministic:1" ;;
+  rsa-*) signopt="-pkeyopt digest:sha512" ;;
   *) signopt="-pkeyopt digest:sha512 -pkeyopt nonce-type:1" ;;
 esac
 now() { date +%s.%N; }
