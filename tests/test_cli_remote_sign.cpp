@@ -148,6 +148,17 @@ TEST_F(CliRemote, BadSignatureChangedModuleMissingSignature) {
   EXPECT_EQ(slurp(a), pattern(4096));
 }
 
+TEST_F(CliRemote, PathThatIsNotUtf8IsRefusedAtPrepare) {
+  const std::string bad = module("bad\xff.ko"), good = module("good.ko");
+  auto r = run(M() + " sign -q --prepare - --cert " + q(key("rsa.crt")) + " " + q(bad) + " " + q(good));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err, "modsign: " + d_.path() + "/bad\xff.ko: the path is not UTF-8, which a JSON manifest cannot hold\n");
+  const auto lines = jsonl(r.out);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].at("index"), 1);
+  EXPECT_EQ(lines[0].at("path"), good);
+}
+
 TEST_F(CliRemote, UsageErrors) {
   const std::string m = module();
   struct Case {

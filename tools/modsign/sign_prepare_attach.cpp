@@ -226,13 +226,19 @@ int run_prepare(const RemoteArgs& r, const std::string& cert_path, const SignOpt
     res.exit = kExitInput;
     res.state = ItemState::failed;
     try {
-      prepared[i] = prepare_module_file(*cert, inputs[i].path, opt);
-      const PreparedModule& p = *prepared[i];
-      res.bytes = p.size;
+      PreparedModule p = prepare_module_file(*cert, inputs[i].path, opt);
+      try {
+        (void)manifest_line(0, p).dump();  // strict: a path that is not UTF-8 cannot be a JSON string
+      } catch (const nlohmann::json::exception&) {
+        throw InputError(p.path + ": the path is not UTF-8, which a JSON manifest cannot hold");
+      }
+      prepared[i] = std::move(p);
+      const PreparedModule& q = *prepared[i];
+      res.bytes = q.size;
       if (r.prepare != "-")
-        res.out = printable(p.path) + ": prepared (" + p.algorithm + ", " +
-                  (p.signed_attrs ? "signedAttrs" : "no signedAttrs") + ", " + p.hash + ", to_sign " +
-                  std::string(to_sign_name(p.kind)) + " " + std::to_string(p.to_sign.size()) + " bytes)\n";
+        res.out = printable(q.path) + ": prepared (" + q.algorithm + ", " +
+                  (q.signed_attrs ? "signedAttrs" : "no signedAttrs") + ", " + q.hash + ", to_sign " +
+                  std::string(to_sign_name(q.kind)) + " " + std::to_string(q.to_sign.size()) + " bytes)\n";
       res.exit = kExitOk;
       res.state = ItemState::done;
     } catch (const SignError& e) {
