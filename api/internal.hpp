@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "blacklist/sources.hpp"
+#include "common/file.hpp"
 #include "cms/kernel.hpp"
 #include "cms/signed_data.hpp"
 #include "crypto/crypto.hpp"
@@ -85,6 +86,16 @@ struct BatchRoute {
   }
   std::optional<OutputBatch::Scope> scope;
 };
+/// The bytes of the uncompressed module file `in` (named `path`) that a streaming signer
+/// signs: all of it, or with `o.replace` those before an old signature (the trailer as
+/// mod_check_sig() reads it).  Throws SignError already_signed, other (a malformed
+/// trailer) (api/sign_stream.cpp).
+std::uint64_t streamed_content_length(const FileReader& in, const std::string& path, const SignOptions& o);
+/// The end of a streamed signing: `cms` ‖ struct module_signature ‖ marker after the
+/// content already written to `out` (when opened), `cms` to `p7s_file` (when opened), both
+/// committed; sets files_written, path, cms_size and streamed of `r`.  Throws IoError.
+void finish_streamed(std::optional<AtomicFile>& out, std::optional<AtomicFile>& p7s_file, ByteView cms,
+                     const std::string& out_path, const std::string& p7s, const SignOptions& o, SignReport& r);
 /// sign_module_file() in one streaming pass (api/sign_stream.cpp).
 SignReport sign_streaming(const Signer& signer, const std::string& path, const SignOptions& options);
 /// The cms::BuildOptions of `options` for the certificate `cert` (read from `cert_path`):

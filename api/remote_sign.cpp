@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 
 #include "api/internal.hpp"
 #include "cms/signed_data.hpp"
+#include "common/file.hpp"
 #include "crypto/algorithms.hpp"
 #include "module/compression.hpp"
 
@@ -63,21 +65,74 @@ SignOptions recorded_options(const PreparedModule& p, const SignOptions& o) {
   return so;
 }
 
-/// The signing input of `content` for the key of `cert`: its digest and μ as the signer of
-/// the content needs them, one pass each.
-cms::SigningInput input_of(const crypto::Certificate& cert, ByteView content, const cms::BuildOptions& opt,
-                           const std::string& label) {
-  const auto& pk = cert.public_key();
-  cms::ContentDigests cd;
-  if (opt.signed_attrs || !crypto::is_ml_dsa(pk.algo())) cd.digest = crypto::digest(opt.digest, content);
-  if (!opt.signed_attrs && crypto::is_ml_dsa(pk.algo())) {
-    crypto::MlDsaMu mu(pk.raw());
-    mu.update(content);
-    cd.mu = mu.final();
+/// The digests the signer of the content needs (cms::signing_input()): H(content) with
+/// signedAttrs and for RSA/ECDSA, μ for ML-DSA without signedAttrs.
+struct ContentHashers {
+  std::optional<crypto::Hasher> h;
+  std::optional<crypto::MlDsaMu> mu;
+  ContentHashers(const crypto::PublicKey& pk, const cms::BuildOptions& opt) {
+    const bool ml_dsa = crypto::is_ml_dsa(pk.algo());
+    if (opt.signed_attrs || !ml_dsa) h.emplace(opt.digest);
+    if (!opt.signed_attrs && ml_dsa) mu.emplace(pk.raw());
   }
+  void update(ByteView b) {
+    if (h) h->update(b);
+    if (mu) mu->update(b);
+  }
+  cms::ContentDigests final() {
+    cms::ContentDigests cd;
+    if (h) cd.digest = h->final();
+    if (mu) cd.mu = mu->final();
+    return cd;
+  }
+};
+
+cms::SigningInput input_of(const crypto::PublicKey& pk, const cms::ContentDigests& cd, const cms::BuildOptions& opt,
+                           const std::string& label) {
   auto in = cms::signing_input(pk, cd, opt);
   if (!in) throw SignError(SignRefusal::other, label + in.error().message);
   return std::move(in.value());
+}
+
+/// The signing input of `content` (in memory) for the key of `cert`.
+cms::SigningInput input_of(const crypto::Certificate& cert, ByteView content, const cms::BuildOptions& opt,
+                           const std::string& label) {
+  ContentHashers hs(cert.public_key(), opt);
+  hs.update(content);
+  return input_of(cert.public_key(), hs.final(), opt, label);
+}
+
+/// One pass over a module file streamed in 1 MiB pieces: SHA-256 of the whole file, and the
+/// signer's digests and SHA-256 of its first `content_len` bytes; each piece of those also
+/// goes to `copy` when given.
+struct StreamPass {
+  Bytes file_sha256, content_sha256;
+  cms::ContentDigests cd;
+};
+StreamPass stream_pass(const FileReader& in, std::uint64_t content_len, const crypto::PublicKey& pk,
+                       const cms::BuildOptions& opt, bool whole_file, AtomicFile* copy) {
+  crypto::Hasher file_sha(crypto::HashAlgo::sha256), content_sha(crypto::HashAlgo::sha256);
+  ContentHashers hs(pk, opt);
+  const std::uint64_t end = whole_file ? in.size() : content_len;
+  Bytes buf;
+  for (std::uint64_t off = 0; off < end;) {
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(std::size_t{1} << 20, end - off));
+    in.read_at(off, n, buf);
+    const ByteView piece(buf.data(), n);
+    if (whole_file) file_sha.update(piece);
+    if (off < content_len) {
+      const ByteView c(buf.data(), static_cast<std::size_t>(std::min<std::uint64_t>(n, content_len - off)));
+      hs.update(c);
+      content_sha.update(c);
+      if (copy) copy->write(c);
+    }
+    off += n;
+  }
+  StreamPass r;
+  if (whole_file) r.file_sha256 = file_sha.final();
+  r.content_sha256 = content_sha.final();
+  r.cd = hs.final();
+  return r;
 }
 
 ToSign kind_of(cms::SigningInput::Kind k) {
@@ -102,14 +157,24 @@ PreparedModule prepare_module_file(const SignerCertificate& cert, const std::str
   const std::string label = path + ": ";
   const auto opt = api::form_options(c.cert, c.path, so, label);  // before anything is read
   api::refuse_non_module(path);
-  const auto sm = api::read_stored_module(path, so.max_size);
-  const api::SignContent content = api::signing_content(sm.stored, &sm.m, so, label);
-  const cms::SigningInput in = input_of(c.cert, content.content, opt, label);
   PreparedModule p;
+  cms::SigningInput in;
+  if (streamable_module_file(path, so.stream_above)) {
+    const FileReader f(path);
+    const auto pass = stream_pass(f, api::streamed_content_length(f, path, so), c.cert.public_key(), opt, true, nullptr);
+    in = input_of(c.cert.public_key(), pass.cd, opt, label);
+    p.size = f.size();
+    p.sha256 = pass.file_sha256;
+  } else {
+    const auto sm = api::read_stored_module(path, so.max_size);
+    const api::SignContent content = api::signing_content(sm.stored, &sm.m, so, label);
+    in = input_of(c.cert, content.content, opt, label);
+    p.size = sm.stored.size();
+    p.sha256 = crypto::digest(crypto::HashAlgo::sha256, sm.stored);
+    if (sm.m.compression != module::Compression::none)
+      p.compression = std::string(module::compression_name(sm.m.compression));
+  }
   p.path = path;
-  p.size = sm.stored.size();
-  p.sha256 = crypto::digest(crypto::HashAlgo::sha256, sm.stored);
-  if (sm.m.compression != module::Compression::none) p.compression = std::string(module::compression_name(sm.m.compression));
   p.certificate = c.path;
   p.certificate_sha256 = cert.sha256();
   p.algorithm = cert.algorithm();
@@ -126,6 +191,48 @@ PreparedModule prepare_module_file(const SignerCertificate& cert, const std::str
   return p;
 }
 
+namespace {
+
+/// attach_signature_file() for a module above stream_above: one pass checks the file and
+/// computes to_sign, a second copies the content into the output while hashing it again
+/// (a file changed between the passes is refused before anything is replaced).
+SignReport attach_streaming(const SignerCertificate& cert, const PreparedModule& prepared, ByteView signature,
+                            const SignOptions& so, const std::string& out_path, const std::string& p7s) {
+  const auto& c = cert.impl();
+  const std::string& path = prepared.path;
+  const std::string label = path + ": ";
+  const auto opt = api::form_options(c.cert, c.path, so, label);
+  const FileReader f(path);
+  if (f.size() != prepared.size)
+    throw InputError(label + "changed since prepare (" + std::to_string(f.size()) + " bytes, prepared with " +
+                     std::to_string(prepared.size) + ")");
+  const std::uint64_t content_len = api::streamed_content_length(f, path, so);
+  const auto first = stream_pass(f, content_len, c.cert.public_key(), opt, true, nullptr);
+  if (first.file_sha256 != prepared.sha256) throw InputError(label + "changed since prepare (SHA-256 differs)");
+  const cms::SigningInput in = input_of(c.cert.public_key(), first.cd, opt, label);
+  if (in.to_sign != prepared.to_sign)
+    throw InputError(label + "to_sign differs from the module's (the prepared data was altered)");
+  auto cms_der = cms::build_detached_with_signature(c.cert, in, signature, opt);
+  if (!cms_der) throw InputError(label + "signature does not verify with " + c.path + ": " + cms_der.error().message);
+  std::optional<AtomicFile> out, p7s_file;  // both opened (checked) before either is replaced
+  if (!so.p7s_only) out.emplace(out_path);
+  if (so.p7s || so.p7s_only) p7s_file.emplace(p7s);
+  if (out) {
+    const auto second = stream_pass(f, content_len, c.cert.public_key(), opt, false, &*out);
+    if (second.content_sha256 != first.content_sha256) throw InputError(label + "changed while being written");
+  }
+  SignReport r;
+  api::finish_streamed(out, p7s_file, *cms_der, out_path, p7s, so, r);
+  r.algorithm = cert.algorithm();
+  r.hash = prepared.hash;
+  r.signed_attrs = so.signed_attrs;
+  r.external_mu = in.kind == cms::SigningInput::Kind::mu;
+  r.bytes_read = f.size();
+  return r;
+}
+
+}  // namespace
+
 SignReport attach_signature_file(const SignerCertificate& cert, const PreparedModule& prepared, ByteView signature,
                                  const SignOptions& output, OutputBatch* batch) {
   api::BatchRoute route(batch);
@@ -140,6 +247,7 @@ SignReport attach_signature_file(const SignerCertificate& cert, const PreparedMo
   const std::string p7s = so.p7s_out.empty() ? out + ".p7s" : so.p7s_out;
   api::refuse_non_module(path);
   api::refuse_sign_outputs({{c.path, "the certificate"}}, path, out, p7s, so);
+  if (streamable_module_file(path, so.stream_above)) return attach_streaming(cert, prepared, signature, so, out, p7s);
   const auto sm = api::read_stored_module(path, so.max_size);
   if (sm.stored.size() != prepared.size)
     throw InputError(label + "changed since prepare (" + std::to_string(sm.stored.size()) + " bytes, prepared with " +

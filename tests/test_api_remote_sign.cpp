@@ -242,6 +242,56 @@ TEST_F(ApiRemote, AttachRefusesAndLeavesTheModule) {
   EXPECT_THROW(prepare_module_file(cert, module("x.ko"), o), SignError);
 }
 
+TEST_F(ApiRemote, StreamedPrepareAndAttachEqualWholeFileAndOneStep) {
+  for (const auto& [k, attrs, replace] : {std::tuple{"ml65", false, false}, std::tuple{"ml87", true, false},
+                                          std::tuple{"rsa", false, true}}) {
+    const std::string m = module(std::string(k) + ".ko");
+    SignOptions o;
+    o.signed_attrs = attrs;
+    o.replace = replace;
+    if (replace) sign_module_file(Signer::load(key(k), crt(k)), m, o);  // an old signature to strip
+    const Bytes before = test::slurp(m);
+    const auto cert = SignerCertificate::load(crt(k));
+    const PreparedModule whole = prepare_module_file(cert, m, o);
+    o.stream_above = 1000;
+    const PreparedModule streamed = prepare_module_file(cert, m, o);
+    EXPECT_EQ(streamed.to_sign, whole.to_sign) << k;
+    EXPECT_EQ(streamed.sha256, whole.sha256) << k;
+    EXPECT_EQ(streamed.size, before.size());
+    const Bytes sig = k == std::string("rsa") ? pkeyutl_sign(k, whole.to_sign, "-pkeyopt digest:sha512")
+                      : attrs ? pkeyutl_sign(k, whole.to_sign, "-rawin -pkeyopt deterministic:1")
+                              : pkeyutl_sign(k, whole.to_sign, "-pkeyopt mu:1 -pkeyopt deterministic:1");
+    SignOptions out;
+    out.stream_above = 1000;
+    const SignReport rep = attach_signature_file(cert, streamed, sig, out);
+    EXPECT_TRUE(rep.streamed);
+    EXPECT_EQ(rep.external_mu, k == std::string("ml65"));
+    o.deterministic = true;
+    o.out = "";
+    const std::string copy = d_ / "copy.ko";
+    test::spit(copy, before);
+    sign_module_file(Signer::load(key(k), crt(k)), copy, o);
+    EXPECT_EQ(test::slurp(m), test::slurp(copy)) << k;
+    EXPECT_EQ(verdict(k, m), attrs ? "refused" : "loads") << k;
+  }
+  // A streamed module changed after prepare is refused and left alone.
+  const std::string m = module("late.ko");
+  const auto cert = SignerCertificate::load(crt("ml65"));
+  SignOptions o;
+  o.stream_above = 1000;
+  const PreparedModule p = prepare_module_file(cert, m, o);
+  Bytes changed = test::pattern(5000);
+  changed[4999] ^= 1;
+  test::spit(m, changed);
+  try {
+    attach_signature_file(cert, p, pkeyutl_sign("ml65", p.to_sign, "-pkeyopt mu:1"), o);
+    ADD_FAILURE() << "no exception";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), m + ": changed since prepare (SHA-256 differs)");
+  }
+  EXPECT_EQ(test::slurp(m), changed);
+}
+
 TEST_F(ApiRemote, CompressedModuleRecompressedAsOneStep) {
   const std::string plain = module("z.ko");
   ASSERT_EQ(test::run("xz --check=crc32 --lzma2=dict=1MiB -T1 -k " + q(plain)).status, 0);

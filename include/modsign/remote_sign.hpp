@@ -101,7 +101,9 @@ MODSIGN_API void check_sign_options(const SignerCertificate& cert, const SignOpt
 /// old signature stripped with `options.replace`) and returns what the key of `cert` must
 /// sign for it with `options` (hash, signed_attrs, skid, replace, recompress, max_size;
 /// p7s_only admits a compressed module without recompress, as in sign_module_file()).
-/// Nothing is written.  The file is read whole (at most max(max_size, 1 GiB) bytes).
+/// Nothing is written.  An uncompressed regular file larger than options.stream_above is
+/// read once in 1 MiB pieces (constant memory); any other is read whole (at most
+/// max(max_size, 1 GiB) bytes).
 /// Throws as sign_module_file() does for the module and the options (IoError, SignError
 /// unknown_hash, mldsa_signed_attrs_hash, no_skid, already_signed, compressed, other;
 /// InputError for an empty or PEM file).
@@ -117,13 +119,16 @@ MODSIGN_API PreparedModule prepare_module_file(const SignerCertificate& cert, co
 /// SignedData and the module are assembled and written as sign_module_file() writes them
 /// (same bytes: identical for RSA and for deterministic ML-DSA/ECDSA signatures), using
 /// `output`'s out, p7s, p7s_only, p7s_out and max_size (its other fields are taken from
-/// `prepared`).  Returns what was written (SignReport::streamed false).
+/// `prepared`).  An uncompressed file larger than output.stream_above is streamed (1 MiB
+/// pieces: one pass to check it, one to copy it while hashing it again; SignReport::
+/// streamed and external_mu set as sign_module_file() sets them); others are read whole.
 /// Throws InputError "<cert>: not the certificate the module was prepared with (SHA-256
 /// differs)", "<path>: changed since prepare (N bytes, prepared with M)", "<path>: changed
 /// since prepare (SHA-256 differs)", "<path>: to_sign differs from the module's (the
 /// prepared data was altered)", "<path>: signature does not verify with <cert>: <reason>"
 /// (e.g. "ML-DSA signature is 100 bytes, ML-DSA-65 needs 3309"); and as sign_module_file()
-/// (IoError, SignError).  On a throw no output is touched.
+/// (IoError, SignError); a streamed file that changes between its two passes: "<path>:
+/// changed while being written".  On a throw no output is touched.
 MODSIGN_API SignReport attach_signature_file(const SignerCertificate& cert, const PreparedModule& prepared,
                                              ByteView signature, const SignOptions& output = {},
                                              OutputBatch* batch = nullptr);
