@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "blacklist/sources.hpp"
+#include "common/file.hpp"
 #include "cms/kernel.hpp"
 #include "cms/signed_data.hpp"
 #include "crypto/crypto.hpp"
@@ -57,6 +58,28 @@ void refuse_non_module(const std::string& path);
 /// input module and `out`.  Throws IoError.
 void refuse_sign_outputs(const Signer& signer, const std::string& path, const std::string& out,
                          const std::string& p7s, const SignOptions& o);
+/// The same checks for a caller whose files to keep are `kept` (e.g. a certificate alone).
+void refuse_sign_outputs(std::vector<KeptFile> kept, const std::string& path, const std::string& out,
+                         const std::string& p7s, const SignOptions& o);
+/// What is signed in a module file's bytes `stored` (`m` its opened image, nullptr for a
+/// raw file): the image without an existing signature (with `o.replace`), and its
+/// compression.  Throws SignError compressed (without recompress or p7s_only),
+/// already_signed (without replace), other (a malformed old trailer); `label` ("<path>: "
+/// or "") before the messages.  `content` points into `stored` or `*m`.
+struct SignContent {
+  ByteView content;
+  module::Compression compression = module::Compression::none;
+  std::vector<std::string> notes;  ///< legacy trailers removed, stacked signatures replaced
+};
+SignContent signing_content(ByteView stored, const module::ModuleImage* m, const SignOptions& o,
+                            const std::string& label);
+/// The signed module (`c.content` ‖ `cms` ‖ trailer, recompressed as `c` was, unless
+/// p7s_only) and the SignedData; report.cms_size and recompressed set.
+SignedImage signed_image(const SignContent& c, Bytes cms, const SignOptions& o);
+/// Writes `si` as sign_module_file() does: the module to `out` (unless p7s_only) and the
+/// SignedData to `p7s` (p7s, p7s_only), both opened before either is replaced; sets
+/// files_written and path.  Throws IoError.
+SignReport write_signed(SignedImage& si, const std::string& out, const std::string& p7s, const SignOptions& o);
 /// Routes the writes of one call to `batch` (when not nullptr), attributed to the item of
 /// the thread's active Scope of that batch.
 struct BatchRoute {
@@ -68,8 +91,23 @@ struct BatchRoute {
 /// "note: removed a legacy trailer (id_type 1 X509, algo 0, hash 0, signer_len 0, key_id_len
 /// 0): the kernel refuses it (mod_check_sig)" for a trailer module::is_legacy() (api/strip.cpp).
 std::string legacy_note(const module::ModuleSignature& t);
+/// The bytes of the uncompressed module file `in` (named `path`) that a streaming signer
+/// signs: all of it, or with `o.replace` those before its signatures (every stacked trailer
+/// as mod_check_sig() reads it).  Throws SignError already_signed, other (a malformed
+/// trailer) (api/sign_stream.cpp).
+std::uint64_t streamed_content_length(const FileReader& in, const std::string& path, const SignOptions& o);
+/// The end of a streamed signing: `cms` ‖ struct module_signature ‖ marker after the
+/// content already written to `out` (when opened), `cms` to `p7s_file` (when opened), both
+/// committed; sets files_written, path, cms_size and streamed of `r`.  Throws IoError.
+void finish_streamed(std::optional<AtomicFile>& out, std::optional<AtomicFile>& p7s_file, ByteView cms,
+                     const std::string& out_path, const std::string& p7s, const SignOptions& o, SignReport& r);
 /// sign_module_file() in one streaming pass (api/sign_stream.cpp).
 SignReport sign_streaming(const Signer& signer, const std::string& path, const SignOptions& options);
+/// The cms::BuildOptions of `options` for the certificate `cert` (read from `cert_path`):
+/// the checks of check_sign_options() that need no private key (unknown_hash,
+/// mldsa_signed_attrs_hash, no_skid, the backend name); backend left at openssl.
+cms::BuildOptions form_options(const crypto::Certificate& cert, const std::string& cert_path, const SignOptions& options,
+                               const std::string& prefix);
 /// The cms::BuildOptions of `options` for `signer`, after check_sign_options() (api/sign.cpp);
 /// `prefix` ("<path>: " or "") goes before the hash messages.
 cms::BuildOptions build_options(const Signer& signer, const SignOptions& options, const std::string& prefix);

@@ -85,22 +85,29 @@ crypto::HashAlgo check_names(const SignOptions& o, const std::string& prefix) {
 }
 }  // namespace
 
-cms::BuildOptions build_options(const Signer& signer, const SignOptions& o, const std::string& prefix) {
-  const auto& s = signer.impl();
+cms::BuildOptions form_options(const crypto::Certificate& cert, const std::string& cert_path, const SignOptions& o,
+                               const std::string& prefix) {
   const auto hash = std::optional<crypto::HashAlgo>(check_names(o, prefix));
-  if (crypto::is_ml_dsa(s.key.algo()) && o.signed_attrs && *hash != crypto::HashAlgo::sha512)
+  if (crypto::is_ml_dsa(cert.public_key().algo()) && o.signed_attrs && *hash != crypto::HashAlgo::sha512)
     throw SignError(SignRefusal::mldsa_signed_attrs_hash,
                     prefix + "ML-DSA with signedAttrs needs sha512 (kernels refuse any other digest there)");
-  if (o.skid && !s.cert.skid())
-    throw SignError(SignRefusal::no_skid, s.cert_path + ": certificate has no subjectKeyIdentifier");
-  const bool has_seed = s.key.has_ml_dsa_seed();
-  if (o.backend == "botan" && crypto::is_ml_dsa(s.key.algo()) && !has_seed)
-    throw SignError(SignRefusal::backend_needs_seed,
-                    s.key_path + ": the botan backend needs an ML-DSA key with its seed (RFC 9881 seed or both form)");
+  if (o.skid && !cert.skid())
+    throw SignError(SignRefusal::no_skid, cert_path + ": certificate has no subjectKeyIdentifier");
   cms::BuildOptions opt;
   opt.digest = *hash;
   opt.signed_attrs = o.signed_attrs;
   opt.sid = o.skid ? cms::SignerIdType::subject_key_id : cms::SignerIdType::issuer_and_serial;
+  opt.deterministic = o.deterministic;
+  return opt;
+}
+
+cms::BuildOptions build_options(const Signer& signer, const SignOptions& o, const std::string& prefix) {
+  const auto& s = signer.impl();
+  cms::BuildOptions opt = form_options(s.cert, s.cert_path, o, prefix);
+  const bool has_seed = s.key.has_ml_dsa_seed();
+  if (o.backend == "botan" && crypto::is_ml_dsa(s.key.algo()) && !has_seed)
+    throw SignError(SignRefusal::backend_needs_seed,
+                    s.key_path + ": the botan backend needs an ML-DSA key with its seed (RFC 9881 seed or both form)");
   // auto: the faster library for ML-DSA signing as measured (bench/RESULTS.md, issue 5);
   // Botan needs the seed, an expandedKey-only key signs with OpenSSL.
   if (o.backend == "auto")
@@ -134,7 +141,12 @@ void refuse_non_module(const std::string& path) {
 
 void refuse_sign_outputs(const Signer& signer, const std::string& path, const std::string& out,
                          const std::string& p7s, const SignOptions& o) {
-  std::vector<KeptFile> kept{{signer.key_path(), "the private key"}, {signer.certificate_path(), "the certificate"}};
+  refuse_sign_outputs({{signer.key_path(), "the private key"}, {signer.certificate_path(), "the certificate"}}, path,
+                      out, p7s, o);
+}
+
+void refuse_sign_outputs(std::vector<KeptFile> kept, const std::string& path, const std::string& out,
+                         const std::string& p7s, const SignOptions& o) {
   if (!o.p7s_only) refuse_output_over(out, kept);
   if (o.p7s || o.p7s_only) {
     kept.push_back({path, "the input"});
@@ -143,62 +155,92 @@ void refuse_sign_outputs(const Signer& signer, const std::string& path, const st
   }
 }
 
+SignContent signing_content(ByteView stored, const module::ModuleImage* m, const SignOptions& o,
+                            const std::string& label) {
+  const std::uint64_t n = stored.size();
+  SignContent c;
+  c.compression = m ? m->compression : module::Compression::none;
+  if (c.compression != module::Compression::none && !o.recompress && !o.p7s_only) {
+    const std::string f(module::compression_name(c.compression));
+    throw SignError(SignRefusal::compressed,
+                    label + f + "-compressed module: set recompress, or decompress it, sign the .ko, then recompress it",
+                    n, f);
+  }
+  c.content = m ? ByteView(m->image) : stored;
+  if (m && !o.raw && module::has_marker(c.content)) {
+    if (!o.replace) throw SignError(SignRefusal::already_signed, label + "module is already signed", n);
+    auto split = o.legacy ? module::split_any_trailer(c.content) : module::split(c.content);
+    if (!split)
+      throw SignError(SignRefusal::other,
+                      label + "cannot strip the existing signature: " + std::string(errno_name(split.error().code)) +
+                          " " + split.error().message,
+                      n);
+    const auto stack = module::split_stack(c.content, o.legacy);  // every stacked signature goes
+    for (const auto& st : stack)
+      if (module::is_legacy(st.trailer)) c.notes.push_back(legacy_note(st.trailer));
+    if (stack.size() > 1) c.notes.push_back("note: replaced " + std::to_string(stack.size()) + " stacked signatures");
+    c.content = stack.back().content;
+  }
+  return c;
+}
+
+SignedImage signed_image(const SignContent& c, Bytes cms, const SignOptions& o) {
+  SignedImage r;
+  r.report.notes = c.notes;
+  r.cms = std::move(cms);
+  if (!o.p7s_only) {
+    r.module = module::append_signature(c.content, r.cms);
+    if (c.compression != module::Compression::none) {
+      r.module = module::compress(r.module, c.compression);
+      r.report.recompressed = std::string(module::compression_name(c.compression));
+      if (o.raw)
+        r.report.notes.push_back("note: " + r.report.recompressed +
+                                 "-compressed module: signed the decompressed image (what the kernel checks) and "
+                                 "compressed it again as " + r.report.recompressed);
+    }
+  } else if (o.raw && c.compression != module::Compression::none) {
+    r.report.notes.push_back("note: " + std::string(module::compression_name(c.compression)) +
+                             "-compressed module: the signature covers the decompressed image (what the kernel "
+                             "checks)");
+  }
+  r.report.cms_size = r.cms.size();
+  return r;
+}
+
+SignReport write_signed(SignedImage& si, const std::string& out, const std::string& p7s, const SignOptions& o) {
+  SignReport& r = si.report;
+  // Every target is opened (and checked: a regular file or none) before any is replaced.
+  std::optional<AtomicFile> module_file, p7s_file;
+  if (!o.p7s_only) module_file.emplace(out);
+  if (o.p7s || o.p7s_only) p7s_file.emplace(p7s);
+  if (module_file) module_file->write(si.module);
+  if (p7s_file) p7s_file->write(si.cms);
+  if (module_file) {
+    module_file->commit();
+    r.files_written.push_back(out);
+  }
+  if (p7s_file) {
+    p7s_file->commit();
+    r.files_written.push_back(p7s);
+  }
+  r.path = o.p7s_only ? p7s : out;
+  return std::move(r);
+}
+
 namespace {
 
 /// The signing of `stored` (a module file's bytes); `label` prefixes the messages.
 SignedImage sign_stored(const Signer& signer, ByteView stored, const module::ModuleImage* m, const SignOptions& o,
                         const std::string& label) {
   const auto opt = build_options(signer, o, label);
-  const std::uint64_t n = stored.size();
-  const auto comp = m ? m->compression : module::Compression::none;
-  if (comp != module::Compression::none && !o.recompress && !o.p7s_only) {
-    const std::string f(module::compression_name(comp));
-    throw SignError(SignRefusal::compressed,
-                    label + f + "-compressed module: set recompress, or decompress it, sign the .ko, then recompress it",
-                    n, f);
-  }
-  ByteView content = m ? ByteView(m->image) : stored;
-  std::vector<std::string> replaced_notes;
-  if (m && !o.raw && module::has_marker(content)) {
-    if (!o.replace) throw SignError(SignRefusal::already_signed, label + "module is already signed", n);
-    auto split = o.legacy ? module::split_any_trailer(content) : module::split(content);
-    if (!split)
-      throw SignError(SignRefusal::other,
-                      label + "cannot strip the existing signature: " + std::string(errno_name(split.error().code)) +
-                          " " + split.error().message,
-                      n);
-    const auto stack = module::split_stack(content, o.legacy);  // every stacked signature goes
-    for (const auto& st : stack)
-      if (module::is_legacy(st.trailer)) replaced_notes.push_back(legacy_note(st.trailer));
-    if (stack.size() > 1)
-      replaced_notes.push_back("note: replaced " + std::to_string(stack.size()) + " stacked signatures");
-    content = stack.back().content;
-  }
-  auto cms_der = cms::build_detached(signer.impl().key, signer.impl().cert, content, opt);
-  if (!cms_der) throw SignError(SignRefusal::other, label + cms_der.error().message, n);
-  SignedImage r;
-  r.report.notes = std::move(replaced_notes);
-  r.cms = std::move(cms_der.value());
-  if (!o.p7s_only) {
-    r.module = module::append_signature(content, r.cms);
-    if (comp != module::Compression::none) {
-      r.module = module::compress(r.module, comp);
-      r.report.recompressed = std::string(module::compression_name(comp));
-      if (o.raw)
-        r.report.notes.push_back("note: " + r.report.recompressed +
-                               "-compressed module: signed the decompressed image (what the kernel checks) and "
-                               "compressed it again as " + r.report.recompressed);
-    }
-  } else if (o.raw && comp != module::Compression::none) {
-    r.report.notes.push_back("note: " + std::string(module::compression_name(comp)) +
-                             "-compressed module: the signature covers the decompressed image (what the kernel "
-                             "checks)");
-  }
+  const SignContent c = signing_content(stored, m, o, label);
+  auto cms_der = cms::build_detached(signer.impl().key, signer.impl().cert, c.content, opt);
+  if (!cms_der) throw SignError(SignRefusal::other, label + cms_der.error().message, stored.size());
+  SignedImage r = signed_image(c, std::move(cms_der.value()), o);
   r.report.algorithm = signer.algorithm();
   r.report.hash = std::string(crypto::hash_info(opt.digest).name);
   r.report.signed_attrs = o.signed_attrs;
-  r.report.cms_size = r.cms.size();
-  r.report.bytes_read = n;
+  r.report.bytes_read = stored.size();
   return r;
 }
 
@@ -248,23 +290,7 @@ SignReport sign_module_file(const Signer& signer, const std::string& path, const
     const auto sm = api::read_stored_module(path, options.max_size);
     si = api::sign_stored(signer, sm.stored, &sm.m, options, path + ": ");
   }
-  SignReport& r = si.report;
-  // Every target is opened (and checked: a regular file or none) before any is replaced.
-  std::optional<AtomicFile> module_file, p7s_file;
-  if (!options.p7s_only) module_file.emplace(out);
-  if (options.p7s || options.p7s_only) p7s_file.emplace(p7s);
-  if (module_file) module_file->write(si.module);
-  if (p7s_file) p7s_file->write(si.cms);
-  if (module_file) {
-    module_file->commit();
-    r.files_written.push_back(out);
-  }
-  if (p7s_file) {
-    p7s_file->commit();
-    r.files_written.push_back(p7s);
-  }
-  r.path = options.p7s_only ? p7s : out;
-  return std::move(r);
+  return api::write_signed(si, out, p7s, options);
 }
 
 std::string append_signature_file(const std::string& path, const std::string& cms_path, const std::string& out,

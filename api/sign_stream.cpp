@@ -22,18 +22,14 @@ namespace api {
 /// One pass in 1 MiB chunks feeds the digest (or the ML-DSA μ) and the temporary output
 /// file; the SignedData is then built from the digests (external μ) and appended.  Peak
 /// memory stays constant.
-SignReport sign_streaming(const Signer& signer, const std::string& path, const SignOptions& o) {
-  const auto& s = signer.impl();
-  const auto opt = build_options(signer, o, path + ": ");
-  FileReader in(path);
+std::uint64_t streamed_content_length(const FileReader& in, const std::string& path, const SignOptions& o) {
   const std::uint64_t size = in.size();
   const std::size_t tail_len = static_cast<std::size_t>(std::min<std::uint64_t>(size, 40));
   const Bytes tail = in.read_at(size - tail_len, tail_len);
-  std::uint64_t content_len = size;
   auto t = module::parse_tail(tail, size);
   if (t) {
     if (!o.replace) throw SignError(SignRefusal::already_signed, path + ": module is already signed", size);
-    content_len = t->content_len;
+    std::uint64_t content_len = t->content_len;
     // Stacked signatures (module/module_signature split_stack): every one goes.
     for (;;) {
       const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(content_len, 40));
@@ -41,12 +37,43 @@ SignReport sign_streaming(const Signer& signer, const std::string& path, const S
       if (!inner) break;
       content_len = inner->content_len;
     }
-  } else if (t.error().code != KErr::enodata) {
+    return content_len;
+  }
+  if (t.error().code != KErr::enodata)
     throw SignError(SignRefusal::other,
                     path + ": cannot strip the existing signature: " + std::string(errno_name(t.error().code)) + " " +
                         t.error().message,
                     size);
+  return size;
+}
+
+void finish_streamed(std::optional<AtomicFile>& out, std::optional<AtomicFile>& p7s_file, ByteView cms,
+                     const std::string& out_path, const std::string& p7s, const SignOptions& o, SignReport& r) {
+  if (out) {
+    out->write(cms);
+    out->write(module::encode_module_signature(static_cast<std::uint32_t>(cms.size())));
+    out->write(ByteView(reinterpret_cast<const std::uint8_t*>(module::kMarker.data()), module::kMarker.size()));
   }
+  if (p7s_file) p7s_file->write(cms);
+  if (out) {
+    out->commit();
+    r.files_written.push_back(out_path);
+  }
+  if (p7s_file) {
+    p7s_file->commit();
+    r.files_written.push_back(p7s);
+  }
+  r.path = o.p7s_only ? p7s : out_path;
+  r.cms_size = cms.size();
+  r.streamed = true;
+}
+
+SignReport sign_streaming(const Signer& signer, const std::string& path, const SignOptions& o) {
+  const auto& s = signer.impl();
+  const auto opt = build_options(signer, o, path + ": ");
+  FileReader in(path);
+  const std::uint64_t size = in.size();
+  const std::uint64_t content_len = streamed_content_length(in, path, o);
   const bool use_mu = crypto::is_ml_dsa(s.key.algo()) && !opt.signed_attrs;
   std::optional<crypto::Hasher> h;
   std::optional<crypto::MlDsaMu> mu;
@@ -73,26 +100,10 @@ SignReport sign_streaming(const Signer& signer, const std::string& path, const S
   auto cms_der = cms::build_detached_prehashed(s.key, s.cert, cd, opt);
   if (!cms_der) throw SignError(SignRefusal::other, path + ": " + cms_der.error().message, size);
   SignReport r;
-  if (out) {
-    out->write(*cms_der);
-    out->write(module::encode_module_signature(static_cast<std::uint32_t>(cms_der->size())));
-    out->write(ByteView(reinterpret_cast<const std::uint8_t*>(module::kMarker.data()), module::kMarker.size()));
-  }
-  if (p7s_file) p7s_file->write(*cms_der);
-  if (out) {
-    out->commit();
-    r.files_written.push_back(out_path);
-  }
-  if (p7s_file) {
-    p7s_file->commit();
-    r.files_written.push_back(p7s);
-  }
-  r.path = o.p7s_only ? p7s : out_path;
+  finish_streamed(out, p7s_file, *cms_der, out_path, p7s, o, r);
   r.algorithm = signer.algorithm();
   r.hash = std::string(crypto::hash_info(opt.digest).name);
   r.signed_attrs = o.signed_attrs;
-  r.cms_size = cms_der->size();
-  r.streamed = true;
   r.external_mu = use_mu;
   r.bytes_read = size;
   return r;

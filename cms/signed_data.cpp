@@ -48,12 +48,16 @@ Bytes SignerInfo::signed_attrs_as_set() const {
 // ------------------------------------------------------------------------------ builder
 
 namespace {
-Status check_signer(const crypto::PrivateKey& key, const crypto::Certificate& cert, const BuildOptions& opt) {
-  if (!(key.public_key() == cert.public_key()))
-    return make_error(KErr::ekeyrejected, "private key does not match the certificate's public key");
+Status check_sid(const crypto::Certificate& cert, const BuildOptions& opt) {
   if (opt.sid == SignerIdType::subject_key_id && !cert.skid())
     return make_error(KErr::enokey, "certificate has no subjectKeyIdentifier (needed for --keyid)");
   return ok_status();
+}
+
+Status check_signer(const crypto::PrivateKey& key, const crypto::Certificate& cert, const BuildOptions& opt) {
+  if (!(key.public_key() == cert.public_key()))
+    return make_error(KErr::ekeyrejected, "private key does not match the certificate's public key");
+  return check_sid(cert, opt);
 }
 
 /// DER SET OF {contentType id-data, messageDigest} in DER order, as signed.
@@ -67,7 +71,7 @@ Bytes signed_attrs_set(ByteView content_digest) {
 }
 
 /// ContentInfo(SignedData) around one SignerInfo with the given attributes and signature.
-Bytes assemble(const crypto::PrivateKey& key, const crypto::Certificate& cert, const BuildOptions& opt,
+Bytes assemble(KeyAlgo key_algo, const crypto::Certificate& cert, const BuildOptions& opt,
                const std::optional<Bytes>& attrs_set, ByteView sig) {
   const auto& hi = crypto::hash_info(opt.digest);
   const int version = opt.sid == SignerIdType::subject_key_id ? 3 : 1;
@@ -97,8 +101,8 @@ Bytes assemble(const crypto::PrivateKey& key, const crypto::Certificate& cert, c
               si.tlv(asn1::context_cons(0), r.next().content);
             }
             si.add(asn1::kSequence, [&](Writer& a) {
-              a.oid(crypto::signature_oid(key.algo(), opt.digest));
-              if (crypto::signature_oid_has_null_params(key.algo())) a.null();
+              a.oid(crypto::signature_oid(key_algo, opt.digest));
+              if (crypto::signature_oid_has_null_params(key_algo)) a.null();
             });
             si.octet_string(sig);
           });
@@ -115,29 +119,79 @@ Result<Bytes> build_detached(const crypto::PrivateKey& key, const crypto::Certif
   if (auto st = check_signer(key, cert, opt); !st) return st.error();
   std::optional<Bytes> attrs_set;
   if (opt.signed_attrs) attrs_set = signed_attrs_set(crypto::digest(opt.digest, content));
-  auto sig = crypto::sign_message(key, opt.digest, attrs_set ? ByteView(*attrs_set) : content, opt.backend);
+  auto sig = crypto::sign_message(key, opt.digest, attrs_set ? ByteView(*attrs_set) : content, opt.backend,
+                                  opt.deterministic);
   if (!sig) return sig.error();
-  return assemble(key, cert, opt, attrs_set, *sig);
+  return assemble(key.algo(), cert, opt, attrs_set, *sig);
+}
+
+Result<SigningInput> signing_input(const crypto::PublicKey& key, const ContentDigests& cd, const BuildOptions& opt) {
+  SigningInput in;
+  const bool ml_dsa = crypto::is_ml_dsa(key.algo());
+  if (opt.signed_attrs) {
+    if (!cd.digest) return make_error(KErr::einval, "missing content digest");
+    in.attrs_set = signed_attrs_set(*cd.digest);
+  } else if (ml_dsa && !cd.mu) {
+    return make_error(KErr::einval, "missing ML-DSA μ");
+  } else if (!ml_dsa && !cd.digest) {
+    return make_error(KErr::einval, "missing content digest");
+  }
+  if (ml_dsa) {
+    in.kind = in.attrs_set ? SigningInput::Kind::signed_attrs : SigningInput::Kind::mu;
+    if (in.attrs_set) {
+      in.to_sign = *in.attrs_set;
+      crypto::MlDsaMu mu(key.raw());
+      mu.update(*in.attrs_set);
+      in.mu = mu.final();
+    } else {
+      in.to_sign = in.mu = *cd.mu;
+    }
+    return in;
+  }
+  in.kind = SigningInput::Kind::digest;
+  in.to_sign = in.attrs_set ? crypto::digest(opt.digest, *in.attrs_set) : *cd.digest;
+  if (key.algo() == KeyAlgo::rsa) {
+    Writer w;
+    w.add(asn1::kSequence, [&](Writer& di) {
+      di.add(asn1::kSequence, [&](Writer& a) {
+        a.oid(crypto::hash_info(opt.digest).oid);
+        a.null();
+      });
+      di.octet_string(in.to_sign);
+    });
+    in.digest_info = w.take();
+  }
+  return in;
+}
+
+Status check_signature(const crypto::PublicKey& key, const SigningInput& in, HashAlgo hash, ByteView signature) {
+  switch (in.kind) {
+    case SigningInput::Kind::mu: return crypto::ml_dsa_verify_mu(key, in.to_sign, signature);
+    case SigningInput::Kind::signed_attrs: return crypto::verify_message(key, hash, in.to_sign, signature);
+    case SigningInput::Kind::digest: return crypto::verify_digest(key, hash, in.to_sign, signature);
+  }
+  return make_error(KErr::einval, "unknown signing input");
+}
+
+Result<Bytes> build_detached_with_signature(const crypto::Certificate& cert, const SigningInput& in, ByteView signature,
+                                            const BuildOptions& opt) {
+  if (auto st = check_sid(cert, opt); !st) return st.error();
+  if (auto st = check_signature(cert.public_key(), in, opt.digest, signature); !st) return st.error();
+  return assemble(cert.public_key().algo(), cert, opt, in.attrs_set, signature);
 }
 
 Result<Bytes> build_detached_prehashed(const crypto::PrivateKey& key, const crypto::Certificate& cert,
                                        const ContentDigests& cd, const BuildOptions& opt) {
   if (auto st = check_signer(key, cert, opt); !st) return st.error();
-  std::optional<Bytes> attrs_set;
-  Result<Bytes> sig = make_error(KErr::einval, "missing content digest");
-  if (opt.signed_attrs) {
-    if (!cd.digest) return sig.error();
-    attrs_set = signed_attrs_set(*cd.digest);
-    sig = crypto::sign_message(key, opt.digest, *attrs_set, opt.backend);
-  } else if (crypto::is_ml_dsa(key.algo())) {
-    if (!cd.mu) return make_error(KErr::einval, "missing ML-DSA μ");
-    sig = crypto::ml_dsa_sign_mu(key, *cd.mu);
-  } else {
-    if (!cd.digest) return sig.error();
-    sig = crypto::sign_digest(key, opt.digest, *cd.digest);
-  }
+  auto in = signing_input(key.public_key(), cd, opt);
+  if (!in) return in.error();
+  Result<Bytes> sig = in->kind == SigningInput::Kind::mu
+                          ? crypto::ml_dsa_sign_mu(key, in->to_sign, opt.deterministic)
+                      : in->kind == SigningInput::Kind::signed_attrs
+                          ? crypto::sign_message(key, opt.digest, in->to_sign, opt.backend, opt.deterministic)
+                          : crypto::sign_digest(key, opt.digest, in->to_sign, opt.deterministic);
   if (!sig) return sig.error();
-  return assemble(key, cert, opt, attrs_set, *sig);
+  return assemble(key.algo(), cert, opt, in->attrs_set, *sig);
 }
 
 // ------------------------------------------------------------------------------- parser

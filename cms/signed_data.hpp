@@ -70,6 +70,9 @@ struct BuildOptions {
   bool signed_attrs = false;  ///< add signedAttrs {contentType id-data, messageDigest}
   SignerIdType sid = SignerIdType::issuer_and_serial;
   crypto::Backend backend = crypto::Backend::openssl;
+  /// ML-DSA deterministic (rnd = 0^32, FIPS 204 Alg. 2) and ECDSA RFC 6979 nonces; RSA
+  /// PKCS#1 v1.5 is deterministic anyway.
+  bool deterministic = false;
 };
 
 /// Build a detached ContentInfo(SignedData) over `content` with no certificates and one
@@ -99,6 +102,35 @@ struct ContentDigests {
 /// needed digest is missing.
 Result<Bytes> build_detached_prehashed(const crypto::PrivateKey& key, const crypto::Certificate& cert,
                                        const ContentDigests& cd, const BuildOptions& opt);
+
+/// What the key signs for one SignerInfo, for a signer outside this process (the
+/// prepare/attach flow): the signature over `to_sign` completes the SignedData that
+/// build_detached_prehashed() would make from the same digests.
+struct SigningInput {
+  enum class Kind {
+    mu,            ///< ML-DSA without signedAttrs: to_sign is the 64-byte external μ of the content
+    signed_attrs,  ///< ML-DSA with signedAttrs: to_sign is the DER SET, signed pure (ctx "")
+    digest,        ///< RSA/ECDSA: to_sign is H(content), or H(SET) with signedAttrs
+  };
+  Kind kind = Kind::mu;
+  Bytes to_sign;
+  std::optional<Bytes> attrs_set;  ///< the DER signedAttrs SET OF (RFC 5652 §5.4) when signed
+  Bytes mu;           ///< ML-DSA: μ of what is signed (to_sign itself for Kind::mu); else empty
+  Bytes digest_info;  ///< RSA: DER DigestInfo {digestAlgorithm + NULL, to_sign} (RFC 8017 §9.2); else empty
+};
+/// The SigningInput for `key` (the certificate's public key) and `cd`: H(content) is
+/// needed with signedAttrs and for RSA/ECDSA, μ for ML-DSA without signedAttrs.
+/// Errors: EINVAL when a needed digest is missing.
+Result<SigningInput> signing_input(const crypto::PublicKey& key, const ContentDigests& cd, const BuildOptions& opt);
+/// Checks `signature` over `in` with `key` as the kernel will (ML-DSA: μ or the SET, pure;
+/// RSA PKCS#1 v1.5 / ECDSA over the digest).  Errors: EBADMSG (ML-DSA signature of the
+/// wrong size), EKEYREJECTED (does not verify), EINVAL (digest of the wrong size).
+Status check_signature(const crypto::PublicKey& key, const SigningInput& in, crypto::HashAlgo hash, ByteView signature);
+/// The SignedData of build_detached_prehashed() around a `signature` made elsewhere over
+/// `in.to_sign`, after check_signature().  Errors: ENOKEY (SKID asked for, the certificate
+/// has none), and those of check_signature().
+Result<Bytes> build_detached_with_signature(const crypto::Certificate& cert, const SigningInput& in, ByteView signature,
+                                            const BuildOptions& opt);
 
 /// Successful verification: who signed and how.
 struct Verified {

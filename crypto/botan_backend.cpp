@@ -44,6 +44,7 @@ struct CachedVerifier {
 };
 struct CachedSigner {
   KeyAlgo level;
+  bool deterministic;
   Bytes pk;  // the public half identifies the private key (FIPS 204: pk is a function of the seed)
   std::unique_ptr<Botan::ML_DSA_PrivateKey> key;
   std::unique_ptr<Botan::PK_Signer> op;
@@ -56,10 +57,11 @@ thread_local std::vector<CachedSigner> t_signers;
 // (getrandom); Botan's System_RNG is thread-safe.
 Botan::RandomNumberGenerator& thread_rng() { return Botan::system_rng(); }
 
-template <class Entry>
-Entry* find_entry(std::vector<Entry>& cache, KeyAlgo level, ByteView pk) {
+/// The entry of (level, pk) for which `also` holds, moved to the front; nullptr if none.
+template <class Entry, class Also>
+Entry* find_entry(std::vector<Entry>& cache, KeyAlgo level, ByteView pk, Also also) {
   for (std::size_t i = 0; i < cache.size(); ++i)
-    if (cache[i].level == level && std::ranges::equal(cache[i].pk, pk)) {
+    if (cache[i].level == level && std::ranges::equal(cache[i].pk, pk) && also(cache[i])) {
       if (i != 0) std::rotate(cache.begin(), cache.begin() + static_cast<std::ptrdiff_t>(i),
                               cache.begin() + static_cast<std::ptrdiff_t>(i) + 1);
       return &cache.front();
@@ -88,17 +90,17 @@ Bytes ml_dsa_sign(KeyAlgo level, ByteView seed, ByteView message, bool determini
 }
 
 Bytes ml_dsa_sign_cached(KeyAlgo level, ByteView public_key, const std::function<std::optional<Bytes>()>& seed,
-                         ByteView message) {
-  CachedSigner* e = find_entry(t_signers, level, public_key);
+                         ByteView message, bool deterministic) {
+  CachedSigner* e = find_entry(t_signers, level, public_key, [&](const CachedSigner& c) { return c.deterministic == deterministic; });
   if (!e) {
     auto s = seed();
     if (!s) throw std::invalid_argument("the Botan backend needs an ML-DSA key with a seed");
-    CachedSigner fresh{level, Bytes(public_key.begin(), public_key.end()),
+    CachedSigner fresh{level, deterministic, Bytes(public_key.begin(), public_key.end()),
                        std::make_unique<Botan::ML_DSA_PrivateKey>(*s, mode_of(level)), nullptr};
     Botan::secure_scrub_memory(s->data(), s->size());
     if (fresh.key->public_key()->raw_public_key_bits() != fresh.pk)
       throw std::invalid_argument("ML-DSA seed does not give the key's public key");
-    fresh.op = std::make_unique<Botan::PK_Signer>(*fresh.key, thread_rng(), "Randomized");
+    fresh.op = std::make_unique<Botan::PK_Signer>(*fresh.key, thread_rng(), deterministic ? "Deterministic" : "Randomized");
     e = &insert_entry(t_signers, std::move(fresh));
   }
   try {
@@ -112,7 +114,7 @@ Bytes ml_dsa_sign_cached(KeyAlgo level, ByteView public_key, const std::function
 bool ml_dsa_verify(KeyAlgo level, ByteView public_key, ByteView message, ByteView signature) {
   if (public_key.size() != ml_dsa_public_key_size(level)) return false;
   try {
-    CachedVerifier* e = find_entry(t_verifiers, level, public_key);
+    CachedVerifier* e = find_entry(t_verifiers, level, public_key, [](const CachedVerifier&) { return true; });
     if (!e) {
       CachedVerifier fresh{level, Bytes(public_key.begin(), public_key.end()),
                            std::make_unique<Botan::ML_DSA_PublicKey>(public_key, mode_of(level)), nullptr};

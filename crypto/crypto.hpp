@@ -236,16 +236,20 @@ class Certificate {
 
 /// Sign `message` as CMS SignerInfo.signature needs it:
 ///  - ML-DSA: pure ML-DSA.Sign(sk, message, ctx = "") (FIPS 204 Alg. 2; RFC 9882 §3),
-///    hedged; `hash` is not used.  OpenSSL EVP_PKEY_sign_message_init, or Botan.
-///  - RSA: PKCS#1 v1.5 over hash(message) (RFC 8017 §8.2); ECDSA: DER Ecdsa-Sig-Value over
-///    hash(message) (RFC 5753 §7.2 / the kernel's "x962" encoding).
+///    hedged, or with `deterministic` the FIPS 204 deterministic variant (rnd = 32 zero
+///    bytes, Alg. 2 line 5); `hash` is not used.  OpenSSL EVP_PKEY_sign_message_init
+///    ("deterministic" parameter), or Botan ("Deterministic").
+///  - RSA: PKCS#1 v1.5 over hash(message) (RFC 8017 §8.2; deterministic by construction);
+///    ECDSA: DER Ecdsa-Sig-Value over hash(message) (RFC 5753 §7.2 / the kernel's "x962"
+///    encoding), with `deterministic` its nonce per RFC 6979 (OpenSSL "nonce-type" 1).
 /// Errors: EINVAL if the backend refuses (message names the OpenSSL/Botan reason).
 Result<Bytes> sign_message(const PrivateKey& key, HashAlgo hash, ByteView message,
-                           Backend backend = Backend::openssl);
+                           Backend backend = Backend::openssl, bool deterministic = false);
 
 /// RSA PKCS#1 v1.5 / ECDSA signature over an already computed digest (hash_info(hash).size
-/// bytes).  Errors: EINVAL for ML-DSA keys, a digest of the wrong size, or backend failure.
-Result<Bytes> sign_digest(const PrivateKey& key, HashAlgo hash, ByteView digest);
+/// bytes); `deterministic` as sign_message().  Errors: EINVAL for ML-DSA keys, a digest of
+/// the wrong size, or backend failure.
+Result<Bytes> sign_digest(const PrivateKey& key, HashAlgo hash, ByteView digest, bool deterministic = false);
 
 /// Verify a signature made by sign_message() (same conventions).  Errors, as the kernel's
 /// public_key_verify_signature reports them (kernel-semantics §2.7):
@@ -293,9 +297,10 @@ class MlDsaMu {
   std::unique_ptr<Impl> impl_;
 };
 
-/// ML-DSA.Sign given μ (OpenSSL's "mu" signature parameter).  Errors: EINVAL (not an
-/// ML-DSA key, μ not 64 bytes, backend failure).
-Result<Bytes> ml_dsa_sign_mu(const PrivateKey& key, ByteView mu);
+/// ML-DSA.Sign given μ (OpenSSL's "mu" signature parameter), hedged or, with
+/// `deterministic`, rnd = 32 zero bytes.  Errors: EINVAL (not an ML-DSA key, μ not 64
+/// bytes, backend failure).
+Result<Bytes> ml_dsa_sign_mu(const PrivateKey& key, ByteView mu, bool deterministic = false);
 /// ML-DSA.Verify given μ.  Errors as verify_message().
 Status ml_dsa_verify_mu(const PublicKey& key, ByteView mu, ByteView signature);
 
@@ -305,12 +310,13 @@ namespace botan {
 Bytes ml_dsa_public_from_seed(KeyAlgo level, ByteView seed);
 /// Sign with a key given by its 32-byte seed; deterministic (rnd = 0^32) or hedged.
 Bytes ml_dsa_sign(KeyAlgo level, ByteView seed, ByteView message, bool deterministic);
-/// Hedged ML-DSA.Sign with this thread's cached Botan signer for the key whose raw public
-/// key is `public_key`; `seed` is called (once per thread and key) to build it, and its
+/// ML-DSA.Sign (hedged, or deterministic: rnd = 0^32) with this thread's cached Botan
+/// signer for the key whose raw public key is `public_key` (one signer per key and
+/// variant); `seed` is called (once per thread, key and variant) to build it, and its
 /// result is wiped after use.  Throws std::invalid_argument when `seed` gives nullopt or a
 /// seed that does not yield `public_key`.  Safe to call from many threads at once.
 Bytes ml_dsa_sign_cached(KeyAlgo level, ByteView public_key, const std::function<std::optional<Bytes>()>& seed,
-                         ByteView message);
+                         ByteView message, bool deterministic = false);
 /// True if `signature` is valid for `message` under `public_key`.  Uses this thread's
 /// cached Botan verifier for the key (at most 8 keys per thread), so repeated
 /// verifications skip the expansion of the matrix A.  Safe to call from many threads.

@@ -61,11 +61,27 @@ Bytes Hasher::final() {
 // ---------------------------------------------------------------------------- signatures
 
 namespace {
-Result<Bytes> openssl_ml_dsa_sign(const PrivateKey& key, ByteView msg) {
+/// The ML-DSA parameters: "mu" (the input is μ) and, for signing, "deterministic" (rnd = 0^32),
+/// each only when set; `ints` holds their values.
+struct MlDsaParams {
+  int ints[2] = {1, 1};
+  OSSL_PARAM p[3];
+  MlDsaParams(bool mu, bool deterministic) {
+    std::size_t n = 0;
+    if (mu) p[n++] = OSSL_PARAM_construct_int(OSSL_SIGNATURE_PARAM_MU, &ints[0]);
+    if (deterministic) p[n++] = OSSL_PARAM_construct_int(OSSL_SIGNATURE_PARAM_DETERMINISTIC, &ints[1]);
+    p[n] = OSSL_PARAM_construct_end();
+  }
+  MlDsaParams(const MlDsaParams&) = delete;
+  MlDsaParams& operator=(const MlDsaParams&) = delete;
+};
+
+Result<Bytes> openssl_ml_dsa_sign(const PrivateKey& key, ByteView msg, bool deterministic) {
   EVP_PKEY* k = static_cast<EVP_PKEY*>(key.native());
   PkeyCtxPtr ctx(EVP_PKEY_CTX_new_from_pkey(nullptr, k, nullptr));
   SigPtr alg(EVP_SIGNATURE_fetch(nullptr, ml_dsa_name(key.algo()), nullptr));
-  if (!ctx || !alg || EVP_PKEY_sign_message_init(ctx.get(), alg.get(), nullptr) <= 0)
+  MlDsaParams params(false, deterministic);
+  if (!ctx || !alg || EVP_PKEY_sign_message_init(ctx.get(), alg.get(), params.p) <= 0)
     return make_error(KErr::einval, "ML-DSA sign init: " + openssl_error());
   size_t len = 0;
   if (EVP_PKEY_sign(ctx.get(), nullptr, &len, msg.data(), msg.size()) <= 0)
@@ -119,22 +135,14 @@ Bytes MlDsaMu::final() {
   return mu;
 }
 
-namespace {
-OSSL_PARAM* mu_params(int* one) {
-  static thread_local OSSL_PARAM p[2];
-  p[0] = OSSL_PARAM_construct_int(OSSL_SIGNATURE_PARAM_MU, one);
-  p[1] = OSSL_PARAM_construct_end();
-  return p;
-}
-}  // namespace
 
-Result<Bytes> ml_dsa_sign_mu(const PrivateKey& key, ByteView mu) {
+Result<Bytes> ml_dsa_sign_mu(const PrivateKey& key, ByteView mu, bool deterministic) {
   if (!is_ml_dsa(key.algo()) || mu.size() != 64) return make_error(KErr::einval, "ML-DSA μ signing needs an ML-DSA key and 64 bytes");
   EVP_PKEY* k = static_cast<EVP_PKEY*>(key.native());
   PkeyCtxPtr ctx(EVP_PKEY_CTX_new_from_pkey(nullptr, k, nullptr));
   SigPtr alg(EVP_SIGNATURE_fetch(nullptr, ml_dsa_name(key.algo()), nullptr));
-  int one = 1;
-  if (!ctx || !alg || EVP_PKEY_sign_message_init(ctx.get(), alg.get(), mu_params(&one)) <= 0)
+  MlDsaParams params(true, deterministic);
+  if (!ctx || !alg || EVP_PKEY_sign_message_init(ctx.get(), alg.get(), params.p) <= 0)
     return make_error(KErr::einval, "ML-DSA μ sign init: " + openssl_error());
   size_t len = ml_dsa_signature_size(key.algo());
   Bytes sig(len);
@@ -151,8 +159,8 @@ Status ml_dsa_verify_mu(const PublicKey& key, ByteView mu, ByteView signature) {
   EVP_PKEY* k = static_cast<EVP_PKEY*>(key.native());
   PkeyCtxPtr ctx(EVP_PKEY_CTX_new_from_pkey(nullptr, k, nullptr));
   SigPtr alg(EVP_SIGNATURE_fetch(nullptr, ml_dsa_name(key.algo()), nullptr));
-  int one = 1;
-  if (!ctx || !alg || EVP_PKEY_verify_message_init(ctx.get(), alg.get(), mu_params(&one)) <= 0)
+  MlDsaParams params(true, false);
+  if (!ctx || !alg || EVP_PKEY_verify_message_init(ctx.get(), alg.get(), params.p) <= 0)
     return make_error(KErr::einval, "ML-DSA μ verify init: " + openssl_error());
   const int rc = EVP_PKEY_verify(ctx.get(), signature.data(), signature.size(), mu.data(), mu.size());
   ERR_clear_error();
@@ -168,7 +176,8 @@ Backend default_ml_dsa_backend(MlDsaOp op) {
   return Backend::openssl;
 }
 
-Result<Bytes> sign_message(const PrivateKey& key, HashAlgo hash, ByteView message, Backend backend) {
+Result<Bytes> sign_message(const PrivateKey& key, HashAlgo hash, ByteView message, Backend backend,
+                           bool deterministic) {
   if (is_ml_dsa(key.algo())) {
     if (backend == Backend::botan) {
       // Per-thread cached Botan signer (botan_backend.cpp); the seed is read only when
@@ -179,17 +188,17 @@ Result<Bytes> sign_message(const PrivateKey& key, HashAlgo hash, ByteView messag
           auto seed = key.ml_dsa_seed();
           no_seed = !seed;
           return seed;
-        }, message);
+        }, message, deterministic);
       } catch (const std::invalid_argument& e) {
         return make_error(KErr::einval, no_seed ? "the Botan backend needs an ML-DSA key with a seed" : e.what());
       }
     }
-    return openssl_ml_dsa_sign(key, message);
+    return openssl_ml_dsa_sign(key, message, deterministic);
   }
-  return sign_digest(key, hash, digest(hash, message));
+  return sign_digest(key, hash, digest(hash, message), deterministic);
 }
 
-Result<Bytes> sign_digest(const PrivateKey& key, HashAlgo hash, ByteView d) {
+Result<Bytes> sign_digest(const PrivateKey& key, HashAlgo hash, ByteView d, bool deterministic) {
   if (is_ml_dsa(key.algo())) return make_error(KErr::einval, "ML-DSA signs messages, not digests");
   if (d.size() != hash_info(hash).size) return make_error(KErr::einval, "digest of the wrong size");
   EVP_PKEY* k = static_cast<EVP_PKEY*>(key.native());
@@ -198,6 +207,15 @@ Result<Bytes> sign_digest(const PrivateKey& key, HashAlgo hash, ByteView d) {
     return make_error(KErr::einval, "sign init: " + openssl_error());
   if (key.algo() == KeyAlgo::rsa && EVP_PKEY_CTX_set_rsa_padding(ctx.get(), RSA_PKCS1_PADDING) <= 0)
     return make_error(KErr::einval, "RSA padding: " + openssl_error());
+  if (deterministic && is_ecdsa(key.algo())) {
+    // RFC 6979 §3.2: the nonce k derived from the key and the digest (HMAC-DRBG with the
+    // signature's hash), so the same digest always gives the same signature.
+    unsigned int nonce_type = 1;
+    const OSSL_PARAM p[] = {OSSL_PARAM_construct_uint(OSSL_SIGNATURE_PARAM_NONCE_TYPE, &nonce_type),
+                            OSSL_PARAM_construct_end()};
+    if (EVP_PKEY_CTX_set_params(ctx.get(), p) <= 0)
+      return make_error(KErr::einval, "ECDSA deterministic nonce (RFC 6979): " + openssl_error());
+  }
   size_t len = 0;
   if (EVP_PKEY_sign(ctx.get(), nullptr, &len, d.data(), d.size()) <= 0)
     return make_error(KErr::einval, "sign: " + openssl_error());

@@ -15,6 +15,7 @@
 #include "modsign/module_image.hpp"
 #include "modsign/output.hpp"
 #include "modsign/profile.hpp"
+#include "modsign/remote_sign.hpp"
 #include "modsign/result.hpp"
 #include "modsign/sign.hpp"
 #include "modsign/trust.hpp"

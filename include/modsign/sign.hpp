@@ -150,6 +150,12 @@ struct SignOptions {
   /// its seed; OpenSSL otherwise), "openssl" or "botan" (needs a key with its seed).  RSA
   /// and ECDSA always sign with OpenSSL.
   std::string backend = "auto";
+  /// Reproducible signatures: ML-DSA in the FIPS 204 deterministic variant (rnd = 32 zero
+  /// bytes, Alg. 2 line 5) and ECDSA with RFC 6979 nonces, so signing the same module
+  /// twice gives the same bytes (RSA PKCS#1 v1.5 always does).  Default off: hedged
+  /// ML-DSA and random ECDSA nonces resist fault and side-channel attacks better (FIPS 204
+  /// §3.4).  Applies on every path (in memory, streaming, with either backend).
+  bool deterministic = false;
 };
 
 /// What a signing call did.  Sizes in bytes.

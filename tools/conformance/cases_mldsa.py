@@ -4,6 +4,7 @@ import hashlib
 from .der import (Node, OID_CT, OID_MD, OID_MS_INDIRECT, OID_SHA256, OID_SIGNING_TIME,
                   OID_SMIMECAP, oid)
 from .cases_common import ALGS, OTHER_HASHES, common_malformed, embed_certs, md_node
+from .cases_remote import remote_cases
 
 
 def mldsa_cases(c):
@@ -135,4 +136,5 @@ def mldsa_cases(c):
         [f for n, d, f in common_malformed(c, "rsa") if n.startswith("s9.08")][0])
     add("rsa-s9.29-signature-flipped", "RSA signature with one bit flipped (§9.29)",
         [f for n, d, f in common_malformed(c, "rsa") if n.startswith("s9.29")][0])
+    cases += remote_cases(c)
     return cases

@@ -118,6 +118,25 @@ std::vector<std::size_t> duplicate_of(const std::vector<BatchInput>& inputs) {
 
 std::string duplicate_text(const std::string& first) { return "skipped: same file as " + first + "; handled once"; }
 
+bool skip_sign_input(const std::vector<BatchInput>& inputs, const std::vector<std::size_t>& duplicate, std::size_t i,
+                     bool compressed_ok) {
+  const BatchInput& in = inputs[i];
+  if (!in.not_regular.empty()) {
+    complain(in.path, "skipped: " + in.not_regular);
+    return true;
+  }
+  if (duplicate[i] != SIZE_MAX) {
+    complain(in.path, duplicate_text(inputs[duplicate[i]].path));
+    return true;
+  }
+  // Under -r, compressed modules are reported and left alone unless the caller asks for them.
+  if (in.from_dir && compressed_module_name(in.path) && !compressed_ok) {
+    complain(in.path, "skipped: compressed module (--recompress signs it and recompresses it in the same format)");
+    return true;
+  }
+  return false;
+}
+
 int run_batch(const std::string& verb, std::size_t n, const std::function<ItemResult(std::size_t)>& work,
               const BatchOptions& o, bool summary, const std::function<std::string(std::size_t)>& name) {
   const auto t0 = std::chrono::steady_clock::now();

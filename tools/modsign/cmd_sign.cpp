@@ -3,6 +3,7 @@
 // itself is modsign::sign_module_file() (<modsign/sign.hpp>).
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <iostream>
 #include <memory>
 #include <modsign/sign.hpp>
 #include <sstream>
@@ -13,6 +14,7 @@
 #include "cli_common.hpp"
 #include "options.hpp"
 #include "registry.hpp"
+#include "sign_prepare_attach.hpp"
 
 namespace modsign::cli {
 
@@ -25,6 +27,7 @@ struct SignArgs {
   std::vector<std::string> modules, dirs;
   KernelBuildOptions kernel;  // --kernel-build / --kernel-config
   bool hash_given = false;    // --hash on the command line (else CONFIG_MODULE_SIG_HASH, if any)
+  RemoteArgs remote;          // --prepare, --attach, --signatures (sign_prepare_attach.hpp)
 };
 
 /// "PATH: signed (ALGO, [no ]signedAttrs, HASH, CMS N bytes[, streamed[ with external mu]]
@@ -75,20 +78,28 @@ int cmd_sign(const SignArgs& a) {
   bool config_failed = false;
   const auto kconfig = load_kernel_config(a.kernel, &config_failed);
   if (config_failed) return kExitInput;
+  const bool remote = remote_requested(a.remote);
   std::string key = a.key, cert = a.cert;
   if (kconfig && !a.hash_given && !kconfig->sig_hash.empty()) opt.hash = kconfig->sig_hash;
-  if (kconfig && key.empty() && !kconfig->sig_key.empty()) {
+  if (kconfig && !remote && key.empty() && !kconfig->sig_key.empty()) {
     key = kconfig->sig_key;
     if (cert.empty()) cert = kconfig->sig_cert;
   }
-  if (key.empty()) {
-    complain("", "--key is required (or --kernel-build DIR, whose CONFIG_MODULE_SIG_KEY is used)");
+  if (key.empty() && !remote) {
+    if (kconfig)
+      complain("", "--key is required (or --kernel-build DIR, whose CONFIG_MODULE_SIG_KEY is used)");
+    else
+      std::cerr << "--key is required\nRun with --help for more information.\n";  // CLI11's words
     return kExitUsage;
   }
   try {
     check_sign_options(opt);  // the names, before anything is read
   } catch (const SignError& e) {
     return report_option_refusal(e, a);
+  }
+  if (remote) {
+    const SignWording words{[&](const SignError& e) { return report_option_refusal(e, a); }, refusal_text, signed_line};
+    return run_remote(a.remote, a.key, a.cert, opt, a.batch, a.modules, a.dirs, words);
   }
   bool dir_error = false;
   const auto inputs = expand_module_tree(a.modules, a.dirs, &dir_error);
@@ -113,20 +124,9 @@ int cmd_sign(const SignArgs& a) {
     const BatchInput& in = inputs[i];
     ItemResult r;
     CaptureComplaints capture(r.err);
-    if (!in.not_regular.empty()) {
-      complain(in.path, "skipped: " + in.not_regular);
-      r.state = ItemState::skipped;
-      return r;
-    }
-    if (duplicate[i] != SIZE_MAX) {
-      complain(in.path, duplicate_text(inputs[duplicate[i]].path));
-      r.state = ItemState::skipped;
-      return r;
-    }
-    // Under -r, compressed modules are reported and left alone unless --recompress (or
-    // --p7s-only, which leaves the module untouched anyway) asks for them.
-    if (in.from_dir && compressed_module_name(in.path) && !opt.recompress && !opt.p7s_only) {
-      complain(in.path, "skipped: compressed module (--recompress signs it and recompresses it in the same format)");
+    // Under -r, compressed modules are left alone unless --recompress (or --p7s-only,
+    // which leaves the module untouched anyway) asks for them.
+    if (skip_sign_input(inputs, duplicate, i, opt.recompress || opt.p7s_only)) {
       r.state = ItemState::skipped;
       return r;
     }
@@ -159,7 +159,8 @@ int cmd_sign(const SignArgs& a) {
 Runner setup_sign(CLI::App& c) {
   auto a = std::make_shared<SignArgs>();
   c.add_option("--key", a->key,
-               "private key (PEM or DER; KBUILD_SIGN_PIN for encrypted keys); required unless --kernel-build");
+               "private key (PEM or DER; KBUILD_SIGN_PIN for encrypted keys); required unless --kernel-build, "
+               "--prepare or --attach");
   c.add_option("--cert", a->cert, "the signer's certificate (PEM or DER); default: the certificate in the key file");
   auto* hash = c.add_option("--hash", a->sign.hash, "digestAlgorithm: sha256|sha384|sha512|sha3-256|sha3-384|sha3-512|sha224|sha1")
       ->capture_default_str();
@@ -179,6 +180,9 @@ Runner setup_sign(CLI::App& c) {
   add_kernel_build_options(&c, a->kernel,
                            "CONFIG_MODULE_SIG_HASH unless --hash, CONFIG_MODULE_SIG_KEY and certs/signing_key.x509 "
                            "unless --key (--kernel-build), warnings when that kernel would not accept the signature");
+  c.add_flag("--deterministic", a->sign.deterministic,
+             "reproducible signatures: deterministic ML-DSA (rnd = 0), ECDSA nonces per RFC 6979");
+  add_remote_options(c, a->remote);
   c.add_option("MODULE", a->modules, "modules to sign");
   return [a, hash] {
     a->hash_given = hash->count() > 0;

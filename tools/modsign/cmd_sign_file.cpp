@@ -23,14 +23,18 @@ constexpr const char* kSignFileUsage =
 
 /// scripts/sign-file (7.2): getopt "sdpk"; "sign-file [-dpk] HASH KEY X509 MODULE [DEST]"
 /// or "sign-file -s RAWSIG HASH X509 MODULE [DEST]"; errors exit 1, usage 2.  Our own
-/// addition: -h/--help print the usage on stdout and exit 0.
+/// additions: -h/--help print the usage on stdout and exit 0; --deterministic
+/// (SignOptions::deterministic: reproducible ML-DSA and ECDSA signatures).
 int cmd_sign_file(int argc, char** argv) {
   auto usage = [] {
     std::cerr << kSignFileUsage;
     return 2;
   };
-  static const option kLong[] = {{"help", no_argument, nullptr, 'h'}, {nullptr, 0, nullptr, 0}};
-  bool raw = false, save_p7s = false, detached = false, keyid = false;
+  constexpr int kDeterministic = 1000;  // a long option only
+  static const option kLong[] = {{"help", no_argument, nullptr, 'h'},
+                                 {"deterministic", no_argument, nullptr, kDeterministic},
+                                 {nullptr, 0, nullptr, 0}};
+  bool raw = false, save_p7s = false, detached = false, keyid = false, deterministic = false;
   optind = 1;
   opterr = 1;
   for (int opt; (opt = getopt_long(argc, argv, "sdpkh", kLong, nullptr)) != -1;) {
@@ -39,6 +43,7 @@ int cmd_sign_file(int argc, char** argv) {
       case 'p': save_p7s = true; break;
       case 'd': detached = save_p7s = true; break;
       case 'k': keyid = true; break;
+      case kDeterministic: deterministic = true; break;
       case 'h': std::cout << kSignFileUsage << "See modsign-sign-file(1).\n"; return 0;
       default: return usage();
     }
@@ -60,6 +65,7 @@ int cmd_sign_file(int argc, char** argv) {
     opt.recompress = true;      // a compressed module: its decompressed image, compressed again
     opt.signed_attrs = false;   // CMS_NOATTR (for ML-DSA: sign-file built against OpenSSL 4)
     opt.skid = keyid;
+    opt.deterministic = deterministic;
     opt.backend = "openssl";
     opt.out = dest;
     opt.p7s = save_p7s;

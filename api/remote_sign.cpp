@@ -1,0 +1,317 @@
+// modsign — SignerCertificate, prepare_module_file() and attach_signature_file()
+// (include/modsign/remote_sign.hpp): the two phases of signing with a key held elsewhere.
+// What is signed is cms::signing_input() (cms/signed_data.cpp); the module is read and
+// written by the same functions as sign_module_file() (api/sign.cpp).
+#include "modsign/remote_sign.hpp"
+
+#include <algorithm>
+#include <array>
+#include <optional>
+
+#include "api/internal.hpp"
+#include "cms/signed_data.hpp"
+#include "common/file.hpp"
+#include "crypto/algorithms.hpp"
+#include "module/compression.hpp"
+
+namespace modsign {
+
+struct SignerCertificate::Impl {
+  crypto::Certificate cert;
+  std::string path;
+};
+
+SignerCertificate::SignerCertificate(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+SignerCertificate::SignerCertificate(const SignerCertificate&) = default;
+SignerCertificate& SignerCertificate::operator=(const SignerCertificate&) = default;
+SignerCertificate::~SignerCertificate() = default;
+
+SignerCertificate SignerCertificate::load(const std::string& cert_path) {
+  auto certs = crypto::Certificate::load_all(cert_path);
+  if (!certs) throw InputError(cert_path + ": " + certs.error().message);
+  return SignerCertificate(std::make_shared<const Impl>(Impl{std::move(certs->front()), cert_path}));
+}
+
+SignerCertificate SignerCertificate::of(const Signer& signer) {
+  return SignerCertificate(std::make_shared<const Impl>(Impl{signer.impl().cert, signer.certificate_path()}));
+}
+
+std::string SignerCertificate::algorithm() const {
+  return std::string(crypto::key_algo_name(impl_->cert.public_key().algo()));
+}
+const std::string& SignerCertificate::path() const { return impl_->path; }
+Bytes SignerCertificate::sha256() const { return crypto::digest(crypto::HashAlgo::sha256, impl_->cert.der()); }
+
+std::string_view to_sign_name(ToSign t) {
+  switch (t) {
+    case ToSign::mu: return "mu";
+    case ToSign::signed_attrs: return "signed-attrs";
+    case ToSign::digest: return "digest";
+  }
+  return "?";
+}
+
+namespace {
+
+/// The form options of `o` with the recorded ones of `p` (attach).
+SignOptions recorded_options(const PreparedModule& p, const SignOptions& o) {
+  SignOptions so = o;
+  so.hash = p.hash;
+  so.signed_attrs = p.signed_attrs;
+  so.skid = p.skid;
+  so.replace = p.replace;
+  so.recompress = p.recompress;
+  so.raw = false;
+  return so;
+}
+
+/// The digests the signer of the content needs (cms::signing_input()): H(content) with
+/// signedAttrs and for RSA/ECDSA, μ for ML-DSA without signedAttrs.
+struct ContentHashers {
+  std::optional<crypto::Hasher> h;
+  std::optional<crypto::MlDsaMu> mu;
+  ContentHashers(const crypto::PublicKey& pk, const cms::BuildOptions& opt) {
+    const bool ml_dsa = crypto::is_ml_dsa(pk.algo());
+    if (opt.signed_attrs || !ml_dsa) h.emplace(opt.digest);
+    if (!opt.signed_attrs && ml_dsa) mu.emplace(pk.raw());
+  }
+  void update(ByteView b) {
+    if (h) h->update(b);
+    if (mu) mu->update(b);
+  }
+  cms::ContentDigests final() {
+    cms::ContentDigests cd;
+    if (h) cd.digest = h->final();
+    if (mu) cd.mu = mu->final();
+    return cd;
+  }
+};
+
+cms::SigningInput input_of(const crypto::PublicKey& pk, const cms::ContentDigests& cd, const cms::BuildOptions& opt,
+                           const std::string& label) {
+  auto in = cms::signing_input(pk, cd, opt);
+  if (!in) throw SignError(SignRefusal::other, label + in.error().message);
+  return std::move(in.value());
+}
+
+/// The signing input of `content` (in memory) for the key of `cert`.
+cms::SigningInput input_of(const crypto::Certificate& cert, ByteView content, const cms::BuildOptions& opt,
+                           const std::string& label) {
+  ContentHashers hs(cert.public_key(), opt);
+  hs.update(content);
+  return input_of(cert.public_key(), hs.final(), opt, label);
+}
+
+/// One pass over a module file streamed in 1 MiB pieces: SHA-256 of the whole file, and the
+/// signer's digests and SHA-256 of its first `content_len` bytes; each piece of those also
+/// goes to `copy` when given.
+struct StreamPass {
+  Bytes file_sha256, content_sha256;
+  cms::ContentDigests cd;
+};
+StreamPass stream_pass(const FileReader& in, std::uint64_t content_len, const crypto::PublicKey& pk,
+                       const cms::BuildOptions& opt, bool whole_file, AtomicFile* copy) {
+  crypto::Hasher file_sha(crypto::HashAlgo::sha256), content_sha(crypto::HashAlgo::sha256);
+  ContentHashers hs(pk, opt);
+  const std::uint64_t end = whole_file ? in.size() : content_len;
+  Bytes buf;
+  for (std::uint64_t off = 0; off < end;) {
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(std::size_t{1} << 20, end - off));
+    in.read_at(off, n, buf);
+    const ByteView piece(buf.data(), n);
+    if (whole_file) file_sha.update(piece);
+    if (off < content_len) {
+      const ByteView c(buf.data(), static_cast<std::size_t>(std::min<std::uint64_t>(n, content_len - off)));
+      hs.update(c);
+      content_sha.update(c);
+      if (copy) copy->write(c);
+    }
+    off += n;
+  }
+  StreamPass r;
+  if (whole_file) r.file_sha256 = file_sha.final();
+  r.content_sha256 = content_sha.final();
+  r.cd = hs.final();
+  return r;
+}
+
+ToSign kind_of(cms::SigningInput::Kind k) {
+  switch (k) {
+    case cms::SigningInput::Kind::mu: return ToSign::mu;
+    case cms::SigningInput::Kind::signed_attrs: return ToSign::signed_attrs;
+    case cms::SigningInput::Kind::digest: return ToSign::digest;
+  }
+  return ToSign::digest;
+}
+
+}  // namespace
+
+void check_sign_options(const SignerCertificate& cert, const SignOptions& options) {
+  (void)api::form_options(cert.impl().cert, cert.path(), options, "");
+}
+
+PreparedModule prepare_module_file(const SignerCertificate& cert, const std::string& path, const SignOptions& options) {
+  const auto& c = cert.impl();
+  SignOptions so = options;
+  so.raw = false;
+  const std::string label = path + ": ";
+  const auto opt = api::form_options(c.cert, c.path, so, label);  // before anything is read
+  api::refuse_non_module(path);
+  PreparedModule p;
+  cms::SigningInput in;
+  if (streamable_module_file(path, so.stream_above)) {
+    const FileReader f(path);
+    const auto pass = stream_pass(f, api::streamed_content_length(f, path, so), c.cert.public_key(), opt, true, nullptr);
+    in = input_of(c.cert.public_key(), pass.cd, opt, label);
+    p.size = f.size();
+    p.sha256 = pass.file_sha256;
+  } else {
+    const auto sm = api::read_stored_module(path, so.max_size);
+    const api::SignContent content = api::signing_content(sm.stored, &sm.m, so, label);
+    in = input_of(c.cert, content.content, opt, label);
+    p.size = sm.stored.size();
+    p.sha256 = crypto::digest(crypto::HashAlgo::sha256, sm.stored);
+    if (sm.m.compression != module::Compression::none)
+      p.compression = std::string(module::compression_name(sm.m.compression));
+  }
+  p.path = path;
+  p.certificate = c.path;
+  p.certificate_sha256 = cert.sha256();
+  p.algorithm = cert.algorithm();
+  p.hash = std::string(crypto::hash_info(opt.digest).name);
+  p.signed_attrs = so.signed_attrs;
+  p.skid = so.skid;
+  p.replace = so.replace;
+  p.recompress = so.recompress;
+  p.kind = kind_of(in.kind);
+  p.to_sign = in.to_sign;
+  p.mu = in.mu;
+  p.digest_info = in.digest_info;
+  if (in.attrs_set) p.signed_attrs_der = *in.attrs_set;
+  return p;
+}
+
+namespace {
+
+/// attach_signature_file() for a module above stream_above: one pass checks the file and
+/// computes to_sign, a second copies the content into the output while hashing it again
+/// (a file changed between the passes is refused before anything is replaced).
+SignReport attach_streaming(const SignerCertificate& cert, const PreparedModule& prepared, ByteView signature,
+                            const SignOptions& so, const std::string& out_path, const std::string& p7s) {
+  const auto& c = cert.impl();
+  const std::string& path = prepared.path;
+  const std::string label = path + ": ";
+  const auto opt = api::form_options(c.cert, c.path, so, label);
+  const FileReader f(path);
+  if (f.size() != prepared.size)
+    throw InputError(label + "changed since prepare (" + std::to_string(f.size()) + " bytes, prepared with " +
+                     std::to_string(prepared.size) + ")");
+  const std::uint64_t content_len = api::streamed_content_length(f, path, so);
+  const auto first = stream_pass(f, content_len, c.cert.public_key(), opt, true, nullptr);
+  if (first.file_sha256 != prepared.sha256) throw InputError(label + "changed since prepare (SHA-256 differs)");
+  const cms::SigningInput in = input_of(c.cert.public_key(), first.cd, opt, label);
+  if (in.to_sign != prepared.to_sign)
+    throw InputError(label + "to_sign differs from the module's (the prepared data was altered)");
+  auto cms_der = cms::build_detached_with_signature(c.cert, in, signature, opt);
+  if (!cms_der) throw InputError(label + "signature does not verify with " + c.path + ": " + cms_der.error().message);
+  std::optional<AtomicFile> out, p7s_file;  // both opened (checked) before either is replaced
+  if (!so.p7s_only) out.emplace(out_path);
+  if (so.p7s || so.p7s_only) p7s_file.emplace(p7s);
+  if (out) {
+    const auto second = stream_pass(f, content_len, c.cert.public_key(), opt, false, &*out);
+    if (second.content_sha256 != first.content_sha256) throw InputError(label + "changed while being written");
+  }
+  SignReport r;
+  api::finish_streamed(out, p7s_file, *cms_der, out_path, p7s, so, r);
+  r.algorithm = cert.algorithm();
+  r.hash = prepared.hash;
+  r.signed_attrs = so.signed_attrs;
+  r.external_mu = in.kind == cms::SigningInput::Kind::mu;
+  r.bytes_read = f.size();
+  return r;
+}
+
+}  // namespace
+
+SignReport attach_signature_file(const SignerCertificate& cert, const PreparedModule& prepared, ByteView signature,
+                                 const SignOptions& output, OutputBatch* batch) {
+  api::BatchRoute route(batch);
+  const auto& c = cert.impl();
+  const std::string& path = prepared.path;
+  const std::string label = path + ": ";
+  const SignOptions so = recorded_options(prepared, output);
+  const auto opt = api::form_options(c.cert, c.path, so, label);
+  if (prepared.certificate_sha256 != cert.sha256())
+    throw InputError(c.path + ": not the certificate the module was prepared with (SHA-256 differs)");
+  const std::string out = so.out.empty() ? path : so.out;
+  const std::string p7s = so.p7s_out.empty() ? out + ".p7s" : so.p7s_out;
+  api::refuse_non_module(path);
+  api::refuse_sign_outputs({{c.path, "the certificate"}}, path, out, p7s, so);
+  if (streamable_module_file(path, so.stream_above)) return attach_streaming(cert, prepared, signature, so, out, p7s);
+  const auto sm = api::read_stored_module(path, so.max_size);
+  if (sm.stored.size() != prepared.size)
+    throw InputError(label + "changed since prepare (" + std::to_string(sm.stored.size()) + " bytes, prepared with " +
+                     std::to_string(prepared.size) + ")");
+  if (crypto::digest(crypto::HashAlgo::sha256, sm.stored) != prepared.sha256)
+    throw InputError(label + "changed since prepare (SHA-256 differs)");
+  const api::SignContent content = api::signing_content(sm.stored, &sm.m, so, label);
+  const cms::SigningInput in = input_of(c.cert, content.content, opt, label);
+  if (in.to_sign != prepared.to_sign)
+    throw InputError(label + "to_sign differs from the module's (the prepared data was altered)");
+  auto cms_der = cms::build_detached_with_signature(c.cert, in, signature, opt);
+  if (!cms_der) throw InputError(label + "signature does not verify with " + c.path + ": " + cms_der.error().message);
+  SignedImage si = api::signed_image(content, std::move(cms_der.value()), so);
+  si.report.algorithm = cert.algorithm();
+  si.report.hash = prepared.hash;
+  si.report.signed_attrs = so.signed_attrs;
+  si.report.bytes_read = sm.stored.size();
+  return api::write_signed(si, out, p7s, so);
+}
+
+// ---------------------------------------------------------------------------- base64
+
+namespace {
+constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+}
+
+std::string to_base64(ByteView b) {
+  std::string s;
+  s.reserve((b.size() + 2) / 3 * 4);
+  for (std::size_t i = 0; i < b.size(); i += 3) {
+    const std::size_t n = std::min<std::size_t>(3, b.size() - i);
+    std::uint32_t v = static_cast<std::uint32_t>(b[i]) << 16;
+    if (n > 1) v |= static_cast<std::uint32_t>(b[i + 1]) << 8;
+    if (n > 2) v |= b[i + 2];
+    for (std::size_t k = 0; k < 4; ++k) s += k <= n ? kAlphabet[(v >> (18 - 6 * k)) & 63] : '=';
+  }
+  return s;
+}
+
+Bytes from_base64(std::string_view t) {
+  std::array<int, 256> val{};
+  val.fill(-1);
+  for (int i = 0; i < 64; ++i) val[static_cast<unsigned char>(kAlphabet[i])] = i;
+  std::size_t len = t.size();
+  while (len > 0 && t[len - 1] == '=' && t.size() - len < 2) --len;
+  if (t.size() != len && t.size() % 4 != 0) throw InputError("not base64");
+  if (len % 4 == 1) throw InputError("not base64");
+  Bytes out;
+  out.reserve(len / 4 * 3 + 2);
+  std::uint32_t acc = 0;
+  int bits = 0;
+  for (std::size_t i = 0; i < len; ++i) {
+    const int v = val[static_cast<unsigned char>(t[i])];
+    if (v < 0) throw InputError("not base64");
+    acc = (acc << 6) | static_cast<std::uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<std::uint8_t>((acc >> bits) & 0xff));
+    }
+  }
+  // The unused low bits of the last character must be zero (RFC 4648 §3.5, canonical).
+  if (bits > 0 && (acc & ((1u << bits) - 1)) != 0) throw InputError("not base64");
+  return out;
+}
+
+}  // namespace modsign

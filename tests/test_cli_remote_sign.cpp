@@ -1,0 +1,213 @@
+// `modsign sign --prepare` / `--attach` and `--deterministic` through the CLI binary: the
+// manifest's keys, `openssl pkeyutl -sign` as the remote signer, byte-identical results,
+// and the refusals with their exit statuses (the module refused is left as it was).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli_support.hpp"
+#include "crypto/crypto.hpp"
+
+namespace modsign::test::cli_tests {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+class CliRemote : public Cli {
+ protected:
+  /// The lines of `path` parsed as JSON.
+  static std::vector<json> jsonl(const std::string& text) {
+    std::vector<json> out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) out.push_back(json::parse(line));
+    return out;
+  }
+  /// Signs every manifest line's to_sign with `openssl pkeyutl` into DIR/<index>.sig.
+  void sign_all(const std::string& manifest, const std::string& k, const std::string& opts, const std::string& dir) {
+    ASSERT_EQ(run("mkdir -p " + q(dir)).status, 0);
+    for (const auto& j : jsonl(std::string(reinterpret_cast<const char*>(slurp(manifest).data()), slurp(manifest).size()))) {
+      spit(d_ / "tbs.bin", from_hex(j.at("to_sign").get<std::string>()));
+      auto r = run(openssl() + " pkeyutl -sign -inkey " + q(key(k)) + " -in " + q(d_ / "tbs.bin") + " " + opts +
+                   " -out " + q(dir + "/" + std::to_string(j.at("index").get<int>()) + ".sig"));
+      ASSERT_EQ(r.status, 0) << r.err;
+    }
+  }
+  std::string text(const std::string& path) {
+    const Bytes b = slurp(path);
+    return std::string(b.begin(), b.end());
+  }
+};
+
+TEST_F(CliRemote, PrepareManifestKeysThenAttachEqualsDeterministicSign) {
+  ASSERT_EQ(run("mkdir -p " + q(d_ / "tree/sub")).status, 0);
+  spit(d_ / "tree/a.ko", pattern(3000));
+  spit(d_ / "tree/sub/b.ko", pattern(5000));
+  const std::string man = d_ / "m.jsonl";
+  auto r = run(M() + " sign --prepare " + q(man) + " --cert " + q(key("mldsa.crt")) + " -r " + q(d_ / "tree"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, d_ / "tree/a.ko: prepared (ML-DSA-65, no signedAttrs, sha512, to_sign mu 64 bytes)\n" + d_.path() +
+                       "/tree/sub/b.ko: prepared (ML-DSA-65, no signedAttrs, sha512, to_sign mu 64 bytes)\n");
+  const auto lines = jsonl(text(man));
+  ASSERT_EQ(lines.size(), 2u);
+  const json& l = lines[0];
+  std::vector<std::string> keys;
+  for (auto it = l.begin(); it != l.end(); ++it) keys.push_back(it.key());
+  EXPECT_EQ(keys, (std::vector<std::string>{"index", "path", "size", "sha256", "compression", "certificate",
+                                            "certificate_sha256", "algorithm", "hash", "form", "keyid", "replace",
+                                            "recompress", "to_sign_type", "to_sign", "to_sign_base64"}));
+  EXPECT_EQ(l.at("index"), 1);
+  EXPECT_EQ(lines[1].at("index"), 2);
+  EXPECT_EQ(l.at("path"), d_ / "tree/a.ko");
+  EXPECT_EQ(l.at("size"), 3000);
+  EXPECT_EQ(l.at("sha256"), to_hex(crypto::digest(crypto::HashAlgo::sha256, pattern(3000))));
+  EXPECT_TRUE(l.at("compression").is_null());
+  EXPECT_EQ(l.at("form"), "no signedAttrs");
+  EXPECT_EQ(l.at("to_sign_type"), "mu");
+  EXPECT_EQ(l.at("to_sign").get<std::string>().size(), 128u);
+  EXPECT_EQ(l.at("to_sign_base64").get<std::string>().size(), 88u);
+  EXPECT_EQ(text(d_ / "tree/a.ko"), text(module("x.ko", 3000))) << "prepare changes no module";
+
+  sign_all(man, "mldsa.pem", "-pkeyopt mu:1 -pkeyopt deterministic:1", d_ / "sigs");
+  r = run(M() + " sign --attach " + q(man) + " --signatures " + q(d_ / "sigs"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  // The SignedData: the signed file less the content and the 40-byte trailer.
+  const std::string cms = std::to_string(slurp(d_ / "tree/a.ko").size() - 3000 - 40);
+  EXPECT_EQ(cms, "3471") << "as test_cli_sign's one-step ML-DSA-65 signature with this certificate";
+  EXPECT_EQ(slurp(d_ / "tree/sub/b.ko").size(), 5000 + 40 + std::stoul(cms));
+  EXPECT_EQ(r.out, d_ / "tree/a.ko: signed (ML-DSA-65, no signedAttrs, sha512, CMS " + cms + " bytes)\n" + d_.path() +
+                       "/tree/sub/b.ko: signed (ML-DSA-65, no signedAttrs, sha512, CMS " + cms + " bytes)\n");
+  // One step with --deterministic gives the same files.
+  spit(d_ / "a2.ko", pattern(3000));
+  r = run(M() + " sign --deterministic --key " + q(key("mldsa.pem")) + " --cert " + q(key("mldsa.crt")) + " " +
+          q(d_ / "a2.ko"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(slurp(d_ / "a2.ko"), slurp(d_ / "tree/a.ko"));
+  r = run(M() + " verify --keyring " + q(key("mldsa.crt")) + " -q -r " + q(d_ / "tree"));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+}
+
+TEST_F(CliRemote, AttachFromJsonLinesBase64AndPathKeysWithP7s) {
+  const std::string m = module("r.ko");
+  auto r = run(M() + " sign --prepare - --cert " + q(key("rsa.crt")) + " --hash sha256 " + q(m));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto l = jsonl(r.out).at(0);
+  EXPECT_EQ(l.at("to_sign_type"), "digest");
+  EXPECT_EQ(l.at("digest_info").get<std::string>(),
+            "3031300d060960864801650304020105000420" + l.at("to_sign").get<std::string>());
+  spit(d_ / "m.jsonl", r.out);
+  spit(d_ / "tbs.bin", from_hex(l.at("to_sign").get<std::string>()));
+  r = run(openssl() + " pkeyutl -sign -inkey " + q(key("rsa.pem")) + " -in " + q(d_ / "tbs.bin") +
+          " -pkeyopt digest:sha256 | base64 -w0");
+  ASSERT_EQ(r.status, 0) << r.err;
+  spit(d_ / "s.jsonl", json{{"path", m}, {"signature_base64", r.out}}.dump() + "\n");
+  r = run(M() + " sign --attach " + q(d_ / "m.jsonl") + " --signatures " + q(d_ / "s.jsonl") + " --p7s");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, m + ": signed (RSA, no signedAttrs, sha256, CMS 416 bytes)\n");
+  EXPECT_EQ(slurp(m + ".p7s").size(), 416u);
+  const std::string one = module("one.ko");
+  r = run(M() + " sign --key " + q(key("rsa.pem")) + " --cert " + q(key("rsa.crt")) + " --hash sha256 --p7s " + q(one));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(slurp(m), slurp(one));
+  EXPECT_EQ(slurp(m + ".p7s"), slurp(one + ".p7s"));
+}
+
+TEST_F(CliRemote, BadSignatureChangedModuleMissingSignature) {
+  const std::string a = module("a.ko"), b = module("b.ko", 5000), c = module("c.ko", 6000);
+  const std::string man = d_ / "m.jsonl";
+  auto r = run(M() + " sign -q --prepare " + q(man) + " --cert " + q(key("ec.crt")) + " --hash sha256 " + q(a) + " " +
+               q(b) + " " + q(c));
+  ASSERT_EQ(r.status, 0) << r.err;
+  sign_all(man, "ec.pem", "-pkeyopt digest:sha256", d_ / "sigs");
+  // a: a signature of another digest (b's); b: changed after prepare; c: fine.
+  ASSERT_EQ(run("cp " + q(d_ / "sigs/2.sig") + " " + q(d_ / "sigs/1.sig")).status, 0);
+  Bytes changed = pattern(5000);
+  changed[0] ^= 1;
+  spit(b, changed);
+  r = run(M() + " sign --attach " + q(man) + " --signatures " + q(d_ / "sigs"));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.out, c + ": signed (ECDSA-P256, no signedAttrs, sha256, CMS " +
+                       std::to_string(slurp(c).size() - 6000 - 40) + " bytes)\n");
+  EXPECT_NE(r.err.find("modsign: " + a + ": signature does not verify with " + key("ec.crt") +
+                       ": signature does not verify\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("modsign: " + b + ": changed since prepare (SHA-256 differs)\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("modsign: attach: 1 done, 2 failed, 0 skipped"), std::string::npos) << r.err;
+  EXPECT_EQ(slurp(a), pattern(4096));
+  EXPECT_EQ(slurp(b), changed);
+  // A missing N.sig names the module; the JSON form refuses an unknown path before anything.
+  ASSERT_EQ(run("rm " + q(d_ / "sigs/1.sig")).status, 0);
+  r = run(M() + " sign --attach " + q(man) + " --signatures " + q(d_ / "sigs"));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_NE(r.err.find("modsign: " + a + ": no signature: " + d_.path() + "/sigs/1.sig: "), std::string::npos) << r.err;
+  spit(d_ / "s.jsonl", std::string("{\"path\":\"/nowhere.ko\",\"signature\":\"00\"}\n"));
+  r = run(M() + " sign --attach " + q(man) + " --signatures " + q(d_ / "s.jsonl"));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err, "modsign: " + d_.path() + "/s.jsonl: line 1: path /nowhere.ko is not in the manifest\n");
+  EXPECT_EQ(slurp(a), pattern(4096));
+}
+
+TEST_F(CliRemote, PathThatIsNotUtf8IsRefusedAtPrepare) {
+  const std::string bad = module("bad\xff.ko"), good = module("good.ko");
+  auto r = run(M() + " sign -q --prepare - --cert " + q(key("rsa.crt")) + " " + q(bad) + " " + q(good));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err, "modsign: " + d_.path() + "/bad\xff.ko: the path is not UTF-8, which a JSON manifest cannot hold\n");
+  const auto lines = jsonl(r.out);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].at("index"), 1);
+  EXPECT_EQ(lines[0].at("path"), good);
+}
+
+TEST_F(CliRemote, UsageErrors) {
+  const std::string m = module();
+  struct Case {
+    std::string args, err;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"sign " + q(m), "--key is required\nRun with --help for more information.\n"},
+           {"sign --prepare x.jsonl " + q(m), "modsign: --prepare needs --cert (the signer's certificate; the private "
+                                              "key stays with the signer)\n"},
+           {"sign --prepare x.jsonl --key k.pem " + q(m),
+            "modsign: --prepare and --attach take no --key (the private key stays with the signer)\n"},
+           {"sign --attach x.jsonl " + q(m), "modsign: --attach needs --signatures FILE|DIR\n"},
+           {"sign --attach x.jsonl --prepare y.jsonl --signatures s", "modsign: --prepare and --attach are separate "
+                                                                      "steps: give one\n"},
+           {"sign --signatures s " + q(m), "modsign: --signatures is an option of --attach\n"},
+           {"sign --prepare - --cert " + q(key("mldsa.crt")) + " --deterministic " + q(m),
+            "modsign: --deterministic is the signer's choice with --prepare/--attach (e.g. openssl pkeyutl -pkeyopt "
+            "deterministic:1)\n"},
+           {"sign --prepare - --cert " + q(key("mldsa.crt")) + " -o y.ko " + q(m),
+            "modsign: -o, --p7s and --p7s-only are options of --attach, which writes the modules\n"},
+           {"sign --attach x.jsonl --signatures s " + q(m), "modsign: --attach takes its modules from MANIFEST (no "
+                                                             "MODULE or -r)\n"},
+       }) {
+    auto r = run(M() + " " + c.args);
+    EXPECT_EQ(r.status, 2) << c.args;
+    EXPECT_EQ(r.err, c.err) << c.args;
+  }
+  EXPECT_EQ(slurp(m), pattern(4096));
+}
+
+TEST_F(CliRemote, DeterministicSignAndSignFileTwiceIdentical) {
+  for (const std::string k : {"mldsa.pem", "ec.pem"}) {
+    const std::string a = module("a.ko"), b = module("b.ko");
+    for (const std::string& m : {a, b}) {
+      auto r = run(M() + " sign -q --deterministic --key " + q(key(k)) + " --cert " +
+                   q(key(k == "ec.pem" ? "ec.crt" : "mldsa.crt")) + " " + q(m));
+      ASSERT_EQ(r.status, 0) << r.err;
+    }
+    EXPECT_EQ(slurp(a), slurp(b)) << k;
+    const std::string cert = key(k == "ec.pem" ? "ec.crt" : "mldsa.crt");
+    const std::string c = module("c.ko"), e = module("e.ko");
+    for (const std::string& m : {c, e}) {
+      auto r = run(M() + " sign-file --deterministic sha512 " + q(key(k)) + " " + q(cert) + " " + q(m));
+      ASSERT_EQ(r.status, 0) << r.err;
+    }
+    EXPECT_EQ(slurp(c), slurp(e)) << k;
+    EXPECT_EQ(slurp(c), slurp(a)) << k << ": sign-file and sign make the same default form";
+  }
+}
+
+}  // namespace
+}  // namespace modsign::test::cli_tests

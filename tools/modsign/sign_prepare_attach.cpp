@@ -1,0 +1,389 @@
+// `modsign sign --prepare` / `--attach`; see sign_prepare_attach.hpp.
+#include "sign_prepare_attach.hpp"
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <variant>
+
+#include <modsign/output.hpp>
+#include <modsign/remote_sign.hpp>
+
+#include "cli_common.hpp"
+
+namespace modsign::cli {
+
+namespace {
+
+using ordered_json = nlohmann::ordered_json;
+
+std::string dump_line(const ordered_json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+// ----------------------------------------------------------------------------- manifest
+
+/// One manifest line (the keys of docs/cli/modsign-sign.1.md, REMOTE SIGNING).
+ordered_json manifest_line(std::size_t index, const PreparedModule& p) {
+  ordered_json j;
+  j["index"] = index;
+  j["path"] = p.path;
+  j["size"] = p.size;
+  j["sha256"] = to_hex(p.sha256);
+  j["compression"] = p.compression.empty() ? ordered_json(nullptr) : ordered_json(p.compression);
+  j["certificate"] = p.certificate;
+  j["certificate_sha256"] = to_hex(p.certificate_sha256);
+  j["algorithm"] = p.algorithm;
+  j["hash"] = p.hash;
+  j["form"] = p.signed_attrs ? "signedAttrs" : "no signedAttrs";
+  j["keyid"] = p.skid;
+  j["replace"] = p.replace;
+  j["recompress"] = p.recompress;
+  j["to_sign_type"] = std::string(to_sign_name(p.kind));
+  j["to_sign"] = to_hex(p.to_sign);
+  j["to_sign_base64"] = to_base64(p.to_sign);
+  if (!p.mu.empty() && p.kind != ToSign::mu) {
+    j["mu"] = to_hex(p.mu);
+    j["mu_base64"] = to_base64(p.mu);
+  }
+  if (!p.digest_info.empty()) {
+    j["digest_info"] = to_hex(p.digest_info);
+    j["digest_info_base64"] = to_base64(p.digest_info);
+  }
+  if (!p.signed_attrs_der.empty() && p.kind == ToSign::digest) j["signed_attrs_der"] = to_hex(p.signed_attrs_der);
+  return j;
+}
+
+/// Calls `f(object, where)` for each non-empty line of the file `path`, parsed as a JSON
+/// object; `where` is "PATH: line N: ".  A line that is not a JSON object throws InputError.
+void for_each_json_line(const std::string& path,
+                        const std::function<void(const nlohmann::json&, const std::string&)>& f) {
+  const Bytes b = read_file(path, kMaxSmallFileSize * 4);
+  std::size_t n = 0, start = 0;
+  while (start < b.size()) {
+    std::size_t end = start;
+    while (end < b.size() && b[end] != '\n') ++end;
+    const std::string line(b.begin() + static_cast<std::ptrdiff_t>(start), b.begin() + static_cast<std::ptrdiff_t>(end));
+    const std::string where = path + ": line " + std::to_string(++n) + ": ";
+    start = end + 1;
+    if (line.empty()) continue;
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) throw InputError(where + "not a JSON object");
+    f(j, where);
+  }
+}
+
+/// A field of line `where` ("MANIFEST: line N: ") of the type `T`, or InputError.
+template <class T>
+T field(const nlohmann::json& j, const char* key, const std::string& where) {
+  if (!j.contains(key)) throw InputError(where + "no \"" + key + "\"");
+  try {
+    return j.at(key).get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw InputError(where + "\"" + key + "\" has the wrong type");
+  }
+}
+
+Bytes hex_field(const nlohmann::json& j, const char* key, const std::string& where) {
+  try {
+    return from_hex(field<std::string>(j, key, where));
+  } catch (const std::invalid_argument&) {
+    throw InputError(where + "\"" + key + "\" is not hex");
+  }
+}
+
+struct ManifestEntry {
+  std::size_t index = 0;
+  PreparedModule p;
+};
+
+std::vector<ManifestEntry> read_manifest(const std::string& path) {
+  std::vector<ManifestEntry> out;
+  for_each_json_line(path, [&](const nlohmann::json& j, const std::string& where) {
+    ManifestEntry e;
+    e.index = field<std::size_t>(j, "index", where);
+    PreparedModule& p = e.p;
+    p.path = field<std::string>(j, "path", where);
+    p.size = field<std::uint64_t>(j, "size", where);
+    p.sha256 = hex_field(j, "sha256", where);
+    p.certificate = field<std::string>(j, "certificate", where);
+    p.certificate_sha256 = hex_field(j, "certificate_sha256", where);
+    p.algorithm = field<std::string>(j, "algorithm", where);
+    p.hash = field<std::string>(j, "hash", where);
+    const auto form = field<std::string>(j, "form", where);
+    if (form != "signedAttrs" && form != "no signedAttrs")
+      throw InputError(where + "\"form\" is neither \"signedAttrs\" nor \"no signedAttrs\"");
+    p.signed_attrs = form == "signedAttrs";
+    p.skid = field<bool>(j, "keyid", where);
+    p.replace = field<bool>(j, "replace", where);
+    p.recompress = field<bool>(j, "recompress", where);
+    p.to_sign = hex_field(j, "to_sign", where);
+    for (const auto& prev : out)
+      if (prev.index == e.index) throw InputError(where + "index " + std::to_string(e.index) + " given twice");
+    out.push_back(std::move(e));
+  });
+  return out;
+}
+
+/// A module's signature, or why there is none usable ("" = none given).
+using SigOrError = std::variant<Bytes, std::string>;
+
+/// --signatures FILE: JSON lines {"index" or "path", "signature" (hex) or "signature_base64"}.
+std::map<std::size_t, SigOrError> read_signature_lines(const std::string& path, const std::vector<ManifestEntry>& m) {
+  std::map<std::size_t, SigOrError> out;
+  for_each_json_line(path, [&](const nlohmann::json& j, const std::string& where) {
+    std::optional<std::size_t> index;
+    if (j.contains("index")) {
+      index = field<std::size_t>(j, "index", where);
+      if (std::none_of(m.begin(), m.end(), [&](const ManifestEntry& e) { return e.index == *index; }))
+        throw InputError(where + "index " + std::to_string(*index) + " is not in the manifest");
+    } else if (j.contains("path")) {
+      const auto p = field<std::string>(j, "path", where);
+      for (const auto& e : m)
+        if (e.p.path == p) index = e.index;
+      if (!index) throw InputError(where + "path " + p + " is not in the manifest");
+    } else {
+      throw InputError(where + "neither \"index\" nor \"path\"");
+    }
+    if (out.count(*index)) throw InputError(where + "a second signature for index " + std::to_string(*index));
+    const bool hex = j.contains("signature"), b64 = j.contains("signature_base64");
+    if (hex == b64) throw InputError(where + "needs one of \"signature\" (hex) and \"signature_base64\"");
+    const std::string text = field<std::string>(j, hex ? "signature" : "signature_base64", where);
+    try {
+      out[*index] = hex ? from_hex(text) : from_base64(text);
+    } catch (const std::exception&) {
+      out[*index] = std::string("the signature is not ") + (hex ? "hex" : "base64") + " (" +
+                    where.substr(0, where.size() - 2) + ")";
+    }
+  });
+  return out;
+}
+
+/// --signatures DIR: DIR/<index>.sig, raw bytes.
+SigOrError signature_file(const std::string& dir, std::size_t index) {
+  const std::string f = dir + "/" + std::to_string(index) + ".sig";
+  try {
+    return read_file(f, kMaxSmallFileSize);
+  } catch (const IoError& e) {
+    return std::string("no signature: ") + e.what();
+  }
+}
+
+// ------------------------------------------------------------------------------ prepare
+
+int run_prepare(const RemoteArgs& r, const std::string& cert_path, const SignOptions& opt, const BatchOptions& bo,
+                const std::vector<std::string>& modules, const std::vector<std::string>& dirs,
+                const SignWording& words) {
+  if (cert_path.empty()) {
+    complain("", "--prepare needs --cert (the signer's certificate; the private key stays with the signer)");
+    return kExitUsage;
+  }
+  if (!opt.out.empty() || opt.p7s || opt.p7s_only) {
+    complain("", "-o, --p7s and --p7s-only are options of --attach, which writes the modules");
+    return kExitUsage;
+  }
+  if (opt.deterministic) {
+    complain("", "--deterministic is the signer's choice with --prepare/--attach (e.g. openssl pkeyutl -pkeyopt "
+                 "deterministic:1)");
+    return kExitUsage;
+  }
+  bool dir_error = false;
+  const auto inputs = expand_module_tree(modules, dirs, &dir_error);
+  if (!module_inputs_usable(inputs, dirs, "")) return kExitUsage;
+  std::optional<SignerCertificate> cert;
+  try {
+    cert = SignerCertificate::load(cert_path);
+    check_sign_options(*cert, opt);
+    if (r.prepare != "-") {
+      std::vector<KeptFile> kept{{cert_path, "the certificate"}};
+      for (const auto& in : inputs) kept.push_back({in.path, "the input"});
+      refuse_output_over(r.prepare, kept);
+    }
+  } catch (const SignError& e) {
+    return words.option_refusal(e);
+  } catch (const InputError& e) {
+    complain("", e.what());
+    return kExitInput;
+  } catch (const IoError& e) {
+    complain("", e.what());
+    return kExitInput;
+  }
+  const auto duplicate = duplicate_of(inputs);
+  std::vector<std::optional<PreparedModule>> prepared(inputs.size());
+  auto work = [&](std::size_t i) {
+    ItemResult res;
+    CaptureComplaints capture(res.err);
+    if (skip_sign_input(inputs, duplicate, i, opt.recompress)) {
+      res.state = ItemState::skipped;
+      return res;
+    }
+    res.exit = kExitInput;
+    res.state = ItemState::failed;
+    try {
+      PreparedModule p = prepare_module_file(*cert, inputs[i].path, opt);
+      try {
+        (void)manifest_line(0, p).dump();  // strict: a path that is not UTF-8 cannot be a JSON string
+      } catch (const nlohmann::json::exception&) {
+        throw InputError(p.path + ": the path is not UTF-8, which a JSON manifest cannot hold");
+      }
+      prepared[i] = std::move(p);
+      const PreparedModule& q = *prepared[i];
+      res.bytes = q.size;
+      if (r.prepare != "-")
+        res.out = printable(q.path) + ": prepared (" + q.algorithm + ", " +
+                  (q.signed_attrs ? "signedAttrs" : "no signedAttrs") + ", " + q.hash + ", to_sign " +
+                  std::string(to_sign_name(q.kind)) + " " + std::to_string(q.to_sign.size()) + " bytes)\n";
+      res.exit = kExitOk;
+      res.state = ItemState::done;
+    } catch (const SignError& e) {
+      res.bytes = e.bytes_read();
+      const std::string hint = words.hint(e);
+      if (hint.empty()) complain("", e.what());
+      else complain(inputs[i].path, hint);
+    } catch (const InputError& e) {
+      complain("", e.what());
+    } catch (const IoError& e) {
+      complain("", e.what());
+    }
+    return res;
+  };
+  int status = run_batch("prepare", inputs.size(), work, bo, inputs.size() > 1 || !dirs.empty(),
+                         [&](std::size_t i) { return inputs[i].path; });
+  std::string text;
+  std::size_t index = 0;
+  for (const auto& p : prepared)
+    if (p) text += dump_line(manifest_line(++index, *p));
+  if (r.prepare == "-") {
+    std::cout << text;
+    std::cout.flush();
+  } else {
+    try {
+      write_file_atomic(r.prepare, ByteView(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()));
+    } catch (const IoError& e) {
+      complain("", e.what());
+      status = std::max(status, kExitInput);
+    }
+  }
+  return dir_error ? std::max(status, kExitInput) : status;
+}
+
+// ------------------------------------------------------------------------------- attach
+
+int run_attach(const RemoteArgs& r, const std::string& cert_path, const SignOptions& opt, const BatchOptions& bo,
+               const std::vector<std::string>& modules, const std::vector<std::string>& dirs,
+               const SignWording& words) {
+  if (!modules.empty() || !dirs.empty()) {
+    complain("", "--attach takes its modules from MANIFEST (no MODULE or -r)");
+    return kExitUsage;
+  }
+  if (opt.signed_attrs || opt.skid || opt.replace || opt.recompress || opt.hash != SignOptions{}.hash) {
+    complain("", "--hash, --signed-attrs, --keyid, --replace and --recompress are recorded in MANIFEST: give them "
+                 "to --prepare");
+    return kExitUsage;
+  }
+  if (opt.deterministic) {
+    complain("", "--deterministic is the signer's choice with --prepare/--attach (e.g. openssl pkeyutl -pkeyopt "
+                 "deterministic:1)");
+    return kExitUsage;
+  }
+  std::vector<ManifestEntry> manifest;
+  std::map<std::size_t, SigOrError> sig_lines;
+  std::map<std::string, SignerCertificate> certs;  // by path
+  bool sig_dir = false;
+  try {
+    manifest = read_manifest(r.attach);
+    if (!opt.out.empty() && manifest.size() != 1) {
+      complain("", "-o needs a MANIFEST of exactly one module");
+      return kExitUsage;
+    }
+    if (!opt.out.empty()) refuse_output_over(opt.out, {{r.attach, "the manifest"}, {r.signatures, "the signatures"}});
+    std::error_code ec;
+    sig_dir = std::filesystem::is_directory(r.signatures, ec);
+    if (!sig_dir) sig_lines = read_signature_lines(r.signatures, manifest);
+    for (const auto& e : manifest) {
+      const std::string& c = cert_path.empty() ? e.p.certificate : cert_path;
+      if (!certs.count(c)) certs.emplace(c, SignerCertificate::load(c));
+    }
+  } catch (const InputError& e) {
+    complain("", e.what());
+    return kExitInput;
+  } catch (const IoError& e) {
+    complain("", e.what());
+    return kExitInput;
+  }
+  auto work = [&](std::size_t i) {
+    const ManifestEntry& e = manifest[i];
+    ItemResult res;
+    CaptureComplaints capture(res.err);
+    res.exit = kExitInput;
+    res.state = ItemState::failed;
+    SigOrError sig = sig_dir ? signature_file(r.signatures, e.index)
+                     : sig_lines.count(e.index) ? sig_lines.at(e.index)
+                                                : SigOrError(std::string("no signature in ") + r.signatures +
+                                                             " for index " + std::to_string(e.index));
+    if (const auto* why = std::get_if<std::string>(&sig)) {
+      complain(e.p.path, *why + "; module left as it is");
+      return res;
+    }
+    try {
+      const SignerCertificate& cert = certs.at(cert_path.empty() ? e.p.certificate : cert_path);
+      const SignReport rep = attach_signature_file(cert, e.p, std::get<Bytes>(sig), opt);
+      res.bytes = rep.bytes_read;
+      res.out = words.done_line(rep);
+      res.exit = kExitOk;
+      res.state = ItemState::done;
+    } catch (const SignError& ex) {
+      res.bytes = ex.bytes_read();
+      const std::string hint = words.hint(ex);
+      if (hint.empty()) complain("", ex.what());
+      else complain(e.p.path, hint);
+    } catch (const InputError& ex) {
+      complain("", ex.what());
+    } catch (const IoError& ex) {
+      complain("", ex.what());
+    }
+    return res;
+  };
+  return run_batch("attach", manifest.size(), work, bo, manifest.size() > 1,
+                   [&](std::size_t i) { return manifest[i].p.path; });
+}
+
+}  // namespace
+
+void add_remote_options(CLI::App& sign, RemoteArgs& r) {
+  sign.add_option("--prepare", r.prepare,
+                  "no private key: write what the key must sign for each module to MANIFEST, one JSON line each ('-': "
+                  "standard output); needs --cert");
+  sign.add_option("--attach", r.attach,
+                  "complete the modules of MANIFEST (from --prepare) with the signatures of --signatures, each checked "
+                  "before its module is written");
+  sign.add_option("--signatures", r.signatures,
+                  "for --attach: a file of JSON lines {\"index\" or \"path\", \"signature\" (hex) or "
+                  "\"signature_base64\"}, or a directory of INDEX.sig raw signatures");
+}
+
+bool remote_requested(const RemoteArgs& r) { return !r.prepare.empty() || !r.attach.empty() || !r.signatures.empty(); }
+
+int run_remote(const RemoteArgs& r, const std::string& key, const std::string& cert, const SignOptions& opt,
+               const BatchOptions& batch, const std::vector<std::string>& modules, const std::vector<std::string>& dirs,
+               const SignWording& words) {
+  const char* usage = !key.empty() ? "--prepare and --attach take no --key (the private key stays with the signer)"
+                      : !r.prepare.empty() && !r.attach.empty() ? "--prepare and --attach are separate steps: give one"
+                      : !r.attach.empty() && r.signatures.empty() ? "--attach needs --signatures FILE|DIR"
+                      : r.attach.empty() && !r.signatures.empty() ? "--signatures is an option of --attach"
+                                                                  : nullptr;
+  if (usage) {
+    complain("", usage);
+    return kExitUsage;
+  }
+  if (!r.prepare.empty()) return run_prepare(r, cert, opt, batch, modules, dirs, words);
+  return run_attach(r, cert, opt, batch, modules, dirs, words);
+}
+
+}  // namespace modsign::cli
