@@ -33,8 +33,8 @@ struct TokenKey {
 };
 const TokenKey kKeys[] = {{"rsa2048", "rsa:2048", "RSA", "rsa"},
                           {"rsa4096", "rsa:4096", "RSA", "rsa"},
-                          {"p256", "EC:prime256v1", "ECDSA-P256", "ecdsa-nist-p256"},
-                          {"p384", "EC:secp384r1", "ECDSA-P384", "ecdsa-nist-p384"}};
+                          {"p256", "EC:prime256v1", "ECDSA-P256", "ecdsa"},
+                          {"p384", "EC:secp384r1", "ECDSA-P384", "ecdsa"}};
 
 class Pkcs11 : public testing::Test {
  protected:
