@@ -8,8 +8,13 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <atomic>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <modsign/sign.hpp>
 
 #include "cli_support.hpp"
 #include "test_support.hpp"
@@ -213,6 +218,52 @@ TEST_F(Pkcs11, MlDsaNeedsATokenWithCkmMlDsa) {
                        " has no CKM_ML_DSA mechanism: ML-DSA signing needs a PKCS#11 3.2 token that offers it\n");
   EXPECT_EQ(slurp(m), pattern(4096));
   EXPECT_NE(::access((m + ".p7s").c_str(), F_OK), 0);
+}
+
+TEST_F(Pkcs11, LibrarySignerLoadsTheTokenKey) {
+  spit(d_ / "pin", std::string("1234\n"));
+  KeyOptions ko;
+  ko.pin_file = d_ / "pin";
+  const Signer s = Signer::load(uri("rsa2048"), "", {}, ko);  // the certificate from the token
+  EXPECT_EQ(s.algorithm(), "RSA");
+  EXPECT_EQ(s.key_path(), uri("rsa2048"));
+  EXPECT_EQ(s.certificate_path(), uri("rsa2048"));
+  EXPECT_TRUE(s.notes().empty());
+  SignOptions o;
+  o.hash = "sha256";
+  const SignedImage si = sign_module_image(s, pattern(4096), o);
+  EXPECT_EQ(si.report.algorithm, "RSA");
+  EXPECT_EQ(si.report.hash, "sha256");
+  EXPECT_EQ(si.module.size(), 4096 + si.cms.size() + 40);
+  test::spit(d_ / "m.ko.p7s", si.cms);
+  expect_openssl_verifies(d_ / "m.ko", crt("rsa2048"));
+  // Signing from two threads with the one key (one login, a session per operation).
+  std::vector<std::thread> t;
+  std::atomic<int> ok{0};
+  for (int i = 0; i < 2; ++i)
+    t.emplace_back([&] {
+      for (int j = 0; j < 10; ++j)
+        if (sign_module_image(s, pattern(1024), o).cms.size() == si.cms.size()) ++ok;
+    });
+  for (auto& th : t) th.join();
+  EXPECT_EQ(ok.load(), 20);
+  // An empty PIN file, and the ask callback called once for a token that wants a login.
+  spit(d_ / "empty", std::string("\n"));
+  ko.pin_file = d_ / "empty";
+  try {
+    (void)Signer::load(uri("rsa2048"), "", {}, ko);
+    ADD_FAILURE() << "no throw";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), d_ / "empty" + ": empty PIN file");
+  }
+  int asked = 0;
+  const Signer s2 = Signer::load(uri("p256"), crt("p256"), [&](const std::string& what) {
+    ++asked;
+    EXPECT_EQ(what, uri("p256"));
+    return std::optional<std::string>("1234");
+  });
+  EXPECT_EQ(asked, 1);
+  EXPECT_EQ(s2.algorithm(), "ECDSA-P256");
 }
 
 }  // namespace
