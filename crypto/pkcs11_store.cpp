@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -31,7 +33,7 @@ bool hex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
 std::string pct_decode(std::string_view v) {
   std::string out;
   for (std::size_t i = 0; i < v.size(); ++i) {
-    if (v[i] == '%' && i + 2 < v.size() + 0 && hex(v[i + 1]) && hex(v[i + 2])) {
+    if (v[i] == '%' && i + 2 < v.size() && hex(v[i + 1]) && hex(v[i + 2])) {
       out += static_cast<char>(std::stoi(std::string(v.substr(i + 1, 2)), nullptr, 16));
       i += 2;
     } else {
@@ -418,10 +420,6 @@ Result<TokenKey> load(const std::string& uri, const TokenOptions& o) {
     return make_error(key.error().code, "token " + token + ": " + key.error().message);
   }
   out.key = std::move(key.value());
-  if (o.expect && is_ml_dsa(*o.expect) != is_ml_dsa(out.key.algo()) && is_ml_dsa(*o.expect)) {
-    cleanse_typed();
-    return make_error(KErr::enopkg, "token " + token + " has no CKM_ML_DSA key for this URI");
-  }
   if (o.with_certs) {
     auto certs = store_load(*ctx, with_type(uri, "cert"), OSSL_STORE_INFO_CERT, pin);
     for (auto* i : certs) {
