@@ -30,6 +30,16 @@ const std::string kTokenName = "'modsign-test' (SoftHSM project SoftHSM v2)";
 
 std::string M() { return modsign_cli(); }
 
+/// pkcs11-provider's pkcs11.so: the build's (-DMODSIGN_PKCS11_PROVIDER, tools/check), else
+/// the one in OpenSSL's modules directory (`openssl version -m`; Debian 13's package).
+std::string provider() {
+  const std::string built = MODSIGN_PKCS11_PROVIDER;
+  if (!built.empty()) return built;
+  const auto r = run(openssl() + " version -m");
+  const auto a = r.out.find('"'), b = r.out.rfind('"');
+  return a == std::string::npos || b <= a ? std::string() : r.out.substr(a + 1, b - a - 1) + "/pkcs11.so";
+}
+
 struct TokenKey {
   const char* label;
   const char* pkcs11_tool_type;
@@ -57,7 +67,7 @@ class Pkcs11 : public testing::Test {
     // provider beside OpenSSL's default one, digests kept off the token, no C_Finalize.
     spit(*dir_ / "openssl.cnf",
          "openssl_conf = init\n[init]\nproviders = prov\n[prov]\ndefault = dflt\npkcs11 = p11\n[dflt]\nactivate = 1\n"
-         "[p11]\nmodule = " MODSIGN_PKCS11_PROVIDER "\npkcs11-module-block-operations = digest\n"
+         "[p11]\nmodule = " + provider() + "\npkcs11-module-block-operations = digest\n"
          "pkcs11-module-quirks = no-deinit\nactivate = 1\n");
     int id = 1;
     for (const auto& k : kKeys) {
