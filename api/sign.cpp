@@ -15,6 +15,7 @@
 #include "cms/signed_data.hpp"
 #include "common/file.hpp"
 #include "crypto/algorithms.hpp"
+#include "crypto/pkcs11_store.hpp"
 #include "module/compression.hpp"
 
 namespace modsign {
@@ -37,11 +38,63 @@ std::optional<std::string> permission_note(const std::string& key_path) {
   return std::string("warning: permissions ") + mode + " let group or others access this private key (chmod 600 " +
          key_path + ")";
 }
+
+/// The first line of a PIN file, without its line end (the buffer read is cleansed).
+std::string read_pin_file(const std::string& path) {
+  Bytes b = read_file(path, 4096);
+  crypto::CleanseOnExit<Bytes> wipe(b);
+  std::string pin(b.begin(), std::find(b.begin(), b.end(), '\n'));
+  if (!pin.empty() && pin.back() == '\r') pin.pop_back();
+  if (pin.empty()) throw InputError(path + ": empty PIN file");
+  return pin;
+}
+
+/// The signer of a token key (crypto/pkcs11_store.hpp); `pin` is cleansed by the caller.
+Signer load_token(const std::string& uri, const std::string& cert_path, const PassphraseProvider& ask,
+                  const KeyOptions& ko, const std::optional<std::string>& pin) {
+  std::vector<crypto::Certificate> certs;
+  if (!cert_path.empty()) {
+    auto c = crypto::Certificate::load_all(cert_path);
+    if (!c) throw InputError(cert_path + ": " + c.error().message);
+    certs = std::move(c.value());
+  }
+  crypto::pkcs11::TokenOptions to;
+  to.provider = ko.pkcs11_provider;
+  to.pin = pin;
+  if (ask) to.ask = [&] { return ask(uri); };
+  if (!certs.empty()) to.expect = certs.front().public_key().algo();
+  to.with_certs = cert_path.empty();
+  auto tk = crypto::pkcs11::load(uri, to);
+  if (to.pin) crypto::cleanse(*to.pin);
+  if (!tk) throw InputError(uri + ": " + tk.error().message);
+  const std::string cert_file = cert_path.empty() ? uri : cert_path;
+  if (cert_path.empty()) certs = std::move(tk->certs);
+  for (auto& c : certs)
+    if (c.public_key() == tk->key.public_key())
+      return Signer(std::make_shared<const Signer::Impl>(
+          Signer::Impl{std::move(tk->key), std::move(c), cert_file, uri, {}}));
+  throw InputError(cert_file + ": no certificate matches the private key " + uri);
+}
 }  // namespace
 
 Signer Signer::load(const std::string& key_path, const std::string& cert_path, const PassphraseProvider& ask) {
+  return load(key_path, cert_path, ask, KeyOptions{});
+}
+
+Signer Signer::load(const std::string& key_path, const std::string& cert_path, const PassphraseProvider& ask,
+                    const KeyOptions& ko) {
   std::optional<std::string> pin;
-  if (const char* p = std::getenv("KBUILD_SIGN_PIN")) pin = std::string(p);
+  if (!ko.pin_file.empty()) pin = read_pin_file(ko.pin_file);
+  else if (const char* p = std::getenv("KBUILD_SIGN_PIN")) pin = std::string(p);
+  if (crypto::pkcs11::is_uri(key_path)) {
+    struct Wipe {
+      std::optional<std::string>& p;
+      ~Wipe() {
+        if (p) crypto::cleanse(*p);
+      }
+    } wipe{pin};
+    return load_token(key_path, cert_path, ask, ko, pin);
+  }
   auto key = crypto::PrivateKey::load(key_path, pin);
   if (pin) crypto::cleanse(*pin);
   if (!key && !pin && ask && key.error().message.starts_with("private key is encrypted and no passphrase was given")) {

@@ -149,6 +149,11 @@ class PrivateKey {
   Result<std::string> pkcs8_pem() const;
 
   void* native() const { return pkey_.get(); }
+  /// A key held by another provider (a PKCS#11 token, crypto/pkcs11_store.cpp): takes
+  /// ownership of the EVP_PKEY `evp_pkey` and keeps `context` (its library context)
+  /// alive as long as the key.  Errors: ENOPKG for an algorithm modsign does not support,
+  /// EBADMSG when its public key cannot be read.
+  static Result<PrivateKey> from_native(void* evp_pkey, std::shared_ptr<void> context);
 
  private:
   std::shared_ptr<void> pkey_;

@@ -243,6 +243,19 @@ Result<PrivateKey> PrivateKey::from_bytes(ByteView in, const std::optional<std::
   return out;
 }
 
+Result<PrivateKey> PrivateKey::from_native(void* evp_pkey, std::shared_ptr<void> context) {
+  auto* key = static_cast<EVP_PKEY*>(evp_pkey);
+  PrivateKey out;
+  out.pkey_ = std::shared_ptr<void>(key, [context = std::move(context)](void* q) mutable {
+    EVP_PKEY_free(static_cast<EVP_PKEY*>(q));
+    context.reset();  // the key first, then its library context
+  });
+  auto pub = public_from(key, out.pkey_);
+  if (!pub) return pub.error();
+  out.pub_ = std::move(pub.value());
+  return out;
+}
+
 PrivateKey PrivateKey::generate(KeyAlgo algo, int rsa_bits) {
   EVP_PKEY* key = nullptr;
   switch (algo) {

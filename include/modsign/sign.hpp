@@ -23,6 +23,19 @@ namespace modsign {
 /// the key is decrypted.
 using PassphraseProvider = std::function<std::optional<std::string>(const std::string& key_path)>;
 
+/// Where Signer::load() takes a PIN or passphrase from, and which pkcs11-provider it uses.
+struct KeyOptions {
+  /// Read the PIN (token) or passphrase (encrypted key file) from this file: its first
+  /// line, without the line end.  Takes precedence over KBUILD_SIGN_PIN and the prompt.
+  std::string pin_file;
+  /// pkcs11-provider's pkcs11.so for `pkcs11:` keys; "" = $MODSIGN_PKCS11_PROVIDER, else
+  /// $OPENSSL_MODULES/pkcs11.so, else the build's default (-DMODSIGN_PKCS11_PROVIDER,
+  /// which tools/check sets to tools/bootstrap-deps' PKCS11_PROVIDER), else OpenSSL's own
+  /// modules directory.  The token's PKCS#11 module is $PKCS11_PROVIDER_MODULE (read by
+  /// pkcs11-provider itself; unset: its default, p11-kit's proxy).
+  std::string pkcs11_provider;
+};
+
 /// A private key and the X.509 certificate that holds its public half.  Copies share the
 /// loaded key (immutable; usable from several threads at once).
 class MODSIGN_API Signer {
@@ -43,14 +56,33 @@ class MODSIGN_API Signer {
   /// certificate matches the private key <key_path>").
   static Signer load(const std::string& key_path, const std::string& cert_path = "",
                      const PassphraseProvider& ask = {});
+  /// load() with a PIN file and provider choice (KeyOptions).  `key_path` may also be an
+  /// RFC 7512 URI, "pkcs11:token=LABEL;object=LABEL" (id=, serial=, model=, manufacturer=
+  /// select too; type=private is implied): the key stays on the token and signs through
+  /// OpenSSL's pkcs11-provider (loaded into a library context of its own) and OSSL_STORE.
+  /// The certificate is `cert_path`, or, when empty, the token's certificate of the same
+  /// URI with type=cert.  The PIN: KeyOptions::pin_file, else KBUILD_SIGN_PIN, else `ask`
+  /// (once, only when the token asks for a login); never from the URI (pin-value is
+  /// refused), cleansed after the login.  Throws InputError "<key_path>: <reason>":
+  /// "not a PKCS#11 URI (RFC 7512): <why>", "the PIN must not be in the URI (pin-value):
+  /// ...", "pkcs11-provider not found (tried ...): ...", "no token matches the URI in
+  /// <module>", "token 'LABEL' (MANUFACTURER MODEL): wrong PIN (CKR_PIN_INCORRECT)",
+  /// "token ...: no private key matches the URI", "token ...: no certificate matches the
+  /// URI (type=cert)", "token ... has no CKM_ML_DSA mechanism: ML-DSA signing needs a
+  /// PKCS#11 3.2 token that offers it" (an ML-DSA certificate with a token that lacks
+  /// PKCS#11 3.2's CKM_ML_DSA, SoftHSM 2.6 for one); "<pin_file>: empty PIN file";
+  /// IoError when the PIN file cannot be read.
+  static Signer load(const std::string& key_path, const std::string& cert_path, const PassphraseProvider& ask,
+                     const KeyOptions& key_options);
 
   /// The key's algorithm: "RSA", "ECDSA-P256", "ECDSA-P384", "ML-DSA-44", "ML-DSA-65",
   /// "ML-DSA-87".
   std::string algorithm() const;
-  /// The file the key was read from (`key_path`).
+  /// The file the key was read from (`key_path`; the URI for a token key).
   const std::string& key_path() const;
   /// The file the certificate was taken from (`cert_path`, or `key_path` when that was
-  /// empty); TrustStore::from_certificates() accepts it.
+  /// empty; the key's URI for a certificate taken from the token); TrustStore::from_certificates()
+  /// accepts it (a file, not a URI).
   const std::string& certificate_path() const;
   /// Warnings about the key, each about key_path(): "warning: permissions 0644 let group
   /// or others access this private key (chmod 600 <key_path>)" for a regular key file

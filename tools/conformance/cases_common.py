@@ -1,10 +1,15 @@
 """Signed modules taken apart and put together, the builders' context (Ctx), and the
 section 9 situations shared by every kernel family (common_malformed)."""
 import os
+import shutil
+import subprocess
 
 from .common import KEYS, MAGIC, run
 from .der import (Node, OID_DATA, OID_ENVELOPED, OID_MD, OID_MD5, OID_SHA256_RSA, P7, integer, oid,
                   parse)
+
+
+SOFTHSM = "/usr/lib/softhsm/libsofthsm2.so"  # Debian's softhsm2 (tools/check installs it)
 
 
 # --- modules ------------------------------------------------------------------------------------
@@ -56,6 +61,32 @@ class Ctx:
         if keyid:
             cmd.append("--keyid")
         run(cmd)
+        with open(out, "rb") as f:
+            return f.read()
+
+    def token_sign(self, keyname):
+        """A module signed by modsign sign through a pkcs11: URI: the committed test key
+        keyname imported into a SoftHSM2 token made in the workdir (once), so that the
+        7.2 kernel's built-in keyring knows it; the key then lives on the token."""
+        tok = os.path.join(self.work, "softhsm")
+        conf = os.path.join(tok, "softhsm2.conf")
+        os.environ["SOFTHSM2_CONF"] = conf
+        os.environ["PKCS11_PROVIDER_MODULE"] = SOFTHSM
+        if not os.path.exists(os.path.join(tok, "ready")):
+            shutil.rmtree(tok, ignore_errors=True)
+            os.makedirs(os.path.join(tok, "tokens"))
+            with open(conf, "w") as f:
+                f.write("directories.tokendir = %s/tokens\nobjectstore.backend = file\nlog.level = ERROR\n" % tok)
+            run(["softhsm2-util", "--init-token", "--free", "--label", "conformance", "--pin", "1234",
+                 "--so-pin", "5678"])
+            for i, k in enumerate(["rsa", "ecdsa"]):
+                run(["softhsm2-util", "--import", self.key(k), "--token", "conformance", "--label", k,
+                     "--id", "%02x" % (i + 1), "--pin", "1234"])
+            open(os.path.join(tok, "ready"), "w").close()
+        out = self.tmp(".ko")
+        run([self.modsign, "sign", "--key", "pkcs11:token=conformance;object=" + keyname, "--cert",
+             self.cert(keyname), "--dest", out, self.base], env=dict(os.environ, KBUILD_SIGN_PIN="1234"),
+            stdin=subprocess.DEVNULL)
         with open(out, "rb") as f:
             return f.read()
 

@@ -26,6 +26,9 @@ def debian_cases(c, original):
     for alg in ["rsa", "ecdsa", "mldsa65"]:
         add("unknown-%s" % alg, "signed with the test %s key, unknown to the kernel (§9.30)" % alg,
             lambda a=alg: c.sign(a))
+    for alg in ["rsa", "ecdsa"]:
+        add("token-unknown-%s" % alg, "signed through a SoftHSM2 token's pkcs11: URI (test %s key, unknown "
+            "to the kernel)" % alg, lambda a=alg: c.token_sign(a))
     add("unknown-rsa-signedattrs", "test RSA key, signedAttrs (§9.24)", lambda: c.sign("rsa", attrs=True))
     add("unknown-mldsa65-signedattrs", "test ML-DSA-65 key, signedAttrs", lambda: c.sign("mldsa65", attrs=True))
     add("unknown-rsa-keyid", "test RSA key, SKID", lambda: c.sign("rsa", keyid=True))

@@ -38,6 +38,9 @@ def mldsa_cases(c):
     add("rsa-signedattrs-sha256", "RSA, signedAttrs, SHA-256 (§9.24)",
         lambda: c.sign("rsa", attrs=True, hash_="sha256"))
     # Keys the kernel does not trust.
+    for alg in ["rsa", "ecdsa"]:
+        add("token-%s" % alg, "%s test key imported into a SoftHSM2 token, signed through its pkcs11: URI" % alg,
+            lambda a=alg: c.token_sign(a))
     add("unknown-rsa", "RSA key not in the keyring (§9.30)", lambda: c.sign("untrusted-rsa"))
     add("unknown-mldsa65", "ML-DSA-65 key not in the keyring (§9.30)", lambda: c.sign("untrusted-mldsa65"))
     add("unknown-mldsa65-embedded-cert", "untrusted ML-DSA-65 key, its certificate embedded",

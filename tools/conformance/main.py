@@ -29,6 +29,8 @@ def main(doc):
     deps = subprocess.run([os.path.join(HERE, "tools", "bootstrap-deps")], stdout=subprocess.PIPE,
                           stderr=subprocess.DEVNULL)
     root = kv(deps.stdout).get("OPENSSL_ROOT", "")
+    if kv(deps.stdout).get("PKCS11_PROVIDER"):  # the token cases' pkcs11: keys
+        os.environ.setdefault("MODSIGN_PKCS11_PROVIDER", kv(deps.stdout)["PKCS11_PROVIDER"])
     openssl = os.path.join(root, "bin", "openssl") if root else "openssl"
     os.environ["PATH"] = os.path.dirname(openssl) + os.pathsep + os.environ["PATH"] if root else os.environ["PATH"]
     if not os.access(args.modsign, os.X_OK):

@@ -121,9 +121,9 @@ std::optional<std::string> prompt_passphrase(const std::string& path) {
 
 }  // namespace
 
-std::optional<Signer> load_signer(const std::string& key, const std::string& cert) {
+std::optional<Signer> load_signer(const std::string& key, const std::string& cert, const KeyOptions& options) {
   try {
-    auto signer = Signer::load(key, cert, prompt_passphrase);
+    auto signer = Signer::load(key, cert, prompt_passphrase, options);
     for (const auto& n : signer.notes()) complain(key, n);
     return signer;
   } catch (const InputError& e) {

@@ -55,7 +55,7 @@ std::string dump(const nlohmann::json& j);
 /// Signer::notes() is printed as "modsign: KEY: warning: permissions 0644 let group or
 /// others access this private key (chmod 600 KEY)".  Reports ("modsign: FILE: reason") and
 /// returns nullopt on failure; messages never contain key bytes.
-std::optional<Signer> load_signer(const std::string& key, const std::string& cert);
+std::optional<Signer> load_signer(const std::string& key, const std::string& cert, const KeyOptions& options = {});
 
 /// A module read from disk: stored bytes and the image the kernel checks (the public
 /// modsign::ModuleFile: path, stored, m).

@@ -22,6 +22,7 @@ namespace {
 
 struct SignArgs {
   std::string key, cert, dest;
+  KeyOptions key_options;  // --pin-file
   SignOptions sign;  // hash, signed_attrs, skid, replace, recompress, p7s, p7s_only, backend, sizes
   BatchOptions batch;
   std::vector<std::string> modules, dirs;
@@ -104,7 +105,7 @@ int cmd_sign(const SignArgs& a) {
   bool dir_error = false;
   const auto inputs = expand_module_tree(a.modules, a.dirs, &dir_error);
   if (!module_inputs_usable(inputs, a.dirs, a.dest)) return kExitUsage;
-  auto signer = load_signer(key, cert);
+  auto signer = load_signer(key, cert, a.key_options);
   if (!signer) return kExitInput;
   try {
     check_sign_options(*signer, opt);
@@ -159,9 +160,11 @@ int cmd_sign(const SignArgs& a) {
 Runner setup_sign(CLI::App& c) {
   auto a = std::make_shared<SignArgs>();
   c.add_option("--key", a->key,
-               "private key (PEM or DER; KBUILD_SIGN_PIN for encrypted keys); required unless --kernel-build, "
-               "--prepare or --attach");
-  c.add_option("--cert", a->cert, "the signer's certificate (PEM or DER); default: the certificate in the key file");
+               "private key (PEM or DER; KBUILD_SIGN_PIN for encrypted keys), or a pkcs11: URI; required unless "
+               "--kernel-build, --prepare or --attach");
+  c.add_option("--cert", a->cert, "the signer's certificate (PEM or DER); default: the certificate in the key file "
+                                  "(for a pkcs11: key, the token's)");
+  c.add_option("--pin-file", a->key_options.pin_file, "read the token PIN or key passphrase from this file (first line)");
   auto* hash = c.add_option("--hash", a->sign.hash, "digestAlgorithm: sha256|sha384|sha512|sha3-256|sha3-384|sha3-512|sha224|sha1")
       ->capture_default_str();
   c.add_flag("--signed-attrs", a->sign.signed_attrs, "add signedAttrs {contentType, messageDigest} (sign-file with OpenSSL 3.x)");

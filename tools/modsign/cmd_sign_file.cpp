@@ -77,10 +77,6 @@ int cmd_sign_file(int argc, char** argv) {
       complain(hash_name, "unknown hash algorithm");
       return 1;
     }
-    if (p[1].rfind("pkcs11:", 0) == 0) {
-      complain(p[1], "PKCS#11 keys are not supported");
-      return 1;
-    }
     auto signer = load_signer(p[1], x509);
     if (!signer) return 1;
     for (const auto& n : sign_module_file(*signer, module_path, opt).notes) complain(module_path, n);

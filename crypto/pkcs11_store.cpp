@@ -1,0 +1,447 @@
+// modsign's own: PKCS#11 token keys through pkcs11-provider in a library context of their
+// own, OSSL_STORE_open_ex on the RFC 7512 URI (crypto/pkcs11_store.hpp).
+#include "crypto/pkcs11_store.hpp"
+
+#include <dlfcn.h>
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/provider.h>
+#include <openssl/store.h>
+#include <openssl/ui.h>
+#include <openssl/x509.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace modsign::crypto {
+std::string openssl_error();
+}
+
+namespace modsign::crypto::pkcs11 {
+
+namespace {
+
+// ------------------------------------------------------------- RFC 7512 URI checking
+
+bool hex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
+
+std::string pct_decode(std::string_view v) {
+  std::string out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (v[i] == '%' && i + 2 < v.size() && hex(v[i + 1]) && hex(v[i + 2])) {
+      out += static_cast<char>(std::stoi(std::string(v.substr(i + 1, 2)), nullptr, 16));
+      i += 2;
+    } else {
+      out += v[i];
+    }
+  }
+  return out;
+}
+
+struct Uri {
+  std::vector<std::pair<std::string, std::string>> path, query;  // decoded values
+  std::string get(std::string_view name) const {
+    for (const auto& [n, v] : path)
+      if (n == name) return v;
+    return "";
+  }
+};
+
+std::optional<std::string> parse_part(std::string_view s, char sep, bool is_query,
+                                      std::vector<std::pair<std::string, std::string>>& out) {
+  static constexpr std::string_view kPath[] = {"id",  "library-description", "library-manufacturer", "library-version",
+                                               "manufacturer", "model", "object", "serial", "slot-description",
+                                               "slot-id", "slot-manufacturer", "token", "type"};
+  static constexpr std::string_view kQuery[] = {"module-name", "module-path", "pin-source", "pin-value"};
+  while (!s.empty()) {
+    const auto end = s.find(sep);
+    const std::string_view attr = s.substr(0, end);
+    s = end == std::string_view::npos ? std::string_view() : s.substr(end + 1);
+    if (attr.empty()) continue;
+    const auto eq = attr.find('=');
+    if (eq == std::string_view::npos || eq == 0) return "attribute '" + std::string(attr) + "' has no name=value form";
+    const std::string_view name = attr.substr(0, eq), value = attr.substr(eq + 1);
+    const bool known = is_query ? std::ranges::find(kQuery, name) != std::end(kQuery)
+                                : std::ranges::find(kPath, name) != std::end(kPath);
+    if (!known) return "unknown " + std::string(is_query ? "query" : "path") + " attribute '" + std::string(name) + "'";
+    for (std::size_t i = 0; i < value.size(); ++i)
+      if (value[i] == '%' && (i + 2 >= value.size() || !hex(value[i + 1]) || !hex(value[i + 2])))
+        return "bad %-escape in '" + std::string(name) + "'";
+    out.emplace_back(std::string(name), pct_decode(value));
+  }
+  return std::nullopt;
+}
+
+Result<Uri> parse_uri(const std::string& s) {
+  if (!is_uri(s)) return make_error(KErr::einval, "not a PKCS#11 URI (RFC 7512): no pkcs11: scheme");
+  Uri u;
+  const std::string_view rest = std::string_view(s).substr(7);
+  const auto q = rest.find('?');
+  if (auto why = parse_part(rest.substr(0, q), ';', false, u.path))
+    return make_error(KErr::einval, "not a PKCS#11 URI (RFC 7512): " + *why);
+  if (q != std::string_view::npos)
+    if (auto why = parse_part(rest.substr(q + 1), '&', true, u.query))
+      return make_error(KErr::einval, "not a PKCS#11 URI (RFC 7512): " + *why);
+  for (const auto& [n, v] : u.query)
+    if (n == "pin-value")
+      return make_error(KErr::einval,
+                        "the PIN must not be in the URI (pin-value): use KBUILD_SIGN_PIN, --pin-file or the prompt");
+  const std::string type = u.get("type");
+  if (!type.empty() && type != "private")
+    return make_error(KErr::einval, "not a PKCS#11 URI (RFC 7512) of a private key: type=" + type);
+  return u;
+}
+
+/// `uri` with its type attribute set to `type` (added when absent).
+std::string with_type(const std::string& uri, const std::string& type) {
+  const auto q = uri.find('?');
+  std::string path = uri.substr(0, q), query = q == std::string::npos ? "" : uri.substr(q);
+  std::string out = "pkcs11:";
+  bool first = true;
+  std::string_view p = std::string_view(path).substr(7);
+  while (!p.empty()) {
+    const auto end = p.find(';');
+    const std::string_view attr = p.substr(0, end);
+    p = end == std::string_view::npos ? std::string_view() : p.substr(end + 1);
+    if (attr.empty() || attr.starts_with("type=")) continue;
+    out += (first ? "" : ";") + std::string(attr);
+    first = false;
+  }
+  return out + (first ? "" : ";") + "type=" + type + query;
+}
+
+// ------------------------------------------------------------------- provider location
+
+bool is_file(const std::string& p) {
+  struct stat st {};
+  return !p.empty() && ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::optional<std::string> provider_path(const std::string& given, std::string& tried) {
+  std::vector<std::string> candidates;
+  if (!given.empty()) candidates.push_back(given);
+  if (const char* e = std::getenv("MODSIGN_PKCS11_PROVIDER"); e && *e) candidates.emplace_back(e);
+  if (const char* e = std::getenv("OPENSSL_MODULES"); e && *e) candidates.push_back(std::string(e) + "/pkcs11.so");
+#ifdef MODSIGN_PKCS11_PROVIDER_DEFAULT
+  candidates.emplace_back(MODSIGN_PKCS11_PROVIDER_DEFAULT);
+#endif
+  if (const char* d = OPENSSL_info(OPENSSL_INFO_MODULES_DIR)) candidates.push_back(std::string(d) + "/pkcs11.so");
+  for (const auto& c : candidates) {
+    if (is_file(c)) return c;
+    tried += (tried.empty() ? "" : ", ") + c;
+    if (!given.empty() || std::getenv("MODSIGN_PKCS11_PROVIDER")) break;  // a path asked for is not replaced
+  }
+  return std::nullopt;
+}
+
+// ------------------------------------------------- the token's own view (C_GetTokenInfo)
+// Only the prefix of CK_FUNCTION_LIST and the structures modsign reads (PKCS#11 3.0 §5,
+// base specification; Linux x86-64: CK_ULONG is unsigned long, structures not packed).
+
+using CK_ULONG = unsigned long;
+using CK_RV = CK_ULONG;
+struct CkVersion { unsigned char major, minor; };
+struct CkTokenInfo {
+  unsigned char label[32], manufacturer[32], model[16], serial[16];
+  CK_ULONG flags, max_sessions, sessions, max_rw, rw, max_pin, min_pin, pub_total, pub_free, priv_total, priv_free;
+  CkVersion hw, fw;
+  unsigned char utc_time[16];
+};
+struct CkFunctionList {
+  CkVersion version;
+  CK_RV (*C_Initialize)(void*);
+  CK_RV (*C_Finalize)(void*);
+  void* C_GetInfo;
+  void* C_GetFunctionList;
+  CK_RV (*C_GetSlotList)(unsigned char, CK_ULONG*, CK_ULONG*);
+  void* C_GetSlotInfo;
+  CK_RV (*C_GetTokenInfo)(CK_ULONG, CkTokenInfo*);
+  CK_RV (*C_GetMechanismList)(CK_ULONG, CK_ULONG*, CK_ULONG*);
+  void *C_GetMechanismInfo, *C_InitToken, *C_InitPIN, *C_SetPIN;
+  CK_RV (*C_OpenSession)(CK_ULONG, CK_ULONG, void*, void*, CK_ULONG*);
+  CK_RV (*C_CloseSession)(CK_ULONG);
+  void *C_CloseAllSessions, *C_GetSessionInfo, *C_GetOperationState, *C_SetOperationState;
+  CK_RV (*C_Login)(CK_ULONG, CK_ULONG, const unsigned char*, CK_ULONG);
+  CK_RV (*C_Logout)(CK_ULONG);
+};
+constexpr CK_RV kCkrOk = 0, kCkrAlreadyInitialized = 0x191, kCkrPinIncorrect = 0xa0, kCkrPinLocked = 0xa4,
+                kCkrAlreadyLoggedIn = 0x100;
+constexpr CK_ULONG kCkfLoginRequired = 0x4, kCkfSerialSession = 0x4, kCkuUser = 1;
+constexpr CK_ULONG kCkmMlDsa = 0x1d;  // PKCS#11 3.2 CKM_ML_DSA
+
+std::string padded(const unsigned char* p, std::size_t n) {
+  std::string s(reinterpret_cast<const char*>(p), n);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\0')) s.pop_back();
+  return s;
+}
+
+struct TokenView {
+  std::string name;  // "'LABEL' (MANUFACTURER MODEL)"
+  bool ml_dsa = false;
+  bool login_required = false;
+  CK_ULONG slot = 0;
+};
+
+/// The PIN checked by a login of our own (the provider reports a wrong PIN only as "no
+/// key"): kCkrOk, kCkrPinIncorrect, kCkrPinLocked or another CKR.
+CK_RV check_pin(CkFunctionList* f, CK_ULONG slot, const std::string& pin) {
+  CK_ULONG h = 0;
+  CK_RV rv = f->C_OpenSession(slot, kCkfSerialSession, nullptr, nullptr, &h);
+  if (rv != kCkrOk) return rv;
+  rv = f->C_Login(h, kCkuUser, reinterpret_cast<const unsigned char*>(pin.data()), pin.size());
+  if (rv == kCkrOk) f->C_Logout(h);
+  if (rv == kCkrAlreadyLoggedIn) rv = kCkrOk;
+  f->C_CloseSession(h);
+  return rv;
+}
+
+/// The first token that matches the URI's token/manufacturer/model/serial in `module`;
+/// nullopt (no error) when the module cannot be opened here: the provider reports that.
+/// When the token needs a login, `pin` (asked for through `ask` when empty) is checked.
+Result<std::optional<TokenView>> probe(const std::string& module, const Uri& u, std::optional<std::string>& pin,
+                                       const std::function<std::optional<std::string>()>& ask, bool need_ml_dsa) {
+  void* h = ::dlopen(module.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h) return std::optional<TokenView>();
+  using GetList = CK_RV (*)(CkFunctionList**);
+  auto get = reinterpret_cast<GetList>(::dlsym(h, "C_GetFunctionList"));
+  CkFunctionList* f = nullptr;
+  if (!get || get(&f) != kCkrOk || !f) {
+    ::dlclose(h);
+    return std::optional<TokenView>();
+  }
+  const CK_RV init = f->C_Initialize(nullptr);
+  std::optional<TokenView> found;
+  if (init == kCkrOk || init == kCkrAlreadyInitialized) {
+    CK_ULONG n = 0;
+    std::vector<CK_ULONG> slots;
+    if (f->C_GetSlotList(1, nullptr, &n) == kCkrOk && n) {
+      slots.resize(n);
+      if (f->C_GetSlotList(1, slots.data(), &n) != kCkrOk) n = 0;
+      slots.resize(n);
+    }
+    for (CK_ULONG s : slots) {
+      CkTokenInfo ti{};
+      if (f->C_GetTokenInfo(s, &ti) != kCkrOk) continue;
+      const std::string label = padded(ti.label, 32), manuf = padded(ti.manufacturer, 32),
+                        model = padded(ti.model, 16), serial = padded(ti.serial, 16);
+      auto differs = [&](const char* attr, const std::string& v) {
+        const std::string want = u.get(attr);
+        return !want.empty() && want != v;
+      };
+      if (differs("token", label) || differs("manufacturer", manuf) || differs("model", model) ||
+          differs("serial", serial))
+        continue;
+      TokenView v;
+      v.name = "'" + label + "' (" + manuf + " " + model + ")";
+      CK_ULONG m = 0;
+      if (f->C_GetMechanismList(s, nullptr, &m) == kCkrOk && m) {
+        std::vector<CK_ULONG> mechs(m);
+        if (f->C_GetMechanismList(s, mechs.data(), &m) == kCkrOk)
+          v.ml_dsa = std::find(mechs.begin(), mechs.begin() + static_cast<long>(m), kCkmMlDsa) != mechs.begin() + static_cast<long>(m);
+      }
+      v.login_required = (ti.flags & kCkfLoginRequired) != 0;
+      v.slot = s;
+      found = v;
+      break;
+    }
+    CK_RV pin_rv = kCkrOk;
+    if (found && found->login_required && !(need_ml_dsa && !found->ml_dsa)) {
+      if (!pin && ask) pin = ask();
+      if (pin) pin_rv = check_pin(f, found->slot, *pin);
+    }
+    if (init == kCkrOk) f->C_Finalize(nullptr);
+    ::dlclose(h);
+    if (pin_rv == kCkrPinIncorrect) return make_error(KErr::enokey, "token " + found->name + ": wrong PIN (CKR_PIN_INCORRECT)");
+    if (pin_rv == kCkrPinLocked) return make_error(KErr::enokey, "token " + found->name + ": PIN locked (CKR_PIN_LOCKED)");
+    if (pin_rv != kCkrOk) {
+      char rv[32];
+      std::snprintf(rv, sizeof rv, "0x%lx", pin_rv);
+      return make_error(KErr::enokey, "token " + found->name + ": login failed (CKR " + rv + ")");
+    }
+  } else {
+    ::dlclose(h);
+  }
+  if (!found) return make_error(KErr::enokey, "no token matches the URI in " + module);
+  return found;
+}
+
+// --------------------------------------------------------------- OpenSSL side
+
+struct Context {
+  OSSL_LIB_CTX* libctx = nullptr;
+  OSSL_PROVIDER* deflt = nullptr;
+  OSSL_PROVIDER* p11 = nullptr;
+  ~Context() {
+    if (p11) OSSL_PROVIDER_unload(p11);
+    if (deflt) OSSL_PROVIDER_unload(deflt);
+    if (libctx) OSSL_LIB_CTX_free(libctx);
+  }
+};
+
+struct PinState {
+  const TokenOptions* o = nullptr;
+  std::optional<std::string> typed;
+  bool asked = false, used = false;
+};
+
+int pin_cb(char* buf, int size, int, void* u) {
+  auto* st = static_cast<PinState*>(u);
+  const std::string* pin = st->typed ? &*st->typed : nullptr;
+  if (!pin && !st->asked && st->o->ask) {
+    st->asked = true;
+    st->typed = st->o->ask();
+  }
+  if (!pin && st->typed) pin = &*st->typed;
+  if (!pin || static_cast<int>(pin->size()) > size) return -1;
+  std::memcpy(buf, pin->data(), pin->size());
+  st->used = true;
+  return static_cast<int>(pin->size());
+}
+
+struct UiMethod {
+  UI_METHOD* m = UI_UTIL_wrap_read_pem_callback(pin_cb, 0);
+  ~UiMethod() {
+    if (m) UI_destroy_method(m);
+  }
+};
+
+/// Every object of `kind` (OSSL_STORE_INFO_PKEY / _CERT) the store yields for `uri`.
+std::vector<OSSL_STORE_INFO*> store_load(Context& c, const std::string& uri, int kind, PinState& pin) {
+  std::vector<OSSL_STORE_INFO*> out;
+  UiMethod ui;
+  OSSL_STORE_CTX* s = OSSL_STORE_open_ex(uri.c_str(), c.libctx, "provider=pkcs11", ui.m, &pin, nullptr, nullptr,
+                                         nullptr);
+  if (!s) return out;
+  OSSL_STORE_expect(s, kind);
+  while (!OSSL_STORE_eof(s)) {
+    OSSL_STORE_INFO* i = OSSL_STORE_load(s);
+    if (!i) {
+      if (OSSL_STORE_error(s)) break;
+      continue;
+    }
+    if (OSSL_STORE_INFO_get_type(i) == kind) out.push_back(i);
+    else OSSL_STORE_INFO_free(i);
+  }
+  OSSL_STORE_close(s);
+  return out;
+}
+
+}  // namespace
+
+bool is_uri(std::string_view key) noexcept { return key.size() >= 7 && std::string_view(key.data(), 7) == "pkcs11:"; }
+
+Result<TokenKey> load(const std::string& uri, const TokenOptions& o) {
+  auto u = parse_uri(uri);
+  if (!u) return u.error();
+  std::string tried;
+  const auto prov = provider_path(o.provider, tried);
+  if (!prov)
+    return make_error(KErr::enopkg, "pkcs11-provider not found (tried " + tried +
+                                        "): set MODSIGN_PKCS11_PROVIDER or OPENSSL_MODULES, or install pkcs11-provider");
+  const char* module_env = std::getenv("PKCS11_PROVIDER_MODULE");
+  const std::string module = module_env ? module_env : "";
+  TokenKey out;
+  PinState pin;
+  pin.o = &o;
+  pin.typed = o.pin;
+  pin.asked = true;  // the probe asks, once; the provider only gets what it found
+  if (module.empty()) {
+    pin.asked = false;
+  } else {
+    auto view = probe(module, *u, pin.typed, o.ask, o.expect && is_ml_dsa(*o.expect));
+    if (!view) {
+      if (pin.typed) cleanse(*pin.typed);
+      return view.error();
+    }
+    if (*view) {
+      out.token = (*view)->name;
+      if (o.expect && is_ml_dsa(*o.expect) && !(*view)->ml_dsa) {
+        if (pin.typed) cleanse(*pin.typed);
+        return make_error(KErr::enopkg, "token " + out.token +
+                                            " has no CKM_ML_DSA mechanism: ML-DSA signing needs a PKCS#11 3.2 token "
+                                            "that offers it");
+      }
+    } else {
+      pin.asked = false;
+    }
+  }
+  const std::string token = out.token.empty() ? std::string("'") + u->get("token") + "'" : out.token;
+  auto ctx = std::make_shared<Context>();
+  ctx->libctx = OSSL_LIB_CTX_new();
+  if (!ctx->libctx) return make_error(KErr::enomem, "cannot create an OpenSSL library context");
+  ctx->deflt = OSSL_PROVIDER_load(ctx->libctx, "default");
+  // No digests from the token (OpenSSL's are used), and no C_Finalize when the provider is
+  // unloaded (SoftHSM 2.6 crashes when finalized while OpenSSL winds down).
+  std::string block = "digest", quirks = "no-deinit";
+  std::string mod = module;
+  OSSL_PARAM params[4];
+  int n = 0;
+  params[n++] = OSSL_PARAM_construct_utf8_string("pkcs11-module-block-operations", block.data(), 0);
+  params[n++] = OSSL_PARAM_construct_utf8_string("pkcs11-module-quirks", quirks.data(), 0);
+  if (!mod.empty()) params[n++] = OSSL_PARAM_construct_utf8_string("pkcs11-module-path", mod.data(), 0);
+  params[n] = OSSL_PARAM_construct_end();
+  ctx->p11 = OSSL_PROVIDER_load_ex(ctx->libctx, prov->c_str(), params);
+  if (!ctx->deflt || !ctx->p11) return make_error(KErr::enopkg, "cannot load pkcs11-provider " + *prov + ": " + openssl_error());
+
+  auto cleanse_typed = [&] {
+    if (pin.typed) cleanse(*pin.typed);
+  };
+  ERR_clear_error();
+  const std::string key_uri = u->get("type").empty() ? with_type(uri, "private") : uri;
+  auto keys = store_load(*ctx, key_uri, OSSL_STORE_INFO_PKEY, pin);
+  const std::string why = keys.empty() ? openssl_error() : "";
+  if (keys.empty()) {
+    cleanse_typed();
+    if (why.find("PIN_INCORRECT") != std::string::npos || why.find("0xA0") != std::string::npos ||
+        why.find("000000A0") != std::string::npos)
+      return make_error(KErr::enokey, "token " + token + ": wrong PIN (CKR_PIN_INCORRECT)");
+    if (why.find("PIN_LOCKED") != std::string::npos)
+      return make_error(KErr::enokey, "token " + token + ": PIN locked (CKR_PIN_LOCKED)");
+    if (!pin.used && !o.pin && !pin.typed)
+      return make_error(KErr::enokey, "token " + token +
+                                          ": no private key matches the URI (no PIN was given: set KBUILD_SIGN_PIN, "
+                                          "--pin-file, or type it at the prompt)");
+    return make_error(KErr::enokey, "token " + token + ": no private key matches the URI");
+  }
+  EVP_PKEY* pkey = OSSL_STORE_INFO_get1_PKEY(keys.front());
+  for (auto* i : keys) OSSL_STORE_INFO_free(i);
+  if (!pkey) {
+    cleanse_typed();
+    return make_error(KErr::enokey, "token " + token + ": no private key matches the URI");
+  }
+  auto key = PrivateKey::from_native(pkey, ctx);
+  if (!key) {
+    cleanse_typed();
+    return make_error(key.error().code, "token " + token + ": " + key.error().message);
+  }
+  out.key = std::move(key.value());
+  if (o.with_certs) {
+    auto certs = store_load(*ctx, with_type(uri, "cert"), OSSL_STORE_INFO_CERT, pin);
+    for (auto* i : certs) {
+      if (X509* x = OSSL_STORE_INFO_get0_CERT(i)) {
+        unsigned char* der = nullptr;
+        const int len = i2d_X509(x, &der);
+        if (len > 0) {
+          if (auto c = Certificate::from_der(ByteView(der, static_cast<std::size_t>(len)))) out.certs.push_back(std::move(c.value()));
+          OPENSSL_free(der);
+        }
+      }
+      OSSL_STORE_INFO_free(i);
+    }
+    ERR_clear_error();
+    if (out.certs.empty()) {
+      cleanse_typed();
+      return make_error(KErr::enokey, "token " + token + ": no certificate matches the URI (type=cert)");
+    }
+  }
+  cleanse_typed();
+  if (out.token.empty()) out.token = token;
+  return out;
+}
+
+}  // namespace modsign::crypto::pkcs11

@@ -1,0 +1,61 @@
+// modsign's own: private keys (and their certificates) on PKCS#11 tokens, named by RFC 7512
+// `pkcs11:` URIs, reached through OpenSSL's pkcs11-provider and OSSL_STORE.
+//
+// The provider is loaded into an OpenSSL library context of its own (OSSL_LIB_CTX), never
+// into the default one: a software token such as SoftHSM calls OpenSSL itself, and with the
+// provider in the default context those calls would come back into the token (a deadlock).
+// The context lives as long as the last PrivateKey made from it.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.hpp"
+#include "crypto/crypto.hpp"
+
+namespace modsign::crypto::pkcs11 {
+
+/// True when `key` names a token key ("pkcs11:" ...).
+bool is_uri(std::string_view key) noexcept;
+
+/// How load() finds the provider and logs in.
+struct TokenOptions {
+  /// pkcs11-provider's module (pkcs11.so); "" = $MODSIGN_PKCS11_PROVIDER, else
+  /// $OPENSSL_MODULES/pkcs11.so, else the build's default (tools/bootstrap-deps'
+  /// PKCS11_PROVIDER), else OpenSSL's own modules directory.
+  std::string provider;
+  /// The user PIN (the caller cleanses its copy); nullopt = ask, when the token needs it.
+  std::optional<std::string> pin;
+  /// Asked once for the PIN when `pin` is nullopt and the token asks for a login.
+  std::function<std::optional<std::string>()> ask;
+  /// The key algorithm the certificate already names, when known (ML-DSA is checked
+  /// against the token's mechanisms before anything is asked).
+  std::optional<KeyAlgo> expect;
+  /// Also load the certificates of the token object (the same URI with type=cert).
+  bool with_certs = false;
+};
+
+/// A token's key, what the token calls itself, and its certificates (with_certs).
+struct TokenKey {
+  PrivateKey key;
+  std::string token;  ///< "'LABEL' (MANUFACTURER MODEL)" for messages, or "" when not probed
+  std::vector<Certificate> certs;
+};
+
+/// Load the private key named by `uri` (RFC 7512; type=private is added when the URI has
+/// no type).  Errors (messages without the URI; the caller prefixes it):
+///  - EINVAL "not a PKCS#11 URI (RFC 7512): <why>" (unknown attribute, bad %-escape,
+///    type other than private), "the PIN must not be in the URI (pin-value): use
+///    KBUILD_SIGN_PIN, --pin-file or the prompt";
+///  - ENOPKG "pkcs11-provider not found (...)", "cannot load pkcs11-provider <path>: ...",
+///    "token <T> has no CKM_ML_DSA mechanism: ML-DSA signing needs a PKCS#11 3.2 token
+///    that offers it";
+///  - ENOKEY "no token matches the URI in <module>", "token <T>: wrong PIN
+///    (CKR_PIN_INCORRECT)", "token <T>: no private key matches the URI", "token <T>: no
+///    certificate matches the URI (type=cert)" (with_certs).
+Result<TokenKey> load(const std::string& uri, const TokenOptions& options);
+
+}  // namespace modsign::crypto::pkcs11

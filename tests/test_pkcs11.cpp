@@ -1,0 +1,280 @@
+// pkcs11: keys (issue 15 §1): a SoftHSM2 token initialised by the test in a temporary
+// directory, RSA-2048/4096 and ECDSA P-256/P-384 keys generated on the token by
+// pkcs11-tool, certificates made for them by `openssl req -x509` through pkcs11-provider,
+// and modules signed through the URI by `sign`, `sign-file` and a batch; checked by
+// `openssl cms -verify` and `modsign verify`.  The refusals (wrong PIN, missing object, bad
+// URI, ML-DSA on a token without CKM_ML_DSA) with their exact messages and exit statuses,
+// nothing written.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <modsign/sign.hpp>
+
+#include "cli_support.hpp"
+#include "test_support.hpp"
+
+namespace modsign::test {
+namespace {
+
+using test::q;
+
+constexpr const char* kSoftHsm = "/usr/lib/softhsm/libsofthsm2.so";
+constexpr const char* kToken = "modsign-test";
+const std::string kTokenName = "'modsign-test' (SoftHSM project SoftHSM v2)";
+
+std::string M() { return modsign_cli(); }
+
+/// pkcs11-provider's pkcs11.so: the build's (-DMODSIGN_PKCS11_PROVIDER, tools/check), else
+/// the one in OpenSSL's modules directory (`openssl version -m`; Debian 13's package).
+std::string provider() {
+  const std::string built = MODSIGN_PKCS11_PROVIDER;
+  if (!built.empty()) return built;
+  const auto r = run(openssl() + " version -m");
+  const auto a = r.out.find('"'), b = r.out.rfind('"');
+  return a == std::string::npos || b <= a ? std::string() : r.out.substr(a + 1, b - a - 1) + "/pkcs11.so";
+}
+
+struct TokenKey {
+  const char* label;
+  const char* pkcs11_tool_type;
+  const char* algo;  // as `sign` reports it
+  const char* verify_name;  // as `verify` reports the signature
+};
+const TokenKey kKeys[] = {{"rsa2048", "rsa:2048", "RSA", "rsa"},
+                          {"rsa4096", "rsa:4096", "RSA", "rsa"},
+                          {"p256", "EC:prime256v1", "ECDSA-P256", "ecdsa"},
+                          {"p384", "EC:secp384r1", "ECDSA-P384", "ecdsa"}};
+
+class Pkcs11 : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    const std::string conf = *dir_ / "softhsm2.conf";
+    run("mkdir -p " + q(*dir_ / "tokens"));
+    spit(conf, "directories.tokendir = " + *dir_ / "tokens" + "\nobjectstore.backend = file\nlog.level = ERROR\n");
+    setenv("SOFTHSM2_CONF", conf.c_str(), 1);
+    setenv("PKCS11_PROVIDER_MODULE", kSoftHsm, 1);
+    unsetenv("KBUILD_SIGN_PIN");
+    auto r = run(std::string("softhsm2-util --init-token --free --label ") + kToken + " --pin 1234 --so-pin 5678");
+    ASSERT_EQ(r.status, 0) << r.out << r.err;
+    // openssl's own configuration for making the certificates through the token: the
+    // provider beside OpenSSL's default one, digests kept off the token, no C_Finalize.
+    spit(*dir_ / "openssl.cnf",
+         "openssl_conf = init\n[init]\nproviders = prov\n[prov]\ndefault = dflt\npkcs11 = p11\n[dflt]\nactivate = 1\n"
+         "[p11]\nmodule = " + provider() + "\npkcs11-module-block-operations = digest\n"
+         "pkcs11-module-quirks = no-deinit\nactivate = 1\n");
+    int id = 1;
+    for (const auto& k : kKeys) {
+      r = run(std::string("pkcs11-tool --module ") + kSoftHsm + " --token-label " + kToken +
+              " --login --pin 1234 --keypairgen --key-type " + k.pkcs11_tool_type + " --label " + k.label + " --id 0" +
+              std::to_string(id++));
+      ASSERT_EQ(r.status, 0) << r.out << r.err;
+      const std::string crt = *dir_ / (std::string(k.label) + ".crt");
+      r = run("OPENSSL_CONF=" + q(*dir_ / "openssl.cnf") + " " + openssl() + " req -new -x509 -key " +
+              q(uri(k.label)) + " -passin pass:1234 -subj '/CN=token " + k.label + "/O=modsign' -days 3650 -sha256" +
+              " -addext subjectKeyIdentifier=hash -out " + q(crt) + " </dev/null");
+      ASSERT_EQ(r.status, 0) << r.out << r.err;
+    }
+    // rsa2048's and p256's certificates also go onto the token (same label and id).
+    for (const auto& [label, idn] : {std::pair{"rsa2048", "01"}, std::pair{"p256", "03"}}) {
+      r = run(openssl() + " x509 -in " + q(*dir_ / (std::string(label) + ".crt")) + " -outform DER -out " +
+              q(*dir_ / (std::string(label) + ".der")) + " && pkcs11-tool --module " + kSoftHsm + " --token-label " +
+              kToken + " --login --pin 1234 --write-object " + q(*dir_ / (std::string(label) + ".der")) +
+              " --type cert --label " + label + " --id " + idn);
+      ASSERT_EQ(r.status, 0) << r.out << r.err;
+    }
+    r = run(M() + " keygen --algo ml-dsa-65 --out " + q(*dir_ / "mldsa.pem") + " --cert-out " + q(*dir_ / "mldsa.crt"));
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  static void TearDownTestSuite() { delete dir_; }
+
+  static std::string uri(const std::string& label) { return std::string("pkcs11:token=") + kToken + ";object=" + label; }
+  static std::string crt(const std::string& label) { return *dir_ / (label + ".crt"); }
+  std::string module(const std::string& name = "mod.ko", std::size_t n = 4096) {
+    const std::string p = d_ / name;
+    spit(p, pattern(n));
+    return p;
+  }
+  /// `openssl cms -verify` of the module's detached signature (its .p7s) over its content.
+  void expect_openssl_verifies(const std::string& m, const std::string& cert, std::size_t n = 4096) {
+    spit(d_ / "content.bin", pattern(n));
+    auto r = run(openssl() + " cms -verify -binary -inform DER -in " + q(m + ".p7s") + " -content " +
+                 q(d_ / "content.bin") + " -certfile " + q(cert) + " -nointern -CAfile " + q(cert) + " -out /dev/null");
+    EXPECT_EQ(r.status, 0) << m << ": " << r.err;
+  }
+  void expect_loads(const std::string& m, const TokenKey& k) {
+    auto r = run(M() + " verify --cert " + q(crt(k.label)) + " " + q(m));
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, m + ": loads (OK): signature verified: " + k.verify_name + " signature, trusted key \"token " +
+                         k.label + "\"\n");
+  }
+  static inline TempDir* dir_ = nullptr;
+  TempDir d_;
+};
+
+TEST_F(Pkcs11, SignsWithEveryKeyTypeThroughTheUri) {
+  for (const auto& k : kKeys) {
+    SCOPED_TRACE(k.label);
+    const std::string m = module(std::string(k.label) + ".ko");
+    auto r = run("KBUILD_SIGN_PIN=1234 " + M() + " sign --key " + q(uri(k.label)) + " --cert " + q(crt(k.label)) +
+                 " --hash sha256 --p7s " + q(m));
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    EXPECT_TRUE(r.out.starts_with(m + ": signed (" + k.algo + ", no signedAttrs, sha256, CMS ")) << r.out;
+    expect_openssl_verifies(m, crt(k.label));
+    expect_loads(m, k);
+  }
+}
+
+TEST_F(Pkcs11, CertificateFromTheTokenAndPinFile) {
+  const std::string m = module();
+  spit(d_ / "pin", std::string("1234\n"));
+  auto r = run(M() + " sign --key " + q(uri("rsa2048")) + " --pin-file " + q(d_ / "pin") + " --p7s " + q(m) +
+               " </dev/null");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.find("1234"), std::string::npos);
+  EXPECT_EQ(r.err.find("1234"), std::string::npos);
+  expect_openssl_verifies(m, crt("rsa2048"));
+  expect_loads(m, kKeys[0]);
+  // The token's own certificate of an object without one: refused.
+  const std::string m2 = module("m2.ko");
+  r = run(M() + " sign --key " + q(uri("p384")) + " --pin-file " + q(d_ / "pin") + " " + q(m2) + " </dev/null");
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err, "modsign: " + uri("p384") + ": token " + kTokenName +
+                       ": no certificate matches the URI (type=cert)\n");
+  EXPECT_EQ(slurp(m2), pattern(4096));
+}
+
+TEST_F(Pkcs11, SignFileAcceptsTheUri) {
+  for (const auto& k : {kKeys[0], kKeys[2]}) {
+    const std::string m = module(std::string(k.label) + ".ko");
+    auto r = run("KBUILD_SIGN_PIN=1234 " + M() + " sign-file -p sha512 " + q(uri(k.label)) + " " + q(crt(k.label)) +
+                 " " + q(m));
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out + r.err, "");
+    expect_openssl_verifies(m, crt(k.label));
+    expect_loads(m, k);
+  }
+}
+
+TEST_F(Pkcs11, BatchOverATreeWithTwoWorkers) {
+  run("mkdir -p " + q(d_ / "tree/a") + " " + q(d_ / "tree/b"));
+  std::vector<std::string> mods;
+  for (int i = 0; i < 6; ++i) {
+    mods.push_back(d_ / ("tree/" + std::string(i % 2 ? "a" : "b") + "/m" + std::to_string(i) + ".ko"));
+    spit(mods.back(), pattern(4096));
+  }
+  for (const auto& k : {kKeys[0], kKeys[2]}) {
+    SCOPED_TRACE(k.label);
+    auto r = run("KBUILD_SIGN_PIN=1234 " + M() + " sign --key " + q(uri(k.label)) + " --cert " + q(crt(k.label)) +
+                 " --replace --p7s -j2 -r " + q(d_ / "tree"));
+    ASSERT_EQ(r.status, 0) << r.err;
+    for (const auto& m : mods) {
+      expect_openssl_verifies(m, crt(k.label));
+      expect_loads(m, k);
+    }
+  }
+}
+
+TEST_F(Pkcs11, WrongPinMissingObjectAndBadUriWriteNothing) {
+  const std::string m = module();
+  struct Case {
+    std::string env, key, err;
+  };
+  const std::vector<Case> cases = {
+      {"KBUILD_SIGN_PIN=0000", uri("rsa2048"), uri("rsa2048") + ": token " + kTokenName + ": wrong PIN (CKR_PIN_INCORRECT)"},
+      {"KBUILD_SIGN_PIN=1234", uri("nothere"), uri("nothere") + ": token " + kTokenName + ": no private key matches the URI"},
+      {"KBUILD_SIGN_PIN=1234", "pkcs11:token=nosuch;object=rsa2048",
+       "pkcs11:token=nosuch;object=rsa2048: no token matches the URI in " + std::string(kSoftHsm)},
+      {"KBUILD_SIGN_PIN=1234", uri("rsa2048") + ";colour=blue",
+       uri("rsa2048") + ";colour=blue: not a PKCS#11 URI (RFC 7512): unknown path attribute 'colour'"},
+      {"KBUILD_SIGN_PIN=1234", uri("rsa2048") + ";type=cert",
+       uri("rsa2048") + ";type=cert: not a PKCS#11 URI (RFC 7512) of a private key: type=cert"},
+      {"", uri("rsa2048") + "?pin-value=1234",
+       uri("rsa2048") + "?pin-value=1234: the PIN must not be in the URI (pin-value): use KBUILD_SIGN_PIN, --pin-file "
+                        "or the prompt"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.key);
+    auto r = run(c.env + " " + M() + " sign --key " + q(c.key) + " --cert " + q(crt("rsa2048")) + " --p7s " + q(m) +
+                 " </dev/null");
+    EXPECT_EQ(r.status, 3);
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err, "modsign: " + c.err + "\n");
+    EXPECT_EQ(slurp(m), pattern(4096));
+    EXPECT_NE(::access((m + ".p7s").c_str(), F_OK), 0);
+    // sign-file: the kernel script's exit status 1, the same message.
+    r = run(c.env + " " + M() + " sign-file sha512 " + q(c.key) + " " + q(crt("rsa2048")) + " " + q(m) + " </dev/null");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.err, "modsign: " + c.err + "\n");
+    EXPECT_EQ(slurp(m), pattern(4096));
+  }
+}
+
+TEST_F(Pkcs11, MlDsaNeedsATokenWithCkmMlDsa) {
+  // SoftHSM 2.6.1 implements PKCS#11 2.40: no CKM_ML_DSA, so no ML-DSA key can be on it.
+  const std::string m = module();
+  auto r = run("KBUILD_SIGN_PIN=1234 " + M() + " sign --key " + q(uri("rsa2048")) + " --cert " +
+               q(*dir_ / "mldsa.crt") + " --p7s " + q(m));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "modsign: " + uri("rsa2048") + ": token " + kTokenName +
+                       " has no CKM_ML_DSA mechanism: ML-DSA signing needs a PKCS#11 3.2 token that offers it\n");
+  EXPECT_EQ(slurp(m), pattern(4096));
+  EXPECT_NE(::access((m + ".p7s").c_str(), F_OK), 0);
+}
+
+TEST_F(Pkcs11, LibrarySignerLoadsTheTokenKey) {
+  spit(d_ / "pin", std::string("1234\n"));
+  KeyOptions ko;
+  ko.pin_file = d_ / "pin";
+  const Signer s = Signer::load(uri("rsa2048"), "", {}, ko);  // the certificate from the token
+  EXPECT_EQ(s.algorithm(), "RSA");
+  EXPECT_EQ(s.key_path(), uri("rsa2048"));
+  EXPECT_EQ(s.certificate_path(), uri("rsa2048"));
+  EXPECT_TRUE(s.notes().empty());
+  SignOptions o;
+  o.hash = "sha256";
+  const SignedImage si = sign_module_image(s, pattern(4096), o);
+  EXPECT_EQ(si.report.algorithm, "RSA");
+  EXPECT_EQ(si.report.hash, "sha256");
+  EXPECT_EQ(si.module.size(), 4096 + si.cms.size() + 40);
+  test::spit(d_ / "m.ko.p7s", si.cms);
+  expect_openssl_verifies(d_ / "m.ko", crt("rsa2048"));
+  // Signing from two threads with the one key (one login, a session per operation).
+  std::vector<std::thread> t;
+  std::atomic<int> ok{0};
+  for (int i = 0; i < 2; ++i)
+    t.emplace_back([&] {
+      for (int j = 0; j < 10; ++j)
+        if (sign_module_image(s, pattern(1024), o).cms.size() == si.cms.size()) ++ok;
+    });
+  for (auto& th : t) th.join();
+  EXPECT_EQ(ok.load(), 20);
+  // An empty PIN file, and the ask callback called once for a token that wants a login.
+  spit(d_ / "empty", std::string("\n"));
+  ko.pin_file = d_ / "empty";
+  try {
+    (void)Signer::load(uri("rsa2048"), "", {}, ko);
+    ADD_FAILURE() << "no throw";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), d_ / "empty" + ": empty PIN file");
+  }
+  int asked = 0;
+  const Signer s2 = Signer::load(uri("p256"), crt("p256"), [&](const std::string& what) {
+    ++asked;
+    EXPECT_EQ(what, uri("p256"));
+    return std::optional<std::string>("1234");
+  });
+  EXPECT_EQ(asked, 1);
+  EXPECT_EQ(s2.algorithm(), "ECDSA-P256");
+}
+
+}  // namespace
+}  // namespace modsign::test
