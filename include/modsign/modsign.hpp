@@ -8,6 +8,7 @@
 #include "modsign/digest.hpp"
 #include "modsign/export.hpp"
 #include "modsign/ima.hpp"
+#include "modsign/kexec.hpp"
 #include "modsign/keygen.hpp"
 #include "modsign/load_verdict.hpp"
 #include "modsign/module.hpp"
