@@ -217,7 +217,8 @@ Runner setup_verify(CLI::App& c) {
       ->capture_default_str();
   c.add_flag("--kexec-sig-force", a->kexec_sig_force, "CONFIG_KEXEC_SIG_FORCE=y (with --usage kexec)");
   c.add_option("--platform-keyring", a->platform,
-               "certificates of the .platform keyring (UEFI db, MOK), tried on ENOKEY (with --usage kexec)");
+               "certificates of the .platform keyring (UEFI db, MOK), tried on ENOKEY (with --usage kexec); repeatable")
+      ->allow_extra_args(false);
   c.add_option("MODULE", a->modules, "modules (with --usage kexec: kernel images) to verify");
   return [a] { return cmd_verify(*a); };
 }
