@@ -15,7 +15,7 @@ import os
 import shutil
 import subprocess
 
-from .common import HERE, KEYS, die, run
+from .common import KEYS, die, run, static_helper
 
 # kernel name: (sig_force, Debian suite of the image or None for the booted kernel's own, test keys trusted)
 KEXEC = {
@@ -97,13 +97,7 @@ def kexec_cases(work, vmlinuz, test_keys):
 
 def kexec_initramfs(work, cases):
     """initramfs entries: /kexec/<case>, /kexec/list and /bin/msc-kexec (built statically)."""
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if not cc:
-        die("no C compiler for tests/kernel/kexec_load.c", 77)
-    exe = os.path.join(work, "msc-kexec")
-    run([cc, "-static", "-Os", "-Wall", "-o", exe, os.path.join(HERE, "tests", "kernel", "kexec_load.c")])
-    with open(exe, "rb") as f:
-        helper = f.read()
+    helper = static_helper(work, "msc-kexec", "kexec_load.c")
     entries = [("kexec", 0o40755, b"", 0, 0), ("bin/msc-kexec", 0o100755, helper, 0, 0)]
     entries += [("kexec/" + n, 0o100644, data, 0, 0) for n, _, data in cases]
     entries.append(("kexec/list", 0o100644, "".join(n + "\n" for n, _, _ in cases).encode(), 0, 0))
