@@ -4,10 +4,9 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import subprocess
 
-from .common import HERE, KEYS, die, run, static_helper
+from .common import KEYS, run, static_helper
 from .cases_ima import IMA_CERT, IMA_POLICY
 from .qemu import tag
 
