@@ -208,6 +208,12 @@ TEST(ApiKexec, RevokedSignerAndDbxHash) {
   v = verdict(im.signed_, trust({im.builtin}, {d / "bin.list"}), true, false, &platform);
   EXPECT_EQ(v.outcome, KexecOutcome::loads) << v.reason;
   EXPECT_EQ(to_hex(v.image_digest), hash);
+  // The same hash as a dbx EFI_CERT_SHA256 entry (what firmware compares): still loads.
+  sh(test::modsign_cli() + " dbx add-hash --owner 77fa9abd-0359-4d32-bd60-28f4e78f784b -o " + q(d / "dbx.esl") + " " + hash);
+  const TrustStore dbx = TrustStore::load({{im.builtin}, {}, {}, {d / "dbx.esl"}, false}, *KernelProfile::parse("v6"));
+  EXPECT_EQ(dbx.blacklist_descriptions(), std::vector<std::string>{"bin:" + hash});
+  v = verdict(im.signed_, dbx, true, false, &platform);
+  EXPECT_EQ(v.outcome, KexecOutcome::loads) << v.reason;
 }
 
 TEST(ApiKexec, ProbeAndParseErrors) {
