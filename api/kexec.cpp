@@ -18,11 +18,8 @@ std::string_view kexec_outcome_name(KexecOutcome o) {
 
 KexecVerdict kexec_verdict(ByteView image, const TrustStore& trust, const TrustStore* platform,
                            const KernelProfile& profile, const KexecOptions& options) {
-  crypto::Backend backend = crypto::default_ml_dsa_backend(crypto::MlDsaOp::verify);
-  if (options.backend == "openssl") backend = crypto::Backend::openssl;
-  if (options.backend == "botan") backend = crypto::Backend::botan;
   return module::kexec_file_check(image, trust.impl().keyring, platform ? &platform->impl().keyring : nullptr,
-                                  api::to_kernel(profile), options.sig_force, backend);
+                                  api::to_kernel(profile), options.sig_force, api::backend_named(options.backend));
 }
 
 KexecVerdict kexec_verdict_file(const std::string& path, const TrustStore& trust, const TrustStore* platform,
