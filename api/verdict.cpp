@@ -9,17 +9,15 @@
 
 namespace modsign {
 
-namespace {
-crypto::Backend backend_named(const std::string& name) {
+crypto::Backend api::backend_named(const std::string& name) {
   if (name == "botan") return crypto::Backend::botan;
   if (name == "openssl") return crypto::Backend::openssl;
   return crypto::default_ml_dsa_backend(crypto::MlDsaOp::verify);
 }
-}  // namespace
 
 Verdict predict_module_image(const ModuleImage& m, const TrustStore& trust, const KernelProfile& profile,
                              const std::string& backend) {
-  Verdict v = module::module_sig_check_image(m, trust.impl().keyring, api::to_kernel(profile), backend_named(backend));
+  Verdict v = module::module_sig_check_image(m, trust.impl().keyring, api::to_kernel(profile), api::backend_named(backend));
   if (const auto stack = module::split_stack(m.image); stack.size() > 1) {
     const std::size_t n = stack.size() - 1;
     v.notes.push_back("note: " + std::to_string(n) + (n == 1 ? " more signature" : " more signatures") +

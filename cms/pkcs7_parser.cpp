@@ -334,6 +334,7 @@ void parse_signed_data(ParseContext& ctx, Reader& sd) {
       Element data = explicit0.next();
       explicit0.finish("content [0]");
       ctx.msg.data = copy(data.content);
+      ctx.msg.data_header = copy(data.tlv.first(data.header_len()));
       ctx.msg.data_embedded = true;
     }
     if (!ci.empty()) fail(KErr::ebadmsg, "unexpected data in contentInfo");

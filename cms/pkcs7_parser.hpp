@@ -74,6 +74,9 @@ struct Pkcs7Message {
   std::vector<SignedInfo> signed_infos;
   Bytes data_type;                 ///< OID contents of eContentType
   std::optional<Bytes> data;       ///< embedded eContent, or supplied detached data
+  /// Identifier and length octets of the embedded content element (pkcs7_note_data's
+  /// hdrlen: what pkcs7_get_content_data reports, and mscode_parse steps back over).
+  Bytes data_header;
   bool data_embedded = false;
   bool have_authattrs = false;
   bool authattrs_rej_waivable = false;

@@ -102,7 +102,8 @@ Status load_keyring_path(Keyring& out, const std::string& path, const KernelProf
 }
 
 VerifyReport verify_with(ByteView pkcs7, const Keyring& keyring, Usage usage, const KernelProfile& profile,
-                         crypto::Backend backend, const std::function<Status(Pkcs7Message&)>& supply) {
+                         crypto::Backend backend, const std::function<Status(Pkcs7Message&)>& supply,
+                         const std::function<Status(Pkcs7Message&)>& view_content) {
   VerifyReport rep;
   auto done = [&](const Error& e) {
     rep.err = e.code;
@@ -147,6 +148,8 @@ VerifyReport verify_with(ByteView pkcs7, const Keyring& keyring, Usage usage, co
               : pkcs7_validate_trust(*msg, keyring.certificates, profile);
   if (!st) return done(st.error());
   rep.trusted_by = msg->trusted_by;
+  if (view_content)
+    if (auto v = view_content(*msg); !v) return done(v.error());
   return rep;
 }
 

@@ -51,10 +51,13 @@ VerifyReport verify_pkcs7_signature(ByteView data, ByteView pkcs7, const Keyring
 /// verify_pkcs7_message_sig() on a message pkcs7_parse_message() parses from `pkcs7`: the
 /// data step is `supply` (its failure: EBADMSG "PKCS#7 signature with non-detached data"),
 /// then pkcs7_verify(usage), the revocation check and pkcs7_validate_trust(keyring), each
-/// as described at verify_pkcs7_signature().  Shared by verify_pkcs7_signature(),
-/// verify_pkcs7_signature_prehashed() and IMA's digest::ima_modsig_verify().
+/// as described at verify_pkcs7_signature(), then, when given, `view_content` (the
+/// kernel's view_content callback, e.g. mscode_parse for kexec: its error is the verdict).
+/// Shared by verify_pkcs7_signature(), verify_pkcs7_signature_prehashed(), IMA's
+/// digest::ima_modsig_verify() and verify_pefile_signature().
 VerifyReport verify_with(ByteView pkcs7, const Keyring& keyring, Usage usage, const KernelProfile& profile,
-                         crypto::Backend backend, const std::function<Status(Pkcs7Message&)>& supply);
+                         crypto::Backend backend, const std::function<Status(Pkcs7Message&)>& supply,
+                         const std::function<Status(Pkcs7Message&)>& view_content = {});
 
 /// The same for detached data that is not in memory: `digests` holds H(data) for each
 /// kernel hash name the signers use and `mus` the ML-DSA μ of the data per raw public key

@@ -16,6 +16,9 @@ std::string_view errno_name(KErr e) noexcept {
     case KErr::enokey: return "ENOKEY";
     case KErr::ekeyrejected: return "EKEYREJECTED";
     case KErr::emsgsize: return "EMSGSIZE";
+    case KErr::enoexec: return "ENOEXEC";
+    case KErr::elibbad: return "ELIBBAD";
+    case KErr::enotsupp: return "ENOTSUPP";
   }
   return "E?";
 }

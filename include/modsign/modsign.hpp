@@ -9,6 +9,7 @@
 #include "modsign/export.hpp"
 #include "modsign/ima.hpp"
 #include "modsign/kernel_config.hpp"
+#include "modsign/kexec.hpp"
 #include "modsign/keygen.hpp"
 #include "modsign/load_verdict.hpp"
 #include "modsign/module.hpp"

@@ -39,6 +39,11 @@ enum class KErr : int {
   enokey = ENOKEY,              // 126
   ekeyrejected = EKEYREJECTED,  // 129
   emsgsize = EMSGSIZE,          // 90
+  enoexec = ENOEXEC,            // 8: not an image the loader knows (bzImage64_probe)
+  elibbad = ELIBBAD,            // 80: a PE image verify_pefile cannot parse
+  /// 524, the kernel-internal ENOTSUPP (include/linux/errno.h), which reaches user space
+  /// from pefile_strip_sig_wrapper (glibc has no name for it: "Unknown error 524").
+  enotsupp = 524,
 };
 
 /// Upper-case errno name ("EBADMSG"), or "OK" for KErr::none.

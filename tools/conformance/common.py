@@ -28,3 +28,16 @@ def run(cmd, **kw):
         raise RuntimeError("%s failed (%d): %s" % (" ".join(cmd), p.returncode,
                                                    p.stderr.decode(errors="replace")[-2000:]))
     return p.stdout
+
+
+def static_helper(work, name, source):
+    """The bytes of a guest helper: tests/kernel/<source> built statically with the host's C
+    compiler into work/<name>."""
+    import shutil
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        die("no C compiler for tests/kernel/%s" % source, 77)
+    exe = os.path.join(work, name)
+    run([cc, "-static", "-Os", "-Wall", "-o", exe, os.path.join(HERE, "tests", "kernel", source)])
+    with open(exe, "rb") as f:
+        return f.read()

@@ -11,6 +11,7 @@ from .cases_common import ALGS, Ctx
 from .cases_mldsa import mldsa_cases
 from .cases_debian import debian_cases
 from .cases_ima import ima_cases
+from .cases_kexec import KEXEC, kexec_cases, kexec_initramfs, kexec_predict, kexec_rows
 from .qemu import boot, crypto_modules, make_initramfs, parse_serial, tag
 from .predict import ima_initramfs, ima_kernel_view, ima_predict, ima_replay_row, ima_rows, predict
 
@@ -106,6 +107,20 @@ def run_kernel(name, args, modsign, openssl):
         extra += ima_initramfs(work)
     else:
         pred = predict(modsign, profile, flags, k["keyring"], paths, k.get("blacklist"))
+    kx = None
+    if name in KEXEC:  # kexec_file_load cases, run after the module cases (cases_kexec.py)
+        sig_force, suite, test_keys = KEXEC[name]
+        t1 = time.time()
+        kx = kexec_cases(work, debian_kernel(suite)["vmlinuz"] if suite else k["vmlinuz"], test_keys)
+        kdir = os.path.join(work, "kexec")
+        os.makedirs(kdir, exist_ok=True)
+        for n, _, data in kx:
+            with open(os.path.join(kdir, n), "wb") as f:
+                f.write(data)
+        kpred = kexec_predict(modsign, profile, flags, k["keyring"], [os.path.join(kdir, n) for n, _, _ in kx],
+                              k.get("blacklist"), sig_force)
+        extra += kexec_initramfs(work, kx)
+        log("%s: %d kexec cases prepared in %.0f s" % (name, len(kx), time.time() - t1))
     make_initramfs(initrd, cases, k["modname"], extra)
     serial = os.path.join(work, "serial.log")
     t_boot = boot(k["vmlinuz"], initrd, serial, args.timeout, cmdline)
@@ -124,6 +139,8 @@ def run_kernel(name, args, modsign, openssl):
         extra_info = {"policy": ima["policy"], "records": len(recs)}
     else:
         rows = plain_rows(cases, descs, results, logs, pred)
+    if kx is not None:
+        rows += kexec_rows(serial, kx, kpred)
     agree = sum(r["agree"] for r in rows)
     log("%s (%s): %d/%d agree; kernel %.0f s, boot %.0f s" % (name, release, agree, len(rows), t_get, t_boot))
     for r in rows:

@@ -43,6 +43,15 @@ if [ -d $IMA ]; then
   base64 $IMA/binary_runtime_measurements
   echo MSC-IMA-END
 fi
+if [ -x /bin/msc-kexec ]; then
+  dmesg -c >/dev/null
+  while read -r f; do
+    out=$(/bin/msc-kexec "/kexec/$f" 2>&1 | tr '\n' ' '); rc=$?
+    case $out in "kexec_file_load: 0"*) rc=0 ;; *) rc=1 ;; esac
+    echo "MSC-KEXEC $f rc=$rc out=$out"
+    dmesg -c | while IFS= read -r l; do echo "MSC-KLOG $f $l"; done
+  done < /kexec/list
+fi
 echo MSC-DONE
 poweroff -f
 """

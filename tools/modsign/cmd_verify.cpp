@@ -1,10 +1,12 @@
 // `modsign verify`: what a kernel does when loading each module (module_sig_check and
 // the PKCS#7 checks behind it: modsign::predict_module_file); a batch over many modules.
+// With --usage kexec: what kexec_file_load does with each kernel image (modsign::kexec_verdict_file).
 #include <modsign/modsign.hpp>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <filesystem>
+#include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -29,6 +31,9 @@ struct VerifyArgs {
   bool waive = false, enforce = false, lockdown = false, json = false;
   BatchOptions batch;
   KernelBuildOptions kernel_build;  // --kernel-build / --kernel-config: the profile from that kernel
+  std::string usage = "module";
+  bool kexec_sig_force = false;
+  std::vector<std::string> platform;  ///< --platform-keyring
 };
 
 nlohmann::json signers_json(const std::vector<SignerSummary>& ss) {
@@ -54,7 +59,70 @@ void report_verdict(const VerifyArgs& a, nlohmann::json& j, const std::string& p
   }
 }
 
+/// --usage kexec: each IMAGE on its own, in order; exit 0 only when every image loads verified.
+int cmd_verify_kexec(const VerifyArgs& a) {
+  if (a.modules.empty()) {
+    complain("", "no kernel images given (IMAGE...)");
+    return kExitUsage;
+  }
+  if (!a.dirs.empty() || a.enforce || a.waive) {
+    complain("", std::string(!a.dirs.empty() ? "-r" : a.enforce ? "--enforce" : "--waive-mldsa-authattrs") +
+                     " does not apply to --usage kexec (use --kexec-sig-force for CONFIG_KEXEC_SIG_FORCE)");
+    return kExitUsage;
+  }
+  auto profile = public_profile(a.kernel);
+  if (!profile) return kExitUsage;
+  profile->set_lockdown(a.lockdown);
+  const auto trust = load_trust(a.trust, *profile);
+  if (!trust) return kExitInput;
+  std::optional<TrustStore> platform;
+  if (!a.platform.empty()) {
+    TrustOptions p;
+    p.keyrings = a.platform;
+    p.strict = a.trust.strict;
+    platform = load_trust(p, *profile);
+    if (!platform) return kExitInput;
+  }
+  KexecOptions ko;
+  ko.sig_force = a.kexec_sig_force;
+  ko.backend = a.backend;
+  int status = kExitOk;
+  for (const auto& path : a.modules) {
+    KexecVerdict v;
+    try {
+      v = kexec_verdict_file(path, *trust, platform ? &*platform : nullptr, *profile, ko);
+    } catch (const std::runtime_error& e) {  // IoError, InputError
+      complain("", e.what());
+      if (a.json)
+        std::cout << dump({{"path", path}, {"kernel", profile->name()}, {"usage", "kexec"}, {"outcome", "error"},
+                           {"errno", nullptr}, {"reason", e.what()}})
+                  << "\n";
+      status = std::max(status, kExitInput);
+      continue;
+    }
+    if (a.json) {
+      nlohmann::json j{{"path", path}, {"kernel", profile->name()}, {"usage", "kexec"},
+                       {"outcome", kexec_outcome_name(v.outcome)}, {"errno", errno_name(v.err)},
+                       {"sig_errno", errno_name(v.sig_errno)}, {"load_errno", errno_name(v.load_errno)},
+                       {"keyring", v.keyring}, {"reason", v.reason}, {"signers", signers_json(v.signers)},
+                       {"digest_algo", v.digest_algo}, {"signed_digest", to_hex(v.signed_digest)},
+                       {"image_digest", to_hex(v.image_digest)}};
+      std::cout << dump(j) << "\n";
+    } else {
+      std::cout << printable(path) << ": " << kexec_outcome_name(v.outcome) << " (" << errno_name(v.err)
+                << "): " << printable(v.reason) << "\n";
+    }
+    if (v.outcome != KexecOutcome::loads) status = std::max(status, kExitVerdict);
+  }
+  return status;
+}
+
 int cmd_verify(const VerifyArgs& a) {
+  if (a.usage == "kexec") return cmd_verify_kexec(a);
+  if (a.kexec_sig_force || !a.platform.empty()) {
+    complain("", std::string(a.kexec_sig_force ? "--kexec-sig-force" : "--platform-keyring") + " requires --usage kexec");
+    return kExitUsage;
+  }
   if (a.modules.empty() && a.dirs.empty()) {  // exit 0 would claim that every module loads
     complain("", "no modules given (MODULE... or -r DIR)");
     return kExitUsage;
@@ -164,7 +232,14 @@ Runner setup_verify(CLI::App& c) {
       "instead of --kernel) and warnings when its settings refuse the module's signature");
   kb->excludes("--kernel");
   kc->excludes("--kernel");
-  c.add_option("MODULE", a->modules, "modules to verify");
+  c.add_option("--usage", a->usage, "what the signature is checked for: module (init_module) or kexec (kexec_file_load of a kernel image)")
+      ->check(CLI::IsMember({"module", "kexec"}))
+      ->capture_default_str();
+  c.add_flag("--kexec-sig-force", a->kexec_sig_force, "CONFIG_KEXEC_SIG_FORCE=y (with --usage kexec)");
+  c.add_option("--platform-keyring", a->platform,
+               "certificates of the .platform keyring (UEFI db, MOK), tried on ENOKEY (with --usage kexec); repeatable")
+      ->allow_extra_args(false);
+  c.add_option("MODULE", a->modules, "modules (with --usage kexec: kernel images) to verify");
   return [a] { return cmd_verify(*a); };
 }
 

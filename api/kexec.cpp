@@ -1,0 +1,32 @@
+// modsign — kexec_verdict() and kexec_verdict_file() (include/modsign/kexec.hpp).
+#include "modsign/kexec.hpp"
+
+#include "api/internal.hpp"
+#include "common/file.hpp"
+#include "module/kexec_file.hpp"
+
+namespace modsign {
+
+std::string_view kexec_outcome_name(KexecOutcome o) {
+  switch (o) {
+    case KexecOutcome::loads: return "loads";
+    case KexecOutcome::loads_unverified: return "loads-unverified";
+    case KexecOutcome::refused: return "refused";
+  }
+  return "refused";
+}
+
+KexecVerdict kexec_verdict(ByteView image, const TrustStore& trust, const TrustStore* platform,
+                           const KernelProfile& profile, const KexecOptions& options) {
+  return module::kexec_file_check(image, trust.impl().keyring, platform ? &platform->impl().keyring : nullptr,
+                                  api::to_kernel(profile), options.sig_force, api::backend_named(options.backend));
+}
+
+KexecVerdict kexec_verdict_file(const std::string& path, const TrustStore& trust, const TrustStore* platform,
+                                const KernelProfile& profile, const KexecOptions& options) {
+  constexpr std::uint64_t kKexecFileSizeMax = 0x7fffffff;  // KEXEC_FILE_SIZE_MAX (INT_MAX)
+  const Bytes image = read_file(path, kKexecFileSizeMax);
+  return kexec_verdict(image, trust, platform, profile, options);
+}
+
+}  // namespace modsign

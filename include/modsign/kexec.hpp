@@ -1,0 +1,95 @@
+// modsign — what kexec_file_load() does with a kernel image: the signature check of the
+// bzImage's PE/COFF (Authenticode) signature, predicted errno for errno.  Mirrors
+// kimage_file_prepare_segments(), kimage_validate_signature() and
+// kexec_kernel_verify_pe_sig() in kernel/kexec_file.c, bzImage64_probe() in
+// arch/x86/kernel/kexec-bzimage64.c, verify_pefile_signature() in
+// crypto/asymmetric_keys/verify_pefile.c and mscode_parse() in
+// crypto/asymmetric_keys/mscode_parser.c, Linux 7.2.13 (docs/kernel-semantics.md, "kexec").
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "modsign/export.hpp"
+#include "modsign/load_verdict.hpp"
+#include "modsign/profile.hpp"
+#include "modsign/result.hpp"
+#include "modsign/trust.hpp"
+
+namespace modsign {
+
+/// What kexec_file_load() does with the image.
+enum class KexecOutcome {
+  loads,             ///< the signature verified
+  loads_unverified,  ///< verification failed but is not enforced: the kernel logs it and loads
+  refused,           ///< kexec_file_load fails with KexecVerdict::load_errno
+};
+/// "loads", "loads-unverified", "refused".
+MODSIGN_API std::string_view kexec_outcome_name(KexecOutcome o);
+
+/// The kernel configuration kexec's verdict depends on, beyond KernelProfile::lockdown()
+/// (lockdown=integrity or confidentiality: LOCKDOWN_KEXEC).
+struct KexecOptions {
+  /// CONFIG_KEXEC_SIG_FORCE (or set_kexec_sig_enforced(), s390 secure boot): a failed
+  /// verification refuses the image with its own errno.
+  bool sig_force = false;
+  /// Verification backend for ML-DSA, as PredictOptions::backend ("auto", "openssl", "botan").
+  std::string backend = "auto";
+};
+
+/// The predicted outcome of kexec_file_load(kernel_fd, -1, cmdline, KEXEC_FILE_NO_INITRAMFS)
+/// for one image (`modsign verify --usage kexec` prints it).
+struct KexecVerdict {
+  KexecOutcome outcome = KexecOutcome::refused;
+  /// The errno verify shows: none when it loads verified, load_errno when refused, else
+  /// (loads-unverified) sig_errno.
+  KErr err = KErr::none;
+  /// What kexec_image_verify_sig() returned (none = verified); also none when the image
+  /// was refused by the loader's probe before any signature check.
+  KErr sig_errno = KErr::none;
+  /// What kexec_file_load() returns: ENOEXEC from bzImage64_probe; with a failed check
+  /// sig_errno under sig_force, EPERM under lockdown, else none.
+  KErr load_errno = KErr::none;
+  std::string reason;                   ///< the kernel's log wording plus modsign's detail
+  /// Keyring whose verdict sig_errno is: "secondary" (.secondary_trusted_keys, or
+  /// .builtin_trusted_keys without CONFIG_SECONDARY_TRUSTED_KEYRING) or "platform" (the
+  /// retry on ENOKEY); "" when no signature was checked.
+  std::string keyring;
+  std::vector<SignerSummary> signers;   ///< every SignerInfo of the image's PKCS#7
+  std::vector<std::string> trusted_by;  ///< CN of the trusted certificate(s) that vouched
+  std::vector<std::string> log;         ///< other kernel log lines
+  /// The image digest named by SpcIndirectDataContent ("sha256"), "" when not reached.
+  std::string digest_algo;
+  /// SpcIndirectDataContent's digest, and the kernel's own digest of the image (its
+  /// pefile_digest_pe byte runs; empty when not reached).  They differ on EKEYREJECTED
+  /// "Digest mismatch".
+  Bytes signed_digest, image_digest;
+};
+
+/// Predict kexec_file_load() for the image bytes `image` on the kernel of `profile`:
+///  1. bzImage64_probe: ENOEXEC (refused, no signature check) for anything but an x86-64
+///     bzImage of boot protocol 2.12 or later loadable above 4 GiB;
+///  2. kexec_kernel_verify_pe_sig: verify_pefile_signature against `trust` (the
+///     .secondary_trusted_keys: builtin and secondary certificates, with trust's
+///     .blacklist) — ENODATA unsigned, ELIBBAD unparsable PE, ENOTSUPP (524) a
+///     WIN_CERTIFICATE not revision 2.0 / PKCS, EMSGSIZE, EBADMSG and ENOPKG from the
+///     PKCS#7 and SpcIndirectDataContent, ENOKEY untrusted signer, EKEYREJECTED bad
+///     signature, revoked or tbs:-listed certificate, or image digest mismatch; on ENOKEY,
+///     when `platform` is given (CONFIG_INTEGRITY_PLATFORM_KEYRING with the UEFI db/MOK
+///     certificates it holds), the same against `platform`'s certificates (and trust's
+///     .blacklist).  bin: hashes (dbx EFI_CERT_SHA256 entries) are never consulted: no
+///     kexec path calls is_binary_blacklisted();
+///  3. kimage_validate_signature: a failure refuses the image with its errno under
+///     options.sig_force, with EPERM under profile.lockdown(), else loads unverified.
+/// IMA's appraisal of KEXEC_KERNEL_CHECK (ima_appraise_signature) is not modelled: no IMA
+/// policy is assumed.  Never throws for image content (std::bad_alloc aside).
+MODSIGN_API KexecVerdict kexec_verdict(ByteView image, const TrustStore& trust, const TrustStore* platform,
+                                       const KernelProfile& profile, const KexecOptions& options = {});
+
+/// The same for the file at `path` (read whole, at most 2 GiB - 1 bytes: KEXEC_FILE_SIZE_MAX).
+/// Throws IoError when it cannot be read or is larger.
+MODSIGN_API KexecVerdict kexec_verdict_file(const std::string& path, const TrustStore& trust, const TrustStore* platform,
+                                            const KernelProfile& profile, const KexecOptions& options = {});
+
+}  // namespace modsign

@@ -1,0 +1,66 @@
+// mirrors kernel/kexec_file.c kexec_kernel_verify_pe_sig, kexec_image_verify_sig, kimage_validate_signature, kimage_file_prepare_segments (the order of its checks), Linux 7.2.13
+#include "module/kexec_file.hpp"
+
+#include "cms/verify_pefile.hpp"
+#include "module/kexec_bzimage64.hpp"
+
+namespace modsign::module {
+
+namespace {
+
+void take(KexecVerdict& v, const kernel::PefileReport& r, const char* keyring) {
+  v.sig_errno = r.pkcs7.err;
+  v.reason = r.pkcs7.reason;
+  v.keyring = keyring;
+  v.signers = r.pkcs7.signers;
+  v.trusted_by = r.pkcs7.trusted_by;
+  v.log = r.pkcs7.log;
+  v.digest_algo = r.ctx.digest_algo;
+  v.signed_digest = r.ctx.digest;
+  v.image_digest = r.computed;
+}
+
+}  // namespace
+
+KexecVerdict kexec_file_check(ByteView image, const kernel::Keyring& secondary, const kernel::Keyring* platform,
+                              const kernel::KernelProfile& profile, bool sig_force, crypto::Backend backend) {
+  KexecVerdict v;
+  // arch_kexec_kernel_image_probe comes first: an image no loader takes is never checked.
+  if (auto st = bzimage64_probe(image); !st) {
+    v.outcome = KexecOutcome::refused;
+    v.err = v.load_errno = st.error().code;
+    v.reason = st.error().message;
+    return v;
+  }
+  // kexec_kernel_verify_pe_sig: VERIFY_USE_SECONDARY_KEYRING, then the platform keyring.
+  take(v, kernel::verify_pefile_signature(image, secondary, profile, backend), "secondary");
+  if (v.sig_errno == KErr::enokey && platform) {
+    kernel::Keyring plat{platform->certificates, secondary.blacklist};
+    const std::string first = v.reason;
+    take(v, kernel::verify_pefile_signature(image, plat, profile, backend), "platform");
+    v.reason = "secondary keyring: " + first + "; platform keyring: " + v.reason;
+  }
+  if (v.sig_errno == KErr::none) {
+    v.outcome = KexecOutcome::loads;
+    v.reason = "signature verified (" + v.keyring + " keyring)";
+    return v;
+  }
+  // kimage_validate_signature
+  if (sig_force) {
+    v.outcome = KexecOutcome::refused;
+    v.err = v.load_errno = v.sig_errno;
+    v.reason = "Enforced kernel signature verification failed (" + std::string(errno_name(v.sig_errno)) + "): " + v.reason;
+  } else if (profile.lockdown) {
+    v.outcome = KexecOutcome::refused;
+    v.err = v.load_errno = KErr::eperm;
+    v.reason = "Lockdown: kexec of unsigned images is restricted (" + std::string(errno_name(v.sig_errno)) + ": " +
+               v.reason + ")";
+  } else {
+    v.outcome = KexecOutcome::loads_unverified;
+    v.err = v.sig_errno;
+    v.reason = "kernel signature verification failed (" + std::string(errno_name(v.sig_errno)) + "): " + v.reason;
+  }
+  return v;
+}
+
+}  // namespace modsign::module

@@ -1,0 +1,280 @@
+// kexec_verdict() (include/modsign/kexec.hpp) on Debian's signed vmlinuz and changed copies
+// (sbattach --remove, sbsign with other keys, byte edits), each with its exact errno; the
+// kernel's image digest against `pesign -h`, trusted re-signed images against sbverify, and
+// `modsign verify --usage kexec` (output, JSON, exit statuses).  The same cases run against
+// real kernels in tools/conformance/cases_kexec.py.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "modsign/modsign.hpp"
+#include "test_support.hpp"
+
+namespace modsign {
+namespace {
+
+using test::q;
+
+std::string sh(const std::string& cmd) {
+  auto r = test::run(cmd);
+  EXPECT_EQ(r.status, 0) << cmd << "\n" << r.err;
+  return r.out;
+}
+
+std::string field(const std::string& out, const std::string& k) {
+  const auto pos = out.find(k + "=");
+  return pos == std::string::npos ? std::string() : out.substr(pos + k.size() + 1, out.find('\n', pos) - pos - k.size() - 1);
+}
+
+/// Debian's vmlinuz and the images made from it, once.
+struct Images {
+  test::TempDir dir;
+  std::string signed_, unsigned_, flipped, unknown, unknown_cert, test_rsa, test_rsa_flipped, appended, revision;
+  std::string builtin, signer;  ///< the kernel's built-in certificate; the image signer's certificate (PEM)
+  std::string skip;
+};
+
+std::string sb_sign(const Images& im, const std::string& key, const std::string& cert, const std::string& name) {
+  const std::string out = im.dir / name;
+  sh("sbsign --key " + q(key) + " --cert " + q(cert) + " --output " + q(out) + " " + q(im.unsigned_) + " 2>&1");
+  return out;
+}
+
+std::string edited(const Images& im, const std::string& from, const std::string& name, std::size_t at, std::uint8_t x) {
+  Bytes b = test::slurp(from);
+  b.at(at == SIZE_MAX ? b.size() / 2 : at) ^= x;
+  test::spit(im.dir / name, b);
+  return im.dir / name;
+}
+
+/// File offset of the Certificate Table (data directory 4) of a PE32+ image.
+std::size_t cert_table(const Bytes& b) {
+  auto u32 = [&](std::size_t o) { return std::size_t{b[o]} | b[o + 1] << 8 | b[o + 2] << 16 | std::size_t{b[o + 3]} << 24; };
+  return u32(u32(0x3c) + 24 + 112 + 32);
+}
+
+const Images& images() {
+  static Images* im = [] {
+    auto* r = new Images;
+    for (const char* tool : {"sbsign", "sbattach", "sbverify", "pesign"})
+      if (test::run(std::string("command -v ") + tool).status != 0)
+        ADD_FAILURE() << tool << " is not installed (Debian packages sbsigntool, pesign; tools/check installs them)";
+    auto f = test::run(q(std::string(MODSIGN_SOURCE_DIR) + "/tools/fetch-debian-kernel"));
+    if (f.status == 77) {
+      r->skip = "no Debian kernel package reachable: " + f.err;
+      return r;
+    }
+    EXPECT_EQ(f.status, 0) << f.err;
+    r->signed_ = r->dir / "signed.efi";
+    sh("cp " + q(field(f.out, "VMLINUZ")) + " " + q(r->signed_));
+    r->builtin = field(f.out, "DIR") + "/builtin-1.der";
+    r->unsigned_ = r->dir / "unsigned.efi";
+    sh("cp " + q(r->signed_) + " " + q(r->unsigned_) + " && sbattach --remove " + q(r->unsigned_));
+    r->flipped = edited(*r, r->signed_, "flipped.efi", SIZE_MAX, 0x01);
+    const std::string ukey = r->dir / "unknown.key";
+    r->unknown_cert = r->dir / "unknown.crt";
+    sh(test::openssl() + " req -new -x509 -newkey rsa:2048 -nodes -keyout " + q(ukey) + " -out " + q(r->unknown_cert) +
+       " -subj /CN=kexec-unknown -days 3650 2>&1");
+    r->unknown = sb_sign(*r, ukey, r->unknown_cert, "unknown.efi");
+    const std::string keys = std::string(MODSIGN_SOURCE_DIR) + "/tests/kernel/keys/";
+    r->test_rsa = sb_sign(*r, keys + "rsa.key.pem", keys + "rsa.cert.pem", "rsa.efi");
+    r->test_rsa_flipped = edited(*r, r->test_rsa, "rsa-flipped.efi", SIZE_MAX, 0x01);
+    Bytes app = test::slurp(r->test_rsa);
+    app.insert(app.end(), 8, 0);
+    r->appended = r->dir / "rsa-appended.efi";
+    test::spit(r->appended, app);
+    const Bytes s = test::slurp(r->signed_);
+    r->revision = edited(*r, r->signed_, "revision.efi", cert_table(s) + 5, 0x03);  // wRevision 0x0200 -> 0x0100
+    // The signer's certificate, from the image's PKCS#7 (sbverify --list names it).
+    r->signer = r->dir / "signer.pem";
+    const std::string p7 = r->dir / "sig.p7";
+    sh("sbattach --detach " + q(p7) + " " + q(r->signed_));
+    sh(test::openssl() + " pkcs7 -inform DER -in " + q(p7) + " -print_certs | " + test::openssl() +
+       " x509 -out " + q(r->signer));
+    return r;
+  }();
+  return *im;
+}
+
+#define NEED_IMAGES()                          \
+  const Images& im = images();                 \
+  if (!im.skip.empty()) GTEST_SKIP() << im.skip;
+
+TrustStore trust(const std::vector<std::string>& certs, const std::vector<std::string>& blacklists = {},
+                 const std::vector<std::string>& revoked = {}) {
+  return TrustStore::load({certs, blacklists, revoked, {}, false}, *KernelProfile::parse("v6"));
+}
+
+KexecVerdict verdict(const std::string& path, const TrustStore& t, bool force = false, bool lockdown = false,
+                     const TrustStore* platform = nullptr) {
+  KernelProfile p = *KernelProfile::parse("v6");
+  p.set_lockdown(lockdown);
+  KexecOptions o;
+  o.sig_force = force;
+  return kexec_verdict_file(path, t, platform, p, o);
+}
+
+TEST(ApiKexec, DebianSignedImageOnDebianKeyrings) {
+  NEED_IMAGES();
+  const TrustStore builtin = trust({im.builtin});
+  // Debian's kernels trust its Secure Boot CA only through the platform/machine keyrings
+  // (UEFI db, shim's MOK); the built-in keyring holds the build-time module key alone.
+  auto v = verdict(im.signed_, builtin);
+  EXPECT_EQ(v.outcome, KexecOutcome::loads_unverified);
+  EXPECT_EQ(v.sig_errno, KErr::enokey);
+  EXPECT_EQ(v.load_errno, KErr::none);
+  EXPECT_EQ(v.err, KErr::enokey);
+  EXPECT_EQ(v.keyring, "secondary");
+  ASSERT_EQ(v.signers.size(), 1u);
+  EXPECT_EQ(v.signers[0].digest_algo, "sha256");
+  EXPECT_TRUE(v.signers[0].signed_attrs);
+  v = verdict(im.signed_, builtin, true);
+  EXPECT_EQ(v.outcome, KexecOutcome::refused);
+  EXPECT_EQ(v.load_errno, KErr::enokey);
+  v = verdict(im.signed_, builtin, false, true);
+  EXPECT_EQ(v.outcome, KexecOutcome::refused);
+  EXPECT_EQ(v.load_errno, KErr::eperm);
+  EXPECT_EQ(v.sig_errno, KErr::enokey);
+  // With the signer in the platform keyring: ENOKEY on secondary, then verified on platform.
+  const TrustStore platform = trust({im.signer});
+  v = verdict(im.signed_, builtin, true, false, &platform);
+  EXPECT_EQ(v.outcome, KexecOutcome::loads) << v.reason;
+  EXPECT_EQ(v.keyring, "platform");
+  EXPECT_EQ(v.trusted_by, std::vector<std::string>{"Debian Secure Boot Signer 2022 - linux"});
+  EXPECT_EQ(to_hex(v.image_digest), test::run("pesign -h -i " + q(im.signed_) + " | sed -n 's/^hash: //p'").out.substr(0, 64));
+  EXPECT_EQ(v.image_digest, v.signed_digest);
+}
+
+TEST(ApiKexec, UnsignedFlippedUnknownAndBadWrapper) {
+  NEED_IMAGES();
+  const TrustStore builtin = trust({im.builtin});
+  auto v = verdict(im.unsigned_, builtin, true);
+  EXPECT_EQ(v.load_errno, KErr::enodata);
+  EXPECT_EQ(v.reason, "Enforced kernel signature verification failed (ENODATA): PEFILE: Unsigned PE binary");
+  EXPECT_EQ(verdict(im.flipped, builtin, true).load_errno, KErr::enokey);  // trust fails before the digest
+  EXPECT_EQ(verdict(im.unknown, builtin, true).load_errno, KErr::enokey);
+  v = verdict(im.revision, builtin, true);
+  EXPECT_EQ(v.load_errno, KErr::enotsupp);
+  EXPECT_EQ(static_cast<int>(v.load_errno), 524);
+  EXPECT_EQ(v.reason, "Enforced kernel signature verification failed (ENOTSUPP): PEFILE: Signature is not revision 2.0");
+  // Unforced: every failure loads, and the CLI says so with exit 1.
+  EXPECT_EQ(verdict(im.revision, builtin).outcome, KexecOutcome::loads_unverified);
+}
+
+TEST(ApiKexec, ResignedWithATrustedKey) {
+  NEED_IMAGES();
+  const std::string keys = std::string(MODSIGN_SOURCE_DIR) + "/tests/kernel/keys/";
+  const TrustStore t = trust({keys + "rsa.cert.pem"});
+  auto v = verdict(im.test_rsa, t, true);
+  EXPECT_EQ(v.outcome, KexecOutcome::loads) << v.reason;
+  EXPECT_EQ(v.trusted_by, std::vector<std::string>{"modsign test RSA-3072"});
+  EXPECT_EQ(sh("sbverify --cert " + q(keys + "rsa.cert.pem") + " " + q(im.test_rsa) + " 2>&1"), "Signature verification OK\n");
+  // Re-signing leaves the image digest as pesign computes it for the unsigned image.
+  EXPECT_EQ(to_hex(v.image_digest), test::run("pesign -h -i " + q(im.unsigned_) + " | sed -n 's/^hash: //p'").out.substr(0, 64));
+  v = verdict(im.test_rsa_flipped, t, true);
+  EXPECT_EQ(v.load_errno, KErr::ekeyrejected);
+  EXPECT_EQ(v.reason, "Enforced kernel signature verification failed (EKEYREJECTED): PEFILE: Digest mismatch");
+  EXPECT_NE(v.image_digest, v.signed_digest);
+  // Data after the Certificate Table: the kernel hashes FILE_SIZE - (headers and sections +
+  // table size) bytes from the end of the sections, so the first 8 bytes of the table are
+  // hashed instead of the appended ones: a mismatch.
+  v = verdict(im.appended, t, true);
+  EXPECT_EQ(v.load_errno, KErr::ekeyrejected);
+  EXPECT_EQ(v.reason, "Enforced kernel signature verification failed (EKEYREJECTED): PEFILE: Digest mismatch");
+}
+
+TEST(ApiKexec, RevokedSignerAndDbxHash) {
+  NEED_IMAGES();
+  const TrustStore builtin = trust({im.builtin});
+  const TrustStore platform = trust({im.signer});
+  // The signer's certificate in the revocation list (CONFIG_SYSTEM_REVOCATION_KEYS, or a dbx
+  // EFI_CERT_X509): is_key_on_revocation_list comes before the trust step, so the first
+  // (secondary) pass already ends with EKEYREJECTED and the platform keyring is not tried.
+  const TrustStore revoked = trust({im.builtin}, {}, {im.signer});
+  auto v = verdict(im.signed_, revoked, true, false, &platform);
+  EXPECT_EQ(v.load_errno, KErr::ekeyrejected);
+  EXPECT_EQ(v.keyring, "secondary");
+  EXPECT_NE(v.reason.find("Key is on the revocation list"), std::string::npos) << v.reason;
+  // Its tbs: hash listed: the certificate is blacklisted in the message, EKEYREJECTED.
+  const std::string tbs = sh(test::modsign_cli() + " blacklist entry --kernel v6 " + q(im.signer) + " 2>&1");
+  const test::TempDir d;
+  test::spit(d / "tbs.list", tbs);
+  v = verdict(im.signed_, trust({im.builtin}, {d / "tbs.list"}), true, false, &platform);
+  EXPECT_EQ(v.load_errno, KErr::ekeyrejected) << v.reason;
+  // The image's Authenticode hash as a dbx-derived bin: entry changes nothing: no kexec path
+  // consults bin: hashes (only IMA's is_binary_blacklisted does).
+  const std::string hash = test::run("pesign -h -i " + q(im.signed_) + " | sed -n 's/^hash: //p'").out.substr(0, 64);
+  test::spit(d / "bin.list", "\"bin:" + hash + "\"\n");
+  v = verdict(im.signed_, trust({im.builtin}, {d / "bin.list"}), true, false, &platform);
+  EXPECT_EQ(v.outcome, KexecOutcome::loads) << v.reason;
+  EXPECT_EQ(to_hex(v.image_digest), hash);
+  // The same hash as a dbx EFI_CERT_SHA256 entry (what firmware compares): still loads.
+  sh(test::modsign_cli() + " dbx add-hash --owner 77fa9abd-0359-4d32-bd60-28f4e78f784b -o " + q(d / "dbx.esl") + " " + hash);
+  const TrustStore dbx = TrustStore::load({{im.builtin}, {}, {}, {d / "dbx.esl"}, false}, *KernelProfile::parse("v6"));
+  EXPECT_EQ(dbx.blacklist_descriptions(), std::vector<std::string>{"bin:" + hash});
+  v = verdict(im.signed_, dbx, true, false, &platform);
+  EXPECT_EQ(v.outcome, KexecOutcome::loads) << v.reason;
+}
+
+TEST(ApiKexec, ProbeAndParseErrors) {
+  NEED_IMAGES();
+  const TrustStore builtin = trust({im.builtin});
+  const test::TempDir d;
+  test::spit(d / "short", Bytes(1023, 0));
+  auto v = verdict(d / "short", builtin, true);
+  EXPECT_EQ(v.load_errno, KErr::enoexec);
+  EXPECT_EQ(v.sig_errno, KErr::none);  // never checked
+  EXPECT_EQ(v.reason, "kexec-bzImage64: File is too short to be a bzImage");
+  Bytes b = test::slurp(im.signed_);
+  const std::size_t table = cert_table(b);
+  auto with = [&](const std::string& name, const std::function<void(Bytes&)>& edit) {
+    Bytes c = b;
+    edit(c);
+    test::spit(d / name, c);
+    return verdict(d / name, builtin, true);
+  };
+  v = with("nomz", [](Bytes& c) { c[0] = 'X'; });  // the probe does not look at "MZ"; verify_pefile does
+  EXPECT_EQ(v.load_errno, KErr::elibbad);
+  EXPECT_EQ(v.reason, "Enforced kernel signature verification failed (ELIBBAD): PEFILE: no MZ signature");
+  EXPECT_EQ(with("nohdrs", [](Bytes& c) { c[0x202] = 'X'; }).load_errno, KErr::enoexec);
+  EXPECT_EQ(with("long3", [&](Bytes& c) { c[table + 9] = 0x83; }).load_errno, KErr::emsgsize);
+  EXPECT_EQ(with("notseq", [&](Bytes& c) { c[table + 8] = 0x31; }).load_errno, KErr::elibbad);
+  v = with("tiny-wrapper", [&](Bytes& c) { c[table] = 10, c[table + 1] = 0, c[table + 2] = 0, c[table + 3] = 0; });
+  EXPECT_EQ(v.load_errno, KErr::ekeyrejected);
+  EXPECT_EQ(v.reason, "Enforced kernel signature verification failed (EKEYREJECTED): PEFILE: Signature data missing");
+  EXPECT_EQ(with("type", [&](Bytes& c) { c[table + 6] = 1; }).load_errno, KErr::enotsupp);
+  EXPECT_EQ(with("wrapper-too-long", [&](Bytes& c) { c[table + 3] = 0x7f; }).load_errno, KErr::elibbad);
+}
+
+TEST(CliKexec, VerifyUsageKexec) {
+  NEED_IMAGES();
+  const std::string M = test::modsign_cli() + " verify --usage kexec --kernel v6 --keyring " + q(im.builtin);
+  auto r = test::run(M + " " + q(im.signed_));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, im.signed_ + ": loads-unverified (ENOKEY): kernel signature verification failed (ENOKEY): no trusted key matches the signer\n");
+  r = test::run(M + " --lockdown --json " + q(im.unsigned_));
+  EXPECT_EQ(r.status, 1);
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["outcome"], "refused");
+  EXPECT_EQ(j["errno"], "EPERM");
+  EXPECT_EQ(j["sig_errno"], "ENODATA");
+  EXPECT_EQ(j["load_errno"], "EPERM");
+  EXPECT_EQ(j["usage"], "kexec");
+  r = test::run(M + " --kexec-sig-force --platform-keyring " + q(im.signer) + " " + q(im.signed_));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, im.signed_ + ": loads (OK): signature verified (platform keyring)\n");
+  r = test::run(M + " --kexec-sig-force " + q(im.revision));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, im.revision + ": refused (ENOTSUPP): Enforced kernel signature verification failed (ENOTSUPP): PEFILE: Signature is not revision 2.0\n");
+  // Usage errors (exit 2) and bad input (exit 3).
+  EXPECT_EQ(test::run(test::modsign_cli() + " verify --kexec-sig-force --keyring " + q(im.builtin) + " " + q(im.signed_)).status, 2);
+  EXPECT_EQ(test::run(M + " --enforce " + q(im.signed_)).status, 2);
+  EXPECT_EQ(test::run(M).status, 2);
+  EXPECT_EQ(test::run(M + " --usage firmware " + q(im.signed_)).status, 2);
+  r = test::run(M + " " + q(im.dir / "missing.efi"));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_NE(r.err.find("missing.efi"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace modsign

@@ -1,0 +1,153 @@
+"""kexec_file_load cases (issue 19 §4): kernel images loaded (never booted) in the guest by
+msc-kexec (tests/kernel/kexec_load.c), each against `modsign verify --usage kexec`.
+
+The image is a Debian vmlinuz (the booted Debian kernel's own, or Debian unstable's for the
+built 7.2 kernel), as shipped and changed with sbattach/sbsign or a byte edit.  On Debian's
+kernels the secondary keyring holds only the build-time module key and the platform keyring
+is empty (no UEFI under qemu), so Debian's own signature is ENOKEY there: without
+KEXEC_SIG_FORCE every failure is logged and the image loads (0), under lockdown=integrity it
+is EPERM.  The built 7.2 kernel (mldsa-ima) has CONFIG_KEXEC_SIG_FORCE, which returns the
+verification's own errno, and trusts the test keys, so it also takes images re-signed with
+them (rsa: loads; blacklisted-rsa: its tbs: is listed, EKEYREJECTED)."""
+import errno
+import json
+import os
+import shutil
+import subprocess
+
+from .common import KEYS, die, run, static_helper
+
+# kernel name: (sig_force, Debian suite of the image or None for the booted kernel's own, test keys trusted)
+KEXEC = {
+    "deb12": (False, None, False),
+    "deb13": (False, None, False),
+    "deb13-lockdown": (False, None, False),
+    "debsid": (False, None, False),
+    "mldsa-ima": (True, "unstable", True),
+}
+ERRNO_NAMES = {**errno.errorcode, 524: "ENOTSUPP"}
+
+
+def _cert_table(data):
+    """(offset, size) of the Certificate Table (data directory 4) of a PE image."""
+    pe = int.from_bytes(data[0x3c:0x40], "little")
+    opt = pe + 24
+    magic = int.from_bytes(data[opt:opt + 2], "little")
+    dd = opt + (96 if magic == 0x10b else 112)
+    e = dd + 4 * 8
+    return int.from_bytes(data[e:e + 4], "little"), int.from_bytes(data[e + 4:e + 8], "little")
+
+
+def _flip(data):
+    d = bytearray(data)
+    d[len(d) // 2] ^= 0x01  # inside the compressed kernel: the digest changes, the probe does not
+    return bytes(d)
+
+
+def _revision(data):
+    off, _ = _cert_table(data)
+    d = bytearray(data)
+    d[off + 4:off + 6] = (0x0100).to_bytes(2, "little")  # WIN_CERT_REVISION_1_0
+    return bytes(d)
+
+
+def kexec_cases(work, vmlinuz, test_keys):
+    """[(name, description, bytes)] for one kernel."""
+    for t in ("sbattach", "sbsign"):
+        if not shutil.which(t):
+            die("%s not found (apt-get install sbsigntool)" % t, 77)
+    d = os.path.join(work, "kexec-src")
+    os.makedirs(d, exist_ok=True)
+    with open(vmlinuz, "rb") as f:
+        signed = f.read()
+    unsigned = os.path.join(d, "unsigned.efi")
+    shutil.copyfile(vmlinuz, unsigned)
+    run(["sbattach", "--remove", unsigned])
+    with open(unsigned, "rb") as f:
+        unsigned_data = f.read()
+
+    def sign(key, cert):
+        out = os.path.join(d, os.path.basename(key) + ".efi")
+        run(["sbsign", "--key", key, "--cert", cert, "--output", out, unsigned])
+        with open(out, "rb") as f:
+            return f.read()
+
+    ukey, ucert = os.path.join(d, "unknown.key"), os.path.join(d, "unknown.crt")
+    run(["openssl", "req", "-new", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", ukey, "-out", ucert,
+         "-subj", "/CN=modsign kexec unknown key", "-days", "3650"])
+    cases = [
+        ("debian-signed", "Debian's signed vmlinuz as shipped", signed),
+        ("unsigned", "the same image, signature removed (sbattach --remove)", unsigned_data),
+        ("flipped-byte", "Debian's signed image, one byte of the compressed kernel flipped", _flip(signed)),
+        ("unknown-key", "re-signed (sbsign) with a key no keyring holds", sign(ukey, ucert)),
+        ("wrapper-revision-1.0", "Debian's signed image, WIN_CERTIFICATE wRevision 0x0100", _revision(signed)),
+    ]
+    if test_keys:
+        rsa = sign(os.path.join(KEYS, "rsa.key.pem"), os.path.join(KEYS, "rsa.cert.pem"))
+        cases += [
+            ("test-rsa", "re-signed with the trusted RSA test key", rsa),
+            ("test-rsa-flipped-byte", "the same, one byte flipped after signing", _flip(rsa)),
+            ("test-rsa-appended", "the same, 8 bytes appended after the Certificate Table", rsa + b"\0" * 8),
+            ("blacklisted-signer", "re-signed with blacklisted-rsa (trusted, its tbs: listed)",
+             sign(os.path.join(KEYS, "blacklisted-rsa.key.pem"), os.path.join(KEYS, "blacklisted-rsa.cert.pem"))),
+        ]
+    shutil.rmtree(d, ignore_errors=True)
+    return cases
+
+
+def kexec_initramfs(work, cases):
+    """initramfs entries: /kexec/<case>, /kexec/list and /bin/msc-kexec (built statically)."""
+    helper = static_helper(work, "msc-kexec", "kexec_load.c")
+    entries = [("kexec", 0o40755, b"", 0, 0), ("bin/msc-kexec", 0o100755, helper, 0, 0)]
+    entries += [("kexec/" + n, 0o100644, data, 0, 0) for n, _, data in cases]
+    entries.append(("kexec/list", 0o100644, "".join(n + "\n" for n, _, _ in cases).encode(), 0, 0))
+    return entries
+
+
+def kexec_predict(modsign, profile, flags, keyring, paths, blacklist, sig_force):
+    """modsign verify --usage kexec --json: {case: json}."""
+    cmd = [modsign, "verify", "--usage", "kexec", "--kernel", profile, "--json"]
+    cmd += [f for f in flags if f == "--lockdown"]
+    if sig_force:
+        cmd.append("--kexec-sig-force")
+    if blacklist:
+        cmd += ["--blacklist", blacklist[0]]
+    for k in keyring:
+        cmd += ["--keyring", k]
+    p = subprocess.run(cmd + paths, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return {os.path.basename(j["path"]): j for j in map(json.loads, p.stdout.decode().splitlines())}
+
+
+def kexec_rows(serial, cases, pred):
+    """Rows: the kernel's kexec_file_load result against the prediction.  The kernel's `loads`
+    (0) agrees with modsign's loads and loads-unverified (the kernel does not say which)."""
+    got, logs = {}, {}
+    with open(serial, "rb") as f:
+        for line in f.read().decode(errors="replace").replace("\r", "").split("\n"):
+            if line.startswith("MSC-KEXEC "):
+                name, rest = line[10:].split(" ", 1)
+                rc, out = rest.split(" ", 1)
+                out = out[4:] if out.startswith("out=") else out
+                if rc == "rc=0":
+                    got[name] = ("loads", out)
+                elif "errno=" in out:
+                    n = int(out.split("errno=")[1].split()[0])
+                    got[name] = ("refused " + ERRNO_NAMES.get(n, str(n)), out)
+                else:
+                    got[name] = ("error (%s)" % out, out)
+            elif line.startswith("MSC-KLOG "):
+                _, name, text = line.split(" ", 2)
+                logs.setdefault(name, []).append(text)
+    rows = []
+    for name, desc, _ in cases:
+        k, out = got.get(name, ("no result", ""))
+        j = pred.get(name)
+        if j is None:
+            m, want, reason = "no prediction", "?", ""
+        else:
+            m = j["outcome"] if j["outcome"] == "loads" else "%s %s" % (j["outcome"], j["errno"])
+            want = "loads" if j["outcome"] in ("loads", "loads-unverified") else "refused " + j["errno"]
+            reason = j["reason"]
+        rows.append({"case": "kexec-" + name, "desc": desc, "kernel": k, "taint": "", "insmod": out,
+                     "log": logs.get(name, []), "modsign": m, "reason": reason, "agree": k == want})
+    return rows
