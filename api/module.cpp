@@ -50,7 +50,7 @@ ModuleFile open_module_file(const std::string& path, const KernelProfile& /*prof
   ModuleFile f;
   f.path = path;
   f.stored = read_file(path, std::max<std::uint64_t>(o.max_size, kMaxModuleSize));
-  auto img = module::open_module(f.stored, o.max_size, o.keep_bad_stream);
+  auto img = module::open_module(f.stored, o.max_size, {o.keep_bad_stream, o.ignore_after_stream});
   if (!img) throw InputError(path + ": " + img.error().message);
   f.m = std::move(img.value());
   return f;

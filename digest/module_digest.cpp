@@ -171,7 +171,7 @@ Result<ModuleDigests> digest_module_file(const std::string& path, const kernel::
   const Bytes head = in.read_at(0, static_cast<std::size_t>(std::min<std::uint64_t>(size, 8)));
   if (module::detect_compression(head) != module::Compression::none) {
     const Bytes stored = read_file(path, std::max<std::uint64_t>(max_size, kMaxModuleSize));
-    auto img = module::open_module(stored, max_size, false);  // "<format>-compressed module: <reason>"
+    auto img = module::open_module(stored, max_size, module::OpenFlags{});  // "<format>-compressed module: <reason>"
     if (!img) return img.error();
     ModuleDigests out = digest_module_image(img->image, profile);
     out.compressed = true;

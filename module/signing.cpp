@@ -167,7 +167,8 @@ LoadVerdict module_sig_check_image(const ModuleImage& m, const kernel::Keyring& 
     v = module_sig_check(m.image, keyring, profile, false, backend);
   }
   if (m.compression != Compression::none) {
-    v.compression = ModuleImage{{}, m.compression, m.stored_size, m.xz_check, m.kernel_decompress_problem};
+    v.compression = ModuleImage{{}, m.compression, m.stored_size, m.xz_check, m.kernel_decompress_problem,
+                                m.bytes_after_stream, m.signature_after_stream};
   }
   return v;
 }

@@ -26,6 +26,10 @@ struct OpenOptions {
   /// kernel refuses it with EINVAL) instead of throwing.  modsign's own bounds (max_size,
   /// the zstd window limit) still throw.
   bool keep_bad_stream = false;
+  /// Read a compressed file as module_decompress() does: bytes after the end of the
+  /// stream are ignored and counted in ModuleImage::bytes_after_stream, instead of an
+  /// InputError "<N> bytes of trailing data after the xz stream".
+  bool ignore_after_stream = false;
 };
 
 /// A module file: the bytes as stored and the image.

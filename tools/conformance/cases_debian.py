@@ -1,6 +1,7 @@
 """Cases for the Debian cloud kernels (Debian's own signature and test keys it does
 not trust)."""
 import hashlib
+import lzma
 
 from .common import run
 from .der import Node, OID_DATA, OID_ENVELOPED, OID_MD5, OID_SHA256_RSA, P7, integer, oid, parse
@@ -156,4 +157,20 @@ def debian_cases(c, original):
         "certificate embedded", lambda: sha3_cert("rsa"))
     add("sha3-ecdsa-cert-embedded", "test RSA signature flipped, its certificate and an id-ecdsa-with-sha3-256 "
         "certificate embedded", lambda: sha3_cert("ecdsa"))
+    # Compressed, loaded with finit_module(MODULE_INIT_COMPRESSED_FILE): Debian 13's kernel
+    # has CONFIG_MODULE_DECOMPRESS with xz (the only format its module_decompress knows).
+    # module_decompress stops at the end of the xz stream and never reads what follows;
+    # module_sig_check then checks the decompressed image only.
+    def xz(data):
+        return lzma.compress(data, format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC32,
+                             filters=[{"id": lzma.FILTER_LZMA2, "preset": 6, "dict_size": 1 << 20}])
+    add("xz-debian-original.ko.xz", "Debian's signed module, xz-compressed", lambda: xz(orig))
+    add("xz-junk-after-stream.ko.xz", "Debian's signed module, xz, 5 bytes of junk after the stream",
+        lambda: xz(orig) + b"JUNK!")
+    add("xz-second-stream.ko.xz", "Debian's signed module, xz, then a second xz stream (the unsigned module)",
+        lambda: xz(orig) + xz(content))
+    add("xz-signature-after-stream.ko.xz", "the unsigned module, xz, then Debian's signature appended to the "
+        "compressed file", lambda: xz(content) + orig[len(content):])
+    add("xz-unsigned-junk-after-stream.ko.xz", "the unsigned module, xz, then 4096 bytes of zeros and junk",
+        lambda: xz(content) + b"\0" * 4095 + b"J")
     return cases

@@ -4,12 +4,11 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import subprocess
 
-from .common import HERE, KEYS, die, run
+from .common import KEYS, run
 from .cases_ima import IMA_CERT, IMA_POLICY
-from .qemu import tag
+from .qemu import finit_entry, tag
 
 
 def supports_blacklist(modsign):
@@ -175,18 +174,11 @@ def ima_rows(cases, descs, results, logs, pred, view):
 def ima_initramfs(work):
     """initramfs entries of the IMA kernel: the .ima certificate at CONFIG_IMA_X509_PATH, the
     policy, and msc-finit (tests/kernel/finit.c, built statically with the host compiler)."""
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if not cc:
-        die("no C compiler for tests/kernel/finit.c", 77)
-    exe = os.path.join(work, "msc-finit")
-    run([cc, "-static", "-Os", "-Wall", "-o", exe, os.path.join(HERE, "tests", "kernel", "finit.c")])
-    with open(exe, "rb") as f:
-        finit = f.read()
     der = run(["openssl", "x509", "-in", os.path.join(KEYS, IMA_CERT + ".cert.pem"), "-outform", "DER"])
     return [("etc", 0o40755, b"", 0, 0), ("etc/keys", 0o40755, b"", 0, 0),
             ("etc/keys/x509_ima.der", 0o100644, der, 0, 0),
             ("etc/ima-policy", 0o100644, IMA_POLICY.encode(), 0, 0),
-            ("bin/msc-finit", 0o100755, finit, 0, 0)]
+            finit_entry(work)]
 
 
 def ima_replay_row(modsign, work, ima, recs):
