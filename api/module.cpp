@@ -32,7 +32,7 @@ std::string sig_algo_text(const cms::SignerInfo& si) {
 std::vector<std::string> accepted_by(ByteView cms_der, ByteView content) {
   std::vector<std::string> out;
   auto profiles = std::vector<std::pair<std::string, kernel::KernelProfile>>{
-      {"v6", kernel::KernelProfile::v6()}, {"v7.0", kernel::KernelProfile::v7_0()}};
+      {"v6.1", kernel::KernelProfile::v6_1()}, {"v6", kernel::KernelProfile::v6()}, {"v7.0", kernel::KernelProfile::v7_0()}};
   auto waived = kernel::KernelProfile::v7_0();
   waived.waive_mldsa_authattrs = true;
   profiles.emplace_back("v7.0+waiver", waived);
