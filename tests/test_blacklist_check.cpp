@@ -213,7 +213,7 @@ TEST_F(BlacklistCli, LintAndMerge) {
   auto r = test::run(M() + " blacklist lint " + q(d_ / "good"));
   EXPECT_EQ(r.status, 0);
   EXPECT_EQ(r.out, (d_ / "good") + ":3:1: duplicate of an earlier entry (the kernel logs \"Duplicate blacklisted hash\" "
-                                   "and keeps one) [warning]\n" + (d_ / "good") + ": ok, 3 entries, 1 duplicates\n");
+                                   "and keeps one) [warning]\n" + (d_ / "good") + ": ok, 3 entries, 1 duplicate\n");
   test::spit(d_ / "bad", "\"bin:aa\",\n\"tbs:ABCD\",\n\"bin:abc\",\n");
   r = test::run(M() + " blacklist lint " + q(d_ / "bad"));
   EXPECT_EQ(r.status, 1);

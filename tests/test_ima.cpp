@@ -134,7 +134,7 @@ TEST(Ima, MeasurementListRoundTripAndReplay) {
   auto r = test::run(test::modsign_cli() + " ima replay --pcrs " + q(d / "pcrs") + " " + q(d / "list"));
   EXPECT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("PCR-10: " + to_hex(pcr) + "  matches"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("3 records, 1 violations, 0 template hash mismatches"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("3 records, 1 violation, 0 template hash mismatches"), std::string::npos) << r.out;
   test::spit(d / "pcrs", "10: " + std::string(40, '0') + "\n");
   EXPECT_EQ(test::run(test::modsign_cli() + " ima replay --pcrs " + q(d / "pcrs") + " " + q(d / "list")).status, 1);
   Bytes tampered = list;

@@ -149,6 +149,10 @@ std::optional<LoadedModule> read_module(const std::string& path, std::uint64_t m
   return std::nullopt;
 }
 
+std::string counted(std::uint64_t n, const std::string& one, const std::string& many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
 std::string without_path(const std::string& path, const std::string& message) {
   return message.starts_with(path + ": ") ? message.substr(path.size() + 2) : message;
 }

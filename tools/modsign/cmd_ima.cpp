@@ -195,8 +195,8 @@ int cmd_ima_replay(const ImaArgs& a) {
                        {"template_hash_mismatches", bad}, {"pcrs", pj}, {"pcr_mismatches", pcr_mismatch}})
               << "\n";
   else
-    std::cout << recs->size() << " records, " << violations << " violations, " << mismatches
-              << " template hash mismatches\n";
+    std::cout << counted(recs->size(), "record", "records") << ", " << counted(violations, "violation", "violations")
+              << ", " << counted(mismatches, "template hash mismatch", "template hash mismatches") << "\n";
   return mismatches || pcr_mismatch ? kExitVerdict : kExitOk;
 }
 
