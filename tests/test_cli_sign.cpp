@@ -97,6 +97,19 @@ TEST_F(Cli, SignInfoVerifyDefaultForm) {
   EXPECT_EQ(j["outcome"], "refused");
   EXPECT_EQ(j["errno"], "EKEYREJECTED");
   EXPECT_EQ(j["reason"], "Invalid module sig (has authattrs)");
+  // Every record has the same keys: log is [] when the kernel logs nothing else.
+  EXPECT_EQ(j["log"], nlohmann::json::array());
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : j.items()) keys.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{"compressed", "errno", "kernel", "log", "outcome", "path", "reason", "signers"}));
+  r = test::run(M() + " verify --json " + q(d_ / "missing.ko"));
+  EXPECT_EQ(r.status, 3);
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["outcome"], "error");
+  EXPECT_EQ(j["log"], nlohmann::json::array());
+  keys.clear();
+  for (const auto& [k, v] : j.items()) keys.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{"compressed", "errno", "kernel", "log", "outcome", "path", "reason", "signers"}));
   r = test::run(M() + " verify --json --waive-mldsa-authattrs --cert " + q(key("combined.pem")) + " " + q(m2));
   EXPECT_EQ(r.status, 0) << r.out;
   j = nlohmann::json::parse(r.out);

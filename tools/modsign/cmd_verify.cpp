@@ -45,7 +45,7 @@ void report_verdict(const VerifyArgs& a, nlohmann::json& j, const std::string& p
     j["reason"] = v.reason;
     j["signers"] = signers_json(v.signers);
     j["compressed"] = v.compression ? compression_json(*v.compression) : nlohmann::json(nullptr);
-    if (!v.log.empty()) j["log"] = v.log;
+    j["log"] = v.log;  // always there, [] when the kernel logs nothing else
     os << dump(j) << "\n";
   } else {
     os << printable(path) << ": " << outcome_name(v.outcome) << " (" << errno_name(v.err) << "): " << printable(v.reason)
@@ -86,6 +86,7 @@ int cmd_verify(const VerifyArgs& a) {
       j["reason"] = reason;
       j["signers"] = nlohmann::json::array();
       j["compressed"] = nullptr;  // same keys as a verdict record
+      j["log"] = nlohmann::json::array();
       os << dump(j) << "\n";
     };
     auto finish = [&](int exit, ItemState state) {
