@@ -143,10 +143,12 @@ VerifyReport verify_with(ByteView pkcs7, const Keyring& keyring, Usage usage, co
     if (revoked) return done(make_error(KErr::ekeyrejected, "Key is on the revocation list"));
   }
   msg->trusted_by.clear();
+  msg->trusted_keys.clear();
   st = filter ? pkcs7_validate_trust(*msg, admitted(keyring.certificates), profile)
               : pkcs7_validate_trust(*msg, keyring.certificates, profile);
   if (!st) return done(st.error());
   rep.trusted_by = msg->trusted_by;
+  rep.trusted_keys = msg->trusted_keys;
   return rep;
 }
 

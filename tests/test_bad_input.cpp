@@ -380,7 +380,8 @@ TEST_F(BadInput, EncryptedKeyPassphraseTypedOnTerminal) {
 
   auto v = test::run(verify() + q(p));
   EXPECT_EQ(v.status, 0) << v.err;
-  EXPECT_EQ(v.out, p + ": loads (OK): signature verified: ecdsa signature, trusted key \"modsign module signing key\"\n");
+  EXPECT_EQ(v.out, p + ": loads (OK): signature verified: ecdsa signature, trusted key \"modsign module signing key\"" +
+                       test::trusted_key_ids(key("ec.crt")) + "\n");
   const Bytes signed_mod = test::slurp(p);
   auto split = module::split(signed_mod);
   ASSERT_TRUE(split.ok());

@@ -46,6 +46,9 @@ void report_verdict(const VerifyArgs& a, nlohmann::json& j, const std::string& p
     j["signers"] = signers_json(v.signers);
     j["compressed"] = v.compression ? compression_json(*v.compression) : nlohmann::json(nullptr);
     j["log"] = v.log;  // always there, [] when the kernel logs nothing else
+    nlohmann::json tk = nlohmann::json::array();
+    for (const auto& k : v.trusted_keys) tk.push_back({{"cn", k.cn}, {"skid", k.skid}, {"serial", k.serial}});
+    j["trusted_keys"] = tk;
     os << dump(j) << "\n";
   } else {
     os << printable(path) << ": " << outcome_name(v.outcome) << " (" << errno_name(v.err) << "): " << printable(v.reason)
@@ -87,6 +90,7 @@ int cmd_verify(const VerifyArgs& a) {
       j["signers"] = nlohmann::json::array();
       j["compressed"] = nullptr;  // same keys as a verdict record
       j["log"] = nlohmann::json::array();
+      j["trusted_keys"] = nlohmann::json::array();
       os << dump(j) << "\n";
     };
     auto finish = [&](int exit, ItemState state) {
