@@ -527,6 +527,18 @@ TEST_F(BadInput, MalformedEfiSignatureList) {
                      "bytes left (the kernel stops here; the entries above stay loaded)\n");
 }
 
+TEST_F(BadInput, TextGivenAsEfiSignatureList) {
+  // JSON (dbx list --json output) or a hash list given to dbx list / merge.
+  test::spit(d_ / "dbx.json", std::string("{\"lists\": []}\n"));
+  test::spit(d_ / "hashes.txt", std::string("\"bin:" + std::string(64, 'a') + "\"\n"));
+  const std::string why = ": EBADMSG: this is text, not an EFI signature list (EFI_SIGNATURE_LIST is binary: a "
+                          "SignatureType GUID, then u32 sizes)\n";
+  expect_refused(M() + " dbx list " + q(d_ / "dbx.json"), 3, "modsign: " + (d_ / "dbx.json") + why);
+  expect_refused(M() + " dbx list --json " + q(d_ / "hashes.txt"), 3, "modsign: " + (d_ / "hashes.txt") + why);
+  expect_refused(M() + " dbx merge -o " + q(d_ / "out.esl") + " " + q(d_ / "hashes.txt"), 3,
+                 "modsign: " + (d_ / "hashes.txt") + why);
+}
+
 TEST_F(BadInput, BadAuth2Header) {
   test::spit(d_ / "dbx.auth", Bytes(100, 0));
   expect_refused(M() + " dbx list --form auth2 " + q(d_ / "dbx.auth"), 3,
