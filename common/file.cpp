@@ -54,6 +54,17 @@ std::string sys_error(const std::string& path, const char* what) {
   return path + ": " + what + ": " + std::strerror(errno);
 }
 
+// open() failed: strerror, and for a missing "tbs:<hex>" / "bin:<hex>" a hint that a hash
+// entry was given where a file name is expected.
+std::string open_error(const std::string& path) {
+  const int e = errno;
+  std::string m = path + ": " + std::strerror(e);
+  if (e == ENOENT && (path.starts_with("tbs:") || path.starts_with("bin:")))
+    m += " (this looks like a blacklist hash entry, not a file name: put it in a hash-list file, one \"" +
+         path.substr(0, 4) + "<hex>\" a line)";
+  return m;
+}
+
 const char* kind(mode_t m) {
   if (S_ISDIR(m)) return "is a directory";
   if (S_ISFIFO(m)) return "is a FIFO, not a regular file";
@@ -66,7 +77,7 @@ const char* kind(mode_t m) {
 Bytes read_file(const std::string& path, std::uint64_t max_size) {
   // O_NONBLOCK so that opening a FIFO does not wait for a writer; fstat then refuses it.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) throw IoError(path + ": " + std::strerror(errno));
+  if (fd < 0) throw IoError(open_error(path));
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     auto m = sys_error(path, "stat");
@@ -102,7 +113,7 @@ Bytes read_file(const std::string& path, std::uint64_t max_size) {
 
 FileReader::FileReader(const std::string& path) : path_(path) {
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd_ < 0) throw IoError(path + ": " + std::strerror(errno));
+  if (fd_ < 0) throw IoError(open_error(path));
   struct stat st {};
   if (::fstat(fd_, &st) != 0) {
     auto m = sys_error(path, "stat");

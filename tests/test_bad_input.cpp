@@ -194,6 +194,20 @@ TEST_F(BadInput, MissingFile) {
                  "modsign: " + (d_ / "nokey.pem") + ": No such file or directory\n");
 }
 
+TEST_F(BadInput, HashEntryGivenAsFileName) {
+  // "tbs:<hex>" / "bin:<hex>" where a file name is expected: said to look like a hash entry.
+  const std::string p = module();
+  const std::string tbs = "tbs:" + std::string(64, 'a'), bin = "bin:" + std::string(64, 'b');
+  const std::string hint = " (this looks like a blacklist hash entry, not a file name: put it in a hash-list file, one ";
+  expect_refused("cd " + q(d_.path()) + " && " + verify() + "--blacklist " + tbs + " " + q(p), 3,
+                 "modsign: " + tbs + ": No such file or directory" + hint + "\"tbs:<hex>\" a line)\n");
+  expect_refused("cd " + q(d_.path()) + " && " + M() + " verify --cert " + bin + " " + q(p), 3,
+                 "modsign: " + bin + ": No such file or directory" + hint + "\"bin:<hex>\" a line)\n");
+  // An ordinary missing name keeps the plain message (MissingFile).
+  expect_refused(verify() + "--blacklist " + q(d_ / "tbs.txt") + " " + q(p), 3,
+                 "modsign: " + (d_ / "tbs.txt") + ": No such file or directory\n");
+}
+
 TEST_F(BadInput, NotARegularFile) {
   const std::string fifo = d_ / "fifo.ko";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
