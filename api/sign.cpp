@@ -55,6 +55,8 @@ Signer Signer::load(const std::string& key_path, const std::string& cert_path, c
   if (auto n = permission_note(key_path)) notes.push_back(std::move(*n));  // only a file that holds a key
   const std::string cert_file = cert_path.empty() ? key_path : cert_path;
   auto certs = crypto::Certificate::load_all(cert_file);
+  if (!certs && cert_path.empty())  // the key file alone, and it holds no certificate
+    throw InputError(cert_file + ": " + certs.error().message + "; the key file holds no certificate: give it with --cert");
   if (!certs) throw InputError(cert_file + ": " + certs.error().message);
   for (auto& c : certs.value())
     if (c.public_key() == key->public_key())

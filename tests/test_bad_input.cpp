@@ -285,6 +285,16 @@ TEST_F(BadInput, KeyDoesNotMatchCertificate) {
                  "modsign: " + key("ec.crt") + ": no certificate matches the private key " + key("ml.pem") + "\n");
 }
 
+TEST_F(BadInput, KeyOnlyFileWithoutCertSuggestsCert) {
+  // A key-only file and no --cert: the key file is searched for the certificate, and the
+  // message says to give it.
+  const std::string p = module();
+  expect_refused(M() + " sign --key " + q(key("ec.pem")) + " " + q(p), 3,
+                 "modsign: " + key("ec.pem") +
+                     ": no X.509 certificate found (neither DER nor PEM CERTIFICATE); the key file holds no "
+                     "certificate: give it with --cert\n");
+}
+
 TEST_F(BadInput, NotACertificateOrKey) {
   const std::string p = module();
   test::spit(d_ / "junk", std::string("hello\n"));
