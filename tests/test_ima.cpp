@@ -199,7 +199,10 @@ TEST(Ima, BadMeasurementLists) {
   EXPECT_EQ(c.status, 3);
   EXPECT_EQ(c.err, "modsign: " + (d / "bad") + ": record 1 at offset 0: template data length 1000 beyond the end of the list\n");
   test::spit(d / "f", str("x"));
-  EXPECT_EQ(test::run(test::modsign_cli() + " ima template --template ima-nope " + q(d / "f")).status, 2);
+  c = test::run(test::modsign_cli() + " ima template --template ima-nope " + q(d / "f"));
+  EXPECT_EQ(c.status, 2);
+  EXPECT_EQ(c.err, "modsign: --template: unknown template 'ima-nope' (ima-ng, ima-sig, ima-modsig)\n");
+  EXPECT_EQ(c.out, "");
   EXPECT_EQ(test::run("ls -A " + q(d.path())).out, "bad\nf\n");
 }
 

@@ -106,8 +106,8 @@ int cmd_ima_template(const ImaArgs& a) {
     complain("", err.what());
     if (a.json) std::cout << dump({{"path", a.file}, {"error", without_path(a.file, err.what())}}) << "\n";
     return kExitInput;
-  } catch (const UsageError& err) {  // an unknown template
-    complain(a.file, std::string("EINVAL: ") + err.what());
+  } catch (const UsageError& err) {  // an unknown template: a usage error, about the option
+    complain("", std::string("--template: ") + err.what());
     return kExitUsage;
   }
   if (!e) {  // with --json a line for the input too, as info --json
