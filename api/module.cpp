@@ -8,6 +8,7 @@
 #include "asn1/der.hpp"
 #include "cms/signed_data.hpp"
 #include "common/file.hpp"
+#include "common/module_read.hpp"
 #include "module/decompress.hpp"
 #include "module/module_signature.hpp"
 
@@ -49,7 +50,7 @@ std::vector<std::string> accepted_by(ByteView cms_der, ByteView content) {
 ModuleFile open_module_file(const std::string& path, const KernelProfile& /*profile*/, const OpenOptions& o) {
   ModuleFile f;
   f.path = path;
-  f.stored = read_file(path, std::max<std::uint64_t>(o.max_size, kMaxModuleSize));
+  f.stored = read_module_bytes(path, o.max_size);
   auto img = module::open_module(f.stored, o.max_size, {o.keep_bad_stream, o.ignore_after_stream});
   if (!img) throw InputError(path + ": " + img.error().message);
   f.m = std::move(img.value());

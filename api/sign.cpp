@@ -14,6 +14,7 @@
 #include "api/internal.hpp"
 #include "cms/signed_data.hpp"
 #include "common/file.hpp"
+#include "common/module_read.hpp"
 #include "crypto/algorithms.hpp"
 #include "module/compression.hpp"
 
@@ -114,7 +115,7 @@ cms::BuildOptions build_options(const Signer& signer, const SignOptions& o, cons
 
 StoredModule read_stored_module(const std::string& path, std::uint64_t max_size) {
   StoredModule sm;
-  sm.stored = read_file(path, std::max<std::uint64_t>(max_size, kMaxModuleSize));
+  sm.stored = read_module_bytes(path, max_size);
   auto img = module::open_module(sm.stored, max_size);
   if (!img)
     throw InputError(path + ": " + std::string(module::compression_name(module::detect_compression(sm.stored))) +

@@ -208,6 +208,20 @@ TEST_F(BadInput, HashEntryGivenAsFileName) {
                  "modsign: " + (d_ / "tbs.txt") + ": No such file or directory\n");
 }
 
+TEST_F(BadInput, ModuleLargerThanTheReadLimitNamesMaxSize) {
+  // A sparse 1 GiB + 1 byte file: every command that reads a module into memory refuses it
+  // naming --max-size (digest and verify stream it instead); ima template takes --max-size.
+  const std::string big = d_ / "big.ko";
+  ASSERT_EQ(test::run("truncate -s 1073741825 " + q(big)).status, 0);
+  const std::string why = "modsign: " + big + ": file is 1073741825 bytes, more than the 1073741824 bytes modsign reads "
+                          "into memory (raise --max-size)\n";
+  expect_refused(M() + " info " + q(big), 3, why);
+  expect_refused(M() + " ima template " + q(big), 3, why);
+  expect_refused(M() + " blacklist entry " + q(big), 3, why);
+  expect_refused(M() + " ima template --max-size 1048576 " + q(big), 3, why);
+  EXPECT_NE(test::run(M() + " ima template --help").out.find("--max-size"), std::string::npos);
+}
+
 TEST_F(BadInput, NotARegularFile) {
   const std::string fifo = d_ / "fifo.ko";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);

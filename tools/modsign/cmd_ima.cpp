@@ -93,6 +93,7 @@ struct ImaArgs {
   std::string template_name = "ima-modsig", path, kernel = "v7.0", ima_hash = "sha256", bank = "sha1", pcrs;
   std::string file;
   bool side = false, json = false, strict = false;
+  std::uint64_t max_size = std::uint64_t{1} << 30;  // --max-size (ima template)
 };
 
 int cmd_ima_template(const ImaArgs& a) {
@@ -101,7 +102,7 @@ int cmd_ima_template(const ImaArgs& a) {
   if (!ima_hash_option(a.ima_hash, *profile)) return kExitUsage;
   Result<TemplateEntry> e = make_error(KErr::einval, "");
   try {
-    e = ima_template_file(a.template_name, a.file, a.path, *profile, {a.ima_hash, a.side});
+    e = ima_template_file(a.template_name, a.file, a.path, *profile, {a.ima_hash, a.side, a.max_size});
   } catch (const IoError& err) {
     complain("", err.what());
     if (a.json) std::cout << dump({{"path", a.file}, {"error", without_path(a.file, err.what())}}) << "\n";
@@ -216,6 +217,7 @@ Runner setup_ima(CLI::App& ima) {
   add_ima_hash_option(t, im->ima_hash);
   t->add_flag("--side-sha256", im->side, "d-modsig from the side SHA-256 (the proposal)");
   add_json_flag(t, im->json, "");
+  add_module_inputs(t, im->max_size);
   t->add_option("FILE", im->file, "file")->required();
   subs.emplace_back(t, [im] { return cmd_ima_template(*im); });
 
