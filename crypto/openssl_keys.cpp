@@ -20,6 +20,8 @@ namespace modsign::crypto {
 namespace {
 
 using ossl::BioPtr;
+using ossl::PemStep;
+using ossl::read_pem_block;
 using ossl::ml_dsa_name;
 
 std::shared_ptr<void> share(EVP_PKEY* p) {
@@ -204,12 +206,8 @@ int damaged_pem_block(ByteView in) {
     char* header = nullptr;
     unsigned char* data = nullptr;
     long len = 0;
-    if (!PEM_read_bio(bio.get(), &name, &header, &data, &len)) {
-      const unsigned long e = ERR_peek_last_error();
-      const bool end = ERR_GET_LIB(e) == ERR_LIB_PEM && ERR_GET_REASON(e) == PEM_R_NO_START_LINE;
-      ERR_clear_error();
-      return end ? 0 : index;
-    }
+    const PemStep step = read_pem_block(bio.get(), &name, &header, &data, &len);
+    if (step != PemStep::block) return step == PemStep::end ? 0 : index;
     OPENSSL_free(name);
     OPENSSL_free(header);
     OPENSSL_clear_free(data, static_cast<std::size_t>(len));
