@@ -20,27 +20,15 @@
 #include "crypto/crypto.hpp"
 #include "module/compression.hpp"
 #include "module/module_signature.hpp"
+#include "bad_input_support.hpp"
 #include "test_support.hpp"
 
 using namespace modsign;
 using test::q;
 
+using namespace bad_input_test;
+
 namespace {
-
-std::string M() { return test::modsign_cli(); }
-
-/// SHA-256 of every file under `dir` (relative names), FIFOs and devices by type only.
-std::map<std::string, std::string> snapshot(const std::string& dir) {
-  std::map<std::string, std::string> s;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
-    const auto rel = std::filesystem::relative(e.path(), dir).string();
-    if (e.is_regular_file())
-      s[rel] = to_hex(crypto::digest(crypto::HashAlgo::sha256, test::slurp(e.path().string())));
-    else
-      s[rel] = e.is_directory() ? "dir" : "special";
-  }
-  return s;
-}
 
 /// What a command run on a pseudo-terminal did (run_on_tty()).
 struct TtyRun {
@@ -137,52 +125,6 @@ TtyRun run_on_tty(const std::vector<std::string>& argv, const std::string& promp
   return r;
 }
 
-// Keys made once by `modsign keygen` (mode 0600): ECDSA P-256 and ML-DSA-65.
-class BadInput : public testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    keys_ = new test::TempDir();
-    for (auto [algo, name] : {std::pair{"ecdsa-p256", "ec"}, std::pair{"ml-dsa-65", "ml"}}) {
-      auto r = test::run(M() + " keygen --algo " + algo + " --out " + q(*keys_ / (std::string(name) + ".pem")) +
-                         " --cert-out " + q(*keys_ / (std::string(name) + ".crt")));
-      ASSERT_EQ(r.status, 0) << r.err;
-    }
-  }
-  static void TearDownTestSuite() { delete keys_; }
-  static std::string key(const std::string& n) { return *keys_ / n; }
-
-  void SetUp() override { keys_before_ = snapshot(keys_->path()); }
-  void TearDown() override { EXPECT_EQ(snapshot(keys_->path()), keys_before_) << "the key directory changed"; }
-
-  /// A module of 3000 pattern bytes in the test directory.
-  std::string module(const std::string& name = "m.ko") {
-    test::spit(d_ / name, test::pattern(3000));
-    return d_ / name;
-  }
-  /// The module signed with the ECDSA key.
-  std::string signed_module(const std::string& name = "s.ko") {
-    const std::string p = module(name);
-    auto r = test::run(M() + " sign --key " + q(key("ec.pem")) + " --cert " + q(key("ec.crt")) + " " + q(p));
-    EXPECT_EQ(r.status, 0) << r.err;
-    return p;
-  }
-  /// Run `cmd`; expect `status` and `err` on stderr, and the test directory unchanged.
-  test::Run expect_refused(const std::string& cmd, int status, const std::string& err) {
-    const auto before = snapshot(d_.path());
-    auto r = test::run(cmd);
-    EXPECT_EQ(r.status, status) << cmd << "\n" << r.err;
-    EXPECT_EQ(r.err, err) << cmd;
-    EXPECT_EQ(snapshot(d_.path()), before) << "files changed: " << cmd;
-    return r;
-  }
-  std::string sign() const { return M() + " sign --key " + q(key("ec.pem")) + " --cert " + q(key("ec.crt")) + " "; }
-  std::string verify() const { return M() + " verify --cert " + q(key("ec.crt")) + " "; }
-
-  static inline test::TempDir* keys_ = nullptr;
-  std::map<std::string, std::string> keys_before_;
-  test::TempDir d_;
-};
-
 }  // namespace
 
 TEST_F(BadInput, MissingFile) {
@@ -192,34 +134,6 @@ TEST_F(BadInput, MissingFile) {
   expect_refused(verify() + q(f), 3, "modsign: " + f + ": No such file or directory\n");
   expect_refused(M() + " sign --key " + q(d_ / "nokey.pem") + " " + q(d_ / "m.ko"), 3,
                  "modsign: " + (d_ / "nokey.pem") + ": No such file or directory\n");
-}
-
-TEST_F(BadInput, HashEntryGivenAsFileName) {
-  // "tbs:<hex>" / "bin:<hex>" where a file name is expected: said to look like a hash entry.
-  const std::string p = module();
-  const std::string tbs = "tbs:" + std::string(64, 'a'), bin = "bin:" + std::string(64, 'b');
-  const std::string hint = " (this looks like a blacklist hash entry, not a file name: put it in a hash-list file, one ";
-  expect_refused("cd " + q(d_.path()) + " && " + verify() + "--blacklist " + tbs + " " + q(p), 3,
-                 "modsign: " + tbs + ": No such file or directory" + hint + "\"tbs:<hex>\" a line)\n");
-  expect_refused("cd " + q(d_.path()) + " && " + M() + " verify --cert " + bin + " " + q(p), 3,
-                 "modsign: " + bin + ": No such file or directory" + hint + "\"bin:<hex>\" a line)\n");
-  // An ordinary missing name keeps the plain message (MissingFile).
-  expect_refused(verify() + "--blacklist " + q(d_ / "tbs.txt") + " " + q(p), 3,
-                 "modsign: " + (d_ / "tbs.txt") + ": No such file or directory\n");
-}
-
-TEST_F(BadInput, ModuleLargerThanTheReadLimitNamesMaxSize) {
-  // A sparse 1 GiB + 1 byte file: every command that reads a module into memory refuses it
-  // naming --max-size (digest and verify stream it instead); ima template takes --max-size.
-  const std::string big = d_ / "big.ko";
-  ASSERT_EQ(test::run("truncate -s 1073741825 " + q(big)).status, 0);
-  const std::string why = "modsign: " + big + ": file is 1073741825 bytes, more than the 1073741824 bytes modsign reads "
-                          "into memory (raise --max-size)\n";
-  expect_refused(M() + " info " + q(big), 3, why);
-  expect_refused(M() + " ima template " + q(big), 3, why);
-  expect_refused(M() + " blacklist entry " + q(big), 3, why);
-  expect_refused(M() + " ima template --max-size 1048576 " + q(big), 3, why);
-  EXPECT_NE(test::run(M() + " ima template --help").out.find("--max-size"), std::string::npos);
 }
 
 TEST_F(BadInput, NotARegularFile) {
@@ -297,16 +211,6 @@ TEST_F(BadInput, KeyDoesNotMatchCertificate) {
   const std::string p = module();
   expect_refused(M() + " sign --key " + q(key("ml.pem")) + " --cert " + q(key("ec.crt")) + " " + q(p), 3,
                  "modsign: " + key("ec.crt") + ": no certificate matches the private key " + key("ml.pem") + "\n");
-}
-
-TEST_F(BadInput, KeyOnlyFileWithoutCertSuggestsCert) {
-  // A key-only file and no --cert: the key file is searched for the certificate, and the
-  // message says to give it.
-  const std::string p = module();
-  expect_refused(M() + " sign --key " + q(key("ec.pem")) + " " + q(p), 3,
-                 "modsign: " + key("ec.pem") +
-                     ": no X.509 certificate found (neither DER nor PEM CERTIFICATE); the key file holds no "
-                     "certificate: give it with --cert\n");
 }
 
 TEST_F(BadInput, NotACertificateOrKey) {
@@ -563,18 +467,6 @@ TEST_F(BadInput, MalformedEfiSignatureList) {
                  "modsign: " + (d_ / "dbx.esl") +
                      ": EBADMSG: EFI_SIGNATURE_LIST at byte offset 76: signature_list_size 4294967295 exceeds the 76 "
                      "bytes left (the kernel stops here; the entries above stay loaded)\n");
-}
-
-TEST_F(BadInput, TextGivenAsEfiSignatureList) {
-  // JSON (dbx list --json output) or a hash list given to dbx list / merge.
-  test::spit(d_ / "dbx.json", std::string("{\"lists\": []}\n"));
-  test::spit(d_ / "hashes.txt", std::string("\"bin:" + std::string(64, 'a') + "\"\n"));
-  const std::string why = ": EBADMSG: this is text, not an EFI signature list (EFI_SIGNATURE_LIST is binary: a "
-                          "SignatureType GUID, then u32 sizes)\n";
-  expect_refused(M() + " dbx list " + q(d_ / "dbx.json"), 3, "modsign: " + (d_ / "dbx.json") + why);
-  expect_refused(M() + " dbx list --json " + q(d_ / "hashes.txt"), 3, "modsign: " + (d_ / "hashes.txt") + why);
-  expect_refused(M() + " dbx merge -o " + q(d_ / "out.esl") + " " + q(d_ / "hashes.txt"), 3,
-                 "modsign: " + (d_ / "hashes.txt") + why);
 }
 
 TEST_F(BadInput, BadAuth2Header) {
