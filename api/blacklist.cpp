@@ -7,6 +7,7 @@
 #include "api/internal.hpp"
 #include "blacklist/check.hpp"
 #include "common/file.hpp"
+#include "common/module_read.hpp"
 #include "crypto/algorithms.hpp"
 #include "module/decompress.hpp"
 
@@ -56,7 +57,7 @@ struct Item {
 std::vector<Item> read_items(const std::string& path, std::uint64_t max_size, std::string* reason) {
   Bytes head;
   try {
-    head = read_file(path, std::max<std::uint64_t>(max_size, kMaxModuleSize));
+    head = read_module_bytes(path, max_size);
   } catch (const IoError& e) {
     if (reason) *reason = e.what();
     throw;

@@ -10,6 +10,7 @@
 #include "blacklist/check.hpp"
 #include "blacklist/sources.hpp"
 #include "common/file.hpp"
+#include "common/module_read.hpp"
 #include "digest/ima.hpp"
 #include "digest/ima_appraise.hpp"
 #include "digest/ima_main.hpp"
@@ -63,7 +64,7 @@ TemplateEntry ima_buffer_template(const std::string& event_name, ByteView buf, c
 Result<TemplateEntry> ima_template_file(const std::string& template_name, const std::string& path,
                                         const std::string& recorded_path, const KernelProfile& profile,
                                         const TemplateOptions& options) {
-  const Bytes file = read_file(path);
+  const Bytes file = read_module_bytes(path, options.max_size);
   return ima_template(template_name, recorded_path.empty() ? path : recorded_path, file, security_ima_of(path), profile,
                       options);
 }

@@ -8,6 +8,7 @@
 #include "asn1/der.hpp"
 #include "cms/signed_data.hpp"
 #include "common/file.hpp"
+#include "common/module_read.hpp"
 #include "module/decompress.hpp"
 #include "module/module_signature.hpp"
 
@@ -32,7 +33,7 @@ std::string sig_algo_text(const cms::SignerInfo& si) {
 std::vector<std::string> accepted_by(ByteView cms_der, ByteView content) {
   std::vector<std::string> out;
   auto profiles = std::vector<std::pair<std::string, kernel::KernelProfile>>{
-      {"v6", kernel::KernelProfile::v6()}, {"v7.0", kernel::KernelProfile::v7_0()}};
+      {"v6.1", kernel::KernelProfile::v6_1()}, {"v6", kernel::KernelProfile::v6()}, {"v7.0", kernel::KernelProfile::v7_0()}};
   auto waived = kernel::KernelProfile::v7_0();
   waived.waive_mldsa_authattrs = true;
   profiles.emplace_back("v7.0+waiver", waived);
@@ -49,8 +50,8 @@ std::vector<std::string> accepted_by(ByteView cms_der, ByteView content) {
 ModuleFile open_module_file(const std::string& path, const KernelProfile& /*profile*/, const OpenOptions& o) {
   ModuleFile f;
   f.path = path;
-  f.stored = read_file(path, std::max<std::uint64_t>(o.max_size, kMaxModuleSize));
-  auto img = module::open_module(f.stored, o.max_size, o.keep_bad_stream);
+  f.stored = read_module_bytes(path, o.max_size);
+  auto img = module::open_module(f.stored, o.max_size, {o.keep_bad_stream, o.ignore_after_stream});
   if (!img) throw InputError(path + ": " + img.error().message);
   f.m = std::move(img.value());
   return f;

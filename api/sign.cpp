@@ -14,6 +14,7 @@
 #include "api/internal.hpp"
 #include "cms/signed_data.hpp"
 #include "common/file.hpp"
+#include "common/module_read.hpp"
 #include "crypto/algorithms.hpp"
 #include "crypto/pkcs11_store.hpp"
 #include "module/compression.hpp"
@@ -108,6 +109,8 @@ Signer Signer::load(const std::string& key_path, const std::string& cert_path, c
   if (auto n = permission_note(key_path)) notes.push_back(std::move(*n));  // only a file that holds a key
   const std::string cert_file = cert_path.empty() ? key_path : cert_path;
   auto certs = crypto::Certificate::load_all(cert_file);
+  if (!certs && cert_path.empty())  // the key file alone, and it holds no certificate
+    throw InputError(cert_file + ": " + certs.error().message + "; the key file holds no certificate: give it with --cert");
   if (!certs) throw InputError(cert_file + ": " + certs.error().message);
   for (auto& c : certs.value())
     if (c.public_key() == key->public_key())
@@ -172,7 +175,7 @@ cms::BuildOptions build_options(const Signer& signer, const SignOptions& o, cons
 
 StoredModule read_stored_module(const std::string& path, std::uint64_t max_size) {
   StoredModule sm;
-  sm.stored = read_file(path, std::max<std::uint64_t>(max_size, kMaxModuleSize));
+  sm.stored = read_module_bytes(path, max_size);
   auto img = module::open_module(sm.stored, max_size);
   if (!img)
     throw InputError(path + ": " + std::string(module::compression_name(module::detect_compression(sm.stored))) +

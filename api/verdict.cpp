@@ -30,7 +30,7 @@ Verdict predict_module_file(const std::string& path, const TrustStore& trust, co
                             const PredictOptions& o) {
   if (module::streamable_file(path, o.stream_above))
     return module::module_sig_check_file(path, trust.impl().keyring, api::to_kernel(profile));
-  const ModuleFile f = open_module_file(path, profile, OpenOptions{o.max_size, o.keep_bad_stream});
+  const ModuleFile f = open_module_file(path, profile, OpenOptions{o.max_size, o.keep_bad_stream, true});
   return predict_module_image(f.m, trust, profile, o.backend);
 }
 

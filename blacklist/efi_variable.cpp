@@ -2,6 +2,7 @@
 #include "blacklist/efi_variable.hpp"
 
 #include <cstdio>
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 #include <tuple>
@@ -79,6 +80,13 @@ namespace {
 
 void put32(Bytes& out, std::uint32_t v) {
   for (int i = 0; i < 4; ++i) out.push_back(std::uint8_t(v >> (8 * i)));
+}
+
+// The first 4 KiB (at least one byte) are printable ASCII, tab, CR or LF.
+bool looks_like_text(ByteView d) {
+  if (d.empty()) return false;
+  const ByteView head = d.first(std::min<std::size_t>(d.size(), 4096));
+  return std::all_of(head.begin(), head.end(), [](std::uint8_t c) { return (c >= 0x20 && c < 0x7f) || c == '\t' || c == '\r' || c == '\n'; });
 }
 
 Error at(std::uint64_t offset, const std::string& what) {
@@ -164,6 +172,11 @@ Result<VariableFile> parse_variable_file(ByteView data, Container form) {
     }
   }
   vf.lists = parse_signature_lists(data.subspan(vf.payload_offset), vf.payload_offset);
+  // A bare list that fails at its first byte and is printable text (JSON, a hash list,
+  // `dbx list` output): say so rather than quote the sizes its characters spell.
+  if (vf.form == Container::esl && vf.lists.lists.empty() && vf.lists.error && looks_like_text(data))
+    return make_error(KErr::ebadmsg, "this is text, not an EFI signature list (EFI_SIGNATURE_LIST is binary: a "
+                                     "SignatureType GUID, then u32 sizes)");
   return vf;
 }
 

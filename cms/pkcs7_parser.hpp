@@ -14,6 +14,7 @@
 #include "cms/kernel_profile.hpp"
 #include "common/result.hpp"
 #include "crypto/crypto.hpp"
+#include "modsign/load_verdict.hpp"
 
 namespace modsign::kernel {
 
@@ -82,6 +83,8 @@ struct Pkcs7Message {
   bool authattrs_rej_waivable = false;
   /// Subject CN of the trusted certificate that vouched for each signer (pkcs7_validate_trust).
   std::vector<std::string> trusted_by;
+  /// The same certificates (CN, subjectKeyIdentifier, serial) for reports.
+  std::vector<modsign::TrustedKey> trusted_keys;
   /// H(data) per kernel hash name, computed once for all signers (the kernel hashes per
   /// signer; the values are the same).
   std::vector<std::pair<std::string, Bytes>> data_digests;

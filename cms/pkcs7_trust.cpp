@@ -76,6 +76,7 @@ Status pkcs7_validate_trust(Pkcs7Message& msg, const std::vector<crypto::Certifi
       return make_error(KErr::ekeyrejected, "Sig " + std::to_string(si.index) + ": " + st.error().message);
     }
     msg.trusted_by.push_back(key->subject_cn());
+    msg.trusted_keys.push_back({key->subject_cn(), key->skid() ? to_hex(*key->skid()) : "", to_hex(key->serial())});
     any_ok = true;
   }
   if (any_ok) return ok_status();

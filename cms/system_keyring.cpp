@@ -144,10 +144,25 @@ VerifyReport verify_with(ByteView pkcs7, const Keyring& keyring, Usage usage, co
     if (revoked) return done(make_error(KErr::ekeyrejected, "Key is on the revocation list"));
   }
   msg->trusted_by.clear();
+  msg->trusted_keys.clear();
   st = filter ? pkcs7_validate_trust(*msg, admitted(keyring.certificates), profile)
               : pkcs7_validate_trust(*msg, keyring.certificates, profile);
+  if (!st && st.error().code == KErr::enokey) {
+    // Name the tbs: entry that kept the signer's certificate out of the keyring
+    // (x509_key_preparse refused it at load), when that certificate would have vouched.
+    for (const auto& c : keyring.certificates) {
+      if (!tbs_blacklisted(c, profile, &keyring.blacklist) || !x509_supported(c, profile)) continue;
+      if (!pkcs7_validate_trust(*msg, {c}, profile)) continue;
+      msg->trusted_by.clear();
+      msg->trusted_keys.clear();
+      const auto h = x509_tbs_blacklist_hash(c, profile);
+      return done(make_error(KErr::enokey, st.error().message + "; the signer's certificate \"" + c.subject_cn() +
+                                               "\" is kept out of the keyring by blacklist entry tbs:" + to_hex(*h)));
+    }
+  }
   if (!st) return done(st.error());
   rep.trusted_by = msg->trusted_by;
+  rep.trusted_keys = msg->trusted_keys;
   if (view_content)
     if (auto v = view_content(*msg); !v) return done(v.error());
   return rep;

@@ -43,6 +43,7 @@ struct VerifyReport {
   std::vector<SignerSummary> signers;
   std::vector<std::string> log;
   std::vector<std::string> trusted_by;  ///< CN of the trusted certificate(s) used
+  std::vector<modsign::TrustedKey> trusted_keys;  ///< the same: CN, SKID and serial
 };
 VerifyReport verify_pkcs7_signature(ByteView data, ByteView pkcs7, const Keyring& keyring, Usage usage,
                                     const KernelProfile& profile, crypto::Backend backend = crypto::Backend::openssl);

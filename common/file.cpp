@@ -1,4 +1,5 @@
 #include "common/file.hpp"
+#include "common/module_read.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -54,6 +55,17 @@ std::string sys_error(const std::string& path, const char* what) {
   return path + ": " + what + ": " + std::strerror(errno);
 }
 
+// open() failed: strerror, and for a missing "tbs:<hex>" / "bin:<hex>" a hint that a hash
+// entry was given where a file name is expected.
+std::string open_error(const std::string& path) {
+  const int e = errno;
+  std::string m = path + ": " + std::strerror(e);
+  if (e == ENOENT && (path.starts_with("tbs:") || path.starts_with("bin:")))
+    m += " (this looks like a blacklist hash entry, not a file name: put it in a hash-list file, one \"" +
+         path.substr(0, 4) + "<hex>\" a line)";
+  return m;
+}
+
 const char* kind(mode_t m) {
   if (S_ISDIR(m)) return "is a directory";
   if (S_ISFIFO(m)) return "is a FIFO, not a regular file";
@@ -63,10 +75,24 @@ const char* kind(mode_t m) {
 }
 }  // namespace
 
+namespace {
+Bytes read_bounded(const std::string& path, std::uint64_t max_size, const char* too_big);
+}  // namespace
+
 Bytes read_file(const std::string& path, std::uint64_t max_size) {
+  return read_bounded(path, max_size, " bytes modsign accepts here");
+}
+
+Bytes read_module_bytes(const std::string& path, std::uint64_t max_size) {
+  return read_bounded(path, std::max<std::uint64_t>(max_size, kMaxModuleSize),
+                      " bytes modsign reads into memory (raise --max-size)");
+}
+
+namespace {
+Bytes read_bounded(const std::string& path, std::uint64_t max_size, const char* too_big) {
   // O_NONBLOCK so that opening a FIFO does not wait for a writer; fstat then refuses it.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) throw IoError(path + ": " + std::strerror(errno));
+  if (fd < 0) throw IoError(open_error(path));
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     auto m = sys_error(path, "stat");
@@ -80,7 +106,7 @@ Bytes read_file(const std::string& path, std::uint64_t max_size) {
   if (static_cast<std::uint64_t>(st.st_size) > max_size) {
     ::close(fd);
     throw IoError(path + ": file is " + std::to_string(st.st_size) + " bytes, more than the " +
-                  std::to_string(max_size) + " bytes modsign accepts here");
+                  std::to_string(max_size) + too_big);
   }
   Bytes out(static_cast<std::size_t>(st.st_size));
   std::size_t off = 0;
@@ -99,10 +125,11 @@ Bytes read_file(const std::string& path, std::uint64_t max_size) {
   ::close(fd);
   return out;
 }
+}  // namespace
 
 FileReader::FileReader(const std::string& path) : path_(path) {
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd_ < 0) throw IoError(path + ": " + std::strerror(errno));
+  if (fd_ < 0) throw IoError(open_error(path));
   struct stat st {};
   if (::fstat(fd_, &st) != 0) {
     auto m = sys_error(path, "stat");

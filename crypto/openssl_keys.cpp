@@ -20,6 +20,8 @@ namespace modsign::crypto {
 namespace {
 
 using ossl::BioPtr;
+using ossl::PemStep;
+using ossl::read_pem_block;
 using ossl::ml_dsa_name;
 
 std::shared_ptr<void> share(EVP_PKEY* p) {
@@ -194,6 +196,25 @@ Result<PrivateKey> PrivateKey::load(const std::string& path, const std::optional
   return r;
 }
 
+namespace {
+// 1-based index of the first PEM block of `in` that does not decode (bad base64 or
+// armour), 0 when every block decodes.  Decoded bytes are cleansed (they may be a key).
+int damaged_pem_block(ByteView in) {
+  BioPtr bio(BIO_new_mem_buf(in.data(), static_cast<int>(in.size())));
+  for (int index = 1;; ++index) {
+    char* name = nullptr;
+    char* header = nullptr;
+    unsigned char* data = nullptr;
+    long len = 0;
+    const PemStep step = read_pem_block(bio.get(), &name, &header, &data, &len);
+    if (step != PemStep::block) return step == PemStep::end ? 0 : index;
+    OPENSSL_free(name);
+    OPENSSL_free(header);
+    OPENSSL_clear_free(data, static_cast<std::size_t>(len));
+  }
+}
+}  // namespace
+
 Result<PrivateKey> PrivateKey::from_bytes(ByteView in, const std::optional<std::string>& pass) {
   if (in.size() > kMaxSmallFileSize) return make_error(KErr::ebadmsg, "key input larger than 16 MiB");
   EVP_PKEY* key = nullptr;
@@ -208,6 +229,8 @@ Result<PrivateKey> PrivateKey::from_bytes(ByteView in, const std::optional<std::
     OPENSSL_cleanse(p.data(), p.size());
     if (!key) {
       std::string why = openssl_error();
+      if (const int n = damaged_pem_block(in))
+        return make_error(KErr::ebadmsg, "PEM block " + std::to_string(n) + " is damaged (bad base64 or armour)");
       const bool encrypted =
           std::string_view(reinterpret_cast<const char*>(in.data()), in.size()).find("ENCRYPTED") !=
           std::string_view::npos;

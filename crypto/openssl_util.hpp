@@ -3,6 +3,8 @@
 #pragma once
 
 #include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/evp.h>
 #include <openssl/x509.h>
 
@@ -23,6 +25,17 @@ using X509ExtPtr = std::unique_ptr<X509_EXTENSION, Deleter<X509_EXTENSION, X509_
 using PkeyCtxPtr = std::unique_ptr<EVP_PKEY_CTX, Deleter<EVP_PKEY_CTX, EVP_PKEY_CTX_free>>;
 using MdCtxPtr = std::unique_ptr<EVP_MD_CTX, Deleter<EVP_MD_CTX, EVP_MD_CTX_free>>;
 using SigPtr = std::unique_ptr<EVP_SIGNATURE, Deleter<EVP_SIGNATURE, EVP_SIGNATURE_free>>;
+
+/// One PEM_read_bio() step: a block (name, header and data are then the caller's to free),
+/// the end of the input, or a block that does not decode (bad base64 or armour).
+enum class PemStep { block, end, damaged };
+inline PemStep read_pem_block(BIO* bio, char** name, char** header, unsigned char** data, long* len) {
+  if (PEM_read_bio(bio, name, header, data, len)) return PemStep::block;
+  const unsigned long e = ERR_peek_last_error();
+  const bool end = ERR_GET_LIB(e) == ERR_LIB_PEM && ERR_GET_REASON(e) == PEM_R_NO_START_LINE;
+  ERR_clear_error();
+  return end ? PemStep::end : PemStep::damaged;
+}
 
 inline const char* ml_dsa_name(KeyAlgo a) {
   switch (a) {

@@ -20,6 +20,8 @@
 namespace modsign::crypto {
 
 using ossl::BioPtr;
+using ossl::PemStep;
+using ossl::read_pem_block;
 using ossl::X509ExtPtr;
 using ossl::X509NamePtr;
 using ossl::X509Ptr;
@@ -259,14 +261,11 @@ Result<std::vector<Certificate>> Certificate::from_bytes(ByteView in) {
     char* header = nullptr;
     unsigned char* data = nullptr;
     long len = 0;
-    if (!PEM_read_bio(bio.get(), &name, &header, &data, &len)) {
-      // Only "no further PEM block" ends the bundle; a damaged block is an error.
-      const unsigned long e = ERR_peek_last_error();
-      const bool end = ERR_GET_LIB(e) == ERR_LIB_PEM && ERR_GET_REASON(e) == PEM_R_NO_START_LINE;
-      ERR_clear_error();
-      if (!end) return make_error(KErr::ebadmsg, "PEM block " + std::to_string(index + 1) + " is damaged (bad base64 or armour)");
-      break;
-    }
+    // Only "no further PEM block" ends the bundle; a damaged block is an error.
+    const PemStep step = read_pem_block(bio.get(), &name, &header, &data, &len);
+    if (step == PemStep::damaged)
+      return make_error(KErr::ebadmsg, "PEM block " + std::to_string(index + 1) + " is damaged (bad base64 or armour)");
+    if (step == PemStep::end) break;
     ++index;
     const bool is_cert = std::strcmp(name, "CERTIFICATE") == 0 || std::strcmp(name, "X509 CERTIFICATE") == 0;
     Result<Certificate> c = make_error(KErr::ebadmsg, "");

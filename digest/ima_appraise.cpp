@@ -3,6 +3,7 @@
 
 #include "cms/pkcs7_parser.hpp"
 #include "common/file.hpp"
+#include "common/module_read.hpp"
 #include "digest/ima_modsig.hpp"
 #include "digest/ima_template_lib.hpp"
 #include "module/module_signature.hpp"
@@ -26,7 +27,7 @@ ImaModuleRead ima_module_read(const module::ModuleImage& m, const kernel::Kernel
 
 ModuleFile read_module_file(const std::string& path, std::uint64_t max_size) {
   ModuleFile f;
-  f.stored = read_file(path, std::max<std::uint64_t>(max_size, kMaxModuleSize));
+  f.stored = read_module_bytes(path, max_size);
   auto img = module::open_module(f.stored, max_size);
   if (img) {
     f.m = std::move(img.value());

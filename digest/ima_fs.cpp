@@ -10,6 +10,25 @@ std::uint32_t get_u32le(ByteView b, std::size_t off) {
   return static_cast<std::uint32_t>(b[off]) | static_cast<std::uint32_t>(b[off + 1]) << 8 |
          static_cast<std::uint32_t>(b[off + 2]) << 16 | static_cast<std::uint32_t>(b[off + 3]) << 24;
 }
+
+// The n / n-ng field (ima_template_lib.c ima_eventname_init / ima_eventname_ng_init): a
+// NUL-terminated name; shown without the NUL.
+std::string event_name(const MeasurementRecord& r) {
+  ByteView f;
+  if (r.template_name == "ima") {
+    f = ByteView(r.data).subspan(24);
+  } else if (r.template_name == "ima-ng" || r.template_name == "ima-sig" || r.template_name == "ima-modsig" ||
+             r.template_name == "ima-buf") {
+    std::size_t q = 0;
+    if (r.data.size() < 4) return "";
+    q = 4 + get_u32le(r.data, 0);  // d-ng
+    if (r.data.size() - q < 4) return "";
+    f = ByteView(r.data).subspan(q + 4, get_u32le(r.data, q));
+  }
+  std::string name(f.begin(), f.end());
+  if (!name.empty() && name.back() == '\0') name.pop_back();
+  return name;
+}
 }  // namespace
 
 Result<std::vector<MeasurementRecord>> parse_measurement_list(ByteView list, crypto::HashAlgo bank) {
@@ -58,6 +77,7 @@ Result<std::vector<MeasurementRecord>> parse_measurement_list(ByteView list, cry
         q += 4 + fl;
       }
     }
+    r.file_name = event_name(r);
     r.violation = std::all_of(r.digest.begin(), r.digest.end(), [](std::uint8_t c) { return c == 0; });
     if (!r.violation) {
       if (r.template_name == "ima") {

@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "common/file.hpp"
+#include "common/module_read.hpp"
 #include "digest/ima_appraise.hpp"
 #include "module/decompress.hpp"
 #include "module/module_signature.hpp"
@@ -170,8 +171,8 @@ Result<ModuleDigests> digest_module_file(const std::string& path, const kernel::
   const std::uint64_t size = in.size();
   const Bytes head = in.read_at(0, static_cast<std::size_t>(std::min<std::uint64_t>(size, 8)));
   if (module::detect_compression(head) != module::Compression::none) {
-    const Bytes stored = read_file(path, std::max<std::uint64_t>(max_size, kMaxModuleSize));
-    auto img = module::open_module(stored, max_size, false);  // "<format>-compressed module: <reason>"
+    const Bytes stored = read_module_bytes(path, max_size);
+    auto img = module::open_module(stored, max_size, module::OpenFlags{});  // "<format>-compressed module: <reason>"
     if (!img) return img.error();
     ModuleDigests out = digest_module_image(img->image, profile);
     out.compressed = true;

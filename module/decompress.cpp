@@ -82,7 +82,9 @@ std::string zstd_error_text(std::size_t r) {
   }
 }
 
-Result<Bytes> unxz(ByteView in, std::uint64_t max) {
+// `after`: where to count the bytes after the end of the stream instead of refusing them
+// (module_decompress() stops at the end of the stream and never reads them).
+Result<Bytes> unxz(ByteView in, std::uint64_t max, std::size_t* after) {
   lzma_stream s = LZMA_STREAM_INIT;
   // No LZMA_CONCATENATED: one stream, as the kernel's xz_dec decodes.
   // The memory limit covers the dictionary (plus liblzma's own ~ 100 KiB).
@@ -105,12 +107,13 @@ Result<Bytes> unxz(ByteView in, std::uint64_t max) {
   lzma_end(&s);
   if (r == LZMA_MEMLIMIT_ERROR) return window_too_big("xz dictionary", max);
   if (r != LZMA_STREAM_END) return make_error(KErr::einval, xz_error_text(r));
-  if (rest && !only_xz_padding(in.last(rest)))
+  if (after) *after = rest && !only_xz_padding(in.last(rest)) ? rest : 0;
+  else if (rest && !only_xz_padding(in.last(rest)))
     return make_error(KErr::einval, std::to_string(rest) + " bytes of trailing data after the xz stream");
   return out;
 }
 
-Result<Bytes> gunzip(ByteView in, std::uint64_t max) {
+Result<Bytes> gunzip(ByteView in, std::uint64_t max, std::size_t* after) {
   z_stream z{};
   if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) throw std::runtime_error("inflateInit2 failed");
   Bytes out;
@@ -143,11 +146,12 @@ Result<Bytes> gunzip(ByteView in, std::uint64_t max) {
   }
   const std::size_t rest = left;
   inflateEnd(&z);
-  if (rest) return make_error(KErr::einval, std::to_string(rest) + " bytes of trailing data after the gzip member");
+  if (after) *after = rest;
+  else if (rest) return make_error(KErr::einval, std::to_string(rest) + " bytes of trailing data after the gzip member");
   return out;
 }
 
-Result<Bytes> unzstd(ByteView in, std::uint64_t max, bool all_frames = false) {
+Result<Bytes> unzstd(ByteView in, std::uint64_t max, bool all_frames, std::size_t* after) {
   ZSTD_DCtx* d = ZSTD_createDCtx();
   if (!d) throw std::runtime_error("ZSTD_createDCtx failed");
   // The kernel accepts windows up to 2 GiB (ZSTD_WINDOWLOG_MAX); modsign up to window_budget().
@@ -180,7 +184,8 @@ Result<Bytes> unzstd(ByteView in, std::uint64_t max, bool all_frames = false) {
     }
   }
   ZSTD_freeDCtx(d);
-  if (ib.pos != in.size())
+  if (after) *after = in.size() - ib.pos;
+  else if (ib.pos != in.size())
     return make_error(KErr::einval, std::to_string(in.size() - ib.pos) + " bytes of trailing data after the zstd frame");
   return out;
 }
@@ -251,17 +256,24 @@ std::string xz_kernel_filter_problem(ByteView in) {
 }  // namespace
 
 
-Result<Bytes> decompress(ByteView in, Compression format, std::uint64_t max_size) {
+namespace {
+Result<Bytes> decompress_stream(ByteView in, Compression format, std::uint64_t max_size, std::size_t* after) {
   switch (format) {
-    case Compression::xz: return unxz(in, max_size);
-    case Compression::gzip: return gunzip(in, max_size);
-    case Compression::zstd: return unzstd(in, max_size, in.size() >= 4 && in[0] != 0x28);
+    case Compression::xz: return unxz(in, max_size, after);
+    case Compression::gzip: return gunzip(in, max_size, after);
+    case Compression::zstd: return unzstd(in, max_size, in.size() >= 4 && in[0] != 0x28, after);
     case Compression::none: break;
   }
   return make_error(KErr::einval, "not a compressed module");
 }
+}  // namespace
 
-Result<ModuleImage> open_module(ByteView file, std::uint64_t max_size) {
+Result<Bytes> decompress(ByteView in, Compression format, std::uint64_t max_size) {
+  return decompress_stream(in, format, max_size, nullptr);
+}
+
+namespace {
+Result<ModuleImage> open_stream(ByteView file, std::uint64_t max_size, const OpenFlags& flags) {
   ModuleImage m;
   m.compression = detect_compression(file);
   m.stored_size = file.size();
@@ -285,9 +297,20 @@ Result<ModuleImage> open_module(ByteView file, std::uint64_t max_size) {
     m.kernel_decompress_problem =
         "zstd file starts with a skippable frame (pzstd): the kernel's zstd decoder refuses it (\"not a zstd "
         "compressed module\", EINVAL)";
-  auto d = decompress(file, m.compression, max_size);
+  std::size_t after = 0;
+  auto d = decompress_stream(file, m.compression, max_size, flags.ignore_after_stream ? &after : nullptr);
   if (!d) return d.error();
   m.image = std::move(d.value());
+  if (after) {
+    // module_decompress() stops at the end of the stream (xz_dec_run's XZ_STREAM_END, the
+    // zstd frame's end, zlib_inflate's Z_STREAM_END): the bytes after it are never read,
+    // and module_sig_check() sees only the decompressed image.
+    m.bytes_after_stream = after;
+    static constexpr std::string_view kMagic = "~Module signature appended~\n";
+    const ByteView rest = file.last(after);
+    m.signature_after_stream =
+        rest.size() >= kMagic.size() && std::equal(kMagic.begin(), kMagic.end(), rest.end() - kMagic.size());
+  }
   if (m.compression == Compression::gzip) {
     // The kernel skips only FNAME: with FEXTRA, FCOMMENT or FHCRC it reads another image.
     auto k = kernel_gunzip(file, max_size);
@@ -302,6 +325,10 @@ Result<ModuleImage> open_module(ByteView file, std::uint64_t max_size) {
   return m;
 }
 
+}  // namespace
+
+Result<ModuleImage> open_module(ByteView file, std::uint64_t max_size) { return open_stream(file, max_size, {}); }
+
 Compression detect_compression(ByteView f) {
   static constexpr std::uint8_t xz[] = {0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00};
   static constexpr std::uint8_t zstd[] = {0x28, 0xb5, 0x2f, 0xfd};
@@ -315,8 +342,9 @@ Compression detect_compression(ByteView f) {
 }
 
 
-Result<ModuleImage> open_module(ByteView file, std::uint64_t max_size, bool keep_bad_stream) {
-  auto img = open_module(file, max_size);
+Result<ModuleImage> open_module(ByteView file, std::uint64_t max_size, const OpenFlags& flags) {
+  const bool keep_bad_stream = flags.keep_bad_stream;
+  auto img = open_stream(file, max_size, flags);
   if (img) return img;
   const auto c = detect_compression(file);
   const std::string msg = std::string(compression_name(c)) + "-compressed module: " + img.error().message;

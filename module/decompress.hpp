@@ -42,12 +42,22 @@ Result<Bytes> decompress(ByteView in, Compression format, std::uint64_t max_size
 /// and the kernel decompressor's view are filled in.
 Result<ModuleImage> open_module(ByteView file, std::uint64_t max_size = kDefaultMaxDecompressed);
 
-/// open_module() with the error worded "<format>-compressed module: <reason>".  With
-/// `keep_bad_stream`, a compressed stream that does not decompress (corrupt, truncated) is
-/// not an error but a module the kernel's module_decompress() refuses too: an empty image
-/// with that message in kernel_decompress_problem.  modsign's own bounds ("decompressed
-/// size exceeds", "zstd window needs") stay errors.
-Result<ModuleImage> open_module(ByteView file, std::uint64_t max_size, bool keep_bad_stream);
+/// How open_module() treats a stream the strict reading refuses.
+struct OpenFlags {
+  /// A compressed stream that does not decompress (corrupt, truncated) is not an error but
+  /// a module the kernel's module_decompress() refuses too: an empty image with the
+  /// message in kernel_decompress_problem.  modsign's own bounds ("decompressed size
+  /// exceeds", "zstd window needs") stay errors.
+  bool keep_bad_stream = false;
+  /// Bytes after the end of the stream (after the xz stream and its padding, the first
+  /// zstd frame, the gzip member) are not an error: module_decompress() stops at the end
+  /// of the stream and never reads them.  They are counted in bytes_after_stream.
+  bool ignore_after_stream = false;
+};
+
+/// open_module() with the error worded "<format>-compressed module: <reason>", reading the
+/// stream as `flags` say.
+Result<ModuleImage> open_module(ByteView file, std::uint64_t max_size, const OpenFlags& flags);
 
 /// True for an uncompressed regular file larger than `threshold` bytes, which sign and
 /// verify read in one streaming pass.  One stat() decides for the common small module; a

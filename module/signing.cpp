@@ -66,7 +66,11 @@ std::string verified_detail(const LoadVerdict& v, const kernel::VerifyReport& re
   if (v.signers.empty()) return "";
   std::string d = v.signers.front().sig_algo + " signature";
   if (v.signers.front().signed_attrs) d += " with signedAttrs";
-  if (!rep.trusted_by.empty()) d += ", trusted key \"" + rep.trusted_by.front() + "\"";
+  if (!rep.trusted_keys.empty()) {
+    const auto& k = rep.trusted_keys.front();
+    d += ", trusted key \"" + k.cn + "\" (" + (k.skid.empty() ? std::string("no skid") : "skid " + k.skid) +
+         ", serial " + k.serial + ")";
+  }
   return d;
 }
 }  // namespace
@@ -87,6 +91,7 @@ LoadVerdict module_sig_check(ByteView file, const kernel::Keyring& keyring, cons
       v.signers = std::move(rep.signers);
       v.log = std::move(rep.log);
       v.trusted_by = rep.trusted_by;
+      v.trusted_keys = rep.trusted_keys;
       err = rep.err;
       detail = err == KErr::none ? verified_detail(v, rep) : rep.reason;
     }
@@ -149,6 +154,7 @@ LoadVerdict module_sig_check_file(const std::string& path, const kernel::Keyring
   v.signers = std::move(rep.signers);
   v.log = std::move(rep.log);
   v.trusted_by = rep.trusted_by;
+  v.trusted_keys = rep.trusted_keys;
   // The detail is built before `v` is moved into decide(): the order in which function
   // arguments are evaluated is unspecified (clang moved first and lost the signer text).
   const std::string detail = rep.err == KErr::none ? verified_detail(v, rep) : rep.reason;
@@ -167,7 +173,8 @@ LoadVerdict module_sig_check_image(const ModuleImage& m, const kernel::Keyring& 
     v = module_sig_check(m.image, keyring, profile, false, backend);
   }
   if (m.compression != Compression::none) {
-    v.compression = ModuleImage{{}, m.compression, m.stored_size, m.xz_check, m.kernel_decompress_problem};
+    v.compression = ModuleImage{{}, m.compression, m.stored_size, m.xz_check, m.kernel_decompress_problem,
+                                m.bytes_after_stream, m.signature_after_stream};
   }
   return v;
 }

@@ -20,27 +20,15 @@
 #include "crypto/crypto.hpp"
 #include "module/compression.hpp"
 #include "module/module_signature.hpp"
+#include "bad_input_support.hpp"
 #include "test_support.hpp"
 
 using namespace modsign;
 using test::q;
 
+using namespace bad_input_test;
+
 namespace {
-
-std::string M() { return test::modsign_cli(); }
-
-/// SHA-256 of every file under `dir` (relative names), FIFOs and devices by type only.
-std::map<std::string, std::string> snapshot(const std::string& dir) {
-  std::map<std::string, std::string> s;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
-    const auto rel = std::filesystem::relative(e.path(), dir).string();
-    if (e.is_regular_file())
-      s[rel] = to_hex(crypto::digest(crypto::HashAlgo::sha256, test::slurp(e.path().string())));
-    else
-      s[rel] = e.is_directory() ? "dir" : "special";
-  }
-  return s;
-}
 
 /// What a command run on a pseudo-terminal did (run_on_tty()).
 struct TtyRun {
@@ -137,52 +125,6 @@ TtyRun run_on_tty(const std::vector<std::string>& argv, const std::string& promp
   return r;
 }
 
-// Keys made once by `modsign keygen` (mode 0600): ECDSA P-256 and ML-DSA-65.
-class BadInput : public testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    keys_ = new test::TempDir();
-    for (auto [algo, name] : {std::pair{"ecdsa-p256", "ec"}, std::pair{"ml-dsa-65", "ml"}}) {
-      auto r = test::run(M() + " keygen --algo " + algo + " --out " + q(*keys_ / (std::string(name) + ".pem")) +
-                         " --cert-out " + q(*keys_ / (std::string(name) + ".crt")));
-      ASSERT_EQ(r.status, 0) << r.err;
-    }
-  }
-  static void TearDownTestSuite() { delete keys_; }
-  static std::string key(const std::string& n) { return *keys_ / n; }
-
-  void SetUp() override { keys_before_ = snapshot(keys_->path()); }
-  void TearDown() override { EXPECT_EQ(snapshot(keys_->path()), keys_before_) << "the key directory changed"; }
-
-  /// A module of 3000 pattern bytes in the test directory.
-  std::string module(const std::string& name = "m.ko") {
-    test::spit(d_ / name, test::pattern(3000));
-    return d_ / name;
-  }
-  /// The module signed with the ECDSA key.
-  std::string signed_module(const std::string& name = "s.ko") {
-    const std::string p = module(name);
-    auto r = test::run(M() + " sign --key " + q(key("ec.pem")) + " --cert " + q(key("ec.crt")) + " " + q(p));
-    EXPECT_EQ(r.status, 0) << r.err;
-    return p;
-  }
-  /// Run `cmd`; expect `status` and `err` on stderr, and the test directory unchanged.
-  test::Run expect_refused(const std::string& cmd, int status, const std::string& err) {
-    const auto before = snapshot(d_.path());
-    auto r = test::run(cmd);
-    EXPECT_EQ(r.status, status) << cmd << "\n" << r.err;
-    EXPECT_EQ(r.err, err) << cmd;
-    EXPECT_EQ(snapshot(d_.path()), before) << "files changed: " << cmd;
-    return r;
-  }
-  std::string sign() const { return M() + " sign --key " + q(key("ec.pem")) + " --cert " + q(key("ec.crt")) + " "; }
-  std::string verify() const { return M() + " verify --cert " + q(key("ec.crt")) + " "; }
-
-  static inline test::TempDir* keys_ = nullptr;
-  std::map<std::string, std::string> keys_before_;
-  test::TempDir d_;
-};
-
 }  // namespace
 
 TEST_F(BadInput, MissingFile) {
@@ -217,9 +159,16 @@ TEST_F(BadInput, BrokenCompressedStreams) {
   Bytes two = xz;
   two.insert(two.end(), xz.begin(), xz.end());
   test::spit(d_ / "tr.ko.xz", two);
-  expect_refused(verify() + q(d_ / "tr.ko.xz"), 3,
+  expect_refused(M() + " info " + q(d_ / "tr.ko.xz"), 3,
                  "modsign: " + (d_ / "tr.ko.xz") + ": xz-compressed module: " + std::to_string(xz.size()) +
                      " bytes of trailing data after the xz stream\n");
+  // verify predicts the kernel, whose module_decompress() stops at the end of the first
+  // stream: the image (unsigned here) is what it checks.
+  auto r = test::run(verify() + q(d_ / "tr.ko.xz"));
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(r.out.rfind((d_ / "tr.ko.xz") + ": loads-tainted (ENODATA): ", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find(std::to_string(xz.size()) + " bytes after the xz stream ignored]\n"), std::string::npos) << r.out;
   // A bomb: 8 MiB of zeros as zstd, opened with a 1 MiB bound.
   test::spit(d_ / "bomb.ko.zst", module::compress(Bytes(8 << 20, 0), module::Compression::zstd));
   expect_refused(verify() + "--max-size 1048576 " + q(d_ / "bomb.ko.zst"), 3,
@@ -306,7 +255,8 @@ TEST_F(BadInput, WrongFormatKeyMessageHasNoKeyBytes) {
   ASSERT_EQ(chmod((d_ / "bad.pem").c_str(), 0600), 0);
   r = test::run(M() + " sign --key " + q(d_ / "bad.pem") + " --cert " + q(key("ml.crt")) + " " + q(p));
   EXPECT_EQ(r.status, 3);
-  EXPECT_EQ(r.err.rfind("modsign: " + (d_ / "bad.pem") + ": no usable private key in PEM input: ", 0), 0u) << r.err;
+  // Named as a damaged certificate is ("PEM block 1 is damaged"), not by OpenSSL's decoder.
+  EXPECT_EQ(r.err, "modsign: " + (d_ / "bad.pem") + ": PEM block 1 is damaged (bad base64 or armour)\n");
   EXPECT_EQ(r.err.find(body.substr(12, 16)), std::string::npos) << r.err;
   EXPECT_EQ(test::slurp(p), test::pattern(3000));
 }
@@ -373,7 +323,8 @@ TEST_F(BadInput, EncryptedKeyPassphraseTypedOnTerminal) {
 
   auto v = test::run(verify() + q(p));
   EXPECT_EQ(v.status, 0) << v.err;
-  EXPECT_EQ(v.out, p + ": loads (OK): signature verified: ecdsa signature, trusted key \"modsign module signing key\"\n");
+  EXPECT_EQ(v.out, p + ": loads (OK): signature verified: ecdsa signature, trusted key \"modsign module signing key\"" +
+                       test::trusted_key_ids(key("ec.crt")) + "\n");
   const Bytes signed_mod = test::slurp(p);
   auto split = module::split(signed_mod);
   ASSERT_TRUE(split.ok());

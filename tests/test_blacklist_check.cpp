@@ -138,6 +138,16 @@ TEST_F(BlacklistCli, RevokedCertificateAndTbsEntryInVerify) {
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["outcome"], "loads-tainted");
   EXPECT_EQ(j["errno"], "ENOKEY");
+  // The reason names the tbs: entry that stopped the key, as `blacklist check` does.
+  {
+    const std::string tbs_line = first_word(sh("cat " + q(d_ / "tbs")));
+    const std::string entry = tbs_line.substr(1, tbs_line.size() - 2);  // without the quotes
+    ASSERT_EQ(entry.rfind("tbs:", 0), 0u) << tbs_line;
+    EXPECT_EQ(j["reason"], "module with unavailable key: no trusted key matches the signer; the signer's certificate \"" +
+                               crypto::Certificate::load_all(key("rsa.crt"))->front().subject_cn() +
+                               "\" is kept out of the keyring by blacklist entry " + entry +
+                               "; module verification failed: signature and/or required key missing - tainting kernel");
+  }
   r = test::run(M() + " verify --enforce --json --cert " + q(key("rsa.crt")) + " --blacklist " + q(d_ / "tbs") + " " + q(mod));
   j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["outcome"], "refused");
@@ -213,7 +223,7 @@ TEST_F(BlacklistCli, LintAndMerge) {
   auto r = test::run(M() + " blacklist lint " + q(d_ / "good"));
   EXPECT_EQ(r.status, 0);
   EXPECT_EQ(r.out, (d_ / "good") + ":3:1: duplicate of an earlier entry (the kernel logs \"Duplicate blacklisted hash\" "
-                                   "and keeps one) [warning]\n" + (d_ / "good") + ": ok, 3 entries, 1 duplicates\n");
+                                   "and keeps one) [warning]\n" + (d_ / "good") + ": ok, 3 entries, 1 duplicate\n");
   test::spit(d_ / "bad", "\"bin:aa\",\n\"tbs:ABCD\",\n\"bin:abc\",\n");
   r = test::run(M() + " blacklist lint " + q(d_ / "bad"));
   EXPECT_EQ(r.status, 1);

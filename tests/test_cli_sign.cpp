@@ -82,7 +82,19 @@ TEST_F(Cli, SignInfoVerifyDefaultForm) {
   EXPECT_EQ(j["sig_key"], to_colon_hex(cert->front().serial()));
   r = test::run(M() + " verify --cert " + q(key("mldsa.crt")) + " " + q(m));
   EXPECT_EQ(r.status, 0);
-  EXPECT_EQ(r.out, m + ": loads (OK): signature verified: mldsa65 signature, trusted key \"CLI test key\"\n");
+  EXPECT_EQ(r.out, m + ": loads (OK): signature verified: mldsa65 signature, trusted key \"CLI test key\"" +
+                       test::trusted_key_ids(key("mldsa.crt")) + "\n");
+  // The same in JSON: CN, SKID and serial of the key that vouched.
+  r = test::run(M() + " verify --json --cert " + q(key("mldsa.crt")) + " " + q(m));
+  {
+    auto jt = nlohmann::json::parse(r.out);
+    ASSERT_EQ(jt["trusted_keys"].size(), 1u) << r.out;
+    EXPECT_EQ(jt["trusted_keys"][0]["cn"], "CLI test key");
+    EXPECT_EQ(" (skid " + jt["trusted_keys"][0]["skid"].get<std::string>() + ", serial " +
+                  jt["trusted_keys"][0]["serial"].get<std::string>() + ")",
+              test::trusted_key_ids(key("mldsa.crt")));
+    EXPECT_EQ(jt["trusted_keys"][0]["serial"], to_hex(cert->front().serial()));
+  }
   // Both backends, and the key file holding the certificate too.
   r = test::run(M() + " verify --backend botan --cert " + q(key("ec.crt")) + " --cert " + q(key("mldsa.crt")) + " " + q(m));
   EXPECT_EQ(r.status, 0) << r.out;
@@ -97,6 +109,19 @@ TEST_F(Cli, SignInfoVerifyDefaultForm) {
   EXPECT_EQ(j["outcome"], "refused");
   EXPECT_EQ(j["errno"], "EKEYREJECTED");
   EXPECT_EQ(j["reason"], "Invalid module sig (has authattrs)");
+  // Every record has the same keys: log is [] when the kernel logs nothing else.
+  EXPECT_EQ(j["log"], nlohmann::json::array());
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : j.items()) keys.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{"compressed", "errno", "kernel", "log", "outcome", "path", "reason", "signers", "trusted_keys"}));
+  r = test::run(M() + " verify --json " + q(d_ / "missing.ko"));
+  EXPECT_EQ(r.status, 3);
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["outcome"], "error");
+  EXPECT_EQ(j["log"], nlohmann::json::array());
+  keys.clear();
+  for (const auto& [k, v] : j.items()) keys.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{"compressed", "errno", "kernel", "log", "outcome", "path", "reason", "signers", "trusted_keys"}));
   r = test::run(M() + " verify --json --waive-mldsa-authattrs --cert " + q(key("combined.pem")) + " " + q(m2));
   EXPECT_EQ(r.status, 0) << r.out;
   j = nlohmann::json::parse(r.out);

@@ -243,6 +243,8 @@ TEST_F(CompressedCli, BadStreamsExit3AndWriteNothing) {
     test::spit(path, b.data);
     for (const std::string& cmd : {" sign --recompress --key " + k() + " --cert " + c(), std::string(" verify"),
                                   std::string(" info"), std::string(" strip --recompress"), std::string(" extract")}) {
+      // verify predicts the kernel, which ignores bytes after the stream (BytesAfterTheStream).
+      if (b.name == "trail.ko.xz" && cmd == " verify") continue;
       auto r = test::run(M() + cmd + " --max-size 1000000 " + q(path));
       EXPECT_EQ(r.status, 3) << b.name << cmd << ": " << r.out << r.err;
       EXPECT_EQ(r.err.rfind("modsign: " + path + ": " + b.why, 0), 0u) << r.err;
@@ -341,4 +343,66 @@ TEST(Compression, DecoderErrorsAreWorded) {
   auto g = module::decompress(gz, Compression::gzip);
   ASSERT_FALSE(g.ok());
   EXPECT_EQ(g.error().message, "corrupt gzip data (unknown header flags set)");
+}
+
+// module_decompress() (kernel/module/decompress.c) stops at the end of the stream: xz_dec_run
+// returns XZ_STREAM_END after the stream footer, zstd_decompress_stream returns 0 at the end
+// of the first frame, zlib_inflate Z_STREAM_END after the deflate data.  What follows is never
+// read, and module_sig_check() checks the decompressed image only (init_module_from_file with
+// MODULE_INIT_COMPRESSED_FILE in kernel/module/main.c).  verify predicts that; sign refuses.
+TEST_F(CompressedCli, BytesAfterTheStreamAreIgnoredAsTheKernelDoes) {
+  const Bytes img = image(20000);
+  test::spit(d_ / "plain.ko", img);
+  ASSERT_EQ(test::run(M() + " sign --key " + k() + " --cert " + c() + " --dest " + q(d_ / "signed.ko") + " " +
+                      q(d_ / "plain.ko")).status, 0);
+  const Bytes signed_img = test::slurp(d_ / "signed.ko");
+  const Bytes appended(signed_img.begin() + static_cast<std::ptrdiff_t>(img.size()), signed_img.end());
+  for (const auto& f : kFormats) {
+    const std::string fmt(module::compression_name(f.c));
+    // A signed image, then junk (for zstd: a second frame; for gzip: a second member).
+    Bytes junk = module::compress(signed_img, f.c);
+    const Bytes extra = f.c == Compression::xz ? Bytes{1, 2, 3, 4, 5} : module::compress(img, f.c);
+    junk.insert(junk.end(), extra.begin(), extra.end());
+    const std::string p1 = d_ / ("junk.ko." + std::string(f.ext));
+    test::spit(p1, junk);
+    auto r = test::run(M() + " verify --cert " + c() + " " + q(p1));
+    EXPECT_EQ(r.status, 0) << fmt << r.out << r.err;
+    EXPECT_EQ(r.err, "");
+    EXPECT_NE(r.out.find(p1 + ": loads (OK): signature verified: mldsa65 signature"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(" bytes stored, " + std::to_string(extra.size()) + " bytes after the " + fmt +
+                         " stream ignored]\n"),
+              std::string::npos)
+        << r.out;
+    r = test::run(M() + " verify --json --cert " + c() + " " + q(p1));
+    auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["outcome"], "loads") << fmt;
+    EXPECT_EQ(j["compressed"]["bytes_after_stream"], extra.size()) << fmt;
+    EXPECT_EQ(j["compressed"]["signature_after_stream"], false) << fmt;
+    EXPECT_EQ(j["compressed"]["stored_size"], junk.size()) << fmt;
+    // An unsigned image compressed, with a signature appended to the compressed file: the
+    // kernel never sees that signature (unsigned: tainted, or EKEYREJECTED when enforced).
+    Bytes outside = module::compress(img, f.c);
+    outside.insert(outside.end(), appended.begin(), appended.end());
+    const std::string p2 = d_ / ("outside.ko." + std::string(f.ext));
+    test::spit(p2, outside);
+    r = test::run(M() + " verify --json --cert " + c() + " " + q(p2));
+    EXPECT_EQ(r.status, 1) << fmt << r.out << r.err;
+    j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["outcome"], "loads-tainted") << fmt;
+    EXPECT_EQ(j["errno"], "ENODATA") << fmt;
+    EXPECT_EQ(j["compressed"]["bytes_after_stream"], appended.size()) << fmt;
+    EXPECT_EQ(j["compressed"]["signature_after_stream"], true) << fmt;
+    r = test::run(M() + " verify --enforce --cert " + c() + " " + q(p2));
+    EXPECT_EQ(r.status, 1) << fmt;
+    EXPECT_EQ(r.out.rfind(p2 + ": refused (EKEYREJECTED): Loading of unsigned module is rejected", 0), 0u) << r.out;
+    EXPECT_NE(r.out.find(std::to_string(appended.size()) + " bytes after the " + fmt +
+                         " stream ignored (a module signature there is never checked)]\n"),
+              std::string::npos)
+        << r.out;
+    // sign keeps refusing to write such a file; the file is unchanged.
+    r = test::run(M() + " sign --recompress --replace --key " + k() + " --cert " + c() + " " + q(p1));
+    EXPECT_EQ(r.status, 3) << fmt;
+    EXPECT_NE(r.err.find("bytes of trailing data after the"), std::string::npos) << r.err;
+    EXPECT_EQ(test::slurp(p1), junk);
+  }
 }

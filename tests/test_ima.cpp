@@ -117,6 +117,9 @@ TEST(Ima, MeasurementListRoundTripAndReplay) {
   EXPECT_EQ((*recs)[0].recomputed, h1);
   EXPECT_EQ((*recs)[1].recomputed, h2);
   EXPECT_TRUE((*recs)[2].violation);
+  EXPECT_EQ((*recs)[0].file_name, "/bin/true");
+  EXPECT_EQ((*recs)[1].file_name, "/lib/modules/x.ko");
+  EXPECT_EQ((*recs)[2].file_name, "/bin/true");
   // PCR-10 = SHA1(SHA1(SHA1(0^20 ‖ h1) ‖ h2) ‖ FF^20), step by step with sha1sum.
   Bytes pcr(20, 0);
   for (const Bytes& ext : {h1, h2, Bytes(20, 0xff)}) {
@@ -134,7 +137,20 @@ TEST(Ima, MeasurementListRoundTripAndReplay) {
   auto r = test::run(test::modsign_cli() + " ima replay --pcrs " + q(d / "pcrs") + " " + q(d / "list"));
   EXPECT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("PCR-10: " + to_hex(pcr) + "  matches"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("3 records, 1 violations, 0 template hash mismatches"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("3 records, 1 violation, 0 template hash mismatches"), std::string::npos) << r.out;
+  // The violation record is named (index, offset, file); --strict makes it a failure.
+  const std::string off3 = std::to_string(list.size() - r3.size());
+  EXPECT_NE(r.out.find("record 3 (ima-ng, offset " + off3 + "): violation: /bin/true\n"), std::string::npos) << r.out;
+  r = test::run(test::modsign_cli() + " ima replay --strict --pcrs " + q(d / "pcrs") + " " + q(d / "list"));
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  r = test::run(test::modsign_cli() + " ima replay --json " + q(d / "list"));
+  EXPECT_EQ(r.status, 0);
+  {
+    auto jv = nlohmann::json::parse(r.out);
+    EXPECT_EQ(jv["violations"], 1);
+    EXPECT_EQ(jv["violation_records"],
+              nlohmann::json::parse("[{\"record\":3,\"offset\":" + off3 + ",\"template\":\"ima-ng\",\"file\":\"/bin/true\"}]"));
+  }
   test::spit(d / "pcrs", "10: " + std::string(40, '0') + "\n");
   EXPECT_EQ(test::run(test::modsign_cli() + " ima replay --pcrs " + q(d / "pcrs") + " " + q(d / "list")).status, 1);
   Bytes tampered = list;
@@ -183,7 +199,10 @@ TEST(Ima, BadMeasurementLists) {
   EXPECT_EQ(c.status, 3);
   EXPECT_EQ(c.err, "modsign: " + (d / "bad") + ": record 1 at offset 0: template data length 1000 beyond the end of the list\n");
   test::spit(d / "f", str("x"));
-  EXPECT_EQ(test::run(test::modsign_cli() + " ima template --template ima-nope " + q(d / "f")).status, 2);
+  c = test::run(test::modsign_cli() + " ima template --template ima-nope " + q(d / "f"));
+  EXPECT_EQ(c.status, 2);
+  EXPECT_EQ(c.err, "modsign: --template: unknown template 'ima-nope' (ima-ng, ima-sig, ima-modsig)\n");
+  EXPECT_EQ(c.out, "");
   EXPECT_EQ(test::run("ls -A " + q(d.path())).out, "bad\nf\n");
 }
 

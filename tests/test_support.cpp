@@ -1,5 +1,6 @@
 #include "test_support.hpp"
 
+#include <cctype>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -69,6 +70,23 @@ Run run(const std::string& cmd) {
 
 std::string openssl() { return q(MODSIGN_OPENSSL_BIN); }
 std::string modsign_cli() { return q(MODSIGN_CLI); }
+
+std::string trusted_key_ids(const std::string& cert_file) {
+  auto hex_of = [](const std::string& s) {
+    std::string h;
+    for (char c : s)
+      if (std::isxdigit(static_cast<unsigned char>(c))) h += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return h;
+  };
+  const auto serial = run(openssl() + " x509 -noout -serial -in " + q(cert_file));
+  const auto ext = run(openssl() + " x509 -noout -ext subjectKeyIdentifier -in " + q(cert_file));
+  std::string s = hex_of(serial.out.substr(serial.out.find('=') + 1));
+  if (s.size() % 2) s = "0" + s;
+  if (!s.empty() && s[0] >= '8') s = "00" + s;  // INTEGER contents octets keep the sign byte
+  const auto nl = ext.out.find('\n');
+  const std::string skid = nl == std::string::npos ? "" : hex_of(ext.out.substr(nl + 1));
+  return " (" + (skid.empty() ? std::string("no skid") : "skid " + skid) + ", serial " + s + ")";
+}
 
 Bytes pattern(std::size_t n) {
   Bytes b(n);

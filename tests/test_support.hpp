@@ -45,6 +45,9 @@ struct Run {
 Run run(const std::string& cmd);
 /// The openssl binary (OpenSSL >= 3.5) and the modsign CLI, quoted for the shell.
 std::string openssl();
+/// " (skid HEX, serial HEX)" for the certificate in `cert_file` (PEM or DER), read with
+/// `openssl x509` (independently of modsign): what verify adds after the trusted key's CN.
+std::string trusted_key_ids(const std::string& cert_file);
 std::string modsign_cli();
 /// Shell-quote one word.
 std::string q(const std::string& s);

@@ -47,6 +47,8 @@ struct TemplateOptions {
   /// d-modsig from the side SHA-256 of the signed content instead of pkcs7_get_digest()
   /// (what IMA would record under the proposal for ML-DSA modules).
   bool side_sha256 = false;
+  /// Largest file read into memory, bytes (at least 1 GiB; `ima template --max-size`).
+  std::uint64_t max_size = std::uint64_t{1} << 30;
 };
 
 /// The entry of template `template_name` ("ima-ng" = d-ng|n-ng, "ima-sig" = +sig,

@@ -38,6 +38,10 @@ struct MeasurementRecord {
   std::uint64_t offset = 0;   ///< byte offset of the record in the list
   bool violation = false;     ///< all-zero digest: the PCR was extended with all 0xFF
   Bytes recomputed;           ///< template hash recomputed from `data` (empty for violations)
+  /// The event name the record carries, without its NUL: the "n" field of template "ima",
+  /// the second field ("n-ng") of ima-ng, ima-sig, ima-modsig and ima-buf (for a
+  /// violation, the file whose open caused it: ima_add_violation()); "" for other templates.
+  std::string file_name;
   /// The recorded template hash differs from the one recomputed from the data.
   bool template_hash_mismatch() const { return !violation && recomputed != digest; }
 };

@@ -37,6 +37,14 @@ struct SignerSummary {
   bool signed_attrs = false;
 };
 
+/// The trusted certificate that vouched for a signer (pkcs7_validate_trust), told apart
+/// from others with the same CN by its subjectKeyIdentifier and serialNumber.
+struct TrustedKey {
+  std::string cn;      ///< subject CN
+  std::string skid;    ///< subjectKeyIdentifier, lower-case hex ("" when it has none)
+  std::string serial;  ///< serialNumber INTEGER contents octets, lower-case hex
+};
+
 /// The predicted outcome of loading one module (`modsign verify` prints every field).
 /// Mirrors module_sig_check() in kernel/module/signing.c, Linux 7.2.13.
 struct Verdict {
@@ -55,6 +63,7 @@ struct Verdict {
   std::vector<SignerSummary> signers;  ///< every SignerInfo (empty when none was parsed)
   std::vector<std::string> log;        ///< other kernel log lines (e.g. the authattrs waiver)
   std::vector<std::string> trusted_by;  ///< CN of the trusted certificate(s) that vouched
+  std::vector<TrustedKey> trusted_keys; ///< the same certificates: CN, SKID and serial
   /// How the module was stored, for a compressed module read into memory (image left
   /// empty); nullopt for an uncompressed module and for the streaming path.
   std::optional<ModuleImage> compression;

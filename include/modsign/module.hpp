@@ -26,6 +26,10 @@ struct OpenOptions {
   /// kernel refuses it with EINVAL) instead of throwing.  modsign's own bounds (max_size,
   /// the zstd window limit) still throw.
   bool keep_bad_stream = false;
+  /// Read a compressed file as module_decompress() does: bytes after the end of the
+  /// stream are ignored and counted in ModuleImage::bytes_after_stream, instead of an
+  /// InputError "<N> bytes of trailing data after the xz stream".
+  bool ignore_after_stream = false;
 };
 
 /// A module file: the bytes as stored and the image.
@@ -62,8 +66,9 @@ struct SignatureInfo {
   std::size_t signature_length = 0;  ///< bytes of the first SignerInfo's signature
   std::size_t content_length = 0;    ///< bytes the signature covers (the whole image when unsigned)
   /// The kernels whose PKCS#7 parser and module-usage checks (pkcs7_parse_message,
-  /// pkcs7_verify; trust in the signer aside) accept the signature, from "v6", "v7.0",
-  /// "v7.0+waiver" (CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA), in that order.
+  /// pkcs7_verify; trust in the signer aside) accept the signature, from "v6.1", "v6",
+  /// "v7.0", "v7.0+waiver" (CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA), in that
+  /// order: every profile `verify --kernel` knows.
   std::vector<std::string> accepted_by;
 };
 

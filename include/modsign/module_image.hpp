@@ -39,6 +39,14 @@ struct ModuleImage {
   /// or (OpenOptions::keep_bad_stream) a stream that does not decompress at all, as
   /// "<format>-compressed module: <reason>".  The text says why.
   std::string kernel_decompress_problem;
+  /// Bytes after the end of the compressed stream (after the xz stream and its padding,
+  /// the first zstd frame, the gzip member), which module_decompress() never reads: the
+  /// kernel checks only the decompressed image.  Set with OpenOptions::ignore_after_stream
+  /// (a strict reading refuses such a file); 0 otherwise.
+  std::uint64_t bytes_after_stream = 0;
+  /// Those bytes end with the module signature marker ("~Module signature appended~\n"):
+  /// a signature appended to the compressed file, which the kernel never checks.
+  bool signature_after_stream = false;
 };
 
 }  // namespace modsign

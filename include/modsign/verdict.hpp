@@ -39,7 +39,10 @@ struct PredictOptions {
 /// it with the keys of `trust`:
 ///  1. a compressed file is decompressed first (module_decompress); a stream the kernel
 ///     cannot decompress refuses the module with EINVAL before any signature check
-///     (outcome refused, err/sig_errno/load_errno EINVAL, reason = the problem);
+///     (outcome refused, err/sig_errno/load_errno EINVAL, reason = the problem); bytes
+///     after the end of the stream are ignored, as module_decompress() stops there (the
+///     verdict is the decompressed image's; Verdict::compression->bytes_after_stream
+///     counts them, signature_after_stream says a signature appended there is never seen);
 ///  2. the trailer is checked as mod_check_sig does (no marker: ENODATA; a malformed
 ///     struct module_signature: EBADMSG), the PKCS#7 parsed, verified over the image and
 ///     its signer looked up in `trust` (verify_pkcs7_signature: unknown algorithms ENOPKG,

@@ -1,6 +1,9 @@
 /* msc-finit: load one kernel module with finit_module(2) and nothing else.
  *
- * Usage (inside the conformance initramfs): msc-finit FILE
+ * Usage (inside the conformance initramfs): msc-finit [-c] FILE
+ * -c passes MODULE_INIT_COMPRESSED_FILE (include/uapi/linux/module.h): the kernel
+ * decompresses the file itself (module_decompress, kernel/module/decompress.c; needs
+ * CONFIG_MODULE_DECOMPRESS) and checks the signature of the decompressed image.
  * Exit status 0 when finit_module returned 0; otherwise 1, after printing
  * "finit_module: <strerror(errno)>" to stderr.
  *
@@ -18,9 +21,17 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#define MSC_MODULE_INIT_COMPRESSED_FILE 4
+
 int main(int argc, char** argv) {
+  int flags = 0;
+  if (argc == 3 && strcmp(argv[1], "-c") == 0) {
+    flags = MSC_MODULE_INIT_COMPRESSED_FILE;
+    ++argv;
+    --argc;
+  }
   if (argc != 2) {
-    fprintf(stderr, "usage: msc-finit FILE\n");
+    fprintf(stderr, "usage: msc-finit [-c] FILE\n");
     return 2;
   }
   int fd = open(argv[1], O_RDONLY | O_CLOEXEC);
@@ -28,7 +39,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "open %s: %s\n", argv[1], strerror(errno));
     return 1;
   }
-  if (syscall(SYS_finit_module, fd, "", 0) != 0) {
+  if (syscall(SYS_finit_module, fd, "", flags) != 0) {
     int e = errno;
     fprintf(stderr, "finit_module: %s\n", strerror(e));
     return 1;

@@ -1,7 +1,7 @@
 """Cases for the Debian cloud kernels (Debian's own signature and test keys it does
 not trust)."""
 import hashlib
-import subprocess
+import lzma
 
 from .common import run
 from .der import Node, OID_DATA, OID_ENVELOPED, OID_MD5, OID_SHA256_RSA, P7, integer, oid, parse
@@ -160,18 +160,25 @@ def debian_cases(c, original):
         "certificate embedded", lambda: sha3_cert("rsa"))
     add("sha3-ecdsa-cert-embedded", "test RSA signature flipped, its certificate and an id-ecdsa-with-sha3-256 "
         "certificate embedded", lambda: sha3_cert("ecdsa"))
-
-    # Compressed modules (issue 15 §4): Debian 13 ships .ko.xz (CRC32 check).  The initramfs's
-    # busybox insmod tries finit_module() on the file as it is (the kernel logs "Invalid ELF
-    # header magic", no MODULE_INIT_COMPRESSED_FILE), then decompresses in user space and
-    # calls init_module(): the kernel checks the decompressed image, the one modsign signs.
-    # What scripts/sign-file makes of a .ko.xz (the signature after the xz stream) is not a
-    # case here: busybox's decompressor stops at the end of the stream, so the kernel gets the
-    # image without any signature (unsigned, taint E), while modsign models the kernel's own
-    # decompressor (module_decompress), which this loader never reaches.
+    # Compressed, loaded with finit_module(MODULE_INIT_COMPRESSED_FILE): Debian 13's kernel
+    # has CONFIG_MODULE_DECOMPRESS with xz (the only format its module_decompress knows).
+    # module_decompress stops at the end of the xz stream and never reads what follows;
+    # module_sig_check then checks the decompressed image only.
     def xz(data):
-        return subprocess.run(["xz", "--check=crc32", "-c"], input=data, stdout=subprocess.PIPE, check=True).stdout
-
+        return lzma.compress(data, format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC32,
+                             filters=[{"id": lzma.FILTER_LZMA2, "preset": 6, "dict_size": 1 << 20}])
+    add("xz-debian-original.ko.xz", "Debian's signed module, xz-compressed", lambda: xz(orig))
+    add("xz-junk-after-stream.ko.xz", "Debian's signed module, xz, 5 bytes of junk after the stream",
+        lambda: xz(orig) + b"JUNK!")
+    add("xz-second-stream.ko.xz", "Debian's signed module, xz, then a second xz stream (the unsigned module)",
+        lambda: xz(orig) + xz(content))
+    add("xz-signature-after-stream.ko.xz", "the unsigned module, xz, then Debian's signature appended to the "
+        "compressed file", lambda: xz(content) + orig[len(content):])
+    add("xz-unsigned-junk-after-stream.ko.xz", "the unsigned module, xz, then 4096 bytes of zeros and junk",
+        lambda: xz(content) + b"\0" * 4095 + b"J")
+    # modsign sign-file on a .ko.xz signs the decompressed image and compresses it again
+    # (issue 15 §4), where scripts/sign-file appends the signature after the xz stream (the
+    # case xz-signature-after-stream above: the kernel never reads it).
     def sign_file(data, *opts):
         f = c.tmp(".ko.xz")
         with open(f, "wb") as fh:
@@ -180,9 +187,8 @@ def debian_cases(c, original):
         with open(f, "rb") as fh:
             return fh.read()
 
-    add("xz-debian-original", "Debian's signed module, xz-compressed as shipped", lambda: xz(orig))
-    add("xz-sign-file", "unsigned module xz-compressed, then modsign sign-file (test RSA key, unknown): "
+    add("xz-sign-file.ko.xz", "unsigned module xz-compressed, then modsign sign-file (test RSA key, unknown): "
         "the decompressed image signed, recompressed", lambda: sign_file(xz(content)))
-    add("xz-sign-file-stacked", "Debian's .ko.xz re-signed by modsign sign-file (test RSA key over Debian's "
-        "signature, stacked)", lambda: sign_file(xz(orig)))
+    add("xz-sign-file-stacked.ko.xz", "Debian's .ko.xz re-signed by modsign sign-file (test RSA key over "
+        "Debian's signature, stacked)", lambda: sign_file(xz(orig)))
     return cases

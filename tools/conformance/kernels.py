@@ -12,7 +12,7 @@ from .cases_mldsa import mldsa_cases
 from .cases_debian import debian_cases
 from .cases_ima import ima_cases
 from .cases_kexec import KEXEC, kexec_cases, kexec_initramfs, kexec_predict, kexec_rows
-from .qemu import boot, crypto_modules, make_initramfs, parse_serial, tag
+from .qemu import boot, crypto_modules, finit_entry, make_initramfs, parse_serial, tag
 from .predict import ima_initramfs, ima_kernel_view, ima_predict, ima_replay_row, ima_rows, predict
 
 
@@ -92,7 +92,9 @@ def run_kernel(name, args, modsign, openssl):
             ima_cases(c) if k.get("ima") else mldsa_cases(c))
     cases, descs = [], {}
     for i, (cname, desc, fn) in enumerate(defs, 1):
-        fname = "%02d-%s.ko" % (i, cname)
+        # A compressed case keeps its suffix (.ko.xz): /init loads it with
+        # MODULE_INIT_COMPRESSED_FILE, so the kernel decompresses it (module_decompress).
+        fname = "%02d-%s" % (i, cname) if re.search(r"\.ko\.(xz|zst|gz)$", cname) else "%02d-%s.ko" % (i, cname)
         data = fn()
         with open(os.path.join(work, "cases", fname), "wb") as f:
             f.write(data)
@@ -102,6 +104,8 @@ def run_kernel(name, args, modsign, openssl):
     paths = [os.path.join(work, "cases", f) for f, _ in cases]
     initrd = os.path.join(work, "initramfs.cpio")
     extra = list(crypto_modules(k["moddir"])) if k.get("moddir") else []
+    if name.startswith("deb"):
+        extra.append(finit_entry(work))
     if k.get("ima"):
         pred = ima_predict(modsign, paths, k["keyring"], k["blacklist"])
         extra += ima_initramfs(work)
@@ -166,7 +170,7 @@ def plain_rows(cases, descs, results, logs, pred):
         m = soft.match(want.get("reason") or "")
         if m:
             want["result"] += " (%s)" % m.group(1)
-        rows.append({"case": fname[:-3], "desc": descs[fname], "kernel": got["result"],
+        rows.append({"case": re.sub(r"\.ko(\.(xz|zst|gz))?$", "", fname), "desc": descs[fname], "kernel": got["result"],
                      "taint": got["taint"], "insmod": got["insmod"], "log": logs.get(tag(fname), []),
                      "modsign": want["result"], "reason": want["reason"],
                      "agree": got["result"] == want["result"]})

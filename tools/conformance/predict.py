@@ -6,9 +6,9 @@ import os
 import re
 import subprocess
 
-from .common import KEYS, run, static_helper
+from .common import KEYS, run
 from .cases_ima import IMA_CERT, IMA_POLICY
-from .qemu import tag
+from .qemu import finit_entry, tag
 
 
 def supports_blacklist(modsign):
@@ -174,12 +174,11 @@ def ima_rows(cases, descs, results, logs, pred, view):
 def ima_initramfs(work):
     """initramfs entries of the IMA kernel: the .ima certificate at CONFIG_IMA_X509_PATH, the
     policy, and msc-finit (tests/kernel/finit.c, built statically with the host compiler)."""
-    finit = static_helper(work, "msc-finit", "finit.c")
     der = run(["openssl", "x509", "-in", os.path.join(KEYS, IMA_CERT + ".cert.pem"), "-outform", "DER"])
     return [("etc", 0o40755, b"", 0, 0), ("etc/keys", 0o40755, b"", 0, 0),
             ("etc/keys/x509_ima.der", 0o100644, der, 0, 0),
             ("etc/ima-policy", 0o100644, IMA_POLICY.encode(), 0, 0),
-            ("bin/msc-finit", 0o100755, finit, 0, 0)]
+            finit_entry(work)]
 
 
 def ima_replay_row(modsign, work, ima, recs):

@@ -7,7 +7,7 @@ import shutil
 import subprocess
 import time
 
-from .common import log
+from .common import HERE, die, log, static_helper
 
 
 # --- initramfs -------------------------------------------------------------------------------
@@ -29,7 +29,10 @@ else
 fi
 while read -r mod f; do
   t=$(echo "$f" | tr ' \t' '__')
-  out=$($load "/cases/$f" 2>&1); rc=$?
+  case $f in
+    *.ko.xz|*.ko.zst|*.ko.gz) out=$(/bin/msc-finit -c "/cases/$f" 2>&1); rc=$? ;;
+    *) out=$($load "/cases/$f" 2>&1); rc=$? ;;
+  esac
   taint=-
   if [ -d /sys/module/$mod ]; then taint=$(cat /sys/module/$mod/taint 2>/dev/null); [ -n "$taint" ] || taint=none; fi
   echo "MSC-RESULT $t rc=$rc taint=$taint out=$out"
@@ -131,6 +134,12 @@ def crypto_modules(moddir):
                 entries.append(("lib/modules/" + d, 0o40755, b"", 0, 0))
         entries.append(("lib/modules/" + rel, 0o100644, data, 0, 0))
     return entries
+
+
+def finit_entry(work):
+    """The initramfs entry /bin/msc-finit (tests/kernel/finit.c, built statically with the host
+    compiler): finit_module(2) alone, with -c MODULE_INIT_COMPRESSED_FILE (compressed cases)."""
+    return ("bin/msc-finit", 0o100755, static_helper(work, "msc-finit", "finit.c"), 0, 0)
 
 
 def make_initramfs(path, cases, modname, extra=()):

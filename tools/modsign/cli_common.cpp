@@ -149,6 +149,10 @@ std::optional<LoadedModule> read_module(const std::string& path, std::uint64_t m
   return std::nullopt;
 }
 
+std::string counted(std::uint64_t n, const std::string& one, const std::string& many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
 std::string without_path(const std::string& path, const std::string& message) {
   return message.starts_with(path + ": ") ? message.substr(path.size() + 2) : message;
 }
@@ -204,7 +208,11 @@ std::optional<modsign::TrustStore> load_trust(const TrustOptions& t, const modsi
 std::string compression_text(const ModuleImage& m) {
   std::string t(compression_name(m.compression));
   if (m.xz_check) t += " (" + std::string(xz_check_name(*m.xz_check)) + " check)";
-  return t + ", " + std::to_string(m.stored_size) + " bytes stored";
+  t += ", " + std::to_string(m.stored_size) + " bytes stored";
+  if (m.bytes_after_stream)
+    t += ", " + std::to_string(m.bytes_after_stream) + " bytes after the " + std::string(compression_name(m.compression)) +
+         " stream ignored" + (m.signature_after_stream ? " (a module signature there is never checked)" : "");
+  return t;
 }
 
 nlohmann::json compression_json(const ModuleImage& m) {
@@ -213,6 +221,8 @@ nlohmann::json compression_json(const ModuleImage& m) {
   if (m.xz_check) j["xz_check"] = xz_check_name(*m.xz_check);
   j["kernel_can_decompress"] = m.kernel_decompress_problem.empty();
   if (!m.kernel_decompress_problem.empty()) j["kernel_decompress"] = m.kernel_decompress_problem;
+  j["bytes_after_stream"] = m.bytes_after_stream;
+  j["signature_after_stream"] = m.signature_after_stream;
   return j;
 }
 

@@ -49,6 +49,9 @@ std::string printable(const std::string& in);
 void complain(const std::string& file, const std::string& what);
 /// One JSON object per line; invalid UTF-8 is replaced by U+FFFD instead of aborting.
 std::string dump(const nlohmann::json& j);
+
+/// "1 entry", "2 entries": `n` and the word in the singular or the plural.
+std::string counted(std::uint64_t n, const std::string& one, const std::string& many);
 /// modsign::Signer::load(key, cert) with a passphrase typed at the terminal as the provider
 /// ("Enter pass phrase for <path>:" on /dev/tty, echo off; none when stdin is not a
 /// terminal or /dev/tty cannot be opened) (KBUILD_SIGN_PIN first, as scripts/sign-file; never from the command line); each of

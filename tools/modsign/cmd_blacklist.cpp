@@ -371,8 +371,8 @@ int cmd_lint(const LintArgs& a) {
   }
   for (const auto& d : l.duplicates) std::cout << printable(format_hash_list_problem(a.file, d)) << " [warning]\n";
   if (n) return kExitVerdict;
-  std::cout << printable(a.file) << ": ok, " << l.entries.size() << " entries, " << l.duplicates.size()
-            << " duplicates\n";
+  std::cout << printable(a.file) << ": ok, " << counted(l.entries.size(), "entry", "entries") << ", "
+            << counted(l.duplicates.size(), "duplicate", "duplicates") << "\n";
   return kExitOk;
 }
 
@@ -395,8 +395,9 @@ int cmd_merge(const MergeArgs& a) {
     return kExitInput;
   }
   if (!write_text(a.out, *text, {})) return kExitInput;  // merging into an input is allowed
-  std::cerr << "modsign: " << m.descriptions.size() << " entries from " << a.files.size() << " files, " << m.duplicates
-            << " duplicates dropped\n";
+  std::cerr << "modsign: " << counted(m.descriptions.size(), "entry", "entries") << " from "
+            << counted(a.files.size(), "file", "files") << ", " << counted(m.duplicates, "duplicate", "duplicates")
+            << " dropped\n";
   return kExitOk;
 }
 

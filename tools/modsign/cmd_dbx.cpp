@@ -211,10 +211,10 @@ int cmd_merge(const DbxArgs& a) {
   }
   if (const int rc = write_out(a.out, m.lists)  /* merging into an input is allowed */; rc != kExitOk) return rc;
   for (const auto& s : m.notes) complain("", s);
-  std::cerr << "modsign: " << printable(a.out) << ": " << m.entries << " entries in " << m.list_count << " list"
-            << (m.list_count == 1 ? "" : "s") << " from " << m.input_entries << " in " << a.files.size() << " file"
-            << (a.files.size() == 1 ? "" : "s") << "; " << m.duplicates << " duplicate"
-            << (m.duplicates == 1 ? "" : "s") << " removed\n";
+  std::cerr << "modsign: " << printable(a.out) << ": " << counted(m.entries, "entry", "entries") << " in "
+            << counted(m.list_count, "list", "lists") << " from " << m.input_entries << " in "
+            << counted(a.files.size(), "file", "files") << "; " << counted(m.duplicates, "duplicate", "duplicates")
+            << " removed\n";
   return kExitOk;
 }
 

@@ -92,7 +92,8 @@ int cmd_appraise(const AppraiseArgs& a) {
 struct ImaArgs {
   std::string template_name = "ima-modsig", path, kernel = "v7.0", ima_hash = "sha256", bank = "sha1", pcrs;
   std::string file;
-  bool side = false, json = false;
+  bool side = false, json = false, strict = false;
+  std::uint64_t max_size = std::uint64_t{1} << 30;  // --max-size (ima template)
 };
 
 int cmd_ima_template(const ImaArgs& a) {
@@ -101,13 +102,13 @@ int cmd_ima_template(const ImaArgs& a) {
   if (!ima_hash_option(a.ima_hash, *profile)) return kExitUsage;
   Result<TemplateEntry> e = make_error(KErr::einval, "");
   try {
-    e = ima_template_file(a.template_name, a.file, a.path, *profile, {a.ima_hash, a.side});
+    e = ima_template_file(a.template_name, a.file, a.path, *profile, {a.ima_hash, a.side, a.max_size});
   } catch (const IoError& err) {
     complain("", err.what());
     if (a.json) std::cout << dump({{"path", a.file}, {"error", without_path(a.file, err.what())}}) << "\n";
     return kExitInput;
-  } catch (const UsageError& err) {  // an unknown template
-    complain(a.file, std::string("EINVAL: ") + err.what());
+  } catch (const UsageError& err) {  // an unknown template: a usage error, about the option
+    complain("", std::string("--template: ") + err.what());
     return kExitUsage;
   }
   if (!e) {  // with --json a line for the input too, as info --json
@@ -150,11 +151,16 @@ int cmd_ima_replay(const ImaArgs& a) {
     return kExitInput;
   }
   std::size_t mismatches = 0, violations = 0;
-  nlohmann::json bad = nlohmann::json::array();
+  nlohmann::json bad = nlohmann::json::array(), viol = nlohmann::json::array();
   for (std::size_t i = 0; i < recs->size(); ++i) {
     const auto& r = (*recs)[i];
-    if (r.violation) ++violations;
-    else if (r.template_hash_mismatch()) {
+    if (r.violation) {
+      ++violations;
+      if (a.json) viol.push_back({{"record", i + 1}, {"offset", r.offset}, {"template", r.template_name}, {"file", r.file_name}});
+      else
+        std::cout << "record " << i + 1 << " (" << printable(r.template_name) << ", offset " << r.offset
+                  << "): violation: " << printable(r.file_name) << "\n";
+    } else if (r.template_hash_mismatch()) {
       ++mismatches;
       if (a.json) bad.push_back({{"record", i + 1}, {"offset", r.offset}, {"template", r.template_name},
                      {"recorded", to_hex(r.digest)}, {"recomputed", to_hex(r.recomputed)}});
@@ -192,12 +198,12 @@ int cmd_ima_replay(const ImaArgs& a) {
   }
   if (a.json)
     std::cout << dump({{"list", a.file}, {"bank", a.bank}, {"records", recs->size()}, {"violations", violations},
-                       {"template_hash_mismatches", bad}, {"pcrs", pj}, {"pcr_mismatches", pcr_mismatch}})
+                       {"violation_records", viol}, {"template_hash_mismatches", bad}, {"pcrs", pj}, {"pcr_mismatches", pcr_mismatch}})
               << "\n";
   else
-    std::cout << recs->size() << " records, " << violations << " violations, " << mismatches
-              << " template hash mismatches\n";
-  return mismatches || pcr_mismatch ? kExitVerdict : kExitOk;
+    std::cout << counted(recs->size(), "record", "records") << ", " << counted(violations, "violation", "violations")
+              << ", " << counted(mismatches, "template hash mismatch", "template hash mismatches") << "\n";
+  return mismatches || pcr_mismatch || (a.strict && violations) ? kExitVerdict : kExitOk;
 }
 
 Runner setup_ima(CLI::App& ima) {
@@ -211,6 +217,7 @@ Runner setup_ima(CLI::App& ima) {
   add_ima_hash_option(t, im->ima_hash);
   t->add_flag("--side-sha256", im->side, "d-modsig from the side SHA-256 (the proposal)");
   add_json_flag(t, im->json, "");
+  add_module_inputs(t, im->max_size);
   t->add_option("FILE", im->file, "file")->required();
   subs.emplace_back(t, [im] { return cmd_ima_template(*im); });
 
@@ -218,6 +225,7 @@ Runner setup_ima(CLI::App& ima) {
   r->add_option("--bank", im->bank, "digest size of the list's records: sha1 (binary_runtime_measurements), sha256, ...")
       ->capture_default_str();
   r->add_option("--pcrs", im->pcrs, "expected PCR values (lines 'PCR-10: <hex>')");
+  r->add_flag("--strict", im->strict, "exit 1 when the list holds any violation record");
   add_json_flag(r, im->json, "");
   r->add_option("LIST", im->file, "binary_runtime_measurements file")->required();
   subs.emplace_back(r, [im] { return cmd_ima_replay(*im); });

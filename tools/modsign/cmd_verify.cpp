@@ -51,7 +51,10 @@ void report_verdict(const VerifyArgs& a, nlohmann::json& j, const std::string& p
     j["reason"] = v.reason;
     j["signers"] = signers_json(v.signers);
     j["compressed"] = v.compression ? compression_json(*v.compression) : nlohmann::json(nullptr);
-    if (!v.log.empty()) j["log"] = v.log;
+    j["log"] = v.log;  // always there, [] when the kernel logs nothing else
+    nlohmann::json tk = nlohmann::json::array();
+    for (const auto& k : v.trusted_keys) tk.push_back({{"cn", k.cn}, {"skid", k.skid}, {"serial", k.serial}});
+    j["trusted_keys"] = tk;
     os << dump(j) << "\n";
   } else {
     os << printable(path) << ": " << outcome_name(v.outcome) << " (" << errno_name(v.err) << "): " << printable(v.reason)
@@ -158,6 +161,8 @@ int cmd_verify(const VerifyArgs& a) {
       j["reason"] = reason;
       j["signers"] = nlohmann::json::array();
       j["compressed"] = nullptr;  // same keys as a verdict record
+      j["log"] = nlohmann::json::array();
+      j["trusted_keys"] = nlohmann::json::array();
       os << dump(j) << "\n";
     };
     auto finish = [&](int exit, ItemState state) {
