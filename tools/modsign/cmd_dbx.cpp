@@ -1,5 +1,6 @@
 // modsign dbx: list, merge and build UEFI signature databases (db, dbx, MokListRT,
-// MokListXRT) as the kernel's security/integrity/platform_certs code reads them.
+// MokListXRT) as the kernel's security/integrity/platform_certs code reads them
+// (hash: cmd_dbx_hash.cpp; check, import-json, diff: cmd_dbx_check.cpp).
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
@@ -11,10 +12,24 @@
 #include <modsign/output.hpp>
 
 #include "cli_common.hpp"
+#include "cmd_dbx.hpp"
 #include "options.hpp"
 #include "registry.hpp"
 
 namespace modsign::cli {
+
+std::string svn_text(const EfiSvnRecord& r) {
+  return r.application.str() + (r.application_name.empty() ? "" : " (" + r.application_name + ")") + ", version " +
+         r.version();
+}
+
+nlohmann::json svn_json(const EfiSvnRecord& r) {
+  return {{"application", r.application.str()},
+          {"application_name", r.application_name.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.application_name)},
+          {"major", r.major},
+          {"minor", r.minor},
+          {"version", r.version()}};
+}
 
 namespace {
 
@@ -116,6 +131,8 @@ int cmd_list(const DbxArgs& a) {
       jent["owner_name"] = std::string(efi_guid_name(e.owner));
       jent["key_error"] = ef.key_error == KErr::none ? nlohmann::json(nullptr) : nlohmann::json(errno_name(ef.key_error));
       jent["description"] = ef.description.empty() ? nlohmann::json(nullptr) : nlohmann::json(ef.description);
+      jent["svn"] = le.svn ? svn_json(*le.svn) : nlohmann::json(nullptr);
+      jent["matches_no_file_hash"] = le.svn.has_value();
       std::string data;
       const bool is_x509 = le.certificate || !le.certificate_error.empty();
       if (le.certificate) {
@@ -126,6 +143,8 @@ int cmd_list(const DbxArgs& a) {
         data = std::to_string(e.data.size()) + " bytes, not a certificate (" + le.certificate_error + ")";
         jent["certificate"] = nullptr;
         jent["certificate_error"] = le.certificate_error;
+      } else if (le.svn) {
+        data = "SVN record: " + svn_text(*le.svn);
       } else if (e.data.size() <= 64) {
         data = to_hex(e.data);
       } else {
@@ -134,7 +153,7 @@ int cmd_list(const DbxArgs& a) {
       if (!is_x509) jent["data"] = to_hex(e.data);
       if (!a.json)
         lines.push_back("  entry " + std::to_string(li + 1) + "." + std::to_string(ei + 1) + ": owner " + e.owner.str() +
-                      ": " + data + " -> " + ef.text);
+                      ": " + data + " -> " + ef.text + (le.svn ? " (matches no file hash)" : ""));
       if (a.json) je.push_back(std::move(jent));
     }
     jlist["entries"] = std::move(je);
@@ -152,7 +171,7 @@ int cmd_list(const DbxArgs& a) {
                   {"bin", sum.bin},         {"tbs", sum.tbs},
                   {"tbs_never_matching", sum.tbs_never_matching},
                   {"revoked", sum.revoked}, {"platform", sum.platform},
-                  {"ignored", sum.ignored}};
+                  {"ignored", sum.ignored}, {"svn", sum.svn}};
 
   if (a.json) {
     std::cout << dump(j) << "\n";
@@ -173,7 +192,8 @@ int cmd_list(const DbxArgs& a) {
     std::cout << "summary: " << sum.lists << " list" << (sum.lists == 1 ? "" : "s") << ", " << sum.entries << " entr"
               << (sum.entries == 1 ? "y" : "ies") << ": " << sum.bin << " bin, " << sum.tbs << " tbs ("
               << sum.tbs_never_matching << " never matching), " << sum.revoked << " revoked, " << sum.platform
-              << " platform, " << sum.ignored << " ignored\n";
+              << " platform, " << sum.ignored << " ignored"
+              << (sum.svn ? "; " + std::to_string(sum.svn) + " of the bin entries are SVN records" : std::string()) << "\n";
   }
   if (pl.error) {
     complain(a.file, err_text(*pl.error) + (pl.lists.empty() ? " (the kernel stops here; nothing was loaded)"
@@ -289,6 +309,8 @@ Runner setup_dbx(CLI::App& dbx) {
   add_out_option(add_cert, a->out, "output file", "--output")->required();
   add_cert->add_option("CERT", a->files, "certificates (PEM or DER)")->required();
   subs.emplace_back(add_cert, [a] { return cmd_add_cert(*a); });
+  add_dbx_hash_command(dbx, subs);
+  add_dbx_check_commands(dbx, subs);
   return run_selected(std::move(subs));
 }
 
