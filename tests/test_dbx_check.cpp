@@ -96,13 +96,13 @@ TEST(DbxCheck, RefusedByHashInDbxNamesEntryAndOffset) {
   sign_seed(d);
   const std::string db = esl_of_cert(d, d / "c.der", "db.esl");
   const std::string sha = to_hex(authenticode_file(d / "signed.efi")->sha256);
-  // dbx: an unrelated hash, then the image's, in one list: the second entry at 28 + 16 + 32 + 16.
+  // dbx: an unrelated hash, then the image's, in one list: the second entry (its owner GUID) at 28 + 48.
   sh(cli() + " dbx add-hash --owner " + kOwnerB.str() + " -o " + q(d / "dbx.esl") + " " + std::string(64, 'a') + " " + sha);
   auto r = run(cli() + " dbx check --dbx " + q(d / "dbx.esl") + " --db " + q(db) + " " + q(d / "signed.efi"));
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_EQ(r.out, d / "signed.efi" + ": refused: Authenticode hash in dbx as EFI_CERT_SHA256 (" + d / "dbx.esl" +
-                       " list 1 entry 2, byte offset 92)\n  authenticode-sha256: " + sha + "\n");
-  // The same dbx as an efivarfs copy (4 attribute bytes first): offset 96.
+                       " list 1 entry 2, byte offset 76)\n  authenticode-sha256: " + sha + "\n");
+  // The same dbx as an efivarfs copy (4 attribute bytes first): offset 80.
   Bytes v = {0x27, 0, 0, 0};
   append(v, slurp(d / "dbx.esl"));
   spit(d / "dbx-efivarfs", v);
@@ -110,7 +110,7 @@ TEST(DbxCheck, RefusedByHashInDbxNamesEntryAndOffset) {
   EXPECT_EQ(r.status, 1);
   auto j = json_line(r.out);
   EXPECT_EQ(j["rule"], "hash_in_dbx");
-  EXPECT_EQ(j["entry"]["offset"], 96);
+  EXPECT_EQ(j["entry"]["offset"], 80);
   EXPECT_EQ(j["entry"]["list"], 1);
   EXPECT_EQ(j["entry"]["entry"], 2);
   EXPECT_EQ(j["entry"]["data"], sha);
@@ -345,4 +345,44 @@ TEST(DbxSvn, RecordsDecodeOnlyWithTheSvnOwner) {
   EXPECT_EQ(*msft_dbx_arch("arm64"), "aarch64");
   EXPECT_EQ(*msft_dbx_arch("x86"), "ia32");
   EXPECT_FALSE(msft_dbx_arch("X64").has_value());
+}
+
+TEST(DbxSbat, CheckRefusesALowerGeneration) {
+  TempDir d;
+  // The x86-64 seed with GRUB's .sbat rows added by objcopy; its hash in db.
+  const std::string sbat = kSeeds.substr(0, kSeeds.size() - 3) + "sbat/grub.sbat";
+  sh("objcopy --add-section .sbat=" + q(sbat) + " --set-section-flags .sbat=data,readonly " + q(kSeeds + "pe32plus-x86-64") +
+     " " + q(d / "a.efi"));
+  const std::string sha = to_hex(authenticode_file(d / "a.efi")->sha256);
+  sh(cli() + " dbx add-hash --owner " + kOwnerA.str() + " -o " + q(d / "db.esl") + " " + sha);
+  spit(d / "empty.esl", Bytes{});
+  spit(d / "level", std::string("sbat,1,2024010900\nshim,4\ngrub,6\ngrub.debian,4\n"));
+  auto r = run(cli() + " dbx check --dbx " + q(d / "empty.esl") + " --db " + q(d / "db.esl") + " --sbat-level " +
+               q(d / "level") + " " + q(d / "a.efi"));
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(r.out, d / "a.efi" + ": refused by shim's SBAT check\n  authenticode-sha256: " + sha +
+                       "\n  sbat: grub generation 5 is below the level's 6: refused\n");
+  spit(d / "level", std::string("sbat,1,2024010900\ngrub,5\ngrub.debian,5\n"));
+  r = run(cli() + " dbx check --json --dbx " + q(d / "empty.esl") + " --db " + q(d / "db.esl") + " --sbat-level " +
+          q(d / "level") + " " + q(d / "a.efi"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  auto j = json_line(r.out);
+  EXPECT_EQ(j["rule"], "allowed_by_db_hash");
+  EXPECT_EQ(j["sbat"]["rows"].size(), 3u);
+  EXPECT_EQ(j["sbat"]["rows"][2]["component"], "grub.debian");
+  EXPECT_EQ(j["sbat"]["refused"].size(), 0u);
+  // Without a .sbat section shim refuses the image.
+  sh(cli() + " dbx add-hash --owner " + kOwnerA.str() + " -o " + q(d / "db2.esl") + " " +
+     to_hex(authenticode_file(kSeeds + "pe32plus-x86-64")->sha256));
+  r = run(cli() + " dbx check --json --dbx " + q(d / "empty.esl") + " --db " + q(d / "db2.esl") + " --sbat-level " +
+          q(d / "level") + " " + q(kSeeds + "pe32plus-x86-64"));
+  EXPECT_EQ(r.status, 1);
+  j = json_line(r.out);
+  EXPECT_EQ(j["rule"], "sbat_refused");
+  EXPECT_EQ(j["notes"][0], "no .sbat section: shim refuses to load an image without one");
+  // A level that is not SbatLevel text: input error naming the file.
+  spit(d / "level", std::string("grub,5\n"));
+  r = run(cli() + " dbx check --dbx " + q(d / "empty.esl") + " --sbat-level " + q(d / "level") + " " + q(d / "a.efi"));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err, "modsign: " + d / "level" + ": no sbat,1 row first\n");
 }

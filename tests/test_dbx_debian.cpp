@@ -110,7 +110,7 @@ TEST(DbxDebian, GrubAllowedByDebianCaShimByMicrosoftCa) {
   EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
             efi.grub + ": allowed: signature 1 verifies against db certificate \"CN = Debian Secure Boot CA\" (" + d / "db.esl" +
                 " list 1 entry 1, byte offset 28)");
-  EXPECT_EQ(test::run("openssl x509 -inform DER -in " + q(d / "debian-ca.der") + " -out " + q(d / "debian-ca.pem") +
+  EXPECT_EQ(test::run(test::openssl() + " x509 -inform DER -in " + q(d / "debian-ca.der") + " -out " + q(d / "debian-ca.pem") +
                       " && sbverify --cert " + q(d / "debian-ca.pem") + " " + q(efi.grub) + " >/dev/null 2>&1").status, 0);
   // shim is not signed by Debian's CA: not allowed by that db (sbverify agrees).
   r = test::run(cli() + " dbx check --json --dbx " + q(d / "vendor-dbx.esl") + " --db " + q(d / "db.esl") + " " + q(efi.shim));
@@ -135,13 +135,12 @@ TEST(DbxDebian, GrubAllowedByDebianCaShimByMicrosoftCa) {
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(nlohmann::json::parse(r.out)["rule"], "certificate_in_dbx");
   const std::string grub_sha = hash_json(efi.grub)["sha256"];
-  sh(cli() + " dbx merge -o " + q(d / "dbx2.esl") + " " + q(d / "vendor-dbx.esl") + " 2>/dev/null; " + cli() +
-     " dbx add-hash --owner 11111111-2222-3333-4444-555555555555 -o " + q(d / "grubhash.esl") + " " + grub_sha);
+  sh(cli() + " dbx add-hash --owner 11111111-2222-3333-4444-555555555555 -o " + q(d / "grubhash.esl") + " " + grub_sha);
   r = test::run(cli() + " dbx check --dbx " + q(d / "vendor-dbx.esl") + " --dbx " + q(d / "grubhash.esl") + " --db " +
                 q(d / "db.esl") + " " + q(efi.grub) + " " + q(efi.systemd_boot));
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out.substr(0, r.out.find('\n')), efi.grub + ": refused: Authenticode hash in dbx as EFI_CERT_SHA256 (" +
-                                                   d / "grubhash.esl" + " list 1 entry 1, byte offset 44)");
+                                                   d / "grubhash.esl" + " list 1 entry 1, byte offset 28)");
   EXPECT_NE(r.out.find(efi.systemd_boot + ": refused: not allowed by db"), std::string::npos) << r.out;
 }
 

@@ -179,8 +179,9 @@ struct EfiImagePolicy {
 };
 
 /// Decide for the PE image `image` (named `file`) as DxeImageVerificationHandler() does:
-/// unsigned: refused when its SHA-256 Authenticode hash is in dbx, allowed when in db,
-/// refused otherwise.  Signed: per WIN_CERTIFICATE (in order), with the image hashed in the
+/// unsigned: its Authenticode hash decides, SHA-1, SHA-256, SHA-384 and SHA-512 in turn
+/// (the handler's order; it also tries SHA-224, which modsign does not compute), each
+/// refused when in dbx, allowed when in db; refused when none is listed.  Signed: per WIN_CERTIFICATE (in order), with the image hashed in the
 /// signature's digest algorithm: refused when the signature verifies against a dbx
 /// EFI_CERT_X509 or one of its certificates' TBSCertificate hash is an EFI_CERT_X509_SHA256/
 /// 384/512 dbx entry (a non-zero TimeOfRevocation would let an RFC 3161 timestamp before it

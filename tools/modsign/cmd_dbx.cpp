@@ -31,6 +31,19 @@ nlohmann::json svn_json(const EfiSvnRecord& r) {
           {"version", r.version()}};
 }
 
+int write_dbx_output(const std::string& out, const Bytes& data, const std::vector<std::string>& inputs) {
+  try {
+    std::vector<KeptFile> kept;
+    for (const auto& i : inputs) kept.push_back({i, "the input"});
+    refuse_output_over(out, kept);
+    write_file_atomic(out, data);
+  } catch (const IoError& e) {
+    complain("", e.what());
+    return kExitInput;
+  }
+  return kExitOk;
+}
+
 namespace {
 
 struct DbxArgs {
@@ -203,19 +216,6 @@ int cmd_list(const DbxArgs& a) {
   return kExitOk;
 }
 
-int write_out(const std::string& out, const Bytes& data, const std::vector<std::string>& inputs = {}) {
-  try {
-    std::vector<KeptFile> kept;
-    for (const auto& i : inputs) kept.push_back({i, "the input"});
-    refuse_output_over(out, kept);
-    write_file_atomic(out, data);
-  } catch (const IoError& e) {
-    complain("", e.what());
-    return kExitInput;
-  }
-  return kExitOk;
-}
-
 int cmd_merge(const DbxArgs& a) {
   const auto form = parse_efi_container(a.form);
   if (!form) {
@@ -229,7 +229,7 @@ int cmd_merge(const DbxArgs& a) {
     complain("", e.what());
     return kExitInput;
   }
-  if (const int rc = write_out(a.out, m.lists)  /* merging into an input is allowed */; rc != kExitOk) return rc;
+  if (const int rc = write_dbx_output(a.out, m.lists)  /* merging into an input is allowed */; rc != kExitOk) return rc;
   for (const auto& s : m.notes) complain("", s);
   std::cerr << "modsign: " << printable(a.out) << ": " << m.entries << " entries in " << m.list_count << " list"
             << (m.list_count == 1 ? "" : "s") << " from " << m.input_entries << " in " << a.files.size() << " file"
@@ -257,7 +257,7 @@ int cmd_add_hash(const DbxArgs& a) {
       return kExitUsage;
     }
   }
-  return write_out(a.out, efi_sha256_list(hashes, *owner));
+  return write_dbx_output(a.out, efi_sha256_list(hashes, *owner));
 }
 
 int cmd_add_cert(const DbxArgs& a) {
@@ -270,7 +270,7 @@ int cmd_add_cert(const DbxArgs& a) {
     complain("", e.what());
     return kExitInput;
   }
-  return write_out(a.out, lists, a.files);
+  return write_dbx_output(a.out, lists, a.files);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include <modsign/dbx.hpp>
 
@@ -16,6 +17,10 @@ namespace modsign::cli {
 std::string svn_text(const EfiSvnRecord& r);
 /// {"application", "application_name", "major", "minor", "version"}.
 nlohmann::json svn_json(const EfiSvnRecord& r);
+
+/// Write `data` to `out` (atomically), refusing an output over a key or one of `inputs`;
+/// reports the failure and returns kExitInput, else kExitOk.
+int write_dbx_output(const std::string& out, const Bytes& data, const std::vector<std::string>& inputs = {});
 
 /// `modsign dbx hash`.
 void add_dbx_hash_command(CLI::App& dbx, Commands& subs);

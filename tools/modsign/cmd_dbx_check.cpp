@@ -2,6 +2,7 @@
 // binaries against db/dbx, Microsoft's published dbx list as an ESL, and the difference
 // between two dbx files of any form.
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -9,7 +10,7 @@
 #include <vector>
 
 #include <modsign/efi_image.hpp>
-#include <modsign/output.hpp>
+#include <modsign/output.hpp>  // read_file
 
 #include "cli_common.hpp"
 #include "cmd_dbx.hpp"
@@ -182,17 +183,6 @@ int cmd_check(const CheckArgs& a) {
   return refused ? kExitVerdict : kExitOk;
 }
 
-int write_to(const std::string& out, const Bytes& data, const std::string& input) {
-  try {
-    refuse_output_over(out, {{input, "the input"}});
-    write_file_atomic(out, data);
-  } catch (const IoError& e) {
-    complain("", e.what());
-    return kExitInput;
-  }
-  return kExitOk;
-}
-
 int cmd_import_json(const CheckArgs& a) {
   const auto arch = msft_dbx_arch(a.arch);
   if (!arch) {
@@ -202,14 +192,16 @@ int cmd_import_json(const CheckArgs& a) {
   EfiDatabase db;
   Bytes lists;
   try {
-    db = read_efi_database(a.a, *arch);
-    if (db.form != "msft-json") throw InputError(a.a + ": not a dbx_info_msft JSON file (it reads as " + db.form + ")");
+    const Bytes text = read_file(a.a, kMaxSmallFileSize);
+    const std::string dir = std::filesystem::path(a.a).parent_path().string();
+    db = parse_msft_dbx_json(std::string_view(reinterpret_cast<const char*>(text.data()), text.size()), *arch, a.a,
+                             dir.empty() ? "." : dir);
     lists = efi_database_lists(db);
   } catch (const std::runtime_error& e) {
     complain("", e.what());
     return kExitInput;
   }
-  if (const int rc = write_to(a.out, lists, a.a); rc != kExitOk) return rc;
+  if (const int rc = write_dbx_output(a.out, lists, {a.a}); rc != kExitOk) return rc;
   std::size_t hashes = 0, svns = 0, certs = 0;
   for (const auto& e : db.entries) {
     if (e.type == efi_guids::cert_x509) ++certs;
