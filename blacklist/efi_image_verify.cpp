@@ -99,21 +99,15 @@ void decide(const Image& img, const EfiImagePolicy& pol, EfiImageVerdict& out) {
   allow.insert(allow.end(), pol.mok.begin(), pol.mok.end());
 
   if (!img.has_certificate_table) {
-    // An unsigned image: its hash alone decides, algorithm by algorithm in the handler's
-    // order (SHA-1, SHA-256, SHA-384, SHA-512; modsign computes no SHA-224), dbx first.
-    for (const HashAlgo a : {HashAlgo::sha1, HashAlgo::sha256, HashAlgo::sha384, HashAlgo::sha512}) {
-      const Bytes& digest = *digest_of(img, a);
-      if (const auto* e = find_hash(pol.dbx, hash_type(a), digest)) {
-        out.rule = EfiImageRule::hash_in_dbx;
-        out.entry = *e;
-        return;
-      }
-      if (const auto* e = find_hash(allow, hash_type(a), digest)) {
-        out.refused = false;
-        out.rule = EfiImageRule::allowed_by_db_hash;
-        out.entry = *e;
-        return;
-      }
+    // An unsigned image: its SHA-256 hash alone decides, dbx before db.
+    const Bytes& digest = *digest_of(img, HashAlgo::sha256);
+    if (const auto* e = find_hash(pol.dbx, efi_guids::cert_sha256, digest)) {
+      out.rule = EfiImageRule::hash_in_dbx;
+      out.entry = *e;
+    } else if (const auto* e = find_hash(allow, efi_guids::cert_sha256, digest)) {
+      out.refused = false;
+      out.rule = EfiImageRule::allowed_by_db_hash;
+      out.entry = *e;
     }
     return;
   }

@@ -179,9 +179,8 @@ struct EfiImagePolicy {
 };
 
 /// Decide for the PE image `image` (named `file`) as DxeImageVerificationHandler() does:
-/// unsigned: its Authenticode hash decides, SHA-1, SHA-256, SHA-384 and SHA-512 in turn
-/// (the handler's order; it also tries SHA-224, which modsign does not compute), each
-/// refused when in dbx, allowed when in db; refused when none is listed.  Signed: per WIN_CERTIFICATE (in order), with the image hashed in the
+/// unsigned: refused when its SHA-256 Authenticode hash is a dbx EFI_CERT_SHA256 entry,
+/// allowed when it is a db one, refused otherwise.  Signed: per WIN_CERTIFICATE (in order), with the image hashed in the
 /// signature's digest algorithm: refused when the signature verifies against a dbx
 /// EFI_CERT_X509 or one of its certificates' TBSCertificate hash is an EFI_CERT_X509_SHA256/
 /// 384/512 dbx entry (a non-zero TimeOfRevocation would let an RFC 3161 timestamp before it
