@@ -22,7 +22,7 @@ std::string err_text(const Error& e) { return std::string(errno_name(e.code)) + 
 
 std::optional<ByteView> section_view(ByteView image, const std::vector<PeSection>& sections, std::string_view name) {
   for (const auto& s : sections) {
-    if (s.name != name) continue;
+    if (s.name != name && s.long_name != name) continue;
     std::uint64_t n = s.size_of_raw_data;
     if (s.virtual_size != 0 && s.virtual_size < n) n = s.virtual_size;
     if (std::uint64_t{s.pointer_to_raw_data} + n > image.size()) return std::nullopt;  // the PE reader refuses this
@@ -113,7 +113,7 @@ Result<SbatLevel> sbat_level_of_shim(ByteView image, SbatPolicy policy) {
   if (!img) return img.error();
   std::vector<PeSection> secs;
   for (const auto& s : img->sections)
-    secs.push_back({s.name, s.virtual_size, s.virtual_address, s.size_of_raw_data, s.pointer_to_raw_data});
+    secs.push_back({s.name, s.virtual_size, s.virtual_address, s.size_of_raw_data, s.pointer_to_raw_data, s.long_name});
   const auto sec = section_view(image, secs, ".sbatlevel");
   if (!sec) return make_error(KErr::einval, "no .sbatlevel section");
   return blacklist::sbat::level_from_section(*sec, policy);

@@ -5,8 +5,8 @@ namespace modsign::json {
 
 const Value* Value::find(std::string_view key) const {
   if (kind != Kind::object) return nullptr;
-  for (const auto& [k, v] : members)
-    if (k == key) return &v;
+  for (const auto& m : members)
+    if (m.key == key) return &m.value;
   return nullptr;
 }
 
@@ -152,7 +152,7 @@ struct Parser {
         ++i;
         Value m;
         if (!value(m, depth + 1)) return false;
-        v.members.emplace_back(std::move(key), std::move(m));
+        v.members.push_back(Member{std::move(key), std::move(m)});
         ws();
         if (i < s.size() && s[i] == ',') { ++i; continue; }
         if (i < s.size() && s[i] == '}') return ++i, true;

@@ -5,8 +5,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
-#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,18 +13,26 @@
 
 namespace modsign::json {
 
+struct Member;
+
 struct Value {
   enum class Kind { null, boolean, number, string, array, object } kind = Kind::null;
   bool boolean = false;
   std::string text;                  ///< string contents, or a number's literal text
   std::vector<Value> items;          ///< array elements
-  std::vector<std::pair<std::string, Value>> members;  ///< object members in order
+  std::vector<Member> members;       ///< object members in order
 
   bool is(Kind k) const { return kind == k; }
   /// The first member named `key` of an object, nullptr when absent or not an object.
   const Value* find(std::string_view key) const;
   /// find(key)'s string, or "" when it is absent or not a string.
   std::string str(std::string_view key) const;
+};
+
+/// One member of an object.
+struct Member {
+  std::string key;
+  Value value;
 };
 
 /// Parse one JSON text (whitespace around it allowed; a UTF-8 BOM is skipped).  Errors

@@ -67,6 +67,11 @@ TEST(DbxDebian, HashEqualsPesignOnBinariesAndMutations) {
             "C=US, ST=Washington, L=Redmond, O=Microsoft Corporation, CN=Microsoft Corporation UEFI CA 2011");
   EXPECT_EQ(j["signatures"][1]["signer_issuer"], "C=US, O=Microsoft Corporation, CN=Microsoft UEFI CA 2023");
   EXPECT_EQ(j["signatures"][0]["offset"], j["certificate_table_offset"]);
+  // GNU ld writes names over 8 bytes as "/N" into the COFF string table: objdump's names.
+  std::string long_names;
+  for (const auto& s : j["sections"])
+    long_names += (s["long_name"].is_null() ? std::string(s["name"]) : std::string(s["long_name"])) + "\n";
+  EXPECT_EQ(long_names, sh("objdump -h " + q(efi.shim) + " | awk '$1 ~ /^[0-9]+$/ {print $2}'"));
 
   // Mutations: trailing data, the signature stripped, a second signature added.
   sh("cp " + q(efi.grub) + " " + q(d / "appended.efi") + " && printf 'trailing' >> " + q(d / "appended.efi"));
@@ -112,14 +117,19 @@ TEST(DbxDebian, GrubAllowedByDebianCaShimByMicrosoftCa) {
                 " list 1 entry 1, byte offset 28)");
   EXPECT_EQ(test::run(test::openssl() + " x509 -inform DER -in " + q(d / "debian-ca.der") + " -out " + q(d / "debian-ca.pem") +
                       " && sbverify --cert " + q(d / "debian-ca.pem") + " " + q(efi.grub) + " >/dev/null 2>&1").status, 0);
-  // shim is not signed by Debian's CA: not allowed by that db (sbverify agrees).
+  // shim is not signed by Debian's CA: not allowed by that db.  (sbverify 0.9.4 says
+  // "Signature verification OK" here all the same, so it is no reference for a refusal.)
   r = test::run(cli() + " dbx check --json --dbx " + q(d / "vendor-dbx.esl") + " --db " + q(d / "db.esl") + " " + q(efi.shim));
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(nlohmann::json::parse(r.out)["rule"], "not_allowed_by_db");
-  EXPECT_NE(test::run("sbverify --cert " + q(d / "debian-ca.pem") + " " + q(efi.shim) + " >/dev/null 2>&1").status, 0);
 
   // Microsoft Corporation UEFI CA 2011, the second certificate of shim's first signature.
-  sh("osslsigncode extract-signature -in " + q(efi.shim) + " -out " + q(d / "shim.p7") + " >/dev/null");
+  // (osslsigncode 2.9 cannot extract a signature from this two-entry table: the first
+  // WIN_CERTIFICATE's bCertificate, cut out by its offset and length, is the PKCS#7.)
+  const auto info = authenticode_file(efi.shim);
+  ASSERT_TRUE(info.ok());
+  const auto& w = info->signatures.at(0);
+  test::spit(d / "shim.p7", ByteView(test::slurp(efi.shim)).subspan(w.offset + 8, w.length - 8));
   sh(test::openssl() + " pkcs7 -inform DER -in " + q(d / "shim.p7") + " -print_certs | awk '/subject=.*Microsoft "
      "Corporation UEFI CA 2011/{p=1} p&&/BEGIN/{w=1} w{print} /END/{if(w)exit}' > " + q(d / "ms2011.pem"));
   sh(cli() + " dbx add-cert --owner 77fa9abd-0359-4d32-bd60-28f4e78f784b -o " + q(d / "msdb.esl") + " " + q(d / "ms2011.pem"));

@@ -194,7 +194,8 @@ MODSIGN_API Result<EfiImageVerdict> verify_efi_image(ByteView image, const std::
 /// verify_efi_image() of the file at `path` (at most 1 GiB).  Throws IoError.
 MODSIGN_API Result<EfiImageVerdict> verify_efi_image_file(const std::string& path, const EfiImagePolicy& policy);
 
-/// The raw data of the first section called `name` (".sbat"): min(VirtualSize,
+/// The raw data of the first section called `name` (".sbat"; a long name such as
+/// ".sbatlevel" matches PeSection::long_name): min(VirtualSize,
 /// SizeOfRawData) bytes (SizeOfRawData when VirtualSize is 0); nullopt when there is none.
 MODSIGN_API std::optional<Bytes> pe_section_data(ByteView image, const AuthenticodeInfo& info, std::string_view name);
 

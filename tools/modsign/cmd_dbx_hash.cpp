@@ -113,7 +113,10 @@ int cmd_hash(const HashArgs& a) {
     for (const auto& s : info.signatures) sigs.push_back(signature_json(s));
     nlohmann::json sections = nlohmann::json::array();
     for (const auto& s : info.sections)
-      sections.push_back({{"name", s.name}, {"pointer_to_raw_data", s.pointer_to_raw_data}, {"size_of_raw_data", s.size_of_raw_data}});
+      sections.push_back({{"name", s.name},
+                          {"long_name", s.long_name.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.long_name)},
+                          {"pointer_to_raw_data", s.pointer_to_raw_data},
+                          {"size_of_raw_data", s.size_of_raw_data}});
     std::cout << dump({{"file", f},
                        {"hash", a.hash},
                        {"authenticode", to_hex(chosen(info, a.hash))},
