@@ -80,6 +80,8 @@ Result<std::vector<SbatEntry>> parse_section(ByteView data) {
 Result<SbatLevel> parse_level(std::string_view text) {
   SbatLevel lv;
   lv.text = std::string(text);
+  // An efivarfs copy (SbatLevelRT-605dab50-...): 4 attribute bytes before the text.
+  if (text.size() >= 9 && text[1] == 0 && text[2] == 0 && text[3] == 0 && text.substr(4, 5) == "sbat,") text.remove_prefix(4);
   if (text.substr(0, 3) == "\xef\xbb\xbf") text.remove_prefix(3);  // shim skips a UTF-8 BOM
   for (const auto& [n, line] : lines_of(up_to_nul(ByteView(reinterpret_cast<const std::uint8_t*>(text.data()), text.size())))) {
     const auto f = fields_of(line, 3);

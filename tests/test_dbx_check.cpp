@@ -324,6 +324,11 @@ TEST(DbxSbat, SectionLevelAndRefusals) {
     EXPECT_EQ(r.error().message, msg);
   }
   EXPECT_EQ(parse_sbat_level("shim,4\n").error().message, "no sbat,1 row first");
+  // A copy of /sys/firmware/efi/efivars/SbatLevelRT-605dab50-...: attributes 0x06 first.
+  auto rt = parse_sbat_level(std::string("\x06\0\0\0sbat,1,2023012900\nshim,2\n", 29));
+  ASSERT_TRUE(rt.ok()) << rt.error().message;
+  EXPECT_EQ(rt->datestamp, "2023012900");
+  EXPECT_EQ(rt->components[1], (std::pair<std::string, std::uint32_t>{"shim", 2}));
   EXPECT_EQ(parse_sbat_level("sbat,1\nshim\n").error().message, "line 2: not component,generation");
   EXPECT_EQ(efi_image_rule_name(EfiImageRule::sbat_refused), "sbat_refused");
 }

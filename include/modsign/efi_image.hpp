@@ -108,7 +108,8 @@ struct SbatLevel {
   std::vector<std::pair<std::string, std::uint32_t>> components;  ///< every row, "sbat" included
   std::string text;       ///< the text as read
 };
-/// Parse SbatLevel text: rows "component,generation[,...]".  Errors (EINVAL): "line N: not
+/// Parse SbatLevel text: rows "component,generation[,...]" (an efivarfs copy's 4 attribute
+/// bytes before "sbat," and a UTF-8 BOM are skipped).  Errors (EINVAL): "line N: not
 /// component,generation", "no sbat,1 row first".
 MODSIGN_API Result<SbatLevel> parse_sbat_level(std::string_view text);
 /// Which of shim's two built-in levels (.sbatlevel: u32 format version 0, then u32 offsets
