@@ -59,6 +59,11 @@ TEST(DbxCheck, SignedImageAllowedByDbCertificateAsSbverifyAgrees) {
   const std::string sha = to_hex(authenticode_file(d / "signed.efi")->sha256);
   EXPECT_EQ(r.out, d / "signed.efi" + ": allowed: signature 1 verifies against db certificate \"CN = modsign dbx check signer\" (" +
                        db + " list 1 entry 1, byte offset 28)\n  authenticode-sha256: " + sha + "\n");
+  // The same certificate as MokListRT (what shim admits besides db): allowed the same way.
+  r = run(cli() + " dbx check --json --dbx " + q(d / "empty.esl") + " --mok " + q(db) + " " + q(d / "signed.efi"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(json_line(r.out)["rule"], "allowed_by_db_certificate");
+  EXPECT_EQ(json_line(r.out)["entry"]["file"], db);
   // sbverify (OpenSSL PKCS7_verify, as firmware) accepts the same signature with that certificate.
   EXPECT_EQ(run("sbverify --cert " + q(d / "c.pem") + " " + q(d / "signed.efi") + " 2>&1").status, 0);
 
