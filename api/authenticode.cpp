@@ -84,7 +84,8 @@ Result<AuthenticodeInfo> authenticode_image(ByteView image) {
   info.subsystem = img.subsystem;
   info.checksum = img.checksum;
   for (const auto& s : img.sections)
-    info.sections.push_back({s.name, s.virtual_size, s.virtual_address, s.size_of_raw_data, s.pointer_to_raw_data});
+    info.sections.push_back(
+        {s.name, s.virtual_size, s.virtual_address, s.size_of_raw_data, s.pointer_to_raw_data, s.long_name});
   info.certificate_table_offset = img.certificate_table.virtual_address;
   info.certificate_table_size = img.certificate_table.size;
   if (img.certificate_table.size != 0)

@@ -3,6 +3,7 @@
 
 #include "api/internal.hpp"
 #include "blacklist/efi.hpp"
+#include "blacklist/msft_dbx.hpp"
 #include "common/file.hpp"
 #include "crypto/algorithms.hpp"
 
@@ -61,6 +62,11 @@ EfiListing list_efi_variable(EfiVariableFile file, EfiVariable variable, const K
                                             to_hex(crypto::digest(crypto::HashAlgo::sha256, c->tbs()))};
       else
         le.certificate_error = err_text(c.error());
+    }
+    if (l.type == efi::guids::cert_sha256) {
+      const auto& e = l.entries[ef.entry];
+      le.svn = blacklist::msft_dbx::svn_record(e.owner, e.data);
+      if (le.svn) ++out.summary.svn;
     }
     out.entries.push_back(std::move(le));
   }

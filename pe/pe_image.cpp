@@ -1,6 +1,7 @@
 // pe/ layer: the PE/COFF reader (pe/pe_image.hpp); Microsoft "PE Format" specification.
 #include "pe/pe_image.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace modsign::pe {
@@ -37,6 +38,26 @@ Error bad(std::string msg) { return make_error(KErr::ebadmsg, std::move(msg)); }
 
 std::string section_label(std::size_t index, const Section& s) {
   return "section " + dec(index + 1) + " \"" + s.name + "\"";
+}
+
+/// Section::long_name: the COFF string table entry a "/N" Name refers to, bounds-checked.
+std::string string_table_name(ByteView f, const PeImage& img, const std::string& name) {
+  if (name.size() < 2 || name[0] != '/' || img.pointer_to_symbol_table == 0) return "";
+  std::uint64_t n = 0;
+  for (std::size_t i = 1; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return "";
+    n = n * 10 + static_cast<std::uint64_t>(name[i] - '0');
+  }
+  const std::uint64_t table = std::uint64_t{img.pointer_to_symbol_table} + std::uint64_t{img.number_of_symbols} * 18;
+  if (table + 4 > f.size()) return "";
+  const std::uint64_t table_end = std::min<std::uint64_t>(table + le32(f, table), f.size());
+  if (n < 4 || table + n >= table_end) return "";
+  std::string out;
+  for (std::uint64_t k = table + n; k < table_end && f[k] != 0; ++k) {
+    if (out.size() == 255) return "";
+    out.push_back(static_cast<char>(f[k]));
+  }
+  return out;
 }
 
 }  // namespace
@@ -78,6 +99,8 @@ Result<PeImage> parse(ByteView f) {
   img.machine = le16(f, coff);
   img.number_of_sections = le16(f, coff + 2);
   img.time_date_stamp = le32(f, coff + 4);
+  img.pointer_to_symbol_table = le32(f, coff + 8);
+  img.number_of_symbols = le32(f, coff + 12);
   img.size_of_optional_header = le16(f, coff + 16);
   img.characteristics = le16(f, coff + 18);
 
@@ -155,6 +178,7 @@ Result<PeImage> parse(ByteView f) {
       return bad(section_label(i, s) + " (Section Table entry at offset " + hex(h) + "): PointerToRawData " +
                  hex(s.pointer_to_raw_data) + " + SizeOfRawData " + dec(s.size_of_raw_data) +
                  " runs past the end of the file (" + dec(size) + " bytes)");
+    s.long_name = string_table_name(f, img, s.name);
     img.sections.push_back(std::move(s));
   }
 

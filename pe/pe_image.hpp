@@ -52,6 +52,12 @@ struct Section {
   std::uint32_t size_of_raw_data = 0;
   std::uint32_t pointer_to_raw_data = 0;
   std::uint32_t characteristics = 0;
+  /// For a "/N" Name (a name longer than 8 bytes, as GNU ld writes ".sbatlevel"): the
+  /// NUL-terminated name at decimal offset N of the COFF string table (after the symbol
+  /// table: PointerToSymbolTable + 18 * NumberOfSymbols; its first u32 is its size), at
+  /// most 255 bytes; "" when the Name is not of that form or the string does not lie inside
+  /// the table and the file (not an error: executables often have no string table).
+  std::string long_name;
 };
 
 /// One WIN_CERTIFICATE entry of the Attribute Certificate Table.
@@ -73,6 +79,8 @@ struct PeImage {
   std::uint16_t machine = 0;             ///< COFF Machine
   std::uint16_t number_of_sections = 0;
   std::uint32_t time_date_stamp = 0;
+  std::uint32_t pointer_to_symbol_table = 0;  ///< COFF PointerToSymbolTable (file offset, 0 if none)
+  std::uint32_t number_of_symbols = 0;
   std::uint16_t size_of_optional_header = 0;
   std::uint16_t characteristics = 0;
   std::uint64_t optional_header_offset = 0;

@@ -7,35 +7,21 @@
 
 #include "crypto/crypto.hpp"
 #include "modsign/authenticode.hpp"
+#include "efi_binaries_support.hpp"
 #include "test_support.hpp"
 
 namespace modsign {
 namespace {
 
 using test::q;
+using test::efi_binaries::pesign_hash;
+using test::efi_binaries::sh;
 
 // ----------------------------------------------------------------- Debian's EFI binaries
-
-struct Tools {
-  std::string shim, grub, systemd_boot;
-};
-
-std::string sh(const std::string& cmd) {
-  auto r = test::run(cmd);
-  EXPECT_EQ(r.status, 0) << cmd << "\n" << r.err;
-  return r.out;
-}
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
-}
-
-/// `pesign -h` (sha256 unless `digest` says sha1).
-std::string pesign_hash(const std::string& path, const std::string& digest = "sha256") {
-  const std::string out = sh("pesign -h -d " + digest + " -i " + q(path));
-  const auto pos = out.find("hash: ");
-  return pos == std::string::npos ? "(no hash in: " + out + ")" : out.substr(pos + 6, out.find('\n', pos) - pos - 6);
 }
 
 /// The digest `osslsigncode extract-data` puts into the SpcIndirectDataContent it would sign.
@@ -86,35 +72,6 @@ std::string as_sbverify_list(const AuthenticodeInfo& info) {
   }
   return out;
 }
-
-const Tools& efi_binaries() {
-  static const Tools t = [] {
-    Tools r;
-    for (const char* tool : {"pesign", "osslsigncode", "sbverify", "sbsign", "sbattach"})
-      if (test::run(std::string("command -v ") + tool).status != 0)
-        ADD_FAILURE() << tool << " is not installed (Debian packages pesign, osslsigncode, sbsigntool; tools/check "
-                                 "installs them)";
-    auto f = test::run(q(std::string(MODSIGN_SOURCE_DIR) + "/tools/fetch-efi-binaries"));
-    if (f.status == 77) return r;
-    EXPECT_EQ(f.status, 0) << f.err;
-    auto field = [&f](const std::string& k) {
-      const auto pos = f.out.find(k + "=");
-      return pos == std::string::npos ? std::string()
-                                      : f.out.substr(pos + k.size() + 1, f.out.find('\n', pos) - pos - k.size() - 1);
-    };
-    r.shim = field("SHIM");
-    r.grub = field("GRUB");
-    r.systemd_boot = field("SYSTEMD_BOOT");
-    return r;
-  }();
-  return t;
-}
-
-#define NEED_EFI_BINARIES()                                                                               \
-  const Tools& efi = efi_binaries();                                                                       \
-  if (efi.shim.empty() || efi.grub.empty() || efi.systemd_boot.empty()) {                                  \
-    GTEST_SKIP() << "tools/fetch-efi-binaries could not download shimx64.efi, grubx64.efi and systemd-bootx64.efi"; \
-  }
 
 AuthenticodeInfo info_of(const std::string& path) {
   auto r = authenticode_file(path);

@@ -22,6 +22,9 @@ struct PeSection {
   std::uint32_t virtual_address = 0;     ///< RVA
   std::uint32_t size_of_raw_data = 0;    ///< bytes in the file (hashed when > 0)
   std::uint32_t pointer_to_raw_data = 0; ///< file offset
+  /// A name longer than 8 bytes (Name "/N", as GNU ld writes ".sbatlevel"), read from the
+  /// COFF string table; "" otherwise or when the image has no such table entry.
+  std::string long_name;
 };
 
 /// One certificate of a signature's embedded chain (SignedData certificates).

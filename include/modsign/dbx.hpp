@@ -69,6 +69,10 @@ inline constexpr EfiGuid cert_sha384 = EfiGuid::make(0xff3e5307, 0x9fd0, 0x48c9,
 inline constexpr EfiGuid cert_sha512 = EfiGuid::make(0x093e0fae, 0xa6c4, 0x4f50, {0x9f, 0x1b, 0xd4, 0x1e, 0x2b, 0x89, 0xc1, 0x9a});
 /// Microsoft's SignatureOwner in its dbx updates.
 inline constexpr EfiGuid microsoft_owner = EfiGuid::make(0x77fa9abd, 0x0359, 0x4d32, {0xbd, 0x60, 0x28, 0xf4, 0xe7, 0x8f, 0x78, 0x4b});
+/// Owner of Microsoft's SVN records in dbx (an EFI_CERT_SHA256 entry that is no hash).
+inline constexpr EfiGuid svn_owner = EfiGuid::make(0x9d132b6c, 0x59d5, 0x4388, {0xab, 0x1c, 0x18, 0x5c, 0xfc, 0xb2, 0xeb, 0x92});
+/// EFI_BOOTMGR_DBXSVN_GUID: the Windows boot manager's SVN application GUID.
+inline constexpr EfiGuid bootmgr_dbxsvn = EfiGuid::make(0x9d132b61, 0x59d5, 0x4388, {0xab, 0x1c, 0x18, 0x5c, 0x3c, 0xb2, 0xeb, 0x92});
 }  // namespace efi_guids
 
 /// EFI_TIME (UEFI 2.10 §8.3), 16 bytes little-endian: u16 Year, u8 Month, Day, Hour,
@@ -224,6 +228,23 @@ MODSIGN_API EfiVariableFile parse_efi_variable_file(ByteView data, EfiContainer 
 /// The same for the file at `path` (at most 16 MiB).  Throws IoError when it cannot be read.
 MODSIGN_API EfiVariableFile read_efi_variable_file(const std::string& path, EfiContainer form = EfiContainer::detect);
 
+// ------------------------------------------------------------------------- SVN records
+
+/// A Secure Version Number record: the 32 data bytes of an EFI_CERT_SHA256 entry owned by
+/// efi_guids::svn_owner are 0x01 ‖ application GUID (16 bytes, EFI_GUID byte order) ‖
+/// minor (u16 LE) ‖ major (u16 LE) ‖ 11 zero bytes.  Firmware compares no image hash with
+/// it; the kernel still turns it into a "bin:" key that no file hash matches.
+struct EfiSvnRecord {
+  EfiGuid application;
+  std::uint16_t major = 0, minor = 0;
+  /// "EFI_BOOTMGR_DBXSVN_GUID" for efi_guids::bootmgr_dbxsvn, "" for other applications.
+  std::string application_name;
+  std::string version() const { return std::to_string(major) + "." + std::to_string(minor); }
+};
+/// The SVN record in `data` when `owner` is efi_guids::svn_owner, `data` is 32 bytes and
+/// starts with 0x01; nullopt otherwise (also when the padding is not zero).
+MODSIGN_API std::optional<EfiSvnRecord> efi_svn_record(const EfiGuid& owner, ByteView data);
+
 /// An EFI_CERT_X509 entry's certificate (the first DER element of its data).
 struct EfiCertificateInfo {
   std::string subject;     ///< the subject as modsign prints it ("CN=..., O=...")
@@ -238,12 +259,16 @@ struct EfiListedEntry {
   /// ("EBADMSG: <reason>") in `certificate_error`.
   std::optional<EfiCertificateInfo> certificate;
   std::string certificate_error;
+  /// EFI_CERT_SHA256 entries owned by efi_guids::svn_owner that hold an SVN record: the
+  /// record.  Its bin: key (effect.text) is one no file hash matches.
+  std::optional<EfiSvnRecord> svn;
 };
 
 /// Counts of a listing, per EfiEntryKind.
 struct EfiListingSummary {
   std::size_t lists = 0, entries = 0, bin = 0, tbs = 0, tbs_never_matching = 0, revoked = 0, platform = 0,
               ignored = 0;
+  std::size_t svn = 0;  ///< entries with EfiListedEntry::svn (counted in `bin` too)
 };
 
 /// What the kernel does with one variable file (`modsign dbx list`).

@@ -73,6 +73,7 @@ _modsign() {
       --template) values="ima-modsig ima-sig ima-ng" ;;
       --variable) values="db dbx MokListRT MokListXRT" ;;
       --form) values="detect esl efivarfs auth2" ;;
+      --arch) values="x64 ia32 aarch64 arm amd64 x86 arm64" ;;
       -r) COMPREPLY=($(compgen -d -- "$cur")); compopt -o filenames 2>/dev/null; return ;;
       -j|--jobs|--days|--max-size|--stream-above|--subject|--owner|--path) return ;;
       *) values=$(_modsign_values "${cmd[@]}" "$prev") ;;

@@ -1,5 +1,6 @@
 // modsign dbx: list, merge and build UEFI signature databases (db, dbx, MokListRT,
-// MokListXRT) as the kernel's security/integrity/platform_certs code reads them.
+// MokListXRT) as the kernel's security/integrity/platform_certs code reads them
+// (hash: cmd_dbx_hash.cpp; check, import-json, diff: cmd_dbx_check.cpp).
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
@@ -11,10 +12,37 @@
 #include <modsign/output.hpp>
 
 #include "cli_common.hpp"
+#include "cmd_dbx.hpp"
 #include "options.hpp"
 #include "registry.hpp"
 
 namespace modsign::cli {
+
+std::string svn_text(const EfiSvnRecord& r) {
+  return r.application.str() + (r.application_name.empty() ? "" : " (" + r.application_name + ")") + ", version " +
+         r.version();
+}
+
+nlohmann::json svn_json(const EfiSvnRecord& r) {
+  return {{"application", r.application.str()},
+          {"application_name", r.application_name.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.application_name)},
+          {"major", r.major},
+          {"minor", r.minor},
+          {"version", r.version()}};
+}
+
+int write_dbx_output(const std::string& out, const Bytes& data, const std::vector<std::string>& inputs) {
+  try {
+    std::vector<KeptFile> kept;
+    for (const auto& i : inputs) kept.push_back({i, "the input"});
+    refuse_output_over(out, kept);
+    write_file_atomic(out, data);
+  } catch (const IoError& e) {
+    complain("", e.what());
+    return kExitInput;
+  }
+  return kExitOk;
+}
 
 namespace {
 
@@ -116,6 +144,8 @@ int cmd_list(const DbxArgs& a) {
       jent["owner_name"] = std::string(efi_guid_name(e.owner));
       jent["key_error"] = ef.key_error == KErr::none ? nlohmann::json(nullptr) : nlohmann::json(errno_name(ef.key_error));
       jent["description"] = ef.description.empty() ? nlohmann::json(nullptr) : nlohmann::json(ef.description);
+      jent["svn"] = le.svn ? svn_json(*le.svn) : nlohmann::json(nullptr);
+      jent["matches_no_file_hash"] = le.svn.has_value();
       std::string data;
       const bool is_x509 = le.certificate || !le.certificate_error.empty();
       if (le.certificate) {
@@ -126,6 +156,8 @@ int cmd_list(const DbxArgs& a) {
         data = std::to_string(e.data.size()) + " bytes, not a certificate (" + le.certificate_error + ")";
         jent["certificate"] = nullptr;
         jent["certificate_error"] = le.certificate_error;
+      } else if (le.svn) {
+        data = "SVN record: " + svn_text(*le.svn);
       } else if (e.data.size() <= 64) {
         data = to_hex(e.data);
       } else {
@@ -134,7 +166,7 @@ int cmd_list(const DbxArgs& a) {
       if (!is_x509) jent["data"] = to_hex(e.data);
       if (!a.json)
         lines.push_back("  entry " + std::to_string(li + 1) + "." + std::to_string(ei + 1) + ": owner " + e.owner.str() +
-                      ": " + data + " -> " + ef.text);
+                      ": " + data + " -> " + ef.text + (le.svn ? " (matches no file hash)" : ""));
       if (a.json) je.push_back(std::move(jent));
     }
     jlist["entries"] = std::move(je);
@@ -152,7 +184,7 @@ int cmd_list(const DbxArgs& a) {
                   {"bin", sum.bin},         {"tbs", sum.tbs},
                   {"tbs_never_matching", sum.tbs_never_matching},
                   {"revoked", sum.revoked}, {"platform", sum.platform},
-                  {"ignored", sum.ignored}};
+                  {"ignored", sum.ignored}, {"svn", sum.svn}};
 
   if (a.json) {
     std::cout << dump(j) << "\n";
@@ -173,24 +205,12 @@ int cmd_list(const DbxArgs& a) {
     std::cout << "summary: " << sum.lists << " list" << (sum.lists == 1 ? "" : "s") << ", " << sum.entries << " entr"
               << (sum.entries == 1 ? "y" : "ies") << ": " << sum.bin << " bin, " << sum.tbs << " tbs ("
               << sum.tbs_never_matching << " never matching), " << sum.revoked << " revoked, " << sum.platform
-              << " platform, " << sum.ignored << " ignored\n";
+              << " platform, " << sum.ignored << " ignored"
+              << (sum.svn ? "; " + std::to_string(sum.svn) + " of the bin entries are SVN records" : std::string()) << "\n";
   }
   if (pl.error) {
     complain(a.file, err_text(*pl.error) + (pl.lists.empty() ? " (the kernel stops here; nothing was loaded)"
                                                                : " (the kernel stops here; the entries above stay loaded)"));
-    return kExitInput;
-  }
-  return kExitOk;
-}
-
-int write_out(const std::string& out, const Bytes& data, const std::vector<std::string>& inputs = {}) {
-  try {
-    std::vector<KeptFile> kept;
-    for (const auto& i : inputs) kept.push_back({i, "the input"});
-    refuse_output_over(out, kept);
-    write_file_atomic(out, data);
-  } catch (const IoError& e) {
-    complain("", e.what());
     return kExitInput;
   }
   return kExitOk;
@@ -209,7 +229,7 @@ int cmd_merge(const DbxArgs& a) {
     complain("", e.what());
     return kExitInput;
   }
-  if (const int rc = write_out(a.out, m.lists)  /* merging into an input is allowed */; rc != kExitOk) return rc;
+  if (const int rc = write_dbx_output(a.out, m.lists)  /* merging into an input is allowed */; rc != kExitOk) return rc;
   for (const auto& s : m.notes) complain("", s);
   std::cerr << "modsign: " << printable(a.out) << ": " << counted(m.entries, "entry", "entries") << " in "
             << counted(m.list_count, "list", "lists") << " from " << m.input_entries << " in "
@@ -237,7 +257,7 @@ int cmd_add_hash(const DbxArgs& a) {
       return kExitUsage;
     }
   }
-  return write_out(a.out, efi_sha256_list(hashes, *owner));
+  return write_dbx_output(a.out, efi_sha256_list(hashes, *owner));
 }
 
 int cmd_add_cert(const DbxArgs& a) {
@@ -250,7 +270,7 @@ int cmd_add_cert(const DbxArgs& a) {
     complain("", e.what());
     return kExitInput;
   }
-  return write_out(a.out, lists, a.files);
+  return write_dbx_output(a.out, lists, a.files);
 }
 
 }  // namespace
@@ -289,6 +309,8 @@ Runner setup_dbx(CLI::App& dbx) {
   add_out_option(add_cert, a->out, "output file", "--output")->required();
   add_cert->add_option("CERT", a->files, "certificates (PEM or DER)")->required();
   subs.emplace_back(add_cert, [a] { return cmd_add_cert(*a); });
+  add_dbx_hash_command(dbx, subs);
+  add_dbx_check_commands(dbx, subs);
   return run_selected(std::move(subs));
 }
 
