@@ -80,7 +80,7 @@ TEST_F(Stacked, InfoListsEveryNestedSignature) {
   EXPECT_NE(r.out.find("content_length:      4540\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\nnested[1]:           RSA sha256, CMS 404 bytes at 4096\n"), std::string::npos) << r.out;
   r = test::run(M() + " info --json " + q(m));
-  EXPECT_NE(r.out.find("\"nested\":[{\"accepted_by\":[\"v6\",\"v7.0\",\"v7.0+waiver\"],\"cms_length\":404,"
+  EXPECT_NE(r.out.find("\"nested\":[{\"accepted_by\":[\"v6.1\",\"v6\",\"v7.0\",\"v7.0+waiver\"],\"cms_length\":404,"
                        "\"cms_offset\":4096,\"content_length\":4096,\"sig_hashalgo\":\"sha256\",\"sig_key\":"
                        "\"01:23:45:67:89:AB:CD:EF\",\"signature_algorithm\":\"RSA\",\"signed_attrs\":false,"
                        "\"signer\":\"api sign\"}]"),
@@ -92,7 +92,8 @@ TEST_F(Stacked, VerifyChecksTheOutermostAndNotesTheRest) {
   const std::string m = twice();
   auto r = test::run(M() + " verify --cert " + q(crt("ml")) + " " + q(m));
   EXPECT_EQ(r.status, 0);
-  EXPECT_EQ(r.out, m + ": loads (OK): signature verified: mldsa65 signature, trusted key \"api sign\"\n");
+  EXPECT_EQ(r.out, m + ": loads (OK): signature verified: mldsa65 signature, trusted key \"api sign\"" +
+                       test::trusted_key_ids(crt("ml")) + "\n");
   EXPECT_EQ(r.err, "modsign: " + m +
                        ": note: 1 more signature under the one the kernel checks (it reads only the outermost; modsign "
                        "info lists them)\n");
