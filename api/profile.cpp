@@ -19,6 +19,12 @@ void KernelProfile::set_waive_mldsa_authattrs(bool on) {
   waive_mldsa_authattrs_ = on;
 }
 
+void KernelProfile::set_module_decompress(std::string_view format) {
+  if (!format.empty() && format != "none" && format != "gzip" && format != "xz" && format != "zstd")
+    throw UsageError("--module-decompress: unknown value " + std::string(format) + " (none, gzip, xz, zstd)");
+  module_decompress_ = std::string(format);
+}
+
 namespace api {
 
 kernel::KernelProfile to_kernel(const KernelProfile& p) {
@@ -26,6 +32,7 @@ kernel::KernelProfile to_kernel(const KernelProfile& p) {
   k.waive_mldsa_authattrs = p.waive_mldsa_authattrs();
   k.enforce = p.enforce();
   k.lockdown = p.lockdown();
+  k.module_decompress = p.module_decompress();
   return k;
 }
 

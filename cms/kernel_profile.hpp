@@ -32,6 +32,10 @@ struct KernelProfile {
   /// md5 is hashed and checked, EKEYREJECTED; sha3-256 is "Unsupported digest algo",
   /// ENOPKG); SHA-3 arrived and md4/md5 left in later 6.x kernels (6.12 behaves as "v6").
   bool legacy_digests = false;
+  /// The in-kernel module decompressor (CONFIG_MODULE_DECOMPRESS): "" built for the
+  /// module's own format, "none" not built, or "gzip"/"xz"/"zstd" (module/decompress.cpp
+  /// module_decompress_refusal).
+  std::string module_decompress;
 
   static KernelProfile v6() { return KernelProfile{Generation::v6}; }
   static KernelProfile v6_1() {

@@ -19,6 +19,7 @@ std::string_view errno_name(KErr e) noexcept {
     case KErr::enoexec: return "ENOEXEC";
     case KErr::elibbad: return "ELIBBAD";
     case KErr::enotsupp: return "ENOTSUPP";
+    case KErr::eopnotsupp: return "EOPNOTSUPP";
   }
   return "E?";
 }

@@ -16,6 +16,19 @@
 
 namespace modsign::module {
 
+std::optional<Error> module_decompress_refusal(Compression c, const std::string& kernel_format) {
+  if (c == Compression::none || kernel_format.empty()) return std::nullopt;
+  if (kernel_format == "none")
+    return Error{KErr::eopnotsupp,
+                 "module_decompress: the kernel has no in-kernel module decompression (CONFIG_MODULE_DECOMPRESS is "
+                 "not set)"};
+  if (kernel_format == compression_name(c)) return std::nullopt;
+  return Error{KErr::einval, "module_decompress: not " + std::string(kernel_format == "xz" ? "an " : "a ") +
+                                 kernel_format + " compressed module (the kernel decompresses only " + kernel_format +
+                                 ")"};
+}
+
+
 namespace {
 constexpr std::size_t kChunk = 64 * 1024;
 

@@ -26,6 +26,15 @@ using modsign::xz_check_name;
 /// skippable frame 5X 2A 4D 18, as pzstd writes), gzip 1F 8B.
 Compression detect_compression(ByteView file);
 
+/// Why a kernel whose decompressor is `kernel_format` (kernel::KernelProfile::module_decompress:
+/// "" the module's own format, "none", "gzip", "xz", "zstd") refuses a module compressed as
+/// `c` before reading it: EOPNOTSUPP "module_decompress: the kernel has no in-kernel
+/// module decompression (CONFIG_MODULE_DECOMPRESS is not set)" (the stub in
+/// kernel/module/internal.h), EINVAL "module_decompress: not a(n) <fmt> compressed module
+/// (the kernel decompresses only <fmt>)" (the magic check of the one MODULE_DECOMPRESS_FN
+/// built in).  nullopt when it decompresses `c`, or for an uncompressed module.
+std::optional<Error> module_decompress_refusal(Compression c, const std::string& kernel_format);
+
 /// Default bound on a decompressed module (1 GiB); `--max-size` changes it.
 inline constexpr std::uint64_t kDefaultMaxDecompressed = modsign::kDefaultMaxModuleSize;
 

@@ -109,6 +109,16 @@ void resolve_signing_key(const std::string& dir, KernelConfig& c) {
   c.sig_cert = dir + "/certs/signing_key.x509";
 }
 
+std::string module_decompress_of(const KernelConfig& config) {
+  if (config.value("MODULE_DECOMPRESS") != "y") return "none";
+  for (const char* f : {"gzip", "xz", "zstd"}) {
+    std::string sym = std::string("MODULE_COMPRESS_") + f;
+    for (auto& ch : sym) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    if (config.value(sym) == "y") return f;
+  }
+  return "";
+}
+
 std::string generation_of(const KernelConfig& c) {
   if (c.version.empty()) return "v7.0";
   const std::size_t dot = c.version.find('.');

@@ -26,6 +26,10 @@ std::string version_from_release(std::string_view release);
 /// sig_key and sig_cert for the tree `dir`, as scripts/Makefile.modinst and certs/Makefile
 /// resolve CONFIG_MODULE_SIG_KEY.
 void resolve_signing_key(const std::string& dir, KernelConfig& config);
+/// The in-kernel module decompressor of `config` (kernel/module/Kconfig): "none" without
+/// CONFIG_MODULE_DECOMPRESS=y, else the format of CONFIG_MODULE_COMPRESS_GZIP/_XZ/_ZSTD
+/// ("gzip", "xz", "zstd"; decompress.c builds only that one), "" when none is set.
+std::string module_decompress_of(const KernelConfig& config);
 /// "v6.1", "v6" or "v7.0" for config.version (see kernel_profile_of()).
 std::string generation_of(const KernelConfig& config);
 /// kernel_config_warnings() (include/modsign/kernel_config.hpp).

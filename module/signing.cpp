@@ -164,7 +164,12 @@ LoadVerdict module_sig_check_file(const std::string& path, const kernel::Keyring
 LoadVerdict module_sig_check_image(const ModuleImage& m, const kernel::Keyring& keyring,
                                    const kernel::KernelProfile& profile, crypto::Backend backend) {
   LoadVerdict v;
-  if (!m.kernel_decompress_problem.empty()) {
+  if (auto refusal = module_decompress_refusal(m.compression, profile.module_decompress)) {
+    // init_module_from_file(): module_decompress() fails before load_module() is reached.
+    v.outcome = LoadOutcome::refused;
+    v.err = v.load_errno = v.sig_errno = refusal->code;
+    v.reason = refusal->message;
+  } else if (!m.kernel_decompress_problem.empty()) {
     // load_module(): module_decompress() fails before module_sig_check() is reached.
     v.outcome = LoadOutcome::refused;
     v.err = v.load_errno = v.sig_errno = KErr::einval;

@@ -164,6 +164,25 @@ TEST_F(CompressedCli, SignVerifyStripExtractEachFormat) {
     EXPECT_EQ(r.status, 0) << r.out;
     EXPECT_NE(r.out.find(": loads (OK): signature verified: mldsa65 signature"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("[" + std::string(module::compression_name(f.c))), std::string::npos) << r.out;
+    // finit_module(MODULE_INIT_COMPRESSED_FILE) on a kernel without CONFIG_MODULE_DECOMPRESS
+    // (Debian 12's 6.1: EOPNOTSUPP, seen by tools/kernel-conformance), and on one whose
+    // decompressor is built for another format (EINVAL before the signature is read).
+    r = test::run(M() + " verify --module-decompress none --cert " + c() + " " + q(path));
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.out.substr(0, r.out.find(" [")),
+              path + ": refused (EOPNOTSUPP): module_decompress: the kernel has no in-kernel module decompression "
+                     "(CONFIG_MODULE_DECOMPRESS is not set)");
+    const std::string other = f.c == Compression::xz ? "zstd" : "xz";
+    r = test::run(M() + " verify --module-decompress " + other + " --cert " + c() + " " + q(path));
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.out.substr(0, r.out.find(" [")),
+              path + ": refused (EINVAL): module_decompress: not " + (other == "xz" ? "an " : "a ") + other +
+                  " compressed module (the kernel decompresses only " + other + ")");
+    r = test::run(M() + " verify --module-decompress " + std::string(module::compression_name(f.c)) + " --cert " +
+                  c() + " " + q(path));
+    EXPECT_EQ(r.status, 0) << r.out;
+    r = test::run(M() + " verify --module-decompress lz4 --cert " + c() + " " + q(path));
+    EXPECT_EQ(r.status, 2);
     r = test::run(M() + " info --json " + q(path));
     auto j = nlohmann::json::parse(r.out);
     EXPECT_EQ(j["compressed"]["format"], module::compression_name(f.c));

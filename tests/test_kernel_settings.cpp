@@ -91,6 +91,10 @@ TEST_F(KernelSettings, VersionSourcesAndKeyForms) {
   KernelConfig c = read_kernel_build(deb);
   EXPECT_EQ(c.version, "6.12");
   EXPECT_EQ(kernel_profile_of(c).name(), "v6");
+  // CONFIG_MODULE_DECOMPRESS=y with CONFIG_MODULE_COMPRESS_XZ=y: the kernel decompresses xz.
+  EXPECT_EQ(kernel_profile_of(c).module_decompress(), "xz");
+  // The 7.2.13 test kernels have no CONFIG_MODULE_COMPRESS at all.
+  EXPECT_EQ(kernel_profile_of(read_kernel_build(tree("nowaive2", "7.2.13-nowaive.config"))).module_decompress(), "none");
   // auto.conf alone, kernel.release: 6.1 -> "v6.1"; enforce from CONFIG_MODULE_SIG_FORCE; a
   // pkcs11: URI and an absolute path are taken as they are.
   const std::string t = d_ / "hdr";

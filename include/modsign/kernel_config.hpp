@@ -57,8 +57,10 @@ MODSIGN_API KernelConfig read_kernel_config(const std::string& file);
 /// The profile of that kernel: the generation from `version` ("v6.1" before 6.7, "v6"
 /// for later 6.x, "v7.0" from 7.0; "v7.0" when the version is unknown),
 /// CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA=y the waiver (7.x only),
-/// CONFIG_MODULE_SIG_FORCE=y enforce (kernel/module/signing.c sig_enforce).  Lockdown is
-/// left off (a boot setting).
+/// CONFIG_MODULE_SIG_FORCE=y enforce (kernel/module/signing.c sig_enforce), the module
+/// decompressor from CONFIG_MODULE_DECOMPRESS and CONFIG_MODULE_COMPRESS_<FORMAT>
+/// (KernelProfile::module_decompress(): "none" without it).  Lockdown is left off (a boot
+/// setting).
 MODSIGN_API KernelProfile kernel_profile_of(const KernelConfig& config);
 
 /// Why the kernel of `config` would not accept a signature made with a key of

@@ -49,12 +49,25 @@ class MODSIGN_API KernelProfile {
   bool lockdown() const noexcept { return lockdown_; }
   void set_lockdown(bool on) noexcept { lockdown_ = on; }
 
+  /// What the kernel's own module decompressor takes, for a compressed module given to
+  /// finit_module(2) with MODULE_INIT_COMPRESSED_FILE (kernel/module/main.c
+  /// init_module_from_file): "" (the default) a kernel built for the module's own format;
+  /// "none" a kernel without CONFIG_MODULE_DECOMPRESS, whose module_decompress() stub
+  /// (kernel/module/internal.h) fails with EOPNOTSUPP; "gzip", "xz" or "zstd" the one
+  /// format CONFIG_MODULE_COMPRESS_<FORMAT> built into kernel/module/decompress.c, which
+  /// refuses any other with EINVAL ("not an xz compressed module").  Linux 7.2.13.
+  const std::string& module_decompress() const noexcept { return module_decompress_; }
+  /// Throws UsageError "--module-decompress: unknown value X (none, gzip, xz, zstd)" for
+  /// another value (the profile is left unchanged).
+  void set_module_decompress(std::string_view format);
+
  private:
   explicit KernelProfile(std::string generation) : generation_(std::move(generation)) {}
   std::string generation_;
   bool waive_mldsa_authattrs_ = false;
   bool enforce_ = false;
   bool lockdown_ = false;
+  std::string module_decompress_;
 };
 
 }  // namespace modsign

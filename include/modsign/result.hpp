@@ -39,6 +39,7 @@ enum class KErr : int {
   enokey = ENOKEY,              // 126
   ekeyrejected = EKEYREJECTED,  // 129
   emsgsize = EMSGSIZE,          // 90
+  eopnotsupp = EOPNOTSUPP,      // 95: finit_module(MODULE_INIT_COMPRESSED_FILE) without CONFIG_MODULE_DECOMPRESS
   enoexec = ENOEXEC,            // 8: not an image the loader knows (bzImage64_probe)
   elibbad = ELIBBAD,            // 80: a PE image verify_pefile cannot parse
   /// 524, the kernel-internal ENOTSUPP (include/linux/errno.h), which reaches user space

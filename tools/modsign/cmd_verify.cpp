@@ -33,6 +33,7 @@ struct VerifyArgs {
   KernelBuildOptions kernel_build;  // --kernel-build / --kernel-config: the profile from that kernel
   std::string usage = "module";
   bool kexec_sig_force = false;
+  std::string module_decompress;  ///< --module-decompress (KernelProfile::module_decompress)
   std::vector<std::string> platform;  ///< --platform-keyring
 };
 
@@ -138,6 +139,7 @@ int cmd_verify(const VerifyArgs& a) {
   if (a.waive && !set_waive_option(*profile, a.waive)) return kExitUsage;
   if (a.enforce) profile->set_enforce(true);
   profile->set_lockdown(a.lockdown);
+  if (!a.module_decompress.empty()) profile->set_module_decompress(a.module_decompress);
   const auto trust = load_trust(a.trust, *profile);
   if (!trust) return kExitInput;
   PredictOptions po;
@@ -240,6 +242,11 @@ Runner setup_verify(CLI::App& c) {
   c.add_option("--usage", a->usage, "what the signature is checked for: module (init_module) or kexec (kexec_file_load of a kernel image)")
       ->check(CLI::IsMember({"module", "kexec"}))
       ->capture_default_str();
+  c.add_option("--module-decompress", a->module_decompress,
+               "the kernel's in-kernel module decompressor for compressed modules (finit_module with "
+               "MODULE_INIT_COMPRESSED_FILE): none (no CONFIG_MODULE_DECOMPRESS), gzip, xz or zstd; default: the "
+               "module's own format")
+      ->check(CLI::IsMember({"none", "gzip", "xz", "zstd"}));
   c.add_flag("--kexec-sig-force", a->kexec_sig_force, "CONFIG_KEXEC_SIG_FORCE=y (with --usage kexec)");
   c.add_option("--platform-keyring", a->platform,
                "certificates of the .platform keyring (UEFI db, MOK), tried on ENOKEY (with --usage kexec); repeatable")
