@@ -56,6 +56,12 @@ TEST_P(CmsOpenssl, VerdictEqualsOpensslCmsVerify) {
         const std::string p7 = d / ("s." + md + form + (attached ? ".att" : ".det") + ".p7s");
         r = run(openssl() + " cms -sign -binary " + form + (attached ? " -nodetach" : "") + " -md " + md + " -in " +
                 q(content) + " -signer " + q(cert) + " -inkey " + q(key) + " -outform DER -out " + q(p7));
+        if (k.name == "mldsa65" && form == "-noattr") {
+          // OpenSSL 3.5.7 cannot sign ML-DSA without signedAttrs ("provider signature not
+          // supported"); the RFC 9882 examples cover that form (test_cms_cli.cpp).
+          EXPECT_NE(r.status, 0) << "openssl now signs ML-DSA with -noattr: compare it too";
+          continue;
+        }
         ASSERT_EQ(r.status, 0) << k.name << " " << md << " " << form << ": " << r.err;
         ++signed_ok;
         const std::string c = attached ? "" : content;
@@ -112,8 +118,8 @@ TEST_P(CmsOpenssl, VerdictEqualsOpensslCmsVerify) {
     EXPECT_NE(openssl_verify(bad_att, cert, ""), 0);
     compared += 2;
   }
-  EXPECT_EQ(signed_ok, 36);
-  EXPECT_EQ(compared, 78);
+  EXPECT_EQ(signed_ok, k.name == "mldsa65" ? 30 : 36);
+  EXPECT_EQ(compared, k.name == "mldsa65" ? 66 : 78);
 }
 
 INSTANTIATE_TEST_SUITE_P(Keys, CmsOpenssl,
