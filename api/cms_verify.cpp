@@ -21,16 +21,23 @@ using asn1::Reader;
 
 ByteView slice(ByteView der, const CmsTlv& at) { return der.subspan(at.offset, at.length); }
 
-/// The element at `at` (its TLV is the slice; BER rules also read DER).
-Element element_at(ByteView der, const CmsTlv& at) { return Reader(slice(der, at), asn1::Rules::ber).next(); }
+/// The element at `at` (its TLV is the slice): DER, or BER for what the dump read with BER
+/// rules (indefinite lengths).
+Element element_at(ByteView der, const CmsTlv& at) {
+  try {
+    return Reader(slice(der, at)).next();
+  } catch (const asn1::DecodeError&) {
+    return Reader(slice(der, at), asn1::Rules::ber).next();
+  }
+}
 
-bool same(ByteView a, ByteView b) { return std::equal(a.begin(), a.end(), b.begin(), b.end()); }
+using kernel::same;
 
 /// Whether `cert` is the one `sid` names (RFC 5652 §5.3: issuer Name and serialNumber, or
 /// the subjectKeyIdentifier extension).
 bool names(const crypto::Certificate& cert, const CmsSignerInfo& si, ByteView der) {
   if (si.sid_is_skid) return cert.skid() && same(*cert.skid(), si.sid_skid);
-  Reader ias = Reader(element_at(der, si.sid_at).content, asn1::Rules::ber);
+  Reader ias = Reader(element_at(der, si.sid_at).content, asn1::Rules::ber);  // already read once
   const Element issuer = ias.next();
   return same(cert.issuer(), issuer.tlv) && same(cert.serial(), si.sid_serial);
 }
@@ -109,7 +116,7 @@ CmsVerification cms_verify_file(const std::string& path, const CmsVerifyOptions&
   if (!v.detached && o.content) throw UsageError(path + ": the content is attached: --content cannot be used");
   Bytes content;
   if (o.content) content = read_file(*o.content, kMaxModuleSize);
-  else content = cms_detail::octets(element_at(der, *d.econtent_at), asn1::Rules::ber);
+  else content = cms_detail::octets(element_at(der, *d.econtent_at), asn1::Rules::ber);  // segments: BER only
 
   const KernelProfile profile = o.kernel.value_or(KernelProfile{});
   std::vector<crypto::Certificate> candidates;
