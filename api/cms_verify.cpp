@@ -146,7 +146,7 @@ CmsVerification cms_verify_file(const std::string& path, const CmsVerifyOptions&
       sv.reason = o.certificates.empty() ? "no certificate in the message matches the signer's sid"
                                          : "no trusted certificate matches the signer's sid";
     } else {
-      sv.signer = it->subject_text();
+      sv.signer = cms_detail::name_text(it->subject());
       sv.algorithm = std::string(crypto::key_algo_name(it->public_key().algo()));
       sv.reason = check_signer(si, d, der, content, *it);
       sv.verified = sv.reason.empty();
