@@ -6,6 +6,7 @@
 
 #include "api/cms_internal.hpp"
 #include "asn1/der.hpp"
+#include "crypto/algorithms.hpp"
 #include "modsign/cms.hpp"
 #include "modsign/output.hpp"
 
@@ -16,8 +17,9 @@ namespace {
 using asn1::Element;
 using asn1::Reader;
 
-const std::map<std::string, std::string>& oid_names() {
-  static const std::map<std::string, std::string> m = {
+/// Display names of the OIDs a dump shows; the digests come from crypto::hash_info.
+std::map<std::string, std::string> make_oid_names() {
+  std::map<std::string, std::string> m = {
       {"1.2.840.113549.1.7.1", "data"},
       {"1.2.840.113549.1.7.2", "signedData"},
       {"1.3.6.1.4.1.311.2.1.4", "spcIndirectDataContext"},
@@ -27,17 +29,8 @@ const std::map<std::string, std::string>& oid_names() {
       {"1.2.840.113549.1.9.15", "smimeCapabilities"},
       {"1.2.840.113549.1.9.52", "cmsAlgorithmProtection"},
       {"1.2.840.113549.1.9.16.2.47", "signingCertificateV2"},
-      {"1.3.14.3.2.26", "sha1"},
-      {"2.16.840.1.101.3.4.2.4", "sha224"},
-      {"2.16.840.1.101.3.4.2.1", "sha256"},
-      {"2.16.840.1.101.3.4.2.2", "sha384"},
-      {"2.16.840.1.101.3.4.2.3", "sha512"},
-      {"2.16.840.1.101.3.4.2.8", "sha3-256"},
-      {"2.16.840.1.101.3.4.2.9", "sha3-384"},
-      {"2.16.840.1.101.3.4.2.10", "sha3-512"},
       {"2.16.840.1.101.3.4.2.11", "shake128"},
       {"2.16.840.1.101.3.4.2.12", "shake256"},
-      {"1.2.840.113549.2.5", "md5"},
       {"1.2.840.113549.1.1.1", "rsaEncryption"},
       {"1.2.840.113549.1.1.5", "sha1WithRSAEncryption"},
       {"1.2.840.113549.1.1.10", "RSASSA-PSS"},
@@ -78,6 +71,17 @@ const std::map<std::string, std::string>& oid_names() {
       {"2.5.4.11", "OU"},
       {"1.2.840.113549.1.9.1", "emailAddress"},
   };
+  using crypto::HashAlgo;
+  for (const HashAlgo h : {HashAlgo::sha1, HashAlgo::sha224, HashAlgo::sha256, HashAlgo::sha384, HashAlgo::sha512,
+                           HashAlgo::sha3_256, HashAlgo::sha3_384, HashAlgo::sha3_512, HashAlgo::md5}) {
+    const crypto::HashInfo& i = crypto::hash_info(h);
+    m.emplace(asn1::oid_to_string(i.oid), std::string(i.name));
+  }
+  return m;
+}
+
+const std::map<std::string, std::string>& oid_names() {
+  static const std::map<std::string, std::string> m = make_oid_names();
   return m;
 }
 
