@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "crypto/crypto.hpp"
 #include "modsign/modsign.hpp"
 #include "test_support.hpp"
 
@@ -41,6 +42,35 @@ TEST(ApiCms, DumpDerAndPemAgree) {
   EXPECT_EQ(to_hex(*b.signers[0].content_type), "2a864886f70d010701");
   EXPECT_EQ(b.signers[0].message_digest->size(), 64u);
   EXPECT_FALSE(b.signers[0].signing_time.has_value());
+}
+
+// The RFC 9882 examples without signedAttrs, confirmed by Botan from the dump's offsets
+// (OpenSSL 3.5.7's cms -verify cannot check them), and by cms_verify_file().
+TEST(ApiCms, Rfc9882WithoutSignedAttrsBotanAgrees) {
+  const crypto::KeyAlgo levels[] = {crypto::KeyAlgo::ml_dsa_44, crypto::KeyAlgo::ml_dsa_65, crypto::KeyAlgo::ml_dsa_87};
+  int i = 0;
+  for (const std::string n : {"44", "65", "87"}) {
+    const std::string f = vector_path("rfc9882-cms-ml-dsa/mldsa" + n + "-no-signed-attrs.pem");
+    const std::string cert = vector_path("rfc9881-dilithium-certificates/ML-DSA-" + n + ".crt");
+    const CmsDump d = cms_dump_file(f);
+    // The DER again, independently of the dump: openssl's base64 decoding.
+    TempDir t;
+    ASSERT_EQ(run("grep -v -- ----- " + q(f) + " | " + openssl() + " base64 -d -out " + q(t / "der")).status, 0);
+    const Bytes der = slurp(t / "der");
+    ASSERT_EQ(der.size(), d.der_size);
+    const auto& s = d.signers.at(0);
+    ASSERT_LT(d.econtent_length, 128u);  // a short-form OCTET STRING header: 2 bytes
+    const ByteView content = ByteView(der).subspan(d.econtent_at->offset + 2, d.econtent_length);
+    const ByteView sig = ByteView(der).subspan(s.signature_at.offset + s.signature_at.length - s.signature_length,
+                                               s.signature_length);
+    auto c = crypto::Certificate::load_all(cert);
+    ASSERT_TRUE(c.ok());
+    EXPECT_TRUE(crypto::botan::ml_dsa_verify(levels[i], c.value()[0].public_key().raw(), content, sig)) << f;
+    CmsVerifyOptions o;
+    o.certificates = {cert};
+    EXPECT_TRUE(cms_verify_file(f, o).verified) << f;
+    ++i;
+  }
 }
 
 TEST(ApiCms, DumpRefusesOtherInput) {
