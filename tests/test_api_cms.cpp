@@ -73,6 +73,28 @@ TEST(ApiCms, Rfc9882WithoutSignedAttrsBotanAgrees) {
   }
 }
 
+// A SignerInfo naming HashML-DSA-65-with-SHA512 (id-ml-dsa-65's last OID arc 18 made 33):
+// named by the dump, refused as unsupported by verify.
+TEST(ApiCms, HashMlDsaNamedAndRefused) {
+  const std::string f = vector_path(kGen + "mldsa65.detached.min-attrs.issuer-serial.p7s");
+  const CmsDump d = cms_dump_file(f);
+  Bytes der = slurp(f);
+  const std::size_t last = d.signers[0].signature_algorithm.at.offset + 2 + 2 + 8;  // SEQUENCE, OID headers; 9th octet
+  ASSERT_EQ(der[last], 0x12);
+  der[last] = 0x21;
+  TempDir t;
+  spit(t / "hash.p7s", der);
+  EXPECT_EQ(cms_dump_file(t / "hash.p7s").signers[0].signature_algorithm.name, "HashML-DSA-65-with-SHA512");
+  CmsVerifyOptions o;
+  o.certificates = {vector_path(kGen + "mldsa65.cert.der")};
+  o.content = vector_path(kGen + "content.bin");
+  const CmsVerification v = cms_verify_file(t / "hash.p7s", o);
+  EXPECT_FALSE(v.verified);
+  EXPECT_EQ(v.signers.at(0).reason,
+            "unsupported signature algorithm HashML-DSA-65-with-SHA512 (2.16.840.1.101.3.4.3.33)");
+  EXPECT_TRUE(cms_verify_file(f, o).verified);
+}
+
 TEST(ApiCms, DumpRefusesOtherInput) {
   const Bytes junk = {0x30, 0x03, 0x02, 0x01, 0x01};
   try {
