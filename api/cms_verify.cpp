@@ -125,7 +125,7 @@ CmsVerification cms_verify_file(const std::string& path, const CmsVerifyOptions&
     TrustSources src;
     src.keyrings = o.certificates;
     trust = TrustStore::load(src, profile);
-    for (const auto& n : trust->keyring_notes()) v.notes.push_back(n);
+    for (const auto& n : trust->notes()) v.notes.push_back(n);
     candidates = trust->impl().keyring.certificates;
   } else {
     for (std::size_t i = 0; i < d.certificates.size(); ++i) {

@@ -149,15 +149,14 @@ int cmd_dump(const DumpArgs& a) {
 
 struct VerifyArgs {
   std::string file, content, kernel;
-  std::vector<std::string> certs, keyrings;
+  std::vector<std::string> keyrings;
   bool json = false, waive = false;
 };
 
 int cmd_verify(const VerifyArgs& a) {
   CmsVerifyOptions o;
   if (!a.content.empty()) o.content = a.content;
-  o.certificates = a.certs;
-  o.certificates.insert(o.certificates.end(), a.keyrings.begin(), a.keyrings.end());
+  o.certificates = a.keyrings;
   if (!a.kernel.empty()) {
     o.kernel = public_profile(a.kernel);
     if (!o.kernel) return kExitUsage;
@@ -219,8 +218,7 @@ Runner setup_cms(CLI::App& c) {
   auto v = std::make_shared<VerifyArgs>();
   CLI::App* verify = c.add_subcommand("verify", "verify a SignedData as RFC 5652/9882 define it (and as a kernel would)");
   verify->add_option("--content", v->content, "the signed content of a detached SignedData");
-  verify->add_option("--cert", v->certs, "trusted certificate file (PEM bundle or DER; repeatable)");
-  verify->add_option("--keyring", v->keyrings, "trusted certificates: file or directory (repeatable)");
+  add_keyring_option(verify, v->keyrings);
   add_kernel_option(verify, v->kernel, "also give that kernel's verdict");
   add_waive_option(verify, v->waive);
   add_json_flag(verify, v->json, "");
