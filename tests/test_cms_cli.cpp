@@ -218,6 +218,15 @@ TEST(CmsCli, UsageAndMalformed) {
   EXPECT_EQ(r.status, 3) << r.err;
   r = run(M() + " cms dump /nonexistent/x.p7s");
   EXPECT_EQ(r.status, 3) << r.err;
+  // A --keyring directory: its README is skipped with a note, the certificate is used.
+  TempDir k;
+  spit(k / "README", std::string("trusted keys\n"));
+  spit(k / "signer.der", slurp(cert));
+  r = run(M() + " cms verify --keyring " + q(k.path()) + " --content " + q(V(dir + "content.bin")) + " " +
+          q(V(dir + "mldsa44.detached.min-attrs.skid.p7s")));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find(k / "README" + ": skipped: "), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find(": SignerInfo 1: verified (ML-DSA-44, CN=Test module signing key)\n"), std::string::npos) << r.out;
   // Without --cert, the embedded certificate is used, with a note.
   r = run(M() + " cms verify " + q(V(dir + "mldsa87.attached.default-attrs.with-cert.p7s")));
   EXPECT_EQ(r.status, 0) << r.err;
