@@ -21,7 +21,9 @@ expect() {  # expected reply, words...
   fi
 }
 
-expect "blacklist dbx digest extract ima info keygen sign sign-file strip verify" ""
+expect "blacklist cms dbx digest extract ima info keygen sign sign-file strip verify" ""
+expect "dump" cms d
+expect "--cert --content" cms verify --c
 expect "sign sign-file" "si"
 expect "--kernel-build --kernel-config --key --keyid" sign --ke
 expect "add-cert add-hash" dbx add-
@@ -37,7 +39,7 @@ expect "--version" --v
 # Every flag of every command is offered after "-".
 for c in $("$modsign" --help | awk '/^Subcommands:/ {on=1; next} on && /^  [a-z]/ {print $1}'); do
   [[ $c == sign-file ]] && continue
-  if [[ $c == @(ima|blacklist|dbx) ]]; then
+  if [[ $c == @(ima|blacklist|dbx|cms) ]]; then
     subs=$("$modsign" "$c" --help | awk '/^Subcommands:/ {on=1; next} on && /^  [a-z]/ {print $1}')
   else
     subs=_

@@ -4,6 +4,7 @@
 
 #include "modsign/authenticode.hpp"
 #include "modsign/blacklist.hpp"
+#include "modsign/cms.hpp"
 #include "modsign/dbx.hpp"
 #include "modsign/digest.hpp"
 #include "modsign/export.hpp"

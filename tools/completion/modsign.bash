@@ -58,7 +58,7 @@ _modsign() {
     [[ ${words[i]} == -* ]] && continue
     if ((${#cmd[@]} == 0)); then
       cmd=("${words[i]}")
-    elif ((${#cmd[@]} == 1)) && [[ ${cmd[0]} == @(ima|blacklist|dbx) ]]; then
+    elif ((${#cmd[@]} == 1)) && [[ ${cmd[0]} == @(ima|blacklist|dbx|cms) ]]; then
       cmd+=("${words[i]}")
       break
     fi
@@ -92,7 +92,7 @@ _modsign() {
     fi
     return
   fi
-  if ((${#cmd[@]} == 1)) && [[ ${cmd[0]} == @(ima|blacklist|dbx) ]]; then
+  if ((${#cmd[@]} == 1)) && [[ ${cmd[0]} == @(ima|blacklist|dbx|cms) ]]; then
     COMPREPLY=($(compgen -W "$(_modsign_subcommands "${cmd[0]}") -h --help" -- "$cur"))
     return
   fi

@@ -9,10 +9,14 @@
 
 namespace modsign::cli {
 
-void add_trust_options(CLI::App* cmd, TrustOptions& t) {
-  cmd->add_option("--keyring,--cert", t.keyrings,
+void add_keyring_option(CLI::App* cmd, std::vector<std::string>& keyrings) {
+  cmd->add_option("--keyring,--cert", keyrings,
                   "trusted certificates: PEM bundle, DER file or directory of them; repeatable")
       ->allow_extra_args(false);
+}
+
+void add_trust_options(CLI::App* cmd, TrustOptions& t) {
+  add_keyring_option(cmd, t.keyrings);
   cmd->add_option("--blacklist,--list", t.blacklists,
                   "CONFIG_SYSTEM_BLACKLIST_HASH_LIST file (bin: and tbs: entries); repeatable")
       ->allow_extra_args(false);

@@ -26,6 +26,8 @@ struct TrustOptions {
 };
 /// Adds the trust group (verify, ima appraise, blacklist check).
 void add_trust_options(CLI::App* cmd, TrustOptions& t);
+/// Only its --keyring (alias --cert) option (cms verify: trusted certificates, no .blacklist).
+void add_keyring_option(CLI::App* cmd, std::vector<std::string>& keyrings);
 
 /// Declares `--kernel` on cmd, bound to profile (its current value is the default): v6.1
 /// (6.1-6.6), v6 (before the ML-DSA series) or v7.0, the names kernel::KernelProfile::parse

@@ -28,10 +28,10 @@ struct Command {
 };
 
 /// The order of `modsign --help` (and of the registry): keygen, sign, sign-file, strip,
-/// extract, verify, info, digest, ima, blacklist, dbx.  A registered name missing here is
+/// extract, verify, info, digest, ima, blacklist, dbx, cms.  A registered name missing here is
 /// listed after these, by name.
 inline const std::vector<std::string> kCommandOrder = {"keygen", "sign",   "sign-file", "strip", "extract", "verify",
-                                                       "info",   "digest", "ima",       "blacklist", "dbx"};
+                                                       "info",   "digest", "ima",       "blacklist", "dbx", "cms"};
 
 /// Every registered command, in kCommandOrder.
 std::vector<const Command*> commands();

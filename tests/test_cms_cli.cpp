@@ -1,0 +1,237 @@
+// `modsign cms dump` and `modsign cms verify` on the public vectors (RFC 9882 examples,
+// OpenSSL 3.5.7-generated SignedData) and on SignedData made now by `openssl cms -sign`
+// with each option that changes the structure; every verdict is compared with
+// `openssl cms -verify` (issue 17 §4).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+
+namespace modsign::test {
+namespace {
+
+using nlohmann::json;
+
+std::string M() { return modsign_cli(); }
+std::string V(const std::string& rel) { return vector_path(rel); }
+
+json dump_json(const std::string& file) {
+  const auto r = run(M() + " cms dump --json " + q(file));
+  EXPECT_EQ(r.status, 0) << r.err;
+  return json::parse(r.out);
+}
+
+/// `openssl cms -verify` with `cert` as the only signer certificate, trusted as given
+/// (-noverify: no chain), the verdict modsign's must equal.
+int openssl_verify(const std::string& file, const std::string& inform, const std::string& cert,
+                   const std::string& content = "") {
+  const auto r = run(openssl() + " cms -verify -binary -inform " + inform + " -in " + q(file) + " -nointern -certfile " +
+                     q(cert) + " -noverify -out /dev/null" + (content.empty() ? "" : " -content " + q(content)));
+  return r.status;
+}
+
+int modsign_verify(const std::string& file, const std::string& cert, const std::string& content = "",
+                   std::string* out = nullptr) {
+  const auto r = run(M() + " cms verify --cert " + q(cert) + (content.empty() ? "" : " --content " + q(content)) + " " + q(file));
+  if (out) *out = r.out + r.err;
+  return r.status;
+}
+
+TEST(CmsCli, Rfc9882ExamplesDumpExactFields) {
+  const json j = dump_json(V("rfc9882-cms-ml-dsa/mldsa44-signed-attrs.pem"));
+  EXPECT_EQ(j["format"], "PEM");
+  EXPECT_EQ(j["der_size"], 2740);
+  EXPECT_EQ(j["content_type"]["oid"], "1.2.840.113549.1.7.2");
+  EXPECT_EQ(j["content_type"]["name"], "signedData");
+  EXPECT_EQ(j["signed_data"]["version"], 1);
+  EXPECT_EQ(j["signed_data"]["offset"], 19);
+  EXPECT_EQ(j["signed_data"]["length"], 2721);
+  ASSERT_EQ(j["digest_algorithms"].size(), 1u);
+  EXPECT_EQ(j["digest_algorithms"][0]["name"], "sha512");
+  EXPECT_EQ(j["digest_algorithms"][0]["oid"], "2.16.840.1.101.3.4.2.3");
+  EXPECT_EQ(j["digest_algorithms"][0]["parameters"], "absent");
+  EXPECT_EQ(j["digest_algorithms"][0]["offset"], 28);
+  EXPECT_EQ(j["econtent_type"]["name"], "data");
+  EXPECT_EQ(j["econtent"]["length"], 52);
+  EXPECT_EQ(j["econtent"]["offset"], 56);
+  EXPECT_EQ(j["certificates"].size(), 0u);
+  EXPECT_EQ(j["crls"], 0);
+  ASSERT_EQ(j["signer_infos"].size(), 1u);
+  const json& s = j["signer_infos"][0];
+  EXPECT_EQ(s["version"], 1);
+  EXPECT_EQ(s["offset"], 114);
+  EXPECT_EQ(s["length"], 2626);
+  EXPECT_EQ(s["sid"]["type"], "issuerAndSerialNumber");
+  EXPECT_EQ(s["sid"]["issuer"], "O=IETF, CN=LAMPS WG");
+  EXPECT_EQ(s["sid"]["serial"], "159ffe6f22fd5cc42c524df6fd5e28d0de38f34e");
+  EXPECT_EQ(s["sid"]["offset"], 121);
+  EXPECT_EQ(s["digest_algorithm"]["offset"], 181);
+  EXPECT_EQ(s["signed_attrs_at"]["offset"], 194);
+  EXPECT_EQ(s["signed_attrs_at"]["length"], 109);
+  ASSERT_EQ(s["signed_attrs"].size(), 2u);
+  EXPECT_EQ(s["signed_attrs"][0]["name"], "contentType");
+  EXPECT_EQ(s["signed_attrs"][0]["oid"], "1.2.840.113549.1.9.3");
+  EXPECT_EQ(s["signed_attrs"][0]["values"][0], "data (1.2.840.113549.1.7.1)");
+  EXPECT_EQ(s["signed_attrs"][1]["name"], "messageDigest");
+  EXPECT_EQ(s["signed_attrs"][1]["offset"], 222);
+  EXPECT_EQ(s["message_digest"],
+            "0bbf93681247c4dce90c456e2b297c3dee17452e2bed43f3955383dcfc3adf5a6dddecf3a9231350e160b0c860d358ac22756c1c1d9f44"
+            "dc24f44f08f6808fd4");
+  EXPECT_EQ(s["signature_algorithm"]["name"], "id-ml-dsa-44");
+  EXPECT_EQ(s["signature_algorithm"]["oid"], "2.16.840.1.101.3.4.3.17");
+  EXPECT_EQ(s["signature_algorithm"]["offset"], 303);
+  EXPECT_EQ(s["signature_length"], 2420);
+  EXPECT_EQ(s["signature_at"]["offset"], 316);
+  EXPECT_EQ(s["signature_at"]["length"], 2424);
+  EXPECT_EQ(s["unsigned_attrs"].size(), 0u);
+
+  // The text form carries the same offsets.
+  const auto r = run(M() + " cms dump " + q(V("rfc9882-cms-ml-dsa/mldsa44-signed-attrs.pem")));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("    signatureAlgorithm: id-ml-dsa-44 (2.16.840.1.101.3.4.3.17) [303+13]\n"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("    signature: 2420 bytes [316+2424]\n"), std::string::npos) << r.out;
+}
+
+TEST(CmsCli, Rfc9882ExamplesVerifyAsOpenssl) {
+  const std::size_t sig_size[] = {2420, 3309, 4627};
+  int i = 0;
+  for (const char* level : {"44", "65", "87"}) {
+    const std::string cert = V(std::string("rfc9881-dilithium-certificates/ML-DSA-") + level + ".crt");
+    for (const bool attrs : {false, true}) {
+      const std::string f =
+          V(std::string("rfc9882-cms-ml-dsa/mldsa") + level + (attrs ? "-signed-attrs.pem" : "-no-signed-attrs.pem"));
+      const json j = dump_json(f);
+      const json& s = j["signer_infos"][0];
+      EXPECT_EQ(s["signature_algorithm"]["name"], std::string("id-ml-dsa-") + level) << f;
+      EXPECT_EQ(s["signature_length"], sig_size[i]) << f;
+      EXPECT_EQ(s["signed_attrs"].is_null(), !attrs) << f;
+      EXPECT_EQ(j["econtent"].is_null(), false) << f;
+      std::string out;
+      EXPECT_EQ(modsign_verify(f, cert, "", &out), 0) << out;
+      const std::string other = V(std::string("rfc9881-dilithium-certificates/ML-DSA-") + (i == 0 ? "65" : "44") + ".crt");
+      EXPECT_EQ(modsign_verify(f, other), 1) << f;  // the wrong level's certificate
+      if (attrs) {
+        EXPECT_EQ(openssl_verify(f, "PEM", cert), 0) << f;
+        EXPECT_NE(openssl_verify(f, "PEM", other), 0) << f;
+      } else {
+        // OpenSSL 3.5.7 verifies ML-DSA SignerInfos only with signedAttrs ("provider
+        // signature not supported"); Botan confirms these (test_api_cms.cpp).
+        const auto r = run(openssl() + " cms -verify -binary -inform PEM -in " + q(f) + " -nointern -certfile " + q(cert) +
+                           " -noverify -out /dev/null");
+        EXPECT_NE(r.err.find("provider signature not supported"), std::string::npos)
+            << "openssl now verifies ML-DSA without signedAttrs: compare its verdict: " << r.err;
+      }
+    }
+    ++i;
+  }
+}
+
+TEST(CmsCli, Rfc9882KernelVerdict) {
+  const std::string cert = V("rfc9881-dilithium-certificates/ML-DSA-65.crt");
+  // 7.0 takes ML-DSA without signedAttrs; with them it refuses (EKEYREJECTED) unless waived.
+  auto r = run(M() + " cms verify --cert " + q(cert) + " --kernel v7.0 --json " +
+               q(V("rfc9882-cms-ml-dsa/mldsa65-no-signed-attrs.pem")));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(json::parse(r.out)["kernel"]["errno"], "OK");
+  r = run(M() + " cms verify --cert " + q(cert) + " --kernel v7.0 --json " + q(V("rfc9882-cms-ml-dsa/mldsa65-signed-attrs.pem")));
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_EQ(json::parse(r.out)["verified"], true);
+  EXPECT_EQ(json::parse(r.out)["kernel"]["errno"], "EKEYREJECTED");
+  r = run(M() + " cms verify --cert " + q(cert) + " --kernel v7.0 --waive-mldsa-authattrs " +
+          q(V("rfc9882-cms-ml-dsa/mldsa65-signed-attrs.pem")));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  // v6 knows no ML-DSA.
+  r = run(M() + " cms verify --cert " + q(cert) + " --kernel v6 --json " + q(V("rfc9882-cms-ml-dsa/mldsa65-no-signed-attrs.pem")));
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_EQ(json::parse(r.out)["kernel"]["errno"], "ENOPKG");
+}
+
+TEST(CmsCli, OpensslGeneratedVectors) {
+  const std::string dir = "openssl-3.5.7-generated/";
+  const json j = dump_json(V(dir + "mldsa65.attached.default-attrs.with-cert.p7s"));
+  EXPECT_EQ(j["format"], "DER");
+  EXPECT_EQ(j["econtent"]["length"], 4096);
+  EXPECT_EQ(j["econtent"]["offset"], 60);
+  EXPECT_EQ(j["econtent"]["tlv_length"], 4100);
+  ASSERT_EQ(j["certificates"].size(), 1u);
+  EXPECT_EQ(j["certificates"][0]["offset"], 4164);
+  EXPECT_EQ(j["certificates"][0]["subject"], "CN=Test module signing key");
+  EXPECT_EQ(j["certificates"][0]["issuer"], "CN=Test module signing key");
+  EXPECT_EQ(j["certificates"][0]["serial"], "1001");
+  EXPECT_EQ(j["certificates"][0]["skid"], "ef48cd51a3e32b02fd676589f261b512ae3abcb8");
+  EXPECT_EQ(j["certificates"][0]["public_key_algorithm"]["name"], "id-ml-dsa-65");
+  const json& s = j["signer_infos"][0];
+  EXPECT_EQ(s["offset"], 9667);
+  EXPECT_EQ(s["signed_attrs_at"]["offset"], 9729);
+  EXPECT_EQ(s["signed_attrs_at"]["length"], 264);
+  EXPECT_EQ(s["signing_time"], "2026-11-29T20:20:54Z");
+  EXPECT_EQ(s["signed_attrs"][1]["name"], "signingTime");
+  EXPECT_EQ(s["signed_attrs"][3]["name"], "smimeCapabilities");
+  EXPECT_EQ(s["signed_attrs"][3]["values"][0], "aes256-CBC (2.16.840.1.101.3.4.1.42)");
+
+  const json skid = dump_json(V(dir + "mldsa44.detached.min-attrs.skid.p7s"));
+  EXPECT_EQ(skid["signed_data"]["version"], 3);
+  EXPECT_EQ(skid["signer_infos"][0]["version"], 3);
+  EXPECT_EQ(skid["signer_infos"][0]["sid"]["type"], "subjectKeyIdentifier");
+  EXPECT_TRUE(skid["econtent"].is_null());
+  const json shake = dump_json(V(dir + "mldsa65.detached.min-attrs.shake256.p7s"));
+  EXPECT_EQ(shake["signer_infos"][0]["digest_algorithm"]["name"], "shake256");
+  EXPECT_EQ(shake["signer_infos"][0]["digest_algorithm"]["oid"], "2.16.840.1.101.3.4.2.12");
+  EXPECT_EQ(shake["signer_infos"][0]["message_digest"].get<std::string>().size(), 128u);
+
+  int checked = 0;
+  for (const char* level : {"44", "65", "87"}) {
+    const std::string cert = V(dir + "mldsa" + level + ".cert.der");
+    std::vector<std::string> files = {"attached.default-attrs.with-cert", "detached.min-attrs.issuer-serial",
+                                      "detached.min-attrs.skid"};
+    if (std::string(level) == "65") files.push_back("detached.min-attrs.shake256");
+    for (const auto& f : files) {
+      const std::string p = V(dir + "mldsa" + level + "." + f + ".p7s");
+      const std::string content = f.rfind("detached", 0) == 0 ? V(dir + "content.bin") : "";
+      std::string out;
+      const int ours = modsign_verify(p, cert, content, &out);
+      EXPECT_EQ(ours, 0) << p << "\n" << out;
+      EXPECT_EQ(ours == 0, openssl_verify(p, "DER", cert, content) == 0) << p;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 10);
+}
+
+TEST(CmsCli, UsageAndMalformed) {
+  const std::string dir = "openssl-3.5.7-generated/";
+  const std::string cert = V(dir + "mldsa44.cert.der");
+  auto r = run(M() + " cms verify --cert " + q(cert) + " " + q(V(dir + "mldsa44.detached.min-attrs.skid.p7s")));
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("detached SignedData: give the signed content with --content"), std::string::npos) << r.err;
+  r = run(M() + " cms verify --cert " + q(cert) + " --content " + q(V(dir + "content.bin")) + " " +
+          q(V(dir + "mldsa44.attached.default-attrs.with-cert.p7s")));
+  EXPECT_EQ(r.status, 2) << r.err;
+  r = run(M() + " cms dump " + q(V(dir + "content.bin")));
+  EXPECT_EQ(r.status, 3) << r.err;
+  EXPECT_NE(r.err.find(V(dir + "content.bin") + ": "), std::string::npos) << r.err;
+  r = run(M() + " cms dump " + q(cert));  // a certificate, not a ContentInfo(SignedData)
+  EXPECT_EQ(r.status, 3) << r.err;
+  r = run(M() + " cms dump /nonexistent/x.p7s");
+  EXPECT_EQ(r.status, 3) << r.err;
+  // A --keyring directory: its README is skipped with a note, the certificate is used.
+  TempDir k;
+  spit(k / "README", std::string("trusted keys\n"));
+  spit(k / "signer.der", slurp(cert));
+  r = run(M() + " cms verify --keyring " + q(k.path()) + " --content " + q(V(dir + "content.bin")) + " " +
+          q(V(dir + "mldsa44.detached.min-attrs.skid.p7s")));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find(k / "README" + ": skipped: "), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find(": SignerInfo 1: verified (ML-DSA-44, CN=Test module signing key)\n"), std::string::npos) << r.out;
+  // Without --cert, the embedded certificate is used, with a note.
+  r = run(M() + " cms verify " + q(V(dir + "mldsa87.attached.default-attrs.with-cert.p7s")));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("proves integrity, not who signed"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace modsign::test
