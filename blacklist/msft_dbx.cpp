@@ -73,6 +73,8 @@ EfiDatabase parse(std::string_view text, const std::string& want, const std::str
       if (!it.is(json::Value::Kind::object)) bad(name, where + " is not an object");
       const std::string type = it.str("hashType");
       if (!type.empty() && type != "SHA256") bad(name, where + ": hashType \"" + type + "\" is not SHA256");
+      if (const json::Value* h = it.find("authenticodeHash"); h && !h->is(json::Value::Kind::string))
+        bad(name, where + ".authenticodeHash is not a string");
       add(efi_guids::cert_sha256, efi_guids::microsoft_owner, hex32(it.str("authenticodeHash"), name, where + ".authenticodeHash"),
           where + " (" + it.str("filename") + ")");
     }

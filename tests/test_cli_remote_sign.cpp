@@ -209,5 +209,54 @@ TEST_F(CliRemote, DeterministicSignAndSignFileTwiceIdentical) {
   }
 }
 
+// Hostile manifests (hostile-input review): each refused with exit 3 before any module or
+// signature file is written.
+TEST_F(CliRemote, HostileManifestsAreRefusedBeforeAnythingIsWritten) {
+  const std::string a = module("a.ko");
+  const std::string man = d_ / "m.jsonl";
+  auto r = run(M() + " sign -q --prepare " + q(man) + " --cert " + q(key("ec.crt")) + " --hash sha256 " + q(a));
+  ASSERT_EQ(r.status, 0) << r.err;
+  sign_all(man, "ec.pem", "-pkeyopt digest:sha256", d_ / "sigs");
+  const Bytes sig = slurp(d_ / "sigs/1.sig");
+  const std::string line = text(man);
+  // -o naming the module's own signature file.
+  r = run(M() + " sign --attach " + q(man) + " --signatures " + q(d_ / "sigs") + " -o " + q(d_ / "sigs/1.sig"));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err, "modsign: " + d_.path() + "/sigs/1.sig: is the same file as its signature file " + d_.path() +
+                       "/sigs/1.sig; refusing to overwrite it\n");
+  EXPECT_EQ(slurp(d_ / "sigs/1.sig"), sig);
+  // The same module twice (two workers would write it).
+  std::string twice = line + line;
+  twice.replace(twice.find("\"index\":1", line.size()), 9, "\"index\":2");
+  spit(man, twice);
+  ASSERT_EQ(run("cp " + q(d_ / "sigs/1.sig") + " " + q(d_ / "sigs/2.sig")).status, 0);
+  r = run(M() + " sign --attach " + q(man) + " --signatures " + q(d_ / "sigs") + " -j 2");
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err, "modsign: " + man + ": indexes 1 and 2 name the same module " + a + "; nothing was written\n");
+  // A NUL inside the path, an index that is not a whole number, 0, and an empty manifest.
+  const std::pair<std::string, std::string> bad[] = {
+      {"\"path\":\"" + a + "\"", "\"path\":\"" + a + "\\u0000x\""},
+      {"\"index\":1", "\"index\":-1"},
+      {"\"index\":1", "\"index\":1.0"},
+      {"\"index\":1", "\"index\":0"},
+  };
+  const std::string why[] = {"\"path\" is empty or holds a NUL byte", "\"index\" is not a whole number from 0 to 2^64-1",
+                             "\"index\" is not a whole number from 0 to 2^64-1", "\"index\" 0: indexes start at 1"};
+  for (std::size_t i = 0; i < 4; ++i) {
+    std::string l = line;
+    ASSERT_NE(l.find(bad[i].first), std::string::npos) << bad[i].first;
+    l.replace(l.find(bad[i].first), bad[i].first.size(), bad[i].second);
+    spit(man, l);
+    r = run(M() + " sign --attach " + q(man) + " --signatures " + q(d_ / "sigs"));
+    EXPECT_EQ(r.status, 3) << why[i];
+    EXPECT_EQ(r.err, "modsign: " + man + ": line 1: " + why[i] + "\n");
+  }
+  spit(man, std::string());
+  r = run(M() + " sign --attach " + q(man) + " --signatures " + q(d_ / "sigs"));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err, "modsign: " + man + ": no modules in the manifest; nothing to attach\n");
+  EXPECT_EQ(slurp(a), pattern(4096));
+}
+
 }  // namespace
 }  // namespace modsign::test::cli_tests

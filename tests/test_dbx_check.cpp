@@ -282,6 +282,7 @@ TEST(DbxJson, CertificateBesideTheJsonAndHostileInput) {
 
   const std::pair<std::string, std::string> bad[] = {
       {"{\"images\": {\"x64\": [{\"authenticodeHash\": \"12\"}]}}", ": images.x64[0].authenticodeHash: \"12\" is not 64 hex digits"},
+      {"{\"images\": {\"x64\": [{\"authenticodeHash\": 12}]}}", ": images.x64[0].authenticodeHash is not a string"},
       {"{\"images\": {\"x64\": [{\"hashType\": \"SHA1\", \"authenticodeHash\": \"\"}]}}", ": images.x64[0]: hashType \"SHA1\" is not SHA256"},
       {"{\"images\": 3}", ": no \"images\" object (not a dbx_info_msft JSON file)"},
       {"{\"images\": {}", ": JSON byte offset 13: expected ',' or '}'"},

@@ -64,8 +64,18 @@ void print_text(const std::string& file, const AuthenticodeInfo& info, const std
       std::cout << ": " << printable(s.error) << "\n";
       continue;
     }
-    std::cout << "\n    signer: " << printable(s.signer_by_skid ? "subjectKeyIdentifier " + to_hex(s.signer_skid)
-                                                                : s.signer_issuer + ", serial " + to_hex(s.signer_serial))
+    // The SignerInfo names its signer by issuer and serial: print the certificate it names
+    // (its subject) when the signature carries it, so the line is not read as the issuer.
+    std::string signer;
+    if (s.signer_by_skid) {
+      signer = "subjectKeyIdentifier " + to_hex(s.signer_skid);
+    } else {
+      for (const auto& c : s.certificates)
+        if (c.issuer == s.signer_issuer && c.serial == s.signer_serial) signer = c.subject + " (";
+      signer += (signer.empty() ? "issuer " : "issued by ") + s.signer_issuer + ", serial " + to_hex(s.signer_serial) +
+                (signer.empty() ? "; certificate not in the signature" : ")");
+    }
+    std::cout << "\n    signer: " << printable(signer)
               << "\n    SpcIndirectDataContent " << printable(s.digest_algorithm) << " " << to_hex(s.digest)
               << (s.matches ? " (matches the image)" : " (does NOT match the image)") << "\n";
     for (std::size_t c = 0; c < s.certificates.size(); ++c)

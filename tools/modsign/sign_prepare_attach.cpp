@@ -107,9 +107,17 @@ std::vector<ManifestEntry> read_manifest(const std::string& path) {
   std::vector<ManifestEntry> out;
   for_each_json_line(path, [&](const nlohmann::json& j, const std::string& where) {
     ManifestEntry e;
+    // Whole non-negative numbers only: nlohmann would wrap -1, truncate 1.0 and overflow
+    // an index or size beyond 64 bits without a word.
+    for (const char* k : {"index", "size"})
+      if (j.contains(k) && !j.at(k).is_number_unsigned())
+        throw InputError(where + "\"" + k + "\" is not a whole number from 0 to 2^64-1");
     e.index = field<std::size_t>(j, "index", where);
+    if (e.index == 0) throw InputError(where + "\"index\" 0: indexes start at 1");
     PreparedModule& p = e.p;
     p.path = field<std::string>(j, "path", where);
+    if (p.path.empty() || p.path.find('\0') != std::string::npos)
+      throw InputError(where + "\"path\" is empty or holds a NUL byte");
     p.size = field<std::uint64_t>(j, "size", where);
     p.sha256 = hex_field(j, "sha256", where);
     p.certificate = field<std::string>(j, "certificate", where);
@@ -302,14 +310,25 @@ int run_attach(const RemoteArgs& r, const std::string& cert_path, const SignOpti
       complain("", "-o needs a MANIFEST of exactly one module");
       return kExitUsage;
     }
-    if (!opt.out.empty()) refuse_output_over(opt.out, {{r.attach, "the manifest"}, {r.signatures, "the signatures"}});
     std::error_code ec;
     sig_dir = std::filesystem::is_directory(r.signatures, ec);
     if (!sig_dir) sig_lines = read_signature_lines(r.signatures, manifest);
-    for (const auto& e : manifest) {
+    for (std::size_t i = 0; i < manifest.size(); ++i) {
+      const ManifestEntry& e = manifest[i];
       const std::string& c = cert_path.empty() ? e.p.certificate : cert_path;
       if (!certs.count(c)) certs.emplace(c, SignerCertificate::load(c));
+      // No output replaces the manifest, the signatures or this module's .sig file, and no
+      // module is named twice (two workers would write it), before anything is written.
+      std::vector<KeptFile> kept{{r.attach, "the manifest"}, {r.signatures, "the signatures"}};
+      if (sig_dir) kept.push_back({r.signatures + "/" + std::to_string(e.index) + ".sig", "its signature file"});
+      refuse_output_over(opt.out.empty() ? e.p.path : opt.out, kept);
+      for (std::size_t k = 0; k < i; ++k)
+        if (manifest[k].p.path == e.p.path || same_file(manifest[k].p.path, e.p.path))
+          throw InputError(r.attach + ": indexes " + std::to_string(manifest[k].index) + " and " +
+                           std::to_string(e.index) + " name the same module " + e.p.path +
+                           "; nothing was written");
     }
+    if (manifest.empty()) throw InputError(r.attach + ": no modules in the manifest; nothing to attach");
   } catch (const InputError& e) {
     complain("", e.what());
     return kExitInput;
