@@ -160,6 +160,12 @@ cms::BuildOptions form_options(const crypto::Certificate& cert, const std::strin
 cms::BuildOptions build_options(const Signer& signer, const SignOptions& o, const std::string& prefix) {
   const auto& s = signer.impl();
   cms::BuildOptions opt = form_options(s.cert, s.cert_path, o, prefix);
+  // A token's ECDSA signer picks its own nonce (pkcs11-provider offers no RFC 6979 nonce
+  // type): --deterministic cannot be honoured, so it is refused rather than ignored.
+  if (o.deterministic && crypto::is_ecdsa(s.key.algo()) && crypto::pkcs11::is_uri(signer.key_path()))
+    throw SignError(SignRefusal::other, prefix + signer.key_path() +
+                                            ": deterministic ECDSA (RFC 6979) is not available for a key on a "
+                                            "PKCS#11 token: its signer chooses the nonce");
   const bool has_seed = s.key.has_ml_dsa_seed();
   if (o.backend == "botan" && crypto::is_ml_dsa(s.key.algo()) && !has_seed)
     throw SignError(SignRefusal::backend_needs_seed,

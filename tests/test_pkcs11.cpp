@@ -163,6 +163,26 @@ TEST_F(Pkcs11, SignFileAcceptsTheUri) {
   }
 }
 
+// --deterministic cannot be honoured by a token's ECDSA signer (new-user review: it was
+// silently ignored); RSA PKCS#1 v1.5 is deterministic anyway and signs.
+TEST_F(Pkcs11, DeterministicEcdsaOnATokenIsRefused) {
+  const std::string m = module("det.ko");
+  auto r = run("KBUILD_SIGN_PIN=1234 " + M() + " sign --deterministic --key " + q(uri("p256")) + " --cert " +
+               q(crt("p256")) + " " + q(m));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err, "modsign: " + uri("p256") +
+                       ": deterministic ECDSA (RFC 6979) is not available for a key on a PKCS#11 token: its signer "
+                       "chooses the nonce\n");
+  EXPECT_EQ(slurp(m), pattern(4096));
+  const std::string a = module("det-a.ko"), b = module("det-b.ko");
+  for (const auto& f : {a, b}) {
+    r = run("KBUILD_SIGN_PIN=1234 " + M() + " sign -q --deterministic --key " + q(uri("rsa2048")) + " --cert " +
+            q(crt("rsa2048")) + " " + q(f));
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  EXPECT_EQ(slurp(a), slurp(b));
+}
+
 TEST_F(Pkcs11, BatchOverATreeWithTwoWorkers) {
   run("mkdir -p " + q(d_ / "tree/a") + " " + q(d_ / "tree/b"));
   std::vector<std::string> mods;
