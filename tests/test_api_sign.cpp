@@ -53,10 +53,7 @@ class ApiSign : public testing::Test {
   }
   /// `openssl cms -verify` of the detached `p7s` over `content` with `cert`.
   void expect_openssl_verifies(const std::string& p7s, const Bytes& content, const std::string& cert) {
-    test::spit(d_ / "content.bin", content);
-    auto r = test::run(test::openssl() + " cms -verify -binary -inform DER -in " + q(p7s) + " -content " +
-                       q(d_ / "content.bin") + " -certfile " + q(cert) + " -nointern -noverify -out /dev/null");
-    EXPECT_EQ(r.status, 0) << p7s << ": " << r.err;
+    test::expect_openssl_cms_verifies(p7s, content, cert, d_ / "content.bin");
   }
   /// ML-DSA without signedAttrs, which OpenSSL 3.5's CMS does not verify: the signature (the
   /// SignedData's last 3309 bytes) checked over `content` by `openssl pkeyutl -verify`.

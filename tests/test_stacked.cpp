@@ -52,10 +52,7 @@ class Stacked : public testing::Test {
     return p;
   }
   void expect_openssl_verifies(const std::string& p7s, const Bytes& content, const std::string& cert) {
-    test::spit(d_ / "content.bin", content);
-    auto r = test::run(test::openssl() + " cms -verify -binary -inform DER -in " + q(p7s) + " -content " +
-                       q(d_ / "content.bin") + " -certfile " + q(cert) + " -nointern -noverify -out /dev/null");
-    EXPECT_EQ(r.status, 0) << p7s << ": " << r.err;
+    test::expect_openssl_cms_verifies(p7s, content, cert, d_ / "content.bin");
   }
   static inline test::TempDir* dir_ = nullptr;
   test::TempDir d_;

@@ -1,5 +1,7 @@
 #include "test_support.hpp"
 
+#include <gtest/gtest.h>
+
 #include <cctype>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -70,6 +72,14 @@ Run run(const std::string& cmd) {
 
 std::string openssl() { return q(MODSIGN_OPENSSL_BIN); }
 std::string modsign_cli() { return q(MODSIGN_CLI); }
+
+void expect_openssl_cms_verifies(const std::string& p7s, const Bytes& content, const std::string& cert,
+                                 const std::string& scratch) {
+  spit(scratch, content);
+  auto r = run(openssl() + " cms -verify -binary -inform DER -in " + q(p7s) + " -content " + q(scratch) +
+               " -certfile " + q(cert) + " -nointern -noverify -out /dev/null");
+  EXPECT_EQ(r.status, 0) << p7s << ": " << r.err;
+}
 
 std::string trusted_key_ids(const std::string& cert_file) {
   auto hex_of = [](const std::string& s) {
