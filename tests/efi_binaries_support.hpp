@@ -36,7 +36,7 @@ inline const Tools& efi_binaries() {
       if (test::run(std::string("command -v ") + tool).status != 0)
         ADD_FAILURE() << tool << " is not installed (Debian packages pesign, osslsigncode, sbsigntool; tools/check "
                                  "installs them)";
-    auto f = test::run(test::q(std::string(MODSIGN_SOURCE_DIR) + "/tools/fetch-efi-binaries"));
+    auto f = test::run(test::q(test::source_dir() + "/tools/fetch-efi-binaries"));
     if (f.status == 77) return r;
     EXPECT_EQ(f.status, 0) << f.err;
     auto field = [&f](const std::string& k) {

@@ -9,8 +9,8 @@
 using namespace modsign;
 
 namespace {
-const std::string kSeed = std::string(MODSIGN_SOURCE_DIR) + "/tests/fuzz/corpus/pe/pe32plus-x86-64";
-const std::string kSbatSeed = std::string(MODSIGN_SOURCE_DIR) + "/tests/fuzz/corpus/sbat/pe-with-sbat";
+const std::string kSeed = test::source_dir() + "/tests/fuzz/corpus/pe/pe32plus-x86-64";
+const std::string kSbatSeed = test::source_dir() + "/tests/fuzz/corpus/sbat/pe-with-sbat";
 }  // namespace
 
 TEST(ApiEfiImage, JsonDatabaseDiffAndLists) {

@@ -59,7 +59,7 @@ const Images& images() {
     for (const char* tool : {"sbsign", "sbattach", "sbverify", "pesign"})
       if (test::run(std::string("command -v ") + tool).status != 0)
         ADD_FAILURE() << tool << " is not installed (Debian packages sbsigntool, pesign; tools/check installs them)";
-    auto f = test::run(q(std::string(MODSIGN_SOURCE_DIR) + "/tools/fetch-debian-kernel"));
+    auto f = test::run(q(test::source_dir() + "/tools/fetch-debian-kernel"));
     if (f.status == 77) {
       r->skip = "no Debian kernel package reachable: " + f.err;
       return r;
@@ -76,7 +76,7 @@ const Images& images() {
     sh(test::openssl() + " req -new -x509 -newkey rsa:2048 -nodes -keyout " + q(ukey) + " -out " + q(r->unknown_cert) +
        " -subj /CN=kexec-unknown -days 3650 2>&1");
     r->unknown = sb_sign(*r, ukey, r->unknown_cert, "unknown.efi");
-    const std::string keys = std::string(MODSIGN_SOURCE_DIR) + "/tests/kernel/keys/";
+    const std::string keys = test::source_dir() + "/tests/kernel/keys/";
     r->test_rsa = sb_sign(*r, keys + "rsa.key.pem", keys + "rsa.cert.pem", "rsa.efi");
     r->test_rsa_flipped = edited(*r, r->test_rsa, "rsa-flipped.efi", SIZE_MAX, 0x01);
     Bytes app = test::slurp(r->test_rsa);
@@ -163,7 +163,7 @@ TEST(ApiKexec, UnsignedFlippedUnknownAndBadWrapper) {
 
 TEST(ApiKexec, ResignedWithATrustedKey) {
   NEED_IMAGES();
-  const std::string keys = std::string(MODSIGN_SOURCE_DIR) + "/tests/kernel/keys/";
+  const std::string keys = test::source_dir() + "/tests/kernel/keys/";
   const TrustStore t = trust({keys + "rsa.cert.pem"});
   auto v = verdict(im.test_rsa, t, true);
   EXPECT_EQ(v.outcome, KexecOutcome::loads) << v.reason;

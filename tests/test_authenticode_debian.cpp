@@ -103,7 +103,7 @@ void expect_digests_match_pesign(const std::string& path, const AuthenticodeInfo
 // The fuzz seeds (tools/fuzz-seeds-pe: PE32+ x86-64, PE32 IA-32, AArch64 with four data
 // directories, sbsign-signed) need no download.
 TEST(AuthenticodeTools, FuzzSeedsAgreeWithPesign) {
-  const std::string dir = std::string(MODSIGN_SOURCE_DIR) + "/tests/fuzz/corpus/pe/";
+  const std::string dir = test::source_dir() + "/tests/fuzz/corpus/pe/";
   for (const char* name : {"pe32plus-x86-64", "pe32-ia32", "pe32plus-signed"}) {
     const AuthenticodeInfo info = info_of(dir + name);
     expect_digests_match_pesign(dir + name, info);

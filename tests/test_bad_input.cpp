@@ -312,7 +312,7 @@ TEST_F(BadInput, EncryptedKeyPassphraseTypedOnTerminal) {
   ASSERT_EQ(e.status, 0) << e.err;
   const std::string p = module();
   const std::string prompt = "Enter pass phrase for " + (d_ / "enc.pem") + ":";
-  auto r = run_on_tty({MODSIGN_CLI, "sign", "--key", d_ / "enc.pem", "--cert", key("ec.crt"), p}, prompt, pass);
+  auto r = run_on_tty({test::cli_path(), "sign", "--key", d_ / "enc.pem", "--cert", key("ec.crt"), p}, prompt, pass);
   EXPECT_TRUE(r.prompted) << r.screen;
   EXPECT_TRUE(r.echo_off) << "ECHO was still set on the terminal after the prompt";
   EXPECT_EQ(r.status, 0) << r.err;
@@ -348,7 +348,7 @@ TEST_F(BadInput, EncryptedKeyWrongPassphraseOnTerminal) {
   const std::string prompt = "Enter pass phrase for " + (d_ / "enc.pem") + ":";
   for (const std::string typed : {"Wr0ng-guess-99", ""}) {
     for (const bool dest : {true, false}) {
-      std::vector<std::string> argv{MODSIGN_CLI, "sign", "--key", d_ / "enc.pem", "--cert", key("ec.crt")};
+      std::vector<std::string> argv{test::cli_path(), "sign", "--key", d_ / "enc.pem", "--cert", key("ec.crt")};
       if (dest) argv.insert(argv.end(), {"--dest", d_ / "out.ko"});
       argv.push_back(p);
       const auto before = snapshot(d_.path());

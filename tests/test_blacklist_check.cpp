@@ -280,7 +280,7 @@ TEST_F(BlacklistCli, LintAndMerge) {
 // of the module without the signature trailer; re-signed by modsign with RSA/SHA-256 it is
 // the same; stripped, IMA hashes the whole file, which is again the same bytes.
 TEST(BlacklistRealModules, DebianModuleEntryIsSha256sumOfContent) {
-  auto f = test::run(q(std::string(MODSIGN_SOURCE_DIR) + "/tools/fetch-debian-kernel"));
+  auto f = test::run(q(test::source_dir() + "/tools/fetch-debian-kernel"));
   if (f.status == 77) GTEST_SKIP() << "no Debian kernel package reachable: " << f.err;
   ASSERT_EQ(f.status, 0) << f.err;
   const auto pos = f.out.find("MODULES=");

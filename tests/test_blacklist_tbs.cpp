@@ -123,7 +123,7 @@ TEST(BlacklistTbs, KernelPrintCertTbsHashScript) {
   auto c = make_cert(d, "script384", "sha384");
   auto cert = crypto::Certificate::from_der(test::slurp(c.der));
   ASSERT_TRUE(cert.ok());
-  const std::string bin = MODSIGN_OPENSSL_BIN;
+  const std::string bin = test::openssl_bin();
   const std::string dir = bin.substr(0, bin.rfind('/'));
   auto r = test::run("PATH=" + q(dir) + ":$PATH bash " + q(script) + " " + q(c.pem));
   const std::string empty384 = "tbs:" + to_hex(crypto::digest(crypto::HashAlgo::sha384, Bytes{}));

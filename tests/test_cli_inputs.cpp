@@ -17,7 +17,7 @@ using namespace modsign;
 using namespace modsign::test::cli_tests;
 
 TEST(RealModules, DebianCloudKernelModulesVerifyAndResign) {
-  auto f = test::run(q(std::string(MODSIGN_SOURCE_DIR) + "/tools/fetch-debian-kernel"));
+  auto f = test::run(q(test::source_dir() + "/tools/fetch-debian-kernel"));
   if (f.status == 77) GTEST_SKIP() << "no Debian kernel package reachable: " << f.err;
   ASSERT_EQ(f.status, 0) << f.err;
   auto field = [&](const std::string& k) {
@@ -186,7 +186,7 @@ TEST_F(Cli, SignFileHelpPrintsUsageAndExitsZero) {
 TEST_F(Cli, DemoParsesItsOptionsBeforeDoingAnything) {
   // tools/demo -h/--help: the usage from its header comment, exit 0; anything else but
   // --compressed: exit 2 with a message, before anything is fetched or run.
-  const std::string demo = q(std::string(MODSIGN_SOURCE_DIR) + "/tools/demo");
+  const std::string demo = q(test::source_dir() + "/tools/demo");
   for (const char* flag : {"-h", "--help", "--compressed --help"}) {
     auto r = test::run(demo + " " + flag);
     EXPECT_EQ(r.status, 0) << flag << ": " << r.err;

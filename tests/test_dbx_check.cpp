@@ -19,7 +19,7 @@ using namespace modsign::test::efi_tests;
 
 namespace {
 
-const std::string kSeeds = std::string(MODSIGN_SOURCE_DIR) + "/tests/fuzz/corpus/pe/";
+const std::string kSeeds = test::source_dir() + "/tests/fuzz/corpus/pe/";
 const std::string kJson = test::vector_path("msft-secureboot-objects/dbx_info_msft_latest-excerpt.json");
 
 std::string sh(const std::string& cmd) {

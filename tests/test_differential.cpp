@@ -80,7 +80,7 @@ TEST(Differential, KernelParserAgreesWithOpenSslOnMutants) {
   // OpenSSL 3.5.7 ML-DSA vectors with minimal signedAttrs.
   std::vector<Bytes> seeds;
   for (const char* f : {"ec-noattr", "ec-skid", "rsa-noattr", "ec-ber-stream"}) {
-    const Bytes b = test::slurp(std::string(MODSIGN_SOURCE_DIR) + "/tests/fuzz/corpus/cms/" + f);
+    const Bytes b = test::slurp(test::source_dir() + "/tests/fuzz/corpus/cms/" + f);
     seeds.emplace_back(b.begin() + 1, b.end());
   }
   seeds.push_back(test::slurp(test::vector_path("openssl-3.5.7-generated/mldsa44.detached.min-attrs.issuer-serial.p7s")));

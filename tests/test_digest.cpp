@@ -136,7 +136,7 @@ TEST(Digest, UnsignedAndCompressedAndDebian) {
   EXPECT_EQ(j["d_modsig"], "7368613235363a00" + to_hex(p->kernel.bytes));
   EXPECT_EQ(j["blacklist_visible"], true);
   // A real Debian module: kernel digest = side SHA-256 = sha256sum of the signed bytes.
-  auto f = test::run(q(std::string(MODSIGN_SOURCE_DIR) + "/tools/fetch-debian-kernel"));
+  auto f = test::run(q(test::source_dir() + "/tools/fetch-debian-kernel"));
   if (f.status == 77) GTEST_SKIP() << f.err;
   ASSERT_EQ(f.status, 0);
   const auto mp = f.out.find("MODULES=") + 8;

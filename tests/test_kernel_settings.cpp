@@ -20,7 +20,7 @@ using test::q;
 namespace {
 
 std::string fragment(const std::string& name) {
-  std::ifstream in(std::string(MODSIGN_SOURCE_DIR) + "/tests/kernel/config-fragments/" + name);
+  std::ifstream in(test::source_dir() + "/tests/kernel/config-fragments/" + name);
   std::stringstream s;
   s << in.rdbuf();
   return s.str();

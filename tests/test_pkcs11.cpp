@@ -35,7 +35,7 @@ std::string M() { return modsign_cli(); }
 /// pkcs11-provider's pkcs11.so: the build's (-DMODSIGN_PKCS11_PROVIDER, tools/check), else
 /// the one in OpenSSL's modules directory (`openssl version -m`; Debian 13's package).
 std::string provider() {
-  const std::string built = MODSIGN_PKCS11_PROVIDER;
+  const std::string built = test::pkcs11_provider_path();
   if (!built.empty()) return built;
   const auto r = run(openssl() + " version -m");
   const auto a = r.out.find('"'), b = r.out.rfind('"');
@@ -59,9 +59,9 @@ class Pkcs11 : public testing::Test {
   // runtimes refuse by ending the process (google/sanitizers#611): these tests run in the
   // plain suite only.
   void SetUp() override {
-    if (std::string_view(MODSIGN_SANITIZE_BUILD) != "")
-      GTEST_SKIP() << "pkcs11-provider loads the token with RTLD_DEEPBIND, which -fsanitize=" MODSIGN_SANITIZE_BUILD
-                      " refuses; run in the plain suite";
+    if (!test::sanitize_build().empty())
+      GTEST_SKIP() << "pkcs11-provider loads the token with RTLD_DEEPBIND, which -fsanitize=" << test::sanitize_build()
+                   << " refuses; run in the plain suite";
   }
   static void SetUpTestSuite() {
     dir_ = new TempDir();

@@ -72,6 +72,11 @@ Run run(const std::string& cmd) {
 
 std::string openssl() { return q(MODSIGN_OPENSSL_BIN); }
 std::string modsign_cli() { return q(MODSIGN_CLI); }
+std::string source_dir() { return MODSIGN_SOURCE_DIR; }
+std::string cli_path() { return MODSIGN_CLI; }
+std::string openssl_bin() { return MODSIGN_OPENSSL_BIN; }
+std::string pkcs11_provider_path() { return MODSIGN_PKCS11_PROVIDER; }
+std::string sanitize_build() { return MODSIGN_SANITIZE_BUILD; }
 
 void expect_openssl_cms_verifies(const std::string& p7s, const Bytes& content, const std::string& cert,
                                  const std::string& scratch) {

@@ -54,6 +54,15 @@ std::string trusted_key_ids(const std::string& cert_file);
 void expect_openssl_cms_verifies(const std::string& p7s, const Bytes& content, const std::string& cert,
                                  const std::string& scratch);
 std::string modsign_cli();
+/// Where this build's files are (compiled into test_support.cpp alone, so that the other test
+/// files do not hold the checkout's path): the checkout (tests/, tools/), the modsign binary,
+/// the openssl binary (unquoted), pkcs11-provider's module given to CMake (may be empty), and
+/// the -DMODSIGN_SANITIZE value ("" in the plain build).
+std::string source_dir();
+std::string cli_path();
+std::string openssl_bin();
+std::string pkcs11_provider_path();
+std::string sanitize_build();
 /// Shell-quote one word.
 std::string q(const std::string& s);
 
