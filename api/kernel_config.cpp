@@ -57,6 +57,7 @@ KernelProfile kernel_profile_of(const KernelConfig& config) {
   if (p.name() == "v7.0") p.set_waive_mldsa_authattrs(config.value("PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA") == "y");
   p.set_enforce(config.value("MODULE_SIG_FORCE") == "y");
   p.set_module_decompress(module::module_decompress_of(config));
+  p.set_absent_sig_algos(module::absent_sig_algos_of(config));
   return p;
 }
 

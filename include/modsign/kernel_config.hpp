@@ -59,8 +59,9 @@ MODSIGN_API KernelConfig read_kernel_config(const std::string& file);
 /// CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA=y the waiver (7.x only),
 /// CONFIG_MODULE_SIG_FORCE=y enforce (kernel/module/signing.c sig_enforce), the module
 /// decompressor from CONFIG_MODULE_DECOMPRESS and CONFIG_MODULE_COMPRESS_<FORMAT>
-/// (KernelProfile::module_decompress(): "none" without it).  Lockdown is left off (a boot
-/// setting).
+/// (KernelProfile::module_decompress(): "none" without it), the signature algorithms it
+/// lacks (KernelProfile::absent_sig_algos(): "rsa", "ecdsa", "mldsa" for CONFIG_CRYPTO_RSA,
+/// _ECDSA, _MLDSA not =y; "mldsa" on 7.x only).  Lockdown is left off (a boot setting).
 MODSIGN_API KernelProfile kernel_profile_of(const KernelConfig& config);
 
 /// Why the kernel of `config` would not accept a signature made with a key of
@@ -75,8 +76,12 @@ MODSIGN_API KernelProfile kernel_profile_of(const KernelConfig& config);
 ///    built in, kernel/module/Kconfig);
 ///  - sha1 with CONFIG_MODULE_SIG_SHA1 not set (no longer a signing choice; Linux 7.x
 ///    removed it);
-///  - RSA without CONFIG_CRYPTO_RSA, ECDSA without CONFIG_CRYPTO_ECDSA, ML-DSA without
-///    CONFIG_CRYPTO_MLDSA or on a 6.x kernel (ENOPKG);
+///  - ML-DSA on a 6.x kernel (its PKCS#7 parser knows no ML-DSA OID: ENOPKG);
+///  - RSA without CONFIG_CRYPTO_RSA=y, ECDSA without CONFIG_CRYPTO_ECDSA=y, ML-DSA on 7.x
+///    without CONFIG_CRYPTO_MLDSA=y: the signature still parses, but crypto_alloc_sig()
+///    finds no algorithm (ENOENT): a trusted key refuses the module (EKEYREJECTED) and a
+///    self-signed certificate of that type is not loaded (ENOKEY; Linux 7.2.13
+///    crypto/asymmetric_keys/public_key.c, pkcs7_trust.c, x509_public_key.c);
 ///  - ML-DSA with signedAttrs on 7.x without CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA
 ///    (EKEYREJECTED, crypto/asymmetric_keys/pkcs7_verify.c).
 MODSIGN_API std::vector<std::string> kernel_config_warnings(const KernelConfig& config, std::string_view what,
