@@ -70,7 +70,7 @@ KeyFamily family(std::string_view algorithm) {
 }  // namespace
 
 void parse_config_text(std::string_view text, KernelConfig& c) {
-  while (!text.empty()) {
+  for (std::size_t line_no = 1; !text.empty(); ++line_no) {
     const std::size_t nl = text.find('\n');
     std::string_view line = trim(text.substr(0, nl));
     text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
@@ -83,7 +83,9 @@ void parse_config_text(std::string_view text, KernelConfig& c) {
     if (!line.starts_with("CONFIG_")) continue;
     const std::size_t eq = line.find('=');
     if (eq == std::string_view::npos) continue;
-    c.symbols[std::string(trim(line.substr(0, eq)))] = unquote(trim(line.substr(eq + 1)));
+    const std::string name(trim(line.substr(0, eq)));
+    c.symbols[name] = unquote(trim(line.substr(eq + 1)));
+    if (name == "CONFIG_MODULE_SIG_HASH") c.sig_hash_line = line_no;
   }
   c.sig_hash = c.value("MODULE_SIG_HASH");
 }

@@ -17,7 +17,8 @@ using KernelConfig = modsign::KernelConfig;
 /// The symbols of a .config / auto.conf text: "CONFIG_X=value" lines (a "..." value
 /// unquoted with \" and \\ undone); comments, "# CONFIG_X is not set" and blank lines
 /// skipped.  Sets config.symbols, sig_hash, and version from the generated header line
-/// "# Linux/<arch> <release> Kernel Configuration" when found.
+/// "# Linux/<arch> <release> Kernel Configuration" when found; sig_hash_line the line
+/// (from 1) of CONFIG_MODULE_SIG_HASH.
 void parse_config_text(std::string_view text, KernelConfig& config);
 /// "7.2" from a Makefile's "VERSION = 7" and "PATCHLEVEL = 2" lines; "" without both.
 std::string version_from_makefile(std::string_view makefile);

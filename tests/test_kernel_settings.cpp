@@ -288,4 +288,24 @@ TEST_F(KernelSettings, KernelWithoutMldsaHasNoKeyOrRefuses) {
   EXPECT_EQ(r.err, warning);
 }
 
+// A CONFIG_MODULE_SIG_HASH that names no digest is that file's error (its line), exit 3.
+TEST_F(KernelSettings, BadModuleSigHashNamesTheConfigLine) {
+  const std::string t = tree("md5", "7.2.13-waive.config");
+  test::spit(t + "/.config", std::string("# Linux/x86 7.2.13 Kernel Configuration\nCONFIG_MODULE_SIG=y\n"
+                                         "CONFIG_CRYPTO_RSA=y\nCONFIG_MODULE_SIG_HASH=\"md5\"\n"));
+  const KernelConfig c = read_kernel_build(t);
+  EXPECT_EQ(c.sig_hash, "md5");
+  EXPECT_EQ(c.sig_hash_line, 4u);
+  const std::string m = module();
+  auto r = test::run(test::modsign_cli() + " sign --kernel-build " + q(t) + " " + q(m));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "modsign: " + t + "/.config:4: CONFIG_MODULE_SIG_HASH=\"md5\" is not a digest modsign signs with "
+                   "(sha1|sha224|sha256|sha384|sha512|sha3-256|sha3-384|sha3-512)\n");
+  EXPECT_EQ(test::slurp(m), test::pattern(4096));
+  // --hash given: the tree's hash is not used, so not checked.
+  r = test::run(test::modsign_cli() + " sign -q --kernel-build " + q(t) + " --hash sha256 " + q(m));
+  EXPECT_EQ(r.status, 0) << r.err;
+}
+
 }  // namespace

@@ -5,6 +5,7 @@
 // crypto/Kconfig, crypto/asymmetric_keys/Kconfig), Linux 7.2.13.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <string>
 #include <string_view>
@@ -31,6 +32,8 @@ struct KernelConfig {
   std::map<std::string, std::string> symbols;
   /// CONFIG_MODULE_SIG_HASH ("" when not set).
   std::string sig_hash;
+  /// The line of `source` that sets it (counted from 1; 0 when not set).
+  std::size_t sig_hash_line = 0;
   /// The signing key as the build's modules_install passes it to sign-file: a pkcs11: URI
   /// as it is; an absolute path as it is; a relative one under build_dir (the Kconfig
   /// default "certs/signing_key.pem" when the symbol is not set).  "" for
@@ -53,6 +56,12 @@ MODSIGN_API KernelConfig read_kernel_build(const std::string& dir);
 /// /boot/config-*).  Throws IoError "<file>: <reason>" when it cannot be read, InputError
 /// "<file>: no CONFIG_ symbol (not a kernel configuration)" when it holds none.
 MODSIGN_API KernelConfig read_kernel_config(const std::string& file);
+
+/// Checks that CONFIG_MODULE_SIG_HASH (when set) names a digest modsign signs with (the
+/// names of SignOptions::hash).  Throws InputError "<source>:<line>:
+/// CONFIG_MODULE_SIG_HASH=\"md5\" is not a digest modsign signs with (sha1|sha224|sha256|
+/// sha384|sha512|sha3-256|sha3-384|sha3-512)".
+MODSIGN_API void check_kernel_config_hash(const KernelConfig& config);
 
 /// The profile of that kernel: the generation from `version` ("v6.1" before 6.7, "v6"
 /// for later 6.x, "v7.0" from 7.0; "v7.0" when the version is unknown),

@@ -81,7 +81,15 @@ int cmd_sign(const SignArgs& a) {
   if (config_failed) return kExitInput;
   const bool remote = remote_requested(a.remote);
   std::string key = a.key, cert = a.cert;
-  if (kconfig && !a.hash_given && !kconfig->sig_hash.empty()) opt.hash = kconfig->sig_hash;
+  if (kconfig && !a.hash_given && !kconfig->sig_hash.empty()) {
+    try {  // a bad CONFIG_MODULE_SIG_HASH is that file's error, not --hash's
+      check_kernel_config_hash(*kconfig);
+    } catch (const InputError& e) {
+      complain("", e.what());
+      return kExitInput;
+    }
+    opt.hash = kconfig->sig_hash;
+  }
   if (kconfig && !remote && key.empty() && !kconfig->sig_key.empty()) {
     key = kconfig->sig_key;
     if (cert.empty()) cert = kconfig->sig_cert;
