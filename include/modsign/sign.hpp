@@ -299,7 +299,10 @@ struct StripReport {
 /// SignError "<path>: xz-compressed module: set recompress to strip it" (compressed;
 /// checked before the marker), "<path>: xz-compressed module: <reason>" for a stream that does not
 /// decompress, "<path>: cannot strip the signature: <ERRNO> <reason>" (other) for a
-/// malformed trailer (mod_check_sig() rules, kernel/module_signature.c).
+/// malformed trailer (mod_check_sig() rules, kernel/module_signature.c) and, without
+/// `legacy`, for one whose sig_len is 0 ("EBADMSG the appended signature is empty (sig_len
+/// 0) (strip --legacy removes such a trailer)", as describe_signature() and
+/// extract_signature() refuse it; with `legacy` it is removed with a note).
 MODSIGN_API StripReport strip_module_file(const std::string& path, const StripOptions& options = {},
                                           OutputBatch* batch = nullptr);
 
