@@ -69,9 +69,14 @@ std::optional<std::string> parse_part(std::string_view s, char sep, bool is_quer
     const bool known = is_query ? std::ranges::find(kQuery, name) != std::end(kQuery)
                                 : std::ranges::find(kPath, name) != std::end(kPath);
     if (!known) return "unknown " + std::string(is_query ? "query" : "path") + " attribute '" + std::string(name) + "'";
-    for (std::size_t i = 0; i < value.size(); ++i)
+    for (std::size_t i = 0; i < value.size(); ++i) {
       if (value[i] == '%' && (i + 2 >= value.size() || !hex(value[i + 1]) || !hex(value[i + 2])))
         return "bad %-escape in '" + std::string(name) + "'";
+      // RFC 7512 §2.3 values are percent-encoded octets, but no PKCS#11 label, id or path
+      // holds a NUL, and a NUL would end the C strings the value is handed on as.
+      if (value[i] == '%' && value[i + 1] == '0' && value[i + 2] == '0')
+        return "%00 (a NUL byte) in '" + std::string(name) + "': no PKCS#11 attribute value holds one";
+    }
     out.emplace_back(std::string(name), pct_decode(value));
   }
   return std::nullopt;
@@ -335,6 +340,36 @@ std::vector<OSSL_STORE_INFO*> store_load(Context& c, const std::string& uri, int
 
 bool is_uri(std::string_view key) noexcept { return key.size() >= 7 && std::string_view(key.data(), 7) == "pkcs11:"; }
 
+bool pin_in_uri(std::string_view uri) noexcept {
+  if (!is_uri(uri)) return false;
+  for (std::size_t at = uri.find("pin-value="); at != std::string_view::npos; at = uri.find("pin-value=", at + 1))
+    if (at > 0 && (uri[at - 1] == ';' || uri[at - 1] == '?' || uri[at - 1] == '&' || uri[at - 1] == ':')) return true;
+  return false;
+}
+
+std::string printable_uri(std::string_view uri) {
+  std::string out;
+  for (std::size_t i = 0; i < uri.size();) {
+    constexpr std::string_view kPin = "pin-value=";
+    const bool attr_start = i == 0 || uri[i - 1] == ';' || uri[i - 1] == '?' || uri[i - 1] == '&' || uri[i - 1] == ':';
+    if (attr_start && uri.substr(i, kPin.size()) == kPin) {
+      out += "pin-value=(not shown)";
+      i += kPin.size();
+      while (i < uri.size() && uri[i] != ';' && uri[i] != '&' && uri[i] != '?') ++i;
+      continue;
+    }
+    const auto c = static_cast<unsigned char>(uri[i++]);
+    if (c < 0x20 || c >= 0x7f) {  // shown percent-encoded, as RFC 7512 writes such octets
+      char hexed[4];
+      std::snprintf(hexed, sizeof hexed, "%%%02X", c);
+      out += hexed;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 Result<TokenKey> load(const std::string& uri, const TokenOptions& o) {
   auto u = parse_uri(uri);
   if (!u) return u.error();
@@ -345,6 +380,15 @@ Result<TokenKey> load(const std::string& uri, const TokenOptions& o) {
                                         "): set MODSIGN_PKCS11_PROVIDER or OPENSSL_MODULES, or install pkcs11-provider");
   const char* module_env = std::getenv("PKCS11_PROVIDER_MODULE");
   const std::string module = module_env ? module_env : "";
+  // The PKCS#11 module the provider would dlopen: a path that is not there is named here
+  // (the provider would only fail to find the key).
+  if (!module.empty() && !is_file(module))
+    return make_error(KErr::enopkg, "PKCS#11 module " + printable_uri(module) +
+                                        " (PKCS11_PROVIDER_MODULE) does not exist or is not a file");
+  for (const auto& [n, v] : u->query)
+    if (n == "module-path" && !is_file(v))
+      return make_error(KErr::enopkg, "PKCS#11 module " + printable_uri(v) +
+                                          " (module-path in the URI) does not exist or is not a file");
   TokenKey out;
   PinState pin;
   pin.o = &o;

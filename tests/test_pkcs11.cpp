@@ -226,9 +226,15 @@ TEST_F(Pkcs11, WrongPinMissingObjectAndBadUriWriteNothing) {
        uri("rsa2048") + ";colour=blue: not a PKCS#11 URI (RFC 7512): unknown path attribute 'colour'"},
       {"KBUILD_SIGN_PIN=1234", uri("rsa2048") + ";type=cert",
        uri("rsa2048") + ";type=cert: not a PKCS#11 URI (RFC 7512) of a private key: type=cert"},
-      {"", uri("rsa2048") + "?pin-value=1234",
-       uri("rsa2048") + "?pin-value=1234: the PIN must not be in the URI (pin-value): use KBUILD_SIGN_PIN, --pin-file "
-                        "or the prompt"},
+      {"", "pkcs11:token=modsign%00test;object=rsa2048",
+       "pkcs11:token=modsign%00test;object=rsa2048: not a PKCS#11 URI (RFC 7512): %00 (a NUL byte) in 'token': no "
+       "PKCS#11 attribute value holds one"},
+      {"PKCS11_PROVIDER_MODULE=/nonexistent/libtoken.so", uri("rsa2048"),
+       uri("rsa2048") + ": PKCS#11 module /nonexistent/libtoken.so (PKCS11_PROVIDER_MODULE) does not exist or is not a "
+                        "file"},
+      {"KBUILD_SIGN_PIN=1234", uri("rsa2048") + "?module-path=/nonexistent/libtoken.so",
+       uri("rsa2048") + "?module-path=/nonexistent/libtoken.so: PKCS#11 module /nonexistent/libtoken.so (module-path "
+                        "in the URI) does not exist or is not a file"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.key);
@@ -244,6 +250,32 @@ TEST_F(Pkcs11, WrongPinMissingObjectAndBadUriWriteNothing) {
     EXPECT_EQ(r.status, 1);
     EXPECT_EQ(r.err, "modsign: " + c.err + "\n");
     EXPECT_EQ(slurp(m), pattern(4096));
+  }
+}
+
+// A PIN in the URI, in its path or its query: a usage error (exit 2; sign-file's 1), the
+// URI shown without it.
+TEST_F(Pkcs11, PinInTheUriIsAUsageErrorAndNeverShown) {
+  const std::string m = module();
+  for (const auto& [key, shown] :
+       {std::pair{uri("rsa2048") + ";pin-value=1234", uri("rsa2048") + ";pin-value=(not shown)"},
+        std::pair{uri("rsa2048") + "?pin-value=1234", uri("rsa2048") + "?pin-value=(not shown)"},
+        std::pair{uri("rsa2048") + "?pin-value=1234&module-path=" + kSoftHsm,
+                  uri("rsa2048") + "?pin-value=(not shown)&module-path=" + kSoftHsm}}) {
+    SCOPED_TRACE(key);
+    const std::string err = "modsign: " + shown +
+                            ": PINs are not accepted in the URI (pin-value): use KBUILD_SIGN_PIN, --pin-file or the "
+                            "prompt\n";
+    auto r = run(M() + " sign --key " + q(key) + " --cert " + q(crt("rsa2048")) + " --p7s " + q(m) + " </dev/null");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err, err);
+    EXPECT_EQ(r.err.find("1234"), std::string::npos);
+    r = run(M() + " sign-file sha512 " + q(key) + " " + q(crt("rsa2048")) + " " + q(m) + " </dev/null");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.err, err);
+    EXPECT_EQ(slurp(m), pattern(4096));
+    EXPECT_NE(::access((m + ".p7s").c_str(), F_OK), 0);
   }
 }
 

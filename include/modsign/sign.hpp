@@ -63,9 +63,14 @@ class MODSIGN_API Signer {
   /// The certificate is `cert_path`, or, when empty, the token's certificate of the same
   /// URI with type=cert.  The PIN: KeyOptions::pin_file, else KBUILD_SIGN_PIN, else `ask`
   /// (once, only when the token asks for a login); never from the URI (pin-value is
-  /// refused), cleansed after the login.  Throws InputError "<key_path>: <reason>":
-  /// "not a PKCS#11 URI (RFC 7512): <why>", "the PIN must not be in the URI (pin-value):
-  /// ...", "pkcs11-provider not found (tried ...): ...", "no token matches the URI in
+  /// refused), cleansed after the login.  Messages show the URI with any pin-value's value
+  /// replaced by "(not shown)" and control or non-ASCII octets percent-encoded.  Throws
+  /// UsageError "<key_path>: PINs are not accepted in the URI (pin-value): use
+  /// KBUILD_SIGN_PIN, --pin-file or the prompt" (a pin-value in the path or the query);
+  /// InputError "<key_path>: <reason>": "not a PKCS#11 URI (RFC 7512): <why>" (e.g. "%00
+  /// (a NUL byte) in 'token': no PKCS#11 attribute value holds one"), "PKCS#11 module
+  /// <path> (PKCS11_PROVIDER_MODULE) does not exist or is not a file" (or "(module-path
+  /// in the URI)"), "pkcs11-provider not found (tried ...): ...", "no token matches the URI in
   /// <module>", "token 'LABEL' (MANUFACTURER MODEL): wrong PIN (CKR_PIN_INCORRECT)",
   /// "token ...: no private key matches the URI", "token ...: no certificate matches the
   /// URI (type=cert)", "token ... has no CKM_ML_DSA mechanism: ML-DSA signing needs a

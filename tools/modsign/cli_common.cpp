@@ -121,7 +121,9 @@ std::optional<std::string> prompt_passphrase(const std::string& path) {
 
 }  // namespace
 
-std::optional<Signer> load_signer(const std::string& key, const std::string& cert, const KeyOptions& options) {
+std::optional<Signer> load_signer(const std::string& key, const std::string& cert, const KeyOptions& options,
+                                  bool* usage) {
+  if (usage) *usage = false;
   try {
     auto signer = Signer::load(key, cert, prompt_passphrase, options);
     for (const auto& n : signer.notes()) complain(key, n);
@@ -130,6 +132,9 @@ std::optional<Signer> load_signer(const std::string& key, const std::string& cer
     complain("", e.what());
   } catch (const IoError& e) {
     complain("", e.what());
+  } catch (const UsageError& e) {  // e.g. a PIN in a pkcs11: URI
+    complain("", e.what());
+    if (usage) *usage = true;
   }
   return std::nullopt;
 }

@@ -113,8 +113,9 @@ int cmd_sign(const SignArgs& a) {
   bool dir_error = false;
   const auto inputs = expand_module_tree(a.modules, a.dirs, &dir_error);
   if (!module_inputs_usable(inputs, a.dirs, a.dest)) return kExitUsage;
-  auto signer = load_signer(key, cert, a.key_options);
-  if (!signer) return kExitInput;
+  bool usage = false;
+  auto signer = load_signer(key, cert, a.key_options, &usage);
+  if (!signer) return usage ? kExitUsage : kExitInput;
   try {
     check_sign_options(*signer, opt);
   } catch (const SignError& e) {
