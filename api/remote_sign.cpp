@@ -146,6 +146,44 @@ ToSign kind_of(cms::SigningInput::Kind k) {
 
 }  // namespace
 
+void check_prepared(const SignerCertificate& cert, const PreparedModule& p) {
+  const std::string label = p.path + ": ";
+  auto edited = [&](const char* field, const std::string& why) {
+    throw InputError(label + "\"" + field + "\" " + why + " (edited since prepare)");
+  };
+  if (p.algorithm != cert.algorithm()) edited("algorithm", "is " + p.algorithm + ", the certificate's key is " + cert.algorithm());
+  const bool ml_dsa = crypto::is_ml_dsa(cert.impl().cert.public_key().algo());
+  const ToSign kind = !ml_dsa ? ToSign::digest : p.signed_attrs ? ToSign::signed_attrs : ToSign::mu;
+  if (!ml_dsa && p.kind != kind)
+    edited("to_sign_type", "is " + std::string(to_sign_name(p.kind)) + ", an " + cert.algorithm() + " key signs a digest");
+  if (kind == ToSign::digest && p.signed_attrs != !p.signed_attrs_der.empty())
+    edited("form", p.signed_attrs ? "is signedAttrs, but the line has no signed_attrs_der"
+                                  : "is no signedAttrs, but the line has signed_attrs_der");
+  if (p.kind != kind)
+    edited("form", "is " + std::string(p.signed_attrs ? "signedAttrs" : "no signedAttrs") + ", which makes to_sign_type " +
+                       std::string(to_sign_name(kind)) + ", not " + std::string(to_sign_name(p.kind)));
+  const auto h = crypto::hash_by_name(p.hash);
+  if (!h) edited("hash", "is " + p.hash + ", not a digest modsign knows");
+  if (kind == ToSign::digest && p.to_sign.size() != crypto::hash_info(*h).size)
+    edited("hash", "is " + p.hash + " (" + std::to_string(crypto::hash_info(*h).size) + " bytes), to_sign has " +
+                       std::to_string(p.to_sign.size()));
+  if (kind == ToSign::mu && p.to_sign.size() != 64)
+    edited("to_sign", "has " + std::to_string(p.to_sign.size()) + " bytes, a μ has 64");
+  if (p.skid && !cert.impl().cert.skid()) edited("keyid", "is true, the certificate has no subjectKeyIdentifier");
+  Bytes head;
+  {
+    const FileReader f(p.path);
+    f.read_at(0, static_cast<std::size_t>(std::min<std::uint64_t>(f.size(), 512)), head);
+  }
+  const module::Compression actual = module::detect_compression(head);
+  const std::string actual_name =
+      actual == module::Compression::none ? "" : std::string(module::compression_name(actual));
+  if (p.compression != actual_name)
+    edited("compression", "is " + (p.compression.empty() ? std::string("null") : p.compression) + ", the module is " +
+                              (actual_name.empty() ? std::string("not compressed") : actual_name + "-compressed"));
+  if (p.recompress && actual_name.empty()) edited("recompress", "is true, the module is not compressed");
+}
+
 void check_sign_options(const SignerCertificate& cert, const SignOptions& options) {
   (void)api::form_options(cert.impl().cert, cert.path(), options, "");
 }
@@ -243,6 +281,7 @@ SignReport attach_signature_file(const SignerCertificate& cert, const PreparedMo
   const auto opt = api::form_options(c.cert, c.path, so, label);
   if (prepared.certificate_sha256 != cert.sha256())
     throw InputError(c.path + ": not the certificate the module was prepared with (SHA-256 differs)");
+  check_prepared(cert, prepared);
   const std::string out = so.out.empty() ? path : so.out;
   const std::string p7s = so.p7s_out.empty() ? out + ".p7s" : so.p7s_out;
   api::refuse_non_module(path);

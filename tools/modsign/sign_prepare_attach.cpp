@@ -101,12 +101,14 @@ Bytes hex_field(const nlohmann::json& j, const char* key, const std::string& whe
 struct ManifestEntry {
   std::size_t index = 0;
   PreparedModule p;
+  std::string where;  ///< "MANIFEST: line N: "
 };
 
 std::vector<ManifestEntry> read_manifest(const std::string& path) {
   std::vector<ManifestEntry> out;
   for_each_json_line(path, [&](const nlohmann::json& j, const std::string& where) {
     ManifestEntry e;
+    e.where = where;
     // Whole non-negative numbers only: nlohmann would wrap -1, truncate 1.0 and overflow
     // an index or size beyond 64 bits without a word.
     for (const char* k : {"index", "size"})
@@ -120,6 +122,8 @@ std::vector<ManifestEntry> read_manifest(const std::string& path) {
       throw InputError(where + "\"path\" is empty or holds a NUL byte");
     p.size = field<std::uint64_t>(j, "size", where);
     p.sha256 = hex_field(j, "sha256", where);
+    if (!j.contains("compression")) throw InputError(where + "no \"compression\"");
+    if (!j.at("compression").is_null()) p.compression = field<std::string>(j, "compression", where);
     p.certificate = field<std::string>(j, "certificate", where);
     p.certificate_sha256 = hex_field(j, "certificate_sha256", where);
     p.algorithm = field<std::string>(j, "algorithm", where);
@@ -131,7 +135,13 @@ std::vector<ManifestEntry> read_manifest(const std::string& path) {
     p.skid = field<bool>(j, "keyid", where);
     p.replace = field<bool>(j, "replace", where);
     p.recompress = field<bool>(j, "recompress", where);
+    const auto kind = field<std::string>(j, "to_sign_type", where);
+    if (kind == to_sign_name(ToSign::mu)) p.kind = ToSign::mu;
+    else if (kind == to_sign_name(ToSign::signed_attrs)) p.kind = ToSign::signed_attrs;
+    else if (kind == to_sign_name(ToSign::digest)) p.kind = ToSign::digest;
+    else throw InputError(where + "\"to_sign_type\" is neither mu, signed-attrs nor digest");
     p.to_sign = hex_field(j, "to_sign", where);
+    if (j.contains("signed_attrs_der")) p.signed_attrs_der = hex_field(j, "signed_attrs_der", where);
     for (const auto& prev : out)
       if (prev.index == e.index) throw InputError(where + "index " + std::to_string(e.index) + " given twice");
     out.push_back(std::move(e));
@@ -317,6 +327,12 @@ int run_attach(const RemoteArgs& r, const std::string& cert_path, const SignOpti
       const ManifestEntry& e = manifest[i];
       const std::string& c = cert_path.empty() ? e.p.certificate : cert_path;
       if (!certs.count(c)) certs.emplace(c, SignerCertificate::load(c));
+      try {  // an edited manifest line: refused before anything is written
+        if (certs.at(c).sha256() == e.p.certificate_sha256) check_prepared(certs.at(c), e.p);
+      } catch (const InputError& ex) {
+        throw InputError(e.where + ex.what() + "; nothing was written");
+      } catch (const IoError&) {  // an unreadable module: reported with that module below
+      }
       // No output replaces the manifest, the signatures or this module's .sig file, and no
       // module is named twice (two workers would write it), before anything is written.
       std::vector<KeptFile> kept{{r.attach, "the manifest"}, {r.signatures, "the signatures"}};
