@@ -144,6 +144,37 @@ ToSign kind_of(cms::SigningInput::Kind k) {
   return ToSign::digest;
 }
 
+/// The module at `path` already carries the SignedData `signature` makes for `prepared`
+/// (see attach_signature_file()).
+bool already_attached(const crypto::Certificate& cert, const PreparedModule& prepared, ByteView signature,
+                      const SignOptions& so, const cms::BuildOptions& opt, const std::string& label) {
+  try {
+    const auto sm = api::read_stored_module(prepared.path, so.max_size);
+    const auto outer = module::split(sm.m.image);
+    if (!outer) return false;
+    SignOptions strip = so;
+    strip.replace = true;  // the content under every signature, as prepare read it
+    const api::SignContent content = api::signing_content(sm.stored, &sm.m, strip, label);
+    const cms::SigningInput in = input_of(cert, content.content, opt, label);
+    if (in.to_sign != prepared.to_sign) return false;
+    auto cms_der = cms::build_detached_with_signature(cert, in, signature, opt);
+    return cms_der && std::equal(cms_der->begin(), cms_der->end(), outer->cms.begin(), outer->cms.end());
+  } catch (const std::exception&) {
+    return false;  // not readable as a signed module: "changed since prepare"
+  }
+}
+
+/// The report of a module already_attached(): nothing written.
+SignReport attached_report(const SignerCertificate& cert, const PreparedModule& prepared, const std::string& out) {
+  SignReport r;
+  r.path = out;
+  r.algorithm = cert.algorithm();
+  r.hash = prepared.hash;
+  r.signed_attrs = prepared.signed_attrs;
+  r.already_attached = true;
+  return r;
+}
+
 }  // namespace
 
 void check_prepared(const SignerCertificate& cert, const PreparedModule& p) {
@@ -241,6 +272,8 @@ SignReport attach_streaming(const SignerCertificate& cert, const PreparedModule&
   const std::string label = path + ": ";
   const auto opt = api::form_options(c.cert, c.path, so, label);
   const FileReader f(path);
+  if (f.size() != prepared.size && already_attached(c.cert, prepared, signature, so, opt, label))
+    return attached_report(cert, prepared, out_path);
   if (f.size() != prepared.size)
     throw InputError(label + "changed since prepare (" + std::to_string(f.size()) + " bytes, prepared with " +
                      std::to_string(prepared.size) + ")");
@@ -288,7 +321,11 @@ SignReport attach_signature_file(const SignerCertificate& cert, const PreparedMo
   api::refuse_sign_outputs({{c.path, "the certificate"}}, path, out, p7s, so);
   if (streamable_module_file(path, so.stream_above)) return attach_streaming(cert, prepared, signature, so, out, p7s);
   const auto sm = api::read_stored_module(path, so.max_size);
-  if (sm.stored.size() != prepared.size)
+  const bool same_size = sm.stored.size() == prepared.size;
+  if ((!same_size || crypto::digest(crypto::HashAlgo::sha256, sm.stored) != prepared.sha256) &&
+      already_attached(c.cert, prepared, signature, so, opt, label))
+    return attached_report(cert, prepared, out);
+  if (!same_size)
     throw InputError(label + "changed since prepare (" + std::to_string(sm.stored.size()) + " bytes, prepared with " +
                      std::to_string(prepared.size) + ")");
   if (crypto::digest(crypto::HashAlgo::sha256, sm.stored) != prepared.sha256)

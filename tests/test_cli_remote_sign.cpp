@@ -306,5 +306,41 @@ TEST_F(CliRemote, EditedManifestFieldsAreRefusedBeforeAnythingIsWritten) {
   EXPECT_EQ(r.status, 0) << r.err;
 }
 
+// An attach run again after a partial failure: the module attached the first time is
+// recognised ("already attached", left as it is), the one that failed is signed now.
+TEST_F(CliRemote, AttachAgainAfterAPartialFailure) {
+  const std::string a = module("a.ko"), b = module("b.ko", 5000), c = module("c.ko", 6000);
+  const std::string man = d_ / "m.jsonl";
+  auto r = run(M() + " sign -q --prepare " + q(man) + " --cert " + q(key("rsa.crt")) + " --hash sha256 " + q(a) + " " +
+               q(b) + " " + q(c));
+  ASSERT_EQ(r.status, 0) << r.err;
+  sign_all(man, "rsa.pem", "-pkeyopt digest:sha256", d_ / "sigs");
+  const Bytes good = slurp(d_ / "sigs/2.sig");
+  Bytes bad = good;
+  bad[10] ^= 1;
+  spit(d_ / "sigs/2.sig", bad);
+  r = run(M() + " sign --attach " + q(man) + " --signatures " + q(d_ / "sigs"));
+  EXPECT_EQ(r.status, 3);
+  const Bytes signed_a = slurp(a), signed_c = slurp(c);
+  EXPECT_EQ(signed_a.size(), 4096u + 416 + 40);
+  EXPECT_EQ(slurp(b), pattern(5000));
+  spit(d_ / "sigs/2.sig", good);
+  r = run(M() + " sign --attach " + q(man) + " --signatures " + q(d_ / "sigs"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, a + ": already attached (it carries this signature)\n" + b +
+                       ": signed (RSA, no signedAttrs, sha256, CMS 416 bytes)\n" + c +
+                       ": already attached (it carries this signature)\n");
+  EXPECT_EQ(slurp(a), signed_a);
+  EXPECT_EQ(slurp(c), signed_c);
+  EXPECT_EQ(slurp(b).size(), 5000u + 416 + 40);
+  // A module signed since prepare with another signature is still "changed since prepare".
+  spit(d_ / "sigs/1.sig", slurp(d_ / "sigs/3.sig"));
+  r = run(M() + " sign --attach " + q(man) + " --signatures " + q(d_ / "sigs"));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_NE(r.err.find("modsign: " + a + ": changed since prepare (4552 bytes, prepared with 4096)\n"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(slurp(a), signed_a);
+}
+
 }  // namespace
 }  // namespace modsign::test::cli_tests

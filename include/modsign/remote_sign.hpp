@@ -142,6 +142,11 @@ MODSIGN_API void check_prepared(const SignerCertificate& cert, const PreparedMod
 /// `prepared`).  An uncompressed file larger than output.stream_above is streamed (1 MiB
 /// pieces: one pass to check it, one to copy it while hashing it again; SignReport::
 /// streamed and external_mu set as sign_module_file() sets them); others are read whole.
+/// check_prepared() runs first.  A module that no longer matches prepare but already
+/// carries exactly the SignedData `signature` makes for it (an attach run again after a
+/// partial failure: its signatures stripped, the rest has prepared.to_sign, and its
+/// outermost SignedData is the one built now) is left as it is: SignReport::
+/// already_attached, nothing written (read whole, up to max(max_size, 1 GiB)).
 /// Throws InputError "<cert>: not the certificate the module was prepared with (SHA-256
 /// differs)", "<path>: changed since prepare (N bytes, prepared with M)", "<path>: changed
 /// since prepare (SHA-256 differs)", "<path>: to_sign differs from the module's (the

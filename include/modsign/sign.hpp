@@ -215,6 +215,10 @@ struct SignReport {
   /// again as xz", or with p7s_only "note: xz-compressed module: the signature covers the
   /// decompressed image (what the kernel checks)" (the format named).
   std::vector<std::string> notes;
+  /// attach_signature_file() only: the module already carried exactly the SignedData this
+  /// signature makes (an attach run again after a partial failure); nothing was written
+  /// (files_written empty).
+  bool already_attached = false;
 };
 
 /// Checks that `options` can be honoured with `signer` before any module is read:

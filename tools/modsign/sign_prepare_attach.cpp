@@ -370,7 +370,8 @@ int run_attach(const RemoteArgs& r, const std::string& cert_path, const SignOpti
       const SignerCertificate& cert = certs.at(cert_path.empty() ? e.p.certificate : cert_path);
       const SignReport rep = attach_signature_file(cert, e.p, std::get<Bytes>(sig), opt);
       res.bytes = rep.bytes_read;
-      res.out = words.done_line(rep);
+      res.out = rep.already_attached ? printable(e.p.path) + ": already attached (it carries this signature)\n"
+                                     : words.done_line(rep);
       res.exit = kExitOk;
       res.state = ItemState::done;
     } catch (const SignError& ex) {
