@@ -74,10 +74,11 @@ std::string openssl() { return q(MODSIGN_OPENSSL_BIN); }
 std::string modsign_cli() { return q(MODSIGN_CLI); }
 
 void expect_openssl_cms_verifies(const std::string& p7s, const Bytes& content, const std::string& cert,
-                                 const std::string& scratch) {
+                                 const std::string& scratch, bool chain) {
   spit(scratch, content);
   auto r = run(openssl() + " cms -verify -binary -inform DER -in " + q(p7s) + " -content " + q(scratch) +
-               " -certfile " + q(cert) + " -nointern -noverify -out /dev/null");
+               " -certfile " + q(cert) + " -nointern " + (chain ? "-CAfile " + q(cert) : std::string("-noverify")) +
+               " -out /dev/null");
   EXPECT_EQ(r.status, 0) << p7s << ": " << r.err;
 }
 

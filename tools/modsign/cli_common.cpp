@@ -121,6 +121,21 @@ std::optional<std::string> prompt_passphrase(const std::string& path) {
 
 }  // namespace
 
+int run_guarded(const std::function<int()>& f) {
+  try {
+    return f();
+  } catch (const UsageError& e) {
+    complain("", e.what());
+    return kExitUsage;
+  } catch (const InputError& e) {
+    complain("", e.what());
+    return kExitInput;
+  } catch (const IoError& e) {
+    complain("", e.what());
+    return kExitInput;
+  }
+}
+
 std::optional<Signer> load_signer(const std::string& key, const std::string& cert, const KeyOptions& options,
                                   bool* usage) {
   if (usage) *usage = false;
