@@ -13,6 +13,9 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
+#include <map>
+#include <memory>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -189,6 +192,7 @@ struct TokenView {
   std::string name;  // "'LABEL' (MANUFACTURER MODEL)"
   bool ml_dsa = false;
   bool login_required = false;
+  bool one_session = false;  // ulMaxSessionCount 1
   CK_ULONG slot = 0;
 };
 
@@ -250,6 +254,7 @@ Result<std::optional<TokenView>> probe(const std::string& module, const Uri& u, 
           v.ml_dsa = std::find(mechs.begin(), mechs.begin() + static_cast<long>(m), kCkmMlDsa) != mechs.begin() + static_cast<long>(m);
       }
       v.login_required = (ti.flags & kCkfLoginRequired) != 0;
+      v.one_session = ti.max_sessions == 1;
       v.slot = s;
       found = v;
       break;
@@ -277,11 +282,22 @@ Result<std::optional<TokenView>> probe(const std::string& module, const Uri& u, 
 
 // --------------------------------------------------------------- OpenSSL side
 
+/// The keys of tokens that allow one session at a time, each with the lock its signers
+/// take turns on (session_turn()).
+std::mutex g_turns_mu;
+std::map<const void*, std::shared_ptr<std::mutex>> g_turns;
+std::atomic<bool> g_any_turns{false};
+
 struct Context {
   OSSL_LIB_CTX* libctx = nullptr;
   OSSL_PROVIDER* deflt = nullptr;
   OSSL_PROVIDER* p11 = nullptr;
+  const void* one_session_key = nullptr;  // registered in g_turns
   ~Context() {
+    if (one_session_key) {
+      std::lock_guard<std::mutex> l(g_turns_mu);
+      g_turns.erase(one_session_key);
+    }
     if (p11) OSSL_PROVIDER_unload(p11);
     if (deflt) OSSL_PROVIDER_unload(deflt);
     if (libctx) OSSL_LIB_CTX_free(libctx);
@@ -338,6 +354,18 @@ std::vector<OSSL_STORE_INFO*> store_load(Context& c, const std::string& uri, int
 
 }  // namespace
 
+std::unique_lock<std::mutex> session_turn(const void* evp_pkey) {
+  if (!g_any_turns.load(std::memory_order_acquire)) return {};
+  std::shared_ptr<std::mutex> m;
+  {
+    std::lock_guard<std::mutex> l(g_turns_mu);
+    const auto it = g_turns.find(evp_pkey);
+    if (it == g_turns.end()) return {};
+    m = it->second;
+  }
+  return std::unique_lock<std::mutex>(*m);  // the Context (and so the map entry) outlives the key's signers
+}
+
 bool is_uri(std::string_view key) noexcept { return key.size() >= 7 && std::string_view(key.data(), 7) == "pkcs11:"; }
 
 bool pin_in_uri(std::string_view uri) noexcept {
@@ -390,6 +418,7 @@ Result<TokenKey> load(const std::string& uri, const TokenOptions& o) {
       return make_error(KErr::enopkg, "PKCS#11 module " + printable_uri(v) +
                                           " (module-path in the URI) does not exist or is not a file");
   TokenKey out;
+  bool one_session = false;
   PinState pin;
   pin.o = &o;
   pin.typed = o.pin;
@@ -404,6 +433,7 @@ Result<TokenKey> load(const std::string& uri, const TokenOptions& o) {
     }
     if (*view) {
       out.token = (*view)->name;
+      one_session = (*view)->one_session;
       if (o.expect && is_ml_dsa(*o.expect) && !(*view)->ml_dsa) {
         if (pin.typed) cleanse(*pin.typed);
         return make_error(KErr::enopkg, "token " + out.token +
@@ -464,6 +494,12 @@ Result<TokenKey> load(const std::string& uri, const TokenOptions& o) {
     return make_error(key.error().code, "token " + token + ": " + key.error().message);
   }
   out.key = std::move(key.value());
+  if (one_session) {
+    std::lock_guard<std::mutex> l(g_turns_mu);
+    g_turns[out.key.native()] = std::make_shared<std::mutex>();
+    ctx->one_session_key = out.key.native();
+    g_any_turns.store(true, std::memory_order_release);
+  }
   if (o.with_certs) {
     auto certs = store_load(*ctx, with_type(uri, "cert"), OSSL_STORE_INFO_CERT, pin);
     for (auto* i : certs) {

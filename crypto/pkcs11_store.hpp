@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +21,13 @@ namespace modsign::crypto::pkcs11 {
 
 /// True when `key` names a token key ("pkcs11:" ...).
 bool is_uri(std::string_view key) noexcept;
+
+/// The turn of the caller that is about to sign with `evp_pkey` (PrivateKey::native()):
+/// a held lock when the key is on a token that allows one session at a time
+/// (CK_TOKEN_INFO.ulMaxSessionCount 1), so that the workers of a batch take turns on it;
+/// an empty lock for every other key (a token with more sessions gives each concurrent
+/// operation a session of its own, through pkcs11-provider's session pool).
+std::unique_lock<std::mutex> session_turn(const void* evp_pkey);
 
 /// True when the URI `uri` carries a PIN (a pin-value attribute, in its path or query),
 /// which modsign never accepts (the command line is visible to every user).

@@ -205,6 +205,34 @@ TEST_F(Pkcs11, BatchOverATreeWithTwoWorkers) {
   }
 }
 
+// What a -j2 batch does on the token, logged by OpenSC's pkcs11-spy between pkcs11-provider
+// and SoftHSM: modsign's own PIN check (C_Login then C_Logout, in a session of its own),
+// then one provider login for the whole batch and a session per concurrent worker (2),
+// one C_Sign per module.
+TEST_F(Pkcs11, BatchLogsInOnceWithASessionPerWorker) {
+  constexpr const char* kSpy = "/usr/lib/x86_64-linux-gnu/pkcs11-spy.so";
+  if (::access(kSpy, R_OK) != 0) GTEST_SKIP() << kSpy << " not installed (Debian's opensc-pkcs11)";
+  run("mkdir -p " + q(d_ / "tree"));
+  for (int i = 0; i < 8; ++i) spit(d_ / ("tree/m" + std::to_string(i) + ".ko"), pattern(4096 + i));
+  auto r = run("KBUILD_SIGN_PIN=1234 PKCS11_PROVIDER_MODULE=" + std::string(kSpy) + " PKCS11SPY=" + kSoftHsm +
+               " PKCS11SPY_OUTPUT=" + q(d_ / "spy.log") + " " + M() + " sign -q --key " + q(uri("rsa2048")) +
+               " --cert " + q(crt("rsa2048")) + " -j2 -r " + q(d_ / "tree"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Bytes log = slurp(d_ / "spy.log");
+  const std::string text(log.begin(), log.end());
+  auto calls = [&](const std::string& fn) {
+    std::size_t n = 0;
+    for (std::size_t at = text.find(": " + fn + "\n"); at != std::string::npos; at = text.find(": " + fn + "\n", at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(calls("C_Login"), 2u) << "modsign's PIN check and the provider's one login";
+  EXPECT_EQ(calls("C_Logout"), 1u) << "the PIN check logs out again";
+  EXPECT_EQ(calls("C_Sign"), 8u);
+  EXPECT_GE(calls("C_OpenSession"), 2u);
+  EXPECT_LE(calls("C_OpenSession"), 3u) << "the PIN check's session and at most one per worker";
+  for (int i = 0; i < 8; ++i) expect_loads(d_ / ("tree/m" + std::to_string(i) + ".ko"), kKeys[0]);
+}
+
 TEST_F(Pkcs11, WrongPinMissingObjectAndBadUriWriteNothing) {
   const std::string m = module();
   struct Case {
