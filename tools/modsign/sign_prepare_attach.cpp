@@ -193,6 +193,14 @@ SigOrError signature_file(const std::string& dir, std::size_t index) {
   }
 }
 
+/// A module's SignError: its hint (words.hint) named with the module, else the message.
+void report_refusal(const SignError& e, const std::string& path, const SignWording& words, ItemResult& res) {
+  res.bytes = e.bytes_read();
+  const std::string hint = words.hint(e);
+  if (hint.empty()) complain("", e.what());
+  else complain(path, hint);
+}
+
 // ------------------------------------------------------------------------------ prepare
 
 int run_prepare(const RemoteArgs& r, const std::string& cert_path, const SignOptions& opt, const BatchOptions& bo,
@@ -260,10 +268,7 @@ int run_prepare(const RemoteArgs& r, const std::string& cert_path, const SignOpt
         res.exit = kExitOk;
         res.state = ItemState::done;
       } catch (const SignError& e) {
-        res.bytes = e.bytes_read();
-        const std::string hint = words.hint(e);
-        if (hint.empty()) complain("", e.what());
-        else complain(inputs[i].path, hint);
+        report_refusal(e, inputs[i].path, words, res);
       }
       return res.exit;
     });
@@ -371,10 +376,7 @@ int run_attach(const RemoteArgs& r, const std::string& cert_path, const SignOpti
         res.exit = kExitOk;
         res.state = ItemState::done;
       } catch (const SignError& ex) {
-        res.bytes = ex.bytes_read();
-        const std::string hint = words.hint(ex);
-        if (hint.empty()) complain("", ex.what());
-        else complain(e.p.path, hint);
+        report_refusal(ex, e.p.path, words, res);
       }
       return res.exit;
     });
