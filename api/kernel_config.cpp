@@ -7,6 +7,7 @@
 
 #include "common/file.hpp"
 #include "modsign/result.hpp"
+#include "modsign/sign.hpp"
 #include "module/kernel_config.hpp"
 
 namespace modsign {
@@ -52,11 +53,26 @@ KernelConfig read_kernel_build(const std::string& dir) {
   return c;
 }
 
+void check_kernel_config_hash(const KernelConfig& config) {
+  if (config.sig_hash.empty()) return;
+  SignOptions o;
+  o.hash = config.sig_hash;
+  try {
+    check_sign_options(o);
+  } catch (const SignError& e) {
+    if (e.reason() != SignRefusal::unknown_hash) throw;
+    throw InputError(config.source + ":" + std::to_string(config.sig_hash_line) + ": CONFIG_MODULE_SIG_HASH=\"" +
+                     config.sig_hash +
+                     "\" is not a digest modsign signs with (sha1|sha224|sha256|sha384|sha512|sha3-256|sha3-384|sha3-512)");
+  }
+}
+
 KernelProfile kernel_profile_of(const KernelConfig& config) {
   KernelProfile p = *KernelProfile::parse(module::generation_of(config));
   if (p.name() == "v7.0") p.set_waive_mldsa_authattrs(config.value("PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA") == "y");
   p.set_enforce(config.value("MODULE_SIG_FORCE") == "y");
   p.set_module_decompress(module::module_decompress_of(config));
+  p.set_absent_sig_algos(module::absent_sig_algos_of(config));
   return p;
 }
 

@@ -11,6 +11,7 @@
 #include "common/module_read.hpp"
 #include "module/decompress.hpp"
 #include "module/module_signature.hpp"
+#include "module/module_signature.hpp"
 
 namespace modsign {
 
@@ -67,6 +68,8 @@ SignatureInfo describe(const ModuleFile& mf, ByteView file) {
   auto split = module::split(file);
   if (!split)
     throw InputError(mf.path + ": " + std::string(errno_name(split.error().code)) + ": " + split.error().message);
+  if (auto st = module::check_signature_present(*split); !st)
+    throw InputError(mf.path + ": " + std::string(errno_name(st.error().code)) + ": " + st.error().message);
   auto sd = cms::parse(split->cms);
   if (!sd) throw InputError(mf.path + ": " + std::string(errno_name(sd.error().code)) + ": " + sd.error().message);
   if (sd->signers.empty()) throw InputError(mf.path + ": PKCS#7 has no SignerInfo");

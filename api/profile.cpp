@@ -1,6 +1,8 @@
 // modsign — public KernelProfile <-> kernel::KernelProfile (cms/kernel.hpp).
 #include "api/internal.hpp"
 
+#include <algorithm>
+
 namespace modsign {
 
 KernelProfile::KernelProfile() : generation_(kernel::KernelProfile::v7_0().name()) {}
@@ -25,6 +27,17 @@ void KernelProfile::set_module_decompress(std::string_view format) {
   module_decompress_ = std::string(format);
 }
 
+void KernelProfile::set_absent_sig_algos(const std::vector<std::string>& families) {
+  std::vector<std::string> out;
+  for (const char* f : {"rsa", "ecdsa", "mldsa"}) {
+    for (const auto& g : families)
+      if (g != "rsa" && g != "ecdsa" && g != "mldsa")
+        throw UsageError("unknown signature algorithm family " + g + " (rsa, ecdsa, mldsa)");
+    if (std::find(families.begin(), families.end(), f) != families.end()) out.emplace_back(f);
+  }
+  absent_sig_algos_ = std::move(out);
+}
+
 namespace api {
 
 kernel::KernelProfile to_kernel(const KernelProfile& p) {
@@ -33,6 +46,7 @@ kernel::KernelProfile to_kernel(const KernelProfile& p) {
   k.enforce = p.enforce();
   k.lockdown = p.lockdown();
   k.module_decompress = p.module_decompress();
+  k.absent_sig_algos.insert(p.absent_sig_algos().begin(), p.absent_sig_algos().end());
   return k;
 }
 

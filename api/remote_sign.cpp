@@ -144,7 +144,76 @@ ToSign kind_of(cms::SigningInput::Kind k) {
   return ToSign::digest;
 }
 
+/// The module at `path` already carries the SignedData `signature` makes for `prepared`
+/// (see attach_signature_file()).
+bool already_attached(const crypto::Certificate& cert, const PreparedModule& prepared, ByteView signature,
+                      const SignOptions& so, const cms::BuildOptions& opt, const std::string& label) {
+  try {
+    const auto sm = api::read_stored_module(prepared.path, so.max_size);
+    const auto outer = module::split(sm.m.image);
+    if (!outer) return false;
+    SignOptions strip = so;
+    strip.replace = true;  // the content under every signature, as prepare read it
+    const api::SignContent content = api::signing_content(sm.stored, &sm.m, strip, label);
+    const cms::SigningInput in = input_of(cert, content.content, opt, label);
+    if (in.to_sign != prepared.to_sign) return false;
+    auto cms_der = cms::build_detached_with_signature(cert, in, signature, opt);
+    return cms_der && std::equal(cms_der->begin(), cms_der->end(), outer->cms.begin(), outer->cms.end());
+  } catch (const std::exception&) {
+    return false;  // not readable as a signed module: "changed since prepare"
+  }
+}
+
+/// The report of a module already_attached(): nothing written.
+SignReport attached_report(const SignerCertificate& cert, const PreparedModule& prepared, const std::string& out) {
+  SignReport r;
+  r.path = out;
+  r.algorithm = cert.algorithm();
+  r.hash = prepared.hash;
+  r.signed_attrs = prepared.signed_attrs;
+  r.already_attached = true;
+  return r;
+}
+
 }  // namespace
+
+void check_prepared(const SignerCertificate& cert, const PreparedModule& p) {
+  const std::string label = p.path + ": ";
+  auto edited = [&](const char* field, const std::string& why) {
+    throw InputError(label + "\"" + field + "\" " + why + " (edited since prepare)");
+  };
+  if (p.algorithm != cert.algorithm()) edited("algorithm", "is " + p.algorithm + ", the certificate's key is " + cert.algorithm());
+  const bool ml_dsa = crypto::is_ml_dsa(cert.impl().cert.public_key().algo());
+  const ToSign kind = !ml_dsa ? ToSign::digest : p.signed_attrs ? ToSign::signed_attrs : ToSign::mu;
+  if (!ml_dsa && p.kind != kind)
+    edited("to_sign_type", "is " + std::string(to_sign_name(p.kind)) + ", an " + cert.algorithm() + " key signs a digest");
+  if (kind == ToSign::digest && p.signed_attrs != !p.signed_attrs_der.empty())
+    edited("form", p.signed_attrs ? "is signedAttrs, but the line has no signed_attrs_der"
+                                  : "is no signedAttrs, but the line has signed_attrs_der");
+  if (p.kind != kind)
+    edited("form", "is " + std::string(p.signed_attrs ? "signedAttrs" : "no signedAttrs") + ", which makes to_sign_type " +
+                       std::string(to_sign_name(kind)) + ", not " + std::string(to_sign_name(p.kind)));
+  const auto h = crypto::hash_by_name(p.hash);
+  if (!h) edited("hash", "is " + p.hash + ", not a digest modsign knows");
+  if (kind == ToSign::digest && p.to_sign.size() != crypto::hash_info(*h).size)
+    edited("hash", "is " + p.hash + " (" + std::to_string(crypto::hash_info(*h).size) + " bytes), to_sign has " +
+                       std::to_string(p.to_sign.size()));
+  if (kind == ToSign::mu && p.to_sign.size() != 64)
+    edited("to_sign", "has " + std::to_string(p.to_sign.size()) + " bytes, a μ has 64");
+  if (p.skid && !cert.impl().cert.skid()) edited("keyid", "is true, the certificate has no subjectKeyIdentifier");
+  Bytes head;
+  {
+    const FileReader f(p.path);
+    f.read_at(0, static_cast<std::size_t>(std::min<std::uint64_t>(f.size(), 512)), head);
+  }
+  const module::Compression actual = module::detect_compression(head);
+  const std::string actual_name =
+      actual == module::Compression::none ? "" : std::string(module::compression_name(actual));
+  if (p.compression != actual_name)
+    edited("compression", "is " + (p.compression.empty() ? std::string("null") : p.compression) + ", the module is " +
+                              (actual_name.empty() ? std::string("not compressed") : actual_name + "-compressed"));
+  if (p.recompress && actual_name.empty()) edited("recompress", "is true, the module is not compressed");
+}
 
 void check_sign_options(const SignerCertificate& cert, const SignOptions& options) {
   (void)api::form_options(cert.impl().cert, cert.path(), options, "");
@@ -203,6 +272,8 @@ SignReport attach_streaming(const SignerCertificate& cert, const PreparedModule&
   const std::string label = path + ": ";
   const auto opt = api::form_options(c.cert, c.path, so, label);
   const FileReader f(path);
+  if (f.size() != prepared.size && already_attached(c.cert, prepared, signature, so, opt, label))
+    return attached_report(cert, prepared, out_path);
   if (f.size() != prepared.size)
     throw InputError(label + "changed since prepare (" + std::to_string(f.size()) + " bytes, prepared with " +
                      std::to_string(prepared.size) + ")");
@@ -243,13 +314,18 @@ SignReport attach_signature_file(const SignerCertificate& cert, const PreparedMo
   const auto opt = api::form_options(c.cert, c.path, so, label);
   if (prepared.certificate_sha256 != cert.sha256())
     throw InputError(c.path + ": not the certificate the module was prepared with (SHA-256 differs)");
+  check_prepared(cert, prepared);
   const std::string out = so.out.empty() ? path : so.out;
   const std::string p7s = so.p7s_out.empty() ? out + ".p7s" : so.p7s_out;
   api::refuse_non_module(path);
   api::refuse_sign_outputs({{c.path, "the certificate"}}, path, out, p7s, so);
   if (streamable_module_file(path, so.stream_above)) return attach_streaming(cert, prepared, signature, so, out, p7s);
   const auto sm = api::read_stored_module(path, so.max_size);
-  if (sm.stored.size() != prepared.size)
+  const bool same_size = sm.stored.size() == prepared.size;
+  if ((!same_size || crypto::digest(crypto::HashAlgo::sha256, sm.stored) != prepared.sha256) &&
+      already_attached(c.cert, prepared, signature, so, opt, label))
+    return attached_report(cert, prepared, out);
+  if (!same_size)
     throw InputError(label + "changed since prepare (" + std::to_string(sm.stored.size()) + " bytes, prepared with " +
                      std::to_string(prepared.size) + ")");
   if (crypto::digest(crypto::HashAlgo::sha256, sm.stored) != prepared.sha256)

@@ -53,6 +53,9 @@ std::string read_pin_file(const std::string& path) {
 /// The signer of a token key (crypto/pkcs11_store.hpp); `pin` is cleansed by the caller.
 Signer load_token(const std::string& uri, const std::string& cert_path, const PassphraseProvider& ask,
                   const KeyOptions& ko, const std::optional<std::string>& pin) {
+  const std::string shown = crypto::pkcs11::printable_uri(uri);  // never the PIN, no raw control bytes
+  if (crypto::pkcs11::pin_in_uri(uri))
+    throw UsageError(shown + ": PINs are not accepted in the URI (pin-value): use KBUILD_SIGN_PIN, --pin-file or the prompt");
   std::vector<crypto::Certificate> certs;
   if (!cert_path.empty()) {
     auto c = crypto::Certificate::load_all(cert_path);
@@ -67,14 +70,14 @@ Signer load_token(const std::string& uri, const std::string& cert_path, const Pa
   to.with_certs = cert_path.empty();
   auto tk = crypto::pkcs11::load(uri, to);
   if (to.pin) crypto::cleanse(*to.pin);
-  if (!tk) throw InputError(uri + ": " + tk.error().message);
+  if (!tk) throw InputError(shown + ": " + tk.error().message);
   const std::string cert_file = cert_path.empty() ? uri : cert_path;
   if (cert_path.empty()) certs = std::move(tk->certs);
   for (auto& c : certs)
     if (c.public_key() == tk->key.public_key())
       return Signer(std::make_shared<const Signer::Impl>(
           Signer::Impl{std::move(tk->key), std::move(c), cert_file, uri, {}}));
-  throw InputError(cert_file + ": no certificate matches the private key " + uri);
+  throw InputError((cert_path.empty() ? shown : cert_path) + ": no certificate matches the private key " + shown);
 }
 }  // namespace
 

@@ -38,6 +38,16 @@ StripReport strip_module_file(const std::string& path, const StripOptions& optio
   const auto stack = module::split_stack(m.image, options.legacy);
   const std::size_t depth = options.all ? stack.size() : 1;
   for (std::size_t i = 0; i < depth; ++i) {
+    if (auto st = module::check_signature_present(stack[i]); !st) {
+      if (!options.legacy)
+        throw SignError(SignRefusal::other,
+                        path + ": cannot strip the signature: " + std::string(errno_name(st.error().code)) + " " +
+                            st.error().message + (i ? " (signature " + std::to_string(i + 1) + " of the stack)" : "") +
+                            " (strip --legacy removes such a trailer)",
+                        r.bytes_read);
+      r.notes.push_back("note: removed a trailer with an empty signature (sig_len 0): the kernel refuses it "
+                        "(pkcs7_parse_message: EBADMSG)");
+    }
     r.cms_size += stack[i].cms.size();
     if (module::is_legacy(stack[i].trailer)) r.notes.push_back(api::legacy_note(stack[i].trailer));
   }
@@ -66,7 +76,8 @@ Bytes extract_signature(const std::string& path, std::uint64_t max_size) {
   const auto sm = api::read_stored_module(path, max_size);
   auto split = module::split(sm.m.image);
   if (!split) throw InputError(path + ": " + std::string(errno_name(split.error().code)) + ": " + split.error().message);
-  if (split->cms.empty()) throw InputError(path + ": EBADMSG: the appended signature is empty (sig_len 0)");
+  if (auto st = module::check_signature_present(*split); !st)
+    throw InputError(path + ": " + std::string(errno_name(st.error().code)) + ": " + st.error().message);
   return Bytes(split->cms.begin(), split->cms.end());
 }
 

@@ -7,6 +7,12 @@ std::string KernelProfile::name() const {
   return generation == Generation::v6 ? (legacy_digests ? "v6.1" : "v6") : "v7.0";
 }
 
+bool KernelProfile::has_sig_algo(const std::string& pkey_algo) const {
+  if (absent_sig_algos.empty()) return true;
+  const std::string family = pkey_algo.rfind("mldsa", 0) == 0 ? "mldsa" : pkey_algo.rfind("ecdsa", 0) == 0 ? "ecdsa" : pkey_algo;
+  return absent_sig_algos.count(family) == 0;
+}
+
 std::optional<KernelProfile> KernelProfile::parse(const std::string& n) {
   if (n == "v6.1" || n == "6.1") return v6_1();
   if (n == "v6" || n == "6") return v6();

@@ -36,6 +36,14 @@ struct KernelProfile {
   /// module's own format, "none" not built, or "gzip"/"xz"/"zstd" (module/decompress.cpp
   /// module_decompress_refusal).
   std::string module_decompress;
+  /// The signature algorithm families the kernel's configuration leaves out: "rsa"
+  /// (CONFIG_CRYPTO_RSA), "ecdsa" (CONFIG_CRYPTO_ECDSA), "mldsa" (CONFIG_CRYPTO_MLDSA, all
+  /// three parameter sets).  crypto_alloc_sig() of such an algorithm fails with ENOENT
+  /// (cms/public_key.cpp).  Empty: every algorithm of the generation is there.
+  std::set<std::string> absent_sig_algos;
+  /// Whether crypto_alloc_sig() finds the algorithm of a kernel pkey_algo name ("rsa",
+  /// "ecdsa", "ecdsa-nist-p256", "mldsa65" ...).
+  bool has_sig_algo(const std::string& pkey_algo) const;
 
   static KernelProfile v6() { return KernelProfile{Generation::v6}; }
   static KernelProfile v6_1() {

@@ -117,12 +117,7 @@ void pkcs7_extract_cert(ParseContext& ctx, const Element& e) {
   auto c = crypto::Certificate::from_der(e.tlv);
   if (!c) fail(c.error().code, which + ": " + c.error().message);
   if (auto st = x509_supported(*c, ctx.profile); !st) fail(st.error().code, which + ": " + st.error().message);
-  X509Cert x;
-  x.cert = std::move(c.value());
-  x.id = x.cert.kernel_id();
-  x.skid = x.cert.skid();
-  x.akid_id = x.cert.akid_id();
-  x.akid_skid = x.cert.akid_keyid();
+  X509Cert x = x509_cert_of(std::move(c.value()));
   x.index = ++ctx.x509_index;
   x.blacklisted = tbs_blacklisted(x.cert, ctx.profile, ctx.blacklist);
   if (auto st = check_self_signed(x, ctx.profile); !st) fail(st.error().code, which + ": " + st.error().message);

@@ -10,7 +10,6 @@ namespace modsign::kernel {
 
 Status pkcs7_validate_trust(Pkcs7Message& msg, const std::vector<crypto::Certificate>& trusted,
                             const KernelProfile& profile) {
-  (void)profile;
   bool any_ok = false, any_unsupported = false;
   for (auto& si : msg.signed_infos) {
     if (si.unsupported_crypto) {
@@ -69,8 +68,9 @@ Status pkcs7_validate_trust(Pkcs7Message& msg, const std::vector<crypto::Certifi
     }
     if (sinfo_sig && !si.m && !si.m_is_data)
       return make_error(KErr::einval, "Sig " + std::to_string(si.index) + ": pkcs7_verify() must run before trust validation");
-    Status st = sinfo_sig ? public_key_verify_signature(key->public_key(), *sinfo_sig, signed_bytes(msg, si), msg.backend, &msg)
-                          : verify_cert_signature(child->cert, key->public_key(), msg.backend);
+    Status st = sinfo_sig ? public_key_verify_signature(key->public_key(), *sinfo_sig, signed_bytes(msg, si), msg.backend,
+                                                        &msg, &profile)
+                          : verify_cert_signature(child->cert, key->public_key(), msg.backend, &profile);
     if (!st) {
       if (st.error().code == KErr::enomem) return st;
       return make_error(KErr::ekeyrejected, "Sig " + std::to_string(si.index) + ": " + st.error().message);

@@ -103,7 +103,7 @@ void pkcs7_find_key(Pkcs7Message& msg, SignedInfo& si) {
 // each issuer among the embedded certificates by the AKID (issuer+serial first, then
 // keyid), check the child's signature with it (errors returned as they are), stop at a
 // self-signed, blacklisted or unknown issuer, or a loop.
-Status pkcs7_verify_sig_chain(Pkcs7Message& msg, SignedInfo& si) {
+Status pkcs7_verify_sig_chain(Pkcs7Message& msg, SignedInfo& si, const KernelProfile& profile) {
   for (auto& c : msg.certs) c.seen = false;
   if (!si.signer) return ok_status();
   std::size_t cur = *si.signer;
@@ -130,7 +130,7 @@ Status pkcs7_verify_sig_chain(Pkcs7Message& msg, SignedInfo& si) {
     }
     if (!issuer) return ok_status();  // the root of this chain is not in the message
     if (msg.certs[*issuer].seen) return ok_status();  // loop
-    auto st = verify_cert_signature(x.cert, msg.certs[*issuer].cert.public_key(), msg.backend);
+    auto st = verify_cert_signature(x.cert, msg.certs[*issuer].cert.public_key(), msg.backend, &profile);
     if (!st) return st;
     x.signer = *issuer;
     cur = *issuer;
@@ -146,9 +146,9 @@ Status pkcs7_verify_one(Pkcs7Message& msg, std::size_t index, const KernelProfil
   const X509Cert& x = msg.certs[*si.signer];
   if (si.signing_time && (*si.signing_time < x.cert.valid_from() || *si.signing_time > x.cert.valid_to()))
     return make_error(KErr::ekeyrejected, "Message signed outside of X.509 validity window");
-  st = public_key_verify_signature(x.cert.public_key(), si, signed_bytes(msg, si), msg.backend, &msg);
+  st = public_key_verify_signature(x.cert.public_key(), si, signed_bytes(msg, si), msg.backend, &msg, &profile);
   if (!st) return st;
-  return pkcs7_verify_sig_chain(msg, si);
+  return pkcs7_verify_sig_chain(msg, si, profile);
 }
 
 }  // namespace

@@ -94,10 +94,32 @@ Status rsassa_pkcs1_verify(const crypto::PublicKey& key, crypto::HashAlgo h, Byt
   return ok_status();
 }
 
+/// The kernel's pkey_algo of an ECDSA key (x509_extract_key_data): "ecdsa-nist-p256" ...
+std::string ecdsa_key_name(crypto::KeyAlgo a) {
+  switch (a) {
+    case crypto::KeyAlgo::ecdsa_p192: return "ecdsa-nist-p192";
+    case crypto::KeyAlgo::ecdsa_p256: return "ecdsa-nist-p256";
+    case crypto::KeyAlgo::ecdsa_p384: return "ecdsa-nist-p384";
+    default: return "ecdsa-nist-p521";
+  }
+}
+
+/// crypto_alloc_sig(alg_name) (public_key_verify_signature, 7.2): the name
+/// software_key_determine_akcipher() built, ENOENT when the kernel's configuration has no
+/// such algorithm (crypto_alg_mod_lookup finds none; Debian's 7.2.13 cloud kernel is built
+/// without CONFIG_CRYPTO_MLDSA and still parses ML-DSA signatures: docs/conformance.md).
+Status crypto_alloc_sig(const std::string& alg_name, const std::string& pkey_algo, const KernelProfile* profile) {
+  if (!profile || profile->has_sig_algo(pkey_algo)) return ok_status();
+  const std::string symbol = pkey_algo.rfind("mldsa", 0) == 0   ? "CONFIG_CRYPTO_MLDSA"
+                             : pkey_algo.rfind("ecdsa", 0) == 0 ? "CONFIG_CRYPTO_ECDSA"
+                                                                : "CONFIG_CRYPTO_RSA";
+  return make_error(KErr::enoent, "crypto_alloc_sig(" + alg_name + "): no such algorithm (" + symbol + " is not set)");
+}
+
 }  // namespace
 
 Status public_key_verify_signature(const crypto::PublicKey& key, const SignedInfo& si, ByteView m,
-                                   crypto::Backend backend, const Pkcs7Message* msg) {
+                                   crypto::Backend backend, const Pkcs7Message* msg, const KernelProfile* profile) {
   const crypto::KeyAlgo ka = key.algo();
   const bool key_ecdsa = crypto::is_ecdsa(ka);
   if (key_ecdsa ? si.pkey_algo != "ecdsa" : key_algo_of(si.pkey_algo) != ka)
@@ -107,6 +129,7 @@ Status public_key_verify_signature(const crypto::PublicKey& key, const SignedInf
     // software_key_determine_akcipher: raw encoding, hash "none" or "sha512" only.
     if (si.hash_algo != "none" && si.hash_algo != "sha512")
       return make_error(KErr::einval, "ML-DSA accepts hash none or sha512, not " + si.hash_algo);
+    if (auto st = crypto_alloc_sig(si.pkey_algo, si.pkey_algo, profile); !st) return st;
     if (msg && si.m_is_data && msg->data_prehashed) {  // the data itself, as external μ
       for (const auto& [pk, mu] : msg->data_mu)
         if (pk == key.raw()) return crypto::ml_dsa_verify_mu(key, mu, si.signature);
@@ -120,6 +143,10 @@ Status public_key_verify_signature(const crypto::PublicKey& key, const SignedInf
   // 6.1: a genuine ECDSA signature under digestAlgorithm md5 is refused with EINVAL).
   if (key_ecdsa && (si.hash_algo == "md4" || si.hash_algo == "md5")) h.reset();
   if (!h) return make_error(KErr::einval, "no " + si.pkey_algo + " signature scheme with " + si.hash_algo);
+  if (auto st = crypto_alloc_sig(key_ecdsa ? "x962(" + ecdsa_key_name(ka) + ")" : "pkcs1(rsa," + si.hash_algo + ")",
+                                 key_ecdsa ? "ecdsa" : "rsa", profile);
+      !st)
+    return st;
   if (key_ecdsa) {
     auto der = normalize_ecdsa_signature(si.signature);
     if (!der) return make_error(KErr::ebadmsg, "malformed ECDSA-Sig-Value");

@@ -15,7 +15,14 @@ namespace modsign::kernel {
 std::optional<crypto::HashAlgo> hash_of(const std::string& name);
 
 /// public_key_verify_signature(key, sig) with sig->m = m (kernel-semantics §2.7, §3.3).
+/// With `profile`, an algorithm its configuration leaves out (KernelProfile::
+/// absent_sig_algos) fails as crypto_alloc_sig() does when no such algorithm is
+/// registered (crypto_alg_mod_lookup in crypto/api.c): ENOENT "crypto_alloc_sig(<name>):
+/// no such algorithm (CONFIG_CRYPTO_<X> is not set)", after the encoding and hash checks
+/// of software_key_determine_akcipher().  Callers map it as the kernel does: EKEYREJECTED
+/// in pkcs7_validate_trust_one(), x509_cert_parse() fails for a self-signed certificate.
 Status public_key_verify_signature(const crypto::PublicKey& key, const SignedInfo& si, ByteView m,
-                                   crypto::Backend backend = crypto::Backend::openssl, const Pkcs7Message* msg = nullptr);
+                                   crypto::Backend backend = crypto::Backend::openssl, const Pkcs7Message* msg = nullptr,
+                                   const KernelProfile* profile = nullptr);
 
 }  // namespace modsign::kernel

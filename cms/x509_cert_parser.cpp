@@ -4,8 +4,19 @@
 #include <algorithm>
 
 #include "asn1/der.hpp"
+#include "cms/x509_public_key.hpp"
 
 namespace modsign::kernel {
+
+X509Cert x509_cert_of(crypto::Certificate cert) {
+  X509Cert x;
+  x.cert = std::move(cert);
+  x.id = x.cert.kernel_id();
+  x.skid = x.cert.skid();
+  x.akid_id = x.cert.akid_id();
+  x.akid_skid = x.cert.akid_keyid();
+  return x;
+}
 
 Status x509_supported(const crypto::Certificate& cert, const KernelProfile& profile) {
   const ByteView o = cert.signature_algorithm();
@@ -28,6 +39,13 @@ Status x509_supported(const crypto::Certificate& cert, const KernelProfile& prof
                                         " (no SHA-3 before Linux 6.7)");
   if (crypto::is_ml_dsa(cert.public_key().algo()) && profile.generation == Generation::v6)
     return make_error(KErr::enopkg, "ML-DSA keys need kernel 7.0");
+  // x509_cert_parse() ends with x509_check_for_self_signed(), whose signature check fails
+  // with crypto_alloc_sig()'s ENOENT when the kernel lacks the algorithm (only ENOPKG is
+  // forgiven there): the certificate is not parsed, so not loaded.
+  if (!profile.absent_sig_algos.empty()) {
+    X509Cert x = x509_cert_of(cert);
+    if (auto st = check_self_signed(x, profile); !st && st.error().code == KErr::enoent) return st;
+  }
   return ok_status();
 }
 

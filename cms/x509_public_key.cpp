@@ -41,17 +41,16 @@ SignedInfo cert_sig(const crypto::Certificate& c) {
 }  // namespace
 
 Status verify_cert_signature(const crypto::Certificate& child, const crypto::PublicKey& issuer_key,
-                             crypto::Backend backend) {
+                             crypto::Backend backend, const KernelProfile* profile) {
   if (child.signature_value().empty()) return make_error(KErr::ebadmsg, "certificate signature BIT STRING has unused bits");
   SignedInfo si = cert_sig(child);
-  if (si.hash_algo == "none") return public_key_verify_signature(issuer_key, si, child.tbs(), backend);
+  if (si.hash_algo == "none") return public_key_verify_signature(issuer_key, si, child.tbs(), backend, nullptr, profile);
   auto h = hash_of(si.hash_algo);
   if (!h) return make_error(KErr::enopkg, "unsupported certificate hash");
-  return public_key_verify_signature(issuer_key, si, crypto::digest(*h, child.tbs()), backend);
+  return public_key_verify_signature(issuer_key, si, crypto::digest(*h, child.tbs()), backend, nullptr, profile);
 }
 
 Status check_self_signed(X509Cert& x, const KernelProfile& profile) {
-  (void)profile;
   if (!same(x.cert.subject(), x.cert.issuer())) return ok_status();
   if (x.akid_id || x.akid_skid) {
     const bool a = x.skid && x.akid_skid && *x.skid == *x.akid_skid;
@@ -59,7 +58,7 @@ Status check_self_signed(X509Cert& x, const KernelProfile& profile) {
     if (!a && !b) return ok_status();  // AKID names another certificate: not self-signed
     if ((a != b) && x.akid_id && x.akid_skid) return make_error(KErr::ekeyrejected, "AKID parts disagree");
   }
-  auto st = verify_cert_signature(x.cert, x.cert.public_key());
+  auto st = verify_cert_signature(x.cert, x.cert.public_key(), crypto::Backend::openssl, &profile);
   if (!st) {
     if (st.error().code == KErr::enopkg) {
       x.unsupported_sig = true;

@@ -25,14 +25,17 @@ bool tbs_blacklisted(const crypto::Certificate& c, const KernelProfile& p, const
 
 /// x509_check_for_self_signed (x509_public_key.c): same raw subject and issuer, an AKID (if
 /// any) pointing at the certificate itself (both parts must agree when both exist), then
-/// the signature checked with its own key; ENOPKG marks the signature unsupported.
+/// the signature checked with its own key; ENOPKG marks the signature unsupported; any other
+/// error fails x509_cert_parse(), e.g. ENOENT for a self-signed ML-DSA certificate on a
+/// kernel without CONFIG_CRYPTO_MLDSA (crypto_alloc_sig finds no "mldsa65").
 Status check_self_signed(X509Cert& x, const KernelProfile& profile);
 
 /// Check `child`'s certificate signature with `issuer_key` as the kernel does: the TBS
 /// hashed with the certificate signature's hash (x509_get_sig_params; ML-DSA: the TBS
 /// itself), then public_key_verify_signature().  EBADMSG for a signature BIT STRING with
-/// unused bits, ENOPKG for a hash modsign cannot compute, else public_key_verify_signature's.
+/// unused bits, ENOPKG for a hash modsign cannot compute, else public_key_verify_signature's
+/// (ENOENT for an algorithm `profile` leaves out, when given).
 Status verify_cert_signature(const crypto::Certificate& child, const crypto::PublicKey& issuer_key,
-                             crypto::Backend backend = crypto::Backend::openssl);
+                             crypto::Backend backend = crypto::Backend::openssl, const KernelProfile* profile = nullptr);
 
 }  // namespace modsign::kernel

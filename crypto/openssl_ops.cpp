@@ -7,6 +7,7 @@
 
 #include "crypto/crypto.hpp"
 #include "crypto/openssl_util.hpp"
+#include "crypto/pkcs11_store.hpp"
 
 namespace modsign::crypto {
 
@@ -78,6 +79,7 @@ struct MlDsaParams {
 
 Result<Bytes> openssl_ml_dsa_sign(const PrivateKey& key, ByteView msg, bool deterministic) {
   EVP_PKEY* k = static_cast<EVP_PKEY*>(key.native());
+  const auto turn = pkcs11::session_turn(k);
   PkeyCtxPtr ctx(EVP_PKEY_CTX_new_from_pkey(nullptr, k, nullptr));
   SigPtr alg(EVP_SIGNATURE_fetch(nullptr, ml_dsa_name(key.algo()), nullptr));
   MlDsaParams params(false, deterministic);
@@ -139,6 +141,7 @@ Bytes MlDsaMu::final() {
 Result<Bytes> ml_dsa_sign_mu(const PrivateKey& key, ByteView mu, bool deterministic) {
   if (!is_ml_dsa(key.algo()) || mu.size() != 64) return make_error(KErr::einval, "ML-DSA μ signing needs an ML-DSA key and 64 bytes");
   EVP_PKEY* k = static_cast<EVP_PKEY*>(key.native());
+  const auto turn = pkcs11::session_turn(k);
   PkeyCtxPtr ctx(EVP_PKEY_CTX_new_from_pkey(nullptr, k, nullptr));
   SigPtr alg(EVP_SIGNATURE_fetch(nullptr, ml_dsa_name(key.algo()), nullptr));
   MlDsaParams params(true, deterministic);
@@ -202,6 +205,7 @@ Result<Bytes> sign_digest(const PrivateKey& key, HashAlgo hash, ByteView d, bool
   if (is_ml_dsa(key.algo())) return make_error(KErr::einval, "ML-DSA signs messages, not digests");
   if (d.size() != hash_info(hash).size) return make_error(KErr::einval, "digest of the wrong size");
   EVP_PKEY* k = static_cast<EVP_PKEY*>(key.native());
+  const auto turn = pkcs11::session_turn(k);
   PkeyCtxPtr ctx(EVP_PKEY_CTX_new_from_pkey(nullptr, k, nullptr));
   if (!ctx || EVP_PKEY_sign_init(ctx.get()) <= 0 || EVP_PKEY_CTX_set_signature_md(ctx.get(), md_of(hash)) <= 0)
     return make_error(KErr::einval, "sign init: " + openssl_error());

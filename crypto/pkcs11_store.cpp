@@ -13,6 +13,9 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
+#include <map>
+#include <memory>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -69,9 +72,14 @@ std::optional<std::string> parse_part(std::string_view s, char sep, bool is_quer
     const bool known = is_query ? std::ranges::find(kQuery, name) != std::end(kQuery)
                                 : std::ranges::find(kPath, name) != std::end(kPath);
     if (!known) return "unknown " + std::string(is_query ? "query" : "path") + " attribute '" + std::string(name) + "'";
-    for (std::size_t i = 0; i < value.size(); ++i)
+    for (std::size_t i = 0; i < value.size(); ++i) {
       if (value[i] == '%' && (i + 2 >= value.size() || !hex(value[i + 1]) || !hex(value[i + 2])))
         return "bad %-escape in '" + std::string(name) + "'";
+      // RFC 7512 §2.3 values are percent-encoded octets, but no PKCS#11 label, id or path
+      // holds a NUL, and a NUL would end the C strings the value is handed on as.
+      if (value[i] == '%' && value[i + 1] == '0' && value[i + 2] == '0')
+        return "%00 (a NUL byte) in '" + std::string(name) + "': no PKCS#11 attribute value holds one";
+    }
     out.emplace_back(std::string(name), pct_decode(value));
   }
   return std::nullopt;
@@ -184,6 +192,7 @@ struct TokenView {
   std::string name;  // "'LABEL' (MANUFACTURER MODEL)"
   bool ml_dsa = false;
   bool login_required = false;
+  bool one_session = false;  // ulMaxSessionCount 1
   CK_ULONG slot = 0;
 };
 
@@ -245,6 +254,7 @@ Result<std::optional<TokenView>> probe(const std::string& module, const Uri& u, 
           v.ml_dsa = std::find(mechs.begin(), mechs.begin() + static_cast<long>(m), kCkmMlDsa) != mechs.begin() + static_cast<long>(m);
       }
       v.login_required = (ti.flags & kCkfLoginRequired) != 0;
+      v.one_session = ti.max_sessions == 1;
       v.slot = s;
       found = v;
       break;
@@ -272,11 +282,22 @@ Result<std::optional<TokenView>> probe(const std::string& module, const Uri& u, 
 
 // --------------------------------------------------------------- OpenSSL side
 
+/// The keys of tokens that allow one session at a time, each with the lock its signers
+/// take turns on (session_turn()).
+std::mutex g_turns_mu;
+std::map<const void*, std::shared_ptr<std::mutex>> g_turns;
+std::atomic<bool> g_any_turns{false};
+
 struct Context {
   OSSL_LIB_CTX* libctx = nullptr;
   OSSL_PROVIDER* deflt = nullptr;
   OSSL_PROVIDER* p11 = nullptr;
+  const void* one_session_key = nullptr;  // registered in g_turns
   ~Context() {
+    if (one_session_key) {
+      std::lock_guard<std::mutex> l(g_turns_mu);
+      g_turns.erase(one_session_key);
+    }
     if (p11) OSSL_PROVIDER_unload(p11);
     if (deflt) OSSL_PROVIDER_unload(deflt);
     if (libctx) OSSL_LIB_CTX_free(libctx);
@@ -333,7 +354,49 @@ std::vector<OSSL_STORE_INFO*> store_load(Context& c, const std::string& uri, int
 
 }  // namespace
 
+std::unique_lock<std::mutex> session_turn(const void* evp_pkey) {
+  if (!g_any_turns.load(std::memory_order_acquire)) return {};
+  std::shared_ptr<std::mutex> m;
+  {
+    std::lock_guard<std::mutex> l(g_turns_mu);
+    const auto it = g_turns.find(evp_pkey);
+    if (it == g_turns.end()) return {};
+    m = it->second;
+  }
+  return std::unique_lock<std::mutex>(*m);  // the Context (and so the map entry) outlives the key's signers
+}
+
 bool is_uri(std::string_view key) noexcept { return key.size() >= 7 && std::string_view(key.data(), 7) == "pkcs11:"; }
+
+bool pin_in_uri(std::string_view uri) noexcept {
+  if (!is_uri(uri)) return false;
+  for (std::size_t at = uri.find("pin-value="); at != std::string_view::npos; at = uri.find("pin-value=", at + 1))
+    if (at > 0 && (uri[at - 1] == ';' || uri[at - 1] == '?' || uri[at - 1] == '&' || uri[at - 1] == ':')) return true;
+  return false;
+}
+
+std::string printable_uri(std::string_view uri) {
+  std::string out;
+  for (std::size_t i = 0; i < uri.size();) {
+    constexpr std::string_view kPin = "pin-value=";
+    const bool attr_start = i == 0 || uri[i - 1] == ';' || uri[i - 1] == '?' || uri[i - 1] == '&' || uri[i - 1] == ':';
+    if (attr_start && uri.substr(i, kPin.size()) == kPin) {
+      out += "pin-value=(not shown)";
+      i += kPin.size();
+      while (i < uri.size() && uri[i] != ';' && uri[i] != '&' && uri[i] != '?') ++i;
+      continue;
+    }
+    const auto c = static_cast<unsigned char>(uri[i++]);
+    if (c < 0x20 || c >= 0x7f) {  // shown percent-encoded, as RFC 7512 writes such octets
+      char hexed[4];
+      std::snprintf(hexed, sizeof hexed, "%%%02X", c);
+      out += hexed;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
 
 Result<TokenKey> load(const std::string& uri, const TokenOptions& o) {
   auto u = parse_uri(uri);
@@ -345,7 +408,17 @@ Result<TokenKey> load(const std::string& uri, const TokenOptions& o) {
                                         "): set MODSIGN_PKCS11_PROVIDER or OPENSSL_MODULES, or install pkcs11-provider");
   const char* module_env = std::getenv("PKCS11_PROVIDER_MODULE");
   const std::string module = module_env ? module_env : "";
+  // The PKCS#11 module the provider would dlopen: a path that is not there is named here
+  // (the provider would only fail to find the key).
+  if (!module.empty() && !is_file(module))
+    return make_error(KErr::enopkg, "PKCS#11 module " + printable_uri(module) +
+                                        " (PKCS11_PROVIDER_MODULE) does not exist or is not a file");
+  for (const auto& [n, v] : u->query)
+    if (n == "module-path" && !is_file(v))
+      return make_error(KErr::enopkg, "PKCS#11 module " + printable_uri(v) +
+                                          " (module-path in the URI) does not exist or is not a file");
   TokenKey out;
+  bool one_session = false;
   PinState pin;
   pin.o = &o;
   pin.typed = o.pin;
@@ -360,6 +433,7 @@ Result<TokenKey> load(const std::string& uri, const TokenOptions& o) {
     }
     if (*view) {
       out.token = (*view)->name;
+      one_session = (*view)->one_session;
       if (o.expect && is_ml_dsa(*o.expect) && !(*view)->ml_dsa) {
         if (pin.typed) cleanse(*pin.typed);
         return make_error(KErr::enopkg, "token " + out.token +
@@ -420,6 +494,12 @@ Result<TokenKey> load(const std::string& uri, const TokenOptions& o) {
     return make_error(key.error().code, "token " + token + ": " + key.error().message);
   }
   out.key = std::move(key.value());
+  if (one_session) {
+    std::lock_guard<std::mutex> l(g_turns_mu);
+    g_turns[out.key.native()] = std::make_shared<std::mutex>();
+    ctx->one_session_key = out.key.native();
+    g_any_turns.store(true, std::memory_order_release);
+  }
   if (o.with_certs) {
     auto certs = store_load(*ctx, with_type(uri, "cert"), OSSL_STORE_INFO_CERT, pin);
     for (auto* i : certs) {

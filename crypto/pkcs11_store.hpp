@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +21,21 @@ namespace modsign::crypto::pkcs11 {
 
 /// True when `key` names a token key ("pkcs11:" ...).
 bool is_uri(std::string_view key) noexcept;
+
+/// The turn of the caller that is about to sign with `evp_pkey` (PrivateKey::native()):
+/// a held lock when the key is on a token that allows one session at a time
+/// (CK_TOKEN_INFO.ulMaxSessionCount 1), so that the workers of a batch take turns on it;
+/// an empty lock for every other key (a token with more sessions gives each concurrent
+/// operation a session of its own, through pkcs11-provider's session pool).
+std::unique_lock<std::mutex> session_turn(const void* evp_pkey);
+
+/// True when the URI `uri` carries a PIN (a pin-value attribute, in its path or query),
+/// which modsign never accepts (the command line is visible to every user).
+bool pin_in_uri(std::string_view uri) noexcept;
+
+/// `uri` as messages show it: every pin-value's value replaced by "(not shown)", and each
+/// octet that is a control character or not ASCII shown percent-encoded ("%0A").
+std::string printable_uri(std::string_view uri);
 
 /// How load() finds the provider and logs in.
 struct TokenOptions {
@@ -48,9 +64,12 @@ struct TokenKey {
 /// Load the private key named by `uri` (RFC 7512; type=private is added when the URI has
 /// no type).  Errors (messages without the URI; the caller prefixes it):
 ///  - EINVAL "not a PKCS#11 URI (RFC 7512): <why>" (unknown attribute, bad %-escape,
-///    type other than private), "the PIN must not be in the URI (pin-value): use
-///    KBUILD_SIGN_PIN, --pin-file or the prompt";
-///  - ENOPKG "pkcs11-provider not found (...)", "cannot load pkcs11-provider <path>: ...",
+///    type other than private, "%00 (a NUL byte) in 'token': no PKCS#11 attribute value
+///    holds one"), "the PIN must not be in the URI (pin-value): use KBUILD_SIGN_PIN,
+///    --pin-file or the prompt";
+///  - ENOPKG "pkcs11-provider not found (...)", "PKCS#11 module <path>
+///    (PKCS11_PROVIDER_MODULE) does not exist or is not a file", the same with
+///    "(module-path in the URI)", "cannot load pkcs11-provider <path>: ...",
 ///    "token <T> has no CKM_ML_DSA mechanism: ML-DSA signing needs a PKCS#11 3.2 token
 ///    that offers it";
 ///  - ENOKEY "no token matches the URI in <module>", "token <T>: wrong PIN

@@ -36,6 +36,13 @@ std::string major_minor(std::string_view s) {
 
 bool is_set_y(const KernelConfig& c, std::string_view name) { return c.value(name) == "y"; }
 
+/// What a missing signature algorithm does (public_key_verify_signature's crypto_alloc_sig
+/// finds none: ENOENT; pkcs7_validate_trust_one turns it into EKEYREJECTED, and
+/// x509_check_for_self_signed keeps a self-signed certificate of that type out of the keyring).
+constexpr const char* kNoSigAlgo =
+    " (crypto_alloc_sig fails with ENOENT: a trusted key of this type refuses the module, EKEYREJECTED, and a "
+    "self-signed certificate of this type is not loaded, ENOKEY)";
+
 /// "needs CONFIG_X=y, which is not set" or "needs CONFIG_X=y, not =m".
 std::string needs(const KernelConfig& c, const std::string& symbol) {
   const std::string v = c.value(symbol);
@@ -63,7 +70,7 @@ KeyFamily family(std::string_view algorithm) {
 }  // namespace
 
 void parse_config_text(std::string_view text, KernelConfig& c) {
-  while (!text.empty()) {
+  for (std::size_t line_no = 1; !text.empty(); ++line_no) {
     const std::size_t nl = text.find('\n');
     std::string_view line = trim(text.substr(0, nl));
     text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
@@ -76,7 +83,9 @@ void parse_config_text(std::string_view text, KernelConfig& c) {
     if (!line.starts_with("CONFIG_")) continue;
     const std::size_t eq = line.find('=');
     if (eq == std::string_view::npos) continue;
-    c.symbols[std::string(trim(line.substr(0, eq)))] = unquote(trim(line.substr(eq + 1)));
+    const std::string name(trim(line.substr(0, eq)));
+    c.symbols[name] = unquote(trim(line.substr(eq + 1)));
+    if (name == "CONFIG_MODULE_SIG_HASH") c.sig_hash_line = line_no;
   }
   c.sig_hash = c.value("MODULE_SIG_HASH");
 }
@@ -119,6 +128,14 @@ std::string module_decompress_of(const KernelConfig& config) {
   return "";
 }
 
+std::vector<std::string> absent_sig_algos_of(const KernelConfig& c) {
+  std::vector<std::string> out;
+  if (!is_set_y(c, "CRYPTO_RSA")) out.emplace_back("rsa");
+  if (!is_set_y(c, "CRYPTO_ECDSA")) out.emplace_back("ecdsa");
+  if (generation_of(c) == "v7.0" && !is_set_y(c, "CRYPTO_MLDSA")) out.emplace_back("mldsa");
+  return out;
+}
+
 std::string generation_of(const KernelConfig& c) {
   if (c.version.empty()) return "v7.0";
   const std::size_t dot = c.version.find('.');
@@ -152,11 +169,11 @@ std::vector<std::string> signature_warnings(const KernelConfig& c, std::string_v
   switch (family(algorithm)) {
     case KeyFamily::rsa:
       if (!is_set_y(c, "CRYPTO_RSA"))
-        w.push_back(head + "RSA " + needs(c, "CONFIG_CRYPTO_RSA") + " (the kernel refuses it: ENOPKG)");
+        w.push_back(head + "RSA " + needs(c, "CONFIG_CRYPTO_RSA") + kNoSigAlgo);
       break;
     case KeyFamily::ecdsa:
       if (!is_set_y(c, "CRYPTO_ECDSA"))
-        w.push_back(head + "ECDSA " + needs(c, "CONFIG_CRYPTO_ECDSA") + " (the kernel refuses it: ENOPKG)");
+        w.push_back(head + "ECDSA " + needs(c, "CONFIG_CRYPTO_ECDSA") + kNoSigAlgo);
       break;
     case KeyFamily::mldsa:
       if (!v7) {
@@ -164,7 +181,7 @@ std::vector<std::string> signature_warnings(const KernelConfig& c, std::string_v
         break;
       }
       if (!is_set_y(c, "CRYPTO_MLDSA"))
-        w.push_back(head + "ML-DSA " + needs(c, "CONFIG_CRYPTO_MLDSA") + " (the kernel refuses it: ENOPKG)");
+        w.push_back(head + "ML-DSA " + needs(c, "CONFIG_CRYPTO_MLDSA") + kNoSigAlgo);
       if (signed_attrs && !is_set_y(c, "PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA"))
         w.push_back(head + "ML-DSA with signedAttrs is refused (EKEYREJECTED) without "
                            "CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA=y");

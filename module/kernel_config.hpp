@@ -17,7 +17,8 @@ using KernelConfig = modsign::KernelConfig;
 /// The symbols of a .config / auto.conf text: "CONFIG_X=value" lines (a "..." value
 /// unquoted with \" and \\ undone); comments, "# CONFIG_X is not set" and blank lines
 /// skipped.  Sets config.symbols, sig_hash, and version from the generated header line
-/// "# Linux/<arch> <release> Kernel Configuration" when found.
+/// "# Linux/<arch> <release> Kernel Configuration" when found; sig_hash_line the line
+/// (from 1) of CONFIG_MODULE_SIG_HASH.
 void parse_config_text(std::string_view text, KernelConfig& config);
 /// "7.2" from a Makefile's "VERSION = 7" and "PATCHLEVEL = 2" lines; "" without both.
 std::string version_from_makefile(std::string_view makefile);
@@ -30,6 +31,13 @@ void resolve_signing_key(const std::string& dir, KernelConfig& config);
 /// CONFIG_MODULE_DECOMPRESS=y, else the format of CONFIG_MODULE_COMPRESS_GZIP/_XZ/_ZSTD
 /// ("gzip", "xz", "zstd"; decompress.c builds only that one), "" when none is set.
 std::string module_decompress_of(const KernelConfig& config);
+/// The signature algorithm families the kernel of `config` cannot check with
+/// (KernelProfile::absent_sig_algos): "rsa" without CONFIG_CRYPTO_RSA=y, "ecdsa" without
+/// CONFIG_CRYPTO_ECDSA=y, "mldsa" without CONFIG_CRYPTO_MLDSA=y on 7.x (6.x has none, by
+/// generation).  =m counts as absent: the certificates built into the kernel are parsed
+/// at boot, before any module could provide the algorithm, and the key types of
+/// certs/Kconfig select their algorithm =y.
+std::vector<std::string> absent_sig_algos_of(const KernelConfig& config);
 /// "v6.1", "v6" or "v7.0" for config.version (see kernel_profile_of()).
 std::string generation_of(const KernelConfig& config);
 /// kernel_config_warnings() (include/modsign/kernel_config.hpp).

@@ -16,6 +16,11 @@ Bytes encode_module_signature(std::uint32_t sig_len) {
   return b;
 }
 
+Status check_signature_present(const SplitModule& s) {
+  if (s.cms.empty()) return make_error(KErr::ebadmsg, "the appended signature is empty (sig_len 0)");
+  return ok_status();
+}
+
 bool has_marker(ByteView file) {
   return file.size() > kMarker.size() &&
          std::memcmp(file.data() + file.size() - kMarker.size(), kMarker.data(), kMarker.size()) == 0;

@@ -41,6 +41,13 @@ struct SplitModule {
   ModuleSignature trailer;
 };
 
+/// A trailer whose sig_len is 0 passes mod_check_sig(), but the PKCS#7 message it points
+/// at is then empty, which pkcs7_parse_message() refuses (mod_verify_sig fails with
+/// EBADMSG): no signature to describe, extract or strip.  EBADMSG "the appended signature
+/// is empty (sig_len 0)" for such a split; `info`, `extract` and `strip` (without legacy)
+/// all use this.
+Status check_signature_present(const SplitModule& s);
+
 /// True if the file ends with the marker and is longer than it (module_sig_check step 2).
 bool has_marker(ByteView file);
 

@@ -258,5 +258,89 @@ TEST_F(CliRemote, HostileManifestsAreRefusedBeforeAnythingIsWritten) {
   EXPECT_EQ(slurp(a), pattern(4096));
 }
 
+// An edited manifest line: each recorded value is checked against the certificate, the
+// module and the other values before anything is written; the refusal names the manifest
+// line, the module and the field (exit 3).
+TEST_F(CliRemote, EditedManifestFieldsAreRefusedBeforeAnythingIsWritten) {
+  const std::string a = module("a.ko"), ml = module("ml.ko");
+  const std::string man = d_ / "m.jsonl", mlman = d_ / "ml.jsonl";
+  auto r = run(M() + " sign -q --prepare " + q(man) + " --cert " + q(key("rsa.crt")) + " --hash sha256 " + q(a));
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = run(M() + " sign -q --prepare " + q(mlman) + " --cert " + q(key("mldsa.crt")) + " " + q(ml));
+  ASSERT_EQ(r.status, 0) << r.err;
+  sign_all(man, "rsa.pem", "-pkeyopt digest:sha256", d_ / "sigs");
+  sign_all(mlman, "mldsa.pem", "-pkeyopt mu:1", d_ / "mlsigs");
+  struct Case {
+    std::string manifest, from, to, why;
+  };
+  const std::vector<Case> cases = {
+      {man, "\"algorithm\":\"RSA\"", "\"algorithm\":\"ECDSA-P256\"",
+       a + ": \"algorithm\" is ECDSA-P256, the certificate's key is RSA"},
+      {man, "\"compression\":null", "\"compression\":\"xz\"", a + ": \"compression\" is xz, the module is not compressed"},
+      {man, "\"recompress\":false", "\"recompress\":true", a + ": \"recompress\" is true, the module is not compressed"},
+      {man, "\"hash\":\"sha256\"", "\"hash\":\"sha512\"", a + ": \"hash\" is sha512 (64 bytes), to_sign has 32"},
+      {man, "\"hash\":\"sha256\"", "\"hash\":\"sha999\"", a + ": \"hash\" is sha999, not a digest modsign knows"},
+      {man, "\"form\":\"no signedAttrs\"", "\"form\":\"signedAttrs\"",
+       a + ": \"form\" is signedAttrs, but the line has no signed_attrs_der"},
+      {man, "\"to_sign_type\":\"digest\"", "\"to_sign_type\":\"mu\"",
+       a + ": \"to_sign_type\" is mu, an RSA key signs a digest"},
+      {mlman, "\"form\":\"no signedAttrs\"", "\"form\":\"signedAttrs\"",
+       ml + ": \"form\" is signedAttrs, which makes to_sign_type signed-attrs, not mu"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.to);
+    std::string l = text(c.manifest);
+    ASSERT_NE(l.find(c.from), std::string::npos);
+    l.replace(l.find(c.from), c.from.size(), c.to);
+    spit(d_ / "edited.jsonl", l);
+    r = run(M() + " sign --attach " + q(d_ / "edited.jsonl") + " --signatures " +
+            q(c.manifest == man ? d_ / "sigs" : d_ / "mlsigs"));
+    EXPECT_EQ(r.status, 3);
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err, "modsign: " + d_ / "edited.jsonl" + ": line 1: " + c.why + " (edited since prepare); nothing was written\n");
+    EXPECT_EQ(slurp(a), pattern(4096));
+    EXPECT_EQ(slurp(ml), pattern(4096));
+  }
+  // The manifests as prepared attach.
+  r = run(M() + " sign -q --attach " + q(man) + " --signatures " + q(d_ / "sigs"));
+  EXPECT_EQ(r.status, 0) << r.err;
+}
+
+// An attach run again after a partial failure: the module attached the first time is
+// recognised ("already attached", left as it is), the one that failed is signed now.
+TEST_F(CliRemote, AttachAgainAfterAPartialFailure) {
+  const std::string a = module("a.ko"), b = module("b.ko", 5000), c = module("c.ko", 6000);
+  const std::string man = d_ / "m.jsonl";
+  auto r = run(M() + " sign -q --prepare " + q(man) + " --cert " + q(key("rsa.crt")) + " --hash sha256 " + q(a) + " " +
+               q(b) + " " + q(c));
+  ASSERT_EQ(r.status, 0) << r.err;
+  sign_all(man, "rsa.pem", "-pkeyopt digest:sha256", d_ / "sigs");
+  const Bytes good = slurp(d_ / "sigs/2.sig");
+  Bytes bad = good;
+  bad[10] ^= 1;
+  spit(d_ / "sigs/2.sig", bad);
+  r = run(M() + " sign --attach " + q(man) + " --signatures " + q(d_ / "sigs"));
+  EXPECT_EQ(r.status, 3);
+  const Bytes signed_a = slurp(a), signed_c = slurp(c);
+  EXPECT_EQ(signed_a.size(), 4096u + 416 + 40);
+  EXPECT_EQ(slurp(b), pattern(5000));
+  spit(d_ / "sigs/2.sig", good);
+  r = run(M() + " sign --attach " + q(man) + " --signatures " + q(d_ / "sigs"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, a + ": already attached (it carries this signature)\n" + b +
+                       ": signed (RSA, no signedAttrs, sha256, CMS 416 bytes)\n" + c +
+                       ": already attached (it carries this signature)\n");
+  EXPECT_EQ(slurp(a), signed_a);
+  EXPECT_EQ(slurp(c), signed_c);
+  EXPECT_EQ(slurp(b).size(), 5000u + 416 + 40);
+  // A module signed since prepare with another signature is still "changed since prepare".
+  spit(d_ / "sigs/1.sig", slurp(d_ / "sigs/3.sig"));
+  r = run(M() + " sign --attach " + q(man) + " --signatures " + q(d_ / "sigs"));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_NE(r.err.find("modsign: " + a + ": changed since prepare (4552 bytes, prepared with 4096)\n"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(slurp(a), signed_a);
+}
+
 }  // namespace
 }  // namespace modsign::test::cli_tests

@@ -156,13 +156,16 @@ TEST_F(KernelSettings, Warnings) {
   EXPECT_EQ(kernel_config_warnings(bare, "s", "ECDSA-P256", "sha3-384", false),
             (std::vector<std::string>{
                 "warning: " + ws + ": s: sha3-384 needs CONFIG_CRYPTO_SHA3=y, which is not set (the kernel refuses it: ENOPKG)",
-                "warning: " + ws + ": s: ECDSA needs CONFIG_CRYPTO_ECDSA=y, not =m (the kernel refuses it: ENOPKG)"}));
+                "warning: " + ws + ": s: ECDSA needs CONFIG_CRYPTO_ECDSA=y, not =m (crypto_alloc_sig fails with ENOENT: a "
+                                   "trusted key of this type refuses the module, EKEYREJECTED, and a self-signed "
+                                   "certificate of this type is not loaded, ENOKEY)"}));
   EXPECT_EQ(kernel_config_warnings(bare, "s", "ML-DSA-87", "sha512", false),
             (std::vector<std::string>{
                 "warning: " + ws + ": s: sha512 needs CONFIG_CRYPTO_SHA512=y, not =m (the digest must be built in to "
                                    "check module signatures)",
-                "warning: " + ws + ": s: ML-DSA needs CONFIG_CRYPTO_MLDSA=y, which is not set (the kernel refuses it: "
-                                   "ENOPKG)"}));
+                "warning: " + ws + ": s: ML-DSA needs CONFIG_CRYPTO_MLDSA=y, which is not set (crypto_alloc_sig fails "
+                                   "with ENOENT: a trusted key of this type refuses the module, EKEYREJECTED, and a "
+                                   "self-signed certificate of this type is not loaded, ENOKEY)"}));
   bare.symbols.erase("CONFIG_MODULE_SIG");
   EXPECT_EQ(kernel_config_warnings(bare, "s", "RSA", "sha256", false),
             std::vector<std::string>{"warning: " + ws +
@@ -235,6 +238,74 @@ TEST_F(KernelSettings, WarnsWhenThatKernelRefuses) {
   EXPECT_EQ(r.err, "modsign: warning: " + deb +
                        "/.config: the new signature (ML-DSA-65, sha256, no signedAttrs): Linux 6.12 knows no ML-DSA "
                        "(added in 7.0; the kernel refuses it: ENOPKG)\n");
+}
+
+// A 7.2 kernel built without CONFIG_CRYPTO_MLDSA (as Debian's 7.2.13 cloud kernel is:
+// docs/conformance.md, where its parser still reads ML-DSA signatures, 05-unknown-mldsa65
+// loads tainted with no PKCS7 line) has no "mldsa65" for crypto_alloc_sig() (ENOENT): a
+// self-signed ML-DSA certificate never enters the keyring (x509_check_for_self_signed
+// fails), so the module has no key (ENOKEY, tainted); an ML-DSA certificate issued by an
+// RSA CA does enter it, and pkcs7_validate_trust_one() then refuses the module (EKEYREJECTED).
+TEST_F(KernelSettings, KernelWithoutMldsaHasNoKeyOrRefuses) {
+  std::string cfg = fragment("7.2.13-nowaive.config");
+  ASSERT_NE(cfg.find("CONFIG_CRYPTO_MLDSA=y\n"), std::string::npos);
+  cfg.replace(cfg.find("CONFIG_CRYPTO_MLDSA=y\n"), 22, "# CONFIG_CRYPTO_MLDSA is not set\n");
+  const std::string t = tree("nomldsa", "7.2.13-nowaive.config");
+  test::spit(t + "/.config", cfg);
+  EXPECT_EQ(kernel_profile_of(read_kernel_build(t)).absent_sig_algos(), std::vector<std::string>{"mldsa"});
+  EXPECT_EQ(kernel_profile_of(read_kernel_build(tree("nowaive", "7.2.13-nowaive.config"))).absent_sig_algos(),
+            std::vector<std::string>{});
+  const std::string m = module();
+  auto r = test::run(test::modsign_cli() + " sign -q --key " + q(file("ml.pem")) + " --cert " + q(file("ml.crt")) + " " + q(m));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string warning = "modsign: warning: " + t + "/.config: the module's signature: ML-DSA needs "
+                              "CONFIG_CRYPTO_MLDSA=y, which is not set (crypto_alloc_sig fails with ENOENT: a trusted "
+                              "key of this type refuses the module, EKEYREJECTED, and a self-signed certificate of this "
+                              "type is not loaded, ENOKEY)\n";
+  r = test::run(test::modsign_cli() + " verify --kernel-build " + q(t) + " --cert " + q(file("ml.crt")) + " " + q(m));
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_EQ(r.out.rfind(m + ": loads-tainted (ENOKEY): ", 0), 0u) << r.out;
+  EXPECT_EQ(r.err, "modsign: note: " + file("ml.crt") + " certificate 1 is not loaded by a v7.0 kernel (ENOENT: "
+                   "self-signature: crypto_alloc_sig(mldsa65): no such algorithm (CONFIG_CRYPTO_MLDSA is not set))\n" +
+                       warning)
+      << r.err;
+  // The kernel with ML-DSA: the same module loads.
+  r = test::run(test::modsign_cli() + " verify --kernel-build " + q(d_ / "nowaive") + " --cert " + q(file("ml.crt")) + " " + q(m));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  // An ML-DSA certificate issued by the RSA key: loaded, and then refused.
+  const std::string o = test::openssl();
+  r = test::run(o + " req -new -key " + q(file("ml.pem")) + " -subj '/CN=ml leaf/O=modsign' -out " + q(d_ / "leaf.csr") +
+                " && " + o + " x509 -req -in " + q(d_ / "leaf.csr") + " -CA " + q(file("rsa.crt")) + " -CAkey " +
+                q(file("rsa.pem")) + " -days 30 -set_serial 7 -out " + q(d_ / "leaf.crt"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string m2 = module("m2.ko");
+  r = test::run(test::modsign_cli() + " sign -q --key " + q(file("ml.pem")) + " --cert " + q(d_ / "leaf.crt") + " " + q(m2));
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = test::run(test::modsign_cli() + " verify --kernel-build " + q(t) + " --cert " + q(d_ / "leaf.crt") + " " + q(m2));
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_EQ(r.out, m2 + ": refused (EKEYREJECTED): Sig 1: crypto_alloc_sig(mldsa65): no such algorithm "
+                        "(CONFIG_CRYPTO_MLDSA is not set)\n");
+  EXPECT_EQ(r.err, warning);
+}
+
+// A CONFIG_MODULE_SIG_HASH that names no digest is that file's error (its line), exit 3.
+TEST_F(KernelSettings, BadModuleSigHashNamesTheConfigLine) {
+  const std::string t = tree("md5", "7.2.13-waive.config");
+  test::spit(t + "/.config", std::string("# Linux/x86 7.2.13 Kernel Configuration\nCONFIG_MODULE_SIG=y\n"
+                                         "CONFIG_CRYPTO_RSA=y\nCONFIG_MODULE_SIG_HASH=\"md5\"\n"));
+  const KernelConfig c = read_kernel_build(t);
+  EXPECT_EQ(c.sig_hash, "md5");
+  EXPECT_EQ(c.sig_hash_line, 4u);
+  const std::string m = module();
+  auto r = test::run(test::modsign_cli() + " sign --kernel-build " + q(t) + " " + q(m));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "modsign: " + t + "/.config:4: CONFIG_MODULE_SIG_HASH=\"md5\" is not a digest modsign signs with "
+                   "(sha1|sha224|sha256|sha384|sha512|sha3-256|sha3-384|sha3-512)\n");
+  EXPECT_EQ(test::slurp(m), test::pattern(4096));
+  // --hash given: the tree's hash is not used, so not checked.
+  r = test::run(test::modsign_cli() + " sign -q --kernel-build " + q(t) + " --hash sha256 " + q(m));
+  EXPECT_EQ(r.status, 0) << r.err;
 }
 
 }  // namespace

@@ -71,6 +71,15 @@ class NeverDestroy : public testing::Test {
     EXPECT_EQ(r.err, "modsign: " + message + "\n") << args;
     EXPECT_EQ(snapshot(d_.path()), before) << args;
   }
+  /// NAME: 100 bytes, then a module_signature with sig_len 0 and the marker.
+  void spit_empty_signature_module(const std::string& name) {
+    Bytes z = pattern(100);
+    const std::uint8_t sig[12] = {0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0};  // module_signature, sig_len 0
+    z.insert(z.end(), sig, sig + 12);
+    const std::string marker = "~Module signature appended~\n";
+    z.insert(z.end(), marker.begin(), marker.end());
+    spit(d_ / name, z);
+  }
   static inline TempDir* keys_ = nullptr;
   TempDir d_;
 };
@@ -195,14 +204,28 @@ TEST_F(NeverDestroy, P7sKeepsTheModeItReplacesAndNewOnesFollowTheUmask) {
 // ------------------------------------------------------------ 5..8: bad inputs, names
 
 TEST_F(NeverDestroy, ExtractOfAnEmptySignatureIsRefused) {
-  Bytes z = pattern(100);
-  const std::uint8_t sig[12] = {0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0};  // module_signature, sig_len 0
-  z.insert(z.end(), sig, sig + 12);
-  const std::string marker = "~Module signature appended~\n";
-  z.insert(z.end(), marker.begin(), marker.end());
-  spit(d_ / "z.ko", z);
+  spit_empty_signature_module("z.ko");
   refused("extract z.ko", 3, "z.ko: EBADMSG: the appended signature is empty (sig_len 0)");
   refused("extract -o z.p7s z.ko", 3, "z.ko: EBADMSG: the appended signature is empty (sig_len 0)");
+}
+
+// sig_len 0 passes mod_check_sig(), but the empty PKCS#7 it points at is refused by
+// pkcs7_parse_message() (EBADMSG): info, extract and strip all refuse it with the one rule
+// of module/module_signature.cpp; strip --legacy removes the trailer with a note.
+TEST_F(NeverDestroy, InfoAndStripRefuseAnEmptySignatureAlike) {
+  spit_empty_signature_module("z.ko");
+  refused("info z.ko", 3, "z.ko: EBADMSG: the appended signature is empty (sig_len 0)");
+  refused("strip z.ko", 3,
+          "z.ko: cannot strip the signature: EBADMSG the appended signature is empty (sig_len 0) (strip --legacy "
+          "removes such a trailer)");
+  refused("strip --all z.ko", 3,
+          "z.ko: cannot strip the signature: EBADMSG the appended signature is empty (sig_len 0) (strip --legacy "
+          "removes such a trailer)");
+  const test::Run r = cli("strip --legacy z.ko");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "modsign: z.ko: note: removed a trailer with an empty signature (sig_len 0): the kernel refuses it "
+                   "(pkcs7_parse_message: EBADMSG)\n");
+  EXPECT_EQ(slurp(d_ / "z.ko"), pattern(100));
 }
 
 TEST_F(NeverDestroy, OnlyTheDocumentedHashNames) {

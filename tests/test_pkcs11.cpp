@@ -111,13 +111,6 @@ class Pkcs11 : public testing::Test {
     spit(p, pattern(n));
     return p;
   }
-  /// `openssl cms -verify` of the module's detached signature (its .p7s) over its content.
-  void expect_openssl_verifies(const std::string& m, const std::string& cert, std::size_t n = 4096) {
-    spit(d_ / "content.bin", pattern(n));
-    auto r = run(openssl() + " cms -verify -binary -inform DER -in " + q(m + ".p7s") + " -content " +
-                 q(d_ / "content.bin") + " -certfile " + q(cert) + " -nointern -CAfile " + q(cert) + " -out /dev/null");
-    EXPECT_EQ(r.status, 0) << m << ": " << r.err;
-  }
   void expect_loads(const std::string& m, const TokenKey& k) {
     auto r = run(M() + " verify --cert " + q(crt(k.label)) + " " + q(m));
     EXPECT_EQ(r.status, 0) << r.err;
@@ -137,7 +130,7 @@ TEST_F(Pkcs11, SignsWithEveryKeyTypeThroughTheUri) {
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(r.err, "");
     EXPECT_TRUE(r.out.starts_with(m + ": signed (" + k.algo + ", no signedAttrs, sha256, CMS ")) << r.out;
-    expect_openssl_verifies(m, crt(k.label));
+    expect_openssl_cms_verifies(m + ".p7s", pattern(4096), crt(k.label), d_ / "content.bin", true);
     expect_loads(m, k);
   }
 }
@@ -150,7 +143,7 @@ TEST_F(Pkcs11, CertificateFromTheTokenAndPinFile) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out.find("1234"), std::string::npos);
   EXPECT_EQ(r.err.find("1234"), std::string::npos);
-  expect_openssl_verifies(m, crt("rsa2048"));
+  expect_openssl_cms_verifies(m + ".p7s", pattern(4096), crt("rsa2048"), d_ / "content.bin", true);
   expect_loads(m, kKeys[0]);
   // The token's own certificate of an object without one: refused.
   const std::string m2 = module("m2.ko");
@@ -168,7 +161,7 @@ TEST_F(Pkcs11, SignFileAcceptsTheUri) {
                  " " + q(m));
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(r.out + r.err, "");
-    expect_openssl_verifies(m, crt(k.label));
+    expect_openssl_cms_verifies(m + ".p7s", pattern(4096), crt(k.label), d_ / "content.bin", true);
     expect_loads(m, k);
   }
 }
@@ -206,10 +199,39 @@ TEST_F(Pkcs11, BatchOverATreeWithTwoWorkers) {
                  " --replace --p7s -j2 -r " + q(d_ / "tree"));
     ASSERT_EQ(r.status, 0) << r.err;
     for (const auto& m : mods) {
-      expect_openssl_verifies(m, crt(k.label));
+      expect_openssl_cms_verifies(m + ".p7s", pattern(4096), crt(k.label), d_ / "content.bin", true);
       expect_loads(m, k);
     }
   }
+}
+
+// What a -j2 batch does on the token, logged by OpenSC's pkcs11-spy between pkcs11-provider
+// and SoftHSM: modsign's own PIN check (C_Login then C_Logout, in a session of its own),
+// then one provider login for the whole batch (in a session of its own) and at most one
+// session per concurrent worker (2), one C_Sign per module.
+TEST_F(Pkcs11, BatchLogsInOnceWithASessionPerWorker) {
+  constexpr const char* kSpy = "/usr/lib/x86_64-linux-gnu/pkcs11-spy.so";
+  if (::access(kSpy, R_OK) != 0) GTEST_SKIP() << kSpy << " not installed (Debian's opensc-pkcs11)";
+  run("mkdir -p " + q(d_ / "tree"));
+  for (int i = 0; i < 8; ++i) spit(d_ / ("tree/m" + std::to_string(i) + ".ko"), pattern(4096 + i));
+  auto r = run("KBUILD_SIGN_PIN=1234 PKCS11_PROVIDER_MODULE=" + std::string(kSpy) + " PKCS11SPY=" + kSoftHsm +
+               " PKCS11SPY_OUTPUT=" + q(d_ / "spy.log") + " " + M() + " sign -q --key " + q(uri("rsa2048")) +
+               " --cert " + q(crt("rsa2048")) + " -j2 -r " + q(d_ / "tree"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Bytes log = slurp(d_ / "spy.log");
+  const std::string text(log.begin(), log.end());
+  auto calls = [&](const std::string& fn) {
+    std::size_t n = 0;
+    for (std::size_t at = text.find(": " + fn + "\n"); at != std::string::npos; at = text.find(": " + fn + "\n", at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(calls("C_Login"), 2u) << "modsign's PIN check and the provider's one login";
+  EXPECT_EQ(calls("C_Logout"), 1u) << "the PIN check logs out again";
+  EXPECT_EQ(calls("C_Sign"), 8u);
+  EXPECT_GE(calls("C_OpenSession"), 2u);
+  EXPECT_LE(calls("C_OpenSession"), 4u) << "the PIN check's session, the provider's login session and at most one "
+                                           "per worker";
+  for (int i = 0; i < 8; ++i) expect_loads(d_ / ("tree/m" + std::to_string(i) + ".ko"), kKeys[0]);
 }
 
 TEST_F(Pkcs11, WrongPinMissingObjectAndBadUriWriteNothing) {
@@ -226,9 +248,15 @@ TEST_F(Pkcs11, WrongPinMissingObjectAndBadUriWriteNothing) {
        uri("rsa2048") + ";colour=blue: not a PKCS#11 URI (RFC 7512): unknown path attribute 'colour'"},
       {"KBUILD_SIGN_PIN=1234", uri("rsa2048") + ";type=cert",
        uri("rsa2048") + ";type=cert: not a PKCS#11 URI (RFC 7512) of a private key: type=cert"},
-      {"", uri("rsa2048") + "?pin-value=1234",
-       uri("rsa2048") + "?pin-value=1234: the PIN must not be in the URI (pin-value): use KBUILD_SIGN_PIN, --pin-file "
-                        "or the prompt"},
+      {"", "pkcs11:token=modsign%00test;object=rsa2048",
+       "pkcs11:token=modsign%00test;object=rsa2048: not a PKCS#11 URI (RFC 7512): %00 (a NUL byte) in 'token': no "
+       "PKCS#11 attribute value holds one"},
+      {"PKCS11_PROVIDER_MODULE=/nonexistent/libtoken.so", uri("rsa2048"),
+       uri("rsa2048") + ": PKCS#11 module /nonexistent/libtoken.so (PKCS11_PROVIDER_MODULE) does not exist or is not a "
+                        "file"},
+      {"KBUILD_SIGN_PIN=1234", uri("rsa2048") + "?module-path=/nonexistent/libtoken.so",
+       uri("rsa2048") + "?module-path=/nonexistent/libtoken.so: PKCS#11 module /nonexistent/libtoken.so (module-path "
+                        "in the URI) does not exist or is not a file"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.key);
@@ -244,6 +272,32 @@ TEST_F(Pkcs11, WrongPinMissingObjectAndBadUriWriteNothing) {
     EXPECT_EQ(r.status, 1);
     EXPECT_EQ(r.err, "modsign: " + c.err + "\n");
     EXPECT_EQ(slurp(m), pattern(4096));
+  }
+}
+
+// A PIN in the URI, in its path or its query: a usage error (exit 2; sign-file's 1), the
+// URI shown without it.
+TEST_F(Pkcs11, PinInTheUriIsAUsageErrorAndNeverShown) {
+  const std::string m = module();
+  for (const auto& [key, shown] :
+       {std::pair{uri("rsa2048") + ";pin-value=1234", uri("rsa2048") + ";pin-value=(not shown)"},
+        std::pair{uri("rsa2048") + "?pin-value=1234", uri("rsa2048") + "?pin-value=(not shown)"},
+        std::pair{uri("rsa2048") + "?pin-value=1234&module-path=" + kSoftHsm,
+                  uri("rsa2048") + "?pin-value=(not shown)&module-path=" + kSoftHsm}}) {
+    SCOPED_TRACE(key);
+    const std::string err = "modsign: " + shown +
+                            ": PINs are not accepted in the URI (pin-value): use KBUILD_SIGN_PIN, --pin-file or the "
+                            "prompt\n";
+    auto r = run(M() + " sign --key " + q(key) + " --cert " + q(crt("rsa2048")) + " --p7s " + q(m) + " </dev/null");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err, err);
+    EXPECT_EQ(r.err.find("1234"), std::string::npos);
+    r = run(M() + " sign-file sha512 " + q(key) + " " + q(crt("rsa2048")) + " " + q(m) + " </dev/null");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.err, err);
+    EXPECT_EQ(slurp(m), pattern(4096));
+    EXPECT_NE(::access((m + ".p7s").c_str(), F_OK), 0);
   }
 }
 
@@ -276,7 +330,7 @@ TEST_F(Pkcs11, LibrarySignerLoadsTheTokenKey) {
   EXPECT_EQ(si.report.hash, "sha256");
   EXPECT_EQ(si.module.size(), 4096 + si.cms.size() + 40);
   test::spit(d_ / "m.ko.p7s", si.cms);
-  expect_openssl_verifies(d_ / "m.ko", crt("rsa2048"));
+  expect_openssl_cms_verifies(d_ / "m.ko.p7s", pattern(4096), crt("rsa2048"), d_ / "content.bin", true);
   // Signing from two threads with the one key (one login, a session per operation).
   std::vector<std::thread> t;
   std::atomic<int> ok{0};

@@ -79,10 +79,11 @@ std::string pkcs11_provider_path() { return MODSIGN_PKCS11_PROVIDER; }
 std::string sanitize_build() { return MODSIGN_SANITIZE_BUILD; }
 
 void expect_openssl_cms_verifies(const std::string& p7s, const Bytes& content, const std::string& cert,
-                                 const std::string& scratch) {
+                                 const std::string& scratch, bool chain) {
   spit(scratch, content);
   auto r = run(openssl() + " cms -verify -binary -inform DER -in " + q(p7s) + " -content " + q(scratch) +
-               " -certfile " + q(cert) + " -nointern -noverify -out /dev/null");
+               " -certfile " + q(cert) + " -nointern " + (chain ? "-CAfile " + q(cert) : std::string("-noverify")) +
+               " -out /dev/null");
   EXPECT_EQ(r.status, 0) << p7s << ": " << r.err;
 }
 

@@ -49,10 +49,11 @@ std::string openssl();
 /// `openssl x509` (independently of modsign): what verify adds after the trusted key's CN.
 std::string trusted_key_ids(const std::string& cert_file);
 /// `openssl cms -verify` (independently of modsign) of the detached DER SignedData `p7s`
-/// over `content` (written to `scratch`) with `cert`, no chain check: a test failure names
-/// `p7s` and openssl's stderr.
+/// over `content` (written to `scratch`) with `cert`: no chain check, or with `chain` the
+/// signer's certificate checked against `cert` as the trust anchor (-CAfile); a test failure
+/// names `p7s` and openssl's stderr.
 void expect_openssl_cms_verifies(const std::string& p7s, const Bytes& content, const std::string& cert,
-                                 const std::string& scratch);
+                                 const std::string& scratch, bool chain = false);
 std::string modsign_cli();
 /// Where this build's files are (compiled into test_support.cpp alone, so that the other test
 /// files do not hold the checkout's path): the checkout (tests/, tools/), the modsign binary,

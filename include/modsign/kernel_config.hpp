@@ -5,6 +5,7 @@
 // crypto/Kconfig, crypto/asymmetric_keys/Kconfig), Linux 7.2.13.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <string>
 #include <string_view>
@@ -31,6 +32,8 @@ struct KernelConfig {
   std::map<std::string, std::string> symbols;
   /// CONFIG_MODULE_SIG_HASH ("" when not set).
   std::string sig_hash;
+  /// The line of `source` that sets it (counted from 1; 0 when not set).
+  std::size_t sig_hash_line = 0;
   /// The signing key as the build's modules_install passes it to sign-file: a pkcs11: URI
   /// as it is; an absolute path as it is; a relative one under build_dir (the Kconfig
   /// default "certs/signing_key.pem" when the symbol is not set).  "" for
@@ -54,13 +57,20 @@ MODSIGN_API KernelConfig read_kernel_build(const std::string& dir);
 /// "<file>: no CONFIG_ symbol (not a kernel configuration)" when it holds none.
 MODSIGN_API KernelConfig read_kernel_config(const std::string& file);
 
+/// Checks that CONFIG_MODULE_SIG_HASH (when set) names a digest modsign signs with (the
+/// names of SignOptions::hash).  Throws InputError "<source>:<line>:
+/// CONFIG_MODULE_SIG_HASH=\"md5\" is not a digest modsign signs with (sha1|sha224|sha256|
+/// sha384|sha512|sha3-256|sha3-384|sha3-512)".
+MODSIGN_API void check_kernel_config_hash(const KernelConfig& config);
+
 /// The profile of that kernel: the generation from `version` ("v6.1" before 6.7, "v6"
 /// for later 6.x, "v7.0" from 7.0; "v7.0" when the version is unknown),
 /// CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA=y the waiver (7.x only),
 /// CONFIG_MODULE_SIG_FORCE=y enforce (kernel/module/signing.c sig_enforce), the module
 /// decompressor from CONFIG_MODULE_DECOMPRESS and CONFIG_MODULE_COMPRESS_<FORMAT>
-/// (KernelProfile::module_decompress(): "none" without it).  Lockdown is left off (a boot
-/// setting).
+/// (KernelProfile::module_decompress(): "none" without it), the signature algorithms it
+/// lacks (KernelProfile::absent_sig_algos(): "rsa", "ecdsa", "mldsa" for CONFIG_CRYPTO_RSA,
+/// _ECDSA, _MLDSA not =y; "mldsa" on 7.x only).  Lockdown is left off (a boot setting).
 MODSIGN_API KernelProfile kernel_profile_of(const KernelConfig& config);
 
 /// Why the kernel of `config` would not accept a signature made with a key of
@@ -75,8 +85,12 @@ MODSIGN_API KernelProfile kernel_profile_of(const KernelConfig& config);
 ///    built in, kernel/module/Kconfig);
 ///  - sha1 with CONFIG_MODULE_SIG_SHA1 not set (no longer a signing choice; Linux 7.x
 ///    removed it);
-///  - RSA without CONFIG_CRYPTO_RSA, ECDSA without CONFIG_CRYPTO_ECDSA, ML-DSA without
-///    CONFIG_CRYPTO_MLDSA or on a 6.x kernel (ENOPKG);
+///  - ML-DSA on a 6.x kernel (its PKCS#7 parser knows no ML-DSA OID: ENOPKG);
+///  - RSA without CONFIG_CRYPTO_RSA=y, ECDSA without CONFIG_CRYPTO_ECDSA=y, ML-DSA on 7.x
+///    without CONFIG_CRYPTO_MLDSA=y: the signature still parses, but crypto_alloc_sig()
+///    finds no algorithm (ENOENT): a trusted key refuses the module (EKEYREJECTED) and a
+///    self-signed certificate of that type is not loaded (ENOKEY; Linux 7.2.13
+///    crypto/asymmetric_keys/public_key.c, pkcs7_trust.c, x509_public_key.c);
 ///  - ML-DSA with signedAttrs on 7.x without CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA
 ///    (EKEYREJECTED, crypto/asymmetric_keys/pkcs7_verify.c).
 MODSIGN_API std::vector<std::string> kernel_config_warnings(const KernelConfig& config, std::string_view what,

@@ -74,7 +74,8 @@ struct SignatureInfo {
 
 /// Describe the first SignerInfo of the module's signature (the one modinfo shows).
 /// Unsigned module: is_signed false, content_length = image size.  Throws InputError
-/// "<path>: <ERRNO>: <reason>" for a malformed trailer (mod_check_sig: EBADMSG) or
+/// "<path>: <ERRNO>: <reason>" for a malformed trailer (mod_check_sig: EBADMSG), an empty
+/// signature ("<path>: EBADMSG: the appended signature is empty (sig_len 0)") or
 /// SignedData, and "<path>: PKCS#7 has no SignerInfo".
 MODSIGN_API SignatureInfo describe_signature(const ModuleFile& module);
 

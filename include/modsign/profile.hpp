@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "modsign/export.hpp"
 
@@ -61,6 +62,19 @@ class MODSIGN_API KernelProfile {
   /// another value (the profile is left unchanged).
   void set_module_decompress(std::string_view format);
 
+  /// The signature algorithm families this kernel's configuration leaves out, each once,
+  /// in the order "rsa", "ecdsa", "mldsa" (CONFIG_CRYPTO_RSA, CONFIG_CRYPTO_ECDSA,
+  /// CONFIG_CRYPTO_MLDSA not =y; kernel_profile_of() fills it).  Empty (the default): every
+  /// algorithm of the generation is there.  crypto_alloc_sig() then finds no such
+  /// algorithm (ENOENT, crypto_alg_mod_lookup in crypto/api.c, Linux 7.2.13): a trusted
+  /// key of that type refuses the module with EKEYREJECTED (pkcs7_validate_trust_one), and
+  /// a self-signed certificate of that type is not loaded into a keyring (its
+  /// x509_check_for_self_signed fails), which leaves the module without a key (ENOKEY).
+  const std::vector<std::string>& absent_sig_algos() const noexcept { return absent_sig_algos_; }
+  /// Throws UsageError "unknown signature algorithm family X (rsa, ecdsa, mldsa)" for any
+  /// other name (the profile is left unchanged); duplicates are dropped.
+  void set_absent_sig_algos(const std::vector<std::string>& families);
+
  private:
   explicit KernelProfile(std::string generation) : generation_(std::move(generation)) {}
   std::string generation_;
@@ -68,6 +82,7 @@ class MODSIGN_API KernelProfile {
   bool enforce_ = false;
   bool lockdown_ = false;
   std::string module_decompress_;
+  std::vector<std::string> absent_sig_algos_;
 };
 
 }  // namespace modsign

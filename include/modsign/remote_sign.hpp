@@ -110,6 +110,26 @@ MODSIGN_API void check_sign_options(const SignerCertificate& cert, const SignOpt
 MODSIGN_API PreparedModule prepare_module_file(const SignerCertificate& cert, const std::string& path,
                                                const SignOptions& options = {});
 
+/// Cross-checks the values `prepared` records (e.g. a manifest line read back) against
+/// each other, `cert` and the module file's first bytes, so that an edited record is
+/// refused before any module is written.  Throws InputError "<path>: \"<field>\" <why>
+/// (edited since prepare)" for the field:
+///  - "algorithm" not cert.algorithm() ("is RSA, the certificate's key is ML-DSA-65");
+///  - "to_sign_type" other than "digest" for an RSA or ECDSA key;
+///  - "form" implying another to_sign_type than the recorded one (ML-DSA: "mu" without
+///    signedAttrs, "signed-attrs" with them), or, for a digest, signedAttrs without
+///    signed_attrs_der (or no signedAttrs with it);
+///  - "hash" not a digest name, or (to_sign_type digest) of another size than to_sign;
+///  - "to_sign" of the wrong size for to_sign_type mu (64 bytes);
+///  - "keyid" true for a certificate without subjectKeyIdentifier;
+///  - "compression" other than the module file's format ("is xz, the module is not
+///    compressed"; "is null, the module is zstd-compressed");
+///  - "recompress" true for a module that is not compressed.
+/// IoError when the module cannot be read.  A "keyid", "replace" or ML-DSA "hash" flipped
+/// to another valid value leaves nothing to check it against; the signature check of
+/// attach_signature_file() covers everything to_sign covers.
+MODSIGN_API void check_prepared(const SignerCertificate& cert, const PreparedModule& prepared);
+
 /// Completes `prepared` with `signature` (ML-DSA: the FIPS 204 signature, 2420/3309/4627
 /// bytes; RSA: the PKCS#1 v1.5 signature block; ECDSA: DER Ecdsa-Sig-Value), made over
 /// prepared.to_sign by the key of `cert`.  In order, before anything is written: the
@@ -122,6 +142,11 @@ MODSIGN_API PreparedModule prepare_module_file(const SignerCertificate& cert, co
 /// `prepared`).  An uncompressed file larger than output.stream_above is streamed (1 MiB
 /// pieces: one pass to check it, one to copy it while hashing it again; SignReport::
 /// streamed and external_mu set as sign_module_file() sets them); others are read whole.
+/// check_prepared() runs first.  A module that no longer matches prepare but already
+/// carries exactly the SignedData `signature` makes for it (an attach run again after a
+/// partial failure: its signatures stripped, the rest has prepared.to_sign, and its
+/// outermost SignedData is the one built now) is left as it is: SignReport::
+/// already_attached, nothing written (read whole, up to max(max_size, 1 GiB)).
 /// Throws InputError "<cert>: not the certificate the module was prepared with (SHA-256
 /// differs)", "<path>: changed since prepare (N bytes, prepared with M)", "<path>: changed
 /// since prepare (SHA-256 differs)", "<path>: to_sign differs from the module's (the

@@ -63,9 +63,14 @@ class MODSIGN_API Signer {
   /// The certificate is `cert_path`, or, when empty, the token's certificate of the same
   /// URI with type=cert.  The PIN: KeyOptions::pin_file, else KBUILD_SIGN_PIN, else `ask`
   /// (once, only when the token asks for a login); never from the URI (pin-value is
-  /// refused), cleansed after the login.  Throws InputError "<key_path>: <reason>":
-  /// "not a PKCS#11 URI (RFC 7512): <why>", "the PIN must not be in the URI (pin-value):
-  /// ...", "pkcs11-provider not found (tried ...): ...", "no token matches the URI in
+  /// refused), cleansed after the login.  Messages show the URI with any pin-value's value
+  /// replaced by "(not shown)" and control or non-ASCII octets percent-encoded.  Throws
+  /// UsageError "<key_path>: PINs are not accepted in the URI (pin-value): use
+  /// KBUILD_SIGN_PIN, --pin-file or the prompt" (a pin-value in the path or the query);
+  /// InputError "<key_path>: <reason>": "not a PKCS#11 URI (RFC 7512): <why>" (e.g. "%00
+  /// (a NUL byte) in 'token': no PKCS#11 attribute value holds one"), "PKCS#11 module
+  /// <path> (PKCS11_PROVIDER_MODULE) does not exist or is not a file" (or "(module-path
+  /// in the URI)"), "pkcs11-provider not found (tried ...): ...", "no token matches the URI in
   /// <module>", "token 'LABEL' (MANUFACTURER MODEL): wrong PIN (CKR_PIN_INCORRECT)",
   /// "token ...: no private key matches the URI", "token ...: no certificate matches the
   /// URI (type=cert)", "token ... has no CKM_ML_DSA mechanism: ML-DSA signing needs a
@@ -210,6 +215,10 @@ struct SignReport {
   /// again as xz", or with p7s_only "note: xz-compressed module: the signature covers the
   /// decompressed image (what the kernel checks)" (the format named).
   std::vector<std::string> notes;
+  /// attach_signature_file() only: the module already carried exactly the SignedData this
+  /// signature makes (an attach run again after a partial failure); nothing was written
+  /// (files_written empty).
+  bool already_attached = false;
 };
 
 /// Checks that `options` can be honoured with `signer` before any module is read:
@@ -299,7 +308,10 @@ struct StripReport {
 /// SignError "<path>: xz-compressed module: set recompress to strip it" (compressed;
 /// checked before the marker), "<path>: xz-compressed module: <reason>" for a stream that does not
 /// decompress, "<path>: cannot strip the signature: <ERRNO> <reason>" (other) for a
-/// malformed trailer (mod_check_sig() rules, kernel/module_signature.c).
+/// malformed trailer (mod_check_sig() rules, kernel/module_signature.c) and, without
+/// `legacy`, for one whose sig_len is 0 ("EBADMSG the appended signature is empty (sig_len
+/// 0) (strip --legacy removes such a trailer)", as describe_signature() and
+/// extract_signature() refuse it; with `legacy` it is removed with a note).
 MODSIGN_API StripReport strip_module_file(const std::string& path, const StripOptions& options = {},
                                           OutputBatch* batch = nullptr);
 

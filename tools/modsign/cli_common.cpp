@@ -121,7 +121,24 @@ std::optional<std::string> prompt_passphrase(const std::string& path) {
 
 }  // namespace
 
-std::optional<Signer> load_signer(const std::string& key, const std::string& cert, const KeyOptions& options) {
+int run_guarded(const std::function<int()>& f) {
+  try {
+    return f();
+  } catch (const UsageError& e) {
+    complain("", e.what());
+    return kExitUsage;
+  } catch (const InputError& e) {
+    complain("", e.what());
+    return kExitInput;
+  } catch (const IoError& e) {
+    complain("", e.what());
+    return kExitInput;
+  }
+}
+
+std::optional<Signer> load_signer(const std::string& key, const std::string& cert, const KeyOptions& options,
+                                  bool* usage) {
+  if (usage) *usage = false;
   try {
     auto signer = Signer::load(key, cert, prompt_passphrase, options);
     for (const auto& n : signer.notes()) complain(key, n);
@@ -130,6 +147,9 @@ std::optional<Signer> load_signer(const std::string& key, const std::string& cer
     complain("", e.what());
   } catch (const IoError& e) {
     complain("", e.what());
+  } catch (const UsageError& e) {  // e.g. a PIN in a pkcs11: URI
+    complain("", e.what());
+    if (usage) *usage = true;
   }
   return std::nullopt;
 }

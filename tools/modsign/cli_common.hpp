@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,8 +58,16 @@ std::string counted(std::uint64_t n, const std::string& one, const std::string& 
 /// terminal or /dev/tty cannot be opened) (KBUILD_SIGN_PIN first, as scripts/sign-file; never from the command line); each of
 /// Signer::notes() is printed as "modsign: KEY: warning: permissions 0644 let group or
 /// others access this private key (chmod 600 KEY)".  Reports ("modsign: FILE: reason") and
-/// returns nullopt on failure; messages never contain key bytes.
-std::optional<Signer> load_signer(const std::string& key, const std::string& cert, const KeyOptions& options = {});
+/// returns nullopt on failure; messages never contain key bytes.  `*usage` (when given) is
+/// set when the failure is a usage error (UsageError: a PIN in a pkcs11: URI; exit 2).
+/// Runs `f` and returns its exit status; a UsageError it throws is reported as "modsign:
+/// <what>" with kExitUsage, an InputError (SignError, ...) or IoError as "modsign: <what>"
+/// with kExitInput.  Callers catch the refusals they word themselves (SignError hints,
+/// KeygenError) inside `f`.
+int run_guarded(const std::function<int()>& f);
+
+std::optional<Signer> load_signer(const std::string& key, const std::string& cert, const KeyOptions& options = {},
+                                  bool* usage = nullptr);
 
 /// A module read from disk: stored bytes and the image the kernel checks (the public
 /// modsign::ModuleFile: path, stored, m).

@@ -134,17 +134,12 @@ struct DumpArgs {
 };
 
 int cmd_dump(const DumpArgs& a) {
-  try {
+  return run_guarded([&] {
     const CmsDump d = cms_dump_file(a.file);
     if (a.json) std::cout << dump_json(a.file, d).dump(2) << "\n";
     else print_dump(a.file, d);
     return kExitOk;
-  } catch (const InputError& e) {
-    complain("", e.what());
-  } catch (const IoError& e) {
-    complain("", e.what());
-  }
-  return kExitInput;
+  });
 }
 
 struct VerifyArgs {
@@ -166,18 +161,12 @@ int cmd_verify(const VerifyArgs& a) {
     return kExitUsage;
   }
   CmsVerification v;
-  try {
-    v = cms_verify_file(a.file, o);
-  } catch (const UsageError& e) {
-    complain("", e.what());
-    return kExitUsage;
-  } catch (const InputError& e) {
-    complain("", e.what());
-    return kExitInput;
-  } catch (const IoError& e) {
-    complain("", e.what());
-    return kExitInput;
-  }
+  if (const int st = run_guarded([&] {
+        v = cms_verify_file(a.file, o);
+        return kExitOk;
+      });
+      st != kExitOk)
+    return st;
   print_notes(v.notes);
   const bool kernel_ok = !v.kernel_errno || *v.kernel_errno == KErr::none;
   if (a.json) {

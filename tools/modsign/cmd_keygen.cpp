@@ -31,26 +31,24 @@ int cmd_keygen(const KeygenArgs& a) {
   o.cert_out = a.cert_out;
   o.replace_existing = a.force;
   KeygenReport r;
-  try {
-    r = generate_key(o);
-  } catch (const KeygenError& e) {
-    switch (e.reason()) {
-      case KeygenRefusal::unknown_algorithm: complain("", "unknown --algo '" + a.algo + "' (" + kAlgos + ")"); break;
-      case KeygenRefusal::days: complain("", "--days must be between 1 and 3000000"); break;
-      case KeygenRefusal::same_file:
-        complain("", "--out and --cert-out name the same file; omit --cert-out to write key and certificate together");
-        break;
-      case KeygenRefusal::certificate: complain("", e.what()); break;
-      case KeygenRefusal::exists: complain("", std::string(e.what()) + " (--force replaces it)"); return kExitInput;
+  const int st = run_guarded([&] {
+    try {
+      r = generate_key(o);
+    } catch (const KeygenError& e) {
+      switch (e.reason()) {
+        case KeygenRefusal::unknown_algorithm: complain("", "unknown --algo '" + a.algo + "' (" + kAlgos + ")"); break;
+        case KeygenRefusal::days: complain("", "--days must be between 1 and 3000000"); break;
+        case KeygenRefusal::same_file:
+          complain("", "--out and --cert-out name the same file; omit --cert-out to write key and certificate together");
+          break;
+        case KeygenRefusal::certificate: complain("", e.what()); break;
+        case KeygenRefusal::exists: complain("", std::string(e.what()) + " (--force replaces it)"); return kExitInput;
+      }
+      return kExitUsage;
     }
-    return kExitUsage;
-  } catch (const InputError& e) {
-    complain("", e.what());
-    return kExitInput;
-  } catch (const IoError& e) {
-    complain("", e.what());
-    return kExitInput;
-  }
+    return kExitOk;
+  });
+  if (st != kExitOk) return st;
   std::cout << printable(r.key_path) << ": " << r.algorithm << " key, certificate " << printable(r.subject)
             << " serial " << r.serial << "\n";
   return kExitOk;

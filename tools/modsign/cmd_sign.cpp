@@ -81,7 +81,15 @@ int cmd_sign(const SignArgs& a) {
   if (config_failed) return kExitInput;
   const bool remote = remote_requested(a.remote);
   std::string key = a.key, cert = a.cert;
-  if (kconfig && !a.hash_given && !kconfig->sig_hash.empty()) opt.hash = kconfig->sig_hash;
+  if (kconfig && !a.hash_given && !kconfig->sig_hash.empty()) {
+    try {  // a bad CONFIG_MODULE_SIG_HASH is that file's error, not --hash's
+      check_kernel_config_hash(*kconfig);
+    } catch (const InputError& e) {
+      complain("", e.what());
+      return kExitInput;
+    }
+    opt.hash = kconfig->sig_hash;
+  }
   if (kconfig && !remote && key.empty() && !kconfig->sig_key.empty()) {
     key = kconfig->sig_key;
     if (cert.empty()) cert = kconfig->sig_cert;
@@ -105,8 +113,9 @@ int cmd_sign(const SignArgs& a) {
   bool dir_error = false;
   const auto inputs = expand_module_tree(a.modules, a.dirs, &dir_error);
   if (!module_inputs_usable(inputs, a.dirs, a.dest)) return kExitUsage;
-  auto signer = load_signer(key, cert, a.key_options);
-  if (!signer) return kExitInput;
+  bool usage = false;
+  auto signer = load_signer(key, cert, a.key_options, &usage);
+  if (!signer) return usage ? kExitUsage : kExitInput;
   try {
     check_sign_options(*signer, opt);
   } catch (const SignError& e) {

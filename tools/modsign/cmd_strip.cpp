@@ -52,25 +52,22 @@ int cmd_strip(const StripArgs& a) {
     o.max_size = a.max_size;
     o.all = a.all;
     o.legacy = a.legacy;
-    try {
-      const StripReport r = strip_module_file(path, o);
-      for (const auto& n : r.notes) complain(path, n);
-      if (!r.was_signed) std::cout << printable(path) << ": not signed, unchanged\n";
-      else if (r.signatures_removed > 1)
-        std::cout << printable(r.path) << ": " << r.signatures_removed << " signatures removed (" << r.cms_size
-                  << " bytes of CMS)\n";
-      else std::cout << printable(r.path) << ": signature removed (" << r.cms_size << " bytes of CMS)\n";
-    } catch (const SignError& e) {
-      if (e.reason() == SignRefusal::compressed) complain(path, e.format() + "-compressed module: use --recompress");
-      else complain("", e.what());
-      worst = std::max(worst, kExitInput);
-    } catch (const InputError& e) {
-      complain("", e.what());
-      worst = std::max(worst, kExitInput);
-    } catch (const IoError& e) {
-      complain("", e.what());
-      worst = std::max(worst, kExitInput);
-    }
+    worst = std::max(worst, run_guarded([&] {
+      try {
+        const StripReport r = strip_module_file(path, o);
+        for (const auto& n : r.notes) complain(path, n);
+        if (!r.was_signed) std::cout << printable(path) << ": not signed, unchanged\n";
+        else if (r.signatures_removed > 1)
+          std::cout << printable(r.path) << ": " << r.signatures_removed << " signatures removed (" << r.cms_size
+                    << " bytes of CMS)\n";
+        else std::cout << printable(r.path) << ": signature removed (" << r.cms_size << " bytes of CMS)\n";
+      } catch (const SignError& e) {
+        if (e.reason() == SignRefusal::compressed) complain(path, e.format() + "-compressed module: use --recompress");
+        else complain("", e.what());
+        return kExitInput;
+      }
+      return kExitOk;
+    }));
   }
   return worst;
 }
@@ -89,16 +86,11 @@ int cmd_extract(const ExtractArgs& a) {
   }
   int worst = kExitOk;
   for (const auto& path : a.modules) {
-    try {
+    worst = std::max(worst, run_guarded([&] {
       const ExtractReport r = extract_signature_file(path, a.out, a.max_size);
       std::cout << printable(r.path) << ": " << r.cms_size << " bytes of PKCS#7\n";
-    } catch (const InputError& e) {
-      complain("", e.what());
-      worst = std::max(worst, kExitInput);
-    } catch (const IoError& e) {
-      complain("", e.what());
-      worst = std::max(worst, kExitInput);
-    }
+      return kExitOk;
+    }));
   }
   return worst;
 }

@@ -101,12 +101,14 @@ Bytes hex_field(const nlohmann::json& j, const char* key, const std::string& whe
 struct ManifestEntry {
   std::size_t index = 0;
   PreparedModule p;
+  std::string where;  ///< "MANIFEST: line N: "
 };
 
 std::vector<ManifestEntry> read_manifest(const std::string& path) {
   std::vector<ManifestEntry> out;
   for_each_json_line(path, [&](const nlohmann::json& j, const std::string& where) {
     ManifestEntry e;
+    e.where = where;
     // Whole non-negative numbers only: nlohmann would wrap -1, truncate 1.0 and overflow
     // an index or size beyond 64 bits without a word.
     for (const char* k : {"index", "size"})
@@ -120,6 +122,8 @@ std::vector<ManifestEntry> read_manifest(const std::string& path) {
       throw InputError(where + "\"path\" is empty or holds a NUL byte");
     p.size = field<std::uint64_t>(j, "size", where);
     p.sha256 = hex_field(j, "sha256", where);
+    if (!j.contains("compression")) throw InputError(where + "no \"compression\"");
+    if (!j.at("compression").is_null()) p.compression = field<std::string>(j, "compression", where);
     p.certificate = field<std::string>(j, "certificate", where);
     p.certificate_sha256 = hex_field(j, "certificate_sha256", where);
     p.algorithm = field<std::string>(j, "algorithm", where);
@@ -131,7 +135,13 @@ std::vector<ManifestEntry> read_manifest(const std::string& path) {
     p.skid = field<bool>(j, "keyid", where);
     p.replace = field<bool>(j, "replace", where);
     p.recompress = field<bool>(j, "recompress", where);
+    const auto kind = field<std::string>(j, "to_sign_type", where);
+    if (kind == to_sign_name(ToSign::mu)) p.kind = ToSign::mu;
+    else if (kind == to_sign_name(ToSign::signed_attrs)) p.kind = ToSign::signed_attrs;
+    else if (kind == to_sign_name(ToSign::digest)) p.kind = ToSign::digest;
+    else throw InputError(where + "\"to_sign_type\" is neither mu, signed-attrs nor digest");
     p.to_sign = hex_field(j, "to_sign", where);
+    if (j.contains("signed_attrs_der")) p.signed_attrs_der = hex_field(j, "signed_attrs_der", where);
     for (const auto& prev : out)
       if (prev.index == e.index) throw InputError(where + "index " + std::to_string(e.index) + " given twice");
     out.push_back(std::move(e));
@@ -183,6 +193,14 @@ SigOrError signature_file(const std::string& dir, std::size_t index) {
   }
 }
 
+/// A module's SignError: its hint (words.hint) named with the module, else the message.
+void report_refusal(const SignError& e, const std::string& path, const SignWording& words, ItemResult& res) {
+  res.bytes = e.bytes_read();
+  const std::string hint = words.hint(e);
+  if (hint.empty()) complain("", e.what());
+  else complain(path, hint);
+}
+
 // ------------------------------------------------------------------------------ prepare
 
 int run_prepare(const RemoteArgs& r, const std::string& cert_path, const SignOptions& opt, const BatchOptions& bo,
@@ -205,23 +223,22 @@ int run_prepare(const RemoteArgs& r, const std::string& cert_path, const SignOpt
   const auto inputs = expand_module_tree(modules, dirs, &dir_error);
   if (!module_inputs_usable(inputs, dirs, "")) return kExitUsage;
   std::optional<SignerCertificate> cert;
-  try {
-    cert = SignerCertificate::load(cert_path);
-    check_sign_options(*cert, opt);
-    if (r.prepare != "-") {
-      std::vector<KeptFile> kept{{cert_path, "the certificate"}};
-      for (const auto& in : inputs) kept.push_back({in.path, "the input"});
-      refuse_output_over(r.prepare, kept);
-    }
-  } catch (const SignError& e) {
-    return words.option_refusal(e);
-  } catch (const InputError& e) {
-    complain("", e.what());
-    return kExitInput;
-  } catch (const IoError& e) {
-    complain("", e.what());
-    return kExitInput;
-  }
+  if (const int st = run_guarded([&] {
+        try {
+          cert = SignerCertificate::load(cert_path);
+          check_sign_options(*cert, opt);
+        } catch (const SignError& e) {
+          return words.option_refusal(e);
+        }
+        if (r.prepare != "-") {
+          std::vector<KeptFile> kept{{cert_path, "the certificate"}};
+          for (const auto& in : inputs) kept.push_back({in.path, "the input"});
+          refuse_output_over(r.prepare, kept);
+        }
+        return kExitOk;
+      });
+      st != kExitOk)
+    return st;
   const auto duplicate = duplicate_of(inputs);
   std::vector<std::optional<PreparedModule>> prepared(inputs.size());
   auto work = [&](std::size_t i) {
@@ -233,32 +250,28 @@ int run_prepare(const RemoteArgs& r, const std::string& cert_path, const SignOpt
     }
     res.exit = kExitInput;
     res.state = ItemState::failed;
-    try {
-      PreparedModule p = prepare_module_file(*cert, inputs[i].path, opt);
+    (void)run_guarded([&] {
       try {
-        (void)manifest_line(0, p).dump();  // strict: a path that is not UTF-8 cannot be a JSON string
-      } catch (const nlohmann::json::exception&) {
-        throw InputError(p.path + ": the path is not UTF-8, which a JSON manifest cannot hold");
+        PreparedModule p = prepare_module_file(*cert, inputs[i].path, opt);
+        try {
+          (void)manifest_line(0, p).dump();  // strict: a path that is not UTF-8 cannot be a JSON string
+        } catch (const nlohmann::json::exception&) {
+          throw InputError(p.path + ": the path is not UTF-8, which a JSON manifest cannot hold");
+        }
+        prepared[i] = std::move(p);
+        const PreparedModule& q = *prepared[i];
+        res.bytes = q.size;
+        if (r.prepare != "-")
+          res.out = printable(q.path) + ": prepared (" + q.algorithm + ", " +
+                    (q.signed_attrs ? "signedAttrs" : "no signedAttrs") + ", " + q.hash + ", to_sign " +
+                    std::string(to_sign_name(q.kind)) + " " + std::to_string(q.to_sign.size()) + " bytes)\n";
+        res.exit = kExitOk;
+        res.state = ItemState::done;
+      } catch (const SignError& e) {
+        report_refusal(e, inputs[i].path, words, res);
       }
-      prepared[i] = std::move(p);
-      const PreparedModule& q = *prepared[i];
-      res.bytes = q.size;
-      if (r.prepare != "-")
-        res.out = printable(q.path) + ": prepared (" + q.algorithm + ", " +
-                  (q.signed_attrs ? "signedAttrs" : "no signedAttrs") + ", " + q.hash + ", to_sign " +
-                  std::string(to_sign_name(q.kind)) + " " + std::to_string(q.to_sign.size()) + " bytes)\n";
-      res.exit = kExitOk;
-      res.state = ItemState::done;
-    } catch (const SignError& e) {
-      res.bytes = e.bytes_read();
-      const std::string hint = words.hint(e);
-      if (hint.empty()) complain("", e.what());
-      else complain(inputs[i].path, hint);
-    } catch (const InputError& e) {
-      complain("", e.what());
-    } catch (const IoError& e) {
-      complain("", e.what());
-    }
+      return res.exit;
+    });
     return res;
   };
   int status = run_batch("prepare", inputs.size(), work, bo, inputs.size() > 1 || !dirs.empty(),
@@ -304,38 +317,41 @@ int run_attach(const RemoteArgs& r, const std::string& cert_path, const SignOpti
   std::map<std::size_t, SigOrError> sig_lines;
   std::map<std::string, SignerCertificate> certs;  // by path
   bool sig_dir = false;
-  try {
-    manifest = read_manifest(r.attach);
-    if (!opt.out.empty() && manifest.size() != 1) {
-      complain("", "-o needs a MANIFEST of exactly one module");
-      return kExitUsage;
-    }
-    std::error_code ec;
-    sig_dir = std::filesystem::is_directory(r.signatures, ec);
-    if (!sig_dir) sig_lines = read_signature_lines(r.signatures, manifest);
-    for (std::size_t i = 0; i < manifest.size(); ++i) {
-      const ManifestEntry& e = manifest[i];
-      const std::string& c = cert_path.empty() ? e.p.certificate : cert_path;
-      if (!certs.count(c)) certs.emplace(c, SignerCertificate::load(c));
-      // No output replaces the manifest, the signatures or this module's .sig file, and no
-      // module is named twice (two workers would write it), before anything is written.
-      std::vector<KeptFile> kept{{r.attach, "the manifest"}, {r.signatures, "the signatures"}};
-      if (sig_dir) kept.push_back({r.signatures + "/" + std::to_string(e.index) + ".sig", "its signature file"});
-      refuse_output_over(opt.out.empty() ? e.p.path : opt.out, kept);
-      for (std::size_t k = 0; k < i; ++k)
-        if (manifest[k].p.path == e.p.path || same_file(manifest[k].p.path, e.p.path))
-          throw InputError(r.attach + ": indexes " + std::to_string(manifest[k].index) + " and " +
-                           std::to_string(e.index) + " name the same module " + e.p.path +
-                           "; nothing was written");
-    }
-    if (manifest.empty()) throw InputError(r.attach + ": no modules in the manifest; nothing to attach");
-  } catch (const InputError& e) {
-    complain("", e.what());
-    return kExitInput;
-  } catch (const IoError& e) {
-    complain("", e.what());
-    return kExitInput;
-  }
+  if (const int st = run_guarded([&] {
+        manifest = read_manifest(r.attach);
+        if (!opt.out.empty() && manifest.size() != 1) {
+          complain("", "-o needs a MANIFEST of exactly one module");
+          return kExitUsage;
+        }
+        std::error_code ec;
+        sig_dir = std::filesystem::is_directory(r.signatures, ec);
+        if (!sig_dir) sig_lines = read_signature_lines(r.signatures, manifest);
+        for (std::size_t i = 0; i < manifest.size(); ++i) {
+          const ManifestEntry& e = manifest[i];
+          const std::string& c = cert_path.empty() ? e.p.certificate : cert_path;
+          if (!certs.count(c)) certs.emplace(c, SignerCertificate::load(c));
+          try {  // an edited manifest line: refused before anything is written
+            if (certs.at(c).sha256() == e.p.certificate_sha256) check_prepared(certs.at(c), e.p);
+          } catch (const InputError& ex) {
+            throw InputError(e.where + ex.what() + "; nothing was written");
+          } catch (const IoError&) {  // an unreadable module: reported with that module below
+          }
+          // No output replaces the manifest, the signatures or this module's .sig file, and no
+          // module is named twice (two workers would write it), before anything is written.
+          std::vector<KeptFile> kept{{r.attach, "the manifest"}, {r.signatures, "the signatures"}};
+          if (sig_dir) kept.push_back({r.signatures + "/" + std::to_string(e.index) + ".sig", "its signature file"});
+          refuse_output_over(opt.out.empty() ? e.p.path : opt.out, kept);
+          for (std::size_t k = 0; k < i; ++k)
+            if (manifest[k].p.path == e.p.path || same_file(manifest[k].p.path, e.p.path))
+              throw InputError(r.attach + ": indexes " + std::to_string(manifest[k].index) + " and " +
+                               std::to_string(e.index) + " name the same module " + e.p.path +
+                               "; nothing was written");
+        }
+        if (manifest.empty()) throw InputError(r.attach + ": no modules in the manifest; nothing to attach");
+        return kExitOk;
+      });
+      st != kExitOk)
+    return st;
   auto work = [&](std::size_t i) {
     const ManifestEntry& e = manifest[i];
     ItemResult res;
@@ -350,23 +366,20 @@ int run_attach(const RemoteArgs& r, const std::string& cert_path, const SignOpti
       complain(e.p.path, *why + "; module left as it is");
       return res;
     }
-    try {
-      const SignerCertificate& cert = certs.at(cert_path.empty() ? e.p.certificate : cert_path);
-      const SignReport rep = attach_signature_file(cert, e.p, std::get<Bytes>(sig), opt);
-      res.bytes = rep.bytes_read;
-      res.out = words.done_line(rep);
-      res.exit = kExitOk;
-      res.state = ItemState::done;
-    } catch (const SignError& ex) {
-      res.bytes = ex.bytes_read();
-      const std::string hint = words.hint(ex);
-      if (hint.empty()) complain("", ex.what());
-      else complain(e.p.path, hint);
-    } catch (const InputError& ex) {
-      complain("", ex.what());
-    } catch (const IoError& ex) {
-      complain("", ex.what());
-    }
+    (void)run_guarded([&] {
+      try {
+        const SignerCertificate& cert = certs.at(cert_path.empty() ? e.p.certificate : cert_path);
+        const SignReport rep = attach_signature_file(cert, e.p, std::get<Bytes>(sig), opt);
+        res.bytes = rep.bytes_read;
+        res.out = rep.already_attached ? printable(e.p.path) + ": already attached (it carries this signature)\n"
+                                       : words.done_line(rep);
+        res.exit = kExitOk;
+        res.state = ItemState::done;
+      } catch (const SignError& ex) {
+        report_refusal(ex, e.p.path, words, res);
+      }
+      return res.exit;
+    });
     return res;
   };
   return run_batch("attach", manifest.size(), work, bo, manifest.size() > 1,
