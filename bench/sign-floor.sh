@@ -72,24 +72,11 @@ if [ ! -x "$signfile" ] || [ "$ksrc/scripts/sign-file.c" -nt "$signfile" ]; then
   mv "$signfile.tmp" "$signfile"
 fi
 
-eval "$(tools/fetch-debian-kernel 2>/dev/null)"
 w=$(mktemp -d /tmp/modsign-floor.XXXXXX); trap 'rm -rf "$w"' EXIT
-
-# --- the unsigned tree ------------------------------------------------------------------
-mapfile -t src < <(cd "$MODULES" && find . -name '*.ko' -type f | sort)
-[ "$n" -gt 0 ] && src=("${src[@]:0:$n}")
-n=${#src[@]}
-mkdir -p "$w/src"
-(cd "$MODULES" && printf '%s\0' "${src[@]}" | xargs -0 cp --parents -t "$w/src")
-"$modsign" strip -r "$w/src" >/dev/null
-bytes=$(find "$w/src" -name '*.ko' -printf '%s\n' | awk '{s += $1} END {print s}')
-"$modsign" keygen --algo ml-dsa-65 --out "$w/ml.pem" --cert-out "$w/ml.crt" >/dev/null
-"$modsign" keygen --algo rsa-4096 --out "$w/rsa.pem" --cert-out "$w/rsa.crt" >/dev/null
+. bench/tree.sh
+bench_tree "$w" "$n"  # the unsigned tree in $w/src, the keys; sets n, bytes
 
 now() { date +%s.%N; }
-fresh() {  # $1: a copy of the unsigned tree, page cache warm
-  rm -rf "$1"; cp -a "$w/src" "$1"; cat $(find "$1" -name '*.ko') >/dev/null; sync
-}
 R=$w/results; : >"$R"
 # timed RUN KEY NAME CMD...: wall (date) and CPU (user + sys, children included) of CMD.
 timed() {
