@@ -33,19 +33,9 @@ done
 modsign=$PWD/build/bin/modsign
 openssl=$(sed -n 's/^MODSIGN_OPENSSL_BIN:FILEPATH=//p' build/CMakeCache.txt)
 [ -x "$modsign" ] && [ -x "$openssl" ] && [ -x build/bin/modsign_bench ] || { echo "run tools/check first" >&2; exit 3; }
-eval "$(tools/fetch-debian-kernel 2>/dev/null)"
 w=$(mktemp -d /tmp/modsign-batch.XXXXXX); trap 'rm -rf "$w"' EXIT
-
-# --- the unsigned tree --------------------------------------------------------------------
-mapfile -t src < <(cd "$MODULES" && find . -name '*.ko' -type f | sort)
-[ "$n" -gt 0 ] && src=("${src[@]:0:$n}")
-n=${#src[@]}
-mkdir -p "$w/src"
-(cd "$MODULES" && printf '%s\0' "${src[@]}" | xargs -0 cp --parents -t "$w/src")
-"$modsign" strip -r "$w/src" >/dev/null
-bytes=$(find "$w/src" -name '*.ko' -printf '%s\n' | awk '{s += $1} END {print s}')
-"$modsign" keygen --algo ml-dsa-65 --out "$w/ml.pem" --cert-out "$w/ml.crt" >/dev/null
-"$modsign" keygen --algo rsa-4096 --out "$w/rsa.pem" --cert-out "$w/rsa.crt" >/dev/null
+. bench/tree.sh
+bench_tree "$w" "$n"  # the unsigned tree in $w/src, the keys; sets n, bytes
 
 # --- measured speeds for the floor (same run) ---------------------------------------------
 r512=$("$openssl" speed -seconds 2 -bytes 1048576 -evp sha512 2>/dev/null |
@@ -58,9 +48,6 @@ ml_sign=$(build/bin/modsign_bench --benchmark_filter='BM_RawSign/mldsa65_botan$'
 
 now() { date +%s.%N; }
 el() { python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$1" "$2"; }
-fresh() {  # $1: a copy of the unsigned tree, page cache warm
-  rm -rf "$1"; cp -a "$w/src" "$1"; cat $(find "$1" -name '*.ko') >/dev/null; sync
-}
 : >"$w/results"
 for run in $(seq "$runs"); do
   for k in ml rsa; do

@@ -106,10 +106,22 @@ std::vector<BatchInput> expand_module_tree(const std::vector<std::string>& files
 std::vector<std::size_t> duplicate_of(const std::vector<BatchInput>& inputs) {
   std::vector<std::size_t> dup(inputs.size(), SIZE_MAX);
   std::map<std::string, std::size_t> first;
+  // An entry found under -r is a regular file (not a link: not_regular is empty), so its
+  // canonical path is its directory's followed by its name; the directory's is worked out
+  // once per directory instead of once per module (a readlink and a stat per component).
+  std::map<std::string, std::filesystem::path> dir_canon;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].not_regular.empty()) continue;  // skipped anyway; must not shadow the file
     std::error_code ec;
-    const auto canon = std::filesystem::weakly_canonical(inputs[i].path, ec).string();
+    std::string canon;
+    const std::filesystem::path p(inputs[i].path);
+    if (inputs[i].from_dir && p.has_parent_path() && p.filename() != "." && p.filename() != "..") {
+      auto [it, added] = dir_canon.try_emplace(p.parent_path().string());
+      if (added) it->second = std::filesystem::weakly_canonical(p.parent_path(), ec);
+      if (!ec) canon = (it->second / p.filename()).string();
+      if (ec) dir_canon.erase(it);
+    }
+    if (canon.empty()) canon = std::filesystem::weakly_canonical(inputs[i].path, ec).string();
     const auto [it, inserted] = first.emplace(ec ? inputs[i].path : canon, i);
     if (!inserted) dup[i] = it->second;
   }

@@ -1,0 +1,115 @@
+// Issue 18 (batch signing at the floor): the shortcuts taken for speed keep the answers of
+// the slow paths.  same_file() decides "one exists, the other does not" without canonical
+// paths except where ".." could make them equal; the private-key check of an existing
+// output (every module signed in place; a faster search was tried and measured slower)
+// keeps its line rule; and a module found under -r through a linked directory is still the
+// same file as under its real path (duplicate_of() works out each directory's canonical
+// path once).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <modsign/output.hpp>
+#include <modsign/result.hpp>
+#include <regex>
+#include <string>
+
+#include "batch_support.hpp"
+#include "module/module_signature.hpp"
+#include "test_support.hpp"
+
+using namespace modsign;
+using namespace modsign::test::batch_tests;
+
+namespace {
+
+std::string refusal(const std::string& out, const std::vector<KeptFile>& kept = {}) {
+  try {
+    refuse_output_over(out, kept);
+  } catch (const IoError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+Bytes bytes_of(const std::string& s) { return Bytes(s.begin(), s.end()); }
+
+}  // namespace
+
+TEST(SameFile, ExistingAgainstMissingWithoutCanonicalPaths) {
+  test::TempDir t;
+  test::spit(t / "x.ko", std::string("module"));
+  EXPECT_FALSE(same_file(t / "x.ko", t / "x.ko.p7s"));
+  EXPECT_FALSE(same_file(t / "x.ko.p7s", t / "x.ko"));
+  EXPECT_FALSE(same_file(t / "x.ko", t / "nodir/x.ko"));
+  // ".." through a directory that does not exist: weakly_canonical resolves it lexically,
+  // so "nodir/../x.ko" is x.ko as before.
+  EXPECT_TRUE(same_file(t / "nodir/../x.ko", t / "x.ko"));
+  EXPECT_TRUE(same_file(t / "x.ko", t / "nodir/../x.ko"));
+  // Both missing: by canonical path.
+  EXPECT_TRUE(same_file(t / "a.p7s", t.path() + "/./a.p7s"));
+  EXPECT_FALSE(same_file(t / "a.p7s", t / "b.p7s"));
+  // Both existing: by inode, through a link and a hard link.
+  ASSERT_EQ(::symlink((t / "x.ko").c_str(), (t / "l.ko").c_str()), 0);
+  ASSERT_EQ(::link((t / "x.ko").c_str(), (t / "h.ko").c_str()), 0);
+  EXPECT_TRUE(same_file(t / "l.ko", t / "x.ko"));
+  EXPECT_TRUE(same_file(t / "h.ko", t / "x.ko"));
+  // The refusal an output gets for naming an input this way is unchanged.
+  EXPECT_EQ(refusal(t / "nodir/../x.ko", {{t / "x.ko", "the input"}}),
+            t / "nodir/../x.ko" + ": is the same file as the input " + t / "x.ko" + "; refusing to overwrite it");
+  EXPECT_EQ(refusal(t / "x.ko.p7s", {{t / "x.ko", "the input"}}), "");
+}
+
+TEST(RefuseOutputOver, PrivateKeyLineAnywhereInTheFile) {
+  test::TempDir t;
+  Bytes bin = test::pattern(5000);  // binary bytes, with line feeds and dashes among them
+  const auto with = [&](const std::string& middle) {
+    Bytes b = bin;
+    const Bytes m = bytes_of(middle);
+    b.insert(b.begin() + 2500, m.begin(), m.end());
+    return b;
+  };
+  const std::string f = t / "out.ko";
+  const std::string refused = f + ": holds a private key; refusing to overwrite it";
+  test::spit(f, with("\n-----BEGIN PRIVATE KEY-----\r\n"));
+  EXPECT_EQ(refusal(f), refused);
+  test::spit(f, with("\n-----BEGIN ENCRYPTED PRIVATE KEY-----\n"));
+  EXPECT_EQ(refusal(f), refused);
+  test::spit(f, std::string("-----BEGIN EC PRIVATE KEY-----"));  // first and last line, no line feed
+  EXPECT_EQ(refusal(f), refused);
+  test::spit(f, with("x-----BEGIN PRIVATE KEY-----\n"));  // not at the start of a line
+  EXPECT_EQ(refusal(f), "");
+  test::spit(f, with("\n-----BEGIN PRIVATE KEY----- \n"));  // does not end the line
+  EXPECT_EQ(refusal(f), "");
+  test::spit(f, with("\n-----BEGIN RSA PRIVATE KEY-----\r\r\n"));  // one carriage return only
+  EXPECT_EQ(refusal(f), "");
+  test::spit(f, with("\n-----BEGIN CERTIFICATE-----\n"));
+  EXPECT_EQ(refusal(f), "");
+  test::spit(f, bin);
+  EXPECT_EQ(refusal(f), "");
+}
+
+// -r DIR and -r LINK (a symbolic link to a directory inside DIR): the module under the
+// link is the same file, skipped with the same message; the module is signed once.
+TEST_F(Batch, SameFileThroughALinkedDirectoryUnderR) {
+  const std::string t = d_ / "t";
+  std::filesystem::create_directories(t + "/sub");
+  const std::string m = t + "/sub/x.ko";
+  test::spit(m, content(1800, 9));
+  const std::string lnk = d_ / "lnk";
+  ASSERT_EQ(::symlink((t + "/sub").c_str(), lnk.c_str()), 0);
+  auto r = test::run(sign_cmd("rsa-2048") + "-r " + q(t) + " -r " + q(lnk) + " --jobs 1");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.rfind(m + ": signed (RSA, no signedAttrs, sha512, CMS ", 0), 0u) << r.out;
+  const auto summary_at = r.err.find("modsign: sign: ");
+  ASSERT_NE(summary_at, std::string::npos) << r.err;
+  EXPECT_EQ(r.err.substr(0, summary_at), "modsign: " + lnk + "/x.ko: skipped: same file as " + m + "; handled once\n");
+  EXPECT_TRUE(std::regex_match(r.err.substr(summary_at),
+                               std::regex("modsign: sign: 1 done, 0 failed, 1 skipped, 1800 bytes, [0-9]+\\.[0-9]{3} s, "
+                                          "1 job\n")))
+      << r.err.substr(summary_at);
+  const Bytes signed_module = test::slurp(m);
+  auto split = module::split(signed_module);
+  ASSERT_TRUE(split.ok());
+  EXPECT_EQ(Bytes(split->content.begin(), split->content.end()), content(1800, 9));  // one signature
+}
