@@ -5,6 +5,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
+#include <vector>
 
 #include "api/internal.hpp"
 #include "common/file.hpp"
@@ -45,6 +47,24 @@ std::string errno_text(int e) {
     case ELOOP: return "ELOOP";
     default: return "errno " + std::to_string(e);
   }
+}
+
+/// The digests of the regular file at `path` under each of `algos`, read once in 1 MiB
+/// pieces; `*size` (if given) its bytes.  Throws IoError.
+std::vector<Bytes> hash_file(const std::string& path, const std::vector<crypto::HashAlgo>& algos, std::uint64_t* size) {
+  FileReader in(path);
+  std::vector<std::unique_ptr<crypto::Hasher>> hs;
+  for (auto a : algos) hs.push_back(std::make_unique<crypto::Hasher>(a));
+  Bytes buf;
+  constexpr std::size_t kPiece = std::size_t{1} << 20;
+  for (std::uint64_t off = 0; off < in.size(); off += kPiece) {
+    in.read_at(off, static_cast<std::size_t>(std::min<std::uint64_t>(kPiece, in.size() - off)), buf);
+    for (auto& h : hs) h->update(buf);
+  }
+  if (size) *size = in.size();
+  std::vector<Bytes> out;
+  for (auto& h : hs) out.push_back(h->final());
+  return out;
 }
 
 }  // namespace
@@ -91,20 +111,12 @@ ImaSignature ima_sign_digest(const Signer& signer, ByteView digest, const ImaSig
 ImaSignature ima_sign_file(const Signer& signer, const std::string& path, const ImaSignOptions& o) {
   check_ima_sign_options(signer, o);
   const crypto::HashAlgo h = sign_hash(o.hash);
-  FileReader in(path);
-  crypto::Hasher file_hash(h), sha256(crypto::HashAlgo::sha256);
-  Bytes buf;
-  constexpr std::size_t kPiece = std::size_t{1} << 20;
-  for (std::uint64_t off = 0; off < in.size(); off += kPiece) {
-    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kPiece, in.size() - off));
-    in.read_at(off, n, buf);
-    file_hash.update(buf);
-    if (h != crypto::HashAlgo::sha256) sha256.update(buf);
-  }
-  const Bytes d = file_hash.final();
-  ImaSignature r = ima_sign_digest(signer, d, o);
-  r.file_sha256 = h == crypto::HashAlgo::sha256 ? d : sha256.final();
-  r.file_size = in.size();
+  std::uint64_t size = 0;
+  const bool also_sha256 = h != crypto::HashAlgo::sha256;  // for manifests
+  auto d = also_sha256 ? hash_file(path, {h, crypto::HashAlgo::sha256}, &size) : hash_file(path, {h}, &size);
+  ImaSignature r = ima_sign_digest(signer, d[0], o);
+  r.file_sha256 = d.back();
+  r.file_size = size;
   return r;
 }
 
@@ -164,15 +176,7 @@ ImaFileAppraisal ima_appraise_file(const std::string& path, const std::optional<
   if (!h)
     throw InputError(path + ": security.ima names hash_algo " + std::to_string(algo) + " (" +
                      std::string(digest::hash_algo_name(algo)) + "), which modsign cannot compute");
-  FileReader in(path);
-  crypto::Hasher hasher(*h);
-  Bytes buf;
-  constexpr std::size_t kPiece = std::size_t{1} << 20;
-  for (std::uint64_t off = 0; off < in.size(); off += kPiece) {
-    in.read_at(off, static_cast<std::size_t>(std::min<std::uint64_t>(kPiece, in.size() - off)), buf);
-    hasher.update(buf);
-  }
-  const Bytes d = hasher.final();
+  const Bytes d = hash_file(path, {*h}, nullptr)[0];
   ImaFileAppraisal v = digest::ima_appraise_xattr(security_ima, d, algo, *rule, ima.impl().keyring, kp);
   v.func = o.func;
   return v;

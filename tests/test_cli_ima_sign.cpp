@@ -152,6 +152,18 @@ TEST_F(CliImaSign, TreeAndTemplateRecordOfTheValue) {
   const json t = json::parse(r.out);
   EXPECT_EQ(t["fields"][2]["name"], "sig");
   EXPECT_EQ(t["fields"][2]["hex"], second["security.ima"]);
+  // ima-sigv2: d-ngv2 = "ima:sha256:" NUL digest; the template hash is SHA-256 of the data.
+  r = run(M() + " ima template --json --template ima-sigv2 --path /x --security-ima " +
+          second["security.ima"].get<std::string>() + " " + q(d_ / "t/s/2"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json t2 = json::parse(r.out);
+  const std::string digest = run("sha256sum " + q(d_ / "t/s/2")).out.substr(0, 64);
+  EXPECT_EQ(t2["fields"][0]["name"], "d-ngv2");
+  EXPECT_EQ(t2["fields"][0]["hex"], "696d613a7368613235363a00" + digest);
+  EXPECT_EQ(t2["fields"][1]["hex"], "2f7800");
+  const auto h = run("python3 -c 'import hashlib,sys; print(hashlib.sha256(bytes.fromhex(sys.argv[1])).hexdigest())' " +
+                     t2["template_data"].get<std::string>());
+  EXPECT_EQ(t2["template_hash_sha256"], h.out.substr(0, 64));
 }
 
 }  // namespace

@@ -226,7 +226,7 @@ Runner setup_ima(CLI::App& ima) {
   Commands subs;
   auto im = std::make_shared<ImaArgs>();
   auto* t = ima.add_subcommand("template", "the template data and hashes IMA records for a file");
-  t->add_option("--template", im->template_name, "ima-modsig|ima-sig|ima-ng")->capture_default_str();
+  t->add_option("--template", im->template_name, "ima-modsig|ima-sig|ima-ng|ima-sigv2|ima-ngv2")->capture_default_str();
   t->add_option("--path", im->path, "the path IMA would record (n-ng); default: FILE");
   add_kernel_option(t, im->kernel);
   add_ima_hash_option(t, im->ima_hash);

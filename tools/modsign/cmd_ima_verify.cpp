@@ -143,7 +143,8 @@ int cmd_ima_verify(ImaVerifyArgs& a) {
     return r;
   };
   BatchOptions bo = a.batch;
-  bo.quiet = bo.quiet || a.json;
+  bo.quiet = bo.quiet || a.json;  // no progress or summary around the JSON lines
+  bo.always_print_out = a.json;
   const int status = run_batch("ima verify", inputs.size(), work, bo, inputs.size() > 1 || !a.dirs.empty(),
                                [&](std::size_t i) { return inputs[i].path; });
   return dir_error ? std::max(status, kExitInput) : status;
