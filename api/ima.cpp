@@ -47,8 +47,9 @@ std::string trim(std::string s) {
 Result<TemplateEntry> ima_template(const std::string& template_name, const std::string& recorded_path, ByteView file,
                                    const std::optional<Bytes>& security_ima, const KernelProfile& profile,
                                    const TemplateOptions& options) {
-  if (template_name != "ima-ng" && template_name != "ima-sig" && template_name != "ima-modsig")
-    throw UsageError("unknown template '" + template_name + "' (ima-ng, ima-sig, ima-modsig)");
+  if (template_name != "ima-ng" && template_name != "ima-sig" && template_name != "ima-modsig" &&
+      template_name != "ima-ngv2" && template_name != "ima-sigv2")
+    throw UsageError("unknown template '" + template_name + "' (ima-ng, ima-sig, ima-modsig, ima-ngv2, ima-sigv2)");
   return digest::ima_template(template_name, recorded_path, file, security_ima, api::to_kernel(profile),
                               hash_named(options.ima_hash, "IMA hash"), options.side_sha256);
 }

@@ -1,5 +1,7 @@
-// mirrors crypto/asymmetric_keys/asymmetric_type.c find_asymmetric_key (key id matching), Linux 7.2.13
+// mirrors crypto/asymmetric_keys/asymmetric_type.c find_asymmetric_key, asymmetric_key_cmp_partial (key id matching), Linux 7.2.13
 #include "cms/asymmetric_type.hpp"
+
+#include <algorithm>
 
 namespace modsign::kernel {
 
@@ -15,6 +17,20 @@ Result<const crypto::Certificate*> find_asymmetric_key(const std::vector<crypto:
     return &t;
   }
   return make_error(KErr::enokey, "no trusted key matches");
+}
+
+namespace {
+bool ends_with(ByteView id, ByteView tail) {
+  return id.size() >= tail.size() && std::equal(tail.begin(), tail.end(), id.end() - static_cast<std::ptrdiff_t>(tail.size()));
+}
+}  // namespace
+
+const crypto::Certificate* find_key_by_partial_id(const std::vector<const crypto::Certificate*>& trusted, ByteView tail) {
+  for (const auto* t : trusted) {
+    const Bytes id0 = t->kernel_id();
+    if (ends_with(id0, tail) || (t->skid() && ends_with(*t->skid(), tail))) return t;
+  }
+  return nullptr;
 }
 
 }  // namespace modsign::kernel

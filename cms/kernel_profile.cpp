@@ -1,10 +1,11 @@
-// modsign's own: the names of the kernel profiles (v6.1, v6, v7.0)
+// modsign's own: the names of the kernel profiles (v6.1, v6, v7.0, v7.1, v7.2)
 #include "cms/kernel_profile.hpp"
 
 namespace modsign::kernel {
 
 std::string KernelProfile::name() const {
-  return generation == Generation::v6 ? (legacy_digests ? "v6.1" : "v6") : "v7.0";
+  if (generation == Generation::v6) return legacy_digests ? "v6.1" : "v6";
+  return "v7." + std::to_string(release);
 }
 
 bool KernelProfile::has_sig_algo(const std::string& pkey_algo) const {
@@ -17,6 +18,8 @@ std::optional<KernelProfile> KernelProfile::parse(const std::string& n) {
   if (n == "v6.1" || n == "6.1") return v6_1();
   if (n == "v6" || n == "6") return v6();
   if (n == "v7.0" || n == "7.0" || n == "v7" || n == "7") return v7_0();
+  if (n == "v7.1" || n == "7.1") return v7(1);
+  if (n == "v7.2" || n == "7.2") return v7(2);
   return std::nullopt;
 }
 

@@ -44,6 +44,10 @@ struct KernelProfile {
   /// Whether crypto_alloc_sig() finds the algorithm of a kernel pkey_algo name ("rsa",
   /// "ecdsa", "ecdsa-nist-p256", "mldsa65" ...).
   bool has_sig_algo(const std::string& pkey_algo) const;
+  /// The 7.x release within generation v7_0 (profiles "v7.0", "v7.1", "v7.2"): module
+  /// signatures behave alike, IMA file signatures do not (digest/ima_appraise.cpp
+  /// ima_sigv3_file_signatures, digest/digsig_asymmetric.cpp asymmetric_verify_v3).
+  int release = 0;
 
   static KernelProfile v6() { return KernelProfile{Generation::v6}; }
   static KernelProfile v6_1() {
@@ -52,10 +56,16 @@ struct KernelProfile {
     return p;
   }
   static KernelProfile v7_0() { return KernelProfile{Generation::v7_0}; }
+  static KernelProfile v7(int release) {
+    KernelProfile p{Generation::v7_0};
+    p.release = release;
+    return p;
+  }
   /// Whether this kernel has CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA at all: the
   /// option is declared only in the 7.x crypto/asymmetric_keys/Kconfig (with ML-DSA).
   bool has_mldsa_authattrs_waiver() const { return generation == Generation::v7_0; }
-  /// "v6.1", "v6" or "v7.0"; parse accepts those and "6.1", "7.0", "v7", "6".
+  /// "v6.1", "v6", "v7.0", "v7.1" or "v7.2"; parse accepts those and "6.1", "7.0", "v7",
+  /// "6", "7.1", "7.2".
   std::string name() const;
   static std::optional<KernelProfile> parse(const std::string& name);
 };

@@ -1,9 +1,14 @@
-// mirrors security/integrity/ima/ima_appraise.c ima_check_blacklist, ima_appraise_measurement (the modsig path), with the MODULE_CHECK reads of kernel/module/main.c init_module_from_file and ima_main.c process_measurement, Linux 7.2.13
+// mirrors security/integrity/ima/ima_appraise.c ima_get_hash_algo, xattr_verify, ima_check_blacklist, ima_appraise_measurement (the security.ima and modsig paths), with the MODULE_CHECK reads of kernel/module/main.c init_module_from_file and ima_main.c process_measurement, Linux 7.2.13
 #include "digest/ima_appraise.hpp"
+
+#include <algorithm>
+#include <cctype>
 
 #include "cms/pkcs7_parser.hpp"
 #include "common/file.hpp"
 #include "common/module_read.hpp"
+#include "digest/digsig.hpp"
+#include "digest/hash_info.hpp"
 #include "digest/ima_modsig.hpp"
 #include "digest/ima_template_lib.hpp"
 #include "module/module_signature.hpp"
@@ -100,6 +105,115 @@ modsign::Appraisal ima_appraise_modsig(const ModuleFile& f, const kernel::Keyrin
   }
   a.trusted_by = rep.trusted_by;
   return a;
+}
+
+// ---- security.ima ------------------------------------------------------------------------
+
+std::uint8_t ima_get_hash_algo(const std::optional<Bytes>& xattr, std::uint8_t ima_hash_algo) {
+  if (!xattr || xattr->size() < 2) return ima_hash_algo;
+  const Bytes& x = *xattr;
+  switch (static_cast<XattrType>(x[0])) {
+    case XattrType::ima_verity_digsig:
+      if (x[1] != 3 || x.size() <= kSignatureV2HdrSize || x[2] >= kHashAlgoLast) return ima_hash_algo;
+      return x[2];
+    case XattrType::evm_ima_xattr_digsig:
+      if ((x[1] != 2 && x[1] != 3) || x.size() <= kSignatureV2HdrSize || x[2] >= kHashAlgoLast) return ima_hash_algo;
+      return x[2];
+    case XattrType::ima_xattr_digest_ng:
+      return x[1] < kHashAlgoLast ? x[1] : ima_hash_algo;
+    case XattrType::ima_xattr_digest:  // the old form: md5 in 16 or 20 bytes, sha1 in 20
+      if (x.size() == 21) return std::all_of(x.begin() + 17, x.end(), [](std::uint8_t b) { return b == 0; }) ? 1 : 2;
+      return x.size() == 17 ? 1 : ima_hash_algo;
+    default:
+      return ima_hash_algo;
+  }
+}
+
+namespace {
+modsign::ImaFileAppraisal base_verdict(std::string_view func, const ImaRuleFlags& f) {
+  modsign::ImaFileAppraisal v;
+  v.func = std::string(func);
+  v.appraise_type = f.modsig_allowed ? "imasig|modsig" : f.sigv3_required ? "sigv3" : "imasig";
+  return v;
+}
+}  // namespace
+
+modsign::ImaFileAppraisal ima_rule_refused(std::string_view func, std::string_view type, const Error& e) {
+  modsign::ImaFileAppraisal v;
+  v.func = std::string(func);
+  v.appraise_type = std::string(type);
+  v.status = "policy-refused";
+  v.policy_err = e.code;
+  v.reason = "ima_parse_rule: " + e.message;
+  return v;
+}
+
+modsign::ImaFileAppraisal ima_appraise_xattr(const std::optional<Bytes>& xattr, ByteView file_digest, std::uint8_t algo,
+                                             const ImaRuleFlags& flags, const kernel::Keyring& keyring,
+                                             const kernel::KernelProfile& profile) {
+  modsign::ImaFileAppraisal v = base_verdict("", flags);
+  v.hash_algo = std::string(hash_algo_name(algo));
+  v.file_digest.assign(file_digest.begin(), file_digest.end());
+  if (xattr && !xattr->empty() && (*xattr)[0] == static_cast<std::uint8_t>(XattrType::evm_ima_xattr_digsig))
+    if (auto h = parse_signature_v2_hdr(*xattr)) v.header = modsign::ImaSignatureHeader{h->type, h->version, h->hash_algo, h->keyid, h->sig_size};
+  auto fail = [&](std::string cause, std::string reason) {
+    v.status = "fail";
+    v.open_err = KErr::eacces;
+    v.cause = std::move(cause);
+    v.reason = std::move(reason);
+    return v;
+  };
+  // 1. ima_check_blacklist(): without a modsig, the file hash IMA collected.
+  if (flags.check_blacklist && flags.digsig_required) {
+    const std::string entry = "bin:" + to_hex(file_digest);
+    if (keyring.blacklist.descriptions.count(entry)) {
+      v.blacklist_entry = entry;
+      v.digsig_err = KErr::eperm;
+      return fail("blacklisted", "ima_check_blacklist: " + entry + " is listed (is_binary_blacklisted: EPERM)");
+    }
+  }
+  // 2. ima_appraise_measurement(): no value (ENODATA) or an empty one.
+  const char* required = flags.verity_required ? "verity-signature-required" : "IMA-signature-required";
+  if (!xattr || xattr->empty())
+    return fail(flags.digsig_required ? required : "missing-hash", "ima_appraise_measurement: the file has no security.ima");
+  const Bytes& x = *xattr;
+  // 3. xattr_verify().
+  switch (static_cast<XattrType>(x[0])) {
+    case XattrType::ima_xattr_digest:
+    case XattrType::ima_xattr_digest_ng:
+      return fail(required, "xattr_verify: security.ima holds a digest (type " + std::to_string(x[0]) + "), not a signature");
+    case XattrType::evm_ima_xattr_digsig: {
+      if (flags.digsig_required && flags.verity_required)
+        return fail("verity-signature-required", "xattr_verify: the rule requires an fs-verity signature");
+      // sig->version is read without a length check; a 1-byte value has none (taken as 0).
+      const std::uint8_t version = x.size() >= 2 ? x[1] : 0;
+      const std::uint8_t newest = ima_sigv3_file_signatures(profile) ? 3 : 2;
+      if (version > newest)
+        return fail("invalid-signature-version", "xattr_verify: signature version " + std::to_string(version) +
+                                                     (version == 3 ? " (this kernel appraises sigv3 only from 7.1)" : ""));
+      if (flags.sigv3_required && version != 3)
+        return fail("IMA-sigv3-required", "xattr_verify: the rule requires a version 3 signature, this is version " +
+                                              std::to_string(version));
+      const auto keys = ima_keyring_keys(keyring, profile);
+      const DigsigCheck c = integrity_digsig_verify(keys, x, file_digest, algo, profile);
+      v.digsig_called = true;
+      v.digsig_err = c.err;
+      if (c.key) {
+        v.algorithm = std::string(crypto::key_algo_name(c.key->public_key().algo()));
+        for (auto& ch : *v.algorithm) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        v.key = c.key->subject_text() + (c.key->skid() ? ", SKID " + to_hex(*c.key->skid()) : std::string());
+      }
+      if (c.err == KErr::eopnotsupp) return fail("unknown", "integrity_digsig_verify: " + c.reason);
+      if (c.err != KErr::none) return fail("invalid-signature", "integrity_digsig_verify: " + c.reason);
+      v.status = "pass";
+      return v;
+    }
+    case XattrType::ima_verity_digsig:
+      return fail("IMA-signature-required",
+                  "xattr_verify: an fs-verity signature (type 6) under a rule without digest_type=verity");
+    default:
+      return fail("unknown-ima-data", "xattr_verify: security.ima type " + std::to_string(x[0]) + " is not known");
+  }
 }
 
 }  // namespace modsign::digest

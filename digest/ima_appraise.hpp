@@ -1,4 +1,4 @@
-// mirrors security/integrity/ima/ima_appraise.c ima_check_blacklist, ima_appraise_measurement (the modsig path), with the MODULE_CHECK reads of kernel/module/main.c init_module_from_file and ima_main.c process_measurement, Linux 7.2.13
+// mirrors security/integrity/ima/ima_appraise.c ima_get_hash_algo, xattr_verify, ima_check_blacklist, ima_appraise_measurement (the security.ima and modsig paths), with the MODULE_CHECK reads of kernel/module/main.c init_module_from_file and ima_main.c process_measurement, Linux 7.2.13
 // What IMA's MODULE_CHECK hook appraises for a module file, and its verdict on a modsig.
 #pragma once
 
@@ -10,6 +10,7 @@
 #include "cms/kernel_profile.hpp"
 #include "common/result.hpp"
 #include "crypto/crypto.hpp"
+#include "digest/ima_policy.hpp"
 #include "modsign/digest_types.hpp"
 #include "modsign/ima_types.hpp"
 #include "module/decompress.hpp"
@@ -82,5 +83,33 @@ struct ImaBlacklistHit {
 modsign::Appraisal ima_appraise_modsig(const ModuleFile& f, const kernel::Keyring& keyring,
                                        const kernel::KernelProfile& profile, crypto::HashAlgo ima_hash,
                                        const std::function<std::optional<ImaBlacklistHit>()>& check_blacklist);
+
+// ---- security.ima (appraise_type=imasig|sigv3) ---------------------------------------
+
+/// ima_get_hash_algo(): the enum hash_algo IMA collects the file with for the value
+/// `xattr` (nullopt: none): a type 0x03 value of more than 9 bytes with version 2 or 3, or
+/// a type 0x06 value with version 3, names it in hash_algo (when < HASH_ALGO__LAST); a
+/// type 0x04 (digest-ng) value in its second byte; a type 0x01 value of 17 bytes is md5,
+/// of 21 bytes md5 or sha1; otherwise `ima_hash_algo` (the ima_hash= default).
+std::uint8_t ima_get_hash_algo(const std::optional<Bytes>& xattr, std::uint8_t ima_hash_algo);
+
+/// The verdict when the rule itself is refused (ima_parse_appraise_rule's error).
+modsign::ImaFileAppraisal ima_rule_refused(std::string_view func, std::string_view type, const Error& e);
+
+/// What an enforcing appraise rule with `flags` does on `profile` for a file whose digest
+/// under `algo` (ima_get_hash_algo()) is `file_digest` and whose security.ima is `xattr`,
+/// with the .ima keyring `keyring` and its .blacklist, in the kernel's order:
+/// 1. ima_check_blacklist(): "bin:<file digest>" listed: EPERM, "blacklisted";
+/// 2. no value or an empty one: "IMA-signature-required";
+/// 3. xattr_verify(): 0x01/0x04 digests: "IMA-signature-required"; 0x03: version > 3
+///    "invalid-signature-version" (version 3 before 7.1 too), sigv3 required and version
+///    != 3 "IMA-sigv3-required", then integrity_digsig_verify(): EOPNOTSUPP leaves the
+///    status unknown ("unknown"), any other errno is "invalid-signature"; 0x06 (fs-verity)
+///    "IMA-signature-required"; other types "unknown-ima-data".
+/// Every refusal makes open(2) fail with EACCES.  An appended signature (imasig|modsig) is
+/// not looked for here (ima_appraise_modsig() does that for modules).
+modsign::ImaFileAppraisal ima_appraise_xattr(const std::optional<Bytes>& xattr, ByteView file_digest, std::uint8_t algo,
+                                             const ImaRuleFlags& flags, const kernel::Keyring& keyring,
+                                             const kernel::KernelProfile& profile);
 
 }  // namespace modsign::digest

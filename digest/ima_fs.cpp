@@ -18,10 +18,10 @@ std::string event_name(const MeasurementRecord& r) {
   if (r.template_name == "ima") {
     f = ByteView(r.data).subspan(24);
   } else if (r.template_name == "ima-ng" || r.template_name == "ima-sig" || r.template_name == "ima-modsig" ||
-             r.template_name == "ima-buf") {
+             r.template_name == "ima-buf" || r.template_name == "ima-ngv2" || r.template_name == "ima-sigv2") {
     std::size_t q = 0;
     if (r.data.size() < 4) return "";
-    q = 4 + get_u32le(r.data, 0);  // d-ng
+    q = 4 + get_u32le(r.data, 0);  // d-ng / d-ngv2
     if (r.data.size() - q < 4) return "";
     f = ByteView(r.data).subspan(q + 4, get_u32le(r.data, q));
   }

@@ -1,6 +1,7 @@
-// mirrors security/integrity/ima/ima_template_lib.c and ima_template.c: the template fields (d-ng, n-ng, sig, d-modsig, modsig, buf), ima_template, ima_buffer_template, Linux 7.2.13
+// mirrors security/integrity/ima/ima_template_lib.c and ima_template.c: the template fields (d-ng, d-ngv2, n-ng, sig, d-modsig, modsig, buf), ima_template, ima_buffer_template, Linux 7.2.13
 #include "digest/ima_template_lib.hpp"
 
+#include "digest/hash_info.hpp"
 #include "digest/ima_appraise.hpp"
 #include "digest/module_digest.hpp"
 #include "module/decompress.hpp"
@@ -21,22 +22,18 @@ Result<TemplateEntry> ima_template(const std::string& template_name, const std::
   if (template_name == "ima-ng") names = {"d-ng", "n-ng"};
   else if (template_name == "ima-sig") names = {"d-ng", "n-ng", "sig"};
   else if (template_name == "ima-modsig") names = {"d-ng", "n-ng", "sig", "d-modsig", "modsig"};
-  else return make_error(KErr::einval, "unknown template '" + template_name + "' (ima-ng, ima-sig, ima-modsig)");
+  else if (template_name == "ima-ngv2") names = {"d-ngv2", "n-ng"};
+  else if (template_name == "ima-sigv2") names = {"d-ngv2", "n-ng", "sig"};
+  else
+    return make_error(KErr::einval,
+                      "unknown template '" + template_name + "' (ima-ng, ima-sig, ima-modsig, ima-ngv2, ima-sigv2)");
 
   TemplateEntry e;
   e.name = template_name;
   // ima_get_hash_algo (ima_appraise.c): the file hash follows security.ima when it names
-  // one (signature v2/v3: byte 2; IMA_XATTR_DIGEST_NG 0x04: byte 1), else ima_hash.
-  crypto::HashAlgo file_hash = ima_hash;
-  if (security_ima && security_ima->size() >= 3) {
-    const auto& x = *security_ima;
-    int idx = -1;
-    if ((x[0] == 0x03 || x[0] == 0x06) && (x[1] == 2 || x[1] == 3)) idx = x[2];
-    else if (x[0] == 0x04) idx = x[1];
-    for (auto a : {crypto::HashAlgo::sha1, crypto::HashAlgo::sha224, crypto::HashAlgo::sha256, crypto::HashAlgo::sha384,
-                   crypto::HashAlgo::sha512, crypto::HashAlgo::sha3_256, crypto::HashAlgo::sha3_384, crypto::HashAlgo::sha3_512})
-      if (crypto::hash_info(a).kernel_hash_algo == idx) file_hash = a;
-  }
+  // one, else ima_hash (also when it names one modsign cannot compute).
+  const auto named = computable_hash(ima_get_hash_algo(security_ima, hash_algo_of(ima_hash)));
+  const crypto::HashAlgo file_hash = named ? *named : ima_hash;
   // A compressed module loaded with MODULE_INIT_COMPRESSED_FILE (7.x, kernel/module/main.c
   // init_module_from_file): the first read (READING_MODULE_COMPRESSED) collects IMA's hash
   // of the file as stored and defers everything else (ima_main.c:429-433); after
@@ -61,6 +58,9 @@ Result<TemplateEntry> ima_template(const std::string& template_name, const std::
     TemplateField f{n, {}};
     if (n == "d-ng") {
       f.data = ima_digest_field(std::string(crypto::hash_info(file_hash).name), crypto::digest(file_hash, file));
+    } else if (n == "d-ngv2") {
+      // ima_eventdigest_ngv2_init: "<digest type>:<algo>:" NUL digest, type "ima" (no fs-verity rules).
+      f.data = ima_digest_field("ima:" + std::string(crypto::hash_info(file_hash).name), crypto::digest(file_hash, file));
     } else if (n == "n-ng") {
       // ima_write_template_field_data(DATA_FMT_STRING): spaces become '_', NUL added.
       f.data.assign(path.begin(), path.end());

@@ -201,7 +201,7 @@ TEST(Ima, BadMeasurementLists) {
   test::spit(d / "f", str("x"));
   c = test::run(test::modsign_cli() + " ima template --template ima-nope " + q(d / "f"));
   EXPECT_EQ(c.status, 2);
-  EXPECT_EQ(c.err, "modsign: --template: unknown template 'ima-nope' (ima-ng, ima-sig, ima-modsig)\n");
+  EXPECT_EQ(c.err, "modsign: --template: unknown template 'ima-nope' (ima-ng, ima-sig, ima-modsig, ima-ngv2, ima-sigv2)\n");
   EXPECT_EQ(c.out, "");
   EXPECT_EQ(test::run("ls -A " + q(d.path())).out, "bad\nf\n");
 }

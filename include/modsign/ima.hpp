@@ -52,7 +52,8 @@ struct TemplateOptions {
 };
 
 /// The entry of template `template_name` ("ima-ng" = d-ng|n-ng, "ima-sig" = +sig,
-/// "ima-modsig" = +sig|d-modsig|modsig) IMA records for a file holding `file`, recorded
+/// "ima-modsig" = +sig|d-modsig|modsig, "ima-ngv2" = d-ngv2|n-ng, "ima-sigv2" =
+/// d-ngv2|n-ng|sig with d-ngv2 = "ima:<algo>:" '\0' H(file)) IMA records for a file holding `file`, recorded
 /// under `recorded_path` (n-ng: spaces become '_', then a NUL), with `security_ima` the
 /// file's security.ima value (nullopt: none).  d-ng = "<algo>:" '\0' H(file); sig =
 /// security.ima when it is an IMA (0x03) or fs-verity (0x06) signature, else empty;
@@ -69,7 +70,7 @@ struct TemplateOptions {
 /// field would exceed the kernel's 201-byte buffer (7.0 ML-DSA with signedAttrs over 193
 /// bytes: the kernel overflows it and oopses, so there is no record).
 /// Throws UsageError for an unknown template ("unknown template 'X' (ima-ng, ima-sig,
-/// ima-modsig)") or an unknown ima_hash name.
+/// ima-modsig, ima-ngv2, ima-sigv2)") or an unknown ima_hash name.
 MODSIGN_API Result<TemplateEntry> ima_template(const std::string& template_name, const std::string& recorded_path,
                                                ByteView file, const std::optional<Bytes>& security_ima,
                                                const KernelProfile& profile, const TemplateOptions& options = {});

@@ -1,5 +1,6 @@
 // modsign — the data of include/modsign/ima.hpp: TemplateField, TemplateEntry,
-// MeasurementRecord, PcrReplay, Appraisal.
+// MeasurementRecord, PcrReplay, Appraisal; and of include/modsign/ima_sign.hpp:
+// ImaSignatureHeader, ImaFileAppraisal.
 // Plain data only (no KernelProfile, no functions but accessors), so that the library's
 // internal layers can use these definitions without the facade's names.
 #pragma once
@@ -76,6 +77,50 @@ struct Appraisal {
   std::vector<std::string> trusted_by;  ///< subject CN of the .ima keyring certificate(s) that vouched
   std::vector<std::string> log;         ///< kernel log lines pkcs7_verify() would print
   bool passes() const { return cause.empty(); }
+};
+
+/// struct signature_v2_hdr of a security.ima value (security/integrity/integrity.h,
+/// Linux 7.2.13), decoded: 9 bytes, multi-byte fields big-endian.
+struct ImaSignatureHeader {
+  std::uint8_t type = 0;       ///< enum evm_ima_xattr_type: 0x03 EVM_IMA_XATTR_DIGSIG
+  std::uint8_t version = 0;    ///< 2 (signs the file digest) or 3 (signs struct ima_file_id)
+  std::uint8_t hash_algo = 0;  ///< enum hash_algo (include/uapi/linux/hash_info.h): 4 sha256 ...
+  std::uint32_t keyid = 0;     ///< the key's "id:%08x" (ima_keyid())
+  std::uint16_t sig_size = 0;  ///< bytes of signature after the header
+};
+
+/// What an enforcing "appraise func=<func> appraise_type=<type>" rule does when a file is
+/// opened (or executed) with a security.ima value, as ima_appraise_measurement() and
+/// ima_check_blacklist() decide it (ima_appraise=enforce, no EVM HMAC key loaded, the file
+/// not newly created).  JSON keys of `modsign ima verify --json` in brackets.
+struct ImaFileAppraisal {
+  std::string appraise_type;  ///< ["appraise_type"] "imasig", "sigv3" or "imasig|modsig"
+  std::string func;           ///< ["func"] "FILE_CHECK", "BPRM_CHECK", ...
+  /// ["status"] "pass", "fail", or "policy-refused" when the kernel refuses the rule
+  /// itself (writing it to the policy file fails with policy_err).
+  std::string status;
+  KErr policy_err = KErr::none;  ///< ["policy_errno"] EINVAL for a refused rule
+  KErr open_err = KErr::none;    ///< ["open"] "0" or "EACCES" (what open(2)/execve(2) returns)
+  /// ["cause"] the audit cause integrity_audit_msg() logs: "IMA-signature-required",
+  /// "IMA-sigv3-required", "invalid-signature", "invalid-signature-version",
+  /// "unknown-ima-data", "unknown" (a version integrity_digsig_verify does not know:
+  /// EOPNOTSUPP), "blacklisted" (modsign's name: ima_check_blacklist() refuses with EPERM
+  /// and logs no cause); "" when it passes.
+  std::string cause;
+  /// ["digsig_errno"] integrity_digsig_verify()'s errno (KErr::none when it verified or was
+  /// not called: then `digsig_called` is false); EPERM for "blacklisted".
+  KErr digsig_err = KErr::none;
+  bool digsig_called = false;
+  std::string reason;                        ///< ["reason"] the failing check and why; "" when it passes
+  std::optional<ImaSignatureHeader> header;  ///< of a type 0x03 value of at least 9 bytes
+  /// ["hash_algo"] the hash IMA collected the file with (ima_get_hash_algo(): the header's
+  /// when valid, else IMA's default ima_hash), kernel name; ["file_hash"] "<algo>:<hex>".
+  std::string hash_algo;
+  Bytes file_digest;
+  std::optional<std::string> algorithm;    ///< ["algorithm"] of the key found: "rsa", "ecdsa-p384", "ml-dsa-65"
+  std::optional<std::string> key;          ///< ["key"] "CN=..., SKID <hex>" of the key found
+  std::optional<std::string> blacklist_entry;  ///< ["blacklist_entry"] "bin:<hex>" when blacklisted
+  bool passes() const { return status == "pass"; }
 };
 
 }  // namespace modsign

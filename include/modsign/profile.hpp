@@ -19,16 +19,20 @@ namespace modsign {
 ///           (pkcs7_sig_note_digest_algo in crypto/asymmetric_keys/pkcs7_parser.c).
 ///   "v6"    later 6.x (e.g. 6.12): no ML-DSA OIDs, SHA-3 known.
 ///   "v7.0"  7.0 and later (confirmed against Linux 7.2.13): ML-DSA-44/65/87 signers.
+///   "v7.1", "v7.2"  the same for modules; they differ only for IMA file signatures
+///           (include/modsign/ima_sign.hpp): 7.1 appraises sigv3 security.ima signatures
+///           of RSA/ECDSA keys, 7.2 also those of ML-DSA keys (pure ML-DSA over
+///           struct ima_file_id, security/integrity/digsig_asymmetric.c, Linux 7.2.13).
 class MODSIGN_API KernelProfile {
  public:
   /// "v7.0", the default.
   KernelProfile();
 
-  /// "v6.1", "v6" or "v7.0"; also "6.1", "6", "7.0", "v7" and "7".  nullopt for any other
-  /// name.  The switches below start off.
+  /// "v6.1", "v6", "v7.0", "v7.1" or "v7.2"; also "6.1", "6", "7.0", "v7", "7", "7.1" and
+  /// "7.2".  nullopt for any other name.  The switches below start off.
   static std::optional<KernelProfile> parse(std::string_view name);
 
-  /// The canonical generation name: "v6.1", "v6" or "v7.0".
+  /// The canonical generation name: "v6.1", "v6", "v7.0", "v7.1" or "v7.2".
   std::string name() const;
 
   /// CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA (7.0 only): an ML-DSA signer with

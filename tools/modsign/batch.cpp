@@ -76,8 +76,9 @@ bool module_inputs_usable(const std::vector<BatchInput>& inputs, const std::vect
   return true;
 }
 
-std::vector<BatchInput> expand_module_tree(const std::vector<std::string>& files, const std::vector<std::string>& dirs,
-                                           bool* dir_error) {
+namespace {
+std::vector<BatchInput> expand_tree(const std::vector<std::string>& files, const std::vector<std::string>& dirs,
+                                    bool* dir_error, bool modules_only) {
   *dir_error = false;
   std::vector<BatchInput> out;
   for (const auto& f : files) out.push_back({f, false, ""});
@@ -88,7 +89,7 @@ std::vector<BatchInput> expand_module_tree(const std::vector<std::string>& files
          it.increment(ec)) {
       const std::string p = it->path().string();
       const std::string n = it->path().filename().string();
-      if (!ends_with(n, ".ko") && !compressed_module_name(n)) continue;
+      if (modules_only && !ends_with(n, ".ko") && !compressed_module_name(n)) continue;
       std::error_code ec2;
       if (it->is_directory(ec2) && !it->is_symlink(ec2)) continue;  // a directory named x.ko: walked into
       found.push_back({p, true, entry_kind(*it)});
@@ -101,6 +102,17 @@ std::vector<BatchInput> expand_module_tree(const std::vector<std::string>& files
     out.insert(out.end(), found.begin(), found.end());
   }
   return out;
+}
+}  // namespace
+
+std::vector<BatchInput> expand_module_tree(const std::vector<std::string>& files, const std::vector<std::string>& dirs,
+                                           bool* dir_error) {
+  return expand_tree(files, dirs, dir_error, true);
+}
+
+std::vector<BatchInput> expand_file_tree(const std::vector<std::string>& files, const std::vector<std::string>& dirs,
+                                         bool* dir_error) {
+  return expand_tree(files, dirs, dir_error, false);
 }
 
 std::vector<std::size_t> duplicate_of(const std::vector<BatchInput>& inputs) {

@@ -44,6 +44,11 @@ struct BatchInput {
 std::vector<BatchInput> expand_module_tree(const std::vector<std::string>& files, const std::vector<std::string>& dirs,
                                            bool* dir_error);
 
+/// FILE arguments and then every regular file under each -r DIR (any name; `ima sign`,
+/// `ima verify`), walked and reported as expand_module_tree() does.
+std::vector<BatchInput> expand_file_tree(const std::vector<std::string>& files, const std::vector<std::string>& dirs,
+                                         bool* dir_error);
+
 /// The usage checks of a command that writes modules (sign, strip): "--dest needs exactly
 /// one MODULE" when `dest` is set and the inputs are not exactly one MODULE argument, and
 /// "no modules given (MODULE... or -r DIR)" when there are none.  Reports the first that

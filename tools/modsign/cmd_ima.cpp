@@ -2,7 +2,8 @@
 // file, the replay of a binary measurement list, and what an enforcing IMA appraise rule
 // for MODULE_CHECK with appraise_type=imasig|modsig does with each module file
 // (include/modsign/ima.hpp: ima_template_file, parse_measurement_list, parse_expected_pcrs,
-// replay_pcrs, ima_appraise_modsig).  Flags, calls and printing only.
+// replay_pcrs, ima_appraise_modsig); `ima sign` and `ima verify` are in cmd_ima_sign.cpp
+// and cmd_ima_verify.cpp.  Flags, calls and printing only.
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <map>
@@ -18,6 +19,7 @@
 #include <modsign/trust.hpp>
 
 #include "cli_common.hpp"
+#include "cmd_ima.hpp"
 #include "options.hpp"
 #include "registry.hpp"
 
@@ -91,7 +93,7 @@ int cmd_appraise(const AppraiseArgs& a) {
 
 struct ImaArgs {
   std::string template_name = "ima-modsig", path, kernel = "v7.0", ima_hash = "sha256", bank = "sha1", pcrs;
-  std::string file;
+  std::string file, security_ima;
   bool side = false, json = false, strict = false;
   std::uint64_t max_size = std::uint64_t{1} << 30;  // --max-size (ima template)
 };
@@ -101,8 +103,21 @@ int cmd_ima_template(const ImaArgs& a) {
   if (!profile) return kExitUsage;
   if (!ima_hash_option(a.ima_hash, *profile)) return kExitUsage;
   Result<TemplateEntry> e = make_error(KErr::einval, "");
+  std::optional<Bytes> security_ima;
+  if (!a.security_ima.empty()) {
+    try {
+      security_ima = from_hex(a.security_ima);
+    } catch (const std::invalid_argument&) {
+      complain("", "--security-ima: not hex: " + a.security_ima);
+      return kExitUsage;
+    }
+  }
   try {
-    e = ima_template_file(a.template_name, a.file, a.path, *profile, {a.ima_hash, a.side, a.max_size});
+    if (security_ima)  // the value given instead of the file's own
+      e = ima_template(a.template_name, a.path.empty() ? a.file : a.path, read_file(a.file, a.max_size), security_ima,
+                       *profile, {a.ima_hash, a.side, a.max_size});
+    else
+      e = ima_template_file(a.template_name, a.file, a.path, *profile, {a.ima_hash, a.side, a.max_size});
   } catch (const IoError& err) {
     complain("", err.what());
     if (a.json) std::cout << dump({{"path", a.file}, {"error", without_path(a.file, err.what())}}) << "\n";
@@ -211,11 +226,12 @@ Runner setup_ima(CLI::App& ima) {
   Commands subs;
   auto im = std::make_shared<ImaArgs>();
   auto* t = ima.add_subcommand("template", "the template data and hashes IMA records for a file");
-  t->add_option("--template", im->template_name, "ima-modsig|ima-sig|ima-ng")->capture_default_str();
+  t->add_option("--template", im->template_name, "ima-modsig|ima-sig|ima-ng|ima-sigv2|ima-ngv2")->capture_default_str();
   t->add_option("--path", im->path, "the path IMA would record (n-ng); default: FILE");
   add_kernel_option(t, im->kernel);
   add_ima_hash_option(t, im->ima_hash);
   t->add_flag("--side-sha256", im->side, "d-modsig from the side SHA-256 (the proposal)");
+  t->add_option("--security-ima", im->security_ima, "the file's security.ima value (hex) instead of its own xattr");
   add_json_flag(t, im->json, "");
   add_module_inputs(t, im->max_size);
   t->add_option("FILE", im->file, "file")->required();
@@ -242,11 +258,14 @@ Runner setup_ima(CLI::App& ima) {
   add_module_inputs(c, ap->max_size);
   c->add_option("MODULE", ap->modules, "modules")->required();
   subs.emplace_back(c, [ap] { return cmd_appraise(*ap); });
+  add_ima_sign_command(ima, subs);
+  add_ima_verify_command(ima, subs);
   return run_selected(std::move(subs));
 }
 
 }  // namespace
 
-const Registration kIma{{"ima", "IMA template data, measurement lists and modsig appraisal", setup_ima}};
+const Registration kIma{
+    {"ima", "IMA template data, measurement lists, modsig appraisal and security.ima file signatures", setup_ima}};
 
 }  // namespace modsign::cli

@@ -168,12 +168,9 @@ int cmd_sign(const SignArgs& a) {
 
 Runner setup_sign(CLI::App& c) {
   auto a = std::make_shared<SignArgs>();
-  c.add_option("--key", a->key,
-               "private key (PEM or DER; KBUILD_SIGN_PIN for encrypted keys), or a pkcs11: URI; required unless "
-               "--kernel-build, --prepare or --attach");
-  c.add_option("--cert", a->cert, "the signer's certificate (PEM or DER); default: the certificate in the key file "
-                                  "(for a pkcs11: key, the token's)");
-  c.add_option("--pin-file", a->key_options.pin_file, "read the token PIN or key passphrase from this file (first line)");
+  add_signer_options(&c, a->key, a->cert, a->key_options.pin_file,
+                     "private key (PEM or DER; KBUILD_SIGN_PIN for encrypted keys), or a pkcs11: URI; required unless "
+                     "--kernel-build, --prepare or --attach");
   auto* hash = c.add_option("--hash", a->sign.hash, "digestAlgorithm: sha256|sha384|sha512|sha3-256|sha3-384|sha3-512|sha224|sha1")
       ->capture_default_str();
   c.add_flag("--signed-attrs", a->sign.signed_attrs, "add signedAttrs {contentType, messageDigest} (sign-file with OpenSSL 3.x)");

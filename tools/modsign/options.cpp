@@ -39,6 +39,22 @@ void add_kernel_option(CLI::App* cmd, std::string& profile, const std::string& w
       ->capture_default_str();
 }
 
+void add_ima_kernel_option(CLI::App* cmd, std::string& profile) {
+  cmd->add_option("--kernel", profile,
+                  "kernel profile: v6.1, v6, v7.0 (no sigv3 for security.ima), v7.1 (sigv3 of RSA/ECDSA keys) or "
+                  "v7.2 (also ML-DSA keys)")
+      ->check(CLI::IsMember({"v6.1", "v6", "v7.0", "v7.1", "v7.2"}))
+      ->capture_default_str();
+}
+
+void add_signer_options(CLI::App* cmd, std::string& key, std::string& cert, std::string& pin_file,
+                        const std::string& key_help) {
+  cmd->add_option("--key", key, key_help);
+  cmd->add_option("--cert", cert, "the signer's certificate (PEM or DER); default: the certificate in the key file "
+                                  "(for a pkcs11: key, the token's)");
+  cmd->add_option("--pin-file", pin_file, "read the token PIN or key passphrase from this file (first line)");
+}
+
 void add_waive_option(CLI::App* cmd, bool& waive) {
   cmd->add_flag("--waive-mldsa-authattrs", waive, "CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA=y (v7.0)");
 }

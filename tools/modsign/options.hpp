@@ -33,6 +33,13 @@ void add_keyring_option(CLI::App* cmd, std::vector<std::string>& keyrings);
 /// (6.1-6.6), v6 (before the ML-DSA series) or v7.0, the names kernel::KernelProfile::parse
 /// takes.  `what` ends the help text (what the profile changes for this command).
 void add_kernel_option(CLI::App* cmd, std::string& profile, const std::string& what = "");
+/// `--kernel` for the IMA file-signature commands (ima verify): the profiles of
+/// add_kernel_option() and v7.1 (sigv3 of RSA/ECDSA keys) and v7.2 (also ML-DSA), bound to
+/// `profile` (its current value is the default).
+void add_ima_kernel_option(CLI::App* cmd, std::string& profile);
+/// The signer: --key (help text `key_help`), --cert, --pin-file (sign, ima sign).
+void add_signer_options(CLI::App* cmd, std::string& key, std::string& cert, std::string& pin_file,
+                        const std::string& key_help);
 /// --waive-mldsa-authattrs (CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA=y).
 void add_waive_option(CLI::App* cmd, bool& waive);
 /// --enforce (module.sig_enforce=1) and --lockdown (kernel lockdown, integrity).

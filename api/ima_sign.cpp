@@ -1,0 +1,185 @@
+// modsign — include/modsign/ima_sign.hpp: IMA file signatures (signing, the xattr, appraisal).
+#include "modsign/ima_sign.hpp"
+
+#include <sys/xattr.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "api/internal.hpp"
+#include "common/file.hpp"
+#include "crypto/pkcs11_store.hpp"
+#include "digest/digsig_asymmetric.hpp"
+#include "digest/hash_info.hpp"
+#include "digest/ima_appraise.hpp"
+#include "digest/ima_policy.hpp"
+
+namespace modsign {
+
+namespace {
+
+constexpr const char* kHashes = "sha1, sha224, sha256, sha384, sha512, sha3-256, sha3-384, sha3-512";
+
+crypto::HashAlgo sign_hash(const std::string& name) {
+  const auto h = crypto::hash_by_name(name);
+  if (!h || *h == crypto::HashAlgo::md5) throw UsageError("unknown hash '" + name + "' (" + kHashes + ")");
+  return *h;
+}
+
+ImaSignatureHeader public_header(const digest::SignatureV2Hdr& h) {
+  return {h.type, h.version, h.hash_algo, h.keyid, h.sig_size};
+}
+
+/// The errno names setxattr(2) documents, for messages.
+std::string errno_text(int e) {
+  switch (e) {
+    case E2BIG: return "E2BIG";
+    case ENOSPC: return "ENOSPC";
+    case ERANGE: return "ERANGE";
+    case EPERM: return "EPERM";
+    case EACCES: return "EACCES";
+    case ENOENT: return "ENOENT";
+    case EROFS: return "EROFS";
+    case EDQUOT: return "EDQUOT";
+    case ENOTDIR: return "ENOTDIR";
+    case ELOOP: return "ELOOP";
+    default: return "errno " + std::to_string(e);
+  }
+}
+
+/// The digests of the regular file at `path` under each of `algos`, read once in 1 MiB
+/// pieces; `*size` (if given) its bytes.  Throws IoError.
+std::vector<Bytes> hash_file(const std::string& path, const std::vector<crypto::HashAlgo>& algos, std::uint64_t* size) {
+  FileReader in(path);
+  std::vector<std::unique_ptr<crypto::Hasher>> hs;
+  for (auto a : algos) hs.push_back(std::make_unique<crypto::Hasher>(a));
+  Bytes buf;
+  constexpr std::size_t kPiece = std::size_t{1} << 20;
+  for (std::uint64_t off = 0; off < in.size(); off += kPiece) {
+    in.read_at(off, static_cast<std::size_t>(std::min<std::uint64_t>(kPiece, in.size() - off)), buf);
+    for (auto& h : hs) h->update(buf);
+  }
+  if (size) *size = in.size();
+  std::vector<Bytes> out;
+  for (auto& h : hs) out.push_back(h->final());
+  return out;
+}
+
+}  // namespace
+
+std::uint32_t ima_keyid(const Signer& signer) { return digest::ima_keyid(signer.impl().cert); }
+
+void check_ima_sign_options(const Signer& signer, const ImaSignOptions& o) {
+  sign_hash(o.hash);
+  if (o.deterministic && crypto::is_ecdsa(signer.impl().key.algo()) && crypto::pkcs11::is_uri(signer.key_path()))
+    throw InputError(signer.key_path() +
+                     ": deterministic ECDSA (RFC 6979) is not available for a key on a PKCS#11 token: its signer "
+                     "chooses the nonce");
+}
+
+ImaSignature ima_sign_digest(const Signer& signer, ByteView digest, const ImaSignOptions& o) {
+  check_ima_sign_options(signer, o);
+  const crypto::HashAlgo h = sign_hash(o.hash);
+  const auto& hi = crypto::hash_info(h);
+  if (digest.size() != hi.size)
+    throw InputError("digest of " + std::to_string(digest.size()) + " bytes, " + std::string(hi.name) + " has " +
+                     std::to_string(hi.size));
+  const auto& s = signer.impl();
+  const crypto::KeyAlgo ka = s.key.algo();
+  const int version = crypto::is_ml_dsa(ka) || o.v3 ? 3 : 2;
+  const auto data = digest::ima_signed_data(version, ka, h, digest);
+  auto sig = data.message ? crypto::sign_message(s.key, h, data.data, crypto::Backend::openssl, o.deterministic)
+                          : crypto::sign_digest(s.key, h, data.data, o.deterministic);
+  if (!sig) throw InputError(s.key_path + ": " + sig.error().message);
+  digest::SignatureV2Hdr hdr;
+  hdr.type = static_cast<std::uint8_t>(digest::XattrType::evm_ima_xattr_digsig);
+  hdr.version = static_cast<std::uint8_t>(version);
+  hdr.hash_algo = digest::hash_algo_of(h);
+  hdr.keyid = o.keyid ? *o.keyid : digest::ima_keyid(s.cert);
+  hdr.sig_size = static_cast<std::uint16_t>(sig->size());
+  ImaSignature r;
+  r.value = digest::signature_v2_value(hdr, *sig);
+  r.header = public_header(hdr);
+  r.algorithm = signer.algorithm();
+  r.hash = std::string(hi.name);
+  r.file_digest.assign(digest.begin(), digest.end());
+  return r;
+}
+
+ImaSignature ima_sign_file(const Signer& signer, const std::string& path, const ImaSignOptions& o) {
+  check_ima_sign_options(signer, o);
+  const crypto::HashAlgo h = sign_hash(o.hash);
+  std::uint64_t size = 0;
+  const bool also_sha256 = h != crypto::HashAlgo::sha256;  // for manifests
+  auto d = also_sha256 ? hash_file(path, {h, crypto::HashAlgo::sha256}, &size) : hash_file(path, {h}, &size);
+  ImaSignature r = ima_sign_digest(signer, d[0], o);
+  r.file_sha256 = d.back();
+  r.file_size = size;
+  return r;
+}
+
+void write_security_ima(const std::string& path, ByteView value, const std::string& name) {
+  if (::setxattr(path.c_str(), name.c_str(), value.data(), value.size(), 0) == 0) return;
+  const int e = errno;
+  const std::string what = path + ": setxattr " + name + ": ";
+  const std::string ns = name.substr(0, name.find('.') + 1);
+  switch (e) {
+    case EOPNOTSUPP:
+      throw IoError(what + "the file system does not support " + ns + "* extended attributes (EOPNOTSUPP)");
+    case E2BIG:
+    case ENOSPC:
+    case ERANGE:
+      throw IoError(what + "a value of " + std::to_string(value.size()) + " bytes does not fit (" + errno_text(e) + ")");
+    default:
+      throw IoError(what + std::strerror(e) + " (" + errno_text(e) + ")");
+  }
+}
+
+std::optional<Bytes> read_security_ima(const std::string& path, const std::string& name) {
+  for (;;) {
+    const ssize_t n = ::getxattr(path.c_str(), name.c_str(), nullptr, 0);
+    if (n < 0) {
+      if (errno == ENODATA || errno == EOPNOTSUPP) return std::nullopt;
+      throw IoError(path + ": getxattr " + name + ": " + std::strerror(errno));
+    }
+    Bytes v(static_cast<std::size_t>(n));
+    const ssize_t m = ::getxattr(path.c_str(), name.c_str(), v.data(), v.size());
+    if (m < 0 && errno == ERANGE) continue;  // grew in between
+    if (m < 0) {
+      if (errno == ENODATA) return std::nullopt;
+      throw IoError(path + ": getxattr " + name + ": " + std::strerror(errno));
+    }
+    v.resize(static_cast<std::size_t>(m));
+    return v;
+  }
+}
+
+std::optional<ImaSignatureHeader> ima_signature_header(ByteView value) {
+  if (value.empty() || value[0] != static_cast<std::uint8_t>(digest::XattrType::evm_ima_xattr_digsig)) return std::nullopt;
+  const auto h = digest::parse_signature_v2_hdr(value);
+  if (!h) return std::nullopt;
+  return public_header(*h);
+}
+
+ImaFileAppraisal ima_appraise_file(const std::string& path, const std::optional<Bytes>& security_ima,
+                                   const TrustStore& ima, const KernelProfile& profile,
+                                   const ImaAppraiseOptions& o) {
+  const kernel::KernelProfile kp = api::to_kernel(profile);
+  const auto def = crypto::hash_by_name(o.ima_hash);
+  if (!def || *def == crypto::HashAlgo::md5) throw UsageError("unknown IMA hash '" + o.ima_hash + "'");
+  auto rule = digest::ima_parse_appraise_rule(o.func, o.appraise_type, kp);
+  if (!rule) return digest::ima_rule_refused(o.func, o.appraise_type, rule.error());
+  const std::uint8_t algo = digest::ima_get_hash_algo(security_ima, digest::hash_algo_of(*def));
+  const auto h = digest::computable_hash(algo);
+  if (!h)
+    throw InputError(path + ": security.ima names hash_algo " + std::to_string(algo) + " (" +
+                     std::string(digest::hash_algo_name(algo)) + "), which modsign cannot compute");
+  const Bytes d = hash_file(path, {*h}, nullptr)[0];
+  ImaFileAppraisal v = digest::ima_appraise_xattr(security_ima, d, algo, *rule, ima.impl().keyring, kp);
+  v.func = o.func;
+  return v;
+}
+
+}  // namespace modsign

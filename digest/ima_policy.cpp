@@ -1,0 +1,41 @@
+// mirrors security/integrity/ima/ima_policy.c ima_parse_rule (Opt_appraise_type), ima_validate_rule (the flags each func takes), Linux 7.2.13
+#include "digest/ima_policy.hpp"
+
+#include <algorithm>
+#include <array>
+#include <string>
+
+namespace modsign::digest {
+
+bool ima_sigv3_file_signatures(const kernel::KernelProfile& profile) {
+  return profile.generation == kernel::Generation::v7_0 && profile.release >= 1;
+}
+
+Result<ImaRuleFlags> ima_parse_appraise_rule(std::string_view func, std::string_view type,
+                                             const kernel::KernelProfile& profile) {
+  static constexpr std::array<std::string_view, 6> kPlain{"FILE_CHECK",   "BPRM_CHECK",     "MMAP_CHECK",
+                                                          "CREDS_CHECK",  "FIRMWARE_CHECK", "POLICY_CHECK"};
+  static constexpr std::array<std::string_view, 3> kModsig{"MODULE_CHECK", "KEXEC_KERNEL_CHECK", "KEXEC_INITRAMFS_CHECK"};
+  const bool plain = std::find(kPlain.begin(), kPlain.end(), func) != kPlain.end();
+  const bool modsig_func = std::find(kModsig.begin(), kModsig.end(), func) != kModsig.end();
+  const std::string rule = "appraise func=" + std::string(func) + " appraise_type=" + std::string(type);
+  if (!plain && !modsig_func) return make_error(KErr::einval, rule + ": unknown func");
+  ImaRuleFlags f;
+  if (type == "imasig") {
+    f.digsig_required = f.check_blacklist = true;
+  } else if (type == "sigv3") {
+    // Before 7.1 sigv3 exists only for fs-verity rules (digest_type=verity).
+    if (!ima_sigv3_file_signatures(profile))
+      return make_error(KErr::einval, rule + ": this kernel takes appraise_type=sigv3 only with digest_type=verity");
+    f.sigv3_required = f.digsig_required = f.check_blacklist = true;
+  } else if (type == "imasig|modsig") {
+    f.digsig_required = f.modsig_allowed = f.check_blacklist = true;
+  } else {
+    return make_error(KErr::einval, rule + ": unknown appraise_type");
+  }
+  // ima_validate_rule: IMA_MODSIG_ALLOWED only for the module and kexec hooks.
+  if (f.modsig_allowed && !modsig_func) return make_error(KErr::einval, rule + ": modsig is allowed only for MODULE_CHECK and KEXEC_*_CHECK");
+  return f;
+}
+
+}  // namespace modsign::digest

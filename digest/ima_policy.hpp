@@ -1,0 +1,38 @@
+// mirrors security/integrity/ima/ima_policy.c ima_parse_rule (Opt_appraise_type), ima_validate_rule (the flags each func takes), Linux 7.2.13
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "cms/kernel_profile.hpp"
+#include "common/result.hpp"
+
+namespace modsign::digest {
+
+/// The IMA_* flags (security/integrity/ima/ima.h) an appraise rule's appraise_type sets.
+struct ImaRuleFlags {
+  bool digsig_required = false;  ///< IMA_DIGSIG_REQUIRED
+  bool sigv3_required = false;   ///< IMA_SIGV3_REQUIRED
+  bool modsig_allowed = false;   ///< IMA_MODSIG_ALLOWED
+  bool check_blacklist = false;  ///< IMA_CHECK_BLACKLIST
+  bool verity_required = false;  ///< IMA_VERITY_REQUIRED (digest_type=verity; modsign never sets it)
+};
+
+/// Whether the kernel of `profile` appraises version 3 signatures in a type 0x03
+/// (EVM_IMA_XATTR_DIGSIG) value and knows appraise_type=sigv3 outside fs-verity rules:
+/// from Linux 7.1 (profiles "v7.1", "v7.2").  Earlier kernels refuse a version 3 value with
+/// "invalid-signature-version" and a sigv3 rule without digest_type=verity with EINVAL.
+bool ima_sigv3_file_signatures(const kernel::KernelProfile& profile);
+
+/// "appraise func=`func` appraise_type=`type`" as the kernel of `profile` parses and
+/// validates it: "imasig" digsig_required + check_blacklist; "sigv3" also sigv3_required
+/// (7.1 and later); "imasig|modsig" digsig_required + modsig_allowed + check_blacklist.
+/// EINVAL (the write to the policy file fails) for another type, sigv3 before 7.1, and
+/// imasig|modsig with a func other than MODULE_CHECK, KEXEC_KERNEL_CHECK and
+/// KEXEC_INITRAMFS_CHECK.  `func` is one of FILE_CHECK, BPRM_CHECK, MMAP_CHECK,
+/// CREDS_CHECK, FIRMWARE_CHECK, POLICY_CHECK, MODULE_CHECK, KEXEC_KERNEL_CHECK,
+/// KEXEC_INITRAMFS_CHECK (anything else EINVAL too).
+Result<ImaRuleFlags> ima_parse_appraise_rule(std::string_view func, std::string_view type,
+                                             const kernel::KernelProfile& profile);
+
+}  // namespace modsign::digest

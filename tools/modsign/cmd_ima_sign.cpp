@@ -1,0 +1,192 @@
+// `modsign ima sign`: the security.ima signature of each file (include/modsign/ima_sign.hpp:
+// ima_sign_file, write_security_ima), set as the extended attribute, written as FILE.sig,
+// or listed in a manifest.  Flags, calls and printing only.
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <modsign/ima_sign.hpp>
+#include <modsign/output.hpp>
+
+#include "batch.hpp"
+#include "cli_common.hpp"
+#include "cmd_ima.hpp"
+#include "options.hpp"
+
+namespace modsign::cli {
+
+namespace {
+
+struct ImaSignArgs {
+  std::string key, cert, keyid, manifest;
+  KeyOptions key_options;
+  ImaSignOptions sign;
+  bool setxattr = false, sigfile = false, xattr_user = false;
+  BatchOptions batch;
+  std::vector<std::string> files, dirs;
+};
+
+std::string header_text(const ImaSignature& s) {
+  char id[9];
+  std::snprintf(id, sizeof id, "%08x", s.header.keyid);
+  return "v" + std::to_string(s.header.version) + " " + s.hash + " keyid " + id + ", " + s.algorithm + ", " +
+         std::to_string(s.value.size()) + " bytes";
+}
+
+int cmd_ima_sign(const ImaSignArgs& a) {
+  const int outputs = int{a.setxattr} + int{a.sigfile} + int{!a.manifest.empty()};
+  if (outputs > 1) {
+    complain("", "--setxattr, --sigfile and --manifest exclude each other");
+    return kExitUsage;
+  }
+  ImaSignOptions opt = a.sign;
+  if (!a.keyid.empty()) {
+    std::uint32_t v = 0;
+    bool ok = a.keyid.size() <= 8;
+    for (char c : a.keyid) {
+      const int d = std::isdigit(static_cast<unsigned char>(c)) ? c - '0'
+                    : std::isxdigit(static_cast<unsigned char>(c)) ? std::tolower(static_cast<unsigned char>(c)) - 'a' + 10
+                                                                     : -1;
+      if (d < 0) ok = false;
+      v = (v << 4) | static_cast<std::uint32_t>(d < 0 ? 0 : d);
+    }
+    if (!ok) {
+      complain("", "--keyid: '" + a.keyid + "' is not a 32-bit key id (1 to 8 hex digits)");
+      return kExitUsage;
+    }
+    opt.keyid = v;
+  }
+  bool dir_error = false;
+  const auto inputs = expand_file_tree(a.files, a.dirs, &dir_error);
+  if (inputs.empty() && !dir_error) {
+    complain("", "no files given (FILE... or -r DIR)");
+    return kExitUsage;
+  }
+  auto signer = load_signer(a.key, a.cert, a.key_options);
+  if (!signer) return kExitInput;
+  try {
+    check_ima_sign_options(*signer, opt);
+  } catch (const UsageError& e) {
+    complain("", std::string("--hash: ") + e.what());
+    return kExitUsage;
+  } catch (const InputError& e) {
+    complain("", e.what());
+    return kExitInput;
+  }
+  const std::string xattr = a.xattr_user ? "user.ima" : "security.ima";
+  const bool to_manifest = !a.manifest.empty();
+  if (to_manifest && a.manifest != "-") {
+    try {
+      refuse_output_over(a.manifest, {{signer->key_path(), "the private key"}, {signer->certificate_path(), "the certificate"}});
+    } catch (const IoError& e) {
+      complain("", e.what());
+      return kExitInput;
+    }
+  }
+  std::vector<std::string> lines(inputs.size());
+  const auto duplicate = duplicate_of(inputs);
+  auto work = [&](std::size_t i) {
+    const BatchInput& in = inputs[i];
+    ItemResult r;
+    CaptureComplaints capture(r.err);
+    if (skip_sign_input(inputs, duplicate, i, true)) {
+      r.state = ItemState::skipped;
+      return r;
+    }
+    r.exit = kExitInput;
+    r.state = ItemState::failed;
+    try {
+      const ImaSignature s = ima_sign_file(*signer, in.path, opt);
+      r.bytes = s.file_size;
+      std::string where;
+      if (a.sigfile) {
+        const std::string out = in.path + ".sig";
+        refuse_output_over(out, {{signer->key_path(), "the private key"},
+                                 {signer->certificate_path(), "the certificate"},
+                                 {in.path, "the input"}});
+        write_file_atomic(out, s.value);  // the batch's OutputBatch::Scope applies
+        where = " -> " + out;
+      } else if (to_manifest) {
+        lines[i] = dump({{"path", in.path},
+                         {"xattr", xattr},
+                         {"security.ima", to_hex(s.value)},
+                         {"size", s.value.size()},
+                         {"file_size", s.file_size},
+                         {"sha256", to_hex(s.file_sha256)},
+                         {"hash", s.hash + ":" + to_hex(s.file_digest)}});
+      } else {
+        write_security_ima(in.path, s.value, xattr);
+        where = " (" + xattr + " set)";
+      }
+      r.out = printable(in.path) + ": " + header_text(s) + where + "\n";
+      r.exit = kExitOk;
+      r.state = ItemState::done;
+    } catch (const InputError& e) {
+      complain("", e.what());
+    } catch (const IoError& e) {
+      complain("", e.what());
+    }
+    return r;
+  };
+  BatchOptions bo = a.batch;
+  if (to_manifest && a.manifest == "-") bo.quiet = true;  // stdout carries the manifest
+  int status = run_batch("ima sign", inputs.size(), work, bo, inputs.size() > 1 || !a.dirs.empty(),
+                         [&](std::size_t i) { return inputs[i].path; });
+  if (dir_error) status = std::max(status, kExitInput);
+  if (to_manifest) {
+    if (status != kExitOk) {
+      if (a.manifest != "-") complain(a.manifest, "not written: a file could not be signed");
+      return status;
+    }
+    std::string text;
+    for (const auto& l : lines)
+      if (!l.empty()) text += l + "\n";
+    if (a.manifest == "-") {
+      std::cout << text << std::flush;
+      return status;
+    }
+    try {
+      write_file_atomic(a.manifest, ByteView(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()));
+    } catch (const IoError& e) {
+      complain("", e.what());
+      return kExitInput;
+    }
+  }
+  return status;
+}
+
+}  // namespace
+
+void add_ima_sign_command(CLI::App& ima, Commands& subs) {
+  auto a = std::make_shared<ImaSignArgs>();
+  auto* c = ima.add_subcommand("sign", "sign files: security.ima (type 3, signature_v2_hdr v2/v3) as the kernel appraises it");
+  add_signer_options(c, a->key, a->cert, a->key_options.pin_file,
+                     "private key (PEM or DER; KBUILD_SIGN_PIN for encrypted keys), or a pkcs11: URI");
+  c->get_option("--key")->required();
+  c->add_option("--hash", a->sign.hash, "file hash: sha256|sha384|sha512|sha224|sha1|sha3-256|sha3-384|sha3-512")
+      ->capture_default_str();
+  c->add_flag("--v3", a->sign.v3,
+              "RSA/ECDSA: signature version 3 (over struct ima_file_id; appraise_type=sigv3, Linux 7.1+); ML-DSA "
+              "keys always sign version 3");
+  c->add_option("--keyid", a->keyid, "the header's 32-bit key id (hex) instead of the certificate's SKID tail");
+  c->add_flag("--deterministic", a->sign.deterministic,
+              "reproducible signatures: deterministic ML-DSA (rnd = 0), ECDSA nonces per RFC 6979");
+  c->add_flag("--setxattr", a->setxattr, "set the security.ima extended attribute (the default output)");
+  c->add_flag("--sigfile", a->sigfile, "write the value to FILE.sig instead (as evmctl --sigfile)");
+  c->add_option("--manifest", a->manifest,
+                "write one JSON line per file to OUT instead ('-': stdout): path, xattr, security.ima (hex), size, "
+                "file_size, sha256, hash");
+  c->add_flag("--xattr-user", a->xattr_user, "use user.ima instead of security.ima (as evmctl --xattr-user)");
+  add_batch_options(c, a->batch, true);
+  c->add_option("-r", a->dirs, "also every regular file under DIR (recursive, sorted; symbolic links skipped)")
+      ->allow_extra_args(false);
+  c->add_option("FILE", a->files, "files to sign");
+  subs.emplace_back(c, [a] { return cmd_ima_sign(*a); });
+}
+
+}  // namespace modsign::cli

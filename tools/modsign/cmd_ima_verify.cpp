@@ -1,0 +1,182 @@
+// `modsign ima verify`: what an enforcing "appraise func=... appraise_type=imasig|sigv3"
+// rule does with each file and its security.ima (include/modsign/ima_sign.hpp:
+// read_security_ima, ima_appraise_file).  Flags, calls and printing only.
+#include <CLI/CLI.hpp>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <modsign/ima_sign.hpp>
+#include <modsign/output.hpp>
+#include <modsign/profile.hpp>
+#include <modsign/trust.hpp>
+
+#include "batch.hpp"
+#include "cli_common.hpp"
+#include "cmd_ima.hpp"
+#include "options.hpp"
+
+namespace modsign::cli {
+
+namespace {
+
+struct ImaVerifyArgs {
+  TrustOptions trust;
+  std::string kernel = "v7.2", func = "FILE_CHECK", ima_hash = "sha256", xattr_hex, xattr_file;
+  std::vector<std::string> types, files, dirs;
+  bool sigfile = false, xattr_user = false, json = false;
+  BatchOptions batch;
+};
+
+nlohmann::json or_null(bool has, const nlohmann::json& v) { return has ? v : nlohmann::json(nullptr); }
+
+std::string keyid_hex(std::uint32_t id) {
+  char b[9];
+  std::snprintf(b, sizeof b, "%08x", id);
+  return b;
+}
+
+nlohmann::json verdict_json(const std::string& path, const std::string& kernel, const ImaFileAppraisal& v,
+                            const std::optional<Bytes>& xattr) {
+  const bool refused = v.status == "policy-refused";
+  return {{"file", path},
+          {"kernel", kernel},
+          {"func", v.func},
+          {"appraise_type", v.appraise_type},
+          {"status", v.status},
+          {"open", refused ? nlohmann::json(nullptr) : nlohmann::json(v.open_err == KErr::none ? "0" : errno_name(v.open_err))},
+          {"cause", or_null(!v.cause.empty(), v.cause)},
+          {"digsig_errno", or_null(v.digsig_called || v.digsig_err != KErr::none,
+                                   v.digsig_err == KErr::none ? "0" : std::string(errno_name(v.digsig_err)))},
+          {"policy_errno", or_null(v.policy_err != KErr::none, std::string(errno_name(v.policy_err)))},
+          {"version", or_null(v.header.has_value(), v.header ? v.header->version : 0)},
+          {"hash_algo", or_null(!v.hash_algo.empty(), v.hash_algo)},
+          {"keyid", or_null(v.header.has_value(), v.header ? keyid_hex(v.header->keyid) : "")},
+          {"algorithm", or_null(v.algorithm.has_value(), v.algorithm.value_or(""))},
+          {"key", or_null(v.key.has_value(), v.key.value_or(""))},
+          {"file_hash", or_null(!v.file_digest.empty(), v.hash_algo + ":" + to_hex(v.file_digest))},
+          {"blacklist_entry", or_null(v.blacklist_entry.has_value(), v.blacklist_entry.value_or(""))},
+          {"xattr_size", or_null(xattr.has_value(), xattr ? xattr->size() : 0)},
+          {"reason", v.reason}};
+}
+
+std::string verdict_text(const std::string& path, const ImaFileAppraisal& v) {
+  std::string s = printable(path) + ": " + v.appraise_type + ": ";
+  if (v.status == "policy-refused")
+    return s + "rule refused (" + std::string(errno_name(v.policy_err)) + "): " + printable(v.reason) + "\n";
+  if (v.passes())
+    return s + "pass (v" + std::to_string(v.header->version) + " " + v.hash_algo + " keyid " + keyid_hex(v.header->keyid) +
+           ", " + v.algorithm.value_or("") + ", " + printable(v.key.value_or("")) + ")\n";
+  s += "fail (" + std::string(errno_name(v.open_err)) + "): " + v.cause;
+  if (v.digsig_called || v.digsig_err != KErr::none) s += ": " + std::string(errno_name(v.digsig_err));
+  return s + ": " + printable(v.reason) + "\n";
+}
+
+int cmd_ima_verify(ImaVerifyArgs& a) {
+  auto profile = public_profile(a.kernel);
+  if (!profile) return kExitUsage;
+  if (a.types.empty()) a.types = {"imasig"};
+  bool dir_error = false;
+  const auto inputs = expand_file_tree(a.files, a.dirs, &dir_error);
+  if (inputs.empty() && !dir_error) {
+    complain("", "no files given (FILE... or -r DIR)");
+    return kExitUsage;
+  }
+  std::optional<Bytes> given;
+  if (!a.xattr_hex.empty() || !a.xattr_file.empty()) {
+    if (inputs.size() != 1) {
+      complain("", std::string(a.xattr_hex.empty() ? "--xattr-file" : "--xattr-hex") + " needs exactly one FILE");
+      return kExitUsage;
+    }
+    try {
+      given = a.xattr_hex.empty() ? read_file(a.xattr_file, kMaxSmallFileSize) : from_hex(a.xattr_hex);
+    } catch (const IoError& e) {
+      complain("", e.what());
+      return kExitInput;
+    } catch (const std::invalid_argument&) {
+      complain("", "--xattr-hex: not hex: " + a.xattr_hex);
+      return kExitUsage;
+    }
+  }
+  const auto trust = load_trust(a.trust, *profile);
+  if (!trust) return kExitInput;
+  const std::string xattr_name = a.xattr_user ? "user.ima" : "security.ima";
+  auto work = [&](std::size_t i) {
+    const BatchInput& in = inputs[i];
+    ItemResult r;
+    CaptureComplaints capture(r.err);
+    if (!in.not_regular.empty()) {
+      complain(in.path, "skipped: " + in.not_regular);
+      r.state = ItemState::skipped;
+      return r;
+    }
+    r.exit = kExitInput;
+    r.state = ItemState::failed;
+    try {
+      std::optional<Bytes> xattr = given;
+      if (!given) xattr = a.sigfile ? std::optional<Bytes>(read_file(in.path + ".sig", kMaxSmallFileSize))
+                                    : read_security_ima(in.path, xattr_name);
+      int worst = kExitOk;
+      for (const auto& t : a.types) {
+        ImaAppraiseOptions o;
+        o.appraise_type = t;
+        o.func = a.func;
+        o.ima_hash = a.ima_hash;
+        const ImaFileAppraisal v = ima_appraise_file(in.path, xattr, *trust, *profile, o);
+        if (!v.passes()) worst = kExitVerdict;
+        r.out += a.json ? dump(verdict_json(in.path, profile->name(), v, xattr)) + "\n" : verdict_text(in.path, v);
+      }
+      r.exit = worst;
+      r.state = worst == kExitOk ? ItemState::done : ItemState::failed;
+    } catch (const UsageError& e) {
+      complain("", std::string("--ima-hash: ") + e.what());
+      r.exit = kExitUsage;
+    } catch (const InputError& e) {
+      complain("", e.what());
+    } catch (const IoError& e) {
+      complain("", e.what());
+    }
+    return r;
+  };
+  BatchOptions bo = a.batch;
+  bo.quiet = bo.quiet || a.json;  // no progress or summary around the JSON lines
+  bo.always_print_out = a.json;
+  const int status = run_batch("ima verify", inputs.size(), work, bo, inputs.size() > 1 || !a.dirs.empty(),
+                               [&](std::size_t i) { return inputs[i].path; });
+  return dir_error ? std::max(status, kExitInput) : status;
+}
+
+}  // namespace
+
+void add_ima_verify_command(CLI::App& ima, Commands& subs) {
+  auto a = std::make_shared<ImaVerifyArgs>();
+  auto* c = ima.add_subcommand(
+      "verify", "would an enforcing 'appraise func=FILE_CHECK appraise_type=imasig|sigv3' rule let each file through");
+  add_trust_options(c, a->trust);
+  add_ima_kernel_option(c, a->kernel);
+  c->add_option("--appraise-type", a->types, "imasig (default), sigv3 or imasig|modsig; repeatable: one verdict each")
+      ->allow_extra_args(false);
+  c->add_option("--func", a->func,
+                "the rule's func: FILE_CHECK, BPRM_CHECK, MMAP_CHECK, CREDS_CHECK, FIRMWARE_CHECK, POLICY_CHECK, "
+                "MODULE_CHECK, KEXEC_KERNEL_CHECK, KEXEC_INITRAMFS_CHECK")
+      ->capture_default_str();
+  add_ima_hash_option(c, a->ima_hash);
+  auto* sf = c->add_flag("--sigfile", a->sigfile, "read the value from FILE.sig (as written by ima sign --sigfile)");
+  auto* xh = c->add_option("--xattr-hex", a->xattr_hex, "the security.ima value in hex (one FILE)")->excludes(sf);
+  c->add_option("--xattr-file", a->xattr_file, "read the security.ima value from this file (one FILE)")
+      ->excludes(sf)
+      ->excludes(xh);
+  c->add_flag("--xattr-user", a->xattr_user, "read user.ima instead of security.ima (as evmctl --xattr-user)");
+  add_json_flag(c, a->json, "file and appraise type");
+  add_batch_options(c, a->batch, false);
+  c->add_option("-r", a->dirs, "also every regular file under DIR (recursive, sorted; symbolic links skipped)")
+      ->allow_extra_args(false);
+  c->add_option("FILE", a->files, "files to appraise");
+  subs.emplace_back(c, [a] { return cmd_ima_verify(*a); });
+}
+
+}  // namespace modsign::cli
