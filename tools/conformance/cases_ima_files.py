@@ -52,6 +52,8 @@ class Signer:
 
     def _p256_leaf(self):
         key, csr, crt, ext = (os.path.join(self.work, "ecdsa-p256" + s) for s in (".key.pem", ".csr", ".cert.pem", ".cnf"))
+        if os.path.exists(crt):  # a rerun on the same work directory (MODSIGN_CONF_REUSE)
+            return key, crt
         run([self.openssl, "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key])
         run([self.openssl, "req", "-new", "-key", key, "-subj", "/O=modsign conformance/CN=IMA P-256 leaf", "-out", csr])
         with open(ext, "w") as f:
