@@ -9,6 +9,7 @@
 #include "modsign/digest.hpp"
 #include "modsign/export.hpp"
 #include "modsign/ima.hpp"
+#include "modsign/ima_fit.hpp"
 #include "modsign/kernel_config.hpp"
 #include "modsign/kexec.hpp"
 #include "modsign/keygen.hpp"

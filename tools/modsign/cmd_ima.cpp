@@ -18,6 +18,7 @@
 #include <modsign/trust.hpp>
 
 #include "cli_common.hpp"
+#include "cmd_ima_fit.hpp"
 #include "options.hpp"
 #include "registry.hpp"
 
@@ -242,6 +243,7 @@ Runner setup_ima(CLI::App& ima) {
   add_module_inputs(c, ap->max_size);
   c->add_option("MODULE", ap->modules, "modules")->required();
   subs.emplace_back(c, [ap] { return cmd_appraise(*ap); });
+  add_ima_fit_commands(ima, subs);
   return run_selected(std::move(subs));
 }
 
