@@ -90,6 +90,7 @@ ImaEstimate ima_estimate(const FsGeometry& g, const std::string& algorithm, cons
   e.xattr_size = ima_signature_size(algorithm);
   e.files = file_sizes.size();
   e.naive_bytes = static_cast<std::uint64_t>(e.xattr_size) * e.files;
+  e.lower_bound = g.fs == FsType::btrfs;
   XattrFit fit = ima_fit(g, others);
   if (e.xattr_size > fit.max_security_ima) {
     e.fits = false;

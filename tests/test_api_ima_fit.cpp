@@ -120,6 +120,10 @@ TEST(ApiImaFit, Estimate) {
   auto f = ima_estimate(of(FsType::f2fs), "ecdsa-p384", sizes);
   EXPECT_EQ(f.extra_bytes, 0u);
   EXPECT_EQ(f.files_absorbed, 10u);
+  EXPECT_FALSE(f.lower_bound);
+  auto b = ima_estimate(of(FsType::btrfs), "ml-dsa-65", sizes);
+  EXPECT_TRUE(b.lower_bound);
+  EXPECT_EQ(b.extra_bytes, 10u * 2 * (25 + 30 + 12 + 3318));  // item, dir_item, name, value; DUP
 }
 
 TEST(ApiImaFit, TreeFileSizes) {

@@ -78,7 +78,8 @@ MODSIGN_API XattrFit ima_fit(const FsGeometry& g, const std::vector<Xattr>& othe
 /// `file_size` bytes carrying `others` (ext4: 0 in the inode, one block for an xattr block,
 /// the EA inode's data blocks; f2fs: 0 inline, one 4 KiB node block otherwise; XFS: 0 in the
 /// inode's attribute fork, else the leaf block and remote value blocks; btrfs: the item bytes
-/// in the tree leaves, metadata duplicated (DUP) on one device).  -1 when it does not fit.
+/// in the tree leaves, metadata duplicated (DUP) on one device, a lower bound).  -1 when it
+/// does not fit.
 MODSIGN_API std::int64_t ima_xattr_cost(const FsGeometry& g, std::size_t xattr_size, std::uint64_t file_size,
                                         const std::vector<Xattr>& others = {});
 
@@ -96,6 +97,10 @@ struct ImaEstimate {
   std::uint64_t naive_bytes = 0;
   /// Files for which the value fits in space already allocated (cost 0).
   std::size_t files_absorbed = 0;
+  /// True when extra_bytes is a lower bound rather than the allocation itself: btrfs, whose
+  /// leaves split half-full as items arrive (the 7.2.13 kernel measured 1.2 to 1.9 times the
+  /// item bytes, tools/conformance/fit_run.py).
+  bool lower_bound = false;
 };
 
 /// ima_xattr_cost() summed over `file_sizes`.

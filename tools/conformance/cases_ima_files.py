@@ -34,7 +34,11 @@ POLICIES = {
                    "sigv3"),
     "bprm-imasig": ("BPRM_CHECK", EXCLUDE + "measure func=BPRM_CHECK\nappraise func=BPRM_CHECK appraise_type=imasig\n",
                     "imasig"),
+    "file-imasig-sigv2": ("FILE_CHECK", EXCLUDE + "measure func=FILE_CHECK\nappraise func=FILE_CHECK appraise_type=imasig\n",
+                          "imasig"),
 }
+# The template of each boot (ima_template=): ima-sig, and ima-sigv2 (d-ngv2|n-ng|sig) for one.
+TEMPLATES = {"file-imasig-sigv2": "ima-sigv2"}
 
 
 class Signer:

@@ -10,7 +10,7 @@ import subprocess
 import time
 
 from .common import HERE, die, log, run, static_helper
-from .cases_ima_files import FILES_INIT, FILESYSTEMS, IMA_KEYS, POLICIES, Signer, file_cases
+from .cases_ima_files import FILES_INIT, FILESYSTEMS, IMA_KEYS, POLICIES, TEMPLATES, Signer, file_cases
 from .predict import ima_records
 from .qemu import boot, cpio_newc
 
@@ -142,8 +142,8 @@ def verify_json(modsign, path, xattr, appraise_type, certs):
         return None, "exit %d: %s" % (p.returncode, p.stderr.decode(errors="replace").strip()[-300:])
 
 
-def template_json(modsign, path, guest_path, xattr):
-    cmd = [modsign, "ima", "template", "--json", "--template", "ima-sig", "--path", guest_path]
+def template_json(modsign, path, guest_path, xattr, template):
+    cmd = [modsign, "ima", "template", "--json", "--template", template, "--path", guest_path]
     if xattr is not None:
         cmd += ["--security-ima", xattr.hex()]
     p = subprocess.run(cmd + [path], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -200,7 +200,8 @@ def run_files(kernel, args, modsign, openssl):
         initrd = os.path.join(bdir, "initramfs.cpio")
         initramfs(initrd, work, entries)
         serial = os.path.join(bdir, "serial.log")
-        g = boot_parsed(kernel, initrd, serial, args.timeout, "rootfstype=ramfs ima_template=ima-sig", drives)
+        template = TEMPLATES.get(pname, "ima-sig")
+        g = boot_parsed(kernel, initrd, serial, args.timeout, "rootfstype=ramfs ima_template=" + template, drives)
         t_boot += g["t_boot"]
         for e in g["errors"]:
             log("mldsa-ima-files %s: %s" % (pname, e))
@@ -209,13 +210,13 @@ def run_files(kernel, args, modsign, openssl):
         for img in drives:
             if os.path.exists(img):
                 os.unlink(img)
-        rows += files_rows(modsign, bdir, pname, atype, certs, meta, g)
+        rows += files_rows(modsign, bdir, pname, atype, certs, meta, g, template)
         boots.append({"policy": pname, "release": g["release"], "mounts": g["mounts"], "addkey": g["addkey"],
                       "policy_lines": g["policy"], "keys": g["keys"]})
     return rows, boots, t_boot
 
 
-def files_rows(modsign, bdir, pname, atype, certs, meta, g):
+def files_rows(modsign, bdir, pname, atype, certs, meta, g, template):
     recs = ima_records(g["list"])
     ends, prev, rows = dict(g["sizes"]), 0, []
     for fs, fname, desc, x in meta:
@@ -232,7 +233,7 @@ def files_rows(modsign, bdir, pname, atype, certs, meta, g):
             k = "setxattr %s; %s" % ((setx or "?").split()[1] if setx else "?", k)
         local = os.path.join(bdir, "files", fname)
         v, verr = verify_json(modsign, local, held, atype, certs)
-        tm, terr = template_json(modsign, local, gpath, held)
+        tm, terr = template_json(modsign, local, gpath, held, template)
         if v is None:
             m = "no prediction"
         else:

@@ -31,7 +31,9 @@ def files_section(r):
     L += ["Largest `security.ima` setxattr(2) accepts on an empty file (binary search in the guest,",
           "both ends confirmed), without and with a 27-byte `security.selinux`, against `modsign ima",
           "fit`; then the space (statfs f_bfree before and after, sync) that `security.ima` values of",
-          "each algorithm's size take on %s files against `modsign ima estimate` of the same tree." % "2000", "",
+          "each algorithm's size take on %s files against `modsign ima estimate` of the same tree" % "2000",
+          "(ext4, XFS, f2fs: the allocation itself, equal to the byte; btrfs: a lower bound, the item",
+          "bytes twice for DUP metadata, as leaves split half-full).", "",
           "| configuration | other xattrs | measured limit | modsign ima fit | agree | algorithms that fit |",
           "|---|---|---|---|---|---|"]
     for x in r["rows"]:

@@ -46,7 +46,7 @@ int cmd_ima_estimate(const EstimateArgs& a) {
       std::cout << dump({{"algorithm", e.algorithm}, {"xattr_size", e.xattr_size}, {"files", e.files}, {"fits", e.fits},
                          {"errno", e.fits ? nlohmann::json(nullptr) : nlohmann::json(e.beyond)},
                          {"extra_bytes", e.extra_bytes}, {"naive_bytes", e.naive_bytes},
-                         {"files_absorbed", e.files_absorbed}, {"fs", fs_type_name(g.fs)}, {"geometry", describe(g)}})
+                         {"files_absorbed", e.files_absorbed}, {"lower_bound", e.lower_bound}, {"fs", fs_type_name(g.fs)}, {"geometry", describe(g)}})
                 << "\n";
       continue;
     }
@@ -56,7 +56,7 @@ int cmd_ima_estimate(const EstimateArgs& a) {
       std::cout << "does not fit (setxattr " << e.beyond << ")\n";
       continue;
     }
-    std::cout << e.extra_bytes << "  " << (e.files ? e.extra_bytes / e.files : 0) << "  " << e.files_absorbed << "  "
+    std::cout << (e.lower_bound ? ">=" : "") << e.extra_bytes << "  " << (e.files ? e.extra_bytes / e.files : 0) << "  " << e.files_absorbed << "  "
               << e.naive_bytes << "\n";
   }
   return kExitOk;
