@@ -128,9 +128,9 @@ def kernel_result(line):
     return m.group(1) if m else "?(%s)" % line
 
 
-def verify_json(modsign, path, xattr, appraise_type, certs):
+def verify_json(modsign, path, xattr, appraise_type, certs, func):
     """`modsign ima verify --json` for one file with its security.ima (None: no xattr)."""
-    cmd = [modsign, "ima", "verify", "--json", "--kernel", "v7.2", "--appraise-type", appraise_type]
+    cmd = [modsign, "ima", "verify", "--json", "--kernel", "v7.2", "--appraise-type", appraise_type, "--func", func]
     for c in certs:
         cmd += ["--keyring", c]
     if xattr is not None:
@@ -210,13 +210,13 @@ def run_files(kernel, args, modsign, openssl):
         for img in drives:
             if os.path.exists(img):
                 os.unlink(img)
-        rows += files_rows(modsign, bdir, pname, atype, certs, meta, g, template)
+        rows += files_rows(modsign, bdir, pname, atype, certs, meta, g, template, func)
         boots.append({"policy": pname, "release": g["release"], "mounts": g["mounts"], "addkey": g["addkey"],
                       "policy_lines": g["policy"], "keys": g["keys"]})
     return rows, boots, t_boot
 
 
-def files_rows(modsign, bdir, pname, atype, certs, meta, g, template):
+def files_rows(modsign, bdir, pname, atype, certs, meta, g, template, func):
     recs = ima_records(g["list"])
     ends, prev, rows = dict(g["sizes"]), 0, []
     for fs, fname, desc, x in meta:
@@ -232,7 +232,7 @@ def files_rows(modsign, bdir, pname, atype, certs, meta, g, template):
         if x is not None and held is None:
             k = "setxattr %s; %s" % ((setx or "?").split()[1] if setx else "?", k)
         local = os.path.join(bdir, "files", fname)
-        v, verr = verify_json(modsign, local, held, atype, certs)
+        v, verr = verify_json(modsign, local, held, atype, certs, func)
         tm, terr = template_json(modsign, local, gpath, held, template)
         if v is None:
             m = "no prediction"
