@@ -128,7 +128,7 @@ def run_fit(kernel, args, modsign, openssl):
                 used = (int(before["bfree"]) - int(after["bfree"])) * int(after["frsize"])
                 k = "%d bytes (%d per file)" % (used, used // NFILES)
             else:
-                used, k = None, "setxattr %s" % " ".join(sign.split()[:2])
+                used, k = None, "setxattr %s" % (sign.split()[1] if len(sign.split()) > 1 else sign)
             fitopts = FIT[name][3]
             p, err = modsign_json([modsign, "ima", "estimate", "--json", "-r", tree, "--alg", alg] + fitopts)
             if p is None:
