@@ -177,3 +177,35 @@ TEST(ApiImaFit, ReadGeometryFromMkfsImages) {
   EXPECT_THROW(read_fs_geometry(d.path() + "/zero"), InputError);
   EXPECT_THROW(read_fs_geometry(d.path() + "/none"), IoError);
 }
+
+TEST(CliImaFit, JsonExitStatusesAndDevice) {
+  const std::string m = test::modsign_cli();
+  auto r = test::run(m + " ima fit --json --fs ext4:1024 --xattr security.selinux=27");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\"max_security_ima\":968"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"errno\":\"ENOSPC\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"ml-dsa-44\":false"), std::string::npos) << r.out;
+  r = test::run(m + " ima fit --fs btrfs --node-size 4096");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("btrfs (node 4096): largest security.ima 3928 bytes (leaf item; ENOSPC beyond)"), std::string::npos)
+      << r.out;
+  r = test::run(m + " ima fit --fs zfs");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("unknown file system 'zfs'"), std::string::npos) << r.err;
+  r = test::run(m + " ima fit --fs ext4 --xattr security.selinux");
+  EXPECT_EQ(r.status, 2);
+  r = test::run(m + " ima fit --device /nonexistent/disk.img");
+  EXPECT_EQ(r.status, 3);
+  EXPECT_NE(r.err.find("/nonexistent/disk.img: cannot open"), std::string::npos) << r.err;
+  test::TempDir d;
+  { std::ofstream(d.path() + "/f1") << std::string(3000, 'x'); }
+  { std::ofstream(d.path() + "/f2") << "y"; }
+  r = test::run(m + " ima estimate --json -r " + test::q(d.path()) + " --alg ml-dsa-87 --alg ecdsa-p384 --fs ext4 --ea-inode");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\"algorithm\":\"ml-dsa-87\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"extra_bytes\":16384"), std::string::npos) << r.out;  // 2 files x 2 EA inode blocks
+  EXPECT_NE(r.out.find("\"extra_bytes\":8192"), std::string::npos) << r.out;   // 2 files x 1 xattr block
+  r = test::run(m + " ima estimate -r " + test::q(d.path() + "/missing") + " --fs ext4");
+  EXPECT_EQ(r.status, 3);
+  EXPECT_NE(r.err.find("missing: not a directory"), std::string::npos) << r.err;
+}

@@ -1,6 +1,7 @@
 // `modsign ima estimate`: the space signing a tree costs on a file system, per algorithm,
 // beside files x signature size (modsign::ima_estimate).
 #include <CLI/CLI.hpp>
+#include <iomanip>
 #include <iostream>
 #include <memory>
 
@@ -40,7 +41,7 @@ int cmd_ima_estimate(const EstimateArgs& a) {
   }
   if (!a.json)
     std::cout << describe(g) << ", " << sizes.size() << " files\n"
-              << "  algorithm    xattr  extra bytes   per file  absorbed  naive (files x size)\n";
+              << "  algorithm   xattr    extra bytes  per file  absorbed  naive (files x size)\n";
   for (const auto& e : out) {
     if (a.json) {
       std::cout << dump({{"algorithm", e.algorithm}, {"xattr_size", e.xattr_size}, {"files", e.files}, {"fits", e.fits},
@@ -50,13 +51,13 @@ int cmd_ima_estimate(const EstimateArgs& a) {
                 << "\n";
       continue;
     }
-    std::cout << "  " << e.algorithm << std::string(e.algorithm.size() < 11 ? 11 - e.algorithm.size() : 1, ' ')
-              << e.xattr_size << "  ";
+    std::cout << "  " << std::left << std::setw(11) << e.algorithm << std::right << std::setw(6) << e.xattr_size << "  ";
     if (!e.fits) {
       std::cout << "does not fit (setxattr " << e.beyond << ")\n";
       continue;
     }
-    std::cout << (e.lower_bound ? ">=" : "") << e.extra_bytes << "  " << (e.files ? e.extra_bytes / e.files : 0) << "  " << e.files_absorbed << "  "
+    std::cout << std::setw(13) << ((e.lower_bound ? ">=" : "") + std::to_string(e.extra_bytes)) << std::setw(10)
+              << (e.files ? e.extra_bytes / e.files : 0) << std::setw(10) << e.files_absorbed << std::setw(22)
               << e.naive_bytes << "\n";
   }
   return kExitOk;
