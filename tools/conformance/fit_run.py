@@ -99,7 +99,7 @@ def run_fit(kernel, args, modsign, openssl):
     initrd = os.path.join(work, "initramfs.cpio")
     initramfs(initrd, work, entries)
     serial = os.path.join(work, "serial.log")
-    g = boot_parsed(kernel, initrd, serial, max(args.timeout, 3600), "rootfstype=ramfs", drives)
+    g = boot_parsed(kernel, initrd, serial, max(args.timeout, 3600), "rootfstype=ramfs no_timer_check", drives)
     for img in drives:
         if os.path.exists(img):
             os.unlink(img)

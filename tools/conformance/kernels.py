@@ -78,9 +78,9 @@ KERNELS = {
     "mldsa-ima": ("7.2.13 ML-DSA + IMA (appraise_type=imasig|modsig), waiver off", "v7.0", [],
                   "ima_template=ima-modsig", lambda: built_kernel("ima")),
     "mldsa-ima-files": ("7.2.13 IMA, files with security.ima (FILE_CHECK imasig/sigv3, BPRM_CHECK)", "v7.2", [],
-                        "rootfstype=ramfs ima_template=ima-sig", lambda: built_kernel("ima")),
+                        "rootfstype=ramfs no_timer_check ima_template=ima-sig|ima-sigv2", lambda: built_kernel("ima")),
     "mldsa-ima-xattr": ("7.2.13 IMA kernel, security.ima limits and overhead per file system", "v7.2", [],
-                        "rootfstype=ramfs", lambda: built_kernel("ima")),
+                        "rootfstype=ramfs no_timer_check", lambda: built_kernel("ima")),
 }
 FILE_KERNELS = {"mldsa-ima-files": run_files, "mldsa-ima-xattr": run_fit}
 
