@@ -77,7 +77,7 @@ def parse(path):
         elif k == "MSC-FILE" and len(w) == 3:
             out["files"][w[1]] = w[2]
         elif k == "MSC-SETX" and len(w) == 3:
-            out["setx"][w[2].split()[-1]] = w[2]
+            out["setx"][w[2].split()[-1]] = line[9:]  # "OK SIZE PATH" or "ERR ERRNO PATH"
         elif k == "MSC-LOG" and len(w) == 3:
             out["logs"].setdefault(w[1], []).append(re.sub(r"^<\d+>", "", w[2]))
         elif k == "MSC-IMA-SIZE" and len(w) == 3:
