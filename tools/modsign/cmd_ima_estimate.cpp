@@ -22,23 +22,18 @@ int cmd_ima_estimate(const EstimateArgs& a) {
   std::vector<Xattr> others;
   std::vector<std::uint64_t> sizes;
   std::vector<ImaEstimate> out;
-  try {
-    g = fs_geometry(a.fs);
-    others = other_xattrs(a.fs);
-    for (const auto& d : a.dirs) {
-      auto s = tree_file_sizes(d);
-      sizes.insert(sizes.end(), s.begin(), s.end());
-    }
-    std::vector<std::string> algs = a.algs;
-    if (algs.empty()) algs = {"ecdsa-p384", "ml-dsa-44", "ml-dsa-65", "ml-dsa-87"};
-    for (const auto& alg : algs) out.push_back(ima_estimate(g, alg, sizes, others));
-  } catch (const UsageError& e) {
-    complain("", e.what());
-    return kExitUsage;
-  } catch (const std::exception& e) {  // InputError, IoError
-    complain("", e.what());
-    return kExitInput;
-  }
+  if (int rc = guarded([&] {
+        g = fs_geometry(a.fs);
+        others = other_xattrs(a.fs);
+        for (const auto& d : a.dirs) {
+          auto s = tree_file_sizes(d);
+          sizes.insert(sizes.end(), s.begin(), s.end());
+        }
+        std::vector<std::string> algs = a.algs;
+        if (algs.empty()) algs = {"ecdsa-p384", "ml-dsa-44", "ml-dsa-65", "ml-dsa-87"};
+        for (const auto& alg : algs) out.push_back(ima_estimate(g, alg, sizes, others));
+      }))
+    return rc;
   if (!a.json)
     std::cout << describe(g) << ", " << sizes.size() << " files\n"
               << "  algorithm   xattr    extra bytes  per file  absorbed  naive (files x size)\n";
