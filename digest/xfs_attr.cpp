@@ -1,6 +1,6 @@
-// mirrors fs/xfs/libxfs/xfs_attr.c xfs_attr_set, xfs_attr_leaf.c xfs_attr_shortform_bytesfit
-// xfs_attr_leaf_newentsize, xfs_attr_remote.c xfs_attr3_rmt_blocks, Linux 7.2.13
-// (xfs_da_format.h XFS_ATTR_SF_ENTSIZE_MAX, xfs_attr_leaf_entsize_local_max).
+// mirrors fs/xfs/libxfs/xfs_attr_leaf.c xfs_attr_shortform_bytesfit xfs_attr_leaf_newentsize, Linux 7.2.13
+// (with xfs_attr_set in xfs_attr.c, xfs_attr3_rmt_blocks in xfs_attr_remote.c, and
+// XFS_ATTR_SF_ENTSIZE_MAX, xfs_attr_leaf_entsize_local_max in xfs_da_format.h).
 //
 // XFS takes values up to XFS_XATTR_SIZE_MAX (= XATTR_SIZE_MAX, 64 KiB).  Small attributes
 // live in the inode's attribute fork ("shortform": a 4-byte header, then 3 bytes + name +
