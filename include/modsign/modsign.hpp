@@ -10,6 +10,7 @@
 #include "modsign/export.hpp"
 #include "modsign/ima.hpp"
 #include "modsign/ima_sign.hpp"
+#include "modsign/ima_fit.hpp"
 #include "modsign/kernel_config.hpp"
 #include "modsign/kexec.hpp"
 #include "modsign/keygen.hpp"

@@ -13,6 +13,8 @@ from .cases_debian import debian_cases
 from .cases_ima import ima_cases
 from .cases_kexec import KEXEC, kexec_cases, kexec_initramfs, kexec_predict, kexec_rows
 from .qemu import boot, crypto_modules, finit_entry, make_initramfs, parse_serial, tag
+from .files_run import run_files
+from .fit_run import run_fit
 from .predict import ima_initramfs, ima_kernel_view, ima_predict, ima_replay_row, ima_rows, predict
 
 
@@ -75,7 +77,12 @@ KERNELS = {
                       ["--waive-mldsa-authattrs", "--enforce"], "module.sig_enforce=1", lambda: built_kernel("waive")),
     "mldsa-ima": ("7.2.13 ML-DSA + IMA (appraise_type=imasig|modsig), waiver off", "v7.0", [],
                   "ima_template=ima-modsig", lambda: built_kernel("ima")),
+    "mldsa-ima-files": ("7.2.13 IMA, files with security.ima (FILE_CHECK imasig/sigv3, BPRM_CHECK)", "v7.2", [],
+                        "rootfstype=ramfs no_timer_check ima_template=ima-sig|ima-sigv2", lambda: built_kernel("ima")),
+    "mldsa-ima-xattr": ("7.2.13 IMA kernel, security.ima limits and overhead per file system", "v7.2", [],
+                        "rootfstype=ramfs no_timer_check", lambda: built_kernel("ima")),
 }
+FILE_KERNELS = {"mldsa-ima-files": run_files, "mldsa-ima-xattr": run_fit}
 
 
 def run_kernel(name, args, modsign, openssl):
@@ -83,6 +90,16 @@ def run_kernel(name, args, modsign, openssl):
     t0 = time.time()
     k = get()
     t_get = time.time() - t0
+    if name in FILE_KERNELS:
+        rows, boots, t_boot = FILE_KERNELS[name](k, args, modsign, openssl)
+        agree = sum(r["agree"] for r in rows)
+        log("%s: %d/%d agree; boots %.0f s" % (name, agree, len(rows), t_boot))
+        for r in rows:
+            if not r["agree"]:
+                log("  DISAGREE %s: kernel %s, modsign %s (%s)" % (r["case"], r["kernel"], r["modsign"], r["reason"][:300]))
+        return {"name": name, "title": title, "profile": profile, "cmdline": cmdline, "ima": {}, "boots": boots,
+                "release": next((b["release"] for b in boots if b.get("release")), None), "rows": rows, "keys": [],
+                "t_kernel": t_get, "t_boot": t_boot}
     work = os.path.join(args.workdir, name)
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(os.path.join(work, "cases"))

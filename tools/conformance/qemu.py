@@ -173,12 +173,16 @@ ERRNOS = {
 }
 
 
-def boot(kernel, initrd, serial_log, timeout, cmdline=""):
+def boot(kernel, initrd, serial_log, timeout, cmdline="", drives=()):
+    """Boots kernel with initrd under qemu; drives: raw disk images attached as virtio disks
+    (/dev/vda, /dev/vdb, ... in order)."""
     qemu = shutil.which("qemu-system-x86_64")
     cmd = [qemu, "-accel", "tcg", "-cpu", "max", "-m", "768", "-smp", "1", "-display", "none",
            "-monitor", "none", "-serial", "file:" + serial_log, "-no-reboot",
            "-kernel", kernel, "-initrd", initrd,
            "-append", ("console=ttyS0 loglevel=1 panic=-1 rdinit=/init " + cmdline).strip()]
+    for d in drives:
+        cmd += ["-drive", "file=%s,if=virtio,format=raw" % d]
     t0 = time.time()
     if os.path.exists(serial_log):
         os.unlink(serial_log)

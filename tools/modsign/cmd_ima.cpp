@@ -20,6 +20,7 @@
 
 #include "cli_common.hpp"
 #include "cmd_ima.hpp"
+#include "cmd_ima_fit.hpp"
 #include "options.hpp"
 #include "registry.hpp"
 
@@ -260,6 +261,7 @@ Runner setup_ima(CLI::App& ima) {
   subs.emplace_back(c, [ap] { return cmd_appraise(*ap); });
   add_ima_sign_command(ima, subs);
   add_ima_verify_command(ima, subs);
+  add_ima_fit_commands(ima, subs);
   return run_selected(std::move(subs));
 }
 

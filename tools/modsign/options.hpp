@@ -69,6 +69,19 @@ struct KernelBuildOptions {
 std::pair<CLI::Option*, CLI::Option*> add_kernel_build_options(CLI::App* cmd, KernelBuildOptions& k,
                                                                const std::string& what);
 
+/// The file-system options of ima fit and ima estimate: --fs TYPE[:SIZE] (ext4, xfs, btrfs,
+/// f2fs; SIZE the block size, for btrfs the node size), --block-size, --inode-size,
+/// --extra-isize, --ea-inode, --node-size, --inline-xattr-size (f2fs, words), --device
+/// DEV|IMAGE and --mount DIR (read the geometry instead), --xattr NAME=SIZE (repeatable) and
+/// --xattrs-of FILE (the other attributes a file carries).  0 means the file system's default.
+struct FsOptions {
+  std::string fs, device, mount, xattrs_of;
+  std::uint32_t block_size = 0, inode_size = 0, extra_isize = 32, node_size = 0, inline_words = 50;
+  bool ea_inode = false;
+  std::vector<std::string> xattrs;
+};
+void add_fs_options(CLI::App* cmd, FsOptions& o);
+
 /// --json: "one JSON object per <per>" ("one JSON object" for an empty `per`).
 void add_json_flag(CLI::App* cmd, bool& json, const std::string& per = "module");
 /// --backend auto|openssl|botan: the ML-DSA library for `what` ("signing", "verification").
