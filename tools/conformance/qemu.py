@@ -27,6 +27,25 @@ if [ -x /bin/msc-finit ]; then
 else
   load=insmod
 fi
+if [ -x /bin/msc-batch ]; then
+  # mutant batches: one process loads the whole list (tests/kernel/batch.c); a load that
+  # kills it (an oops) is reported here, and the batch resumes after it.
+  bf=-f; [ "$load" = insmod ] && bf=
+  echo "0 -" > /msc-next
+  prev=
+  while :; do
+    read -r n f < /msc-next
+    [ "$n" = "$prev" ] && break
+    prev=$n
+    /bin/msc-batch $bf /cases/list "$n" && break
+    rc=$?
+    read -r n f < /msc-next
+    echo "MSC-RESULT $f rc=$rc taint=- out=Killed"
+    dmesg -c | while IFS= read -r l; do echo "MSC-LOG $f $l"; done
+    [ -d $IMA ] && echo "MSC-IMA-SIZE $f $(wc -c < $IMA/binary_runtime_measurements)"
+  done
+  : > /cases/list
+fi
 while read -r mod f; do
   t=$(echo "$f" | tr ' \t' '__')
   case $f in
@@ -140,6 +159,12 @@ def finit_entry(work):
     """The initramfs entry /bin/msc-finit (tests/kernel/finit.c, built statically with the host
     compiler): finit_module(2) alone, with -c MODULE_INIT_COMPRESSED_FILE (compressed cases)."""
     return ("bin/msc-finit", 0o100755, static_helper(work, "msc-finit", "finit.c"), 0, 0)
+
+
+def batch_entry(work):
+    """The initramfs entry /bin/msc-batch (tests/kernel/batch.c, built statically with the host
+    compiler): loads every module of /cases/list in one process (the mutant batches)."""
+    return ("bin/msc-batch", 0o100755, static_helper(work, "msc-batch", "batch.c"), 0, 0)
 
 
 def make_initramfs(path, cases, modname, extra=()):
