@@ -59,11 +59,12 @@ def main(doc):
         if name not in KERNELS:
             die("unknown kernel %s" % name, 2)
         runs.append(run_kernel(name, args, args.modsign, openssl))
-    elapsed = time.time() - t0
-    os.makedirs(os.path.dirname(args.doc), exist_ok=True)
-    write_doc(args.doc, runs, elapsed, args.modsign)
-    with open(os.path.join(args.workdir, "results.json"), "w") as f:
-        json.dump(runs, f, indent=1)
+        # written after every kernel, so that a long run leaves its results so far
+        elapsed = time.time() - t0
+        os.makedirs(os.path.dirname(args.doc), exist_ok=True)
+        write_doc(args.doc, runs, elapsed, args.modsign)
+        with open(os.path.join(args.workdir, "results.json"), "w") as f:
+            json.dump(runs, f, indent=1)
     total = sum(len(r["rows"]) for r in runs)
     bad = sum(not x["agree"] for r in runs for x in r["rows"])
     log("%d cases on %d kernels, %d disagreements, %.0f s; table in %s" % (total, len(runs), bad, elapsed, args.doc))
