@@ -1,4 +1,4 @@
-// mirrors crypto/asymmetric_keys/x509_cert_parser.c x509_cert_parse, x509_note_sig_algo, x509_extract_key_data (algorithm acceptance), Linux 7.2.13
+// mirrors crypto/asymmetric_keys/x509_cert_parser.c x509_cert_parse, x509_note_sig_algo, x509_extract_key_data (algorithm acceptance), x509_note_signature, x509_process_extension and the x509.asn1 / x509_akid.asn1 grammar, Linux 7.2.13
 #pragma once
 
 #include <optional>
@@ -15,6 +15,24 @@ namespace modsign::kernel {
 /// ecdsa-with-SHA1/SHA-2/SHA-3, id-ml-dsa-* (7.0 only); keys RSA, ECDSA P-192/256/384/521,
 /// ML-DSA (7.0 only).  Errors: ENOPKG otherwise (e.g. RSASSA-PSS-signed certificates).
 Status x509_supported(const crypto::Certificate& cert, const KernelProfile& profile);
+
+/// x509_note_sig_algo's acceptance of a certificate signature algorithm OID (the part of
+/// x509_supported() that depends on it).  Errors: ENOPKG.
+Status x509_note_sig_algo(ByteView sig_oid, const KernelProfile& profile);
+
+/// What asn1_ber_decoder(&x509_decoder) and its callbacks, then the AuthorityKeyIdentifier
+/// decoder, make of a certificate's bytes in x509_cert_parse (before the signature checks):
+/// the x509.asn1 grammar under the kernel's BER rules (every SEQUENCE ends where its last
+/// element does, Names and extensions hold at least one element, Time is UTCTime or
+/// GeneralizedTime, an absent optional parameters field of an indefinite-length
+/// AlgorithmIdentifier is an error); x509_note_sig_algo on tbsCertificate.signature (ENOPKG);
+/// x509_extract_key_data's key algorithms (rsaEncryption, GOST 2012, id-ecPublicKey on
+/// P-192/256/384/521, ML-DSA from 7.0; else ENOPKG; a BIT STRING with unused bits EBADMSG);
+/// x509_process_extension's shapes of subjectKeyIdentifier (one only), keyUsage and
+/// basicConstraints (EBADMSG); x509_note_signature (the two algorithm OIDs equal, else
+/// EINVAL; no unused bits, else EBADMSG); x509_akid.asn1 (EBADMSG).  Found necessary by the
+/// mutation campaign (tools/conformance/mutate.py, certificate.* classes).
+Status x509_decode(ByteView der, const KernelProfile& profile);
 
 /// modsign's note for a certificate x509_supported() refuses, so that the kernel of
 /// `profile` never loads it: "<which> is not loaded by a <profile> kernel (<ERRNO>:
