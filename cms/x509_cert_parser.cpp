@@ -98,17 +98,19 @@ constexpr std::uint8_t kOidP521[] = {0x2b, 0x81, 0x04, 0x00, 0x23};
 bool same(ByteView a, ByteView b) { return std::ranges::equal(a, b); }
 
 // x509_process_extension: the extensions the kernel reads, with its shape checks (EBADMSG).
-void process_extension(ByteView id, ByteView v, bool& have_skid, std::optional<Bytes>& akid) {
+// keyUsage and basicConstraints are read from Linux 6.4 on (KEY_EFLAG_*), not by the 6.1
+// profile (legacy_digests covers 6.1-6.6; Debian 12's 6.1 is the kernel it stands for).
+void process_extension(ByteView id, ByteView v, bool& have_skid, std::optional<Bytes>& akid, bool key_flags) {
   const std::size_t n = v.size();
   if (same(id, kOidSkid)) {
     if (have_skid || n < 3) x509_fail(KErr::ebadmsg, "subjectKeyIdentifier repeated or shorter than 3 bytes");
     if (v[0] != asn1::kOctetString || v[1] != n - 2) x509_fail(KErr::ebadmsg, "subjectKeyIdentifier is not a short OCTET STRING");
     have_skid = true;
-  } else if (same(id, kOidKeyUsage)) {
+  } else if (same(id, kOidKeyUsage) && key_flags) {
     if (n < 4 || v[0] != asn1::kBitString || v[2] >= 8) x509_fail(KErr::ebadmsg, "malformed keyUsage");
   } else if (same(id, kOidAkid)) {
     akid = Bytes(v.begin(), v.end());  // decoded after the certificate (x509_akid.asn1)
-  } else if (same(id, kOidBasicConstraints)) {
+  } else if (same(id, kOidBasicConstraints) && key_flags) {
     if (n < 2 || v[0] != asn1::kSequence || v[1] != n - 2) x509_fail(KErr::ebadmsg, "malformed basicConstraints");
     if (v[1] != 0 && !(n >= 5 && v[2] == 0x01 && v[3] == 1 && v[4] == 0xff))
       x509_fail(KErr::ebadmsg, "basicConstraints other than CA:TRUE or empty");
@@ -224,7 +226,7 @@ void decode_certificate(ByteView der, const KernelProfile& profile) {
       ext.maybe(0x01, crit);
       Element val = ext.expect(asn1::kOctetString, "extnValue");
       ext.finish("Extension");
-      process_extension(id.content, val.content, have_skid, akid);
+      process_extension(id.content, val.content, have_skid, akid, !profile.legacy_digests);
     }
   }
   tbs.finish("TBSCertificate");

@@ -196,6 +196,13 @@ TEST(KernelMutants, EmbeddedCertificateExtensions) {
   EXPECT_EQ(parse(with_cert(KeyAlgo::rsa, edit_ext(basic, [](Bytes& v) { v = {0x30, 0x03, 0x01, 0x01, 0x00}; }))),
             KErr::ebadmsg);
   EXPECT_EQ(parse(with_cert(KeyAlgo::rsa, edit_ext(skid, [](Bytes& v) { v.push_back(0); }))), KErr::ebadmsg);
+  // 6.1 did not read keyUsage or basicConstraints (they came with 6.4's key flags): the
+  // certificate parses, and its self-signature (over the changed TBS) fails.
+  EXPECT_EQ(parse(with_cert(KeyAlgo::rsa, edit_ext(key_usage, [](Bytes& v) { v = {0x0f, 0x97, 0xb0, 0x92}; })),
+                  KernelProfile::v6_1()),
+            KErr::ekeyrejected);
+  EXPECT_EQ(parse(with_cert(KeyAlgo::rsa, edit_ext(skid, [](Bytes& v) { v.push_back(0); })), KernelProfile::v6_1()),
+            KErr::ebadmsg);
 }
 
 // certificate.tbs.subject.inner.length.long-form: the kernel reads certificates with its BER
