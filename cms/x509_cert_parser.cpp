@@ -180,7 +180,11 @@ void decode_certificate(ByteView der, const KernelProfile& profile) {
   name(tbs, "issuer");
   {
     Reader validity = tbs.enter(asn1::kSequence, "validity");
+    // Time is a CHOICE: lib/asn1_decoder.c skips its alternatives at the end of the
+    // container, so a Validity holding one Time or none is accepted (the mutation campaign:
+    // certificate.tbs.validity.inner.remove, EKEYREJECTED from the self-signature, not EBADMSG).
     for (const char* what : {"notBefore", "notAfter"}) {
+      if (validity.empty()) break;
       Element t = validity.next();
       if (t.tag != asn1::kUtcTime && t.tag != asn1::kGeneralizedTime)
         throw asn1::DecodeError(std::string(what) + " is neither UTCTime nor GeneralizedTime");
