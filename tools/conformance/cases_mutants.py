@@ -91,6 +91,12 @@ def _subject_empty(cert):
     cert.kids[0].kids[5].kids = []
 
 
+def _validity_one_time(cert):
+    # certificate.tbs.validity.inner.remove (20261201:9948): Time is a CHOICE, skipped at the
+    # end of Validity; the certificate parses, its self-signature fails (EKEYREJECTED).
+    cert.kids[0].kids[4].kids.pop()
+
+
 def mutant_cases(c):
     """The regression cases (name, description, builder) for the built 7.2 kernels."""
     out = [
@@ -117,6 +123,7 @@ def mutant_cases(c):
              _subject_rdn_long_form),
             ("cert-keyusage-malformed", "embedded certificate: keyUsage value 0f 97 b0 92", _key_usage_malformed),
             ("cert-subject-empty", "embedded certificate: empty subject Name", _subject_empty),
+            ("cert-validity-one-time", "embedded certificate: Validity without notAfter", _validity_one_time),
         ]:
             out.append(("mut-%s-%s" % (key, name), "%s, %s" % (key, desc),
                         lambda k=key, e=edit: _cert_edit(c, k, e)))
