@@ -264,11 +264,15 @@ def tree_mutation(r, ci):
 
 
 # --- byte-level operations (PKCS#7 bytes, trailer, marker, content) ----------------------------
-def byte_mutation(r, content, p7):
-    """(class, content, p7, trailer, marker): one change outside the DER tree."""
+def byte_mutation(r, content, p7, content_ok=True):
+    """(class, content, p7, trailer, marker): one change outside the DER tree.  The module
+    content is changed only where content_ok: under a signature the kernel checks and
+    trusts, so that the kernel refuses it at the signature; a damaged ELF that a soft-failed
+    signature let through would test the kernel's ELF loader (and can oops it), not the
+    signature check modsign predicts."""
     ms = bytearray([0, 0, 2, 0, 0, 0, 0, 0]) + len(p7).to_bytes(4, "big")
     marker = MAGIC
-    kind = r.choice(["pkcs7", "module_signature", "module_signature", "marker", "content"])
+    kind = r.choice(["pkcs7", "module_signature", "module_signature", "marker"] + (["content"] if content_ok else []))
     if kind == "pkcs7":
         how = r.choice(["truncate", "extend", "bitflip", "zeroes"])
         if how == "truncate":
@@ -328,8 +332,10 @@ def byte_mutation(r, content, p7):
 
 
 # --- mutants -----------------------------------------------------------------------------------
-def mutant(seed, i, origs):
-    """Mutant i of seed: (id "seed:i", class, original's name, module bytes)."""
+def mutant(seed, i, origs, trusted=None):
+    """Mutant i of seed: (id "seed:i", class, original's name, module bytes).  trusted: the
+    names of the originals whose signer the kernel trusts (default: all); only their single
+    mutants may change the module content (byte_mutation)."""
     r = random.Random("%d:%d" % (seed, i))
     oname, data = origs[r.randrange(len(origs))]
     content, p7der, _ = split_module(data)
@@ -346,14 +352,15 @@ def mutant(seed, i, origs):
     p7 = tree.ci.enc()
     ms, marker = None, MAGIC
     if byte is not None:
-        cls, content, p7, ms, marker = byte_mutation(random.Random("%d:%d:bytes" % (seed, i)), content, p7)
+        content_ok = steps == 1 and (trusted is None or oname in trusted)
+        cls, content, p7, ms, marker = byte_mutation(random.Random("%d:%d:bytes" % (seed, i)), content, p7, content_ok)
         classes[classes.index(None)] = cls
     if ms is None:
         ms = bytes([0, 0, 2, 0, 0, 0, 0, 0]) + len(p7).to_bytes(4, "big")
     return "%d:%d" % (seed, i), " + ".join(classes), oname, content + p7 + ms + marker
 
 
-def mutants(seed, count, origs, first=0):
-    """Mutants first .. first+count-1 of seed (generator)."""
+def mutants(seed, count, origs, first=0, trusted=None):
+    """Mutants first .. first+count-1 of seed (generator); trusted as for mutant()."""
     for i in range(first, first + count):
-        yield mutant(seed, i, origs)
+        yield mutant(seed, i, origs, trusted)
