@@ -2,6 +2,9 @@
 
     cd tools && python3 -m conformance.repredict WORKDIR MODSIGN [KERNEL ...]
 
+With MODSIGN_REPREDICT_OUT=FILE in the environment, the re-predicted runs are also written
+to FILE in results.json's form (for report.write_doc).
+
 WORKDIR is a --workdir of tools/kernel-conformance --mutants (its results.json and each
 kernel's mutants/b*/ batches, which keep their cases and serial log when they disagreed).
 For every kept batch the kernel's results are read back from its serial log and compared,
@@ -56,6 +59,8 @@ def main():
                 after[ids[f]] = {"id": ids[f], "class": descs[f], "original": old.get("original"),
                                  "kernel": row["kernel"], "modsign": row["modsign"], "agree": row["agree"],
                                  "reason": row["reason"]}
+        r["mutants"]["rows"] = [after[x["id"]] for x in r["mutants"]["rows"]]
+        r["mutants"]["modsign"] = modsign
         n = len(after)
         print("%s: %d mutants; agree before %d, after %d" % (
             name, n, sum(x["agree"] for x in before.values()), sum(x["agree"] for x in after.values())))
@@ -63,6 +68,9 @@ def main():
             if not x["agree"]:
                 print("  %s %s (%s): kernel %s, modsign %s (%s)" % (
                     x["id"], x["class"], x.get("original"), x["kernel"], x["modsign"], (x.get("reason") or "")[:140]))
+    if os.environ.get("MODSIGN_REPREDICT_OUT"):
+        with open(os.environ["MODSIGN_REPREDICT_OUT"], "w") as f:
+            json.dump([r for r in runs if not only or r["name"] in only], f, indent=1)
 
 
 def kernel_of(name, r):
