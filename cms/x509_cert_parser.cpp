@@ -181,10 +181,12 @@ void decode_certificate(ByteView der, const KernelProfile& profile) {
   {
     Reader validity = tbs.enter(asn1::kSequence, "validity");
     // Time is a CHOICE: lib/asn1_decoder.c skips its alternatives at the end of the
-    // container, so a Validity holding one Time or none is accepted (the mutation campaign:
-    // certificate.tbs.validity.inner.remove, EKEYREJECTED from the self-signature, not EBADMSG).
-    for (const char* what : {"notBefore", "notAfter"}) {
-      if (validity.empty()) break;
+    // container, so a Validity holding notBefore alone is accepted; an empty one is not.
+    // (The mutation campaign on 7.2.13: certificate.tbs.validity.inner.remove gives
+    // EKEYREJECTED from the self-signature, certificate.tbs.validity.value.empty EBADMSG.)
+    for (int i = 0; i < 2; ++i) {
+      const char* what = i == 0 ? "notBefore" : "notAfter";
+      if (i == 1 && validity.empty()) break;
       Element t = validity.next();
       if (t.tag != asn1::kUtcTime && t.tag != asn1::kGeneralizedTime)
         throw asn1::DecodeError(std::string(what) + " is neither UTCTime nor GeneralizedTime");

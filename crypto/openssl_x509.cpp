@@ -167,11 +167,11 @@ Result<Certificate> Certificate::from_der(ByteView der, asn1::Rules rules) {
     c.issuer_len_ = issuer.tlv.size();
     {
       asn1::Reader validity = tbs.enter(asn1::kSequence, "validity");
-      // Under the kernel's BER decoder a Time (a CHOICE) at the end of Validity may be
-      // absent: the time stays 0, as x509_cert_parse's zeroed certificate has it.
+      // Under the kernel's BER decoder notAfter (a CHOICE at the end of Validity) may be
+      // absent: it stays 0, as x509_cert_parse's zeroed certificate has it.
       std::int64_t* times[] = {&c.valid_from_, &c.valid_to_};
       for (int i = 0; i < 2; ++i) {
-        if (rules == asn1::Rules::ber && validity.empty()) break;
+        if (rules == asn1::Rules::ber && i == 1 && validity.empty()) break;
         auto t = validity.next();
         auto v = asn1::decode_time(t.tag, t.content);
         if (!v) throw asn1::DecodeError("invalid validity time");

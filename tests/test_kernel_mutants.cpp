@@ -164,11 +164,11 @@ TEST(KernelMutants, EmbeddedCertificateGrammar) {
                 alg.push_back(Node{0x05});
               })),
               KErr::ebadmsg);
-    // certificate.tbs.validity.inner.remove: Time is a CHOICE, which may be absent at the
-    // end of Validity; the certificate parses and its self-signature (over the changed TBS)
-    // fails.
+    // certificate.tbs.validity.inner.remove: notAfter (a CHOICE) may be absent at the end of
+    // Validity; the certificate parses and its self-signature (over the changed TBS) fails.
+    // certificate.tbs.validity.value.empty: an empty Validity is a decoder error.
     EXPECT_EQ(parse(with_cert(a, [](Node& c) { c.kids.at(0).kids.at(4).kids.pop_back(); })), KErr::ekeyrejected);
-    EXPECT_EQ(parse(with_cert(a, [](Node& c) { c.kids.at(0).kids.at(4).kids.clear(); })), KErr::ekeyrejected);
+    EXPECT_EQ(parse(with_cert(a, [](Node& c) { c.kids.at(0).kids.at(4).kids.clear(); })), KErr::ebadmsg);
     // certificate.tbs.subject.value.empty: a Name is a SEQUENCE OF with at least one RDN.
     EXPECT_EQ(parse(with_cert(a, [](Node& c) { c.kids.at(0).kids.at(5).kids.clear(); })), KErr::ebadmsg);
     // certificate.signatureAlgorithm.oid.oid-swap: both algorithm identifiers must agree (EINVAL).
