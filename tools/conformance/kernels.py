@@ -122,7 +122,7 @@ def run_kernel(name, args, modsign, openssl):
     if only:  # --mutants-only: no fixed cases, no boot for them
         mut = run_mutants(*mutant_args)
         return {"name": name, "title": title, "profile": " ".join([profile] + flags), "cmdline": cmdline,
-                "ima": {}, "release": None, "rows": [], "keys": [], "t_kernel": t_get, "t_boot": 0, "mutants": mut}
+                "ima": {}, "release": mut.get("release"), "rows": [], "keys": [], "t_kernel": t_get, "t_boot": 0, "mutants": mut}
     kx = None
     if name in KEXEC:  # kexec_file_load cases, run after the module cases (cases_kexec.py)
         sig_force, suite, test_keys = KEXEC[name]

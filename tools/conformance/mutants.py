@@ -44,6 +44,7 @@ def boot_batch(name, b, k, bdir, cases, extra, args, cmdline):
         r, lg, _, release, _, im = parse_serial(serial)
         if release is None:
             log("%s: mutant batch %d: the kernel did not reach /init (%s)" % (name, b, serial))
+        ima.setdefault("release", release)
         base = len(ima["list"])
         ima["list"] += im["list"] or b""
         ima["sizes"] += [(f, base + sz) for f, sz in im["sizes"]]
@@ -71,6 +72,7 @@ def run_mutants(name, k, c, args, profile, flags, extra, plain_rows, cmdline, de
     size = args.mutant_batch or (IMA_BATCH if ima else BATCH)
     work = os.path.join(c.work, "mutants")
     shutil.rmtree(work, ignore_errors=True)
+    release = None
     rows, times = [], {"originals": t_orig, "generate": 0.0, "predict": 0.0, "boot": 0.0, "batches": 0}
     for b, first in enumerate(range(0, args.mutants, size)):
         count = min(size, args.mutants - first)
@@ -93,6 +95,7 @@ def run_mutants(name, k, c, args, profile, flags, extra, plain_rows, cmdline, de
         t3 = time.time()
         results, logs, imainfo = boot_batch(name, b, k, bdir, cases, extra, args, cmdline)
         t_boot = imainfo.pop("t_boot")
+        release = release or imainfo.pop("release", None)
         descs = {f: meta[f][1] for f in meta}
         if ima:
             _, view = ima_kernel_view(imainfo, cases)
@@ -116,9 +119,10 @@ def run_mutants(name, k, c, args, profile, flags, extra, plain_rows, cmdline, de
         if not bad:
             shutil.rmtree(bdir, ignore_errors=True)  # keep the files of a batch that disagreed
     times["total"] = time.time() - t0
+    rel = release
     for r in rows:
         if not r["agree"]:
             log("  MUTANT DISAGREES %s %s (%s): kernel %s, modsign %s (%s)" % (
                 r["id"], r["class"], r["original"], r["kernel"], r["modsign"], r.get("reason")))
     return {"seed": args.seed, "count": args.mutants, "originals": [n for n, _ in origs], "rows": rows,
-            "times": times}
+            "times": times, "release": rel}
