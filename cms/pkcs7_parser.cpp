@@ -92,6 +92,22 @@ enum : unsigned {
   sinfo_has_ms_statement_type = 1u << 5,
 };
 
+/// `parameters ANY OPTIONAL`, the last element of an AlgorithmIdentifier `seq` whose reader
+/// `r` stands after the OID.  lib/asn1_decoder.c skips an absent optional element only at the
+/// end of a definite-length container (dp == datalen); inside an indefinite-length one the
+/// ANY matches the end-of-contents octets themselves (tag 0, length 0), and the SEQUENCE
+/// then misses its own end-of-contents octets: a decoder error (EBADMSG).  Found by the
+/// mutation campaign (signerinfo.digestAlgorithm.length.indefinite, tools/conformance).
+void algorithm_parameters(Reader& r, const Element& seq, const char* what) {
+  if (!r.empty()) {
+    r.next();
+    return;
+  }
+  if (seq.header_len() >= 2 && seq.tlv[1] == 0x80)
+    throw asn1::DecodeError(std::string(what) + ": indefinite length without parameters (the end-of-contents "
+                                                "octets are taken as the parameters)");
+}
+
 /// Thrown by the callbacks; carries the errno that aborts the decoder.
 struct Abort {
   KErr code;
@@ -114,7 +130,10 @@ void pkcs7_extract_cert(ParseContext& ctx, const Element& e) {
   if ((e.tag & ~0x20) != (asn1::kSequence & ~0x20)) fail(KErr::ebadmsg, "Cert began with tag " + std::to_string(e.tag));
   if (e.tlv.size() > 65535) fail(KErr::emsgsize, "X.509 certificate larger than 65535 bytes");
   const std::string which = "X.509 certificate " + std::to_string(ctx.x509_index + 1);
-  auto c = crypto::Certificate::from_der(e.tlv);
+  // x509_cert_parse: the kernel's decoder and callbacks first, then the certificate as the
+  // BER decoder read it.
+  if (auto st = x509_decode(e.tlv, ctx.profile); !st) fail(st.error().code, which + ": " + st.error().message);
+  auto c = crypto::Certificate::from_der(e.tlv, Rules::ber);
   if (!c) fail(c.error().code, which + ": " + c.error().message);
   if (auto st = x509_supported(*c, ctx.profile); !st) fail(st.error().code, which + ": " + st.error().message);
   X509Cert x = x509_cert_of(std::move(c.value()));
@@ -129,7 +148,12 @@ void pkcs7_extract_cert(ParseContext& ctx, const Element& e) {
 // reaches the X.509 parser (kernel-semantics §1.4).
 void note_cert_list(ParseContext& ctx, const Element& list, bool crl) {
   Reader r(list.content, Rules::ber);
-  // SET OF / SEQUENCE OF with no element: a decoder error in 7.2.
+  // SET OF / SEQUENCE OF with no element: a decoder error in 7.2, except for certSet
+  // ([0] IMPLICIT SET OF ExtendedCertificateOrCertificate): its element type is a CHOICE,
+  // whose alternatives lib/asn1_decoder.c skips at the end of the list, so an empty
+  // certificates [0] is accepted.  Found by the mutation campaign
+  // (signeddata.certificates.value.drop-last: the kernel loads the module).
+  if (r.empty() && !crl && (list.tag & 0x1f) == 0) return;
   if (r.empty()) fail(KErr::ebadmsg, std::string("ASN.1 decoder: empty ") + (crl ? "CRL" : "certificate") + " list");
   while (!r.empty()) {
     Element e = r.next();
@@ -224,9 +248,10 @@ SignedInfo parse_signer_info(ParseContext& ctx, const Element& el) {
   }
   // pkcs7_sig_note_digest_algo
   {
-    Reader da = r.enter(asn1::kSequence, "digestAlgorithm");
+    Element de = r.expect(asn1::kSequence, "digestAlgorithm");
+    Reader da = r.inside(de);
     Element oid = da.expect(asn1::kOid, "digestAlgorithm OID");
-    if (!da.empty()) da.next();  // parameters ANY OPTIONAL
+    algorithm_parameters(da, de, "digestAlgorithm");
     da.finish("digestAlgorithm");
     const auto& t = digest_oids();
     const int absent_era = ctx.profile.legacy_digests ? 2 : 1;
@@ -258,9 +283,10 @@ SignedInfo parse_signer_info(ParseContext& ctx, const Element& el) {
   }
   // pkcs7_sig_note_pkey_algo
   {
-    Reader pa = r.enter(asn1::kSequence, "digestEncryptionAlgorithm");
+    Element pe = r.expect(asn1::kSequence, "digestEncryptionAlgorithm");
+    Reader pa = r.inside(pe);
     Element oid = pa.expect(asn1::kOid, "digestEncryptionAlgorithm OID");
-    if (!pa.empty()) pa.next();  // parameters ANY OPTIONAL
+    algorithm_parameters(pa, pe, "digestEncryptionAlgorithm");
     pa.finish("digestEncryptionAlgorithm");
     const auto& t = pkey_oids();
     auto it = std::find_if(t.begin(), t.end(), [&](const PkeyOid& p) { return same(p.oid, oid.content); });
@@ -311,9 +337,10 @@ void parse_signed_data(ParseContext& ctx, Reader& sd) {
     Reader algs(sd.next().content, Rules::ber);
     if (algs.empty()) throw asn1::DecodeError("empty digestAlgorithms");
     while (!algs.empty()) {
-      Reader a = algs.enter(asn1::kSequence, "DigestAlgorithmIdentifier");
+      Element ae = algs.expect(asn1::kSequence, "DigestAlgorithmIdentifier");
+      Reader a = algs.inside(ae);
       a.expect(asn1::kOid, "digest algorithm OID");
-      if (!a.empty()) a.next();
+      algorithm_parameters(a, ae, "DigestAlgorithmIdentifier");
       a.finish("DigestAlgorithmIdentifier");
     }
   } else {
@@ -390,6 +417,10 @@ Result<Pkcs7Message> pkcs7_parse_message(ByteView der, const KernelProfile& prof
         Reader explicit0 = ci.enter(asn1::context_cons(0), "content [0]");
         Reader sd = explicit0.enter(asn1::kSequence, "SignedData");
         parse_signed_data(ctx, sd);
+        // [0] EXPLICIT holds exactly one SignedData: anything after it inside the [0] is a
+        // length mismatch at the end of the tagged element (lib/asn1_decoder.c, EBADMSG),
+        // found by the mutation campaign (signeddata.duplicate, contentinfo.content.value.append-null).
+        explicit0.finish("content [0]");
       }
       if (!ci.empty()) fail(KErr::ebadmsg, "unexpected data at the end of ContentInfo");
     } catch (const asn1::DecodeError& e) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "asn1/der.hpp"
+#include "cms/mldsa.hpp"
 
 namespace modsign::kernel {
 
@@ -130,6 +131,9 @@ Status public_key_verify_signature(const crypto::PublicKey& key, const SignedInf
     if (si.hash_algo != "none" && si.hash_algo != "sha512")
       return make_error(KErr::einval, "ML-DSA accepts hash none or sha512, not " + si.hash_algo);
     if (auto st = crypto_alloc_sig(si.pkey_algo, si.pkey_algo, profile); !st) return st;
+    // mldsa_verify: a signature that does not decode is malformed (EBADMSG), found by the
+    // mutation campaign (pkcs7.zeroes in an ML-DSA signature or certificate signature).
+    if (auto st = mldsa_signature_decodes(ka, si.signature); !st) return st;
     if (msg && si.m_is_data && msg->data_prehashed) {  // the data itself, as external μ
       for (const auto& [pk, mu] : msg->data_mu)
         if (pk == key.raw()) return crypto::ml_dsa_verify_mu(key, mu, si.signature);

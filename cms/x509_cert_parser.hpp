@@ -1,4 +1,4 @@
-// mirrors crypto/asymmetric_keys/x509_cert_parser.c x509_cert_parse, x509_note_sig_algo, x509_extract_key_data (algorithm acceptance), Linux 7.2.13
+// mirrors crypto/asymmetric_keys/x509_cert_parser.c x509_cert_parse, x509_note_sig_algo, x509_extract_key_data (algorithm acceptance), x509_note_signature, x509_process_extension and the x509.asn1 / x509_akid.asn1 grammar, Linux 7.2.13
 #pragma once
 
 #include <optional>
@@ -24,6 +24,24 @@ Status x509_supported(const crypto::Certificate& cert, const KernelProfile& prof
 /// The certificate as x509_cert_parse() keeps it: id (serial ‖ issuer), SKID and AKID
 /// parts; index, blacklisted and the chain fields left for the caller.
 X509Cert x509_cert_of(crypto::Certificate cert);
+
+/// x509_note_sig_algo's acceptance of a certificate signature algorithm OID (the part of
+/// x509_supported() that depends on it).  Errors: ENOPKG.
+Status x509_note_sig_algo(ByteView sig_oid, const KernelProfile& profile);
+
+/// What asn1_ber_decoder(&x509_decoder) and its callbacks, then the AuthorityKeyIdentifier
+/// decoder, make of a certificate's bytes in x509_cert_parse (before the signature checks):
+/// the x509.asn1 grammar under the kernel's BER rules (every SEQUENCE ends where its last
+/// element does, Names and extensions hold at least one element, Time is UTCTime or
+/// GeneralizedTime, an absent optional parameters field of an indefinite-length
+/// AlgorithmIdentifier is an error); x509_note_sig_algo on tbsCertificate.signature (ENOPKG);
+/// x509_extract_key_data's key algorithms (rsaEncryption, GOST 2012, id-ecPublicKey on
+/// P-192/256/384/521, ML-DSA from 7.0; else ENOPKG; a BIT STRING with unused bits EBADMSG);
+/// x509_process_extension's shapes of subjectKeyIdentifier (one only), keyUsage and
+/// basicConstraints (EBADMSG); x509_note_signature (the two algorithm OIDs equal, else
+/// EINVAL; no unused bits, else EBADMSG); x509_akid.asn1 (EBADMSG).  Found necessary by the
+/// mutation campaign (tools/conformance/mutate.py, certificate.* classes).
+Status x509_decode(ByteView der, const KernelProfile& profile);
 
 /// modsign's note for a certificate x509_supported() refuses, so that the kernel of
 /// `profile` never loads it: "<which> is not loaded by a <profile> kernel (<ERRNO>:

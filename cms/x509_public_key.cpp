@@ -1,6 +1,8 @@
 // mirrors crypto/asymmetric_keys/x509_public_key.c x509_get_sig_params (the tbs: blacklist hash), x509_check_for_self_signed, and the certificate signature check, Linux 7.2.13
 #include "cms/x509_public_key.hpp"
 
+#include "asn1/der.hpp"
+
 #include "cms/public_key.hpp"
 
 namespace modsign::kernel {
@@ -51,7 +53,12 @@ Status verify_cert_signature(const crypto::Certificate& child, const crypto::Pub
 }
 
 Status check_self_signed(X509Cert& x, const KernelProfile& profile) {
-  if (!same(x.cert.subject(), x.cert.issuer())) return ok_status();
+  (void)profile;
+  // raw_subject / raw_issuer are the Names' contents octets (x509_note_subject/issuer): two
+  // Names that differ only in their length octets count as the same.  Found by the mutation
+  // campaign (certificate.tbs.subject.length.long-form).
+  auto contents = [](ByteView tlv) { return asn1::Reader(tlv, asn1::Rules::ber).next().content; };
+  if (!same(contents(x.cert.subject()), contents(x.cert.issuer()))) return ok_status();
   if (x.akid_id || x.akid_skid) {
     const bool a = x.skid && x.akid_skid && *x.skid == *x.akid_skid;
     const bool b = x.akid_id && x.id == *x.akid_id;

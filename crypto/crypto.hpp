@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "asn1/der.hpp"
 #include "common/result.hpp"
 #include "crypto/algorithms.hpp"
 
@@ -163,6 +164,10 @@ class PrivateKey {
 // ---------------------------------------------------------------------------------------
 // Certificates
 
+/// The digest a certificate signatureAlgorithm OID names (sha*WithRSAEncryption,
+/// ecdsa-with-*, RSA/ECDSA with SHA-3); nullopt for others (ML-DSA, unknown OIDs).
+std::optional<HashAlgo> signature_hash_of(ByteView sig_oid);
+
 /// An X.509 certificate with the raw DER pieces the kernel uses to identify a signer
 /// (crypto/asymmetric_keys/x509_cert_parser.c): the issuer and subject Name TLVs, the
 /// serialNumber INTEGER contents and the subjectKeyIdentifier.
@@ -205,9 +210,11 @@ class Certificate {
   /// openssl x509 -subject prints it).
   std::string subject_text() const;
 
-  /// Parse one DER certificate.  Errors: EBADMSG (malformed), ENOPKG (key algorithm not
-  /// supported).
-  static Result<Certificate> from_der(ByteView der);
+  /// Parse one DER certificate; with Rules::ber the lengths the kernel's BER decoder takes
+  /// (non-minimal, indefinite) are accepted too, as for certificates embedded in a PKCS#7
+  /// message (x509_cert_parse uses asn1_ber_decoder).  Errors: EBADMSG (malformed), ENOPKG
+  /// (key algorithm not supported).
+  static Result<Certificate> from_der(ByteView der, asn1::Rules rules = asn1::Rules::der);
   /// Load every certificate from a file: DER (one certificate; detected by a leading
   /// 0x30 0x82 as sign-file does) or PEM (every CERTIFICATE block, other blocks skipped).
   /// Errors: EBADMSG when the file holds no certificate or a malformed one (message names
@@ -234,6 +241,7 @@ class Certificate {
   std::int64_t valid_from_ = 0, valid_to_ = 0;
   std::optional<Bytes> skid_, akid_keyid_, akid_id_;
   PublicKey pub_;
+  asn1::Rules rules_ = asn1::Rules::der;
 };
 
 // ---------------------------------------------------------------------------------------

@@ -91,8 +91,9 @@ Status Certificate::verify_signed_by(const PublicKey& issuer_key) const {
 
 ByteView Certificate::signature_algorithm() const { return ByteView(der_).subspan(sigalg_off_, sigalg_len_); }
 
-std::optional<HashAlgo> Certificate::signature_hash() const {
-  const ByteView o = signature_algorithm();
+std::optional<HashAlgo> Certificate::signature_hash() const { return signature_hash_of(signature_algorithm()); }
+
+std::optional<HashAlgo> signature_hash_of(ByteView o) {
   static constexpr std::uint8_t rsa_prefix[] = {0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01};
   static constexpr std::uint8_t ecdsa_prefix[] = {0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03};
   if (o.size() == 9 && std::equal(rsa_prefix, rsa_prefix + 8, o.begin())) {
@@ -134,25 +135,26 @@ std::string Certificate::subject_text() const { return name_text(subject()); }
 
 Bytes Certificate::kernel_id() const {
   Bytes id(serial().begin(), serial().end());
-  asn1::Reader r(issuer());
+  asn1::Reader r(issuer(), rules_);
   auto name = r.next();
   id.insert(id.end(), name.content.begin(), name.content.end());
   return id;
 }
 
-Result<Certificate> Certificate::from_der(ByteView der) {
+Result<Certificate> Certificate::from_der(ByteView der, asn1::Rules rules) {
   Certificate c;
+  c.rules_ = rules;
   c.der_.assign(der.begin(), der.end());
   const ByteView d(c.der_);
   auto off = [&](ByteView sub) { return static_cast<std::size_t>(sub.data() - d.data()); };
   try {
-    asn1::Reader top(d);
+    asn1::Reader top(d, rules);
     asn1::Reader cert = top.enter(asn1::kSequence, "Certificate");
     top.finish("Certificate");
     auto tbs_el = cert.expect(asn1::kSequence, "TBSCertificate");
     c.tbs_off_ = off(tbs_el.tlv);
     c.tbs_len_ = tbs_el.tlv.size();
-    asn1::Reader tbs(tbs_el.content);
+    asn1::Reader tbs(tbs_el.content, rules);
     asn1::Element e;
     tbs.maybe(asn1::context_cons(0), e);  // version
     auto serial = tbs.expect(asn1::kInteger, "serialNumber");
@@ -160,26 +162,31 @@ Result<Certificate> Certificate::from_der(ByteView der) {
     c.serial_len_ = serial.content.size();
     tbs.expect(asn1::kSequence, "signature AlgorithmIdentifier");
     auto issuer = tbs.expect(asn1::kSequence, "issuer");
-    asn1::check_name(issuer.content, asn1::Rules::der);
+    asn1::check_name(issuer.content, rules);
     c.issuer_off_ = off(issuer.tlv);
     c.issuer_len_ = issuer.tlv.size();
     {
       asn1::Reader validity = tbs.enter(asn1::kSequence, "validity");
-      auto nb = validity.next(), na = validity.next();
-      auto from = asn1::decode_time(nb.tag, nb.content), to = asn1::decode_time(na.tag, na.content);
-      if (!from || !to) throw asn1::DecodeError("invalid validity time");
-      c.valid_from_ = *from;
-      c.valid_to_ = *to;
+      // Under the kernel's BER decoder notAfter (a CHOICE at the end of Validity) may be
+      // absent: it stays 0, as x509_cert_parse's zeroed certificate has it.
+      std::int64_t* times[] = {&c.valid_from_, &c.valid_to_};
+      for (int i = 0; i < 2; ++i) {
+        if (rules == asn1::Rules::ber && i == 1 && validity.empty()) break;
+        auto t = validity.next();
+        auto v = asn1::decode_time(t.tag, t.content);
+        if (!v) throw asn1::DecodeError("invalid validity time");
+        *times[i] = *v;
+      }
     }
     auto subject = tbs.expect(asn1::kSequence, "subject");
-    asn1::check_name(subject.content, asn1::Rules::der);
+    asn1::check_name(subject.content, rules);
     c.subject_off_ = off(subject.tlv);
     c.subject_len_ = subject.tlv.size();
     auto spki = tbs.expect(asn1::kSequence, "subjectPublicKeyInfo");
     tbs.maybe(asn1::context_prim(1), e);  // issuerUniqueID
     tbs.maybe(asn1::context_prim(2), e);  // subjectUniqueID
     if (tbs.maybe(asn1::context_cons(3), e)) {
-      asn1::Reader exts_outer(e.content);
+      asn1::Reader exts_outer(e.content, rules);
       asn1::Reader exts = exts_outer.enter(asn1::kSequence, "extensions");
       while (!exts.empty()) {
         asn1::Reader ext = exts.enter(asn1::kSequence, "Extension");
@@ -189,21 +196,21 @@ Result<Certificate> Certificate::from_der(ByteView der) {
         auto val = ext.expect(asn1::kOctetString, "extnValue");
         static constexpr std::uint8_t akid_oid[] = {0x55, 0x1d, 0x23};
         if (std::ranges::equal(id.content, oid::subject_key_identifier)) {
-          asn1::Reader v(val.content);
+          asn1::Reader v(val.content, rules);
           auto k = v.expect(asn1::kOctetString, "subjectKeyIdentifier");
           c.skid_ = Bytes(k.content.begin(), k.content.end());
         } else if (std::ranges::equal(id.content, akid_oid)) {
-          asn1::Reader v(val.content);
+          asn1::Reader v(val.content, rules);
           asn1::Reader akid = v.enter(asn1::kSequence, "authorityKeyIdentifier");
           asn1::Element e2;
           std::optional<Bytes> name, serial;
           if (akid.maybe(asn1::context_prim(0), e2)) c.akid_keyid_ = Bytes(e2.content.begin(), e2.content.end());
           if (akid.maybe(asn1::context_cons(1), e2)) {
-            asn1::Reader gns(e2.content);
+            asn1::Reader gns(e2.content, rules);
             while (!gns.empty()) {
               auto gn = gns.next();
               if (gn.tag == asn1::context_cons(4)) {  // directoryName [4] EXPLICIT Name
-                asn1::Reader dn(gn.content);
+                asn1::Reader dn(gn.content, rules);
                 auto n = dn.expect(asn1::kSequence, "directoryName");
                 name = Bytes(n.content.begin(), n.content.end());
               }

@@ -51,8 +51,9 @@ class Ctx:
     def cert(self, name):
         return os.path.join(KEYS, name + ".cert.pem")
 
-    def sign(self, keyname, hash_="sha512", attrs=False, keyid=False):
-        """A module signed by modsign sign (bytes)."""
+    def sign(self, keyname, hash_="sha512", attrs=False, keyid=False, deterministic=False):
+        """A module signed by modsign sign (bytes); deterministic: --deterministic (the same
+        bytes on every run)."""
         out = self.tmp(".ko")
         cmd = [self.modsign, "sign", "--key", self.key(keyname), "--cert", self.cert(keyname),
                "--hash", hash_, "--dest", out, self.base]
@@ -60,6 +61,8 @@ class Ctx:
             cmd.append("--signed-attrs")
         if keyid:
             cmd.append("--keyid")
+        if deterministic:
+            cmd.append("--deterministic")
         run(cmd)
         with open(out, "rb") as f:
             return f.read()

@@ -5,6 +5,7 @@ from .der import (Node, OID_CT, OID_MD, OID_MS_INDIRECT, OID_SHA256, OID_SIGNING
                   OID_SMIMECAP, oid)
 from .cases_common import ALGS, OTHER_HASHES, common_malformed, embed_certs, md_node
 from .cases_remote import remote_cases
+from .cases_mutants import mutant_cases
 
 
 def mldsa_cases(c):
@@ -140,4 +141,5 @@ def mldsa_cases(c):
     add("rsa-s9.29-signature-flipped", "RSA signature with one bit flipped (§9.29)",
         [f for n, d, f in common_malformed(c, "rsa") if n.startswith("s9.29")][0])
     cases += remote_cases(c)
+    cases += mutant_cases(c)
     return cases

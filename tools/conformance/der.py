@@ -8,7 +8,8 @@ class Node:
 
     Constructed elements (tag bit 0x20) are parsed into kids, primitive ones keep their bytes.
     enc() re-encodes with minimal definite lengths unless the node overrides the header:
-    `lenform` "long3" (3 length octets) or "indef" (BER indefinite length with EOC)."""
+    `lenform` "long3" (3 length octets), "indef" (BER indefinite length with EOC), or a function
+    from the content length to the length octets (any encoding, right or wrong)."""
 
     def __init__(self, tag, val=None, kids=None):
         self.tag, self.val, self.kids, self.lenform = tag, val, kids, None
@@ -20,6 +21,8 @@ class Node:
         c = self.content()
         if self.lenform == "indef":
             return bytes([self.tag, 0x80]) + c + b"\0\0"
+        if callable(self.lenform):  # the length octets a function of the content length make
+            return bytes([self.tag]) + self.lenform(len(c)) + c
         if self.lenform == "long3":
             return bytes([self.tag, 0x83]) + len(c).to_bytes(3, "big") + c
         return bytes([self.tag]) + enc_len(len(c)) + c

@@ -11,6 +11,7 @@ from .cases_common import ALGS, Ctx
 from .cases_mldsa import mldsa_cases
 from .cases_debian import debian_cases
 from .cases_ima import ima_cases
+from .mutants import run_mutants
 from .cases_kexec import KEXEC, kexec_cases, kexec_initramfs, kexec_predict, kexec_rows
 from .qemu import boot, crypto_modules, finit_entry, make_initramfs, parse_serial, tag
 from .files_run import run_files
@@ -108,7 +109,8 @@ def run_kernel(name, args, modsign, openssl):
         base = os.path.join(work, "base.ko")
         run([modsign, "strip", "--dest", base, k["module"]])
     c = Ctx(modsign, openssl, base, work)
-    defs = (debian_cases(c, k["module"]) if name.startswith("deb") else
+    only = getattr(args, "mutants_only", False)
+    defs = ([] if only else debian_cases(c, k["module"]) if name.startswith("deb") else
             ima_cases(c) if k.get("ima") else mldsa_cases(c))
     cases, descs = [], {}
     for i, (cname, desc, fn) in enumerate(defs, 1):
@@ -131,6 +133,13 @@ def run_kernel(name, args, modsign, openssl):
         extra += ima_initramfs(work)
     else:
         pred = predict(modsign, profile, flags, k["keyring"], paths, k.get("blacklist"))
+    mextra = list(extra)  # the mutant batches' entries: no kexec cases
+    mutant_args = (name, k, c, args, profile, flags, mextra, plain_rows, cmdline,
+                   open(k["module"], "rb").read() if name.startswith("deb") else None)
+    if only:  # --mutants-only: no fixed cases, no boot for them
+        mut = run_mutants(*mutant_args)
+        return {"name": name, "title": title, "profile": " ".join([profile] + flags), "cmdline": cmdline,
+                "ima": {}, "release": mut.get("release"), "rows": [], "keys": [], "t_kernel": t_get, "t_boot": 0, "mutants": mut}
     kx = None
     if name in KEXEC:  # kexec_file_load cases, run after the module cases (cases_kexec.py)
         sig_force, suite, test_keys = KEXEC[name]
@@ -165,6 +174,9 @@ def run_kernel(name, args, modsign, openssl):
         rows = plain_rows(cases, descs, results, logs, pred)
     if kx is not None:
         rows += kexec_rows(serial, kx, kpred)
+    mut = None
+    if getattr(args, "mutants", 0):
+        mut = run_mutants(*mutant_args)
     agree = sum(r["agree"] for r in rows)
     log("%s (%s): %d/%d agree; kernel %.0f s, boot %.0f s" % (name, release, agree, len(rows), t_get, t_boot))
     for r in rows:
@@ -172,7 +184,8 @@ def run_kernel(name, args, modsign, openssl):
             log("  DISAGREE %s: kernel %s, modsign %s (%s)" % (r["case"], r["kernel"], r["modsign"], r["reason"]))
     return {"name": name, "title": title, "profile": " ".join([profile] + flags),
             "cmdline": cmdline, "ima": extra_info,
-            "release": release, "rows": rows, "keys": keys, "t_kernel": t_get, "t_boot": t_boot}
+            "release": release, "rows": rows, "keys": keys, "t_kernel": t_get, "t_boot": t_boot,
+            "mutants": mut}
 
 
 def plain_rows(cases, descs, results, logs, pred):

@@ -2,6 +2,7 @@
 import argparse
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -20,7 +21,24 @@ def main(doc):
     ap.add_argument("--workdir", default=os.path.join(CACHE, "conformance"))
     ap.add_argument("--doc", default=os.path.join(HERE, "docs", "conformance.md"))
     ap.add_argument("--timeout", type=int, default=600)
+    ap.add_argument("--mutants", type=int, default=0, metavar="N",
+                    help="also load N generated mutants per kernel (tools/conformance/mutate.py)")
+    ap.add_argument("--seed", type=int, default=None, metavar="S",
+                    help="the mutants' seed (default: a new one, printed first)")
+    ap.add_argument("--mutant-batch", type=int, default=0, metavar="B",
+                    help="mutants per boot (default 2000, 500 on the IMA kernel)")
+    ap.add_argument("--mutants-only", action="store_true",
+                    help="with --mutants: skip the fixed cases (and kexec cases)")
     args = ap.parse_args()
+    if args.mutants_only and not args.mutants:
+        die("--mutants-only needs --mutants N", 2)
+    if args.mutants < 0 or args.mutant_batch < 0:
+        die("--mutants and --mutant-batch take a count >= 0", 2)
+    if args.mutants and args.seed is None:
+        args.seed = random.SystemRandom().randrange(1, 1 << 32)
+    if args.mutants:
+        log("mutation seed %d (%d mutants per kernel; rerun with --mutants %d --seed %d)" % (
+            args.seed, args.mutants, args.mutants, args.seed))
     for t in ("qemu-system-x86_64",):
         if not shutil.which(t):
             die("%s not found (apt-get install qemu-system-x86)" % t, 77)
@@ -41,12 +59,18 @@ def main(doc):
         if name not in KERNELS:
             die("unknown kernel %s" % name, 2)
         runs.append(run_kernel(name, args, args.modsign, openssl))
-    elapsed = time.time() - t0
-    os.makedirs(os.path.dirname(args.doc), exist_ok=True)
-    write_doc(args.doc, runs, elapsed, args.modsign)
-    with open(os.path.join(args.workdir, "results.json"), "w") as f:
-        json.dump(runs, f, indent=1)
+        # written after every kernel, so that a long run leaves its results so far
+        elapsed = time.time() - t0
+        os.makedirs(os.path.dirname(args.doc), exist_ok=True)
+        write_doc(args.doc, runs, elapsed, args.modsign)
+        with open(os.path.join(args.workdir, "results.json"), "w") as f:
+            json.dump(runs, f, indent=1)
     total = sum(len(r["rows"]) for r in runs)
     bad = sum(not x["agree"] for r in runs for x in r["rows"])
     log("%d cases on %d kernels, %d disagreements, %.0f s; table in %s" % (total, len(runs), bad, elapsed, args.doc))
+    if args.mutants:
+        mrows = [x for r in runs for x in r["mutants"]["rows"]]
+        mbad = sum(not x["agree"] for x in mrows)
+        log("%d mutants (seed %d) on %d kernels, %d disagreements" % (len(mrows), args.seed, len(runs), mbad))
+        bad += mbad
     sys.exit(1 if bad else 0)

@@ -27,6 +27,24 @@ if [ -x /bin/msc-finit ]; then
 else
   load=insmod
 fi
+if [ -x /bin/msc-batch ]; then
+  # mutant batches: one process loads the whole list (tests/kernel/batch.c).  A load that
+  # kills it (an oops, e.g. a damaged ELF loaded under a soft-failed signature) is reported
+  # here and ends the boot: the kernel may hold locks the dead task took, so the harness
+  # boots again for the rest of the list.
+  bf=-f; [ "$load" = insmod ] && bf=
+  echo "0 -" > /msc-next
+  /bin/msc-batch $bf /cases/list 0
+  rc=$?
+  if [ $rc -ne 0 ]; then
+    read -r n f < /msc-next
+    echo "MSC-RESULT $f rc=$rc taint=- out=Killed"
+    dmesg -c | while IFS= read -r l; do echo "MSC-LOG $f $l"; done
+    [ -d $IMA ] && echo "MSC-IMA-SIZE $f $(wc -c < $IMA/binary_runtime_measurements)"
+    echo "MSC-STOPPED $n"
+  fi
+  : > /cases/list
+fi
 while read -r mod f; do
   t=$(echo "$f" | tr ' \t' '__')
   case $f in
@@ -142,6 +160,12 @@ def finit_entry(work):
     return ("bin/msc-finit", 0o100755, static_helper(work, "msc-finit", "finit.c"), 0, 0)
 
 
+def batch_entry(work):
+    """The initramfs entry /bin/msc-batch (tests/kernel/batch.c, built statically with the host
+    compiler): loads every module of /cases/list in one process (the mutant batches)."""
+    return ("bin/msc-batch", 0o100755, static_helper(work, "msc-batch", "batch.c"), 0, 0)
+
+
 def make_initramfs(path, cases, modname, extra=()):
     busybox = shutil.which("busybox") or "/bin/busybox"
     with open(busybox, "rb") as f:
@@ -173,9 +197,10 @@ ERRNOS = {
 }
 
 
-def boot(kernel, initrd, serial_log, timeout, cmdline="", drives=()):
-    """Boots kernel with initrd under qemu; drives: raw disk images attached as virtio disks
-    (/dev/vda, /dev/vdb, ... in order)."""
+def boot(kernel, initrd, serial_log, timeout, cmdline="", drives=(), stall=None):
+    """Boots kernel with initrd under qemu until /init powers off (or prints MSC-DONE), for at
+    most `timeout` seconds, or `stall` seconds without new serial output; drives: raw disk
+    images attached as virtio disks (/dev/vda, /dev/vdb, ... in order).  Returns the time."""
     qemu = shutil.which("qemu-system-x86_64")
     cmd = [qemu, "-accel", "tcg", "-cpu", "max", "-m", "768", "-smp", "1", "-display", "none",
            "-monitor", "none", "-serial", "file:" + serial_log, "-no-reboot",
@@ -190,18 +215,23 @@ def boot(kernel, initrd, serial_log, timeout, cmdline="", drives=()):
     # instead, so qemu is also stopped once /init has printed MSC-DONE.
     p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     done_at = None
+    size, grew = -1, time.time()
     while p.poll() is None:
         time.sleep(0.5)
         if done_at is None:
             try:
                 with open(serial_log, "rb") as f:
-                    if b"MSC-DONE" in f.read():
-                        done_at = time.time()
+                    data = f.read()
+                if b"MSC-DONE" in data:
+                    done_at = time.time()
+                if len(data) != size:
+                    size, grew = len(data), time.time()
             except FileNotFoundError:
                 pass
-        if (done_at is not None and time.time() - done_at > 2) or time.time() - t0 > timeout:
+        stalled = stall is not None and done_at is None and time.time() - grew > stall
+        if (done_at is not None and time.time() - done_at > 2) or time.time() - t0 > timeout or stalled:
             if done_at is None:
-                log("qemu timed out after %d s (see %s)" % (timeout, serial_log))
+                log("qemu %s after %d s (see %s)" % ("stalled" if stalled else "timed out", time.time() - t0, serial_log))
             p.kill()
             p.wait()
     return time.time() - t0

@@ -126,5 +126,91 @@ def write_doc(path, runs, elapsed, modsign):
             L += ["", "Keys in the running kernel (`/proc/keys`, asymmetric and blacklist entries):", ""]
             L += ["- `%s`" % k.strip() for k in keys]
         L.append("")
+    L += mutation_section(runs)
     with open(path, "w") as f:
         f.write("\n".join(L))
+
+
+NODE_OPS = ["tag", "length.long-form", "length.plus-one", "length.minus-one", "length.huge", "length.indefinite",
+            "remove", "duplicate", "reorder", "value.empty", "value.drop-last", "value.append-null",
+            "value.as-primitive", "value.bitflip", "value.truncate", "value.random", "value.append",
+            "value.leading-zero", "version", "oid-swap"]
+
+
+def _split(cls):
+    """(field, operation) of one mutation class: ("signerinfo.digestAlgorithm.oid",
+    "oid-swap"); trailer, marker, pkcs7 and content classes are their own field."""
+    if not cls.startswith(("module_signature.", "marker.", "pkcs7.", "content.")):
+        for op in sorted(NODE_OPS, key=len, reverse=True):
+            if cls.endswith("." + op):
+                return cls[:-len(op) - 1], op
+    return cls, cls.split(".", 1)[-1]
+
+
+def _family(cls):
+    return _split(cls)[0]
+
+
+def mutation_section(runs):
+    """The mutation campaign's section: seed, counts, agreement per kernel, counts per mutation
+    class and outcome, and every disagreement."""
+    muts = [r for r in runs if r.get("mutants")]
+    if not muts:
+        return []
+    seed = muts[0]["mutants"]["seed"]
+    n = muts[0]["mutants"]["count"]
+    L = ["## Mutation campaign", "",
+         "`tools/kernel-conformance --mutants %d --seed %d` (tools/conformance/mutate.py): each mutant is a" % (n, seed),
+         "valid signed module of a form modsign makes (%s) with one structural change, or two" %
+         ", ".join(muts[0]["mutants"]["originals"]),
+         "(classes `A + B`): a DER node of ContentInfo/SignedData/SignerInfo/attributes/certificates (tag,",
+         "length octets, value; removed, duplicated, moved; OID swapped among those the kernel knows;",
+         "version), the module_signature trailer, the marker, the PKCS#7 bytes or the module content.",
+         "Mutant `S:i` is rebuilt from its id alone. Each is loaded in the guest by one process per",
+         "batch (tests/kernel/batch.c) and compared as the fixed cases are (errno, taint, the",
+         "enforced soft error's name; on the IMA kernel also the ima-modsig record).", "",
+         "| kernel | mutants | agree | disagree | s per 1,000 (generate + predict + boot) |", "|---|---|---|---|---|"]
+    for r in muts:
+        m = r["mutants"]
+        rows = m["rows"]
+        t = m["times"]
+        per = 1000.0 * (t["generate"] + t["predict"] + t["boot"]) / max(1, len(rows))
+        L.append("| %s | %d | %d | %d | %.0f |" % (r["title"], len(rows), sum(x["agree"] for x in rows),
+                                                 sum(not x["agree"] for x in rows), per))
+    allrows = [x for r in muts for x in r["mutants"]["rows"]]
+    L += ["", "Total: %d mutants, %d agree, %d disagree." % (
+        len(allrows), sum(x["agree"] for x in allrows), sum(not x["agree"] for x in allrows)), ""]
+    # per class family: count, outcomes (kernel side), disagreements
+    fam = {}
+    for x in allrows:
+        parts = x["class"].split(" + ")
+        key = _family(parts[0]) if len(parts) == 1 else "two changes: " + " + ".join(
+            sorted({_family(p).split(".")[0] for p in parts}))
+        f = fam.setdefault(key, {"n": 0, "bad": 0, "out": {}})
+        f["n"] += 1
+        f["bad"] += not x["agree"]
+        o = x["kernel"].split(";")[0]
+        f["out"][o] = f["out"].get(o, 0) + 1
+    L += ["### Per mutation class (all kernels)", "",
+          "| class | mutants | kernel outcomes | disagree |", "|---|---|---|---|"]
+    for k in sorted(fam):
+        f = fam[k]
+        outs = ", ".join("%s %d" % (o, c) for o, c in sorted(f["out"].items(), key=lambda kv: -kv[1]))
+        L.append("| `%s` | %d | %s | %d |" % (k, f["n"], outs, f["bad"]))
+    ops = {}
+    for x in allrows:
+        for p in x["class"].split(" + "):
+            if _split(p)[0] != p:
+                ops[_split(p)[1]] = ops.get(_split(p)[1], 0) + 1
+    L += ["", "DER node operations (in single and double mutants): " +
+          ", ".join("`%s` %d" % (k, v) for k, v in sorted(ops.items())) + ".", ""]
+    bad = [(r, x) for r in muts for x in r["mutants"]["rows"] if not x["agree"]]
+    if bad:
+        L += ["### Disagreements", "",
+              "| kernel | mutant | class | original | kernel | modsign | modsign's reason |", "|---|---|---|---|---|---|---|"]
+        for r, x in bad:
+            L.append("| %s | `%s` | `%s` | %s | %s | %s | %s |" % (
+                r["name"], x["id"], x["class"], x["original"], x["kernel"], x["modsign"],
+                (x.get("reason") or "").replace("|", "\\|")[:160]))
+        L.append("")
+    return L

@@ -1,0 +1,255 @@
+// Rules of Linux 7.2.13 the mutation campaign (tools/kernel-conformance --mutants,
+// tools/conformance/mutate.py) found where modsign disagreed with the real kernels: each
+// test builds the smallest message that showed it and asserts the kernel's errno.  The
+// mutation class that found each rule is named in the test; the same situations are cases
+// of the fixed real-kernel suite (tools/conformance/cases_mutants.py).
+#include <gtest/gtest.h>
+
+#include "cms/mldsa.hpp"
+#include "cms/signed_data.hpp"
+#include "cms/x509_cert_parser.hpp"
+#include "kernel_support.hpp"
+
+using namespace modsign;
+using namespace modsign::test::kernel_tests;
+
+namespace {
+
+/// A DER tree to edit messages by node (constructed elements are split into kids).
+struct Node {
+  std::uint8_t tag = 0;
+  Bytes val;
+  std::vector<Node> kids;
+  bool indef = false;
+
+  static std::vector<Node> parse(ByteView in) {
+    std::vector<Node> out;
+    for (asn1::Reader r(in, asn1::Rules::ber); !r.empty();) {
+      asn1::Element e = r.next();
+      Node n;
+      n.tag = e.tag;
+      if (e.tag & 0x20)
+        n.kids = parse(e.content);
+      else
+        n.val.assign(e.content.begin(), e.content.end());
+      out.push_back(std::move(n));
+    }
+    return out;
+  }
+  Bytes enc() const {
+    Bytes c = val;
+    if (tag & 0x20)
+      for (const auto& k : kids) {
+        Bytes b = k.enc();
+        c.insert(c.end(), b.begin(), b.end());
+      }
+    if (indef) {
+      Bytes out{tag, 0x80};
+      out.insert(out.end(), c.begin(), c.end());
+      out.push_back(0);
+      out.push_back(0);
+      return out;
+    }
+    return tlv(tag, c);
+  }
+};
+
+Node tree(const Bytes& der) { return Node::parse(der).at(0); }
+Node& signed_data(Node& ci) { return ci.kids.at(1).kids.at(0); }
+Node& signer_info(Node& ci) { return signed_data(ci).kids.back().kids.at(0); }
+
+KErr parse(const Bytes& der, const KernelProfile& p = KernelProfile::v7_0()) {
+  auto r = kernel::pkcs7_parse_message(der, p);
+  return r ? KErr::none : r.error().code;
+}
+
+Bytes cert_der(KeyAlgo a) { return to_bytes(signer(a).cert.der()); }
+
+/// A message with the signer's certificate embedded, its certificate edited by `edit`.
+Bytes with_cert(KeyAlgo a, const std::function<void(Node&)>& edit) {
+  MsgSpec m = one({.algo = a});
+  Node c = tree(cert_der(a));
+  edit(c);
+  m.certs.push_back(c.enc());
+  return build(m, content());
+}
+
+}  // namespace
+
+// contentinfo.content.value.append-null, signeddata.duplicate: [0] EXPLICIT holds exactly
+// one SignedData; anything after it is a length mismatch at the end of the [0].
+TEST(KernelMutants, ExplicitContentHoldsOneSignedData) {
+  Node ci = tree(build(one({}), content()));
+  ASSERT_EQ(parse(ci.enc()), KErr::none);
+  ci.kids.at(1).kids.push_back(Node{0x05});
+  EXPECT_EQ(parse(ci.enc()), KErr::ebadmsg);
+  Node twice = tree(build(one({}), content()));
+  twice.kids.at(1).kids.push_back(twice.kids.at(1).kids.at(0));
+  EXPECT_EQ(parse(twice.enc()), KErr::ebadmsg);
+}
+
+// signerinfo.digestAlgorithm.length.indefinite: an indefinite-length AlgorithmIdentifier
+// without parameters (the end-of-contents octets are taken as the optional ANY).  With
+// parameters it is fine.
+TEST(KernelMutants, IndefiniteAlgorithmIdentifierNeedsParameters) {
+  for (int which : {0, 1, 2}) {  // SignedData digestAlgorithms, SignerInfo digestAlgorithm, signatureAlgorithm
+    Node ci = tree(build(one({.algo = KeyAlgo::ml_dsa_65}), content()));
+    Node& alg = which == 0 ? signed_data(ci).kids.at(1).kids.at(0) : signer_info(ci).kids.at(which == 1 ? 2 : 3);
+    ASSERT_EQ(alg.kids.size(), 1u) << which;  // OID only
+    alg.indef = true;
+    EXPECT_EQ(parse(ci.enc()), KErr::ebadmsg) << which;
+    alg.kids.push_back(Node{0x05});
+    EXPECT_EQ(parse(ci.enc()), KErr::none) << which;
+  }
+  // RSA's signatureAlgorithm carries NULL parameters: indefinite is accepted.
+  Node ci = tree(build(one({}), content()));
+  signer_info(ci).kids.at(3).indef = true;
+  EXPECT_EQ(parse(ci.enc()), KErr::none);
+}
+
+// signeddata.certificates.value.drop-last: certSet's element type is a CHOICE, so an empty
+// certificates [0] is accepted (the kernel loads the module); certSequence [2] and the CRL
+// lists are SEQUENCE/SET OF plain types, empty ones are decoder errors.
+TEST(KernelMutants, EmptyCertificateSet) {
+  for (std::uint8_t tag : {0xa0, 0xa2, 0xa1}) {
+    Node ci = tree(build(one({}), content()));
+    auto& kids = signed_data(ci).kids;
+    kids.insert(kids.end() - 1, Node{tag});
+    EXPECT_EQ(parse(ci.enc()), tag == 0xa0 ? KErr::none : KErr::ebadmsg) << int(tag);
+  }
+}
+
+// pkcs7.zeroes in an ML-DSA signature: mldsa_verify's sigDecode refuses a z coefficient out
+// of range or a malformed hint vector with EBADMSG; a well-formed wrong signature is
+// EKEYREJECTED.  pkcs7_verify_one passes the errno on when the signer's certificate is in the
+// message; pkcs7_validate_trust_one (signer only in the trusted keyring) turns every failure
+// into EKEYREJECTED (both confirmed on the 7.2.13 kernel: mut-mldsa-z-out-of-range*).
+TEST(KernelMutants, MlDsaSignatureThatDoesNotDecode) {
+  const Signer& s = signer(KeyAlgo::ml_dsa_65);
+  const Bytes good = crypto::sign_message(s.key, HashAlgo::sha512, content()).value();
+  ASSERT_EQ(good.size(), 3309u);
+  EXPECT_TRUE(kernel::mldsa_signature_decodes(KeyAlgo::ml_dsa_65, good).ok());
+  auto verify = [&](Bytes sig, bool embed) {
+    MsgSpec m = one({.algo = KeyAlgo::ml_dsa_65, .signature = sig});
+    if (embed) m.certs.push_back(cert_der(KeyAlgo::ml_dsa_65));
+    return verify_module_sig(build(m, content()), keyring_of({&s})).err;
+  };
+  EXPECT_EQ(verify(good, true), KErr::none);
+  EXPECT_EQ(verify(good, false), KErr::none);
+  Bytes z0 = good;  // first z coefficient encoded as 0: z = gamma1, outside +-(gamma1 - beta)
+  z0[48] = z0[49] = 0;
+  z0[50] &= 0xf0;
+  EXPECT_EQ(kernel::mldsa_signature_decodes(KeyAlgo::ml_dsa_65, z0).error().code, KErr::ebadmsg);
+  EXPECT_EQ(verify(z0, true), KErr::ebadmsg);
+  EXPECT_EQ(verify(z0, false), KErr::ekeyrejected);
+  Bytes hint = good;  // the last cumulative hint count above omega (55)
+  hint.back() = 56;
+  EXPECT_EQ(verify(hint, true), KErr::ebadmsg);
+  Bytes ctilde = good;  // the commitment hash changed: decodes, does not verify
+  ctilde[0] ^= 1;
+  EXPECT_EQ(verify(ctilde, true), KErr::ekeyrejected);
+}
+
+// certificate.*: the x509.asn1 grammar and x509_process_extension / x509_note_signature.
+TEST(KernelMutants, EmbeddedCertificateGrammar) {
+  for (KeyAlgo a : {KeyAlgo::rsa, KeyAlgo::ml_dsa_65}) {
+    EXPECT_EQ(parse(with_cert(a, [](Node&) {})), KErr::none);
+    EXPECT_TRUE(kernel::x509_decode(cert_der(a), KernelProfile::v7_0()).ok());
+    // certificate.tbs.value.append-null: TBSCertificate must end after the extensions.
+    EXPECT_EQ(parse(with_cert(a, [](Node& c) { c.kids.at(0).kids.push_back(Node{0x05}); })), KErr::ebadmsg);
+    // certificate.signatureAlgorithm.params.duplicate: AlgorithmIdentifier is { OID, ANY OPTIONAL }.
+    EXPECT_EQ(parse(with_cert(a, [](Node& c) {
+                auto& alg = c.kids.at(1).kids;
+                alg.push_back(Node{0x05});
+                alg.push_back(Node{0x05});
+              })),
+              KErr::ebadmsg);
+    // certificate.tbs.validity.inner.remove: notAfter (a CHOICE) may be absent at the end of
+    // Validity; the certificate parses and its self-signature (over the changed TBS) fails.
+    // certificate.tbs.validity.value.empty: an empty Validity is a decoder error.
+    EXPECT_EQ(parse(with_cert(a, [](Node& c) { c.kids.at(0).kids.at(4).kids.pop_back(); })), KErr::ekeyrejected);
+    EXPECT_EQ(parse(with_cert(a, [](Node& c) { c.kids.at(0).kids.at(4).kids.clear(); })), KErr::ebadmsg);
+    // certificate.tbs.subject.value.empty: a Name is a SEQUENCE OF with at least one RDN.
+    EXPECT_EQ(parse(with_cert(a, [](Node& c) { c.kids.at(0).kids.at(5).kids.clear(); })), KErr::ebadmsg);
+    // certificate.signatureAlgorithm.oid.oid-swap: both algorithm identifiers must agree (EINVAL).
+    EXPECT_EQ(parse(with_cert(a, [&](Node& c) {
+                c.kids.at(1).kids.at(0).val = to_bytes(a == KeyAlgo::rsa ? crypto::oid::ecdsa_with_sha256 : crypto::oid::ml_dsa_87);
+              })),
+              KErr::einval);
+    // certificate.tbs.signature.oid.value.leading-zero: an unknown tbsCertificate.signature
+    // is ENOPKG at once (the module then loads tainted on a permissive kernel).
+    EXPECT_EQ(parse(with_cert(a, [](Node& c) {
+                auto& v = c.kids.at(0).kids.at(2).kids.at(0).val;
+                v.insert(v.begin(), 0);
+              })),
+              KErr::enopkg);
+  }
+}
+
+TEST(KernelMutants, EmbeddedCertificateExtensions) {
+  // certificate.tbs.extensions.inner.value.random: keyUsage and basicConstraints are read
+  // with shape checks (EBADMSG); the generated certificate has both.
+  auto edit_ext = [](const Bytes& ext_oid, const std::function<void(Bytes&)>& f) {
+    return [=](Node& c) {
+      for (auto& ext : c.kids.at(0).kids.back().kids.at(0).kids)
+        if (ext.kids.at(0).val == ext_oid) f(ext.kids.back().val);
+    };
+  };
+  const Bytes key_usage{0x55, 0x1d, 0x0f}, basic{0x55, 0x1d, 0x13}, skid{0x55, 0x1d, 0x0e};
+  EXPECT_EQ(parse(with_cert(KeyAlgo::rsa, edit_ext(key_usage, [](Bytes& v) { v = {0x0f, 0x97, 0xb0, 0x92}; }))),
+            KErr::ebadmsg);
+  EXPECT_EQ(parse(with_cert(KeyAlgo::rsa, edit_ext(basic, [](Bytes& v) { v = {0x30, 0x03, 0x01, 0x01, 0x00}; }))),
+            KErr::ebadmsg);
+  EXPECT_EQ(parse(with_cert(KeyAlgo::rsa, edit_ext(skid, [](Bytes& v) { v.push_back(0); }))), KErr::ebadmsg);
+  // 6.1 did not read keyUsage or basicConstraints (they came with 6.4's key flags): the
+  // certificate parses, and its self-signature (over the changed TBS) fails.
+  EXPECT_EQ(parse(with_cert(KeyAlgo::rsa, edit_ext(key_usage, [](Bytes& v) { v = {0x0f, 0x97, 0xb0, 0x92}; })),
+                  KernelProfile::v6_1()),
+            KErr::ekeyrejected);
+  EXPECT_EQ(parse(with_cert(KeyAlgo::rsa, edit_ext(skid, [](Bytes& v) { v.push_back(0); })), KernelProfile::v6_1()),
+            KErr::ebadmsg);
+}
+
+// certificate.tbs.subject.inner.length.long-form: the kernel reads certificates with its BER
+// decoder (a non-minimal length is accepted) and compares the Names' contents: a subject
+// whose RDN is re-encoded differs from the issuer, so the certificate is not self-signed and
+// its (now broken) self-signature is not checked.
+TEST(KernelMutants, EmbeddedCertificateBerLengths) {
+  Node c = tree(cert_der(KeyAlgo::rsa));
+  auto& tbs = c.kids.at(0).kids;
+  Bytes subject_content;  // the subject's first RDN with its length in long form (31 81 LL)
+  for (std::size_t i = 0; i < tbs.at(5).kids.size(); ++i) {
+    Bytes b = tbs[5].kids[i].enc();
+    if (i == 0) {
+      ASSERT_LT(b[1], 0x80);
+      b.insert(b.begin() + 1, 0x81);
+    }
+    subject_content.insert(subject_content.end(), b.begin(), b.end());
+  }
+  Bytes tbs_content;
+  for (std::size_t i = 0; i < tbs.size(); ++i) {
+    Bytes b = i == 5 ? tlv(asn1::kSequence, subject_content) : tbs[i].enc();
+    tbs_content.insert(tbs_content.end(), b.begin(), b.end());
+  }
+  const Bytes cert = tlv(asn1::kSequence, cat({tlv(asn1::kSequence, tbs_content), c.kids.at(1).enc(), c.kids.at(2).enc()}));
+  // modsign's strict DER reader refuses it; the kernel's BER decoder does not.
+  EXPECT_FALSE(crypto::Certificate::from_der(cert).ok());
+  EXPECT_TRUE(crypto::Certificate::from_der(cert, asn1::Rules::ber).ok());
+  EXPECT_TRUE(kernel::x509_decode(cert, KernelProfile::v7_0()).ok());
+  MsgSpec m = one({});
+  m.certs.push_back(cert);
+  EXPECT_EQ(parse(build(m, content())), KErr::none);
+  EXPECT_EQ(verify_module_sig(build(m, content()), keyring_of({&signer(KeyAlgo::rsa)})).err, KErr::none);
+  // The same subject re-encoded in the outer length only (30 81 LL): the contents still equal
+  // the issuer's, so the certificate counts as self-signed and its signature (over the
+  // changed TBS) is checked: EKEYREJECTED.
+  Bytes tbs2;
+  for (std::size_t i = 0; i < tbs.size(); ++i) {
+    Bytes b = tbs[i].enc();
+    if (i == 5 && b[1] < 0x80) b.insert(b.begin() + 1, 0x81);
+    tbs2.insert(tbs2.end(), b.begin(), b.end());
+  }
+  MsgSpec m2 = one({});
+  m2.certs.push_back(tlv(asn1::kSequence, cat({tlv(asn1::kSequence, tbs2), c.kids.at(1).enc(), c.kids.at(2).enc()})));
+  EXPECT_EQ(parse(build(m2, content())), KErr::ekeyrejected);
+}
