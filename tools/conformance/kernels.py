@@ -82,6 +82,8 @@ KERNELS = {
     # those of 7.2.13 (docs/kernel-semantics.md, "Linux 7.3").
     "mldsa73": ("7.3-rc7 ML-DSA, waiver off", "v7.0", [], "", lambda: built_kernel(None, "7.3")),
     "mldsa73-waive": ("7.3-rc7 ML-DSA, waiver on", "v7.0", ["--waive-mldsa-authattrs"], "", lambda: built_kernel("waive", "7.3")),
+    "mldsa73-enforce": ("7.3-rc7 ML-DSA, waiver on, module.sig_enforce=1", "v7.0",
+                        ["--waive-mldsa-authattrs", "--enforce"], "module.sig_enforce=1", lambda: built_kernel("waive", "7.3")),
     "mldsa73-ima": ("7.3-rc7 ML-DSA + IMA (appraise_type=imasig|modsig), waiver off", "v7.0", [],
                     "ima_template=ima-modsig", lambda: built_kernel("ima", "7.3")),
 }
