@@ -17,7 +17,7 @@ namespace modsign {
 ///   "v6.1"  Linux 6.1-6.6: no ML-DSA; md4/md5 digests still mapped, no SHA-3 digests
 ///           (pkcs7_sig_note_digest_algo in crypto/asymmetric_keys/pkcs7_parser.c).
 ///   "v6"    later 6.x (e.g. 6.12): no ML-DSA OIDs, SHA-3 known.
-///   "v7.0"  7.0 and later (confirmed against Linux 7.2.13 and 7.3-rc7): ML-DSA-44/65/87 signers.
+///   "v7.0"  7.0 and later (confirmed against Linux 7.2.13): ML-DSA-44/65/87 signers.
 class MODSIGN_API KernelProfile {
  public:
   /// "v7.0", the default.
