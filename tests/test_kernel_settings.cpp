@@ -85,6 +85,32 @@ TEST_F(KernelSettings, ReadsBuildTree) {
   EXPECT_FALSE(kernel_profile_of(read_kernel_build(tree("nowaive", "7.2.13-nowaive.config"))).waive_mldsa_authattrs());
 }
 
+// Linux 7.3-rc7 (tools/build-test-kernel --version 7.3): the version from the Makefile (its
+// EXTRAVERSION "-rc7" is not part of it) or, without one, from the .config header; the
+// profile stays "v7.0" (kernel-semantics §10.1: 7.3 changes nothing modsign predicts).
+TEST_F(KernelSettings, Linux73TreeTakesTheV70Profile) {
+  const std::string t = tree("rc7", "7.3.0-rc7-nowaive.config", false);
+  test::spit(t + "/Makefile", std::string("# SPDX\nVERSION = 7\nPATCHLEVEL = 3\nSUBLEVEL = 0\nEXTRAVERSION = -rc7\n"));
+  const KernelConfig c = read_kernel_build(t);
+  EXPECT_EQ(c.version, "7.3");
+  EXPECT_EQ(c.sig_hash, "sha256");
+  EXPECT_EQ(c.value("CONFIG_CRYPTO_MLDSA"), "y");
+  EXPECT_EQ(c.value("MODULE_SIG_KEY_TYPE_MLDSA_65"), "");  // absent: OpenSSL 3.0 configured it
+  EXPECT_EQ(c.symbols.size(), 14u);
+  const KernelProfile p = kernel_profile_of(c);
+  EXPECT_EQ(p.name(), "v7.0");
+  EXPECT_FALSE(p.waive_mldsa_authattrs());
+  EXPECT_FALSE(p.enforce());
+  EXPECT_EQ(p.module_decompress(), "none");
+  EXPECT_EQ(read_kernel_build(tree("rc7-hdr", "7.3.0-rc7-nowaive.config", false)).version, "7.3");
+  // An ML-DSA signature with signedAttrs: this kernel (no waiver) refuses it, as 7.2.13 does.
+  EXPECT_EQ(kernel_config_warnings(c, "s", "mldsa65", "sha512", true),
+            std::vector<std::string>{"warning: " + c.source +
+                                     ": s: ML-DSA with signedAttrs is refused (EKEYREJECTED) without "
+                                     "CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA=y"});
+  EXPECT_EQ(kernel_config_warnings(c, "s", "mldsa65", "sha512", false), std::vector<std::string>{});
+}
+
 TEST_F(KernelSettings, VersionSourcesAndKeyForms) {
   // Debian 13: no Makefile here, the .config header says 6.12 -> "v6".
   const std::string deb = tree("deb", "debian13-6.12.config", false);

@@ -9,6 +9,14 @@ from .cases_common import assemble, common_malformed, embed_certs, md_node, spli
 
 IMA_CERT = "mldsa65"   # the one certificate on the .ima keyring (CONFIG_IMA_X509_PATH)
 IMA_POLICY = "measure func=MODULE_CHECK\nappraise func=MODULE_CHECK appraise_type=imasig|modsig\n"
+# Written to the policy file after IMA_POLICY is active, one open/write/close per line
+# (CONFIG_IMA_WRITE_POLICY): a rule that measures POLICY_CHECK, then a rule of 275 bytes (the
+# blanks between its words are skipped by ima_parse_rule).  Linux 7.3 measures the raw text of
+# every policy write (ima_measure_raw_policy, ima_main.c) as an ima-buf "ima_policy_written"
+# record when the active policy measures POLICY_CHECK: IMA_POLICY's writes (boot policy empty)
+# and the first line give none, the second line one.  7.2.13 gives none.  Both kernels take a
+# rule over 255 bytes.  Checked by ima_policy_row (predict.py).
+IMA_POLICY_PROBE = ("measure func=POLICY_CHECK\n", "measure" + " " * 250 + "func=POLICY_CHECK\n")
 
 
 def ima_cases(c):

@@ -6,9 +6,9 @@ built 7.2 kernel), as shipped and changed with sbattach/sbsign or a byte edit.  
 kernels the secondary keyring holds only the build-time module key and the platform keyring
 is empty (no UEFI under qemu), so Debian's own signature is ENOKEY there: without
 KEXEC_SIG_FORCE every failure is logged and the image loads (0), under lockdown=integrity it
-is EPERM.  The built 7.2 kernel (mldsa-ima) has CONFIG_KEXEC_SIG_FORCE, which returns the
-verification's own errno, and trusts the test keys, so it also takes images re-signed with
-them (rsa: loads; blacklisted-rsa: its tbs: is listed, EKEYREJECTED)."""
+is EPERM.  The built 7.2 and 7.3 IMA kernels (mldsa-ima, mldsa73-ima) have
+CONFIG_KEXEC_SIG_FORCE, which returns the verification's own errno, and trust the test keys,
+so they also take images re-signed with them (rsa: loads; blacklisted-rsa: its tbs: is listed, EKEYREJECTED)."""
 import errno
 import json
 import os
@@ -24,6 +24,7 @@ KEXEC = {
     "deb13-lockdown": (False, None, False),
     "debsid": (False, None, False),
     "mldsa-ima": (True, "unstable", True),
+    "mldsa73-ima": (True, "unstable", True),
 }
 ERRNO_NAMES = {**errno.errorcode, 524: "ENOTSUPP"}
 

@@ -16,7 +16,8 @@ from .cases_kexec import KEXEC, kexec_cases, kexec_initramfs, kexec_predict, kex
 from .qemu import boot, crypto_modules, finit_entry, make_initramfs, parse_serial, tag
 from .files_run import run_files
 from .fit_run import run_fit
-from .predict import ima_initramfs, ima_kernel_view, ima_predict, ima_replay_row, ima_rows, predict
+from .predict import (ima_initramfs, ima_kernel_view, ima_policy_row, ima_predict, ima_replay_row, ima_rows,
+                      predict)
 
 
 def kv(text):
@@ -47,19 +48,20 @@ def debian_kernel(suite):
             "keyring": certs}
 
 
-def built_kernel(variant=None):
-    """variant: None (waiver off), "waive" or "ima" (tools/build-test-kernel --<variant>)."""
-    cmd = [os.path.join(HERE, "tools", "build-test-kernel")] + (["--" + variant] if variant else [])
+def built_kernel(variant=None, version="7.2"):
+    """variant: None (waiver off), "waive" or "ima"; version: the series, 7.2 or 7.3
+    (tools/build-test-kernel --version <version> --<variant>)."""
+    cmd = [os.path.join(HERE, "tools", "build-test-kernel"), "--version", version] + (["--" + variant] if variant else [])
     p = subprocess.run(cmd, stdout=subprocess.PIPE)
     if p.returncode == 77:
-        die("build-test-kernel: skipped", 77)
+        die("build-test-kernel --version %s: skipped" % version, 77)
     if p.returncode != 0:
-        die("build-test-kernel failed")
+        die("build-test-kernel --version %s failed" % version)
     e = kv(p.stdout)
     keyring = [os.path.join(KEYS, a + ".cert.pem") for a in ALGS + ["blacklisted-rsa"]]
     return {"vmlinuz": e["BZIMAGE"], "kver": e["KVER"], "module": e["TESTMOD"], "modname": "modsign_test",
             "keyring": keyring, "blacklist": (e["BLACKLIST"], [os.path.join(KEYS, "blacklisted-rsa.cert.pem")]),
-            "ima": variant == "ima"}
+            "ima": variant == "ima", "measures_policy_writes": version != "7.2"}
 
 
 # name: (title, modsign profile, extra verify flags, extra kernel command line, getter).
@@ -82,6 +84,15 @@ KERNELS = {
                         "rootfstype=ramfs no_timer_check ima_template=ima-sig|ima-sigv2", lambda: built_kernel("ima")),
     "mldsa-ima-xattr": ("7.2.13 IMA kernel, security.ima limits and overhead per file system", "v7.2", [],
                         "rootfstype=ramfs no_timer_check", lambda: built_kernel("ima")),
+    # Linux 7.3 (Debian experimental's linux-source-7.3), the same configurations and the same
+    # profile: crypto/asymmetric_keys/, certs/ and the signature path of kernel/module/ are
+    # those of 7.2.13 (docs/kernel-semantics.md, "Linux 7.3").
+    "mldsa73": ("7.3-rc7 ML-DSA, waiver off", "v7.0", [], "", lambda: built_kernel(None, "7.3")),
+    "mldsa73-waive": ("7.3-rc7 ML-DSA, waiver on", "v7.0", ["--waive-mldsa-authattrs"], "", lambda: built_kernel("waive", "7.3")),
+    "mldsa73-enforce": ("7.3-rc7 ML-DSA, waiver on, module.sig_enforce=1", "v7.0",
+                        ["--waive-mldsa-authattrs", "--enforce"], "module.sig_enforce=1", lambda: built_kernel("waive", "7.3")),
+    "mldsa73-ima": ("7.3-rc7 ML-DSA + IMA (appraise_type=imasig|modsig), waiver off", "v7.0", [],
+                    "ima_template=ima-modsig", lambda: built_kernel("ima", "7.3")),
 }
 FILE_KERNELS = {"mldsa-ima-files": run_files, "mldsa-ima-xattr": run_fit}
 
@@ -169,6 +180,7 @@ def run_kernel(name, args, modsign, openssl):
         recs, view = ima_kernel_view(ima, cases)
         rows = ima_rows(cases, descs, results, logs, pred, view)
         rows.append(ima_replay_row(modsign, work, ima, recs))
+        rows.append(ima_policy_row(ima, recs, k["measures_policy_writes"]))
         extra_info = {"policy": ima["policy"], "records": len(recs)}
     else:
         rows = plain_rows(cases, descs, results, logs, pred)

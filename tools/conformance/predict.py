@@ -7,7 +7,7 @@ import re
 import subprocess
 
 from .common import KEYS, run
-from .cases_ima import IMA_CERT, IMA_POLICY
+from .cases_ima import IMA_CERT, IMA_POLICY, IMA_POLICY_PROBE
 from .qemu import finit_entry, tag
 
 
@@ -178,6 +178,7 @@ def ima_initramfs(work):
     return [("etc", 0o40755, b"", 0, 0), ("etc/keys", 0o40755, b"", 0, 0),
             ("etc/keys/x509_ima.der", 0o100644, der, 0, 0),
             ("etc/ima-policy", 0o100644, IMA_POLICY.encode(), 0, 0),
+            ("etc/ima-policy-probe", 0o100644, "".join(IMA_POLICY_PROBE).encode(), 0, 0),
             finit_entry(work)]
 
 
@@ -196,3 +197,31 @@ def ima_replay_row(modsign, work, ima, recs):
             "kernel": k, "taint": "", "insmod": "", "log": [], "modsign": m,
             "reason": p.stdout.decode(errors="replace")[-300:],
             "agree": p.returncode == 0 and own == len(recs) and len(recs) > 0}
+
+
+def ima_policy_row(ima, recs, measures_writes):
+    """One extra row: the "ima_policy_written" ima-buf records of the list after the
+    IMA_POLICY_PROBE writes, against what the kernel's source says (a kernel fact, not a
+    modsign prediction: modsign has no model of IMA policy rules).  measures_writes: the kernel
+    has ima_measure_raw_policy() (Linux 7.3), which records the raw text of each write to the
+    policy file when the active policy measures POLICY_CHECK: here the probe's second line
+    only.  The record: d-ng (the IMA hash, SHA-256, of the text), n-ng "ima_policy_written",
+    buf (the text); its template hash is checked by the replay row.  Both kernels take the
+    275-byte rule: the policy read back holds it (ima_policy_show prints its words once)."""
+    written = [r for r in recs if r["name"] == "ima-buf" and len(r["fields"]) == 3 and
+               r["fields"][1] == b"ima_policy_written\0"]
+    text = IMA_POLICY_PROBE[1].encode()
+    want = [text] if measures_writes else []
+    got = [r["fields"][2] for r in written]
+    digests_ok = all(r["fields"][0] == b"sha256:\0" + hashlib.sha256(r["fields"][2]).digest() for r in written)
+    taken = sum(line.strip() == "measure func=POLICY_CHECK" for line in ima["policy"])
+    k = "%d ima_policy_written record(s)%s; %d POLICY_CHECK rule(s) in the policy read back" % (
+        len(got), "".join(" [%d bytes]" % len(b) for b in got), taken)
+    m = "%d ima_policy_written record(s)%s; 2 POLICY_CHECK rule(s) in the policy read back" % (
+        len(want), "".join(" [%d bytes]" % len(b) for b in want))
+    return {"case": "ima-policy-written", "desc": "policy writes after the policy is active: "
+            "ima_policy_written records (Linux 7.3 ima_measure_raw_policy) and a rule over 255 bytes",
+            "kernel": k, "taint": "", "insmod": "", "log": [], "modsign": m,
+            "reason": "expected from the kernel source (%s)" % ("7.3: ima_main.c ima_measure_raw_policy" if measures_writes
+                                                              else "no ima_measure_raw_policy before 7.3"),
+            "agree": got == want and digests_ok and taken == 2}

@@ -22,6 +22,11 @@ IMA=/sys/kernel/security/ima
 if [ -x /bin/msc-finit ]; then
   mount -t securityfs securityfs /sys/kernel/security
   cat /etc/ima-policy > $IMA/policy || echo "MSC-ERROR writing the IMA policy failed"
+  if [ -f /etc/ima-policy-probe ]; then
+    while IFS= read -r l; do
+      echo "$l" > $IMA/policy || echo "MSC-ERROR writing the IMA policy probe failed"
+    done < /etc/ima-policy-probe
+  fi
   while IFS= read -r l; do echo "MSC-POLICY $l"; done < $IMA/policy
   load=/bin/msc-finit
 else
