@@ -314,6 +314,25 @@ TEST_F(KernelSettings, KernelWithoutMldsaHasNoKeyOrRefuses) {
   EXPECT_EQ(r.err, warning);
 }
 
+// --kernel-lacks says what --kernel-config reads from "# CONFIG_CRYPTO_MLDSA is not set" (Debian
+// unstable's 7.2 cloud kernel): the self-signed ML-DSA certificate is never loaded (ENOENT).
+TEST_F(KernelSettings, KernelLacksFlagIsTheConfigsAbsentAlgorithm) {
+  const std::string m = module();
+  auto r = test::run(test::modsign_cli() + " sign -q --key " + q(file("ml.pem")) + " --cert " + q(file("ml.crt")) + " " + q(m));
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = test::run(test::modsign_cli() + " verify --kernel v7.0 --kernel-lacks mldsa --cert " + q(file("ml.crt")) + " " + q(m));
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_EQ(r.out.rfind(m + ": loads-tainted (ENOKEY): ", 0), 0u) << r.out;
+  EXPECT_EQ(r.err, "modsign: note: " + file("ml.crt") + " certificate 1 is not loaded by a v7.0 kernel (ENOENT: "
+                   "self-signature: crypto_alloc_sig(mldsa65): no such algorithm (CONFIG_CRYPTO_MLDSA is not set))\n")
+      << r.err;
+  // Another algorithm missing changes nothing for this module.
+  r = test::run(test::modsign_cli() + " verify --kernel v7.0 --kernel-lacks ecdsa --cert " + q(file("ml.crt")) + " " + q(m));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  r = test::run(test::modsign_cli() + " verify --kernel v7.0 --kernel-lacks dsa --cert " + q(file("ml.crt")) + " " + q(m));
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+}
+
 // A CONFIG_MODULE_SIG_HASH that names no digest is that file's error (its line), exit 3.
 TEST_F(KernelSettings, BadModuleSigHashNamesTheConfigLine) {
   const std::string t = tree("md5", "7.2.13-waive.config");
