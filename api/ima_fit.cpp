@@ -6,7 +6,10 @@
 #include <sstream>
 #include <system_error>
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/xattr.h>
+#include <unistd.h>
 #include <cerrno>
 #include <cstring>
 
@@ -141,11 +144,30 @@ std::uint32_t be32(const std::string& b, std::size_t o) {
 }  // namespace
 
 FsGeometry read_fs_geometry(const std::string& device) {
-  std::ifstream f(device, std::ios::binary);
-  if (!f) throw IoError(device + ": cannot open");
+  // A superblock is read from a block device or an image file; anything else (a FIFO would
+  // block the open, a directory reads nothing) is refused before it is opened for reading.
+  struct stat st {};
+  if (::stat(device.c_str(), &st) != 0) throw IoError(device + ": cannot open: " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
+    throw IoError(device + ": " + (S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" : "not a regular file") +
+                  ", not a block device or file system image");
+  const int fd = ::open(device.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw IoError(device + ": cannot open: " + std::strerror(errno));
   std::string b(65536 + 4096, '\0');
-  f.read(b.data(), static_cast<std::streamsize>(b.size()));
-  b.resize(static_cast<std::size_t>(f.gcount()));
+  std::size_t got = 0;
+  while (got < b.size()) {
+    const ssize_t n = ::read(fd, b.data() + got, b.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int e = errno;
+      ::close(fd);
+      throw IoError(device + ": cannot read: " + std::strerror(e));
+    }
+    if (n == 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  b.resize(got);
   FsGeometry g;
   // ext4: struct ext4_super_block at 1024, s_magic 0xEF53 at +56.
   if (b.size() >= 2048 && le32(b, 1024 + 56) % 65536 == 0xEF53) {

@@ -1,5 +1,6 @@
 // modsign — include/modsign/ima_sign.hpp: IMA file signatures (signing, the xattr, appraisal).
 #include "modsign/ima_sign.hpp"
+#include "modsign/ima.hpp"
 
 #include <sys/xattr.h>
 
@@ -167,11 +168,12 @@ ImaFileAppraisal ima_appraise_file(const std::string& path, const std::optional<
                                    const TrustStore& ima, const KernelProfile& profile,
                                    const ImaAppraiseOptions& o) {
   const kernel::KernelProfile kp = api::to_kernel(profile);
-  const auto def = crypto::hash_by_name(o.ima_hash);
+  // ima_hash= as hash_setup() takes it (UsageError for names that kernel refuses, SHA-3 under v6.1)
+  const auto def = crypto::hash_by_name(ima_hash_setup(o.ima_hash, profile));
   if (!def || *def == crypto::HashAlgo::md5) throw UsageError("unknown IMA hash '" + o.ima_hash + "'");
   auto rule = digest::ima_parse_appraise_rule(o.func, o.appraise_type, kp);
   if (!rule) return digest::ima_rule_refused(o.func, o.appraise_type, rule.error());
-  const std::uint8_t algo = digest::ima_get_hash_algo(security_ima, digest::hash_algo_of(*def));
+  const std::uint8_t algo = digest::ima_get_hash_algo(security_ima, digest::hash_algo_of(*def), digest::hash_algo_last(kp));
   const auto h = digest::computable_hash(algo);
   if (!h)
     throw InputError(path + ": security.ima names hash_algo " + std::to_string(algo) + " (" +

@@ -12,7 +12,7 @@ DigsigCheck integrity_digsig_verify(const std::vector<const crypto::Certificate*
     case 1:
       return {KErr::enokey, "digsig_verify: version 1 signatures need a key of type \"user\" on the keyring"};
     case 2:
-      return asymmetric_verify(keys, sig, digest);
+      return asymmetric_verify(keys, sig, digest, profile);
     case 3:
       return asymmetric_verify_v3(keys, sig, digest, algo, profile);
     default:

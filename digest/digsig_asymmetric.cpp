@@ -96,15 +96,17 @@ DigsigCheck verify(const crypto::Certificate* key, const std::string& hash_algo,
 }
 
 /// asymmetric_verify_common(): sig_size, hash_algo, the key's encoding, verify_signature().
-DigsigCheck asymmetric_verify_common(const crypto::Certificate* key, ByteView sig, ByteView data) {
+DigsigCheck asymmetric_verify_common(const crypto::Certificate* key, ByteView sig, ByteView data, std::uint8_t last) {
   const auto h = *parse_signature_v2_hdr(sig);
   if (sig.size() - kSignatureV2HdrSize != h.sig_size)
     return {KErr::ebadmsg,
             "sig_size " + std::to_string(h.sig_size) + " but " + std::to_string(sig.size() - kSignatureV2HdrSize) +
                 " signature bytes follow the header",
             key};
-  if (h.hash_algo >= kHashAlgoLast)
-    return {KErr::enopkg, "hash_algo " + std::to_string(h.hash_algo) + " is no enum hash_algo value", key};
+  if (h.hash_algo >= last)
+    return {KErr::enopkg, "hash_algo " + std::to_string(h.hash_algo) + " is no enum hash_algo value" +
+                              (last == kHashAlgoLastLegacy ? " of Linux 6.1-6.6 (SHA-3 came with 6.7)" : ""),
+            key};
   const crypto::KeyAlgo ka = key->public_key().algo();
   std::string encoding;
   if (ka == crypto::KeyAlgo::rsa) encoding = "pkcs1";
@@ -117,13 +119,14 @@ DigsigCheck asymmetric_verify_common(const crypto::Certificate* key, ByteView si
 
 }  // namespace
 
-DigsigCheck asymmetric_verify(const std::vector<const crypto::Certificate*>& keys, ByteView sig, ByteView digest) {
+DigsigCheck asymmetric_verify(const std::vector<const crypto::Certificate*>& keys, ByteView sig, ByteView digest,
+                              const kernel::KernelProfile& profile) {
   if (sig.size() <= kSignatureV2HdrSize)
     return {KErr::ebadmsg, std::to_string(sig.size()) + " bytes: no signature after the 9-byte header"};
   const auto h = *parse_signature_v2_hdr(sig);
   auto key = request_asymmetric_key(keys, h.keyid);
   if (!key) return {key.error().code, "request_asymmetric_key: " + key.error().message};
-  return asymmetric_verify_common(*key, sig, digest);
+  return asymmetric_verify_common(*key, sig, digest, hash_algo_last(profile));
 }
 
 bool ima_mldsa_hashless(const kernel::KernelProfile& profile) {
@@ -132,7 +135,7 @@ bool ima_mldsa_hashless(const kernel::KernelProfile& profile) {
 
 DigsigCheck asymmetric_verify_v3(const std::vector<const crypto::Certificate*>& keys, ByteView sig, ByteView digest,
                                  std::uint8_t algo, const kernel::KernelProfile& profile) {
-  if (algo >= kHashAlgoLast) return {KErr::enopkg, "hash algorithm " + std::to_string(algo) + " is no enum hash_algo value"};
+  if (algo >= hash_algo_last(profile)) return {KErr::enopkg, "hash algorithm " + std::to_string(algo) + " is no enum hash_algo value"};
   if (sig.size() <= kSignatureV2HdrSize)
     return {KErr::ebadmsg, std::to_string(sig.size()) + " bytes: no signature after the 9-byte header"};
   const auto h = *parse_signature_v2_hdr(sig);
@@ -157,7 +160,7 @@ DigsigCheck asymmetric_verify_v3(const std::vector<const crypto::Certificate*>& 
   const auto h_algo = computable_hash(algo);
   if (!signature_type || !h_algo)
     return {KErr::einval, "calc_file_id_hash: cannot hash the file id with " + std::string(hash_algo_name(algo)), key};
-  return asymmetric_verify_common(key, sig, crypto::digest(*h_algo, file_id));
+  return asymmetric_verify_common(key, sig, crypto::digest(*h_algo, file_id), hash_algo_last(profile));
 }
 
 ImaSignedData ima_signed_data(int version, crypto::KeyAlgo key_algo, crypto::HashAlgo hash, ByteView digest) {

@@ -73,7 +73,8 @@ struct DigsigCheck {
 /// differs from the bytes that follow; ENOKEY no key; ENOPKG hash_algo >= HASH_ALGO__LAST
 /// or a key that is neither RSA nor ECDSA (ML-DSA); then public_key_verify_signature's
 /// errno (EKEYREJECTED: does not verify; EBADMSG malformed ECDSA-Sig-Value; EINVAL ...).
-DigsigCheck asymmetric_verify(const std::vector<const crypto::Certificate*>& keys, ByteView sig, ByteView digest);
+DigsigCheck asymmetric_verify(const std::vector<const crypto::Certificate*>& keys, ByteView sig, ByteView digest,
+                              const kernel::KernelProfile& profile);
 
 /// Whether asymmetric_verify_v3() has the pure ML-DSA branch (asymmetric_verify_v3_hashless):
 /// Linux 7.2 (profile "v7.2"); before it an ML-DSA key takes the RSA/ECDSA path and fails

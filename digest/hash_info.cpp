@@ -31,4 +31,8 @@ std::optional<crypto::HashAlgo> computable_hash(std::uint8_t algo) {
   return crypto::hash_by_name(kTable[algo].name);
 }
 
+std::uint8_t hash_algo_last(const kernel::KernelProfile& profile) {
+  return profile.legacy_digests ? kHashAlgoLastLegacy : kHashAlgoLast;
+}
+
 }  // namespace modsign::digest

@@ -6,12 +6,18 @@
 #include <optional>
 #include <string_view>
 
+#include "cms/kernel_profile.hpp"
 #include "crypto/algorithms.hpp"
 
 namespace modsign::digest {
 
-/// HASH_ALGO__LAST: the first value that is no hash.
+/// HASH_ALGO__LAST: the first value that is no hash (Linux 6.7 and later).
 inline constexpr std::uint8_t kHashAlgoLast = 23;
+/// HASH_ALGO__LAST of Linux 6.1-6.6: the enum ended after HASH_ALGO_STREEBOG_512 (19); the
+/// three SHA-3 values (20-22) came with 6.7.
+inline constexpr std::uint8_t kHashAlgoLastLegacy = 20;
+/// HASH_ALGO__LAST of the kernel `profile` models (kHashAlgoLastLegacy under v6.1).
+std::uint8_t hash_algo_last(const kernel::KernelProfile& profile);
 
 /// hash_algo_name[algo] ("md4", "sha256", "sha3-512", ...); "" for algo >= kHashAlgoLast.
 std::string_view hash_algo_name(std::uint8_t algo);

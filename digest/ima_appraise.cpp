@@ -109,18 +109,19 @@ modsign::Appraisal ima_appraise_modsig(const ModuleFile& f, const kernel::Keyrin
 
 // ---- security.ima ------------------------------------------------------------------------
 
-std::uint8_t ima_get_hash_algo(const std::optional<Bytes>& xattr, std::uint8_t ima_hash_algo) {
+std::uint8_t ima_get_hash_algo(const std::optional<Bytes>& xattr, std::uint8_t ima_hash_algo,
+                               std::uint8_t hash_algo_last) {
   if (!xattr || xattr->size() < 2) return ima_hash_algo;
   const Bytes& x = *xattr;
   switch (static_cast<XattrType>(x[0])) {
     case XattrType::ima_verity_digsig:
-      if (x[1] != 3 || x.size() <= kSignatureV2HdrSize || x[2] >= kHashAlgoLast) return ima_hash_algo;
+      if (x[1] != 3 || x.size() <= kSignatureV2HdrSize || x[2] >= hash_algo_last) return ima_hash_algo;
       return x[2];
     case XattrType::evm_ima_xattr_digsig:
-      if ((x[1] != 2 && x[1] != 3) || x.size() <= kSignatureV2HdrSize || x[2] >= kHashAlgoLast) return ima_hash_algo;
+      if ((x[1] != 2 && x[1] != 3) || x.size() <= kSignatureV2HdrSize || x[2] >= hash_algo_last) return ima_hash_algo;
       return x[2];
     case XattrType::ima_xattr_digest_ng:
-      return x[1] < kHashAlgoLast ? x[1] : ima_hash_algo;
+      return x[1] < hash_algo_last ? x[1] : ima_hash_algo;
     case XattrType::ima_xattr_digest:  // the old form: md5 in 16 or 20 bytes, sha1 in 20
       if (x.size() == 21) return std::all_of(x.begin() + 17, x.end(), [](std::uint8_t b) { return b == 0; }) ? 1 : 2;
       return x.size() == 17 ? 1 : ima_hash_algo;

@@ -10,6 +10,7 @@
 #include "cms/kernel_profile.hpp"
 #include "common/result.hpp"
 #include "crypto/crypto.hpp"
+#include "digest/hash_info.hpp"
 #include "digest/ima_policy.hpp"
 #include "modsign/digest_types.hpp"
 #include "modsign/ima_types.hpp"
@@ -91,7 +92,8 @@ modsign::Appraisal ima_appraise_modsig(const ModuleFile& f, const kernel::Keyrin
 /// a type 0x06 value with version 3, names it in hash_algo (when < HASH_ALGO__LAST); a
 /// type 0x04 (digest-ng) value in its second byte; a type 0x01 value of 17 bytes is md5,
 /// of 21 bytes md5 or sha1; otherwise `ima_hash_algo` (the ima_hash= default).
-std::uint8_t ima_get_hash_algo(const std::optional<Bytes>& xattr, std::uint8_t ima_hash_algo);
+std::uint8_t ima_get_hash_algo(const std::optional<Bytes>& xattr, std::uint8_t ima_hash_algo,
+                               std::uint8_t hash_algo_last = kHashAlgoLast);
 
 /// The verdict when the rule itself is refused (ima_parse_appraise_rule's error).
 modsign::ImaFileAppraisal ima_rule_refused(std::string_view func, std::string_view type, const Error& e);

@@ -166,5 +166,73 @@ TEST_F(CliImaSign, TreeAndTemplateRecordOfTheValue) {
   EXPECT_EQ(t2["template_hash_sha256"], h.out.substr(0, 64));
 }
 
+
+// Linux 6.1-6.6 end enum hash_algo at 20 (SHA-3 came with 6.7): a SHA-3 signature is ENOPKG
+// there (asymmetric_verify: hash_algo >= HASH_ALGO__LAST), and ima_hash=sha3-256 is refused.
+TEST_F(CliImaSign, Sha3SignatureIsNoHashOfLinux61) {
+  spit(d_ / "a", std::string("hello"));
+  auto r = run(sign("ec") + " -q --hash sha3-256 --sigfile " + q(d_ / "a"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(slurp(d_ / "a.sig").at(2), 20);
+  r = run(M() + " ima verify --kernel v6.1 --keyring " + q(f("ec.crt")) + " --sigfile " + q(d_ / "a"));
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find(": imasig: fail (EACCES): invalid-signature: ENOPKG: integrity_digsig_verify: hash_algo 20 is no "
+                       "enum hash_algo value of Linux 6.1-6.6 (SHA-3 came with 6.7)"),
+            std::string::npos)
+      << r.out;
+  r = run(M() + " ima verify --kernel v6 --keyring " + q(f("ec.crt")) + " --sigfile " + q(d_ / "a"));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  r = run(M() + " ima verify --kernel v6.1 --ima-hash sha3-256 --keyring " + q(f("ec.crt")) + " --sigfile " + q(d_ / "a"));
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  // The record: d-ng falls back to ima_hash (sha256 of "hello").
+  r = run(M() + " ima template --kernel v6.1 --template ima-sig --security-ima " + to_hex(slurp(d_ / "a.sig")) + " " + q(d_ / "a"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("d-ng (40 bytes): 7368613235363a002cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"),
+            std::string::npos)
+      << r.out;
+}
+
+// --sigfile -r: the FILE.sig files in the tree are the signatures, neither signed nor checked.
+TEST_F(CliImaSign, SigfileTreeRoundTrip) {
+  run("mkdir " + q(d_ / "t"));
+  spit(d_ / "t/f", std::string("x"));
+  auto r = run(sign("ec") + " -q --sigfile -r " + q(d_ / "t"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = run(sign("ec") + " --sigfile -r " + q(d_ / "t"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find(d_ / "t/f.sig: skipped: signature file (--sigfile), not a file to sign or check"), std::string::npos) << r.err;
+  EXPECT_EQ(run("ls " + q(d_ / "t")).out, "f\nf.sig\n");
+  r = run(M() + " ima verify --keyring " + q(f("ec.crt")) + " --sigfile -r " + q(d_ / "t"));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("ima verify: 1 done, 0 failed, 1 skipped"), std::string::npos) << r.err;
+}
+
+// No output may be an input: a --manifest naming one, a FILE.sig that links to one.
+TEST_F(CliImaSign, OutputsNeverOverwriteInputs) {
+  spit(d_ / "a", std::string("hello"));
+  spit(d_ / "b", std::string("world"));
+  auto r = run(sign("ec") + " --manifest " + q(d_ / "a") + " " + q(d_ / "a") + " " + q(d_ / "b"));
+  EXPECT_EQ(r.status, 3) << r.err;
+  EXPECT_NE(r.err.find(d_ / "a: is the same file as the input " + d_ / "a" + "; refusing to overwrite it"), std::string::npos) << r.err;
+  EXPECT_EQ(slurp(d_ / "a"), (Bytes{'h', 'e', 'l', 'l', 'o'}));
+  spit(d_ / "p", std::string("q"));
+  run("ln -s " + q(d_ / "b") + " " + q(d_ / "p.sig"));
+  r = run(sign("ec") + " --sigfile " + q(d_ / "p") + " " + q(d_ / "b"));
+  EXPECT_EQ(r.status, 3) << r.err;
+  EXPECT_NE(r.err.find(d_ / "p.sig: is the same file as the input " + d_ / "b" + "; refusing to overwrite it"), std::string::npos) << r.err;
+  EXPECT_EQ(slurp(d_ / "b"), (Bytes{'w', 'o', 'r', 'l', 'd'}));
+}
+
+// ima fit --device on a FIFO or a directory: refused before any read (a FIFO would block).
+TEST_F(CliImaSign, FitDeviceMustBeAnImageOrBlockDevice) {
+  run("mkfifo " + q(d_ / "ff"));
+  auto r = run("timeout 20 " + M() + " ima fit --device " + q(d_ / "ff"));
+  EXPECT_EQ(r.status, 3) << r.err;
+  EXPECT_EQ(r.err, "modsign: " + d_ / "ff" + ": a FIFO, not a block device or file system image\n");
+  r = run(M() + " ima fit --device " + q(d_.path()));
+  EXPECT_EQ(r.status, 3) << r.err;
+  EXPECT_EQ(r.err, "modsign: " + d_.path() + ": a directory, not a block device or file system image\n");
+}
+
 }  // namespace
 }  // namespace modsign::test

@@ -115,6 +115,12 @@ std::vector<BatchInput> expand_file_tree(const std::vector<std::string>& files, 
   return expand_tree(files, dirs, dir_error, false);
 }
 
+void skip_sigfiles(std::vector<BatchInput>& inputs) {
+  for (auto& in : inputs)
+    if (in.from_dir && in.not_regular.empty() && in.path.size() > 4 && in.path.compare(in.path.size() - 4, 4, ".sig") == 0)
+      in.not_regular = "signature file (--sigfile), not a file to sign or check";
+}
+
 std::vector<std::size_t> duplicate_of(const std::vector<BatchInput>& inputs) {
   std::vector<std::size_t> dup(inputs.size(), SIZE_MAX);
   std::map<std::string, std::size_t> first;

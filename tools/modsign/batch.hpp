@@ -48,6 +48,9 @@ std::vector<BatchInput> expand_module_tree(const std::vector<std::string>& files
 /// `ima verify`), walked and reported as expand_module_tree() does.
 std::vector<BatchInput> expand_file_tree(const std::vector<std::string>& files, const std::vector<std::string>& dirs,
                                          bool* dir_error);
+/// With --sigfile: the FILE.sig files found under -r DIR are the signatures, not files to
+/// sign or check (skipped with "signature file (--sigfile), not a file to sign or check").
+void skip_sigfiles(std::vector<BatchInput>& inputs);
 
 /// The usage checks of a command that writes modules (sign, strip): "--dest needs exactly
 /// one MODULE" when `dest` is set and the inputs are not exactly one MODULE argument, and

@@ -1,6 +1,9 @@
 // `modsign ima sign`: the security.ima signature of each file (include/modsign/ima_sign.hpp:
 // ima_sign_file, write_security_ima), set as the extended attribute, written as FILE.sig,
 // or listed in a manifest.  Flags, calls and printing only.
+#include <sys/stat.h>
+
+#include <map>
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
@@ -62,7 +65,8 @@ int cmd_ima_sign(const ImaSignArgs& a) {
     opt.keyid = v;
   }
   bool dir_error = false;
-  const auto inputs = expand_file_tree(a.files, a.dirs, &dir_error);
+  auto inputs = expand_file_tree(a.files, a.dirs, &dir_error);
+  if (a.sigfile) skip_sigfiles(inputs);
   if (inputs.empty() && !dir_error) {
     complain("", "no files given (FILE... or -r DIR)");
     return kExitUsage;
@@ -80,9 +84,25 @@ int cmd_ima_sign(const ImaSignArgs& a) {
   }
   const std::string xattr = a.xattr_user ? "user.ima" : "security.ima";
   const bool to_manifest = !a.manifest.empty();
+  // Every input (device and inode, as stat() sees through links): no output may be one of
+  // them (a --manifest naming an input, a FILE.sig that is a link to an input).
+  std::map<std::pair<dev_t, ino_t>, std::string> input_ids;
+  for (const auto& in : inputs) {
+    struct stat st {};
+    if (in.not_regular.empty() && ::stat(in.path.c_str(), &st) == 0) input_ids.emplace(std::make_pair(st.st_dev, st.st_ino), in.path);
+  }
+  const auto refuse_input = [&input_ids](const std::string& out) {
+    struct stat st {};
+    if (::stat(out.c_str(), &st) != 0) return;
+    const auto it = input_ids.find({st.st_dev, st.st_ino});
+    if (it != input_ids.end()) throw IoError(out + ": is the same file as the input " + it->second + "; refusing to overwrite it");
+  };
   if (to_manifest && a.manifest != "-") {
     try {
-      refuse_output_over(a.manifest, {{signer->key_path(), "the private key"}, {signer->certificate_path(), "the certificate"}});
+      refuse_output_over(a.manifest, {{signer->key_path(), "the private key"},
+                                      {signer->certificate_path(), "the certificate"},
+                                      {a.key_options.pin_file, "the PIN file"}});
+      refuse_input(a.manifest);
     } catch (const IoError& e) {
       complain("", e.what());
       return kExitInput;
@@ -108,7 +128,9 @@ int cmd_ima_sign(const ImaSignArgs& a) {
         const std::string out = in.path + ".sig";
         refuse_output_over(out, {{signer->key_path(), "the private key"},
                                  {signer->certificate_path(), "the certificate"},
+                                 {a.key_options.pin_file, "the PIN file"},
                                  {in.path, "the input"}});
+        refuse_input(out);
         write_file_atomic(out, s.value);  // the batch's OutputBatch::Scope applies
         where = " -> " + out;
       } else if (to_manifest) {

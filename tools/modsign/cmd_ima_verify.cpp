@@ -81,7 +81,8 @@ int cmd_ima_verify(ImaVerifyArgs& a) {
   if (!profile) return kExitUsage;
   if (a.types.empty()) a.types = {"imasig"};
   bool dir_error = false;
-  const auto inputs = expand_file_tree(a.files, a.dirs, &dir_error);
+  auto inputs = expand_file_tree(a.files, a.dirs, &dir_error);
+  if (a.sigfile) skip_sigfiles(inputs);
   if (inputs.empty() && !dir_error) {
     complain("", "no files given (FILE... or -r DIR)");
     return kExitUsage;
