@@ -89,9 +89,13 @@ std::string copy_of(const std::string& from, const test::TempDir& d, const std::
 }
 
 /// d/k.pem and d/c.pem: an RSA-2048 key and its self-signed certificate for sbsign.
+// The serial is fixed, with its top bit set, so that its DER INTEGER carries a leading 00
+// byte that `openssl x509 -serial` does not print (a random serial made this test flaky).
+constexpr const char* kSignerSerial = "fb142dafdc2abebf78afc21704b87b944e0239";
+
 void make_signing_key(const test::TempDir& d) {
   sh(test::openssl() + " req -x509 -newkey rsa:2048 -nodes -keyout " + q(d / "k.pem") + " -out " + q(d / "c.pem") +
-     " -days 30 -subj '/CN=modsign test Authenticode signer' 2>/dev/null");
+     " -days 30 -set_serial 0x" + kSignerSerial + " -subj '/CN=modsign test Authenticode signer' 2>/dev/null");
 }
 
 /// The SHA-256 and SHA-1 image digests against `pesign -h`.
@@ -245,7 +249,8 @@ TEST(AuthenticodeDebian, MutationSecondSignatureAdded) {
   EXPECT_TRUE(info.signatures[0].matches);
   EXPECT_TRUE(info.signatures[1].matches);
   EXPECT_EQ(info.signatures[1].signer_issuer, "CN=modsign test Authenticode signer");
-  EXPECT_EQ("serial=" + to_hex(info.signatures[1].signer_serial) + "\n", lower(serial));
+  EXPECT_EQ(lower(serial), std::string("serial=") + kSignerSerial + "\n");
+  EXPECT_EQ(to_hex(info.signatures[1].signer_serial), std::string("00") + kSignerSerial);
   EXPECT_EQ(as_sbverify_list(info), sbverify_list(d / "two.efi"));
   // Signing the unaligned systemd-boot: sbsign pads it to 8 bytes and signs the digest
   // osslsigncode computes for the unpadded file; the signed file's digest is that value.
