@@ -1,4 +1,4 @@
-// mirrors crypto/asymmetric_keys/public_key.c public_key_verify_signature (with crypto/rsassa-pkcs1.c rsassa_pkcs1_verify and crypto/ecdsa-x962.c's signature decoding), Linux 7.2.13
+// mirrors crypto/asymmetric_keys/public_key.c public_key_verify_signature (with crypto/rsassa-pkcs1.c rsassa_pkcs1_verify, crypto/ecdsa-x962.c's signature decoding, and the set_pub_key of crypto/rsa.c, crypto/ecdsa.c and crypto/mldsa.c), Linux 7.2.13
 #include "cms/public_key.hpp"
 
 #include <algorithm>
@@ -117,7 +117,99 @@ Status crypto_alloc_sig(const std::string& alg_name, const std::string& pkey_alg
   return make_error(KErr::enoent, "crypto_alloc_sig(" + alg_name + "): no such algorithm (" + symbol + " is not set)");
 }
 
+// The subjectPublicKey bytes x509_extract_key_data keeps (BIT STRING contents after the
+// unused-bits octet), read from the SubjectPublicKeyInfo as the x509 grammar did.
+Bytes key_bits(const crypto::PublicKey& key) {
+  Reader top(key.spki(), Rules::ber);
+  Reader spki = top.enter(asn1::kSequence, "SubjectPublicKeyInfo");
+  spki.expect(asn1::kSequence, "algorithm");
+  Element bits = spki.expect(asn1::kBitString, "subjectPublicKey");
+  if (bits.content.empty()) return {};
+  return Bytes(bits.content.begin() + 1, bits.content.end());
+}
+
+// rsa_set_pub_key: rsa_parse_pub_key (rsapubkey.asn1 under asn1_ber_decoder, whose
+// rsa_get_n / rsa_get_e refuse an empty n, an empty e and an e longer than n), then
+// rsa_check_key_length on the modulus size in whole 64-bit limbs (mpi_get_size).
+Result<crypto::PublicKey> rsa_set_pub_key(const crypto::PublicKey& key, ByteView k) {
+  Element n, e;
+  try {
+    Reader top(k, Rules::ber);
+    Reader seq = top.enter(asn1::kSequence, "RsaPubKey");
+    n = seq.expect(asn1::kInteger, "n");
+    if (n.content.empty()) return make_error(KErr::einval, "RSA key: empty modulus");
+    e = seq.expect(asn1::kInteger, "e");
+    if (e.content.empty() || e.content.size() > n.content.size())
+      return make_error(KErr::einval, "RSA key: exponent empty or longer than the modulus");
+    seq.finish("RsaPubKey");
+  } catch (const asn1::DecodeError& ex) {
+    return make_error(KErr::ebadmsg, std::string("RSA key: ") + ex.what());
+  }
+  std::size_t i = 0;
+  while (i < n.content.size() && n.content[i] == 0) ++i;
+  const std::size_t bits = (n.content.size() - i + 7) / 8 * 64;
+  if (bits != 512 && bits != 1024 && bits != 1536 && bits != 2048 && bits != 3072 && bits != 4096)
+    return make_error(KErr::einval, "RSA key: modulus of " + std::to_string(bits) + " bits (64-bit limbs)");
+  if (key.usable()) return key;
+  auto rebuilt = crypto::PublicKey::from_rsa(n.content, e.content);
+  if (!rebuilt) return make_error(KErr::einval, "RSA key: " + rebuilt.error().message);
+  return rebuilt;
+}
+
+// ecdsa_set_pub_key: the uncompressed point only, its coordinates filling as many 64-bit
+// digits as the curve's, then ecc_is_pubkey_valid_full.
+Result<crypto::PublicKey> ecdsa_set_pub_key(const crypto::PublicKey& key, ByteView k) {
+  std::size_t field = 0;
+  switch (key.algo()) {
+    case crypto::KeyAlgo::ecdsa_p192: field = 24; break;
+    case crypto::KeyAlgo::ecdsa_p256: field = 32; break;
+    case crypto::KeyAlgo::ecdsa_p384: field = 48; break;
+    default: field = 66; break;
+  }
+  if (k.empty() || (k.size() - 1) % 2 != 0) return make_error(KErr::einval, "EC point of " + std::to_string(k.size()) + " bytes");
+  if (k[0] != 4) return make_error(KErr::einval, "EC point is not uncompressed (04)");
+  const std::size_t digitlen = (k.size() - 1) / 2;
+  if ((digitlen + 7) / 8 != (field + 7) / 8) return make_error(KErr::einval, "EC point coordinates of " + std::to_string(digitlen) + " bytes");
+  if (key.usable()) return key;
+  // Each coordinate as a big-endian number in ndigits 64-bit words, rewritten at the
+  // curve's field size (a value that does not fit is beyond p: not a valid point).
+  Bytes point{4};
+  for (int c = 0; c < 2; ++c) {
+    ByteView v = k.subspan(1 + c * digitlen, digitlen);
+    std::size_t lead = 0;
+    while (lead < v.size() && v[lead] == 0) ++lead;
+    if (v.size() - lead > field) return make_error(KErr::einval, "EC point coordinate beyond the field");
+    point.insert(point.end(), field - (v.size() - lead), 0);
+    point.insert(point.end(), v.begin() + static_cast<std::ptrdiff_t>(lead), v.end());
+  }
+  auto rebuilt = crypto::PublicKey::from_ec_point(key.algo(), point);
+  if (!rebuilt) return make_error(KErr::einval, "EC key: " + rebuilt.error().message);
+  return rebuilt;
+}
+
 }  // namespace
+
+Result<crypto::PublicKey> crypto_sig_set_pubkey(const crypto::PublicKey& key) {
+  Bytes k;
+  try {
+    k = key_bits(key);
+  } catch (const asn1::DecodeError& ex) {
+    return make_error(KErr::ebadmsg, std::string("SubjectPublicKeyInfo: ") + ex.what());
+  }
+  if (crypto::is_ml_dsa(key.algo())) {
+    // crypto_mldsa_set_pub_key: the length alone.
+    const std::size_t want = crypto::ml_dsa_public_key_size(key.algo());
+    if (k.size() != want)
+      return make_error(KErr::einval, "ML-DSA public key of " + std::to_string(k.size()) + " bytes, " +
+                                          std::to_string(want) + " needed");
+    if (key.usable()) return key;
+    auto rebuilt = crypto::PublicKey::from_ml_dsa_raw(key.algo(), k);
+    if (!rebuilt) return make_error(KErr::einval, rebuilt.error().message);
+    return rebuilt;
+  }
+  if (crypto::is_ecdsa(key.algo())) return ecdsa_set_pub_key(key, k);
+  return rsa_set_pub_key(key, k);
+}
 
 Status public_key_verify_signature(const crypto::PublicKey& key, const SignedInfo& si, ByteView m,
                                    crypto::Backend backend, const Pkcs7Message* msg, const KernelProfile* profile) {
@@ -131,15 +223,18 @@ Status public_key_verify_signature(const crypto::PublicKey& key, const SignedInf
     if (si.hash_algo != "none" && si.hash_algo != "sha512")
       return make_error(KErr::einval, "ML-DSA accepts hash none or sha512, not " + si.hash_algo);
     if (auto st = crypto_alloc_sig(si.pkey_algo, si.pkey_algo, profile); !st) return st;
+    auto usable = crypto_sig_set_pubkey(key);
+    if (!usable) return usable.error();
+    const crypto::PublicKey& pk = usable.value();
     // mldsa_verify: a signature that does not decode is malformed (EBADMSG), found by the
     // mutation campaign (pkcs7.zeroes in an ML-DSA signature or certificate signature).
     if (auto st = mldsa_signature_decodes(ka, si.signature); !st) return st;
     if (msg && si.m_is_data && msg->data_prehashed) {  // the data itself, as external μ
-      for (const auto& [pk, mu] : msg->data_mu)
-        if (pk == key.raw()) return crypto::ml_dsa_verify_mu(key, mu, si.signature);
+      for (const auto& [raw, mu] : msg->data_mu)
+        if (raw == pk.raw()) return crypto::ml_dsa_verify_mu(pk, mu, si.signature);
       return make_error(KErr::einval, "no μ of the data for this ML-DSA key");
     }
-    return crypto::verify_message(key, crypto::HashAlgo::sha512, m, si.signature, backend);
+    return crypto::verify_message(pk, crypto::HashAlgo::sha512, m, si.signature, backend);
   }
   auto h = hash_of(si.hash_algo);
   // software_key_determine_akcipher: ECDSA takes SHA-1, SHA-2 or SHA-3 only, else EINVAL.
@@ -151,12 +246,14 @@ Status public_key_verify_signature(const crypto::PublicKey& key, const SignedInf
                                  key_ecdsa ? "ecdsa" : "rsa", profile);
       !st)
     return st;
+  auto usable = crypto_sig_set_pubkey(key);
+  if (!usable) return usable.error();
   if (key_ecdsa) {
     auto der = normalize_ecdsa_signature(si.signature);
     if (!der) return make_error(KErr::ebadmsg, "malformed ECDSA-Sig-Value");
-    return crypto::verify_digest(key, *h, m, *der);
+    return crypto::verify_digest(usable.value(), *h, m, *der);
   }
-  return rsassa_pkcs1_verify(key, *h, m, si.signature);
+  return rsassa_pkcs1_verify(usable.value(), *h, m, si.signature);
 }
 
 }  // namespace modsign::kernel

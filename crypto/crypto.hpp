@@ -99,7 +99,22 @@ class PublicKey {
   /// An ML-DSA public key from its raw FIPS 204 encoding.  Errors: EBADMSG if the length
   /// is not 1312/1952/2592 for the level or OpenSSL rejects it; EINVAL if `level` is not ML-DSA.
   static Result<PublicKey> from_ml_dsa_raw(KeyAlgo level, ByteView raw);
-  /// The OpenSSL EVP_PKEY* as void* (crypto/ internals only).
+  /// The public key of a certificate whose SubjectPublicKeyInfo the kernel's x509 parser
+  /// keeps but OpenSSL refuses (BER lengths, parameters on an ML-DSA key, a damaged RSA
+  /// key or EC point): algo() from the algorithm OID (and curve), spki() the TLV as found,
+  /// no OpenSSL key (usable() false, bits() 0).  The kernel parses a key only when it uses
+  /// it (crypto_sig_set_pubkey in cms/public_key), so such a certificate still loads.
+  static PublicKey unparsed(KeyAlgo algo, ByteView spki);
+  /// False for an unparsed() key: no operation can use it.
+  bool usable() const { return pkey_ != nullptr; }
+  /// An RSA public key from the unsigned big-endian modulus and exponent.  Errors:
+  /// EBADMSG when OpenSSL refuses it.
+  static Result<PublicKey> from_rsa(ByteView n, ByteView e);
+  /// An ECDSA public key on `curve` from the uncompressed point 04 || X || Y (each
+  /// coordinate the curve's field size).  Errors: EBADMSG when OpenSSL refuses it (not
+  /// on the curve, coordinates out of range); EINVAL if `curve` is not an ECDSA curve.
+  static Result<PublicKey> from_ec_point(KeyAlgo curve, ByteView point);
+  /// The OpenSSL EVP_PKEY* as void* (crypto/ internals only); null when !usable().
   void* native() const { return pkey_.get(); }
   /// Same algorithm and key material (OpenSSL EVP_PKEY_eq).
   bool operator==(const PublicKey& other) const;

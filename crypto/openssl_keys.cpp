@@ -146,8 +146,67 @@ Result<PublicKey> PublicKey::from_spki(ByteView spki) {
   return out;
 }
 
+PublicKey PublicKey::unparsed(KeyAlgo algo, ByteView spki) {
+  PublicKey out;
+  out.algo_ = algo;
+  out.spki_.assign(spki.begin(), spki.end());
+  out.raw_ = out.spki_;
+  return out;
+}
+
+Result<PublicKey> PublicKey::from_rsa(ByteView n, ByteView e) {
+  auto unsigned_integer = [](asn1::Writer& w, ByteView v) {
+    std::size_t i = 0;
+    while (i + 1 < v.size() && v[i] == 0) ++i;
+    Bytes b(v.begin() + static_cast<std::ptrdiff_t>(i), v.end());
+    if (b.empty() || (b[0] & 0x80)) b.insert(b.begin(), 0);
+    w.tlv(asn1::kInteger, b);
+  };
+  asn1::Writer key;
+  key.add(asn1::kSequence, [&](asn1::Writer& k) {
+    unsigned_integer(k, n);
+    unsigned_integer(k, e);
+  });
+  Bytes bits{0};
+  const Bytes& kb = key.bytes();
+  bits.insert(bits.end(), kb.begin(), kb.end());
+  asn1::Writer spki;
+  spki.add(asn1::kSequence, [&](asn1::Writer& s) {
+    s.add(asn1::kSequence, [&](asn1::Writer& a) {
+      a.oid(oid::rsa_encryption);
+      a.null();
+    });
+    s.tlv(asn1::kBitString, bits);
+  });
+  return from_spki(spki.bytes());
+}
+
+Result<PublicKey> PublicKey::from_ec_point(KeyAlgo curve, ByteView point) {
+  const char* group = nullptr;
+  switch (curve) {
+    case KeyAlgo::ecdsa_p192: group = "P-192"; break;
+    case KeyAlgo::ecdsa_p256: group = "P-256"; break;
+    case KeyAlgo::ecdsa_p384: group = "P-384"; break;
+    case KeyAlgo::ecdsa_p521: group = "P-521"; break;
+    default: return make_error(KErr::einval, "not an ECDSA curve");
+  }
+  OSSL_PARAM params[3] = {
+      OSSL_PARAM_construct_utf8_string(OSSL_PKEY_PARAM_GROUP_NAME, const_cast<char*>(group), 0),
+      OSSL_PARAM_construct_octet_string(OSSL_PKEY_PARAM_PUB_KEY, const_cast<std::uint8_t*>(point.data()), point.size()),
+      OSSL_PARAM_END};
+  ossl::PkeyCtxPtr ctx(EVP_PKEY_CTX_new_from_name(nullptr, "EC", nullptr));
+  EVP_PKEY* key = nullptr;
+  if (!ctx || EVP_PKEY_fromdata_init(ctx.get()) <= 0 ||
+      EVP_PKEY_fromdata(ctx.get(), &key, EVP_PKEY_PUBLIC_KEY, params) <= 0 || !key) {
+    ERR_clear_error();
+    return make_error(KErr::ebadmsg, std::string("not a point on ") + group);
+  }
+  auto owner = share(key);
+  return public_from(key, owner);
+}
+
 bool PublicKey::operator==(const PublicKey& other) const {
-  if (!pkey_ || !other.pkey_) return pkey_ == other.pkey_;
+  if (!pkey_ || !other.pkey_) return !pkey_ && !other.pkey_ && algo_ == other.algo_ && spki_ == other.spki_;
   return EVP_PKEY_eq(pk(pkey_), pk(other.pkey_)) == 1;
 }
 

@@ -141,6 +141,35 @@ Bytes Certificate::kernel_id() const {
   return id;
 }
 
+namespace {
+// The key algorithm a BER SubjectPublicKeyInfo names (rsaEncryption, id-ecPublicKey on a
+// curve modsign knows, id-ml-dsa-*), or nullopt.
+std::optional<KeyAlgo> key_algo_of_spki(ByteView spki) {
+  try {
+    asn1::Reader top(spki, asn1::Rules::ber);
+    asn1::Reader seq = top.enter(asn1::kSequence, "SubjectPublicKeyInfo");
+    asn1::Reader alg = seq.enter(asn1::kSequence, "algorithm");
+    const ByteView o = alg.expect(asn1::kOid, "algorithm OID").content;
+    auto is = [&](ByteView x) { return std::ranges::equal(o, x); };
+    if (is(oid::rsa_encryption)) return KeyAlgo::rsa;
+    if (is(oid::ml_dsa_44)) return KeyAlgo::ml_dsa_44;
+    if (is(oid::ml_dsa_65)) return KeyAlgo::ml_dsa_65;
+    if (is(oid::ml_dsa_87)) return KeyAlgo::ml_dsa_87;
+    if (is(oid::ec_public_key) && alg.peek(asn1::kOid)) {
+      static constexpr std::uint8_t p192[] = {0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x01};
+      static constexpr std::uint8_t p521[] = {0x2b, 0x81, 0x04, 0x00, 0x23};
+      const ByteView c = alg.expect(asn1::kOid, "curve").content;
+      if (std::ranges::equal(c, oid::prime256v1)) return KeyAlgo::ecdsa_p256;
+      if (std::ranges::equal(c, oid::secp384r1)) return KeyAlgo::ecdsa_p384;
+      if (std::ranges::equal(c, ByteView(p192))) return KeyAlgo::ecdsa_p192;
+      if (std::ranges::equal(c, ByteView(p521))) return KeyAlgo::ecdsa_p521;
+    }
+  } catch (const asn1::DecodeError&) {
+  }
+  return std::nullopt;
+}
+}  // namespace
+
 Result<Certificate> Certificate::from_der(ByteView der, asn1::Rules rules) {
   Certificate c;
   c.rules_ = rules;
@@ -240,6 +269,11 @@ Result<Certificate> Certificate::from_der(ByteView der, asn1::Rules rules) {
     }
     cert.finish("Certificate");
     auto pub = PublicKey::from_spki(spki.tlv);
+    if (!pub && rules == asn1::Rules::ber) {
+      // x509_extract_key_data keeps the algorithm and the key bytes; the key itself is
+      // parsed only when used (crypto_sig_set_pubkey, cms/public_key).
+      if (auto algo = key_algo_of_spki(spki.tlv)) pub = PublicKey::unparsed(*algo, spki.tlv);
+    }
     if (!pub) return make_error(pub.error().code, "certificate: " + pub.error().message);
     c.pub_ = std::move(pub.value());
   } catch (const asn1::DecodeError& ex) {
