@@ -4,7 +4,48 @@
 
 namespace modsign::asn1 {
 
+std::optional<std::size_t> Reader::indefinite_extent(ByteView after_header, std::size_t& fail_at, std::string& why) const {
+  // Walk the nested elements up to the end-of-contents octets 00 00.
+  Reader inner(after_header, rules_, depth_ + 1);
+  std::size_t used = 0;
+  try {
+    for (;;) {
+      if (inner.in_.size() < 2) throw DecodeError("missing end-of-contents octets");
+      if (inner.in_[0] == 0) {
+        if (inner.in_[1] != 0) throw DecodeError("invalid end-of-contents octets");
+        return used;
+      }
+      used += inner.next().tlv.size();
+    }
+  } catch (const DecodeError& e) {
+    fail_at = used;
+    why = e.what();
+    return std::nullopt;
+  }
+}
+
+Reader Reader::enter(std::uint8_t tag, const char* what) {
+  check_pending();
+  const bool walk_in = rules_ == Rules::ber && in_.size() >= 2 && matches(in_[0], tag) && (in_[0] & 0x20) &&
+                       in_[1] == 0x80 && depth_ < kMaxBerDepth;
+  if (walk_in) {
+    std::size_t fail_at = 0;
+    std::string why;
+    if (!indefinite_extent(in_.subspan(2), fail_at, why)) {
+      Reader r(in_.subspan(2), rules_, depth_ + 1);
+      r.pending_ = std::make_shared<const std::string>(std::string(what) + ": " + why);
+      r.pending_at_ = r.in_.size() - fail_at;
+      // This Reader has no end to continue from: its next use fails the same way.
+      pending_ = r.pending_;
+      pending_at_ = in_.size();
+      return r;
+    }
+  }
+  return Reader(expect(tag, what).content, rules_, depth_ + 1);
+}
+
 Element Reader::next() {
+  check_pending();
   if (in_.size() < 2) throw DecodeError("truncated element header");
   const std::uint8_t tag = in_[0];
   if ((tag & 0x1f) == 0x1f) throw DecodeError("high tag numbers are not supported");
@@ -14,17 +55,11 @@ Element Reader::next() {
     if (rules_ == Rules::der) throw DecodeError("indefinite length is not DER");
     if (!(tag & 0x20)) throw DecodeError("indefinite length on a primitive element");
     if (depth_ >= kMaxBerDepth) throw DecodeError("indefinite-length elements nested too deeply");
-    // Walk the nested elements up to the end-of-contents octets 00 00.
-    Reader inner(in_.subspan(2), rules_, depth_ + 1);
-    std::size_t used = 0;
-    for (;;) {
-      if (inner.in_.size() < 2) throw DecodeError("missing end-of-contents octets");
-      if (inner.in_[0] == 0) {
-        if (inner.in_[1] != 0) throw DecodeError("invalid end-of-contents octets");
-        break;
-      }
-      used += inner.next().tlv.size();
-    }
+    std::size_t fail_at = 0;
+    std::string why;
+    auto extent = indefinite_extent(in_.subspan(2), fail_at, why);
+    if (!extent) throw DecodeError(why);
+    const std::size_t used = *extent;
     Element e;
     e.tag = tag;
     e.tlv = in_.subspan(0, 2 + used + 2);
@@ -53,6 +88,7 @@ Element Reader::next() {
 }
 
 Element Reader::expect(std::uint8_t tag, const char* what) {
+  check_pending();
   if (in_.empty()) throw DecodeError(std::string("missing ") + what);
   if (!matches(in_[0], tag)) {
     static constexpr char d[] = "0123456789abcdef";
@@ -74,6 +110,7 @@ bool Reader::maybe(std::uint8_t tag, Element& out) {
 }
 
 void Reader::finish(const char* what) const {
+  check_pending();
   if (!in_.empty()) throw DecodeError(std::string("trailing data after ") + what);
 }
 

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -66,15 +67,15 @@ class Reader {
  public:
   explicit Reader(ByteView in, Rules rules = Rules::der, int depth = 0) : in_(in), rules_(rules), depth_(depth) {}
   Rules rules() const { return rules_; }
-  bool empty() const { return in_.empty(); }
-  std::size_t remaining() const { return in_.size(); }
-  ByteView rest() const { return in_; }
+  bool empty() const { check_pending(); return in_.empty(); }
+  std::size_t remaining() const { check_pending(); return in_.size(); }
+  ByteView rest() const { check_pending(); return in_; }
   /// Identifier octet of the next element, or -1 at the end.
-  int peek_tag() const { return in_.empty() ? -1 : in_[0]; }
+  int peek_tag() const { check_pending(); return in_.empty() ? -1 : in_[0]; }
   /// In BER mode a primitive identifier is accepted where a constructed one is expected
   /// (lib/asn1_decoder.c compares tags without the constructed bit for constructed
   /// grammar elements), never the reverse.
-  bool peek(std::uint8_t tag) const { return !in_.empty() && matches(in_[0], tag); }
+  bool peek(std::uint8_t tag) const { check_pending(); return !in_.empty() && matches(in_[0], tag); }
 
   /// Next element, whatever its tag.
   Element next();
@@ -82,8 +83,15 @@ class Reader {
   Element expect(std::uint8_t tag, const char* what);
   /// Next element if it carries `tag`, else nothing consumed.
   bool maybe(std::uint8_t tag, Element& out);
-  /// A Reader (same rules) over the contents of the next element with `tag`.
-  Reader enter(std::uint8_t tag, const char* what) { return Reader(expect(tag, what).content, rules_, depth_ + 1); }
+  /// A Reader (same rules) over the contents of the next element with `tag`.  In BER
+  /// mode, an indefinite-length element is walked into as lib/asn1_decoder.c walks into a
+  /// constructed element it matches, without looking for its end first: when the walk to
+  /// its end-of-contents octets fails, the Reader returned reads the elements before the
+  /// failure and throws the failure's DecodeError only when it gets there (so that a
+  /// grammar action on an earlier element, e.g. pkcs7_note_signeddata_version, decides
+  /// first), and this Reader throws it at its next use.  Found by the mutation campaign
+  /// (signeddata.length.indefinite + signeddata.version.length.plus-one).
+  Reader enter(std::uint8_t tag, const char* what);
   /// A Reader (same rules) over the contents of `e`.
   Reader inside(const Element& e) const { return Reader(e.content, rules_, depth_ + 1); }
   /// Throws unless every byte was consumed.
@@ -96,9 +104,20 @@ class Reader {
   bool matches(std::uint8_t got, std::uint8_t want) const {
     return got == want || (rules_ == Rules::ber && (want & 0x20) && (got | 0x20) == want);
   }
+  // The walk over an indefinite-length element's contents (after its header) to its
+  // end-of-contents octets: the contents' length, or nullopt with the offset and reason
+  // of the failure.
+  std::optional<std::size_t> indefinite_extent(ByteView after_header, std::size_t& fail_at, std::string& why) const;
+  void check_pending() const {
+    if (pending_ && in_.size() <= pending_at_) throw DecodeError(*pending_);
+  }
   ByteView in_;
   Rules rules_ = Rules::der;
   int depth_ = 0;
+  // A failure met past this point (enter() of an indefinite-length element): thrown once
+  // no more than pending_at_ bytes are left.
+  std::shared_ptr<const std::string> pending_;
+  std::size_t pending_at_ = 0;
 };
 
 /// Appends DER to a growing buffer.  Nested elements are written through `add(tag, fn)`,

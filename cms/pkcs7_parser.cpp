@@ -373,7 +373,7 @@ void parse_signed_data(ParseContext& ctx, Reader& sd) {
   // pkcs7_check_authattrs then refuses (EINVAL).
   if (sd.empty()) return;
   if (!sd.peek(asn1::kSet) && !sd.peek(asn1::kSequence)) fail(KErr::ebadmsg, "signerInfos has an unexpected tag");
-  Reader sis(sd.next().content, Rules::ber);
+  Reader sis = sd.enter(sd.peek(asn1::kSet) ? asn1::kSet : asn1::kSequence, "signerInfos");
   // Confirmed on 7.2's decoder: an empty signerInfos SET/SEQUENCE is a decoder error.
   if (sis.empty()) fail(KErr::ebadmsg, "ASN.1 decoder: empty signerInfos");
   while (!sis.empty()) {

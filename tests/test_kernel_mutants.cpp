@@ -5,7 +5,10 @@
 // of the fixed real-kernel suite (tools/conformance/cases_mutants.py).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "cms/mldsa.hpp"
+#include "cms/public_key.hpp"
 #include "cms/signed_data.hpp"
 #include "cms/x509_cert_parser.hpp"
 #include "kernel_support.hpp"
@@ -252,4 +255,103 @@ TEST(KernelMutants, EmbeddedCertificateBerLengths) {
   MsgSpec m2 = one({});
   m2.certs.push_back(tlv(asn1::kSequence, cat({tlv(asn1::kSequence, tbs2), c.kids.at(1).enc(), c.kids.at(2).enc()})));
   EXPECT_EQ(parse(build(m2, content())), KErr::ekeyrejected);
+}
+
+// certificate.tbs.subjectPublicKeyInfo.*: x509_extract_key_data keeps the key bytes; the key
+// is parsed only when used, by the algorithm's set_pub_key (crypto_sig_set_pubkey in
+// public_key_verify_signature, after crypto_alloc_sig).  A self-signed embedded certificate
+// uses its key at once (x509_check_for_self_signed): the set_pub_key errno, or, for a key
+// that parses, EKEYREJECTED from the self-signature over the changed TBS.  modsign used to
+// refuse such a certificate with EBADMSG because OpenSSL decodes the key at parse time.
+TEST(KernelMutants, EmbeddedCertificateKeyParsedWhenUsed) {
+  // The subjectPublicKey BIT STRING's contents (00 || key) of a certificate, edited.
+  auto edit_key = [](const std::function<void(Bytes&)>& f) {
+    return [=](Node& c) {
+      Bytes& bits = c.kids.at(0).kids.at(6).kids.at(1).val;
+      Bytes key(bits.begin() + 1, bits.end());
+      f(key);
+      bits = cat({Bytes{0}, key});
+    };
+  };
+  // RSA: bytes after RsaPubKey are not read (asn1_ber_decoder stops at the end of the grammar).
+  EXPECT_EQ(parse(with_cert(KeyAlgo::rsa, edit_key([](Bytes& k) { k.push_back(0); }))), KErr::ekeyrejected);
+  // RSA: a modulus of 3072 - 64 bits is not a key size rsa_check_key_length allows.
+  EXPECT_EQ(parse(with_cert(KeyAlgo::rsa, edit_key([](Bytes& k) {
+              Node key = tree(k);
+              Bytes& n = key.kids.at(0).val;
+              n.erase(n.end() - 8, n.end());
+              k = key.enc();
+            }))),
+            KErr::einval);
+  // RSA: an exponent longer than the modulus (rsa_get_e).
+  EXPECT_EQ(parse(with_cert(KeyAlgo::rsa, edit_key([](Bytes& k) {
+              Node key = tree(k);
+              key.kids.at(1).val = Bytes(key.kids.at(0).val.size() + 1, 1);
+              k = key.enc();
+            }))),
+            KErr::einval);
+  // RSA: RsaPubKey that does not decode.
+  EXPECT_EQ(parse(with_cert(KeyAlgo::rsa, edit_key([](Bytes& k) { k[0] = 0x04; }))), KErr::ebadmsg);
+  // ECDSA: a point that is not uncompressed, or not on the curve (ecdsa_set_pub_key).
+  EXPECT_EQ(parse(with_cert(KeyAlgo::ecdsa_p384, edit_key([](Bytes& k) { k[0] = 0; }))), KErr::einval);
+  EXPECT_EQ(parse(with_cert(KeyAlgo::ecdsa_p384, edit_key([](Bytes& k) { k.back() ^= 1; }))), KErr::einval);
+  EXPECT_EQ(parse(with_cert(KeyAlgo::ecdsa_p384, edit_key([](Bytes& k) { k.resize(k.size() - 2); }))), KErr::einval);
+  // ML-DSA: the length alone (crypto_mldsa_set_pub_key); other bytes are a key.
+  EXPECT_EQ(parse(with_cert(KeyAlgo::ml_dsa_44, edit_key([](Bytes& k) { k.push_back(0); }))), KErr::einval);
+  EXPECT_EQ(parse(with_cert(KeyAlgo::ml_dsa_44, edit_key([](Bytes& k) { k[40] ^= 1; }))), KErr::ekeyrejected);
+  // ML-DSA with NULL parameters in its AlgorithmIdentifier, and an SPKI with a long-form
+  // length: OpenSSL refuses both, the kernel takes the key.
+  EXPECT_EQ(parse(with_cert(KeyAlgo::ml_dsa_65, [](Node& c) { c.kids.at(0).kids.at(6).kids.at(0).kids.push_back(Node{0x05}); })),
+            KErr::ekeyrejected);
+  // On a kernel without CONFIG_CRYPTO_MLDSA crypto_alloc_sig fails first: ENOENT.
+  KernelProfile no_mldsa = KernelProfile::v7_0();
+  no_mldsa.absent_sig_algos = {"mldsa"};
+  EXPECT_EQ(parse(with_cert(KeyAlgo::ml_dsa_44, edit_key([](Bytes& k) { k.push_back(0); })), no_mldsa), KErr::enoent);
+  // Unchanged certificates still load.
+  for (KeyAlgo a : {KeyAlgo::rsa, KeyAlgo::ecdsa_p384, KeyAlgo::ml_dsa_65})
+    EXPECT_EQ(parse(with_cert(a, [](Node&) {})), KErr::none) << static_cast<int>(a);
+}
+
+// The unparsed key as crypto_sig_set_pubkey rebuilds it verifies what the original key does.
+TEST(KernelMutants, UnparsedKeyRebuiltAsTheKernelReadsIt) {
+  for (KeyAlgo a : {KeyAlgo::rsa, KeyAlgo::ecdsa_p384, KeyAlgo::ml_dsa_65}) {
+    const crypto::PublicKey& good = signer(a).cert.public_key();
+    const crypto::PublicKey raw = crypto::PublicKey::unparsed(a, good.spki());
+    EXPECT_FALSE(raw.usable());
+    auto rebuilt = kernel::crypto_sig_set_pubkey(raw);
+    ASSERT_TRUE(rebuilt.ok()) << rebuilt.error().message;
+    EXPECT_TRUE(rebuilt.value().usable());
+    EXPECT_TRUE(rebuilt.value() == good) << static_cast<int>(a);
+  }
+}
+
+// signeddata.length.indefinite + signeddata.version.length.plus-one: the kernel walks into an
+// indefinite-length SignedData and meets pkcs7_note_signeddata_version (EINVAL: a 2-byte
+// version) before the misaligned bytes after it; modsign used to look for the SignedData's
+// end first and refuse the whole with EBADMSG.
+// signeddata.length.minus-one + signeddata.signerInfos.length.indefinite: the SignedData ends
+// inside the signerInfos' end-of-contents octets; the kernel reads the SignerInfo (and its
+// actions: ENOPKG for ML-DSA on a 6.x kernel) before it finds the missing octet (EBADMSG).
+TEST(KernelMutants, IndefiniteLengthWalkedInto) {
+  Node ci = tree(build(one({}), content()));
+  signed_data(ci).indef = true;
+  Bytes der = ci.enc();
+  ASSERT_EQ(parse(der), KErr::none);
+  const Bytes version = {0x30, 0x80, 0x02, 0x01, 0x01};
+  auto at = std::search(der.begin(), der.end(), version.begin(), version.end());
+  ASSERT_NE(at, der.end());
+  at[3] = 0x02;
+  EXPECT_EQ(parse(der), KErr::einval);
+
+  Node ci2 = tree(build(one({.algo = KeyAlgo::ml_dsa_65}), content()));
+  signed_data(ci2).kids.back().indef = true;
+  Bytes der2 = ci2.enc();
+  ASSERT_EQ(parse(der2), KErr::none);
+  ASSERT_EQ(der2[19], 0x30);  // ContentInfo 30 82 LL LL, OID (11), [0] a0 82 LL LL, SignedData
+  ASSERT_EQ(der2[20], 0x82);
+  const unsigned len = (der2[21] << 8 | der2[22]) - 1;
+  der2[21] = static_cast<std::uint8_t>(len >> 8);
+  der2[22] = static_cast<std::uint8_t>(len);
+  EXPECT_EQ(parse(der2), KErr::ebadmsg);
+  EXPECT_EQ(parse(der2, KernelProfile::v6()), KErr::enopkg);
 }
