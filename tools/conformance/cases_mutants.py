@@ -3,7 +3,7 @@ kernel and modsign that the campaign found, the smallest mutant that still showe
 node or a few bytes changed), kept as a named case of the fixed suite.  The comment of each
 names the mutation class and id that found it and the kernel rule it taught (the mirror
 fixed in the library; tests/test_kernel_mutants.cpp has the unit tests)."""
-from .der import Node, P7, oid
+from .der import Node, P7, enc_len, oid
 from .cases_common import embed_certs
 
 
@@ -97,6 +97,61 @@ def _validity_one_time(cert):
     cert.kids[0].kids[4].kids.pop()
 
 
+def _key_bits(cert, edit):
+    # The subjectPublicKey BIT STRING's key bytes (after the unused-bits octet), edited.
+    bits = cert.kids[0].kids[6].kids[1]
+    bits.val = b"\0" + edit(bits.val[1:])
+
+
+def _rsa_key_trailing(cert):
+    # certificate.tbs.subjectPublicKeyInfo.inner.value.append (20261201:4152): rsa_parse_pub_key
+    # ignores bytes after RsaPubKey; the key is read when the self-signature is checked, which
+    # fails over the changed TBS (EKEYREJECTED).  modsign had refused the certificate (EBADMSG).
+    _key_bits(cert, lambda k: k + b"\0")
+
+
+def _ec_point_zeroed(cert):
+    # pkcs7.zeroes over an ECDSA certificate's key (20261201:1079): ecdsa_set_pub_key takes the
+    # uncompressed form only (EINVAL), met when the self-signature is checked.
+    _key_bits(cert, lambda k: b"\0" + k[1:])
+
+
+def _mldsa_key_long(cert):
+    # certificate.tbs.subjectPublicKeyInfo.inner.value.append (20261201:3187): one byte more
+    # than crypto_mldsa_set_pub_key's length (EINVAL).
+    _key_bits(cert, lambda k: k + b"\0")
+
+
+def _mldsa_spki_null_params(cert):
+    # certificate.tbs.subjectPublicKeyInfo.inner.value.append-null (20261201:6927): the kernel
+    # keeps ML-DSA's key with NULL parameters (OpenSSL refuses it); the self-signature over
+    # the changed TBS fails (EKEYREJECTED).
+    cert.kids[0].kids[6].kids[0].kids.append(Node(0x05, val=b""))
+
+
+def _signeddata_indefinite_version_long(c):
+    # signeddata.length.indefinite + signeddata.version.length.plus-one (20261201:1992): the
+    # decoder walks into the indefinite SignedData and pkcs7_note_signeddata_version refuses
+    # the 2-byte version (EINVAL) before the misaligned bytes after it are met.
+    p = c.p7("mldsa65", deterministic=True)
+    sd = p.ci.kids[1].kids[0]
+    sd.lenform = "indef"
+    sd.kids[0].lenform = lambda n: bytes([n + 1])
+    return c.mod(p)
+
+
+def _signerinfos_indefinite_signeddata_short(c, key):
+    # signeddata.length.minus-one + signeddata.signerInfos.length.indefinite (20261201:5877):
+    # the SignedData ends inside the signerInfos' end-of-contents octets.  The SignerInfo is
+    # read first (ML-DSA on a 6.x kernel: ENOPKG, loads tainted), then the missing octet is
+    # a data overrun (EBADMSG).
+    p = c.p7(key, deterministic=True)
+    sd = p.ci.kids[1].kids[0]
+    sd.kids[-1].lenform = "indef"
+    sd.lenform = lambda n: enc_len(n - 1)
+    return c.mod(p)
+
+
 def mutant_cases(c):
     """The regression cases (name, description, builder) for the built 7.2 kernels."""
     out = [
@@ -109,6 +164,20 @@ def mutant_cases(c):
          lambda: _mldsa_z_out_of_range(c, False)),
         ("mut-mldsa-z-out-of-range-embedded-cert", "the same, the signer's certificate embedded",
          lambda: _mldsa_z_out_of_range(c, True)),
+    ]
+    out += [
+        ("mut-signeddata-indefinite-version-long", "ML-DSA-65: indefinite SignedData, version INTEGER one byte long",
+         lambda: _signeddata_indefinite_version_long(c)),
+        ("mut-signerinfos-indefinite-signeddata-short", "ML-DSA-65: indefinite signerInfos, SignedData one byte short",
+         lambda: _signerinfos_indefinite_signeddata_short(c, "mldsa65")),
+        ("mut-rsa-cert-key-trailing-byte", "embedded RSA certificate: a byte after RsaPubKey in subjectPublicKey",
+         lambda: _cert_edit(c, "rsa", _rsa_key_trailing)),
+        ("mut-ecdsa-cert-point-zeroed", "embedded ECDSA certificate: the point's 04 octet zeroed",
+         lambda: _cert_edit(c, "ecdsa", _ec_point_zeroed)),
+        ("mut-mldsa44-cert-key-long", "embedded ML-DSA-44 certificate: public key one byte long",
+         lambda: _cert_edit(c, "mldsa44", _mldsa_key_long)),
+        ("mut-mldsa65-cert-spki-null-params", "embedded ML-DSA-65 certificate: NULL parameters in its key's algorithm",
+         lambda: _cert_edit(c, "mldsa65", _mldsa_spki_null_params)),
     ]
     for key in ("rsa", "mldsa65"):
         for name, desc, edit in [
