@@ -127,7 +127,10 @@ struct ParseContext {
 };
 
 void pkcs7_extract_cert(ParseContext& ctx, const Element& e) {
-  if ((e.tag & ~0x20) != (asn1::kSequence & ~0x20)) fail(KErr::ebadmsg, "Cert began with tag " + std::to_string(e.tag));
+  // The action gets the element's own identifier octet and wants a constructed SEQUENCE
+  // exactly (the BER leniency on the constructed bit is the grammar's, and Certificate is
+  // an ANY).  Found by the mutation campaign (certificate.tag: 0x10 on Debian 12's 6.1).
+  if (e.tag != asn1::kSequence) fail(KErr::ebadmsg, "Cert began with tag " + std::to_string(e.tag));
   if (e.tlv.size() > 65535) fail(KErr::emsgsize, "X.509 certificate larger than 65535 bytes");
   const std::string which = "X.509 certificate " + std::to_string(ctx.x509_index + 1);
   // x509_cert_parse: the kernel's decoder and callbacks first, then the certificate as the

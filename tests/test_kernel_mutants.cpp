@@ -153,6 +153,17 @@ TEST(KernelMutants, MlDsaSignatureThatDoesNotDecode) {
   EXPECT_EQ(verify(ctilde, true), KErr::ekeyrejected);
 }
 
+// certificate.tag (20261202:2901 on Debian 12's 6.1): pkcs7_extract_cert wants the identifier
+// octet 0x30 itself; the primitive form 0x10, which the grammar would take for a SEQUENCE,
+// is EBADMSG before the certificate is parsed (so before 6.1's ENOPKG for an ML-DSA one).
+TEST(KernelMutants, CertificateMustBeAConstructedSequence) {
+  for (KeyAlgo a : {KeyAlgo::rsa, KeyAlgo::ml_dsa_44}) {
+    EXPECT_EQ(parse(with_cert(a, [](Node& c) { c.tag = 0x10; })), KErr::ebadmsg);
+    EXPECT_EQ(parse(with_cert(a, [](Node& c) { c.tag = 0x10; }), KernelProfile::v6_1()), KErr::ebadmsg);
+  }
+  EXPECT_EQ(parse(with_cert(KeyAlgo::ml_dsa_44, [](Node&) {}), KernelProfile::v6_1()), KErr::enopkg);
+}
+
 // certificate.*: the x509.asn1 grammar and x509_process_extension / x509_note_signature.
 TEST(KernelMutants, EmbeddedCertificateGrammar) {
   for (KeyAlgo a : {KeyAlgo::rsa, KeyAlgo::ml_dsa_65}) {
