@@ -225,7 +225,11 @@ void decode_certificate(ByteView der, const KernelProfile& profile) {
     if (same(k, crypto::oid::ml_dsa_44) || same(k, crypto::oid::ml_dsa_65) || same(k, crypto::oid::ml_dsa_87))
       known = profile.generation != Generation::v6;
     if (same(k, crypto::oid::ec_public_key)) {
-      if (params.tag != asn1::kOid) x509_fail(KErr::ebadmsg, "EC key parameters are not a curve OID");
+      // parse_OID (lib/oid_registry.c) on the parameters' TLV as x509_note_params kept it:
+      // an OBJECT IDENTIFIER with a one-octet length and at least one contents octet, else
+      // EBADMSG (mutation campaign: certificate.tbs.subjectPublicKeyInfo.inner.value.truncate).
+      if (params.tag != asn1::kOid || params.header_len() != 2 || params.content.empty())
+        x509_fail(KErr::ebadmsg, "EC key parameters are not a curve OID (parse_OID)");
       const ByteView c = params.content;
       if (!(same(c, kOidP192) || same(c, crypto::oid::prime256v1) || same(c, crypto::oid::secp384r1) || same(c, kOidP521)))
         x509_fail(KErr::enopkg, "unsupported EC curve " + asn1::oid_to_string(c));

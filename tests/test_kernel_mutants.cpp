@@ -164,6 +164,19 @@ TEST(KernelMutants, CertificateMustBeAConstructedSequence) {
   EXPECT_EQ(parse(with_cert(KeyAlgo::ml_dsa_44, [](Node&) {}), KernelProfile::v6_1()), KErr::enopkg);
 }
 
+// certificate.tbs.subjectPublicKeyInfo.inner.value.truncate (20261202:8460 on 7.2.13): the
+// curve OID of an EC key goes through parse_OID, which wants a short-form OID TLV with at
+// least one contents octet (EBADMSG); an unknown but well-formed curve is ENOPKG.
+TEST(KernelMutants, EcCurveParametersThroughParseOid) {
+  auto curve = [](const std::function<void(Node&)>& f) {
+    return with_cert(KeyAlgo::ecdsa_p384, [=](Node& c) { f(c.kids.at(0).kids.at(6).kids.at(0).kids.at(1)); });
+  };
+  EXPECT_EQ(parse(curve([](Node&) {})), KErr::none);
+  EXPECT_EQ(parse(curve([](Node& o) { o.val.clear(); })), KErr::ebadmsg);
+  EXPECT_EQ(parse(curve([](Node& o) { o.val.pop_back(); })), KErr::enopkg);
+  EXPECT_EQ(parse(curve([](Node& o) { o.tag = 0x04; })), KErr::ebadmsg);
+}
+
 // certificate.*: the x509.asn1 grammar and x509_process_extension / x509_note_signature.
 TEST(KernelMutants, EmbeddedCertificateGrammar) {
   for (KeyAlgo a : {KeyAlgo::rsa, KeyAlgo::ml_dsa_65}) {
