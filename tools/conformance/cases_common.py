@@ -10,6 +10,9 @@ from .der import (Node, OID_DATA, OID_ENVELOPED, OID_MD, OID_MD5, OID_SHA256_RSA
 
 
 SOFTHSM = "/usr/lib/softhsm/libsofthsm2.so"  # Debian's softhsm2 (tools/check installs it)
+# The token's keys (issue 15 §1): RSA-2048, -3072, -4096, ECDSA P-256, P-384.  Every built
+# kernel trusts rsa and ecdsa; only the 7.2 nowaive build ("mldsa") trusts the other three.
+TOKEN_KEYS = ["rsa2048", "rsa", "rsa4096", "ecdsa-p256", "ecdsa"]
 
 
 # --- modules ------------------------------------------------------------------------------------
@@ -67,10 +70,11 @@ class Ctx:
         with open(out, "rb") as f:
             return f.read()
 
-    def token_sign(self, keyname):
-        """A module signed by modsign sign through a pkcs11: URI: the committed test key
-        keyname imported into a SoftHSM2 token made in the workdir (once), so that the
-        7.2 kernel's built-in keyring knows it; the key then lives on the token."""
+    def token_env(self):
+        """The environment of a modsign run on the SoftHSM2 token made in the workdir (once):
+        every key of TOKEN_KEYS imported from its committed PEM file, labelled by its name, so
+        that the built kernels' keyrings know their certificates; the keys then live on the
+        token, reached by `pkcs11:token=conformance;object=<name>` with PIN 1234."""
         tok = os.path.join(self.work, "softhsm")
         conf = os.path.join(tok, "softhsm2.conf")
         os.environ["SOFTHSM2_CONF"] = conf
@@ -82,14 +86,41 @@ class Ctx:
                 f.write("directories.tokendir = %s/tokens\nobjectstore.backend = file\nlog.level = ERROR\n" % tok)
             run(["softhsm2-util", "--init-token", "--free", "--label", "conformance", "--pin", "1234",
                  "--so-pin", "5678"])
-            for i, k in enumerate(["rsa", "ecdsa"]):
+            for i, k in enumerate(TOKEN_KEYS):
                 run(["softhsm2-util", "--import", self.key(k), "--token", "conformance", "--label", k,
                      "--id", "%02x" % (i + 1), "--pin", "1234"])
             open(os.path.join(tok, "ready"), "w").close()
-        out = self.tmp(".ko")
-        run([self.modsign, "sign", "--key", "pkcs11:token=conformance;object=" + keyname, "--cert",
-             self.cert(keyname), "--dest", out, self.base], env=dict(os.environ, KBUILD_SIGN_PIN="1234"),
-            stdin=subprocess.DEVNULL)
+        return dict(os.environ, KBUILD_SIGN_PIN="1234")
+
+    def token_sign(self, keyname, via="sign"):
+        """The base module signed with the token's key keyname through its pkcs11: URI, by
+        `modsign sign` (via "sign"), by `modsign sign-file sha256 URI CERT MODULE` in place
+        ("sign-file"), or in a batch ("batch": `modsign sign -j2 -r DIR` over a directory
+        holding the base module twice; the first is returned, the second must be signed too)."""
+        env = self.token_env()
+        uri = "pkcs11:token=conformance;object=" + keyname
+        if via == "sign":
+            out = self.tmp(".ko")
+            run([self.modsign, "sign", "--key", uri, "--cert", self.cert(keyname), "--dest", out, self.base],
+                env=env, stdin=subprocess.DEVNULL)
+        elif via == "sign-file":
+            out = self.tmp(".ko")
+            shutil.copyfile(self.base, out)
+            run([self.modsign, "sign-file", "sha256", uri, self.cert(keyname), out], env=env,
+                stdin=subprocess.DEVNULL)
+        elif via == "batch":
+            d = self.tmp(".d")
+            os.makedirs(d)
+            out, other = os.path.join(d, "a.ko"), os.path.join(d, "b.ko")
+            for f in (out, other):
+                shutil.copyfile(self.base, f)
+            run([self.modsign, "sign", "--key", uri, "--cert", self.cert(keyname), "-j2", "-r", d], env=env,
+                stdin=subprocess.DEVNULL)
+            with open(other, "rb") as f:
+                if not f.read().endswith(MAGIC):
+                    raise RuntimeError("modsign sign -j2 -r %s left %s unsigned" % (d, other))
+        else:
+            raise ValueError(via)
         with open(out, "rb") as f:
             return f.read()
 

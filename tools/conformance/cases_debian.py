@@ -5,7 +5,7 @@ import lzma
 
 from .common import run
 from .der import Node, OID_DATA, OID_ENVELOPED, OID_MD5, OID_SHA256_RSA, P7, integer, oid, parse
-from .cases_common import assemble, embed_certs, split_module
+from .cases_common import TOKEN_KEYS, assemble, embed_certs, split_module
 
 
 def debian_cases(c, original):
@@ -26,9 +26,9 @@ def debian_cases(c, original):
     for alg in ["rsa", "ecdsa", "mldsa65"]:
         add("unknown-%s" % alg, "signed with the test %s key, unknown to the kernel (§9.30)" % alg,
             lambda a=alg: c.sign(a))
-    for alg in ["rsa", "ecdsa"]:
-        add("token-unknown-%s" % alg, "signed through a SoftHSM2 token's pkcs11: URI (test %s key, unknown "
-            "to the kernel)" % alg, lambda a=alg: c.token_sign(a))
+    for k in TOKEN_KEYS:
+        add("token-unknown-%s" % k, "signed through a SoftHSM2 token's pkcs11: URI (test %s key, unknown "
+            "to the kernel)" % k, lambda a=k: c.token_sign(a))
     add("unknown-rsa-signedattrs", "test RSA key, signedAttrs (§9.24)", lambda: c.sign("rsa", attrs=True))
     add("unknown-mldsa65-signedattrs", "test ML-DSA-65 key, signedAttrs", lambda: c.sign("mldsa65", attrs=True))
     add("unknown-rsa-keyid", "test RSA key, SKID", lambda: c.sign("rsa", keyid=True))

@@ -7,7 +7,7 @@ import subprocess
 import time
 
 from .common import HERE, KEYS, die, log, run
-from .cases_common import ALGS, Ctx
+from .cases_common import Ctx
 from .cases_mldsa import mldsa_cases
 from .cases_debian import debian_cases
 from .cases_ima import ima_cases
@@ -48,6 +48,32 @@ def debian_kernel(suite):
             "keyring": certs}
 
 
+PEM_CERT = re.compile(r"-----BEGIN CERTIFICATE-----[A-Za-z0-9+/=\s]*?-----END CERTIFICATE-----")
+
+
+def bundle_keyring(bundle):
+    """The committed certificate files (tests/kernel/keys/*.cert.pem) making up a built
+    kernel's trusted PEM bundle (build-test-kernel's CERTS, its CONFIG_SYSTEM_TRUSTED_KEYS),
+    in the bundle's order: the keyring modsign is given is the one the kernel was built with."""
+    norm = lambda b: "".join(b.split())  # noqa: E731
+    files = {}
+    for f in sorted(os.listdir(KEYS)):
+        if f.endswith(".cert.pem"):
+            with open(os.path.join(KEYS, f)) as fh:
+                for b in PEM_CERT.findall(fh.read()):
+                    files[norm(b)] = os.path.join(KEYS, f)
+    with open(bundle) as fh:
+        blocks = PEM_CERT.findall(fh.read())
+    if not blocks:
+        die("no certificate in %s" % bundle)
+    out = []
+    for b in blocks:
+        if norm(b) not in files:
+            die("%s holds a certificate that is not in %s" % (bundle, KEYS))
+        out.append(files[norm(b)])
+    return out
+
+
 def built_kernel(variant=None, version="7.2"):
     """variant: None (waiver off), "waive" or "ima"; version: the series, 7.2 or 7.3
     (tools/build-test-kernel --version <version> --<variant>)."""
@@ -58,7 +84,7 @@ def built_kernel(variant=None, version="7.2"):
     if p.returncode != 0:
         die("build-test-kernel --version %s failed" % version)
     e = kv(p.stdout)
-    keyring = [os.path.join(KEYS, a + ".cert.pem") for a in ALGS + ["blacklisted-rsa"]]
+    keyring = bundle_keyring(e["CERTS"])
     return {"vmlinuz": e["BZIMAGE"], "kver": e["KVER"], "module": e["TESTMOD"], "modname": "modsign_test",
             "keyring": keyring, "blacklist": (e["BLACKLIST"], [os.path.join(KEYS, "blacklisted-rsa.cert.pem")]),
             "ima": variant == "ima", "measures_policy_writes": version != "7.2"}
