@@ -32,7 +32,7 @@ Result<TemplateEntry> ima_template(const std::string& template_name, const std::
   e.name = template_name;
   // ima_get_hash_algo (ima_appraise.c): the file hash follows security.ima when it names
   // one, else ima_hash (also when it names one modsign cannot compute).
-  const auto named = computable_hash(ima_get_hash_algo(security_ima, hash_algo_of(ima_hash), hash_algo_last(profile)));
+  const auto named = computable_hash(ima_get_hash_algo(security_ima, hash_algo_of(ima_hash), profile));
   const crypto::HashAlgo file_hash = named ? *named : ima_hash;
   // A compressed module loaded with MODULE_INIT_COMPRESSED_FILE (7.x, kernel/module/main.c
   // init_module_from_file): the first read (READING_MODULE_COMPRESSED) collects IMA's hash

@@ -42,7 +42,8 @@ MODSIGN_API std::string ima_hash_setup(std::string_view name, const KernelProfil
 struct TemplateOptions {
   /// IMA's file hash (the ima_hash= boot parameter): md5, sha1, sha224, sha256, sha384,
   /// sha512, sha3-256, sha3-384, sha3-512 (kernel names).  A security.ima value that names
-  /// its own hash (signature v2/v3, digest-ng) overrides it for d-ng (ima_get_hash_algo).
+  /// its own hash (signature v2, v3 from profile "v7.1" on, digest-ng) overrides it for
+  /// d-ng (ima_get_hash_algo in ima_appraise.c of the profile's release).
   std::string ima_hash = "sha256";
   /// d-modsig from the side SHA-256 of the signed content instead of pkcs7_get_digest()
   /// (what IMA would record under the proposal for ML-DSA modules).

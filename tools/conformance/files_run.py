@@ -22,6 +22,9 @@ DISKS = {
     "btrfs": (["mkfs.btrfs", "-q", "-f"], ""),
     "f2fs": (["mkfs.f2fs", "-q", "-f"], ""),
 }
+# The profile both predictions name (--kernel, the same release in every `modsign ima`
+# command): the IMA conformance kernel is 7.2.13.
+KERNEL_PROFILE = "v7.2"
 MKFS_TOOLS = {"mkfs.ext4": "e2fsprogs", "mkfs.xfs": "xfsprogs", "mkfs.btrfs": "btrfs-progs", "mkfs.f2fs": "f2fs-tools"}
 
 
@@ -131,7 +134,7 @@ def kernel_result(line):
 
 def verify_json(modsign, path, xattr, appraise_type, certs, func):
     """`modsign ima verify --json` for one file with its security.ima (None: no xattr)."""
-    cmd = [modsign, "ima", "verify", "--json", "--kernel", "v7.2", "--appraise-type", appraise_type, "--func", func]
+    cmd = [modsign, "ima", "verify", "--json", "--kernel", KERNEL_PROFILE, "--appraise-type", appraise_type, "--func", func]
     for c in certs:
         cmd += ["--keyring", c]
     if xattr is not None:
@@ -148,7 +151,8 @@ def verify_json(modsign, path, xattr, appraise_type, certs, func):
 
 
 def template_json(modsign, path, guest_path, xattr, template):
-    cmd = [modsign, "ima", "template", "--json", "--template", template, "--path", guest_path]
+    cmd = [modsign, "ima", "template", "--json", "--kernel", KERNEL_PROFILE, "--template", template,
+           "--path", guest_path]
     if xattr is not None:
         cmd += ["--security-ima", xattr.hex()]
     p = subprocess.run(cmd + [path], stdout=subprocess.PIPE, stderr=subprocess.PIPE)

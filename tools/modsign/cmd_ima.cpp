@@ -93,7 +93,7 @@ int cmd_appraise(const AppraiseArgs& a) {
 }
 
 struct ImaArgs {
-  std::string template_name = "ima-modsig", path, kernel = "v7.0", ima_hash = "sha256", bank = "sha1", pcrs;
+  std::string template_name = "ima-modsig", path, kernel = "v7.2", ima_hash = "sha256", bank = "sha1", pcrs;
   std::string file, security_ima;
   bool side = false, json = false, strict = false;
   std::uint64_t max_size = std::uint64_t{1} << 30;  // --max-size (ima template)
@@ -229,7 +229,7 @@ Runner setup_ima(CLI::App& ima) {
   auto* t = ima.add_subcommand("template", "the template data and hashes IMA records for a file");
   t->add_option("--template", im->template_name, "ima-modsig|ima-sig|ima-ng|ima-sigv2|ima-ngv2")->capture_default_str();
   t->add_option("--path", im->path, "the path IMA would record (n-ng); default: FILE");
-  add_kernel_option(t, im->kernel);
+  add_ima_kernel_option(t, im->kernel);
   add_ima_hash_option(t, im->ima_hash);
   t->add_flag("--side-sha256", im->side, "d-modsig from the side SHA-256 (the proposal)");
   t->add_option("--security-ima", im->security_ima, "the file's security.ima value (hex) instead of its own xattr");
@@ -252,7 +252,7 @@ Runner setup_ima(CLI::App& ima) {
       "appraise",
       "would an enforcing 'appraise func=MODULE_CHECK appraise_type=imasig|modsig' rule let each module through");
   add_trust_options(c, ap->trust);
-  add_kernel_option(c, ap->kernel);
+  add_ima_kernel_option(c, ap->kernel);
   add_waive_option(c, ap->waive);
   add_ima_hash_option(c, ap->ima_hash);
   add_json_flag(c, ap->json);

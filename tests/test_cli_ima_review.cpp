@@ -1,0 +1,91 @@
+// The review findings of `modsign ima sign|verify|template|fit|estimate` (issue 16): one
+// profile name per kernel release in every ima command, the hash IMA collects with, the
+// geometry options, tree walks, superblock and mount errors, stdout errors, --json
+// records and option errors, each with exact messages, exit statuses and bytes.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "digest/ima_appraise.hpp"
+#include "test_support.hpp"
+
+namespace modsign::test {
+namespace {
+
+using nlohmann::json;
+
+std::string M() { return modsign_cli(); }
+
+class CliImaReview : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    auto r = run(openssl() + " req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:P-384 -nodes -keyout " +
+                 q(*dir_ / "ec.pem") + " -subj '/CN=review ec' -days 30 -out " + q(*dir_ / "ec.crt"));
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  static void TearDownTestSuite() { delete dir_; }
+  static std::string f(const std::string& n) { return *dir_ / n; }
+  static std::string sign() { return M() + " ima sign --key " + q(f("ec.pem")) + " --cert " + q(f("ec.crt")); }
+  TempDir d_;
+  static TempDir* dir_;
+};
+TempDir* CliImaReview::dir_ = nullptr;
+
+std::string sha(const std::string& tool, const std::string& path) { return run(tool + " " + q(path)).out.substr(0, tool == "sha512sum" ? 128 : 64); }
+
+// 1. The profile names: `ima template` takes v7.1/v7.2 as `ima verify` does, and a version 3
+// value names the file hash (ima_get_hash_algo) only from 7.1, as it is appraised only there.
+TEST(ImaReview, V3HashAlgoIsVersionAware) {
+  const Bytes v3{3, 3, 6, 0, 0, 0, 0, 0, 1, 0};  // sigv3, sha512, one signature byte
+  const Bytes v2{3, 2, 6, 0, 0, 0, 0, 0, 1, 0};
+  EXPECT_EQ(digest::ima_get_hash_algo(v3, 4, kernel::KernelProfile::v7_0()), 4);
+  EXPECT_EQ(digest::ima_get_hash_algo(v3, 4, kernel::KernelProfile::v6()), 4);
+  EXPECT_EQ(digest::ima_get_hash_algo(v3, 4, kernel::KernelProfile::v7(1)), 6);
+  EXPECT_EQ(digest::ima_get_hash_algo(v3, 4, kernel::KernelProfile::v7(2)), 6);
+  EXPECT_EQ(digest::ima_get_hash_algo(v2, 4, kernel::KernelProfile::v7_0()), 6);
+  EXPECT_EQ(digest::ima_get_hash_algo(v2, 4, kernel::KernelProfile::v6_1()), 6);
+}
+
+TEST_F(CliImaReview, TemplateProfilesMeanWhatVerifyProfilesMean) {
+  spit(d_ / "a", std::string("hello"));
+  auto r = run(sign() + " -q --v3 --hash sha512 --sigfile " + q(d_ / "a"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string value = to_hex(slurp(d_ / "a.sig"));
+  auto tmpl = [&](const std::string& kernel) {
+    auto t = run(M() + " ima template --json --template ima-sig " + kernel + " --security-ima " + value + " " + q(d_ / "a"));
+    EXPECT_EQ(t.status, 0) << t.err;
+    return json::parse(t.out.empty() ? "{}" : t.out);
+  };
+  const std::string d512 = to_hex(Bytes{'s', 'h', 'a', '5', '1', '2', ':', 0}) + sha("sha512sum", d_ / "a");
+  const std::string d256 = to_hex(Bytes{'s', 'h', 'a', '2', '5', '6', ':', 0}) + sha("sha256sum", d_ / "a");
+  // 7.0: no sigv3, so ima_get_hash_algo ignores the header and IMA hashes with ima_hash.
+  json t = tmpl("--kernel v7.0");
+  EXPECT_EQ(t["kernel"], "v7.0");
+  EXPECT_EQ(t["fields"][0]["hex"], d256);
+  t = tmpl("--kernel v7.1");
+  EXPECT_EQ(t["kernel"], "v7.1");
+  EXPECT_EQ(t["fields"][0]["hex"], d512);
+  t = tmpl("");  // the default is 7.2, as for ima verify
+  EXPECT_EQ(t["kernel"], "v7.2");
+  EXPECT_EQ(t["fields"][0]["hex"], d512);
+  // ima verify gives v7.0 the same meaning: version 3 is refused there, hashed with ima_hash.
+  r = run(M() + " ima verify --json --kernel v7.0 --keyring " + q(f("ec.crt")) + " --sigfile " + q(d_ / "a"));
+  EXPECT_EQ(r.status, 1) << r.err;
+  const json v = json::parse(r.out);
+  EXPECT_EQ(v["cause"], "invalid-signature-version");
+  EXPECT_EQ(v["file_hash"], "sha256:" + sha("sha256sum", d_ / "a"));
+  EXPECT_EQ(run(M() + " ima appraise --kernel v7.2 --help").status, 0);
+  r = run(M() + " ima template --kernel v7.3 " + q(d_ / "a"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("v7.3 not in {v6.1,v6,v7.0,v7.1,v7.2}"), std::string::npos) << r.err;
+}
+
+
+
+}  // namespace
+}  // namespace modsign::test
