@@ -86,6 +86,32 @@ TEST_F(CliImaReview, TemplateProfilesMeanWhatVerifyProfilesMean) {
 }
 
 
+// 2. A value naming a hash modsign cannot compute: the kernel hashes with it (no fallback to
+// ima_hash below HASH_ALGO__LAST), so no sha256 record is invented; beyond it, the kernel's
+// fallback to ima_hash is taken and said in a note.
+TEST_F(CliImaReview, TemplateNeverInventsTheFallbackHash) {
+  spit(d_ / "a", std::string("hello"));
+  auto r = run(M() + " ima template --template ima-sig --security-ima 03020300000000000100 " + q(d_ / "a"));
+  EXPECT_EQ(r.status, 3) << r.out;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "modsign: " + d_ / "a" +
+                       ": security.ima names hash_algo 3 (rmd160): IMA hashes the file with it, with no fallback to "
+                       "ima_hash (ima_alloc_tfm falls back only beyond HASH_ALGO__LAST), and records no entry on a "
+                       "kernel without rmd160 (crypto_alloc_shash fails); modsign cannot compute it\n");
+  r = run(M() + " ima template --json --path /x --template ima-sig --security-ima 03020000000000000100 " + q(d_ / "a"));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(json::parse(r.out)["error"].get<std::string>().substr(0, 44), "security.ima names hash_algo 0 (md4): IMA ha");
+  r = run(M() + " ima template --json --template ima-sig --security-ima 03021e00000000000100 " + q(d_ / "a"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string note =
+      "security.ima (type 3, version 2, hash_algo 30) names no hash this kernel takes (ima_get_hash_algo: version 2 "
+      "or 3, more than 9 bytes, hash_algo below 23): d-ng uses ima_hash, sha256";
+  EXPECT_EQ(r.err, "modsign: " + d_ / "a" + ": note: " + note + "\n");
+  const json t = json::parse(r.out);
+  EXPECT_EQ(t["notes"], json::array({note}));
+  EXPECT_EQ(t["fields"][0]["hex"], to_hex(Bytes{'s', 'h', 'a', '2', '5', '6', ':', 0}) + sha("sha256sum", d_ / "a"));
+}
+
 
 }  // namespace
 }  // namespace modsign::test

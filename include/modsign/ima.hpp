@@ -70,6 +70,15 @@ struct TemplateOptions {
 /// or a compressed file (v7.0) module_decompress() refuses; EMSGSIZE when the d-modsig
 /// field would exceed the kernel's 201-byte buffer (7.0 ML-DSA with signedAttrs over 193
 /// bytes: the kernel overflows it and oopses, so there is no record).
+/// The file hash is the one security.ima names for the profile's release
+/// (ima_get_hash_algo); when the value carries a hash_algo the kernel does not take (a
+/// version 3 signature before 7.1, a value beyond HASH_ALGO__LAST, a signature of 9 bytes
+/// or fewer), d-ng uses ima_hash and TemplateEntry::notes says so.  The kernel never falls
+/// back from a hash it is named but lacks (ima_alloc_tfm in ima_crypto.c falls back only
+/// beyond HASH_ALGO__LAST; crypto_alloc_shash fails and no entry is recorded), so a value
+/// naming md4, rmd160, wp*, tgr*, sm3 or streebog* throws InputError "<recorded_path>:
+/// security.ima names hash_algo 3 (rmd160): IMA hashes the file with it, with no fallback
+/// to ima_hash ...; modsign cannot compute it" (ima_template_file: "<path>: ...").
 /// Throws UsageError for an unknown template ("unknown template 'X' (ima-ng, ima-sig,
 /// ima-modsig, ima-ngv2, ima-sigv2)") or an unknown ima_hash name.
 MODSIGN_API Result<TemplateEntry> ima_template(const std::string& template_name, const std::string& recorded_path,

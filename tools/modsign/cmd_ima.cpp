@@ -113,15 +113,21 @@ int cmd_ima_template(const ImaArgs& a) {
       return kExitUsage;
     }
   }
+  const std::string recorded = a.path.empty() ? a.file : a.path;
   try {
     if (security_ima)  // the value given instead of the file's own
-      e = ima_template(a.template_name, a.path.empty() ? a.file : a.path, read_file(a.file, a.max_size), security_ima,
-                       *profile, {a.ima_hash, a.side, a.max_size});
+      e = ima_template(a.template_name, recorded, read_file(a.file, a.max_size), security_ima, *profile,
+                       {a.ima_hash, a.side, a.max_size});
     else
       e = ima_template_file(a.template_name, a.file, a.path, *profile, {a.ima_hash, a.side, a.max_size});
   } catch (const IoError& err) {
     complain("", err.what());
     if (a.json) std::cout << dump({{"path", a.file}, {"error", without_path(a.file, err.what())}}) << "\n";
+    return kExitInput;
+  } catch (const InputError& err) {  // a hash modsign cannot compute: named after FILE
+    const std::string why = without_path(a.file, without_path(recorded, err.what()));
+    complain(a.file, why);
+    if (a.json) std::cout << dump({{"path", a.file}, {"error", why}}) << "\n";
     return kExitInput;
   } catch (const UsageError& err) {  // an unknown template: a usage error, about the option
     complain("", std::string("--template: ") + err.what());
@@ -133,11 +139,13 @@ int cmd_ima_template(const ImaArgs& a) {
     if (a.json) std::cout << dump({{"path", a.file}, {"error", why}}) << "\n";
     return kExitVerdict;
   }
+  for (const auto& n : e->notes) complain(a.file, "note: " + n);
   if (a.json) {
     nlohmann::json f = nlohmann::json::array();
     for (const auto& fld : e->fields) f.push_back({{"name", fld.name}, {"hex", to_hex(fld.data)}, {"length", fld.data.size()}});
     std::cout << dump({{"template", e->name}, {"kernel", profile->name()}, {"fields", f}, {"template_data", to_hex(e->data)},
-                       {"template_hash_sha1", to_hex(e->sha1)}, {"template_hash_sha256", to_hex(e->sha256)}})
+                       {"template_hash_sha1", to_hex(e->sha1)}, {"template_hash_sha256", to_hex(e->sha256)},
+                       {"notes", e->notes}})
               << "\n";
     return kExitOk;
   }
