@@ -113,5 +113,33 @@ TEST_F(CliImaReview, TemplateNeverInventsTheFallbackHash) {
 }
 
 
+// Runs `cmd` without the capabilities that let root read any directory (so a mode 000
+// directory is unreadable, as for any other user); "" when setpriv is not there.
+std::string without_dac_override(const std::string& cmd) {
+  if (::geteuid() != 0) return cmd;
+  if (run("setpriv --bounding-set=-dac_override,-dac_read_search true").status != 0) return "";
+  return "setpriv --bounding-set=-dac_override,-dac_read_search " + cmd;
+}
+// Runs `script` (sh) in a private mount namespace; false when unshare(1) cannot make one.
+bool can_unshare() { return ::geteuid() == 0 && run("unshare --mount true").status == 0; }
+
+// 3. What --device/--mount read is not overridden: the geometry options exclude them.
+TEST_F(CliImaReview, GeometryOptionsExcludeDeviceAndMount) {
+  auto r = run(M() + " ima fit --device " + q(d_ / "none.img") + " --block-size 4096");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("--device excludes --block-size"), std::string::npos) << r.err;
+  r = run(M() + " ima fit --mount / --ea-inode");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("--mount excludes --ea-inode"), std::string::npos) << r.err;
+  r = run(M() + " ima estimate -r " + q(d_.path()) + " --device " + q(d_ / "none.img") + " --inode-size 512");
+  EXPECT_EQ(r.status, 2) << r.err;
+  r = run(M() + " ima fit --mount / --inline-xattr-size 100");
+  EXPECT_EQ(r.status, 2) << r.err;
+  r = run(M() + " ima fit --device " + q(d_ / "none.img") + " --fs ext4:4096");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(r.err, "modsign: --fs ext4:4096: the size is read from --device " + d_ / "none.img" +
+                       "; give --fs ext4 or no --fs\n");
+}
+
 }  // namespace
 }  // namespace modsign::test
