@@ -1,11 +1,14 @@
 // The public ima_fit / ima_estimate calls (include/modsign/ima_fit.hpp): geometry checks,
 // the signature sizes, the per-file-system rules of digest/{ext4,f2fs,btrfs}_xattr.cpp and
 // digest/xfs_attr.cpp, and reading a geometry from a superblock or a mount.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <system_error>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
@@ -113,21 +116,61 @@ ImaEstimate ima_estimate(const FsGeometry& g, const std::string& algorithm, cons
   return e;
 }
 
-std::vector<std::uint64_t> tree_file_sizes(const std::string& dir) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw InputError(dir + ": not a directory");
-  std::vector<std::uint64_t> sizes;
-  fs::recursive_directory_iterator it(dir, fs::directory_options::none, ec), end;
-  if (ec) throw InputError(dir + ": " + ec.message());
-  for (; it != end; it.increment(ec)) {
-    if (ec) throw InputError(dir + ": " + ec.message());
-    if (it->is_symlink(ec) || !it->is_regular_file(ec)) continue;
-    auto n = it->file_size(ec);
-    if (ec) throw InputError(it->path().string() + ": " + ec.message());
-    sizes.push_back(n);
+namespace {
+void walk_tree(const std::string& dir, TreeScan& out, std::set<std::pair<dev_t, ino_t>>& seen) {
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) {
+    out.errors.push_back(dir + ": cannot read: " + std::strerror(errno));
+    return;
   }
-  return sizes;
+  std::vector<std::string> names;
+  for (;;) {
+    errno = 0;
+    const dirent* e = ::readdir(d);
+    if (!e) break;
+    const std::string n = e->d_name;
+    if (n != "." && n != "..") names.push_back(n);
+  }
+  if (errno != 0) out.errors.push_back(dir + ": cannot read: " + std::strerror(errno));
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  const std::string prefix = dir.ends_with('/') ? dir : dir + "/";
+  for (const auto& n : names) {
+    const std::string p = prefix + n;
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) != 0) {
+      out.errors.push_back(p + ": " + std::strerror(errno));
+      continue;
+    }
+    if (S_ISDIR(st.st_mode)) {
+      walk_tree(p, out, seen);
+    } else if (S_ISREG(st.st_mode)) {
+      if (seen.emplace(st.st_dev, st.st_ino).second) out.sizes.push_back(static_cast<std::uint64_t>(st.st_size));
+      else ++out.repeats;
+    }
+  }
+}
+}  // namespace
+
+TreeScan scan_tree_files(const std::vector<std::string>& dirs) {
+  for (const auto& dir : dirs) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) throw InputError(dir + ": not a directory");
+  }
+  TreeScan out;
+  std::set<std::pair<dev_t, ino_t>> seen;
+  for (const auto& dir : dirs) walk_tree(dir, out, seen);
+  if (out.repeats)
+    out.notes.push_back(std::to_string(out.repeats) + (out.repeats == 1 ? " path reaches a file" : " paths reach files") +
+                        " already counted (a hard link, or a tree or file given twice): each file is counted once, by "
+                        "device and inode");
+  return out;
+}
+
+std::vector<std::uint64_t> tree_file_sizes(const std::string& dir) {
+  TreeScan t = scan_tree_files({dir});
+  if (!t.errors.empty()) throw InputError(t.errors.front());
+  return std::move(t.sizes);
 }
 
 namespace {

@@ -141,5 +141,33 @@ TEST_F(CliImaReview, GeometryOptionsExcludeDeviceAndMount) {
                        "; give --fs ext4 or no --fs\n");
 }
 
+// 4. estimate -r: a file reached twice counts once (said in a note); an unreadable
+// directory is named, the rest counted, exit 3 (as sign -r).
+TEST_F(CliImaReview, EstimateCountsFilesOnceAndNamesUnreadableDirectories) {
+  run("mkdir -p " + q(d_ / "t/ok") + " " + q(d_ / "t/locked"));
+  spit(d_ / "t/ok/f", std::string("12345"));
+  spit(d_ / "t/locked/g", std::string("x"));
+  ASSERT_EQ(run("ln " + q(d_ / "t/ok/f") + " " + q(d_ / "t/ok/hard")).status, 0);
+  const std::string est = M() + " ima estimate --json --fs ext4 --alg ml-dsa-65 -r " + q(d_ / "t");
+  auto r = run(est + " -r " + q(d_ / "t/ok"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["files"], 2);  // f (with its link) and g
+  EXPECT_EQ(json::parse(r.out)["naive_bytes"], 2 * 3318);
+  EXPECT_EQ(r.err, "modsign: note: 3 paths reach files already counted (a hard link, or a tree or file given twice): "
+                   "each file is counted once, by device and inode\n");
+  ASSERT_EQ(run("chmod 000 " + q(d_ / "t/locked")).status, 0);
+  const std::string locked = without_dac_override(est);
+  if (locked.empty()) {
+    run("chmod 755 " + q(d_ / "t/locked"));
+    GTEST_SKIP() << "setpriv cannot drop CAP_DAC_OVERRIDE here";
+  }
+  r = run(locked);
+  run("chmod 755 " + q(d_ / "t/locked"));
+  EXPECT_EQ(r.status, 3) << r.err;
+  EXPECT_NE(r.err.find("modsign: " + d_ / "t/locked" + ": cannot read: Permission denied\n"), std::string::npos) << r.err;
+  ASSERT_FALSE(r.out.empty());
+  EXPECT_EQ(json::parse(r.out)["files"], 1);
+}
+
 }  // namespace
 }  // namespace modsign::test

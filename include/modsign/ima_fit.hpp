@@ -107,8 +107,24 @@ struct ImaEstimate {
 MODSIGN_API ImaEstimate ima_estimate(const FsGeometry& g, const std::string& algorithm,
                                      const std::vector<std::uint64_t>& file_sizes,
                                      const std::vector<Xattr>& others = {});
-/// The sizes of the regular files under `dir` (recursive, symlinks not followed); throws
-/// InputError ("DIR: ...") when it cannot be read.
+/// The regular files under some directories, each counted once.  Plain data.
+struct TreeScan {
+  /// The size in bytes of each file, once per file (device and inode), in walk order.
+  std::vector<std::uint64_t> sizes;
+  /// Paths that reached a file already counted: hard links, a directory or file given twice.
+  std::size_t repeats = 0;
+  /// "DIR: cannot read: Permission denied" for each directory that could not be read (its
+  /// subtree is left out; the walk goes on), "PATH: <strerror>" for an entry lstat() fails on.
+  std::vector<std::string> errors;
+  /// "N paths reach files already counted (a hard link, or a tree or file given twice):
+  /// each file is counted once, by device and inode" when `repeats` is not 0.
+  std::vector<std::string> notes;
+};
+/// Every regular file under each of `dirs` (recursive, sorted by name, symbolic links not
+/// followed).  Throws InputError "DIR: not a directory" for a `dirs` entry that is none.
+MODSIGN_API TreeScan scan_tree_files(const std::vector<std::string>& dirs);
+/// scan_tree_files({dir}).sizes; throws InputError (its first error, e.g. "DIR/sub: cannot
+/// read: Permission denied") when part of the tree cannot be read.
 MODSIGN_API std::vector<std::uint64_t> tree_file_sizes(const std::string& dir);
 
 /// The geometry of the file system in a device or image file, read from its superblock
