@@ -187,6 +187,19 @@ std::uint32_t be32(const std::string& b, std::size_t o) {
 }  // namespace
 
 FsGeometry read_fs_geometry(const std::string& device) {
+namespace {
+/// A geometry read from `device`'s superblock that check() refuses is a corrupt superblock:
+/// an input error naming the device, not a usage error.
+FsGeometry checked_superblock(const std::string& device, const std::string& what, FsGeometry g) {
+  try {
+    check(g);
+  } catch (const UsageError& e) {
+    throw InputError(device + ": corrupt " + what + " superblock: " + e.what());
+  }
+  return g;
+}
+}  // namespace
+
   // A superblock is read from a block device or an image file; anything else (a FIFO would
   // block the open, a directory reads nothing) is refused before it is opened for reading.
   struct stat st {};
@@ -215,25 +228,26 @@ FsGeometry read_fs_geometry(const std::string& device) {
   // ext4: struct ext4_super_block at 1024, s_magic 0xEF53 at +56.
   if (b.size() >= 2048 && le32(b, 1024 + 56) % 65536 == 0xEF53) {
     g.fs = FsType::ext4;
-    g.block_size = 1024u << le32(b, 1024 + 24);
+    const std::uint32_t log_block = le32(b, 1024 + 24);  // s_log_block_size: 0..6 (1 KiB..64 KiB)
+    g.block_size = log_block <= 6 ? 1024u << log_block : 0;
     g.inode_size = le32(b, 1024 + 88) & 0xffff;
     g.extra_isize = le32(b, 1024 + 0x15C) >> 16;  // s_want_extra_isize (after s_min_extra_isize)
     if (g.extra_isize == 0 && g.inode_size > 128) g.extra_isize = 32;
     g.ea_inode = (le32(b, 1024 + 96) & 0x400) != 0;  // EXT4_FEATURE_INCOMPAT_EA_INODE
-    return g;
+    return checked_superblock(device, "ext4", g);
   }
   // XFS: struct xfs_dsb at 0, "XFSB", sb_blocksize at 4, sb_inodesize at 104 (big-endian).
   if (b.size() >= 512 && b.compare(0, 4, "XFSB") == 0) {
     g.fs = FsType::xfs;
     g.block_size = be32(b, 4);
     g.inode_size = be32(b, 104) >> 16;
-    return g;
+    return checked_superblock(device, "XFS", g);
   }
   // btrfs: struct btrfs_super_block at 64 KiB, magic "_BHRfS_M" at +0x40, nodesize at +0x94.
   if (b.size() >= 65536 + 0x100 && b.compare(65536 + 0x40, 8, "_BHRfS_M") == 0) {
     g.fs = FsType::btrfs;
     g.node_size = le32(b, 65536 + 0x94);
-    return g;
+    return checked_superblock(device, "btrfs", g);
   }
   // f2fs: struct f2fs_super_block at 1024, magic 0xF2F52010.
   if (b.size() >= 2048 && le32(b, 1024) == 0xF2F52010) {

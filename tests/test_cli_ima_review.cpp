@@ -169,5 +169,20 @@ TEST_F(CliImaReview, EstimateCountsFilesOnceAndNamesUnreadableDirectories) {
   EXPECT_EQ(json::parse(r.out)["files"], 1);
 }
 
+// 5. A superblock with a value no such file system has: exit 3 naming the image.
+TEST_F(CliImaReview, CorruptSuperblockIsAnInputError) {
+  Bytes img(4096, 0);
+  img[1024 + 24] = 30;  // s_log_block_size: 1 KiB << 30
+  img[1024 + 56] = 0x53;
+  img[1024 + 57] = 0xef;
+  img[1024 + 88] = 0x00;
+  img[1024 + 89] = 0x01;  // s_inode_size 256
+  spit(d_ / "bad.img", img);
+  auto r = run(M() + " ima fit --device " + q(d_ / "bad.img"));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err, "modsign: " + d_ / "bad.img" +
+                       ": corrupt ext4 superblock: ext4 block size must be a power of two in 1024..65536\n");
+}
+
 }  // namespace
 }  // namespace modsign::test

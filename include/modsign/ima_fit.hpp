@@ -131,7 +131,9 @@ MODSIGN_API std::vector<std::uint64_t> tree_file_sizes(const std::string& dir);
 /// (ext4 at 1024: s_log_block_size, s_inode_size, s_want_extra_isize, INCOMPAT_EA_INODE;
 /// XFS "XFSB": sb_blocksize, sb_inodesize; btrfs at 64 KiB "_BHRfS_M": nodesize; f2fs at
 /// 1024, magic 0xF2F52010: inline_xattr_words stays the mount default).  Throws InputError
-/// ("FILE: no ext4, XFS, btrfs or f2fs superblock") or IoError.
+/// ("FILE: no ext4, XFS, btrfs or f2fs superblock"; "FILE: corrupt ext4 superblock: ext4
+/// block size must be a power of two in 1024..65536" and the like for values no such file
+/// system has) or IoError ("FILE: cannot open: <strerror>", "FILE: cannot read: ...").
 MODSIGN_API FsGeometry read_fs_geometry(const std::string& device);
 /// The geometry of a mounted file system: its device from /proc/self/mounts, read as
 /// read_fs_geometry does, with f2fs's inline_xattr_size= / noinline_xattr mount options.
