@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "digest/fs_xattr.hpp"
+#include "digest/proc_namespace.hpp"
 #include "modsign/ima_fit.hpp"
 
 namespace modsign {
@@ -266,10 +267,11 @@ FsGeometry mounted_fs_geometry(const std::string& mount_point) {
   if (!m) throw IoError("/proc/self/mounts: cannot open");
   std::string line, dev, dir, type, opts, found_dev, found_opts;
   while (std::getline(m, line)) {
-    std::istringstream ls(line);
-    if (ls >> dev >> dir >> type >> opts && dir == want.string()) {
-      found_dev = dev;
-      found_opts = opts;
+    // The fields are octal-escaped (fs/proc_namespace.c): "/mnt/a\040b" is "/mnt/a b".
+    const auto e = digest::parse_proc_mounts_line(line);
+    if (e && e->dir == want.string()) {
+      found_dev = e->device;
+      found_opts = e->options;
     }
   }
   if (found_dev.empty()) throw InputError(mount_point + ": not a mount point (/proc/self/mounts)");

@@ -6,11 +6,13 @@
 
 #include <unistd.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "digest/ima_appraise.hpp"
+#include "digest/proc_namespace.hpp"
 #include "test_support.hpp"
 
 namespace modsign::test {
@@ -182,6 +184,30 @@ TEST_F(CliImaReview, CorruptSuperblockIsAnInputError) {
   EXPECT_EQ(r.status, 3);
   EXPECT_EQ(r.err, "modsign: " + d_ / "bad.img" +
                        ": corrupt ext4 superblock: ext4 block size must be a power of two in 1024..65536\n");
+}
+
+// 6. /proc/self/mounts fields are octal-escaped by the kernel (mangle, seq_path_root).
+TEST(ImaReview, ProcMountsEscapesAreDecoded) {
+  EXPECT_EQ(digest::proc_mounts_unescape("/mnt/a\\040b\\011c\\012d\\134e"), "/mnt/a b\tc\nd\\e");
+  EXPECT_EQ(digest::proc_mounts_unescape("dev\\043x"), "dev#x");
+  EXPECT_EQ(digest::proc_mounts_unescape("keep\\9\\04"), "keep\\9\\04");
+  const auto m = digest::parse_proc_mounts_line("/dev/loop0 /mnt/my\\040disk ext4 rw,relatime 0 0");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->device, "/dev/loop0");
+  EXPECT_EQ(m->dir, "/mnt/my disk");
+  EXPECT_EQ(m->type, "ext4");
+  EXPECT_EQ(m->options, "rw,relatime");
+  EXPECT_FALSE(digest::parse_proc_mounts_line("/dev/loop0 /mnt"));
+}
+
+TEST_F(CliImaReview, MountPointWithASpaceIsFound) {
+  if (!can_unshare()) GTEST_SKIP() << "no private mount namespace (unshare --mount) here";
+  run("mkdir -p " + q(d_ / "a b"));
+  // tmpfs has no device to read: found, then "none: cannot open" (not "not a mount point").
+  auto r = run("unshare --mount sh -c " + q("mount -t tmpfs none " + q(d_ / "a b") + " && " + M() + " ima fit --mount " +
+                                            q(d_ / "a b")));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err, "modsign: none: cannot open: No such file or directory\n");
 }
 
 }  // namespace
