@@ -187,7 +187,6 @@ std::uint32_t be32(const std::string& b, std::size_t o) {
 
 }  // namespace
 
-FsGeometry read_fs_geometry(const std::string& device) {
 namespace {
 /// A geometry read from `device`'s superblock that check() refuses is a corrupt superblock:
 /// an input error naming the device, not a usage error.
@@ -201,6 +200,7 @@ FsGeometry checked_superblock(const std::string& device, const std::string& what
 }
 }  // namespace
 
+FsGeometry read_fs_geometry(const std::string& device) {
   // A superblock is read from a block device or an image file; anything else (a FIFO would
   // block the open, a directory reads nothing) is refused before it is opened for reading.
   struct stat st {};
@@ -263,9 +263,10 @@ FsGeometry mounted_fs_geometry(const std::string& mount_point) {
   std::error_code ec;
   auto want = std::filesystem::canonical(mount_point, ec);
   if (ec) throw InputError(mount_point + ": " + ec.message());
+  errno = 0;
   std::ifstream m("/proc/self/mounts");
-  if (!m) throw IoError("/proc/self/mounts: cannot open");
-  std::string line, dev, dir, type, opts, found_dev, found_opts;
+  if (!m) throw IoError(std::string("/proc/self/mounts: cannot open: ") + std::strerror(errno != 0 ? errno : EIO));
+  std::string line, found_dev, found_opts;
   while (std::getline(m, line)) {
     // The fields are octal-escaped (fs/proc_namespace.c): "/mnt/a\040b" is "/mnt/a b".
     const auto e = digest::parse_proc_mounts_line(line);

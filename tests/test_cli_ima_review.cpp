@@ -210,5 +210,13 @@ TEST_F(CliImaReview, MountPointWithASpaceIsFound) {
   EXPECT_EQ(r.err, "modsign: none: cannot open: No such file or directory\n");
 }
 
+// 7. Without /proc: the reason is named.
+TEST_F(CliImaReview, MountsUnreadableNamesTheErrno) {
+  if (!can_unshare()) GTEST_SKIP() << "no private mount namespace (unshare --mount) here";
+  auto r = run("unshare --mount sh -c " + q("umount -l /proc && " + M() + " ima fit --mount /"));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err, "modsign: /proc/self/mounts: cannot open: No such file or directory\n");
+}
+
 }  // namespace
 }  // namespace modsign::test

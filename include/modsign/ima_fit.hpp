@@ -135,8 +135,12 @@ MODSIGN_API std::vector<std::uint64_t> tree_file_sizes(const std::string& dir);
 /// block size must be a power of two in 1024..65536" and the like for values no such file
 /// system has) or IoError ("FILE: cannot open: <strerror>", "FILE: cannot read: ...").
 MODSIGN_API FsGeometry read_fs_geometry(const std::string& device);
-/// The geometry of a mounted file system: its device from /proc/self/mounts, read as
-/// read_fs_geometry does, with f2fs's inline_xattr_size= / noinline_xattr mount options.
+/// The geometry of a mounted file system: its device from /proc/self/mounts (whose fields
+/// the kernel writes with octal escapes, "\040" for a space: decoded, as
+/// fs/proc_namespace.c show_vfsmnt writes them, Linux 7.2.13), read as read_fs_geometry
+/// does, with f2fs's inline_xattr_size= / noinline_xattr mount options.  Throws InputError
+/// "DIR: <strerror>" (no such directory), "DIR: not a mount point (/proc/self/mounts)";
+/// IoError "/proc/self/mounts: cannot open: <strerror>"; otherwise as read_fs_geometry.
 MODSIGN_API FsGeometry mounted_fs_geometry(const std::string& mount_point);
 
 /// The extended attributes `path` carries (llistxattr/lgetxattr), security.ima left out: the
