@@ -218,5 +218,19 @@ TEST_F(CliImaReview, MountsUnreadableNamesTheErrno) {
   EXPECT_EQ(r.err, "modsign: /proc/self/mounts: cannot open: No such file or directory\n");
 }
 
+// 8. A write error on standard output is exit 3, in every ima command.
+TEST_F(CliImaReview, StdoutWriteErrorsAreExit3) {
+  spit(d_ / "a", std::string("hello"));
+  const std::string full = "modsign: stdout: No space left on device\n";
+  for (const std::string& cmd : std::vector<std::string>{"ima verify " + q(d_ / "a"), "ima verify --json " + q(d_ / "a"),
+                                 "ima template " + q(d_ / "a"), "ima fit --fs ext4",
+                                 "ima estimate --fs ext4 -r " + q(d_.path())}) {
+    auto r = run(M() + " " + cmd + " > /dev/full");
+    EXPECT_EQ(r.status, 3) << cmd << ": " << r.err;
+    EXPECT_NE(r.err.find(full), std::string::npos) << cmd << ": " << r.err;
+  }
+  EXPECT_EQ(run(M() + " ima fit --fs ext4 > /dev/null").status, 0);
+}
+
 }  // namespace
 }  // namespace modsign::test

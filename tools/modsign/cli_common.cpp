@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 
@@ -134,6 +136,24 @@ int run_guarded(const std::function<int()>& f) {
     complain("", e.what());
     return kExitInput;
   }
+}
+
+namespace {
+int g_stdout_errno = 0;  ///< the errno of the first failed flush of standard output
+}  // namespace
+
+bool flush_stdout() {
+  // std::cout writes through stdout's stdio buffer (sync_with_stdio): fflush writes it.
+  errno = 0;
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout) && std::cout.good()) return true;
+  if (g_stdout_errno == 0) g_stdout_errno = errno != 0 ? errno : EIO;
+  return false;
+}
+
+int finish_stdout(int status) {
+  if (flush_stdout() && g_stdout_errno == 0) return status;
+  complain("stdout", std::strerror(g_stdout_errno));
+  return std::max(status, kExitInput);
 }
 
 std::optional<Signer> load_signer(const std::string& key, const std::string& cert, const KeyOptions& options,

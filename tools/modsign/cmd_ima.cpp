@@ -270,7 +270,8 @@ Runner setup_ima(CLI::App& ima) {
   add_ima_sign_command(ima, subs);
   add_ima_verify_command(ima, subs);
   add_ima_fit_commands(ima, subs);
-  return run_selected(std::move(subs));
+  // Every ima command ends by checking standard output (a full disk is exit 3, not 0).
+  return [run = run_selected(std::move(subs))] { return finish_stdout(run()); };
 }
 
 }  // namespace
