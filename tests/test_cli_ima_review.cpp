@@ -232,5 +232,28 @@ TEST_F(CliImaReview, StdoutWriteErrorsAreExit3) {
   EXPECT_EQ(run(M() + " ima fit --fs ext4 > /dev/null").status, 0);
 }
 
+// 9. verify --json: an input without a verdict has its records, with the verdict's keys.
+TEST_F(CliImaReview, VerifyJsonHasARecordForEveryInput) {
+  spit(d_ / "a", std::string("hello"));
+  const std::string missing = d_ / "missing";
+  auto r = run(M() + " ima verify --json --appraise-type imasig --appraise-type sigv3 " + q(missing) + " " + q(d_ / "a"));
+  EXPECT_EQ(r.status, 3) << r.err;
+  std::vector<json> lines;
+  for (std::size_t at = 0, nl; (nl = r.out.find('\n', at)) != std::string::npos; at = nl + 1)
+    lines.push_back(json::parse(r.out.substr(at, nl - at)));
+  ASSERT_EQ(lines.size(), 4u) << r.out;
+  json want{{"file", missing},  {"kernel", "v7.2"}, {"func", "FILE_CHECK"},  {"appraise_type", "imasig"},
+            {"status", "error"}, {"open", nullptr},  {"cause", nullptr},       {"digsig_errno", nullptr},
+            {"policy_errno", nullptr}, {"version", nullptr}, {"hash_algo", nullptr}, {"keyid", nullptr},
+            {"algorithm", nullptr}, {"key", nullptr}, {"file_hash", nullptr}, {"blacklist_entry", nullptr},
+            {"xattr_size", nullptr}, {"reason", "getxattr security.ima: No such file or directory"}};
+  EXPECT_EQ(lines[0], want);
+  want["appraise_type"] = "sigv3";
+  EXPECT_EQ(lines[1], want);
+  for (const auto& l : lines) EXPECT_EQ(l.size(), want.size());
+  EXPECT_EQ(lines[2]["file"], d_ / "a");
+  EXPECT_EQ(lines[3]["status"], "fail");
+}
+
 }  // namespace
 }  // namespace modsign::test

@@ -64,6 +64,18 @@ nlohmann::json verdict_json(const std::string& path, const std::string& kernel, 
           {"reason", v.reason}};
 }
 
+/// The record of an input without a verdict ("error": unreadable, "skipped": not a regular
+/// file): the keys of verdict_json(), null where there is no verdict.
+nlohmann::json no_verdict_json(const std::string& path, const std::string& kernel, const std::string& func,
+                               const std::string& type, const std::string& status, const std::string& reason) {
+  nlohmann::json j{{"file", path}, {"kernel", kernel}, {"func", func}, {"appraise_type", type}, {"status", status}};
+  for (const char* k : {"open", "cause", "digsig_errno", "policy_errno", "version", "hash_algo", "keyid", "algorithm", "key",
+                        "file_hash", "blacklist_entry", "xattr_size"})
+    j[k] = nullptr;
+  j["reason"] = reason;
+  return j;
+}
+
 std::string verdict_text(const std::string& path, const ImaFileAppraisal& v) {
   std::string s = printable(path) + ": " + v.appraise_type + ": ";
   if (v.status == "policy-refused")
@@ -106,12 +118,20 @@ int cmd_ima_verify(ImaVerifyArgs& a) {
   const auto trust = load_trust(a.trust, *profile);
   if (!trust) return kExitInput;
   const std::string xattr_name = a.xattr_user ? "user.ima" : "security.ima";
+  // With --json every input has its records, one per appraise type, as verify --json.
+  auto no_verdict = [&](const std::string& path, const std::string& status, const std::string& reason) {
+    std::string out;
+    if (a.json)
+      for (const auto& t : a.types) out += dump(no_verdict_json(path, profile->name(), a.func, t, status, reason)) + "\n";
+    return out;
+  };
   auto work = [&](std::size_t i) {
     const BatchInput& in = inputs[i];
     ItemResult r;
     CaptureComplaints capture(r.err);
     if (!in.not_regular.empty()) {
       complain(in.path, "skipped: " + in.not_regular);
+      r.out = no_verdict(in.path, "skipped", in.not_regular);
       r.state = ItemState::skipped;
       return r;
     }
@@ -138,8 +158,10 @@ int cmd_ima_verify(ImaVerifyArgs& a) {
       r.exit = kExitUsage;
     } catch (const InputError& e) {
       complain("", e.what());
+      r.out = no_verdict(in.path, "error", without_path(in.path, e.what()));
     } catch (const IoError& e) {
       complain("", e.what());
+      r.out = no_verdict(in.path, "error", without_path(in.path, e.what()));
     }
     return r;
   };
