@@ -255,5 +255,30 @@ TEST_F(CliImaReview, VerifyJsonHasARecordForEveryInput) {
   EXPECT_EQ(lines[3]["status"], "fail");
 }
 
+// 10. A keyring certificate the kernel cannot load (Ed25519): skipped with a note, the rest
+// of the keyring used; --strict refuses it, naming the file.
+TEST_F(CliImaReview, UnsupportedKeyTypeInAKeyringIsSkipped) {
+  run("mkdir " + q(d_ / "kr"));
+  auto r = run(openssl() + " req -x509 -new -newkey ed25519 -nodes -keyout " + q(d_ / "ed.key") +
+               " -subj /CN=ed -days 3 -out " + q(d_ / "kr/ed.crt"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  run("cp " + q(f("ec.crt")) + " " + q(d_ / "kr/ec.crt"));
+  spit(d_ / "a", std::string("hello"));
+  ASSERT_EQ(run(sign() + " -q --sigfile " + q(d_ / "a")).status, 0);
+  const std::string note = d_ / "kr/ed.crt" +
+                           ": PEM block 1: certificate: unsupported public key algorithm 1.3.101.112 (a key type the "
+                           "kernel cannot load)";
+  r = run(M() + " ima verify --keyring " + q(d_ / "kr") + " --sigfile " + q(d_ / "a"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("modsign: note: " + d_ / "kr/ed.crt" + ": skipped: PEM block 1: certificate: unsupported"),
+            std::string::npos)
+      << r.err;
+  r = run(M() + " ima verify --keyring " + q(d_ / "kr/ed.crt") + " --keyring " + q(f("ec.crt")) + " --sigfile " + q(d_ / "a"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  r = run(M() + " ima verify --strict --keyring " + q(d_ / "kr") + " --sigfile " + q(d_ / "a"));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err, "modsign: " + note + "\n");
+}
+
 }  // namespace
 }  // namespace modsign::test

@@ -28,7 +28,8 @@ void add_trust_options(CLI::App* cmd, TrustOptions& t) {
       ->allow_extra_args(false);
   cmd->add_flag("--strict", t.strict,
                 "a --keyring directory entry that is not a certificate file (FIFO, subdirectory, dangling "
-                "symlink, text) is an error instead of being skipped with a note");
+                "symlink, text), or a certificate of a key type the kernel cannot load (Ed25519), is an error "
+                "instead of being skipped with a note");
 }
 
 void add_kernel_option(CLI::App* cmd, std::string& profile, const std::string& what) {
