@@ -164,6 +164,11 @@ std::optional<ImaSignatureHeader> ima_signature_header(ByteView value) {
   return public_header(*h);
 }
 
+void check_ima_appraise_type(const std::string& appraise_type) {
+  if (!digest::ima_appraise_type_known(appraise_type))
+    throw UsageError("unknown appraise_type '" + appraise_type + "' (" + digest::kImaAppraiseTypes + ")");
+}
+
 ImaFileAppraisal ima_appraise_file(const std::string& path, const std::optional<Bytes>& security_ima,
                                    const TrustStore& ima, const KernelProfile& profile,
                                    const ImaAppraiseOptions& o) {

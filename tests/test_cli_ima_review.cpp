@@ -280,5 +280,18 @@ TEST_F(CliImaReview, UnsupportedKeyTypeInAKeyringIsSkipped) {
   EXPECT_EQ(r.err, "modsign: " + note + "\n");
 }
 
+// 11. An appraise_type typo is a usage error naming it and the accepted values.
+TEST_F(CliImaReview, AppraiseTypeTypoIsAUsageError) {
+  spit(d_ / "a", std::string("hello"));
+  auto r = run(M() + " ima verify --appraise-type imasg " + q(d_ / "a"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "modsign: --appraise-type: unknown appraise_type 'imasg' (imasig, sigv3, imasig|modsig)\n");
+  // A known value the kernel refuses for this func stays a verdict.
+  r = run(M() + " ima verify --appraise-type 'imasig|modsig' " + q(d_ / "a"));
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.out.find("rule refused (EINVAL)"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace modsign::test

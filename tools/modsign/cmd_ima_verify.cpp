@@ -92,6 +92,15 @@ int cmd_ima_verify(ImaVerifyArgs& a) {
   auto profile = public_profile(a.kernel);
   if (!profile) return kExitUsage;
   if (a.types.empty()) a.types = {"imasig"};
+  for (const auto& t : a.types) {  // a typo is a usage error; a type the kernel refuses is a verdict
+    try {
+      check_ima_appraise_type(t);
+    } catch (const UsageError& e) {
+      complain("", std::string("--appraise-type: ") + e.what());
+      return kExitUsage;
+    }
+  }
+  if (!ima_hash_option(a.ima_hash, *profile)) return kExitUsage;
   bool dir_error = false;
   auto inputs = expand_file_tree(a.files, a.dirs, &dir_error);
   if (a.sigfile) skip_sigfiles(inputs);
