@@ -293,5 +293,14 @@ TEST_F(CliImaReview, AppraiseTypeTypoIsAUsageError) {
   EXPECT_NE(r.out.find("rule refused (EINVAL)"), std::string::npos) << r.out;
 }
 
+// 12. The summary counts the bytes read.
+TEST_F(CliImaReview, VerifySummaryCountsBytes) {
+  spit(d_ / "a", std::string("hello"));
+  spit(d_ / "b", std::string("world!"));
+  auto r = run(M() + " ima verify " + q(d_ / "a") + " " + q(d_ / "b"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("modsign: ima verify: 0 done, 2 failed, 0 skipped, 11 bytes, "), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace modsign::test

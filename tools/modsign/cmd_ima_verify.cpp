@@ -2,6 +2,7 @@
 // rule does with each file and its security.ima (include/modsign/ima_sign.hpp:
 // read_security_ima, ima_appraise_file).  Flags, calls and printing only.
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -160,6 +161,8 @@ int cmd_ima_verify(ImaVerifyArgs& a) {
         if (!v.passes()) worst = kExitVerdict;
         r.out += a.json ? dump(verdict_json(in.path, profile->name(), v, xattr)) + "\n" : verdict_text(in.path, v);
       }
+      std::error_code ec;
+      r.bytes = std::filesystem::file_size(in.path, ec);  // for the summary
       r.exit = worst;
       r.state = worst == kExitOk ? ItemState::done : ItemState::failed;
     } catch (const UsageError& e) {
