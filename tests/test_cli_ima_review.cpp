@@ -302,5 +302,19 @@ TEST_F(CliImaReview, VerifySummaryCountsBytes) {
   EXPECT_NE(r.err.find("modsign: ima verify: 0 done, 2 failed, 0 skipped, 11 bytes, "), std::string::npos) << r.err;
 }
 
+// 13. One decoder of the MSC-IMA block for both serial-log parsers (tools/conformance).
+TEST(ImaReview, SerialLogImaBlockIsDecodedOnce) {
+  TempDir d;
+  spit(d / "serial.log", std::string("MSC-BOOT 7.2.13\r\nMSC-IMA-BEGIN\naGVs\nbG8=\nMSC-IMA-END\nMSC-IMA-SIZE a 5\nMSC-DONE\n"));
+  const std::string py =
+      "import sys; sys.path.insert(0, sys.argv[1]); from conformance import qemu, files_run; "
+      "lines, blob = qemu.serial_lines(sys.argv[2]); "
+      "print(lines[:3], blob, qemu.parse_serial(sys.argv[2])[5]['list'], files_run.parse(sys.argv[2])['list'], "
+      "files_run.parse(sys.argv[2])['sizes'], files_run.serial_lines is qemu.serial_lines)";
+  auto r = run("python3 -c " + q(py) + " " + q(source_dir() + "/tools") + " " + q(d / "serial.log"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "['MSC-BOOT 7.2.13', 'MSC-IMA-SIZE a 5', 'MSC-DONE'] b'hello' b'hello' b'hello' [('a', 5)] True\n");
+}
+
 }  // namespace
 }  // namespace modsign::test

@@ -1,7 +1,6 @@
 """Running the file-signature boots of the IMA kernel (issue 16 §2): disks made on the host
 with mkfs, one boot per IMA policy, the kernel's open/exec result and ima-sig record per file
 against `modsign ima verify --json` and `modsign ima template --template ima-sig`."""
-import base64
 import json
 import os
 import re
@@ -12,7 +11,7 @@ import time
 from .common import HERE, die, log, run, static_helper
 from .cases_ima_files import FILES_INIT, FILESYSTEMS, IMA_KEYS, POLICIES, TEMPLATES, Signer, file_cases
 from .predict import ima_records
-from .qemu import boot, cpio_newc
+from .qemu import boot, cpio_newc, serial_lines
 
 # name: (mkfs command after the image path is appended, mount options)
 DISKS = {
@@ -58,22 +57,13 @@ def parse(path):
     "sizes": [(tag, n)], "list": bytes, "mounts", "addkey", "keys", "policy", "fit", "stat"}."""
     out = {"files": {}, "setx": {}, "logs": {}, "sizes": [], "list": b"", "mounts": {}, "addkey": [],
            "keys": [], "policy": [], "fit": {}, "stat": {}, "release": None, "done": False, "errors": []}
-    with open(path, "rb") as f:
-        text = f.read().decode(errors="replace").replace("\r", "")
-    b64 = None
-    for line in text.split("\n"):
-        if b64 is not None:
-            if line.startswith("MSC-IMA-END"):
-                out["list"] = base64.b64decode("".join(b64))
-                b64 = None
-            else:
-                b64.append(line.strip())
-            continue
+    lines, blob = serial_lines(path)
+    if blob is not None:
+        out["list"] = blob
+    for line in lines:
         w = line.split(" ", 2)
         k = w[0]
-        if k == "MSC-IMA-BEGIN":
-            b64 = []
-        elif k == "MSC-BOOT":
+        if k == "MSC-BOOT":
             out["release"] = line[9:].strip()
         elif k == "MSC-DONE":
             out["done"] = True

@@ -123,18 +123,22 @@ std::optional<std::string> prompt_passphrase(const std::string& path) {
 
 }  // namespace
 
-int run_guarded(const std::function<int()>& f) {
+int run_guarded(const std::function<int()>& f) { return run_guarded(f, nullptr); }
+
+int run_guarded(const std::function<int()>& f, std::string* what) {
+  auto report = [what](const std::exception& e, int status) {
+    complain("", e.what());
+    if (what) *what = e.what();
+    return status;
+  };
   try {
     return f();
   } catch (const UsageError& e) {
-    complain("", e.what());
-    return kExitUsage;
+    return report(e, kExitUsage);
   } catch (const InputError& e) {
-    complain("", e.what());
-    return kExitInput;
+    return report(e, kExitInput);
   } catch (const IoError& e) {
-    complain("", e.what());
-    return kExitInput;
+    return report(e, kExitInput);
   }
 }
 

@@ -145,36 +145,29 @@ int cmd_ima_verify(ImaVerifyArgs& a) {
       r.state = ItemState::skipped;
       return r;
     }
-    r.exit = kExitInput;
-    r.state = ItemState::failed;
-    try {
-      std::optional<Bytes> xattr = given;
-      if (!given) xattr = a.sigfile ? std::optional<Bytes>(read_file(in.path + ".sig", kMaxSmallFileSize))
-                                    : read_security_ima(in.path, xattr_name);
-      int worst = kExitOk;
-      for (const auto& t : a.types) {
-        ImaAppraiseOptions o;
-        o.appraise_type = t;
-        o.func = a.func;
-        o.ima_hash = a.ima_hash;
-        const ImaFileAppraisal v = ima_appraise_file(in.path, xattr, *trust, *profile, o);
-        if (!v.passes()) worst = kExitVerdict;
-        r.out += a.json ? dump(verdict_json(in.path, profile->name(), v, xattr)) + "\n" : verdict_text(in.path, v);
-      }
-      std::error_code ec;
-      r.bytes = std::filesystem::file_size(in.path, ec);  // for the summary
-      r.exit = worst;
-      r.state = worst == kExitOk ? ItemState::done : ItemState::failed;
-    } catch (const UsageError& e) {
-      complain("", std::string("--ima-hash: ") + e.what());
-      r.exit = kExitUsage;
-    } catch (const InputError& e) {
-      complain("", e.what());
-      r.out = no_verdict(in.path, "error", without_path(in.path, e.what()));
-    } catch (const IoError& e) {
-      complain("", e.what());
-      r.out = no_verdict(in.path, "error", without_path(in.path, e.what()));
-    }
+    std::string why;
+    r.exit = run_guarded(
+        [&] {
+          std::optional<Bytes> xattr = given;
+          if (!given) xattr = a.sigfile ? std::optional<Bytes>(read_file(in.path + ".sig", kMaxSmallFileSize))
+                                        : read_security_ima(in.path, xattr_name);
+          int worst = kExitOk;
+          for (const auto& t : a.types) {
+            ImaAppraiseOptions o;
+            o.appraise_type = t;
+            o.func = a.func;
+            o.ima_hash = a.ima_hash;
+            const ImaFileAppraisal v = ima_appraise_file(in.path, xattr, *trust, *profile, o);
+            if (!v.passes()) worst = kExitVerdict;
+            r.out += a.json ? dump(verdict_json(in.path, profile->name(), v, xattr)) + "\n" : verdict_text(in.path, v);
+          }
+          std::error_code ec;
+          r.bytes = std::filesystem::file_size(in.path, ec);  // for the summary
+          return worst;
+        },
+        &why);
+    if (!why.empty()) r.out = no_verdict(in.path, "error", without_path(in.path, why));
+    r.state = r.exit == kExitOk ? ItemState::done : ItemState::failed;
     return r;
   };
   BatchOptions bo = a.batch;
