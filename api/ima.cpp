@@ -42,16 +42,30 @@ std::string trim(std::string s) {
   return s;
 }
 
+void check_template_name(const std::string& template_name) {
+  if (template_name != "ima-ng" && template_name != "ima-sig" && template_name != "ima-modsig" &&
+      template_name != "ima-ngv2" && template_name != "ima-sigv2")
+    throw UsageError("unknown template '" + template_name + "' (ima-ng, ima-sig, ima-modsig, ima-ngv2, ima-sigv2)");
+}
+
+// digest::ima_template; a hash the kernel would use but modsign cannot compute (ENOPKG) is an
+// input error naming `label` (the file), as for ima_appraise_file.
+Result<TemplateEntry> template_named(const std::string& label, const std::string& template_name,
+                                     const std::string& recorded_path, ByteView file,
+                                     const std::optional<Bytes>& security_ima, const KernelProfile& profile,
+                                     const TemplateOptions& options) {
+  auto e = digest::ima_template(template_name, recorded_path, file, security_ima, api::to_kernel(profile),
+                                hash_named(options.ima_hash, "IMA hash"), options.side_sha256);
+  if (!e && e.error().code == KErr::enopkg) throw InputError(label + ": " + e.error().message);
+  return e;
+}
 }  // namespace
 
 Result<TemplateEntry> ima_template(const std::string& template_name, const std::string& recorded_path, ByteView file,
                                    const std::optional<Bytes>& security_ima, const KernelProfile& profile,
                                    const TemplateOptions& options) {
-  if (template_name != "ima-ng" && template_name != "ima-sig" && template_name != "ima-modsig" &&
-      template_name != "ima-ngv2" && template_name != "ima-sigv2")
-    throw UsageError("unknown template '" + template_name + "' (ima-ng, ima-sig, ima-modsig, ima-ngv2, ima-sigv2)");
-  return digest::ima_template(template_name, recorded_path, file, security_ima, api::to_kernel(profile),
-                              hash_named(options.ima_hash, "IMA hash"), options.side_sha256);
+  check_template_name(template_name);
+  return template_named(recorded_path, template_name, recorded_path, file, security_ima, profile, options);
 }
 
 std::string ima_hash_setup(std::string_view name, const KernelProfile& profile) {
@@ -66,8 +80,9 @@ Result<TemplateEntry> ima_template_file(const std::string& template_name, const 
                                         const std::string& recorded_path, const KernelProfile& profile,
                                         const TemplateOptions& options) {
   const Bytes file = read_module_bytes(path, options.max_size);
-  return ima_template(template_name, recorded_path.empty() ? path : recorded_path, file, security_ima_of(path), profile,
-                      options);
+  check_template_name(template_name);
+  return template_named(path, template_name, recorded_path.empty() ? path : recorded_path, file, security_ima_of(path),
+                        profile, options);
 }
 
 std::optional<std::size_t> pcr_bank_size(std::string_view bank) {

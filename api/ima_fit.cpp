@@ -1,11 +1,14 @@
 // The public ima_fit / ima_estimate calls (include/modsign/ima_fit.hpp): geometry checks,
 // the signature sizes, the per-file-system rules of digest/{ext4,f2fs,btrfs}_xattr.cpp and
 // digest/xfs_attr.cpp, and reading a geometry from a superblock or a mount.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <system_error>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
@@ -14,6 +17,7 @@
 #include <cstring>
 
 #include "digest/fs_xattr.hpp"
+#include "digest/proc_namespace.hpp"
 #include "modsign/ima_fit.hpp"
 
 namespace modsign {
@@ -113,21 +117,61 @@ ImaEstimate ima_estimate(const FsGeometry& g, const std::string& algorithm, cons
   return e;
 }
 
-std::vector<std::uint64_t> tree_file_sizes(const std::string& dir) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw InputError(dir + ": not a directory");
-  std::vector<std::uint64_t> sizes;
-  fs::recursive_directory_iterator it(dir, fs::directory_options::none, ec), end;
-  if (ec) throw InputError(dir + ": " + ec.message());
-  for (; it != end; it.increment(ec)) {
-    if (ec) throw InputError(dir + ": " + ec.message());
-    if (it->is_symlink(ec) || !it->is_regular_file(ec)) continue;
-    auto n = it->file_size(ec);
-    if (ec) throw InputError(it->path().string() + ": " + ec.message());
-    sizes.push_back(n);
+namespace {
+void walk_tree(const std::string& dir, TreeScan& out, std::set<std::pair<dev_t, ino_t>>& seen) {
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) {
+    out.errors.push_back(dir + ": cannot read: " + std::strerror(errno));
+    return;
   }
-  return sizes;
+  std::vector<std::string> names;
+  for (;;) {
+    errno = 0;
+    const dirent* e = ::readdir(d);
+    if (!e) break;
+    const std::string n = e->d_name;
+    if (n != "." && n != "..") names.push_back(n);
+  }
+  if (errno != 0) out.errors.push_back(dir + ": cannot read: " + std::strerror(errno));
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  const std::string prefix = dir.ends_with('/') ? dir : dir + "/";
+  for (const auto& n : names) {
+    const std::string p = prefix + n;
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) != 0) {
+      out.errors.push_back(p + ": " + std::strerror(errno));
+      continue;
+    }
+    if (S_ISDIR(st.st_mode)) {
+      walk_tree(p, out, seen);
+    } else if (S_ISREG(st.st_mode)) {
+      if (seen.emplace(st.st_dev, st.st_ino).second) out.sizes.push_back(static_cast<std::uint64_t>(st.st_size));
+      else ++out.repeats;
+    }
+  }
+}
+}  // namespace
+
+TreeScan scan_tree_files(const std::vector<std::string>& dirs) {
+  for (const auto& dir : dirs) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) throw InputError(dir + ": not a directory");
+  }
+  TreeScan out;
+  std::set<std::pair<dev_t, ino_t>> seen;
+  for (const auto& dir : dirs) walk_tree(dir, out, seen);
+  if (out.repeats)
+    out.notes.push_back(std::to_string(out.repeats) + (out.repeats == 1 ? " path reaches a file" : " paths reach files") +
+                        " already counted (a hard link, or a tree or file given twice): each file is counted once, by "
+                        "device and inode");
+  return out;
+}
+
+std::vector<std::uint64_t> tree_file_sizes(const std::string& dir) {
+  TreeScan t = scan_tree_files({dir});
+  if (!t.errors.empty()) throw InputError(t.errors.front());
+  return std::move(t.sizes);
 }
 
 namespace {
@@ -141,6 +185,19 @@ std::uint32_t be32(const std::string& b, std::size_t o) {
          static_cast<std::uint8_t>(b[o + 2]) << 8 | static_cast<std::uint8_t>(b[o + 3]);
 }
 
+}  // namespace
+
+namespace {
+/// A geometry read from `device`'s superblock that check() refuses is a corrupt superblock:
+/// an input error naming the device, not a usage error.
+FsGeometry checked_superblock(const std::string& device, const std::string& what, FsGeometry g) {
+  try {
+    check(g);
+  } catch (const UsageError& e) {
+    throw InputError(device + ": corrupt " + what + " superblock: " + e.what());
+  }
+  return g;
+}
 }  // namespace
 
 FsGeometry read_fs_geometry(const std::string& device) {
@@ -172,25 +229,26 @@ FsGeometry read_fs_geometry(const std::string& device) {
   // ext4: struct ext4_super_block at 1024, s_magic 0xEF53 at +56.
   if (b.size() >= 2048 && le32(b, 1024 + 56) % 65536 == 0xEF53) {
     g.fs = FsType::ext4;
-    g.block_size = 1024u << le32(b, 1024 + 24);
+    const std::uint32_t log_block = le32(b, 1024 + 24);  // s_log_block_size: 0..6 (1 KiB..64 KiB)
+    g.block_size = log_block <= 6 ? 1024u << log_block : 0;
     g.inode_size = le32(b, 1024 + 88) & 0xffff;
     g.extra_isize = le32(b, 1024 + 0x15C) >> 16;  // s_want_extra_isize (after s_min_extra_isize)
     if (g.extra_isize == 0 && g.inode_size > 128) g.extra_isize = 32;
     g.ea_inode = (le32(b, 1024 + 96) & 0x400) != 0;  // EXT4_FEATURE_INCOMPAT_EA_INODE
-    return g;
+    return checked_superblock(device, "ext4", g);
   }
   // XFS: struct xfs_dsb at 0, "XFSB", sb_blocksize at 4, sb_inodesize at 104 (big-endian).
   if (b.size() >= 512 && b.compare(0, 4, "XFSB") == 0) {
     g.fs = FsType::xfs;
     g.block_size = be32(b, 4);
     g.inode_size = be32(b, 104) >> 16;
-    return g;
+    return checked_superblock(device, "XFS", g);
   }
   // btrfs: struct btrfs_super_block at 64 KiB, magic "_BHRfS_M" at +0x40, nodesize at +0x94.
   if (b.size() >= 65536 + 0x100 && b.compare(65536 + 0x40, 8, "_BHRfS_M") == 0) {
     g.fs = FsType::btrfs;
     g.node_size = le32(b, 65536 + 0x94);
-    return g;
+    return checked_superblock(device, "btrfs", g);
   }
   // f2fs: struct f2fs_super_block at 1024, magic 0xF2F52010.
   if (b.size() >= 2048 && le32(b, 1024) == 0xF2F52010) {
@@ -205,14 +263,16 @@ FsGeometry mounted_fs_geometry(const std::string& mount_point) {
   std::error_code ec;
   auto want = std::filesystem::canonical(mount_point, ec);
   if (ec) throw InputError(mount_point + ": " + ec.message());
+  errno = 0;
   std::ifstream m("/proc/self/mounts");
-  if (!m) throw IoError("/proc/self/mounts: cannot open");
-  std::string line, dev, dir, type, opts, found_dev, found_opts;
+  if (!m) throw IoError(std::string("/proc/self/mounts: cannot open: ") + std::strerror(errno != 0 ? errno : EIO));
+  std::string line, found_dev, found_opts;
   while (std::getline(m, line)) {
-    std::istringstream ls(line);
-    if (ls >> dev >> dir >> type >> opts && dir == want.string()) {
-      found_dev = dev;
-      found_opts = opts;
+    // The fields are octal-escaped (fs/proc_namespace.c): "/mnt/a\040b" is "/mnt/a b".
+    const auto e = digest::parse_proc_mounts_line(line);
+    if (e && e->dir == want.string()) {
+      found_dev = e->device;
+      found_opts = e->options;
     }
   }
   if (found_dev.empty()) throw InputError(mount_point + ": not a mount point (/proc/self/mounts)");

@@ -164,6 +164,11 @@ std::optional<ImaSignatureHeader> ima_signature_header(ByteView value) {
   return public_header(*h);
 }
 
+void check_ima_appraise_type(const std::string& appraise_type) {
+  if (!digest::ima_appraise_type_known(appraise_type))
+    throw UsageError("unknown appraise_type '" + appraise_type + "' (" + digest::kImaAppraiseTypes + ")");
+}
+
 ImaFileAppraisal ima_appraise_file(const std::string& path, const std::optional<Bytes>& security_ima,
                                    const TrustStore& ima, const KernelProfile& profile,
                                    const ImaAppraiseOptions& o) {
@@ -173,7 +178,7 @@ ImaFileAppraisal ima_appraise_file(const std::string& path, const std::optional<
   if (!def || *def == crypto::HashAlgo::md5) throw UsageError("unknown IMA hash '" + o.ima_hash + "'");
   auto rule = digest::ima_parse_appraise_rule(o.func, o.appraise_type, kp);
   if (!rule) return digest::ima_rule_refused(o.func, o.appraise_type, rule.error());
-  const std::uint8_t algo = digest::ima_get_hash_algo(security_ima, digest::hash_algo_of(*def), digest::hash_algo_last(kp));
+  const std::uint8_t algo = digest::ima_get_hash_algo(security_ima, digest::hash_algo_of(*def), kp);
   const auto h = digest::computable_hash(algo);
   if (!h)
     throw InputError(path + ": security.ima names hash_algo " + std::to_string(algo) + " (" +

@@ -63,7 +63,7 @@ TrustStore TrustStore::from_certificates(const std::vector<std::string>& paths, 
   impl->profile = profile;
   for (const auto& path : paths) {
     const std::size_t first = impl->keyring.certificates.size();
-    if (auto st = impl->keyring.add_path(path); !st) throw InputError(st.error().message);
+    if (auto st = impl->keyring.add_path(path, false, &impl->keyring_notes); !st) throw InputError(st.error().message);
     for (std::size_t i = first; i < impl->keyring.certificates.size(); ++i)
       if (auto st = kernel::x509_supported(impl->keyring.certificates[i], kp); !st)
         impl->keyring_notes.push_back(path + " certificate " + std::to_string(i - first + 1) + ": " +

@@ -95,7 +95,11 @@ struct Keyring {
   /// block.  Each gets "<dir>/<entry>: skipped: <why> (not a certificate)" in `*skipped`
   /// (when given); with `strict` it is an error instead, EBADMSG "<dir>/<entry>: <why>
   /// (not a certificate)".  A file that claims to be a certificate (DER, or a PEM
-  /// CERTIFICATE block) but does not parse stays an error in both modes.
+  /// CERTIFICATE block) but does not parse stays an error in both modes, except a key type
+  /// the kernel cannot load (ENOPKG from the public key, e.g. Ed25519): that file (given or
+  /// in a directory) is skipped with "<file>: skipped: <reason> (a key type the kernel
+  /// cannot load)", or, with `strict`, ENOPKG "<file>: <reason> (a key type the kernel
+  /// cannot load)".
   Status add_path(const std::string& path, bool strict = false, std::vector<std::string>* skipped = nullptr);
 };
 

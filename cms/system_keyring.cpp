@@ -54,6 +54,16 @@ std::string not_a_certificate(ByteView in) {
   return "neither DER nor a PEM CERTIFICATE block";
 }
 
+/// A certificate whose public key type the kernel cannot parse (ENOPKG: Ed25519, DSA ...):
+/// x509_load_certificate_list logs "Problem loading in-kernel X.509 certificate" and goes on
+/// with the next, so it is skipped with a note; with `strict` it is an error naming the file.
+Status skip_unsupported(const std::string& file, const Error& e, bool strict, std::vector<std::string>* skipped) {
+  const std::string why = e.message + " (a key type the kernel cannot load)";
+  if (strict) return make_error(KErr::enopkg, file + ": " + why);
+  if (skipped) skipped->push_back(file + ": skipped: " + why);
+  return ok_status();
+}
+
 }  // namespace
 
 Status Keyring::add_path(const std::string& path, bool strict, std::vector<std::string>* skipped) {
@@ -80,12 +90,17 @@ Status Keyring::add_path(const std::string& path, bool strict, std::vector<std::
         continue;
       }
       auto certs = crypto::Certificate::from_bytes(bytes);
+      if (!certs && certs.error().code == KErr::enopkg) {
+        if (auto st = skip_unsupported(f, certs.error(), strict, skipped); !st) return st;
+        continue;
+      }
       if (!certs) return make_error(certs.error().code, f + ": " + certs.error().message);
       for (auto& c : certs.value()) certificates.push_back(std::move(c));
     }
     return ok_status();
   }
   auto certs = crypto::Certificate::load_all(path);
+  if (!certs && certs.error().code == KErr::enopkg) return skip_unsupported(path, certs.error(), strict, skipped);
   if (!certs) return make_error(certs.error().code, path + ": " + certs.error().message);
   for (auto& c : certs.value()) certificates.push_back(std::move(c));
   return ok_status();

@@ -110,7 +110,7 @@ modsign::Appraisal ima_appraise_modsig(const ModuleFile& f, const kernel::Keyrin
 // ---- security.ima ------------------------------------------------------------------------
 
 std::uint8_t ima_get_hash_algo(const std::optional<Bytes>& xattr, std::uint8_t ima_hash_algo,
-                               std::uint8_t hash_algo_last) {
+                               std::uint8_t hash_algo_last, bool sigv3_files) {
   if (!xattr || xattr->size() < 2) return ima_hash_algo;
   const Bytes& x = *xattr;
   switch (static_cast<XattrType>(x[0])) {
@@ -118,7 +118,9 @@ std::uint8_t ima_get_hash_algo(const std::optional<Bytes>& xattr, std::uint8_t i
       if (x[1] != 3 || x.size() <= kSignatureV2HdrSize || x[2] >= hash_algo_last) return ima_hash_algo;
       return x[2];
     case XattrType::evm_ima_xattr_digsig:
-      if ((x[1] != 2 && x[1] != 3) || x.size() <= kSignatureV2HdrSize || x[2] >= hash_algo_last) return ima_hash_algo;
+      // Before 7.1 (no sigv3 file signatures) only version 2 names the hash here.
+      if ((x[1] != 2 && !(x[1] == 3 && sigv3_files)) || x.size() <= kSignatureV2HdrSize || x[2] >= hash_algo_last)
+        return ima_hash_algo;
       return x[2];
     case XattrType::ima_xattr_digest_ng:
       return x[1] < hash_algo_last ? x[1] : ima_hash_algo;
@@ -128,6 +130,11 @@ std::uint8_t ima_get_hash_algo(const std::optional<Bytes>& xattr, std::uint8_t i
     default:
       return ima_hash_algo;
   }
+}
+
+std::uint8_t ima_get_hash_algo(const std::optional<Bytes>& xattr, std::uint8_t ima_hash_algo,
+                               const kernel::KernelProfile& profile) {
+  return ima_get_hash_algo(xattr, ima_hash_algo, hash_algo_last(profile), ima_sigv3_file_signatures(profile));
 }
 
 namespace {

@@ -92,8 +92,14 @@ modsign::Appraisal ima_appraise_modsig(const ModuleFile& f, const kernel::Keyrin
 /// a type 0x06 value with version 3, names it in hash_algo (when < HASH_ALGO__LAST); a
 /// type 0x04 (digest-ng) value in its second byte; a type 0x01 value of 17 bytes is md5,
 /// of 21 bytes md5 or sha1; otherwise `ima_hash_algo` (the ima_hash= default).
+/// `sigv3_files` false: a kernel before 7.1, whose ima_get_hash_algo() takes only version 2
+/// from a type 0x03 value (a version 3 one leaves `ima_hash_algo`).
 std::uint8_t ima_get_hash_algo(const std::optional<Bytes>& xattr, std::uint8_t ima_hash_algo,
-                               std::uint8_t hash_algo_last = kHashAlgoLast);
+                               std::uint8_t hash_algo_last = kHashAlgoLast, bool sigv3_files = true);
+/// The same for the `profile` kernel: its HASH_ALGO__LAST (hash_algo_last()) and whether it
+/// appraises sigv3 file signatures (ima_sigv3_file_signatures(): 7.1 and later).
+std::uint8_t ima_get_hash_algo(const std::optional<Bytes>& xattr, std::uint8_t ima_hash_algo,
+                               const kernel::KernelProfile& profile);
 
 /// The verdict when the rule itself is refused (ima_parse_appraise_rule's error).
 modsign::ImaFileAppraisal ima_rule_refused(std::string_view func, std::string_view type, const Error& e);

@@ -11,6 +11,10 @@ bool ima_sigv3_file_signatures(const kernel::KernelProfile& profile) {
   return profile.generation == kernel::Generation::v7_0 && profile.release >= 1;
 }
 
+bool ima_appraise_type_known(std::string_view type) {
+  return type == "imasig" || type == "sigv3" || type == "imasig|modsig";
+}
+
 Result<ImaRuleFlags> ima_parse_appraise_rule(std::string_view func, std::string_view type,
                                              const kernel::KernelProfile& profile) {
   static constexpr std::array<std::string_view, 6> kPlain{"FILE_CHECK",   "BPRM_CHECK",     "MMAP_CHECK",

@@ -35,4 +35,9 @@ bool ima_sigv3_file_signatures(const kernel::KernelProfile& profile);
 Result<ImaRuleFlags> ima_parse_appraise_rule(std::string_view func, std::string_view type,
                                              const kernel::KernelProfile& profile);
 
+/// Whether `type` is an appraise_type value Opt_appraise_type knows at all ("imasig",
+/// "sigv3", "imasig|modsig"); kImaAppraiseTypes lists them for messages.
+bool ima_appraise_type_known(std::string_view type);
+inline constexpr const char* kImaAppraiseTypes = "imasig, sigv3, imasig|modsig";
+
 }  // namespace modsign::digest

@@ -31,9 +31,32 @@ Result<TemplateEntry> ima_template(const std::string& template_name, const std::
   TemplateEntry e;
   e.name = template_name;
   // ima_get_hash_algo (ima_appraise.c): the file hash follows security.ima when it names
-  // one, else ima_hash (also when it names one modsign cannot compute).
-  const auto named = computable_hash(ima_get_hash_algo(security_ima, hash_algo_of(ima_hash), hash_algo_last(profile)));
-  const crypto::HashAlgo file_hash = named ? *named : ima_hash;
+  // one this kernel takes, else ima_hash.  ima_collect_measurement() then hashes with that
+  // algorithm: ima_alloc_tfm (ima_crypto.c) falls back to ima_hash only for values beyond
+  // HASH_ALGO__LAST, which ima_get_hash_algo already turned away; a kernel without the
+  // algorithm fails crypto_alloc_shash and records no entry ("collect_data" failed).
+  const std::uint8_t algo = ima_get_hash_algo(security_ima, hash_algo_of(ima_hash), profile);
+  const auto named = computable_hash(algo);
+  if (!named)
+    return make_error(KErr::enopkg,
+                      "security.ima names hash_algo " + std::to_string(algo) + " (" + std::string(hash_algo_name(algo)) +
+                          "): IMA hashes the file with it, with no fallback to ima_hash (ima_alloc_tfm falls back only "
+                          "beyond HASH_ALGO__LAST), and records no entry on a kernel without " +
+                          std::string(hash_algo_name(algo)) + " (crypto_alloc_shash fails); modsign cannot compute it");
+  const crypto::HashAlgo file_hash = *named;
+  if (security_ima && security_ima->size() >= 2 && algo == hash_algo_of(ima_hash)) {
+    const Bytes& x = *security_ima;
+    const bool sig = (x[0] == 0x03 || x[0] == 0x06) && x.size() >= 3;  // hash_algo at 2, digest-ng's at 1
+    const std::uint8_t given = sig ? x[2] : x[1];
+    if ((sig || x[0] == 0x04) && given != algo)
+      e.notes.push_back("security.ima (type " + std::to_string(x[0]) + (sig ? ", version " + std::to_string(x[1]) : "") +
+                        ", hash_algo " + std::to_string(given) + ") names no hash this kernel takes (ima_get_hash_algo: " +
+                        (sig ? std::string(x[0] == 0x03 && ima_sigv3_file_signatures(profile) ? "version 2 or 3" : x[0] == 0x03 ? "version 2 only before 7.1" : "version 3") +
+                                   ", more than 9 bytes, "
+                             : std::string()) +
+                        "hash_algo below " + std::to_string(hash_algo_last(profile)) + "): d-ng uses ima_hash, " +
+                        std::string(crypto::hash_info(ima_hash).name));
+  }
   // A compressed module loaded with MODULE_INIT_COMPRESSED_FILE (7.x, kernel/module/main.c
   // init_module_from_file): the first read (READING_MODULE_COMPRESSED) collects IMA's hash
   // of the file as stored and defers everything else (ima_main.c:429-433); after

@@ -44,8 +44,16 @@ TEST(Ima, ImaNgTemplateDataSpelledOut) {
   // ima-sig: the sig field carries security.ima only for a 0x03 (digital signature v2) value.
   auto s = digest::ima_template("ima-sig", "/a", file, Bytes{0x03, 0x02, 0x04, 0xaa}, KernelProfile::v7_0());
   EXPECT_EQ(to_hex(s->data), expected + "04000000" "030204aa");
+  // A digest-ng value naming sm3 (17): the kernel hashes with sm3 (ima_alloc_tfm has no
+  // fallback below HASH_ALGO__LAST), which modsign cannot compute: no record is invented.
   auto h = digest::ima_template("ima-sig", "/a", file, Bytes{0x04, 0x11}, KernelProfile::v7_0());
-  EXPECT_EQ(to_hex(h->data), expected + "00000000");
+  ASSERT_FALSE(h.ok());
+  EXPECT_EQ(h.error().code, KErr::enopkg);
+  // One naming no enum hash_algo value (48): ima_get_hash_algo falls back to ima_hash.
+  auto g = digest::ima_template("ima-sig", "/a", file, Bytes{0x04, 0x30}, KernelProfile::v7_0());
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(to_hex(g->data), expected + "00000000");
+  EXPECT_EQ(g->notes.size(), 1u);
   EXPECT_FALSE(digest::ima_template("ima-foo", "/a", file, std::nullopt, KernelProfile::v7_0()).ok());
 }
 

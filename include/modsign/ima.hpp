@@ -42,7 +42,8 @@ MODSIGN_API std::string ima_hash_setup(std::string_view name, const KernelProfil
 struct TemplateOptions {
   /// IMA's file hash (the ima_hash= boot parameter): md5, sha1, sha224, sha256, sha384,
   /// sha512, sha3-256, sha3-384, sha3-512 (kernel names).  A security.ima value that names
-  /// its own hash (signature v2/v3, digest-ng) overrides it for d-ng (ima_get_hash_algo).
+  /// its own hash (signature v2, v3 from profile "v7.1" on, digest-ng) overrides it for
+  /// d-ng (ima_get_hash_algo in ima_appraise.c of the profile's release).
   std::string ima_hash = "sha256";
   /// d-modsig from the side SHA-256 of the signed content instead of pkcs7_get_digest()
   /// (what IMA would record under the proposal for ML-DSA modules).
@@ -69,6 +70,15 @@ struct TemplateOptions {
 /// or a compressed file (v7.0) module_decompress() refuses; EMSGSIZE when the d-modsig
 /// field would exceed the kernel's 201-byte buffer (7.0 ML-DSA with signedAttrs over 193
 /// bytes: the kernel overflows it and oopses, so there is no record).
+/// The file hash is the one security.ima names for the profile's release
+/// (ima_get_hash_algo); when the value carries a hash_algo the kernel does not take (a
+/// version 3 signature before 7.1, a value beyond HASH_ALGO__LAST, a signature of 9 bytes
+/// or fewer), d-ng uses ima_hash and TemplateEntry::notes says so.  The kernel never falls
+/// back from a hash it is named but lacks (ima_alloc_tfm in ima_crypto.c falls back only
+/// beyond HASH_ALGO__LAST; crypto_alloc_shash fails and no entry is recorded), so a value
+/// naming md4, rmd160, wp*, tgr*, sm3 or streebog* throws InputError "<recorded_path>:
+/// security.ima names hash_algo 3 (rmd160): IMA hashes the file with it, with no fallback
+/// to ima_hash ...; modsign cannot compute it" (ima_template_file: "<path>: ...").
 /// Throws UsageError for an unknown template ("unknown template 'X' (ima-ng, ima-sig,
 /// ima-modsig, ima-ngv2, ima-sigv2)") or an unknown ima_hash name.
 MODSIGN_API Result<TemplateEntry> ima_template(const std::string& template_name, const std::string& recorded_path,

@@ -107,18 +107,40 @@ struct ImaEstimate {
 MODSIGN_API ImaEstimate ima_estimate(const FsGeometry& g, const std::string& algorithm,
                                      const std::vector<std::uint64_t>& file_sizes,
                                      const std::vector<Xattr>& others = {});
-/// The sizes of the regular files under `dir` (recursive, symlinks not followed); throws
-/// InputError ("DIR: ...") when it cannot be read.
+/// The regular files under some directories, each counted once.  Plain data.
+struct TreeScan {
+  /// The size in bytes of each file, once per file (device and inode), in walk order.
+  std::vector<std::uint64_t> sizes;
+  /// Paths that reached a file already counted: hard links, a directory or file given twice.
+  std::size_t repeats = 0;
+  /// "DIR: cannot read: Permission denied" for each directory that could not be read (its
+  /// subtree is left out; the walk goes on), "PATH: <strerror>" for an entry lstat() fails on.
+  std::vector<std::string> errors;
+  /// "N paths reach files already counted (a hard link, or a tree or file given twice):
+  /// each file is counted once, by device and inode" when `repeats` is not 0.
+  std::vector<std::string> notes;
+};
+/// Every regular file under each of `dirs` (recursive, sorted by name, symbolic links not
+/// followed).  Throws InputError "DIR: not a directory" for a `dirs` entry that is none.
+MODSIGN_API TreeScan scan_tree_files(const std::vector<std::string>& dirs);
+/// scan_tree_files({dir}).sizes; throws InputError (its first error, e.g. "DIR/sub: cannot
+/// read: Permission denied") when part of the tree cannot be read.
 MODSIGN_API std::vector<std::uint64_t> tree_file_sizes(const std::string& dir);
 
 /// The geometry of the file system in a device or image file, read from its superblock
 /// (ext4 at 1024: s_log_block_size, s_inode_size, s_want_extra_isize, INCOMPAT_EA_INODE;
 /// XFS "XFSB": sb_blocksize, sb_inodesize; btrfs at 64 KiB "_BHRfS_M": nodesize; f2fs at
 /// 1024, magic 0xF2F52010: inline_xattr_words stays the mount default).  Throws InputError
-/// ("FILE: no ext4, XFS, btrfs or f2fs superblock") or IoError.
+/// ("FILE: no ext4, XFS, btrfs or f2fs superblock"; "FILE: corrupt ext4 superblock: ext4
+/// block size must be a power of two in 1024..65536" and the like for values no such file
+/// system has) or IoError ("FILE: cannot open: <strerror>", "FILE: cannot read: ...").
 MODSIGN_API FsGeometry read_fs_geometry(const std::string& device);
-/// The geometry of a mounted file system: its device from /proc/self/mounts, read as
-/// read_fs_geometry does, with f2fs's inline_xattr_size= / noinline_xattr mount options.
+/// The geometry of a mounted file system: its device from /proc/self/mounts (whose fields
+/// the kernel writes with octal escapes, "\040" for a space: decoded, as
+/// fs/proc_namespace.c show_vfsmnt writes them, Linux 7.2.13), read as read_fs_geometry
+/// does, with f2fs's inline_xattr_size= / noinline_xattr mount options.  Throws InputError
+/// "DIR: <strerror>" (no such directory), "DIR: not a mount point (/proc/self/mounts)";
+/// IoError "/proc/self/mounts: cannot open: <strerror>"; otherwise as read_fs_geometry.
 MODSIGN_API FsGeometry mounted_fs_geometry(const std::string& mount_point);
 
 /// The extended attributes `path` carries (llistxattr/lgetxattr), security.ima left out: the

@@ -118,6 +118,13 @@ struct ImaAppraiseOptions {
   std::string ima_hash = "sha256";
 };
 
+/// Checks an appraise_type before any file is read: throws UsageError "unknown appraise_type
+/// 'X' (imasig, sigv3, imasig|modsig)" for a value ima_parse_rule() knows under no func or
+/// release (Opt_appraise_type in security/integrity/ima/ima_policy.c, Linux 7.2.13).  A
+/// known value the kernel refuses for the rule's func or release (sigv3 before 7.1,
+/// imasig|modsig for FILE_CHECK) is no error: ima_appraise_file() predicts the refusal.
+MODSIGN_API void check_ima_appraise_type(const std::string& appraise_type);
+
 /// What the `profile` kernel does when the file at `path` with security.ima `security_ima`
 /// (nullopt: none) is opened under an enforcing rule `options`, with `ima` as the .ima
 /// keyring (its certificates; its .blacklist bin: entries for ima_check_blacklist()).

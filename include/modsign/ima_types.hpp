@@ -28,6 +28,10 @@ struct TemplateEntry {
   std::vector<TemplateField> fields;
   Bytes data;
   Bytes sha1, sha256;
+  /// What the entry rests on that the caller may not expect, e.g. "security.ima (type 3,
+  /// version 3, hash_algo 6) names no hash for this kernel (ima_get_hash_algo ...): d-ng
+  /// uses ima_hash, sha256".  Empty for most entries.
+  std::vector<std::string> notes;
 };
 
 /// One record of binary_runtime_measurements[_<bank>].

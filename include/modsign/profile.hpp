@@ -18,11 +18,15 @@ namespace modsign {
 ///   "v6.1"  Linux 6.1-6.6: no ML-DSA; md4/md5 digests still mapped, no SHA-3 digests
 ///           (pkcs7_sig_note_digest_algo in crypto/asymmetric_keys/pkcs7_parser.c).
 ///   "v6"    later 6.x (e.g. 6.12): no ML-DSA OIDs, SHA-3 known.
-///   "v7.0"  7.0 and later (confirmed against Linux 7.2.13): ML-DSA-44/65/87 signers.
-///   "v7.1", "v7.2"  the same for modules; they differ only for IMA file signatures
-///           (include/modsign/ima_sign.hpp): 7.1 appraises sigv3 security.ima signatures
-///           of RSA/ECDSA keys, 7.2 also those of ML-DSA keys (pure ML-DSA over
-///           struct ima_file_id, security/integrity/digsig_asymmetric.c, Linux 7.2.13).
+///   "v7.0"  Linux 7.0: ML-DSA-44/65/87 signers (module rules confirmed against 7.2.13,
+///           which checks modules as 7.0 does).
+///   "v7.1", "v7.2"  Linux 7.1 and 7.2: the same for modules; they differ only for IMA
+///           file signatures (include/modsign/ima_sign.hpp, include/modsign/ima.hpp):
+///           7.1 appraises sigv3 security.ima signatures of RSA/ECDSA keys, and its
+///           ima_get_hash_algo() takes the hash of a version 3 value (7.0 only of version
+///           2); 7.2 also appraises ML-DSA keys (pure ML-DSA over struct ima_file_id,
+///           security/integrity/digsig_asymmetric.c, Linux 7.2.13).
+///   Every `modsign ima` command gives these names the same meaning.
 class MODSIGN_API KernelProfile {
  public:
   /// "v7.0", the default.

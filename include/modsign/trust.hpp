@@ -25,7 +25,13 @@ struct TrustSources {
   /// not a certificate file (FIFO, socket, device, subdirectory, dangling or looping
   /// symbolic link, an empty file or one holding neither DER nor a PEM CERTIFICATE
   /// block) is skipped, as the kernel's loaders skip what they cannot parse, with the
-  /// note "<dir>/<entry>: skipped: <why> (not a certificate)"; see `strict`.
+  /// note "<dir>/<entry>: skipped: <why> (not a certificate)"; see `strict`.  A keyring
+  /// file (given, or in a directory) whose certificate has a public key type the kernel
+  /// cannot parse (Ed25519, Ed448, DSA ...: ENOPKG) is skipped too, as
+  /// x509_load_certificate_list() goes on after "Problem loading in-kernel X.509
+  /// certificate", with the note "<file>: skipped: PEM block 1: certificate: unsupported
+  /// public key algorithm 1.3.101.112 (a key type the kernel cannot load)" (the whole file:
+  /// a bundle's other certificates in it are skipped with it).
   std::vector<std::string> keyrings;
   /// CONFIG_SYSTEM_BLACKLIST_HASH_LIST files ("bin:<hex>", "tbs:<hex>" strings, comma
   /// separated); each must pass `modsign blacklist lint`.  `--blacklist`.
@@ -38,7 +44,8 @@ struct TrustSources {
   /// Refuse, instead of skipping, a keyring directory entry that is not a certificate
   /// file: InputError "<dir>/<entry>: <why> (not a certificate)".  A file that claims to
   /// be a certificate (DER, or a PEM CERTIFICATE block) but does not parse is an error
-  /// either way.  `--strict`.
+  /// either way.  A certificate of a key type the kernel cannot load is refused too:
+  /// InputError "<file>: <reason> (a key type the kernel cannot load)".  `--strict`.
   bool strict = false;
 };
 

@@ -1,7 +1,6 @@
 """Running the file-signature boots of the IMA kernel (issue 16 §2): disks made on the host
 with mkfs, one boot per IMA policy, the kernel's open/exec result and ima-sig record per file
 against `modsign ima verify --json` and `modsign ima template --template ima-sig`."""
-import base64
 import json
 import os
 import re
@@ -12,7 +11,7 @@ import time
 from .common import HERE, die, log, run, static_helper
 from .cases_ima_files import FILES_INIT, FILESYSTEMS, IMA_KEYS, POLICIES, TEMPLATES, Signer, file_cases
 from .predict import ima_records
-from .qemu import boot, cpio_newc
+from .qemu import boot, cpio_newc, serial_lines
 
 # name: (mkfs command after the image path is appended, mount options)
 DISKS = {
@@ -22,6 +21,9 @@ DISKS = {
     "btrfs": (["mkfs.btrfs", "-q", "-f"], ""),
     "f2fs": (["mkfs.f2fs", "-q", "-f"], ""),
 }
+# The profile both predictions name (--kernel, the same release in every `modsign ima`
+# command): the IMA conformance kernel is 7.2.13.
+KERNEL_PROFILE = "v7.2"
 MKFS_TOOLS = {"mkfs.ext4": "e2fsprogs", "mkfs.xfs": "xfsprogs", "mkfs.btrfs": "btrfs-progs", "mkfs.f2fs": "f2fs-tools"}
 
 
@@ -55,22 +57,13 @@ def parse(path):
     "sizes": [(tag, n)], "list": bytes, "mounts", "addkey", "keys", "policy", "fit", "stat"}."""
     out = {"files": {}, "setx": {}, "logs": {}, "sizes": [], "list": b"", "mounts": {}, "addkey": [],
            "keys": [], "policy": [], "fit": {}, "stat": {}, "release": None, "done": False, "errors": []}
-    with open(path, "rb") as f:
-        text = f.read().decode(errors="replace").replace("\r", "")
-    b64 = None
-    for line in text.split("\n"):
-        if b64 is not None:
-            if line.startswith("MSC-IMA-END"):
-                out["list"] = base64.b64decode("".join(b64))
-                b64 = None
-            else:
-                b64.append(line.strip())
-            continue
+    lines, blob = serial_lines(path)
+    if blob is not None:
+        out["list"] = blob
+    for line in lines:
         w = line.split(" ", 2)
         k = w[0]
-        if k == "MSC-IMA-BEGIN":
-            b64 = []
-        elif k == "MSC-BOOT":
+        if k == "MSC-BOOT":
             out["release"] = line[9:].strip()
         elif k == "MSC-DONE":
             out["done"] = True
@@ -131,7 +124,7 @@ def kernel_result(line):
 
 def verify_json(modsign, path, xattr, appraise_type, certs, func):
     """`modsign ima verify --json` for one file with its security.ima (None: no xattr)."""
-    cmd = [modsign, "ima", "verify", "--json", "--kernel", "v7.2", "--appraise-type", appraise_type, "--func", func]
+    cmd = [modsign, "ima", "verify", "--json", "--kernel", KERNEL_PROFILE, "--appraise-type", appraise_type, "--func", func]
     for c in certs:
         cmd += ["--keyring", c]
     if xattr is not None:
@@ -148,7 +141,8 @@ def verify_json(modsign, path, xattr, appraise_type, certs, func):
 
 
 def template_json(modsign, path, guest_path, xattr, template):
-    cmd = [modsign, "ima", "template", "--json", "--template", template, "--path", guest_path]
+    cmd = [modsign, "ima", "template", "--json", "--kernel", KERNEL_PROFILE, "--template", template,
+           "--path", guest_path]
     if xattr is not None:
         cmd += ["--security-ima", xattr.hex()]
     p = subprocess.run(cmd + [path], stdout=subprocess.PIPE, stderr=subprocess.PIPE)

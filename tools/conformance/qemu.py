@@ -250,25 +250,35 @@ def tag(fname):
     return fname.replace(" ", "_").replace("\t", "_")
 
 
+def serial_lines(path):
+    """(lines, list) of a serial log: its lines (carriage returns dropped) outside the
+    MSC-IMA-BEGIN ... MSC-IMA-END block, and the measurement list that block carries in
+    base64 (bytes; the last block's; None without one)."""
+    with open(path, "rb") as f:
+        text = f.read().decode(errors="replace").replace("\r", "")
+    lines, b64, blob = [], None, None
+    for line in text.split("\n"):
+        if b64 is not None:
+            if line.startswith("MSC-IMA-END"):
+                blob = base64.b64decode("".join(b64))
+                b64 = None
+            else:
+                b64.append(line.strip())
+        elif line.startswith("MSC-IMA-BEGIN"):
+            b64 = []
+        else:
+            lines.append(line)
+    return lines, blob
+
+
 def parse_serial(path):
     """(results, logs, keys, release, done, ima) from a serial log; ima has the IMA policy
     lines, the measurement list (bytes) and each case's end offset in it."""
     results, logs, keys, boot_release, done = {}, {}, [], None, False
     ima = {"policy": [], "sizes": [], "list": None, "errors": []}
-    b64 = None
-    with open(path, "rb") as f:
-        text = f.read().decode(errors="replace").replace("\r", "")
-    for line in text.split("\n"):
-        if b64 is not None:
-            if line.startswith("MSC-IMA-END"):
-                ima["list"] = base64.b64decode("".join(b64))
-                b64 = None
-            else:
-                b64.append(line.strip())
-            continue
-        if line.startswith("MSC-IMA-BEGIN"):
-            b64 = []
-        elif line.startswith("MSC-IMA-SIZE "):
+    lines, ima["list"] = serial_lines(path)
+    for line in lines:
+        if line.startswith("MSC-IMA-SIZE "):
             _, name, size = line.split()
             ima["sizes"].append((name, int(size)))
         elif line.startswith("MSC-POLICY "):

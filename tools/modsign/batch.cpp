@@ -212,7 +212,7 @@ int run_batch(const std::string& verb, std::size_t n, const std::function<ItemRe
       }
       if (show_out && !r.out.empty()) {
         std::cout << r.out;
-        std::cout.flush();
+        flush_stdout();  // keeps the errno of a failed write for finish_stdout()
       }
       if (!r.err.empty()) {
         std::cerr << r.err;

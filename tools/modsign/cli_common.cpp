@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 
@@ -121,19 +123,41 @@ std::optional<std::string> prompt_passphrase(const std::string& path) {
 
 }  // namespace
 
-int run_guarded(const std::function<int()>& f) {
+int run_guarded(const std::function<int()>& f) { return run_guarded(f, nullptr); }
+
+int run_guarded(const std::function<int()>& f, std::string* what) {
+  auto report = [what](const std::exception& e, int status) {
+    complain("", e.what());
+    if (what) *what = e.what();
+    return status;
+  };
   try {
     return f();
   } catch (const UsageError& e) {
-    complain("", e.what());
-    return kExitUsage;
+    return report(e, kExitUsage);
   } catch (const InputError& e) {
-    complain("", e.what());
-    return kExitInput;
+    return report(e, kExitInput);
   } catch (const IoError& e) {
-    complain("", e.what());
-    return kExitInput;
+    return report(e, kExitInput);
   }
+}
+
+namespace {
+int g_stdout_errno = 0;  ///< the errno of the first failed flush of standard output
+}  // namespace
+
+bool flush_stdout() {
+  // std::cout writes through stdout's stdio buffer (sync_with_stdio): fflush writes it.
+  errno = 0;
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout) && std::cout.good()) return true;
+  if (g_stdout_errno == 0) g_stdout_errno = errno != 0 ? errno : EIO;
+  return false;
+}
+
+int finish_stdout(int status) {
+  if (flush_stdout() && g_stdout_errno == 0) return status;
+  complain("stdout", std::strerror(g_stdout_errno));
+  return std::max(status, kExitInput);
 }
 
 std::optional<Signer> load_signer(const std::string& key, const std::string& cert, const KeyOptions& options,

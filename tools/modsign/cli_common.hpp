@@ -65,6 +65,15 @@ std::string counted(std::uint64_t n, const std::string& one, const std::string& 
 /// with kExitInput.  Callers catch the refusals they word themselves (SignError hints,
 /// KeygenError) inside `f`.
 int run_guarded(const std::function<int()>& f);
+/// The same for one item of a batch (ima sign, ima verify): also the message reported, in
+/// `*what` (left as it was when `f` returns), for the item's --json record.
+int run_guarded(const std::function<int()>& f, std::string* what);
+/// At the end of a command: flushes standard output and, when a write to it failed (now or
+/// before: a full disk, a closed pipe), writes "modsign: stdout: <strerror>" (e.g. "No space
+/// left on device") to stderr and returns max(status, kExitInput); else `status`.
+int finish_stdout(int status);
+/// fflush(stdout); false when a write to it failed, whose errno finish_stdout() reports.
+bool flush_stdout();
 
 std::optional<Signer> load_signer(const std::string& key, const std::string& cert, const KeyOptions& options = {},
                                   bool* usage = nullptr);

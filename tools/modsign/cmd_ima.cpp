@@ -93,7 +93,7 @@ int cmd_appraise(const AppraiseArgs& a) {
 }
 
 struct ImaArgs {
-  std::string template_name = "ima-modsig", path, kernel = "v7.0", ima_hash = "sha256", bank = "sha1", pcrs;
+  std::string template_name = "ima-modsig", path, kernel = "v7.2", ima_hash = "sha256", bank = "sha1", pcrs;
   std::string file, security_ima;
   bool side = false, json = false, strict = false;
   std::uint64_t max_size = std::uint64_t{1} << 30;  // --max-size (ima template)
@@ -113,15 +113,21 @@ int cmd_ima_template(const ImaArgs& a) {
       return kExitUsage;
     }
   }
+  const std::string recorded = a.path.empty() ? a.file : a.path;
   try {
     if (security_ima)  // the value given instead of the file's own
-      e = ima_template(a.template_name, a.path.empty() ? a.file : a.path, read_file(a.file, a.max_size), security_ima,
-                       *profile, {a.ima_hash, a.side, a.max_size});
+      e = ima_template(a.template_name, recorded, read_file(a.file, a.max_size), security_ima, *profile,
+                       {a.ima_hash, a.side, a.max_size});
     else
       e = ima_template_file(a.template_name, a.file, a.path, *profile, {a.ima_hash, a.side, a.max_size});
   } catch (const IoError& err) {
     complain("", err.what());
     if (a.json) std::cout << dump({{"path", a.file}, {"error", without_path(a.file, err.what())}}) << "\n";
+    return kExitInput;
+  } catch (const InputError& err) {  // a hash modsign cannot compute: named after FILE
+    const std::string why = without_path(a.file, without_path(recorded, err.what()));
+    complain(a.file, why);
+    if (a.json) std::cout << dump({{"path", a.file}, {"error", why}}) << "\n";
     return kExitInput;
   } catch (const UsageError& err) {  // an unknown template: a usage error, about the option
     complain("", std::string("--template: ") + err.what());
@@ -133,11 +139,13 @@ int cmd_ima_template(const ImaArgs& a) {
     if (a.json) std::cout << dump({{"path", a.file}, {"error", why}}) << "\n";
     return kExitVerdict;
   }
+  for (const auto& n : e->notes) complain(a.file, "note: " + n);
   if (a.json) {
     nlohmann::json f = nlohmann::json::array();
     for (const auto& fld : e->fields) f.push_back({{"name", fld.name}, {"hex", to_hex(fld.data)}, {"length", fld.data.size()}});
     std::cout << dump({{"template", e->name}, {"kernel", profile->name()}, {"fields", f}, {"template_data", to_hex(e->data)},
-                       {"template_hash_sha1", to_hex(e->sha1)}, {"template_hash_sha256", to_hex(e->sha256)}})
+                       {"template_hash_sha1", to_hex(e->sha1)}, {"template_hash_sha256", to_hex(e->sha256)},
+                       {"notes", e->notes}})
               << "\n";
     return kExitOk;
   }
@@ -229,7 +237,7 @@ Runner setup_ima(CLI::App& ima) {
   auto* t = ima.add_subcommand("template", "the template data and hashes IMA records for a file");
   t->add_option("--template", im->template_name, "ima-modsig|ima-sig|ima-ng|ima-sigv2|ima-ngv2")->capture_default_str();
   t->add_option("--path", im->path, "the path IMA would record (n-ng); default: FILE");
-  add_kernel_option(t, im->kernel);
+  add_ima_kernel_option(t, im->kernel);
   add_ima_hash_option(t, im->ima_hash);
   t->add_flag("--side-sha256", im->side, "d-modsig from the side SHA-256 (the proposal)");
   t->add_option("--security-ima", im->security_ima, "the file's security.ima value (hex) instead of its own xattr");
@@ -252,7 +260,7 @@ Runner setup_ima(CLI::App& ima) {
       "appraise",
       "would an enforcing 'appraise func=MODULE_CHECK appraise_type=imasig|modsig' rule let each module through");
   add_trust_options(c, ap->trust);
-  add_kernel_option(c, ap->kernel);
+  add_ima_kernel_option(c, ap->kernel);
   add_waive_option(c, ap->waive);
   add_ima_hash_option(c, ap->ima_hash);
   add_json_flag(c, ap->json);
@@ -262,7 +270,8 @@ Runner setup_ima(CLI::App& ima) {
   add_ima_sign_command(ima, subs);
   add_ima_verify_command(ima, subs);
   add_ima_fit_commands(ima, subs);
-  return run_selected(std::move(subs));
+  // Every ima command ends by checking standard output (a full disk is exit 3, not 0).
+  return [run = run_selected(std::move(subs))] { return finish_stdout(run()); };
 }
 
 }  // namespace

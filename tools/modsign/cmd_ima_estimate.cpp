@@ -20,20 +20,21 @@ struct EstimateArgs {
 int cmd_ima_estimate(const EstimateArgs& a) {
   FsGeometry g;
   std::vector<Xattr> others;
-  std::vector<std::uint64_t> sizes;
+  TreeScan tree;
   std::vector<ImaEstimate> out;
   if (int rc = guarded([&] {
         g = fs_geometry(a.fs);
         others = other_xattrs(a.fs);
-        for (const auto& d : a.dirs) {
-          auto s = tree_file_sizes(d);
-          sizes.insert(sizes.end(), s.begin(), s.end());
-        }
+        tree = scan_tree_files(a.dirs);
         std::vector<std::string> algs = a.algs;
         if (algs.empty()) algs = {"ecdsa-p384", "ml-dsa-44", "ml-dsa-65", "ml-dsa-87"};
-        for (const auto& alg : algs) out.push_back(ima_estimate(g, alg, sizes, others));
+        for (const auto& alg : algs) out.push_back(ima_estimate(g, alg, tree.sizes, others));
       }))
     return rc;
+  // As sign -r: a directory that cannot be read is named, the rest is counted, exit 3.
+  for (const auto& e : tree.errors) complain("", e);
+  for (const auto& n : tree.notes) complain("", "note: " + n);
+  const std::vector<std::uint64_t>& sizes = tree.sizes;
   if (!a.json)
     std::cout << describe(g) << ", " << sizes.size() << " files\n"
               << "  algorithm   xattr    extra bytes  per file  absorbed  naive (files x size)\n";
@@ -55,7 +56,7 @@ int cmd_ima_estimate(const EstimateArgs& a) {
               << (e.files ? e.extra_bytes / e.files : 0) << std::setw(10) << e.files_absorbed << std::setw(22)
               << e.naive_bytes << "\n";
   }
-  return kExitOk;
+  return tree.errors.empty() ? kExitOk : kExitInput;
 }
 
 }  // namespace

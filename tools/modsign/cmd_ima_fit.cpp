@@ -12,6 +12,9 @@ namespace modsign::cli {
 
 FsGeometry fs_geometry(const FsOptions& o) {
   if (!o.device.empty() && !o.mount.empty()) throw UsageError("--device and --mount exclude each other");
+  if (const auto colon = o.fs.find(':'); colon != std::string::npos && (!o.device.empty() || !o.mount.empty()))
+    throw UsageError("--fs " + o.fs + ": the size is read from " + (o.device.empty() ? "--mount " + o.mount : "--device " + o.device) +
+                     "; give --fs " + o.fs.substr(0, colon) + " or no --fs");
   FsGeometry g;
   if (!o.device.empty()) g = read_fs_geometry(o.device);
   else if (!o.mount.empty()) g = mounted_fs_geometry(o.mount);
@@ -35,14 +38,14 @@ FsGeometry fs_geometry(const FsOptions& o) {
   } else if (o.device.empty() && o.mount.empty()) {
     throw UsageError("give --fs, --device or --mount");
   }
+  // With --device/--mount the geometry options are refused (add_fs_options), but
+  // --inline-xattr-size, an f2fs mount option no superblock holds, applies with --device.
   if (size) (g.fs == FsType::btrfs ? g.node_size : g.block_size) = size;
   if (o.block_size) g.block_size = o.block_size;
   if (o.inode_size) g.inode_size = o.inode_size;
   if (o.node_size) g.node_size = o.node_size;
-  if (o.device.empty() && o.mount.empty()) {
-    g.extra_isize = o.extra_isize;
-    g.inline_xattr_words = o.inline_words;
-  }
+  if (o.device.empty() && o.mount.empty()) g.extra_isize = o.extra_isize;
+  if (o.inline_words) g.inline_xattr_words = *o.inline_words;
   if (o.ea_inode) g.ea_inode = true;
   return g;
 }

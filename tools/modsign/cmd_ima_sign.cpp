@@ -118,9 +118,7 @@ int cmd_ima_sign(const ImaSignArgs& a) {
       r.state = ItemState::skipped;
       return r;
     }
-    r.exit = kExitInput;
-    r.state = ItemState::failed;
-    try {
+    r.exit = run_guarded([&] {
       const ImaSignature s = ima_sign_file(*signer, in.path, opt);
       r.bytes = s.file_size;
       std::string where;
@@ -146,13 +144,9 @@ int cmd_ima_sign(const ImaSignArgs& a) {
         where = " (" + xattr + " set)";
       }
       r.out = printable(in.path) + ": " + header_text(s) + where + "\n";
-      r.exit = kExitOk;
-      r.state = ItemState::done;
-    } catch (const InputError& e) {
-      complain("", e.what());
-    } catch (const IoError& e) {
-      complain("", e.what());
-    }
+      return kExitOk;
+    });
+    r.state = r.exit == kExitOk ? ItemState::done : ItemState::failed;
     return r;
   };
   BatchOptions bo = a.batch;

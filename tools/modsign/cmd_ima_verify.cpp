@@ -2,6 +2,7 @@
 // rule does with each file and its security.ima (include/modsign/ima_sign.hpp:
 // read_security_ima, ima_appraise_file).  Flags, calls and printing only.
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -64,6 +65,18 @@ nlohmann::json verdict_json(const std::string& path, const std::string& kernel, 
           {"reason", v.reason}};
 }
 
+/// The record of an input without a verdict ("error": unreadable, "skipped": not a regular
+/// file): the keys of verdict_json(), null where there is no verdict.
+nlohmann::json no_verdict_json(const std::string& path, const std::string& kernel, const std::string& func,
+                               const std::string& type, const std::string& status, const std::string& reason) {
+  nlohmann::json j{{"file", path}, {"kernel", kernel}, {"func", func}, {"appraise_type", type}, {"status", status}};
+  for (const char* k : {"open", "cause", "digsig_errno", "policy_errno", "version", "hash_algo", "keyid", "algorithm", "key",
+                        "file_hash", "blacklist_entry", "xattr_size"})
+    j[k] = nullptr;
+  j["reason"] = reason;
+  return j;
+}
+
 std::string verdict_text(const std::string& path, const ImaFileAppraisal& v) {
   std::string s = printable(path) + ": " + v.appraise_type + ": ";
   if (v.status == "policy-refused")
@@ -80,6 +93,15 @@ int cmd_ima_verify(ImaVerifyArgs& a) {
   auto profile = public_profile(a.kernel);
   if (!profile) return kExitUsage;
   if (a.types.empty()) a.types = {"imasig"};
+  for (const auto& t : a.types) {  // a typo is a usage error; a type the kernel refuses is a verdict
+    try {
+      check_ima_appraise_type(t);
+    } catch (const UsageError& e) {
+      complain("", std::string("--appraise-type: ") + e.what());
+      return kExitUsage;
+    }
+  }
+  if (!ima_hash_option(a.ima_hash, *profile)) return kExitUsage;
   bool dir_error = false;
   auto inputs = expand_file_tree(a.files, a.dirs, &dir_error);
   if (a.sigfile) skip_sigfiles(inputs);
@@ -106,41 +128,46 @@ int cmd_ima_verify(ImaVerifyArgs& a) {
   const auto trust = load_trust(a.trust, *profile);
   if (!trust) return kExitInput;
   const std::string xattr_name = a.xattr_user ? "user.ima" : "security.ima";
+  // With --json every input has its records, one per appraise type, as verify --json.
+  auto no_verdict = [&](const std::string& path, const std::string& status, const std::string& reason) {
+    std::string out;
+    if (a.json)
+      for (const auto& t : a.types) out += dump(no_verdict_json(path, profile->name(), a.func, t, status, reason)) + "\n";
+    return out;
+  };
   auto work = [&](std::size_t i) {
     const BatchInput& in = inputs[i];
     ItemResult r;
     CaptureComplaints capture(r.err);
     if (!in.not_regular.empty()) {
       complain(in.path, "skipped: " + in.not_regular);
+      r.out = no_verdict(in.path, "skipped", in.not_regular);
       r.state = ItemState::skipped;
       return r;
     }
-    r.exit = kExitInput;
-    r.state = ItemState::failed;
-    try {
-      std::optional<Bytes> xattr = given;
-      if (!given) xattr = a.sigfile ? std::optional<Bytes>(read_file(in.path + ".sig", kMaxSmallFileSize))
-                                    : read_security_ima(in.path, xattr_name);
-      int worst = kExitOk;
-      for (const auto& t : a.types) {
-        ImaAppraiseOptions o;
-        o.appraise_type = t;
-        o.func = a.func;
-        o.ima_hash = a.ima_hash;
-        const ImaFileAppraisal v = ima_appraise_file(in.path, xattr, *trust, *profile, o);
-        if (!v.passes()) worst = kExitVerdict;
-        r.out += a.json ? dump(verdict_json(in.path, profile->name(), v, xattr)) + "\n" : verdict_text(in.path, v);
-      }
-      r.exit = worst;
-      r.state = worst == kExitOk ? ItemState::done : ItemState::failed;
-    } catch (const UsageError& e) {
-      complain("", std::string("--ima-hash: ") + e.what());
-      r.exit = kExitUsage;
-    } catch (const InputError& e) {
-      complain("", e.what());
-    } catch (const IoError& e) {
-      complain("", e.what());
-    }
+    std::string why;
+    r.exit = run_guarded(
+        [&] {
+          std::optional<Bytes> xattr = given;
+          if (!given) xattr = a.sigfile ? std::optional<Bytes>(read_file(in.path + ".sig", kMaxSmallFileSize))
+                                        : read_security_ima(in.path, xattr_name);
+          int worst = kExitOk;
+          for (const auto& t : a.types) {
+            ImaAppraiseOptions o;
+            o.appraise_type = t;
+            o.func = a.func;
+            o.ima_hash = a.ima_hash;
+            const ImaFileAppraisal v = ima_appraise_file(in.path, xattr, *trust, *profile, o);
+            if (!v.passes()) worst = kExitVerdict;
+            r.out += a.json ? dump(verdict_json(in.path, profile->name(), v, xattr)) + "\n" : verdict_text(in.path, v);
+          }
+          std::error_code ec;
+          r.bytes = std::filesystem::file_size(in.path, ec);  // for the summary
+          return worst;
+        },
+        &why);
+    if (!why.empty()) r.out = no_verdict(in.path, "error", without_path(in.path, why));
+    r.state = r.exit == kExitOk ? ItemState::done : ItemState::failed;
     return r;
   };
   BatchOptions bo = a.batch;

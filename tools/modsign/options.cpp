@@ -28,7 +28,8 @@ void add_trust_options(CLI::App* cmd, TrustOptions& t) {
       ->allow_extra_args(false);
   cmd->add_flag("--strict", t.strict,
                 "a --keyring directory entry that is not a certificate file (FIFO, subdirectory, dangling "
-                "symlink, text) is an error instead of being skipped with a note");
+                "symlink, text), or a certificate of a key type the kernel cannot load (Ed25519), is an error "
+                "instead of being skipped with a note");
 }
 
 void add_kernel_option(CLI::App* cmd, std::string& profile, const std::string& what) {
@@ -108,15 +109,23 @@ std::pair<CLI::Option*, CLI::Option*> add_kernel_build_options(CLI::App* cmd, Ke
 
 void add_fs_options(CLI::App* cmd, FsOptions& o) {
   cmd->add_option("--fs", o.fs, "file system: ext4|xfs|btrfs|f2fs, optionally :SIZE (block size; btrfs: node size)");
-  cmd->add_option("--block-size", o.block_size, "block size in bytes (ext4: 4096, XFS: 4096 by default)");
-  cmd->add_option("--inode-size", o.inode_size, "inode size in bytes (ext4: 256, XFS: 512 by default)");
-  cmd->add_option("--extra-isize", o.extra_isize, "ext4 i_extra_isize of new inodes")->capture_default_str();
-  cmd->add_flag("--ea-inode", o.ea_inode, "ext4 with the ea_inode feature");
-  cmd->add_option("--node-size", o.node_size, "btrfs node size in bytes (16384 by default)");
-  cmd->add_option("--inline-xattr-size", o.inline_words, "f2fs inline xattr area in 4-byte words (0: noinline_xattr)")
-      ->capture_default_str();
-  cmd->add_option("--device", o.device, "read the geometry from this device or image's superblock");
-  cmd->add_option("--mount", o.mount, "read the geometry of the file system mounted here");
+  // What the superblock (--device) or the mount (--mount) says is not overridden: the
+  // geometry options exclude them, except f2fs's inline_xattr_size= with --device (a mount
+  // option, not in the superblock).
+  auto* dev = cmd->add_option("--device", o.device, "read the geometry from this device or image's superblock");
+  auto* mnt = cmd->add_option("--mount", o.mount, "read the geometry of the file system mounted here");
+  cmd->add_option("--block-size", o.block_size, "block size in bytes (ext4: 4096, XFS: 4096 by default)")->excludes(dev)->excludes(mnt);
+  cmd->add_option("--inode-size", o.inode_size, "inode size in bytes (ext4: 256, XFS: 512 by default)")->excludes(dev)->excludes(mnt);
+  cmd->add_option("--extra-isize", o.extra_isize, "ext4 i_extra_isize of new inodes")
+      ->capture_default_str()
+      ->excludes(dev)
+      ->excludes(mnt);
+  cmd->add_flag("--ea-inode", o.ea_inode, "ext4 with the ea_inode feature")->excludes(dev)->excludes(mnt);
+  cmd->add_option("--node-size", o.node_size, "btrfs node size in bytes (16384 by default)")->excludes(dev)->excludes(mnt);
+  cmd->add_option("--inline-xattr-size", o.inline_words,
+                  "f2fs inline xattr area in 4-byte words (0: noinline_xattr; 50 by default; with --device: the "
+                  "mount option the superblock does not hold)")
+      ->excludes(mnt);
   cmd->add_option("--xattr", o.xattrs, "another attribute the files carry, NAME=SIZE (repeatable)");
   cmd->add_option("--xattrs-of", o.xattrs_of, "the other attributes are those FILE carries");
 }

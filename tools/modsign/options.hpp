@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -76,10 +77,15 @@ std::pair<CLI::Option*, CLI::Option*> add_kernel_build_options(CLI::App* cmd, Ke
 /// --xattrs-of FILE (the other attributes a file carries).  0 means the file system's default.
 struct FsOptions {
   std::string fs, device, mount, xattrs_of;
-  std::uint32_t block_size = 0, inode_size = 0, extra_isize = 32, node_size = 0, inline_words = 50;
+  std::uint32_t block_size = 0, inode_size = 0, extra_isize = 32, node_size = 0;
+  std::optional<std::uint32_t> inline_words;  ///< --inline-xattr-size (f2fs; default 50)
   bool ea_inode = false;
   std::vector<std::string> xattrs;
 };
+/// --fs, --device, --mount, the geometry options and --xattr/--xattrs-of of `ima fit` and
+/// `ima estimate`.  A geometry option (--block-size, --inode-size, --extra-isize,
+/// --ea-inode, --node-size; --inline-xattr-size with --mount) excludes --device and --mount
+/// (CLI11: "--block-size excludes --device", exit 2): the file system read says those.
 void add_fs_options(CLI::App* cmd, FsOptions& o);
 
 /// --json: "one JSON object per <per>" ("one JSON object" for an empty `per`).
