@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/botan-trial.sh [build|bench|all] [--runs R]
+# bench/botan-trial.sh [build|bench|isa|all] [--runs R]
 # Issue 18: Botan 3.13 (Debian unstable's botan3 source package) with its CPU-specific
 # modules against the Botan 3.7.1 of tools/bootstrap-deps, in one run (not a dependency
 # switch: the figures decide, bench/RESULTS.md "Botan 3.13 trial (issue 18)").
@@ -21,6 +21,9 @@
 #          bench/sign-floor.sh (bench/tree.sh, every module), wall time on fresh copies
 #          with a warm page cache; 3.13/3.7.1 ratios taken inside each repetition, medians
 #          printed as one Markdown table with the load average before and after.
+#   isa    R repetitions of the Botan rates alone, 3.7.1 / 3.13 / 3.13 with its AVX-512
+#          code switched off at run time (BOTAN_CLEAR_CPUID=avx512: Keccak then takes its
+#          BMI2 permutation, as in 3.7.1), medians in MiB/s and operations/s.
 # Needs build/ (Botan 3.7.1, as the working rules configure it) with modsign and
 # modsign_bench built.
 set -euo pipefail
@@ -30,7 +33,7 @@ runs=5
 while [ $# -gt 0 ]; do
   case $1 in
     --runs) runs=$2; shift ;;
-    *) echo "usage: $0 [build|bench|all] [--runs R]" >&2; exit 2 ;;
+    *) echo "usage: $0 [build|bench|isa|all] [--runs R]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -195,9 +198,41 @@ for j in (1, 2):
 PY
 }
 
+isa() {  # the rates alone: 3.7.1, 3.13, 3.13 without its AVX-512 code (BOTAN_CLEAR_CPUID)
+  local run l
+  for run in $(seq "$runs"); do
+    for l in 371 313 313-noavx512; do
+      case $l in
+        371) x=(build/bin/modsign_bench) ;;
+        313) x=("$b313/bin/modsign_bench") ;;
+        *) x=(env BOTAN_CLEAR_CPUID=avx512 "$b313/bin/modsign_bench") ;;
+      esac
+      "${x[@]}" --benchmark_min_time=0.5 --benchmark_format=json \
+        --benchmark_filter='BM_Raw(Sign|Verify)/mldsa65_botan$|BM_Shake256/botan$' 2>/dev/null |
+        python3 -c '
+import json, sys
+for b in json.load(sys.stdin)["benchmarks"]:
+    s = b["cpu_time"] * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3}[b["time_unit"]]
+    v = b["bytes_per_second"] / 2**20 if "bytes_per_second" in b else 1 / s
+    print(sys.argv[1], sys.argv[2], b["name"], v)' "$run" "$l"
+    done
+  done | python3 -c '
+import statistics, sys
+d = {}
+for line in sys.stdin:
+    run, l, name, v = line.split()
+    d.setdefault((l, name), []).append(float(v))
+print("| Botan, per second (CPU time) | " + " | ".join(l for l in ("371", "313", "313-noavx512")) + " |")
+print("|---|---|---|---|")
+for name in ("BM_RawSign/mldsa65_botan", "BM_RawVerify/mldsa65_botan", "BM_Shake256/botan"):
+    print(f"| {name} | " + " | ".join(f"{statistics.median(d[(l, name)]):.0f}" for l in ("371", "313", "313-noavx512")) + " |")'
+  echo "load average $(cut -d' ' -f1-3 /proc/loadavg), $runs repetitions"
+}
+
 case $what in
   build) build ;;
   bench) bench ;;
+  isa) isa ;;
   all) build; bench ;;
-  *) echo "usage: $0 [build|bench|all] [--runs R]" >&2; exit 2 ;;
+  *) echo "usage: $0 [build|bench|isa|all] [--runs R]" >&2; exit 2 ;;
 esac
