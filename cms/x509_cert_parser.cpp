@@ -40,6 +40,11 @@ Status x509_note_sig_algo(ByteView o, const KernelProfile& profile) {
 }
 
 Status x509_supported(const crypto::Certificate& cert, const KernelProfile& profile) {
+  // x509_cert_parse decodes every certificate it loads with the x509.asn1 grammar under
+  // its BER rules (a keyring file's certificate as much as an embedded one): what OpenSSL
+  // reads but that decoder refuses (a length in more than 2 octets inside the
+  // SubjectPublicKeyInfo, say) is never loaded (hostile review: --cert with such a key).
+  if (auto st = x509_decode(cert.der(), profile); !st) return st;
   if (auto st = x509_note_sig_algo(cert.signature_algorithm(), profile); !st) return st;
   if (crypto::is_ml_dsa(cert.public_key().algo()) && profile.generation == Generation::v6)
     return make_error(KErr::enopkg, "ML-DSA keys need kernel 7.0");

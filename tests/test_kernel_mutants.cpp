@@ -379,3 +379,25 @@ TEST(KernelMutants, IndefiniteLengthWalkedInto) {
   EXPECT_EQ(parse(der2), KErr::ebadmsg);
   EXPECT_EQ(parse(der2, KernelProfile::v6()), KErr::enopkg);
 }
+
+// A keyring certificate goes through the same x509.asn1 decoder as an embedded one: a
+// subjectPublicKey BIT STRING whose length takes 4 octets is read by OpenSSL but is a
+// decoder error in the kernel (length_too_long), so the kernel never loads the
+// certificate; x509_supported() says so and keyring loading leaves it out with a note.
+TEST(KernelMutants, KeyringCertificateThroughTheKernelDecoder) {
+  Node c = tree(cert_der(KeyAlgo::ecdsa_p384));
+  Node& spki = c.kids.at(0).kids.at(6);
+  const Bytes bits = spki.kids.at(1).val;
+  Bytes body = spki.kids.at(0).enc();
+  const Bytes hdr = {0x03, 0x84, 0, 0, static_cast<std::uint8_t>(bits.size() >> 8), static_cast<std::uint8_t>(bits.size())};
+  body.insert(body.end(), hdr.begin(), hdr.end());
+  body.insert(body.end(), bits.begin(), bits.end());
+  spki.kids.clear();
+  spki.val = body;
+  auto cert = crypto::Certificate::from_der(c.enc());
+  ASSERT_TRUE(cert.ok()) << cert.error().message;
+  auto st = kernel::x509_supported(cert.value(), KernelProfile::v7_0());
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, KErr::ebadmsg);
+  EXPECT_TRUE(kernel::x509_supported(signer(KeyAlgo::ecdsa_p384).cert, KernelProfile::v7_0()).ok());
+}
