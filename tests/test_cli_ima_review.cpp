@@ -141,6 +141,16 @@ TEST_F(CliImaReview, GeometryOptionsExcludeDeviceAndMount) {
   EXPECT_EQ(r.status, 2) << r.err;
   EXPECT_EQ(r.err, "modsign: --fs ext4:4096: the size is read from --device " + d_ / "none.img" +
                        "; give --fs ext4 or no --fs\n");
+  // A size of 0 is not "the default" (hostile review): a usage error.
+  r = run(M() + " ima fit --fs ext4:0");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(r.err, "modsign: --fs ext4:0: SIZE must be a positive number of bytes\n");
+  for (const char* opt : {"--block-size 0", "--inode-size 0", "--node-size 0"}) {
+    r = run(M() + " ima fit --fs ext4 " + opt);
+    EXPECT_EQ(r.status, 2) << opt << ": " << r.err;
+    EXPECT_EQ(r.out, "") << opt;
+    EXPECT_NE(r.err.find("not in range 1 to 1048576"), std::string::npos) << opt << ": " << r.err;
+  }
 }
 
 // 4. estimate -r: a file reached twice counts once (said in a note); an unreadable

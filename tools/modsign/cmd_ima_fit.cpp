@@ -34,6 +34,7 @@ FsGeometry fs_geometry(const FsOptions& o) {
       if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos || n.size() > 9)
         throw UsageError("--fs " + o.fs + ": SIZE must be a number of bytes");
       size = static_cast<std::uint32_t>(std::stoul(n));
+      if (size == 0) throw UsageError("--fs " + o.fs + ": SIZE must be a positive number of bytes");
     }
   } else if (o.device.empty() && o.mount.empty()) {
     throw UsageError("give --fs, --device or --mount");

@@ -114,14 +114,14 @@ void add_fs_options(CLI::App* cmd, FsOptions& o) {
   // option, not in the superblock).
   auto* dev = cmd->add_option("--device", o.device, "read the geometry from this device or image's superblock");
   auto* mnt = cmd->add_option("--mount", o.mount, "read the geometry of the file system mounted here");
-  cmd->add_option("--block-size", o.block_size, "block size in bytes (ext4: 4096, XFS: 4096 by default)")->excludes(dev)->excludes(mnt);
-  cmd->add_option("--inode-size", o.inode_size, "inode size in bytes (ext4: 256, XFS: 512 by default)")->excludes(dev)->excludes(mnt);
+  cmd->add_option("--block-size", o.block_size, "block size in bytes (ext4: 4096, XFS: 4096 by default)")->check(CLI::Range(1, 1 << 20))->excludes(dev)->excludes(mnt);
+  cmd->add_option("--inode-size", o.inode_size, "inode size in bytes (ext4: 256, XFS: 512 by default)")->check(CLI::Range(1, 1 << 20))->excludes(dev)->excludes(mnt);
   cmd->add_option("--extra-isize", o.extra_isize, "ext4 i_extra_isize of new inodes")
       ->capture_default_str()
       ->excludes(dev)
       ->excludes(mnt);
   cmd->add_flag("--ea-inode", o.ea_inode, "ext4 with the ea_inode feature")->excludes(dev)->excludes(mnt);
-  cmd->add_option("--node-size", o.node_size, "btrfs node size in bytes (16384 by default)")->excludes(dev)->excludes(mnt);
+  cmd->add_option("--node-size", o.node_size, "btrfs node size in bytes (16384 by default)")->check(CLI::Range(1, 1 << 20))->excludes(dev)->excludes(mnt);
   cmd->add_option("--inline-xattr-size", o.inline_words,
                   "f2fs inline xattr area in 4-byte words (0: noinline_xattr; 50 by default; with --device: the "
                   "mount option the superblock does not hold)")
