@@ -199,9 +199,7 @@ void add_ima_sign_command(CLI::App& ima, Commands& subs) {
                 "file_size, sha256, hash");
   c->add_flag("--xattr-user", a->xattr_user, "use user.ima instead of security.ima (as evmctl --xattr-user)");
   add_batch_options(c, a->batch, true);
-  c->add_option("-r", a->dirs, "also every regular file under DIR (recursive, sorted; symbolic links skipped)")
-      ->allow_extra_args(false);
-  c->add_option("FILE", a->files, "files to sign");
+  add_ima_file_inputs(c, a->files, a->dirs, "files to sign");
   subs.emplace_back(c, [a] { return cmd_ima_sign(*a); });
 }
 

@@ -201,9 +201,7 @@ void add_ima_verify_command(CLI::App& ima, Commands& subs) {
   c->add_flag("--xattr-user", a->xattr_user, "read user.ima instead of security.ima (as evmctl --xattr-user)");
   add_json_flag(c, a->json, "file and appraise type");
   add_batch_options(c, a->batch, false);
-  c->add_option("-r", a->dirs, "also every regular file under DIR (recursive, sorted; symbolic links skipped)")
-      ->allow_extra_args(false);
-  c->add_option("FILE", a->files, "files to appraise");
+  add_ima_file_inputs(c, a->files, a->dirs, "files to appraise");
   subs.emplace_back(c, [a] { return cmd_ima_verify(*a); });
 }
 

@@ -130,6 +130,13 @@ void add_fs_options(CLI::App* cmd, FsOptions& o) {
   cmd->add_option("--xattrs-of", o.xattrs_of, "the other attributes are those FILE carries");
 }
 
+void add_ima_file_inputs(CLI::App* cmd, std::vector<std::string>& files, std::vector<std::string>& dirs,
+                         const std::string& what) {
+  cmd->add_option("-r", dirs, "also every regular file under DIR (recursive, sorted; symbolic links skipped)")
+      ->allow_extra_args(false);
+  cmd->add_option("FILE", files, what);
+}
+
 void add_json_flag(CLI::App* cmd, bool& json, const std::string& per) {
   cmd->add_flag("--json", json, per.empty() ? std::string("one JSON object") : "one JSON object per " + per);
 }

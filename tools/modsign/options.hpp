@@ -90,6 +90,10 @@ void add_fs_options(CLI::App* cmd, FsOptions& o);
 
 /// --json: "one JSON object per <per>" ("one JSON object" for an empty `per`).
 void add_json_flag(CLI::App* cmd, bool& json, const std::string& per = "module");
+/// The file inputs of `ima sign` and `ima verify`: FILE... (`what` is their help text) and
+/// -r DIR (every regular file under DIR, recursive, sorted; symbolic links skipped).
+void add_ima_file_inputs(CLI::App* cmd, std::vector<std::string>& files, std::vector<std::string>& dirs,
+                         const std::string& what);
 /// --backend auto|openssl|botan: the ML-DSA library for `what` ("signing", "verification").
 void add_backend_option(CLI::App* cmd, std::string& backend, const std::string& what);
 /// The output file: -o/--out, plus the command's older spellings in `aliases` (e.g.
