@@ -31,7 +31,11 @@ Reader Reader::enter(std::uint8_t tag, const char* what) {
   if (walk_in) {
     std::size_t fail_at = 0;
     std::string why;
-    if (!indefinite_extent(in_.subspan(2), fail_at, why)) {
+    if (auto used = indefinite_extent(in_.subspan(2), fail_at, why)) {
+      Reader r(in_.subspan(2, *used), rules_, depth_ + 1);
+      in_ = in_.subspan(2 + *used + 2);
+      return r;
+    } else {
       Reader r(in_.subspan(2), rules_, depth_ + 1);
       r.pending_ = std::make_shared<const std::string>(std::string(what) + ": " + why);
       r.pending_at_ = r.in_.size() - fail_at;
