@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -68,8 +69,8 @@ struct SizedCert {
   std::string key, pem;
 };
 inline const SizedCert& cert_932() {
-  static SizedCert* c = [] {
-    auto* s = new SizedCert;
+  static const std::unique_ptr<SizedCert> c = [] {
+    auto s = std::make_unique<SizedCert>();
     s->key = s->dir / "k.pem";
     s->pem = s->dir / "c.pem";
     auto r = run(test::openssl() + " genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out " + q(s->key));

@@ -34,8 +34,9 @@ void spit(const std::string& path, const std::string& text) {
 }
 
 TempDir::TempDir() {
-  char tmpl[] = "/tmp/modsign-test-XXXXXX";
-  if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
+  const char* base = std::getenv("TMPDIR");
+  std::string tmpl = std::string(base && *base ? base : "/tmp") + "/modsign-test-XXXXXX";
+  if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed under " + tmpl);
   path_ = tmpl;
 }
 

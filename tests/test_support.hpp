@@ -21,7 +21,8 @@ Bytes slurp(const std::string& path);
 void spit(const std::string& path, ByteView data);
 void spit(const std::string& path, const std::string& text);
 
-/// A fresh directory under /tmp, removed with everything in it on destruction.
+/// A fresh directory under $TMPDIR (else /tmp), removed with everything in it on destruction.
+/// tools/check gives each ctest run its own TMPDIR and fails if anything is left in it.
 class TempDir {
  public:
   TempDir();

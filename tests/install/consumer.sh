@@ -13,7 +13,7 @@
 set -eu
 build=$1 src=$2 cmake=$3 openssl=$4
 fail() { echo "consumer.sh: $*" >&2; exit 1; }
-tmp=$(mktemp -d /tmp/modsign-consumer.XXXXXX)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/modsign-consumer.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 prefix=$tmp/prefix
 
