@@ -348,4 +348,26 @@ TEST_F(Cli, NamesEscapeC0AndC1Controls) {
     EXPECT_EQ(r.err, "modsign: " + (d_ / ("missing-" + shown)) + ": No such file or directory\n") << shown;
     EXPECT_EQ(r.out, "");
   }
+}// Every command checks standard output at exit: a full disk is exit 3 and names stdout,
+// not a silent 0 (the ima commands had this; the others now do too).
+TEST_F(Cli, StdoutWriteErrorsAreExit3InEveryCommand) {
+  const std::string mod = module(), signed_mod = module("signed.ko");
+  ASSERT_EQ(test::run(M() + " sign --replace -q --key " + q(key("mldsa.pem")) + " --cert " + q(key("mldsa.crt")) + " " +
+                q(signed_mod)).status, 0);
+  ASSERT_EQ(test::run(M() + " sign -q --p7s-only --key " + q(key("mldsa.pem")) + " --cert " + q(key("mldsa.crt")) + " " +
+                q(mod)).status, 0);
+  const std::string full = "modsign: stdout: No space left on device\n";
+  for (const std::string& cmd : std::vector<std::string>{
+           "info " + q(signed_mod), "info --json " + q(signed_mod), "verify --cert " + q(key("mldsa.crt")) + " " + q(signed_mod),
+           "digest " + q(mod), "cms dump " + q(mod + ".p7s")}) {
+    auto r = test::run(M() + " " + cmd + " > /dev/full");
+    EXPECT_EQ(r.status, 3) << cmd << ": " << r.err;
+    EXPECT_NE(r.err.find(full), std::string::npos) << cmd << ": " << r.err;
+    EXPECT_EQ(test::run(M() + " " + cmd + " > /dev/null").status, 0) << cmd;
+  }
+  auto r = test::run(M() + " --help > /dev/full");
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err, full);
 }
+
+

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <streambuf>
 
 #include <fcntl.h>
 #include <termios.h>
@@ -143,14 +144,50 @@ int run_guarded(const std::function<int()>& f, std::string* what) {
 }
 
 namespace {
-int g_stdout_errno = 0;  ///< the errno of the first failed flush of standard output
+int g_stdout_errno = 0;  ///< the errno of the first failed write to standard output
+
+/// std::cout's buffer: 64 KiB written to descriptor 1 with write(2), so the errno of a failed
+/// write is kept where it happens (stdio's FILE keeps only an error flag, and a later call
+/// may overwrite errno).  After a failure it takes nothing more: std::cout goes bad.
+class StdoutBuffer final : public std::streambuf {
+ public:
+  StdoutBuffer() { setp(buf_, buf_ + sizeof buf_); }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (drain() != 0) return traits_type::eof();
+    if (!traits_type::eq_int_type(c, traits_type::eof())) {
+      *pptr() = traits_type::to_char_type(c);
+      pbump(1);
+    }
+    return traits_type::not_eof(c);
+  }
+  int sync() override { return drain(); }
+
+ private:
+  int drain() {
+    for (const char* p = pbase(); p < pptr() && g_stdout_errno == 0;) {
+      const ssize_t n = ::write(STDOUT_FILENO, p, static_cast<std::size_t>(pptr() - p));
+      if (n > 0) p += n;
+      else if (n < 0 && errno != EINTR) g_stdout_errno = errno;
+      else if (n == 0) g_stdout_errno = EIO;
+    }
+    setp(buf_, buf_ + sizeof buf_);
+    return g_stdout_errno == 0 ? 0 : -1;
+  }
+  char buf_[1 << 16];
+};
 }  // namespace
 
+void install_stdout_buffer() {
+  static auto* buffer = new StdoutBuffer;  // never destroyed: std::cout flushes it at exit
+  std::cout.rdbuf(buffer);
+}
+
 bool flush_stdout() {
-  // std::cout writes through stdout's stdio buffer (sync_with_stdio): fflush writes it.
-  errno = 0;
-  if (std::fflush(stdout) == 0 && !std::ferror(stdout) && std::cout.good()) return true;
-  if (g_stdout_errno == 0) g_stdout_errno = errno != 0 ? errno : EIO;
+  std::cout.flush();
+  if (g_stdout_errno == 0 && std::cout.good()) return true;
+  if (g_stdout_errno == 0) g_stdout_errno = EIO;
   return false;
 }
 

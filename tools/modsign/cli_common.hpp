@@ -72,8 +72,12 @@ int run_guarded(const std::function<int()>& f, std::string* what);
 /// before: a full disk, a closed pipe), writes "modsign: stdout: <strerror>" (e.g. "No space
 /// left on device") to stderr and returns max(status, kExitInput); else `status`.
 int finish_stdout(int status);
-/// fflush(stdout); false when a write to it failed, whose errno finish_stdout() reports.
+/// Flushes std::cout; false when a write to it failed, whose errno finish_stdout() reports.
 bool flush_stdout();
+/// Gives std::cout a buffer that writes descriptor 1 itself and keeps the errno of a failed
+/// write (main() calls it first).  Everything the CLI prints to standard output goes
+/// through std::cout.
+void install_stdout_buffer();
 
 std::optional<Signer> load_signer(const std::string& key, const std::string& cert, const KeyOptions& options = {},
                                   bool* usage = nullptr);

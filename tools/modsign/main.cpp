@@ -33,6 +33,7 @@ std::string version_text() {
 
 int main(int argc, char** argv) {
   using namespace modsign::cli;
+  install_stdout_buffer();
   const auto registered = commands();
   // A command with its own command line (sign-file) gets argv from its name on.
   if (argc >= 2)
@@ -51,12 +52,14 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : kExitUsage;
+    const int rc = app.exit(e);  // --help and --version print to standard output
+    return rc == 0 ? finish_stdout(0) : kExitUsage;
   }
+  // Every command ends by checking standard output: a full disk or a closed pipe is exit 3,
+  // not 0, and says so.
   try {
     for (auto& [sub, run] : runners)
-      if (*sub) return run();
+      if (*sub) return finish_stdout(run());
   } catch (const std::exception& e) {
     complain("", std::string("internal error: ") + e.what());
     return kExitInput;
