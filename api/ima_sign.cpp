@@ -169,6 +169,10 @@ void check_ima_appraise_type(const std::string& appraise_type) {
     throw UsageError("unknown appraise_type '" + appraise_type + "' (" + digest::kImaAppraiseTypes + ")");
 }
 
+void check_ima_func(const std::string& func) {
+  if (!digest::ima_func_known(func)) throw UsageError("unknown func '" + func + "' (" + digest::kImaFuncs + ")");
+}
+
 ImaFileAppraisal ima_appraise_file(const std::string& path, const std::optional<Bytes>& security_ima,
                                    const TrustStore& ima, const KernelProfile& profile,
                                    const ImaAppraiseOptions& o) {

@@ -15,15 +15,23 @@ bool ima_appraise_type_known(std::string_view type) {
   return type == "imasig" || type == "sigv3" || type == "imasig|modsig";
 }
 
+namespace {
+constexpr std::array<std::string_view, 6> kPlainFuncs{"FILE_CHECK",  "BPRM_CHECK",     "MMAP_CHECK",
+                                                      "CREDS_CHECK", "FIRMWARE_CHECK", "POLICY_CHECK"};
+constexpr std::array<std::string_view, 3> kModsigFuncs{"MODULE_CHECK", "KEXEC_KERNEL_CHECK", "KEXEC_INITRAMFS_CHECK"};
+bool modsig_func(std::string_view func) {
+  return std::find(kModsigFuncs.begin(), kModsigFuncs.end(), func) != kModsigFuncs.end();
+}
+}  // namespace
+
+bool ima_func_known(std::string_view func) {
+  return modsig_func(func) || std::find(kPlainFuncs.begin(), kPlainFuncs.end(), func) != kPlainFuncs.end();
+}
+
 Result<ImaRuleFlags> ima_parse_appraise_rule(std::string_view func, std::string_view type,
                                              const kernel::KernelProfile& profile) {
-  static constexpr std::array<std::string_view, 6> kPlain{"FILE_CHECK",   "BPRM_CHECK",     "MMAP_CHECK",
-                                                          "CREDS_CHECK",  "FIRMWARE_CHECK", "POLICY_CHECK"};
-  static constexpr std::array<std::string_view, 3> kModsig{"MODULE_CHECK", "KEXEC_KERNEL_CHECK", "KEXEC_INITRAMFS_CHECK"};
-  const bool plain = std::find(kPlain.begin(), kPlain.end(), func) != kPlain.end();
-  const bool modsig_func = std::find(kModsig.begin(), kModsig.end(), func) != kModsig.end();
   const std::string rule = "appraise func=" + std::string(func) + " appraise_type=" + std::string(type);
-  if (!plain && !modsig_func) return make_error(KErr::einval, rule + ": unknown func");
+  if (!ima_func_known(func)) return make_error(KErr::einval, rule + ": unknown func");
   ImaRuleFlags f;
   if (type == "imasig") {
     f.digsig_required = f.check_blacklist = true;
@@ -38,7 +46,7 @@ Result<ImaRuleFlags> ima_parse_appraise_rule(std::string_view func, std::string_
     return make_error(KErr::einval, rule + ": unknown appraise_type");
   }
   // ima_validate_rule: IMA_MODSIG_ALLOWED only for the module and kexec hooks.
-  if (f.modsig_allowed && !modsig_func) return make_error(KErr::einval, rule + ": modsig is allowed only for MODULE_CHECK and KEXEC_*_CHECK");
+  if (f.modsig_allowed && !modsig_func(func)) return make_error(KErr::einval, rule + ": modsig is allowed only for MODULE_CHECK and KEXEC_*_CHECK");
   return f;
 }
 

@@ -35,6 +35,13 @@ bool ima_sigv3_file_signatures(const kernel::KernelProfile& profile);
 Result<ImaRuleFlags> ima_parse_appraise_rule(std::string_view func, std::string_view type,
                                              const kernel::KernelProfile& profile);
 
+/// Whether `func` is one of the func= values above, the ones an appraise rule takes
+/// (ima_parse_rule Opt_func, Linux 7.2.13); kImaFuncs lists them for messages.
+bool ima_func_known(std::string_view func);
+inline constexpr const char* kImaFuncs =
+    "FILE_CHECK, BPRM_CHECK, MMAP_CHECK, CREDS_CHECK, FIRMWARE_CHECK, POLICY_CHECK, MODULE_CHECK, "
+    "KEXEC_KERNEL_CHECK, KEXEC_INITRAMFS_CHECK";
+
 /// Whether `type` is an appraise_type value Opt_appraise_type knows at all ("imasig",
 /// "sigv3", "imasig|modsig"); kImaAppraiseTypes lists them for messages.
 bool ima_appraise_type_known(std::string_view type);

@@ -305,6 +305,18 @@ TEST_F(CliImaReview, AppraiseTypeTypoIsAUsageError) {
   EXPECT_NE(r.out.find("rule refused (EINVAL)"), std::string::npos) << r.out;
 }
 
+// 11b. So is a func typo: the kernel's policy parser has no such func, so no rule exists.
+TEST_F(CliImaReview, FuncTypoIsAUsageError) {
+  spit(d_ / "a", std::string("hello"));
+  auto r = run(M() + " ima verify --func FILECHECK " + q(d_ / "a"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "modsign: --func: unknown func 'FILECHECK' (FILE_CHECK, BPRM_CHECK, MMAP_CHECK, CREDS_CHECK, "
+                   "FIRMWARE_CHECK, POLICY_CHECK, MODULE_CHECK, KEXEC_KERNEL_CHECK, KEXEC_INITRAMFS_CHECK)\n");
+  r = run(M() + " ima verify --func BPRM_CHECK " + q(d_ / "a"));
+  EXPECT_EQ(r.status, 1) << r.err;
+}
+
 // 12. The summary counts the bytes read.
 TEST_F(CliImaReview, VerifySummaryCountsBytes) {
   spit(d_ / "a", std::string("hello"));

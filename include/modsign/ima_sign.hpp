@@ -125,6 +125,12 @@ struct ImaAppraiseOptions {
 /// imasig|modsig for FILE_CHECK) is no error: ima_appraise_file() predicts the refusal.
 MODSIGN_API void check_ima_appraise_type(const std::string& appraise_type);
 
+/// Checks a func= value the same way: throws UsageError "unknown func 'X' (FILE_CHECK, ...)"
+/// for a word ima_parse_rule() does not take as an appraise rule's func (Opt_func in
+/// security/integrity/ima/ima_policy.c, Linux 7.2.13); ima_appraise_file() given such a
+/// func still predicts the policy write's EINVAL.
+MODSIGN_API void check_ima_func(const std::string& func);
+
 /// What the `profile` kernel does when the file at `path` with security.ima `security_ima`
 /// (nullopt: none) is opened under an enforcing rule `options`, with `ima` as the .ima
 /// keyring (its certificates; its .blacklist bin: entries for ima_check_blacklist()).

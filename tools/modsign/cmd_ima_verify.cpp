@@ -101,6 +101,12 @@ int cmd_ima_verify(ImaVerifyArgs& a) {
       return kExitUsage;
     }
   }
+  try {
+    check_ima_func(a.func);
+  } catch (const UsageError& e) {
+    complain("", std::string("--func: ") + e.what());
+    return kExitUsage;
+  }
   if (!ima_hash_option(a.ima_hash, *profile)) return kExitUsage;
   bool dir_error = false;
   auto inputs = expand_file_tree(a.files, a.dirs, &dir_error);
