@@ -96,11 +96,16 @@ struct Keyring {
   /// (when given); with `strict` it is an error instead, EBADMSG "<dir>/<entry>: <why>
   /// (not a certificate)".  A file that claims to be a certificate (DER, or a PEM
   /// CERTIFICATE block) but does not parse stays an error in both modes, except a key type
-  /// the kernel cannot load (ENOPKG from the public key, e.g. Ed25519): that file (given or
-  /// in a directory) is skipped with "<file>: skipped: <reason> (a key type the kernel
-  /// cannot load)", or, with `strict`, ENOPKG "<file>: <reason> (a key type the kernel
-  /// cannot load)".
+  /// the kernel cannot load (ENOPKG from the public key, e.g. Ed25519): that certificate
+  /// alone (a DER file, or one PEM block of a bundle: the bundle's other certificates are
+  /// kept) is skipped with "<file>: skipped: [PEM block N: ]<reason> (a key type the
+  /// kernel cannot load)", or, with `strict`, ENOPKG "<file>: [PEM block N: ]<reason> (a
+  /// key type the kernel cannot load)".
   Status add_path(const std::string& path, bool strict = false, std::vector<std::string>* skipped = nullptr);
+
+ private:
+  /// The certificates of one file's bytes, for add_path.
+  Status add_certificates(const std::string& file, ByteView bytes, bool strict, std::vector<std::string>* skipped);
 };
 
 }  // namespace modsign::kernel

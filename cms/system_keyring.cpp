@@ -89,19 +89,20 @@ Status Keyring::add_path(const std::string& path, bool strict, std::vector<std::
         if (auto st = skip(f, why); !st) return st;
         continue;
       }
-      auto certs = crypto::Certificate::from_bytes(bytes);
-      if (!certs && certs.error().code == KErr::enopkg) {
-        if (auto st = skip_unsupported(f, certs.error(), strict, skipped); !st) return st;
-        continue;
-      }
-      if (!certs) return make_error(certs.error().code, f + ": " + certs.error().message);
-      for (auto& c : certs.value()) certificates.push_back(std::move(c));
+      if (auto st = add_certificates(f, bytes, strict, skipped); !st) return st;
     }
     return ok_status();
   }
-  auto certs = crypto::Certificate::load_all(path);
-  if (!certs && certs.error().code == KErr::enopkg) return skip_unsupported(path, certs.error(), strict, skipped);
-  if (!certs) return make_error(certs.error().code, path + ": " + certs.error().message);
+  return add_certificates(path, read_file(path, kMaxSmallFileSize), strict, skipped);
+}
+
+Status Keyring::add_certificates(const std::string& file, ByteView bytes, bool strict, std::vector<std::string>* skipped) {
+  std::vector<Error> unsupported;
+  auto certs = crypto::Certificate::from_bytes(bytes, &unsupported);
+  if (!certs && certs.error().code == KErr::enopkg) return skip_unsupported(file, certs.error(), strict, skipped);
+  if (!certs) return make_error(certs.error().code, file + ": " + certs.error().message);
+  for (const Error& e : unsupported)  // one PEM block the kernel cannot load; the others are kept
+    if (auto st = skip_unsupported(file, e, strict, skipped); !st) return st;
   for (auto& c : certs.value()) certificates.push_back(std::move(c));
   return ok_status();
 }

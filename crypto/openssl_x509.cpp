@@ -282,11 +282,11 @@ Result<Certificate> Certificate::from_der(ByteView der, asn1::Rules rules) {
   return c;
 }
 
-Result<std::vector<Certificate>> Certificate::load_all(const std::string& path) {
-  return from_bytes(read_file(path, kMaxSmallFileSize));
+Result<std::vector<Certificate>> Certificate::load_all(const std::string& path, std::vector<Error>* unsupported) {
+  return from_bytes(read_file(path, kMaxSmallFileSize), unsupported);
 }
 
-Result<std::vector<Certificate>> Certificate::from_bytes(ByteView in) {
+Result<std::vector<Certificate>> Certificate::from_bytes(ByteView in, std::vector<Error>* unsupported) {
   std::vector<Certificate> out;
   if (in.size() > kMaxSmallFileSize) return make_error(KErr::ebadmsg, "certificate input larger than 16 MiB");
   if (in.size() >= 2 && in[0] == 0x30 && in[1] == 0x82) {
@@ -315,9 +315,17 @@ Result<std::vector<Certificate>> Certificate::from_bytes(ByteView in) {
     OPENSSL_free(header);
     OPENSSL_free(data);
     if (!is_cert) continue;
-    if (!c) return make_error(c.error().code, "PEM block " + std::to_string(index) + ": " + c.error().message);
+    if (!c) {
+      Error e = make_error(c.error().code, "PEM block " + std::to_string(index) + ": " + c.error().message);
+      if (unsupported && e.code == KErr::enopkg) {
+        unsupported->push_back(std::move(e));
+        continue;
+      }
+      return e;
+    }
     out.push_back(std::move(c.value()));
   }
+  if (out.empty() && unsupported && !unsupported->empty()) return out;  // every block unsupported
   if (out.empty()) {
     if (!in.empty() && in[0] == 0x30) {
       auto c = from_der(in);

@@ -292,6 +292,27 @@ TEST_F(CliImaReview, UnsupportedKeyTypeInAKeyringIsSkipped) {
   EXPECT_EQ(r.err, "modsign: " + note + "\n");
 }
 
+// 10b. In a PEM bundle only that certificate is skipped: the bundle's others stay trusted
+// (x509_load_certificate_list goes on with the next certificate).
+TEST_F(CliImaReview, UnsupportedCertificateInABundleIsSkippedAlone) {
+  auto r = run(openssl() + " req -x509 -new -newkey ed25519 -nodes -keyout " + q(d_ / "ed.key") +
+               " -subj /CN=ed -days 3 -out " + q(d_ / "ed.crt"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  run("cat " + q(d_ / "ed.crt") + " " + q(f("ec.crt")) + " > " + q(d_ / "bundle.pem"));
+  spit(d_ / "a", std::string("hello"));
+  ASSERT_EQ(run(sign() + " -q --sigfile " + q(d_ / "a")).status, 0);
+  r = run(M() + " ima verify --keyring " + q(d_ / "bundle.pem") + " --sigfile " + q(d_ / "a"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "modsign: note: " + d_ / "bundle.pem" +
+                       ": skipped: PEM block 1: certificate: unsupported public key algorithm 1.3.101.112 (a key "
+                       "type the kernel cannot load)\n");
+  r = run(M() + " ima verify --strict --keyring " + q(d_ / "bundle.pem") + " --sigfile " + q(d_ / "a"));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err, "modsign: " + d_ / "bundle.pem" +
+                       ": PEM block 1: certificate: unsupported public key algorithm 1.3.101.112 (a key type the "
+                       "kernel cannot load)\n");
+}
+
 // 11. An appraise_type typo is a usage error naming it and the accepted values.
 TEST_F(CliImaReview, AppraiseTypeTypoIsAUsageError) {
   spit(d_ / "a", std::string("hello"));
