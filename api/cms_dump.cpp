@@ -398,7 +398,9 @@ CmsDump dump(ByteView der, const std::string& name) {
     return dump_der(der, asn1::Rules::der);
   } catch (const asn1::DecodeError& der_error) {
     try {
-      return dump_der(der, asn1::Rules::ber);  // indefinite lengths (openssl cms -stream)
+      CmsDump d = dump_der(der, asn1::Rules::ber);  // indefinite lengths (openssl cms -stream)
+      d.ber = true;
+      return d;
     } catch (const asn1::DecodeError&) {
       throw InputError(name + ": " + der_error.what());
     }

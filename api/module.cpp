@@ -70,7 +70,7 @@ SignatureInfo describe(const ModuleFile& mf, ByteView file) {
     throw InputError(mf.path + ": " + std::string(errno_name(split.error().code)) + ": " + split.error().message);
   if (auto st = module::check_signature_present(*split); !st)
     throw InputError(mf.path + ": " + std::string(errno_name(st.error().code)) + ": " + st.error().message);
-  auto sd = cms::parse(split->cms);
+  auto sd = cms::parse(split->cms, asn1::Rules::ber);  // what the kernel reads, indefinite lengths included
   if (!sd) throw InputError(mf.path + ": " + std::string(errno_name(sd.error().code)) + ": " + sd.error().message);
   if (sd->signers.empty()) throw InputError(mf.path + ": PKCS#7 has no SignerInfo");
   const auto& si = sd->signers.front();

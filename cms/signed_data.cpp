@@ -197,9 +197,9 @@ Result<Bytes> build_detached_prehashed(const crypto::PrivateKey& key, const cryp
 // ------------------------------------------------------------------------------- parser
 
 namespace {
-void parse_signed_attrs(SignerInfo& si, const asn1::Element& el) {
+void parse_signed_attrs(SignerInfo& si, const asn1::Element& el, const Reader& parent) {
   si.signed_attrs = copy(el.tlv);
-  Reader attrs(el.content);
+  Reader attrs = parent.inside(el);
   while (!attrs.empty()) {
     Reader attr = attrs.enter(asn1::kSequence, "signedAttrs Attribute");
     auto type = attr.expect(asn1::kOid, "attribute type");
@@ -238,7 +238,7 @@ SignerInfo parse_signer_info(Reader& sis) {
   Reader da = r.enter(asn1::kSequence, "digestAlgorithm");
   si.digest_algorithm_oid = copy(da.expect(asn1::kOid, "digestAlgorithm OID").content);
   si.digest_algorithm = crypto::hash_by_oid(si.digest_algorithm_oid);
-  if (r.maybe(asn1::context_cons(0), e)) parse_signed_attrs(si, e);
+  if (r.maybe(asn1::context_cons(0), e)) parse_signed_attrs(si, e, r);
   Reader sa = r.enter(asn1::kSequence, "signatureAlgorithm");
   si.signature_algorithm_oid = copy(sa.expect(asn1::kOid, "signatureAlgorithm OID").content);
   if (sa.maybe(asn1::kNull, e)) si.signature_algorithm_params_null = true;
@@ -250,10 +250,10 @@ SignerInfo parse_signer_info(Reader& sis) {
 }
 }  // namespace
 
-Result<SignedData> parse(ByteView der) {
+Result<SignedData> parse(ByteView der, asn1::Rules rules) {
   SignedData sd;
   try {
-    Reader top(der);
+    Reader top(der, rules);
     Reader ci = top.enter(asn1::kSequence, "ContentInfo");
     if (!top.empty()) return make_error(KErr::ebadmsg, "trailing data after ContentInfo");
     auto type = ci.expect(asn1::kOid, "contentType");
@@ -275,11 +275,11 @@ Result<SignedData> parse(ByteView der) {
     sd.econtent_type = copy(eci.expect(asn1::kOid, "eContentType").content);
     asn1::Element e;
     if (eci.maybe(asn1::context_cons(0), e)) {
-      Reader ec(e.content);
+      Reader ec = eci.inside(e);
       sd.econtent = copy(ec.expect(asn1::kOctetString, "eContent").content);
     }
     if (s.maybe(asn1::context_cons(0), e)) {
-      Reader certs(e.content);
+      Reader certs = s.inside(e);
       while (!certs.empty()) sd.certificates.push_back(copy(certs.expect(asn1::kSequence, "certificate").tlv));
     }
     if (s.maybe(asn1::context_cons(1), e)) sd.has_crls = true;

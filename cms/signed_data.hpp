@@ -58,11 +58,13 @@ struct SignedData {
   std::vector<SignerInfo> signers;
 };
 
-/// Parse DER ContentInfo { id-signedData, [0] SignedData } (RFC 5652 §3, §5.1).
+/// Parse DER ContentInfo { id-signedData, [0] SignedData } (RFC 5652 §3, §5.1); with
+/// Rules::ber also the lengths the kernel's BER decoder takes (indefinite, non-minimal),
+/// as pkcs7_parse_message() reads a module's signature (lib/asn1_decoder.c).
 /// Errors: EBADMSG for malformed DER or structure (message says which element),
 /// EINVAL for an outer content type other than id-signedData ("Only support
 /// pkcs7_signedData type") or SignedData/SignerInfo version other than 1 or 3.
-Result<SignedData> parse(ByteView der);
+Result<SignedData> parse(ByteView der, asn1::Rules rules = asn1::Rules::der);
 
 /// What to build.
 struct BuildOptions {

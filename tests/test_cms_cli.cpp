@@ -4,6 +4,7 @@
 // `openssl cms -verify` (issue 17 §4).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -231,6 +232,52 @@ TEST(CmsCli, UsageAndMalformed) {
   r = run(M() + " cms verify " + q(V(dir + "mldsa87.attached.default-attrs.with-cert.p7s")));
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("proves integrity, not who signed"), std::string::npos) << r.err;
+}
+
+// A BER message (indefinite outer lengths, as openssl cms -stream writes) is dumped with
+// BER rules and labelled BER; the same message inside a module is described by info, which
+// reads it as the kernel does.
+TEST(CmsCli, BerSignatureIsLabelledAndInfoReadsIt) {
+  TempDir d;
+  ASSERT_EQ(run(M() + " keygen --out " + q(d / "k.pem") + " --cert-out " + q(d / "c.pem")).status, 0);
+  spit(d / "m.ko", Bytes(4096, 0x5a));
+  ASSERT_EQ(run(M() + " sign -q --p7s-only --key " + q(d / "k.pem") + " --cert " + q(d / "c.pem") + " " + q(d / "m.ko")).status, 0);
+  const Bytes der = slurp(d / "m.ko.p7s");
+  ASSERT_GE(der.size(), 4u);
+  ASSERT_EQ(der[0], 0x30);
+  ASSERT_EQ(der[1], 0x82);
+  const std::size_t n = std::size_t{der[2]} << 8 | der[3];
+  ASSERT_EQ(n + 4, der.size());
+  // The ContentInfo with an indefinite length (30 80) and its end-of-contents (00 00).
+  Bytes ber(n + 4, 0x00);
+  ber[0] = 0x30;
+  ber[1] = 0x80;
+  std::copy(der.begin() + 4, der.end(), ber.begin() + 2);
+  spit(d / "ber.p7s", ber);
+  auto r = run(M() + " cms dump " + q(d / "ber.p7s"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')), d / "ber.p7s" + ": BER, " + std::to_string(ber.size()) + " bytes of BER");
+  const json j = dump_json(d / "ber.p7s");
+  EXPECT_EQ(j["format"], "BER");
+  EXPECT_EQ(j["encoding"], "BER");
+  EXPECT_EQ(dump_json(d / "m.ko.p7s")["encoding"], "DER");
+  // The module: content, BER PKCS#7, module_signature (id_type 2, sig_len big-endian), marker.
+  Bytes mod = slurp(d / "m.ko");
+  mod.insert(mod.end(), ber.begin(), ber.end());
+  const std::uint32_t len = static_cast<std::uint32_t>(ber.size());
+  mod.insert(mod.end(), {0, 0, 2, 0, 0, 0, 0, 0, std::uint8_t(len >> 24), std::uint8_t(len >> 16), std::uint8_t(len >> 8),
+                         std::uint8_t(len)});
+  const std::string marker = "~Module signature appended~\n";
+  mod.insert(mod.end(), marker.begin(), marker.end());
+  spit(d / "ber.ko", mod);
+  r = run(M() + " info --json " + q(d / "ber.ko"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json i = json::parse(r.out);
+  EXPECT_EQ(i["signed"], true);
+  EXPECT_EQ(i["cms_length"], ber.size());
+  EXPECT_EQ(i["signature_algorithm"], "ML-DSA-65");
+  r = run(M() + " verify --cert " + q(d / "c.pem") + " " + q(d / "ber.ko"));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
 }
 
 }  // namespace

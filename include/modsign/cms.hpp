@@ -85,7 +85,10 @@ struct CmsSignerInfo {
 /// A ContentInfo(SignedData) field by field (RFC 5652 §3, §5.1, §5.2).
 struct CmsDump {
   bool pem = false;          ///< the input was PEM ("PKCS7" or "CMS" armour)
-  std::size_t der_size = 0;  ///< bytes of DER
+  std::size_t der_size = 0;  ///< bytes of DER (of BER when `ber`)
+  /// The encoding is BER, not DER: lengths only a BER decoder takes (indefinite, as
+  /// `openssl cms -stream` writes, or non-minimal), which the kernel's decoder reads too.
+  bool ber = false;
   CmsAlgorithm content_type; ///< ContentInfo.contentType (signedData)
   int version = 0;           ///< SignedData.version
   CmsTlv signed_data_at;

@@ -66,7 +66,8 @@ json dump_json(const std::string& path, const CmsDump& d) {
          {"length", s.at.length}});
   }
   return {{"path", path},
-          {"format", d.pem ? "PEM" : "DER"},
+          {"format", d.pem ? "PEM" : d.ber ? "BER" : "DER"},
+          {"encoding", d.ber ? "BER" : "DER"},
           {"der_size", d.der_size},
           {"content_type", alg_json(d.content_type)},
           {"signed_data", {{"version", d.version}, {"offset", d.signed_data_at.offset}, {"length", d.signed_data_at.length}}},
@@ -96,7 +97,8 @@ void print_attrs(const char* what, const std::vector<CmsAttribute>& attrs) {
 }
 
 void print_dump(const std::string& path, const CmsDump& d) {
-  std::cout << printable(path) << ": " << (d.pem ? "PEM" : "DER") << ", " << d.der_size << " bytes of DER\n";
+  const char* encoding = d.ber ? "BER" : "DER";
+  std::cout << printable(path) << ": " << (d.pem ? "PEM" : encoding) << ", " << d.der_size << " bytes of " << encoding << "\n";
   std::cout << "ContentInfo.contentType: " << alg_text(d.content_type) << "\n";
   std::cout << "SignedData " << at_text(d.signed_data_at) << "\n  version: " << d.version << "\n";
   for (const auto& a : d.digest_algorithms) std::cout << "  digestAlgorithm: " << alg_text(a) << "\n";
