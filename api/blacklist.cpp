@@ -40,8 +40,10 @@ Module open(Bytes stored, std::uint64_t max_size, const std::string& name, std::
   return Module{std::move(stored), std::move(img).value()};
 }
 
+/// Read as x509_cert_parse() reads it (BER; the key decoded only when used), so that a
+/// certificate whose key OpenSSL refuses still has its tbs: entry, as in the kernel.
 crypto::Certificate one_certificate(ByteView der, const std::string& name) {
-  auto c = crypto::Certificate::from_der(der);
+  auto c = crypto::Certificate::from_der(der, asn1::Rules::ber);
   if (!c) throw InputError(name + ": " + c.error().message);
   return std::move(c).value();
 }
@@ -70,7 +72,7 @@ std::vector<Item> read_items(const std::string& path, std::uint64_t max_size, st
   const bool der = head.size() >= 2 && head[0] == 0x30 && (head[1] == 0x82 || head[1] == 0x81);
   std::vector<Item> out;
   if (!elf && module::detect_compression(head) == module::Compression::none && (pem || der)) {
-    auto certs = crypto::Certificate::from_bytes(head);
+    auto certs = crypto::Certificate::from_bytes(head, nullptr, asn1::Rules::ber);
     if (!certs) {
       const std::string msg = path + ": " + certs.error().message;
       if (reason) *reason = msg;

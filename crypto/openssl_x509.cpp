@@ -286,11 +286,11 @@ Result<std::vector<Certificate>> Certificate::load_all(const std::string& path, 
   return from_bytes(read_file(path, kMaxSmallFileSize), unsupported);
 }
 
-Result<std::vector<Certificate>> Certificate::from_bytes(ByteView in, std::vector<Error>* unsupported) {
+Result<std::vector<Certificate>> Certificate::from_bytes(ByteView in, std::vector<Error>* unsupported, asn1::Rules rules) {
   std::vector<Certificate> out;
   if (in.size() > kMaxSmallFileSize) return make_error(KErr::ebadmsg, "certificate input larger than 16 MiB");
   if (in.size() >= 2 && in[0] == 0x30 && in[1] == 0x82) {
-    auto c = from_der(in);
+    auto c = from_der(in, rules);
     if (!c) return c.error();
     out.push_back(std::move(c.value()));
     return out;
@@ -310,7 +310,7 @@ Result<std::vector<Certificate>> Certificate::from_bytes(ByteView in, std::vecto
     ++index;
     const bool is_cert = std::strcmp(name, "CERTIFICATE") == 0 || std::strcmp(name, "X509 CERTIFICATE") == 0;
     Result<Certificate> c = make_error(KErr::ebadmsg, "");
-    if (is_cert) c = from_der(ByteView(data, static_cast<std::size_t>(len)));
+    if (is_cert) c = from_der(ByteView(data, static_cast<std::size_t>(len)), rules);
     OPENSSL_free(name);
     OPENSSL_free(header);
     OPENSSL_free(data);
@@ -328,7 +328,7 @@ Result<std::vector<Certificate>> Certificate::from_bytes(ByteView in, std::vecto
   if (out.empty() && unsupported && !unsupported->empty()) return out;  // every block unsupported
   if (out.empty()) {
     if (!in.empty() && in[0] == 0x30) {
-      auto c = from_der(in);
+      auto c = from_der(in, rules);
       if (!c) return c.error();
       out.push_back(std::move(c.value()));
       return out;

@@ -3,6 +3,7 @@
 // keyring, signedAttrs keys, JSON lines, digest names, Linux 6.1 without SHA-3.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 #include <tuple>
 
@@ -58,6 +59,32 @@ TEST_F(BlacklistCli, CertificateLookalikesAreRefusedNotHashedAsModules) {
   r = test::run(M() + " blacklist entry " + q(d_ / "big.bin"));
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, "\"bin:" + first_word(sh("sha256sum " + q(d_ / "big.bin"))) + "\"\n");
+}
+
+// A certificate whose key OpenSSL refuses (an EC point of zeros) still has its tbs: entry,
+// and blacklist check finds it: x509_cert_parse() keeps the key bytes undecoded (they are
+// parsed only when used), and x509_get_sig_params() hashes the TBSCertificate either way.
+TEST_F(BlacklistCli, CertificateWithARefusedKeyHasItsTbsEntry) {
+  ASSERT_EQ(test::run(M() + " keygen --algo ecdsa-p256 --out " + q(d_ / "ec.pem") + " --cert-out " + q(d_ / "ec.crt")).status, 0);
+  ASSERT_EQ(test::run(test::openssl() + " x509 -in " + q(d_ / "ec.crt") + " -outform DER -out " + q(d_ / "ec.der")).status, 0);
+  Bytes der = test::slurp(d_ / "ec.der");
+  const Bytes point_head{0x03, 0x42, 0x00, 0x04};  // BIT STRING, no unused bits, uncompressed point
+  auto at = std::search(der.begin(), der.end(), point_head.begin(), point_head.end());
+  ASSERT_NE(at, der.end());
+  std::fill(at + 4, at + 4 + 64, 0x00);
+  test::spit(d_ / "bad.der", der);
+  ASSERT_NE(test::run(test::openssl() + " x509 -inform DER -in " + q(d_ / "bad.der") + " -noout -pubkey").status, 0);
+  // Certificate 30 82 LL LL, TBSCertificate 30 82 LL LL from offset 4.
+  ASSERT_EQ(der[4], 0x30);
+  ASSERT_EQ(der[5], 0x82);
+  const std::size_t tbs_len = 4 + (std::size_t{der[6]} << 8 | der[7]);
+  const std::string tbs = "tbs:" + sha256_of(Bytes(der.begin() + 4, der.begin() + 4 + static_cast<std::ptrdiff_t>(tbs_len)));
+  auto r = test::run(M() + " blacklist entry " + q(d_ / "bad.der"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "\"" + tbs + "\"\n");
+  test::spit(d_ / "list", "\"" + tbs + "\"\n");
+  r = test::run(M() + " blacklist check --blacklist " + q(d_ / "list") + " " + q(d_ / "bad.der"));
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
 }
 
 // ima_collect_modsig(): a PKCS#7 that carries its own content makes
