@@ -146,12 +146,14 @@ int run_guarded(const std::function<int()>& f, std::string* what) {
 namespace {
 int g_stdout_errno = 0;  ///< the errno of the first failed write to standard output
 
-/// std::cout's buffer: 64 KiB written to descriptor 1 with write(2), so the errno of a failed
-/// write is kept where it happens (stdio's FILE keeps only an error flag, and a later call
-/// may overwrite errno).  After a failure it takes nothing more: std::cout goes bad.
+/// std::cout's buffer: written to descriptor 1 with write(2), so the errno of a failed write
+/// is kept where it happens (stdio's FILE keeps only an error flag, and a later call may
+/// overwrite errno).  Buffered as stdio buffers standard output: line by line on a
+/// terminal, else in blocks of 4 KiB.  After a failure it takes nothing more: std::cout
+/// goes bad.
 class StdoutBuffer final : public std::streambuf {
  public:
-  StdoutBuffer() { setp(buf_, buf_ + sizeof buf_); }
+  explicit StdoutBuffer(bool line) : line_(line) { setp(buf_, buf_ + sizeof buf_); }
 
  protected:
   int_type overflow(int_type c) override {
@@ -159,8 +161,14 @@ class StdoutBuffer final : public std::streambuf {
     if (!traits_type::eq_int_type(c, traits_type::eof())) {
       *pptr() = traits_type::to_char_type(c);
       pbump(1);
+      if (line_ && traits_type::to_char_type(c) == '\n' && drain() != 0) return traits_type::eof();
     }
     return traits_type::not_eof(c);
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    const std::streamsize put = std::streambuf::xsputn(s, n);
+    if (line_ && put > 0 && std::memchr(s, '\n', static_cast<std::size_t>(put)) != nullptr && drain() != 0) return 0;
+    return put;
   }
   int sync() override { return drain(); }
 
@@ -175,12 +183,14 @@ class StdoutBuffer final : public std::streambuf {
     setp(buf_, buf_ + sizeof buf_);
     return g_stdout_errno == 0 ? 0 : -1;
   }
-  char buf_[1 << 16];
+  bool line_;
+  char buf_[4096];
 };
 }  // namespace
 
 void install_stdout_buffer() {
-  static auto* buffer = new StdoutBuffer;  // never destroyed: std::cout flushes it at exit
+  // Never destroyed: std::cout flushes it at exit.
+  static auto* buffer = new StdoutBuffer(::isatty(STDOUT_FILENO) == 1);
   std::cout.rdbuf(buffer);
 }
 
