@@ -16,22 +16,33 @@ bool ima_appraise_type_known(std::string_view type) {
 }
 
 namespace {
-constexpr std::array<std::string_view, 6> kPlainFuncs{"FILE_CHECK",  "BPRM_CHECK",     "MMAP_CHECK",
-                                                      "CREDS_CHECK", "FIRMWARE_CHECK", "POLICY_CHECK"};
+// Opt_func (ima_parse_rule) takes these words; PATH_CHECK and FILE_MMAP are the older names
+// of FILE_CHECK and MMAP_CHECK.  ima_validate_rule then sorts them for an appraise rule:
+// the file hooks take appraise_type, the module and kexec hooks also modsig, and the rest
+// (KEXEC_CMDLINE, KEY_CHECK and CRITICAL_DATA measure only; SETXATTR_CHECK takes nothing but
+// appraise_algos) refuse any appraise_type.
+constexpr std::array<std::string_view, 9> kFileFuncs{"FILE_CHECK",  "PATH_CHECK",     "MMAP_CHECK",
+                                                     "FILE_MMAP",   "MMAP_CHECK_REQPROT", "BPRM_CHECK",
+                                                     "CREDS_CHECK", "FIRMWARE_CHECK", "POLICY_CHECK"};
 constexpr std::array<std::string_view, 3> kModsigFuncs{"MODULE_CHECK", "KEXEC_KERNEL_CHECK", "KEXEC_INITRAMFS_CHECK"};
-bool modsig_func(std::string_view func) {
-  return std::find(kModsigFuncs.begin(), kModsigFuncs.end(), func) != kModsigFuncs.end();
+constexpr std::array<std::string_view, 4> kOtherFuncs{"KEXEC_CMDLINE", "KEY_CHECK", "CRITICAL_DATA", "SETXATTR_CHECK"};
+template <std::size_t N>
+bool one_of(const std::array<std::string_view, N>& words, std::string_view w) {
+  return std::find(words.begin(), words.end(), w) != words.end();
 }
+bool modsig_func(std::string_view func) { return one_of(kModsigFuncs, func); }
 }  // namespace
 
 bool ima_func_known(std::string_view func) {
-  return modsig_func(func) || std::find(kPlainFuncs.begin(), kPlainFuncs.end(), func) != kPlainFuncs.end();
+  return one_of(kFileFuncs, func) || one_of(kModsigFuncs, func) || one_of(kOtherFuncs, func);
 }
 
 Result<ImaRuleFlags> ima_parse_appraise_rule(std::string_view func, std::string_view type,
                                              const kernel::KernelProfile& profile) {
   const std::string rule = "appraise func=" + std::string(func) + " appraise_type=" + std::string(type);
   if (!ima_func_known(func)) return make_error(KErr::einval, rule + ": unknown func");
+  if (one_of(kOtherFuncs, func))
+    return make_error(KErr::einval, rule + ": func=" + std::string(func) + " takes no appraise_type (ima_validate_rule)");
   ImaRuleFlags f;
   if (type == "imasig") {
     f.digsig_required = f.check_blacklist = true;

@@ -29,18 +29,22 @@ bool ima_sigv3_file_signatures(const kernel::KernelProfile& profile);
 /// (7.1 and later); "imasig|modsig" digsig_required + modsig_allowed + check_blacklist.
 /// EINVAL (the write to the policy file fails) for another type, sigv3 before 7.1, and
 /// imasig|modsig with a func other than MODULE_CHECK, KEXEC_KERNEL_CHECK and
-/// KEXEC_INITRAMFS_CHECK.  `func` is one of FILE_CHECK, BPRM_CHECK, MMAP_CHECK,
-/// CREDS_CHECK, FIRMWARE_CHECK, POLICY_CHECK, MODULE_CHECK, KEXEC_KERNEL_CHECK,
-/// KEXEC_INITRAMFS_CHECK (anything else EINVAL too).
+/// KEXEC_INITRAMFS_CHECK; for func KEXEC_CMDLINE, KEY_CHECK, CRITICAL_DATA and
+/// SETXATTR_CHECK; and for a word that is no func (see ima_func_known()).
 Result<ImaRuleFlags> ima_parse_appraise_rule(std::string_view func, std::string_view type,
                                              const kernel::KernelProfile& profile);
 
-/// Whether `func` is one of the func= values above, the ones an appraise rule takes
-/// (ima_parse_rule Opt_func, Linux 7.2.13); kImaFuncs lists them for messages.
+/// Whether `func` is a word Opt_func takes (ima_parse_rule, Linux 7.2.13): the nine file
+/// hooks (FILE_CHECK, PATH_CHECK = FILE_CHECK, MMAP_CHECK, FILE_MMAP = MMAP_CHECK,
+/// MMAP_CHECK_REQPROT, BPRM_CHECK, CREDS_CHECK, FIRMWARE_CHECK, POLICY_CHECK), MODULE_CHECK,
+/// KEXEC_KERNEL_CHECK, KEXEC_INITRAMFS_CHECK, and KEXEC_CMDLINE, KEY_CHECK, CRITICAL_DATA,
+/// SETXATTR_CHECK, whose appraise rules ima_validate_rule refuses (EINVAL from
+/// ima_parse_appraise_rule); kImaFuncs lists them for messages.
 bool ima_func_known(std::string_view func);
 inline constexpr const char* kImaFuncs =
-    "FILE_CHECK, BPRM_CHECK, MMAP_CHECK, CREDS_CHECK, FIRMWARE_CHECK, POLICY_CHECK, MODULE_CHECK, "
-    "KEXEC_KERNEL_CHECK, KEXEC_INITRAMFS_CHECK";
+    "FILE_CHECK, PATH_CHECK, MMAP_CHECK, FILE_MMAP, MMAP_CHECK_REQPROT, BPRM_CHECK, CREDS_CHECK, FIRMWARE_CHECK, "
+    "POLICY_CHECK, MODULE_CHECK, KEXEC_KERNEL_CHECK, KEXEC_INITRAMFS_CHECK, KEXEC_CMDLINE, KEY_CHECK, CRITICAL_DATA, "
+    "SETXATTR_CHECK";
 
 /// Whether `type` is an appraise_type value Opt_appraise_type knows at all ("imasig",
 /// "sigv3", "imasig|modsig"); kImaAppraiseTypes lists them for messages.

@@ -111,8 +111,10 @@ struct ImaAppraiseOptions {
   /// appraise_type: "imasig", "sigv3" or "imasig|modsig" (an appended signature is not
   /// looked for: `modsign ima appraise` predicts modules).
   std::string appraise_type = "imasig";
-  /// func: FILE_CHECK, BPRM_CHECK, MMAP_CHECK, CREDS_CHECK, FIRMWARE_CHECK, POLICY_CHECK,
-  /// MODULE_CHECK, KEXEC_KERNEL_CHECK, KEXEC_INITRAMFS_CHECK.
+  /// func: FILE_CHECK (PATH_CHECK), BPRM_CHECK, MMAP_CHECK (FILE_MMAP), MMAP_CHECK_REQPROT,
+  /// CREDS_CHECK, FIRMWARE_CHECK, POLICY_CHECK, MODULE_CHECK, KEXEC_KERNEL_CHECK,
+  /// KEXEC_INITRAMFS_CHECK; KEXEC_CMDLINE, KEY_CHECK, CRITICAL_DATA and SETXATTR_CHECK give
+  /// the policy write's EINVAL (they take no appraise_type).
   std::string func = "FILE_CHECK";
   /// ima_hash= (IMA's default file hash, used when the value names none).
   std::string ima_hash = "sha256";
@@ -126,9 +128,10 @@ struct ImaAppraiseOptions {
 MODSIGN_API void check_ima_appraise_type(const std::string& appraise_type);
 
 /// Checks a func= value the same way: throws UsageError "unknown func 'X' (FILE_CHECK, ...)"
-/// for a word ima_parse_rule() does not take as an appraise rule's func (Opt_func in
-/// security/integrity/ima/ima_policy.c, Linux 7.2.13); ima_appraise_file() given such a
-/// func still predicts the policy write's EINVAL.
+/// for a word ima_parse_rule() does not take as any func (Opt_func in
+/// security/integrity/ima/ima_policy.c, Linux 7.2.13; compared exactly).  A func it takes
+/// but whose appraise rules ima_validate_rule() refuses is no error: ima_appraise_file()
+/// predicts the refusal, as it does for such a word.
 MODSIGN_API void check_ima_func(const std::string& func);
 
 /// What the `profile` kernel does when the file at `path` with security.ima `security_ima`

@@ -195,8 +195,9 @@ void add_ima_verify_command(CLI::App& ima, Commands& subs) {
   c->add_option("--appraise-type", a->types, "imasig (default), sigv3 or imasig|modsig; repeatable: one verdict each")
       ->allow_extra_args(false);
   c->add_option("--func", a->func,
-                "the rule's func: FILE_CHECK, BPRM_CHECK, MMAP_CHECK, CREDS_CHECK, FIRMWARE_CHECK, POLICY_CHECK, "
-                "MODULE_CHECK, KEXEC_KERNEL_CHECK, KEXEC_INITRAMFS_CHECK")
+                "the rule's func: FILE_CHECK, BPRM_CHECK, MMAP_CHECK, MMAP_CHECK_REQPROT, CREDS_CHECK, FIRMWARE_CHECK, "
+                "POLICY_CHECK, MODULE_CHECK, KEXEC_KERNEL_CHECK, KEXEC_INITRAMFS_CHECK (and every other word the "
+                "kernel's policy parser takes)")
       ->capture_default_str();
   add_ima_hash_option(c, a->ima_hash);
   auto* sf = c->add_flag("--sigfile", a->sigfile, "read the value from FILE.sig (as written by ima sign --sigfile)");
