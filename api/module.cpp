@@ -77,7 +77,7 @@ SignatureInfo describe(const ModuleFile& mf, ByteView file) {
   const bool by_issuer = si.sid_type == cms::SignerIdType::issuer_and_serial;
   r.is_signed = true;
   r.sig_id = "PKCS#7";
-  r.signer = by_issuer ? crypto::name_common_name(si.issuer) : "";
+  r.signer = by_issuer ? crypto::name_common_name(si.issuer, asn1::Rules::ber) : "";
   r.sig_key = to_colon_hex(by_issuer ? si.serial : si.skid);
   r.sig_hashalgo = hash_text(si);
   r.signature = to_colon_hex(si.signature);

@@ -255,7 +255,9 @@ Result<SignedData> parse(ByteView der, asn1::Rules rules) {
   try {
     Reader top(der, rules);
     Reader ci = top.enter(asn1::kSequence, "ContentInfo");
-    if (!top.empty()) return make_error(KErr::ebadmsg, "trailing data after ContentInfo");
+    // The kernel's decoder ends at the ContentInfo's end and looks no further
+    // (ASN1_OP_COMPLETE in lib/asn1_decoder.c checks only its stacks).
+    if (!top.empty() && rules == asn1::Rules::der) return make_error(KErr::ebadmsg, "trailing data after ContentInfo");
     auto type = ci.expect(asn1::kOid, "contentType");
     if (!same(type.content, crypto::oid::signed_data))
       return make_error(KErr::einval, "Only support pkcs7_signedData type (content type is " +

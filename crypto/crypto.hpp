@@ -366,8 +366,9 @@ Bytes digest(HashAlgo a, ByteView data);
 Bytes shake256(ByteView data, std::size_t out_len);
 }  // namespace botan
 
-/// The first commonName in a DER Name (TLV), as UTF-8 bytes; "" if none or malformed.
-std::string name_common_name(ByteView name_tlv);
+/// The first commonName in a DER Name (TLV; BER lengths too with Rules::ber), as UTF-8
+/// bytes; "" if none or malformed.
+std::string name_common_name(ByteView name_tlv, asn1::Rules rules = asn1::Rules::der);
 
 /// Last OpenSSL error queue text (cleared), for messages.
 std::string openssl_error();

@@ -33,9 +33,9 @@ ByteView Certificate::issuer() const { return ByteView(der_).subspan(issuer_off_
 ByteView Certificate::subject() const { return ByteView(der_).subspan(subject_off_, subject_len_); }
 ByteView Certificate::serial() const { return ByteView(der_).subspan(serial_off_, serial_len_); }
 
-std::string name_common_name(ByteView name_tlv) {
+std::string name_common_name(ByteView name_tlv, asn1::Rules rules) {
   try {
-    asn1::Reader name(name_tlv);
+    asn1::Reader name(name_tlv, rules);
     asn1::Reader rdns = name.enter(asn1::kSequence, "Name");
     while (!rdns.empty()) {
       asn1::Reader set = rdns.enter(asn1::kSet, "RDN");

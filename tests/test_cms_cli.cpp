@@ -234,6 +234,51 @@ TEST(CmsCli, UsageAndMalformed) {
   EXPECT_NE(r.err.find("proves integrity, not who signed"), std::string::npos) << r.err;
 }
 
+/// `der` (one TLV) with every constructed element re-encoded with an indefinite length (30 80
+/// ... 00 00), but for the certificates ([0] directly inside SignedData, depth 3), which keep
+/// their DER so their signatures still hold, and an AlgorithmIdentifier without parameters
+/// (a SEQUENCE holding one OID), where the kernel's grammar would take the end-of-contents
+/// octets for the parameters (tests/test_kernel_mutants.cpp).
+Bytes all_indefinite(ByteView der, int depth = 0) {
+  std::size_t at = 2, len = der[1];
+  if (len & 0x80) {
+    const std::size_t k = len & 0x7f;
+    len = 0;
+    for (std::size_t i = 0; i < k; ++i) len = len << 8 | der[2 + i];
+    at = 2 + k;
+  }
+  const Bytes whole(der.begin(), der.begin() + static_cast<std::ptrdiff_t>(at + len));
+  const bool lone_oid = der[0] == 0x30 && len >= 2 && der[at] == 0x06 && 2 + std::size_t{der[at + 1]} == len;
+  if (!(der[0] & 0x20) || (depth == 3 && der[0] == 0xa0) || lone_oid) return whole;
+  Bytes out{der[0], 0x80};
+  for (std::size_t p = at; p < at + len;) {
+    const Bytes child = all_indefinite(der.subspan(p), depth + 1);
+    std::size_t clen = der[p + 1], chead = 2;
+    if (clen & 0x80) {
+      const std::size_t k = clen & 0x7f;
+      clen = 0;
+      for (std::size_t i = 0; i < k; ++i) clen = clen << 8 | der[p + 2 + i];
+      chead = 2 + k;
+    }
+    out.insert(out.end(), child.begin(), child.end());
+    p += chead + clen;
+  }
+  out.push_back(0x00);
+  out.push_back(0x00);
+  return out;
+}
+
+/// A module: `content`, then `p7`, module_signature (id_type 2, sig_len big-endian), marker.
+Bytes with_signature(Bytes content, const Bytes& p7) {
+  content.insert(content.end(), p7.begin(), p7.end());
+  const std::uint32_t len = static_cast<std::uint32_t>(p7.size());
+  content.insert(content.end(), {0, 0, 2, 0, 0, 0, 0, 0, std::uint8_t(len >> 24), std::uint8_t(len >> 16),
+                                 std::uint8_t(len >> 8), std::uint8_t(len)});
+  const std::string marker = "~Module signature appended~\n";
+  content.insert(content.end(), marker.begin(), marker.end());
+  return content;
+}
+
 // A BER message (indefinite outer lengths, as openssl cms -stream writes) is dumped with
 // BER rules and labelled BER; the same message inside a module is described by info, which
 // reads it as the kernel does.
@@ -261,23 +306,33 @@ TEST(CmsCli, BerSignatureIsLabelledAndInfoReadsIt) {
   EXPECT_EQ(j["format"], "BER");
   EXPECT_EQ(j["encoding"], "BER");
   EXPECT_EQ(dump_json(d / "m.ko.p7s")["encoding"], "DER");
-  // The module: content, BER PKCS#7, module_signature (id_type 2, sig_len big-endian), marker.
-  Bytes mod = slurp(d / "m.ko");
-  mod.insert(mod.end(), ber.begin(), ber.end());
-  const std::uint32_t len = static_cast<std::uint32_t>(ber.size());
-  mod.insert(mod.end(), {0, 0, 2, 0, 0, 0, 0, 0, std::uint8_t(len >> 24), std::uint8_t(len >> 16), std::uint8_t(len >> 8),
-                         std::uint8_t(len)});
-  const std::string marker = "~Module signature appended~\n";
-  mod.insert(mod.end(), marker.begin(), marker.end());
-  spit(d / "ber.ko", mod);
-  r = run(M() + " info --json " + q(d / "ber.ko"));
-  ASSERT_EQ(r.status, 0) << r.err;
-  const json i = json::parse(r.out);
-  EXPECT_EQ(i["signed"], true);
-  EXPECT_EQ(i["cms_length"], ber.size());
-  EXPECT_EQ(i["signature_algorithm"], "ML-DSA-65");
-  r = run(M() + " verify --cert " + q(d / "c.pem") + " " + q(d / "ber.ko"));
-  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  // In a module: info reads it as the kernel does; so with every constructed element
+  // indefinite (the issuer Name and its RDNs too: info names the signer), and with bytes
+  // after the ContentInfo, where the kernel's decoder stops (its ASN1_OP_COMPLETE checks
+  // only its stacks).
+  Bytes trailing = ber;
+  trailing.insert(trailing.end(), {0x05, 0x00});
+  for (const auto& [name, p7] : std::vector<std::pair<std::string, Bytes>>{
+           {"ber.ko", ber}, {"all-indefinite.ko", all_indefinite(der)}, {"trailing.ko", trailing}}) {
+    spit(d / name, with_signature(slurp(d / "m.ko"), p7));
+    r = run(M() + " info --json " + q(d / name));
+    ASSERT_EQ(r.status, 0) << name << ": " << r.err;
+    const json i = json::parse(r.out);
+    EXPECT_EQ(i["signed"], true) << name;
+    EXPECT_EQ(i["cms_length"], p7.size()) << name;
+    EXPECT_EQ(i["signature_algorithm"], "ML-DSA-65") << name;
+    EXPECT_EQ(i["signer"], "modsign module signing key") << name;
+    // verify: the kernel matches the signer by the issuer Name's contents octets
+    // (pkcs7_sig_note_issuer), which indefinite RDNs change: no key for all-indefinite.ko.
+    r = run(M() + " verify --cert " + q(d / "c.pem") + " " + q(d / name));
+    EXPECT_EQ(r.status, name == "all-indefinite.ko" ? 1 : 0) << name << ": " << r.out << r.err;
+    if (name == "all-indefinite.ko") {
+      EXPECT_NE(r.out.find("(ENOKEY)"), std::string::npos) << r.out;
+    }
+  }
+  const Bytes all = all_indefinite(der);
+  EXPECT_EQ(all[1], 0x80);
+  EXPECT_NE(all, der);
 }
 
 }  // namespace
