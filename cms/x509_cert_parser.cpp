@@ -2,6 +2,10 @@
 #include "cms/x509_cert_parser.hpp"
 
 #include <algorithm>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
 
 #include "asn1/der.hpp"
 #include "cms/x509_public_key.hpp"
@@ -39,6 +43,30 @@ Status x509_note_sig_algo(ByteView o, const KernelProfile& profile) {
   return ok_status();
 }
 
+namespace {
+/// check_self_signed() of `cert` under `profile`, remembered: x509_supported() runs for every
+/// keyring certificate at every verification, and the answer depends only on the
+/// certificate and the profile's algorithms.  At most 4,096 answers are kept (then forgotten).
+Status self_signature_status(const crypto::Certificate& cert, const KernelProfile& profile) {
+  static std::mutex lock;
+  static std::unordered_map<std::string, std::optional<Error>> known;
+  std::string key = std::to_string(static_cast<int>(profile.generation)) + (profile.legacy_digests ? "l" : "-");
+  for (const auto& a : profile.absent_sig_algos) key += a + ",";
+  key += '\0';
+  key.append(reinterpret_cast<const char*>(cert.der().data()), cert.der().size());
+  {
+    std::lock_guard<std::mutex> g(lock);
+    if (auto it = known.find(key); it != known.end()) return it->second ? Status(*it->second) : ok_status();
+  }
+  X509Cert x = x509_cert_of(cert);
+  Status st = check_self_signed(x, profile);
+  std::lock_guard<std::mutex> g(lock);
+  if (known.size() >= 4096) known.clear();
+  known.emplace(std::move(key), st ? std::nullopt : std::optional<Error>(st.error()));
+  return st;
+}
+}  // namespace
+
 Status x509_supported(const crypto::Certificate& cert, const KernelProfile& profile) {
   // x509_cert_parse decodes every certificate it loads with the x509.asn1 grammar under
   // its BER rules (a keyring file's certificate as much as an embedded one): what OpenSSL
@@ -48,14 +76,11 @@ Status x509_supported(const crypto::Certificate& cert, const KernelProfile& prof
   if (auto st = x509_note_sig_algo(cert.signature_algorithm(), profile); !st) return st;
   if (crypto::is_ml_dsa(cert.public_key().algo()) && profile.generation == Generation::v6)
     return make_error(KErr::enopkg, "ML-DSA keys need kernel 7.0");
-  // x509_cert_parse() ends with x509_check_for_self_signed(), whose signature check fails
-  // with crypto_alloc_sig()'s ENOENT when the kernel lacks the algorithm (only ENOPKG is
-  // forgiven there): the certificate is not parsed, so not loaded.
-  if (!profile.absent_sig_algos.empty()) {
-    X509Cert x = x509_cert_of(cert);
-    if (auto st = check_self_signed(x, profile); !st && st.error().code == KErr::enoent) return st;
-  }
-  return ok_status();
+  // x509_cert_parse() ends with x509_check_for_self_signed() and returns its error: a
+  // self-signed certificate whose signature does not verify (EKEYREJECTED, EBADMSG), or
+  // whose algorithm the kernel lacks (crypto_alloc_sig()'s ENOENT; only ENOPKG is forgiven
+  // there), is not parsed, so never loaded (x509_cert_parser.c:129, Linux 7.2.13).
+  return self_signature_status(cert, profile);
 }
 
 std::optional<std::string> x509_unloadable_note(const crypto::Certificate& cert, const KernelProfile& profile,
@@ -238,6 +263,10 @@ void decode_certificate(ByteView der, const KernelProfile& profile) {
       const ByteView c = params.content;
       if (!(same(c, kOidP192) || same(c, crypto::oid::prime256v1) || same(c, crypto::oid::secp384r1) || same(c, kOidP521)))
         x509_fail(KErr::enopkg, "unsupported EC curve " + asn1::oid_to_string(c));
+      // P-521 came with Linux 6.10 (ecdsa-nist-p521): Debian 12's 6.1 kernel image has no
+      // such algorithm name, 6.12's has; the v6.1 profile (legacy_digests) is 6.1-6.6.
+      if (same(c, kOidP521) && profile.legacy_digests)
+        x509_fail(KErr::enopkg, "unsupported EC curve " + asn1::oid_to_string(c) + " (P-521 needs Linux 6.10)");
       known = true;
     }
     if (!known) x509_fail(KErr::enopkg, "unsupported public key algorithm " + asn1::oid_to_string(k));

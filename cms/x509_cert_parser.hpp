@@ -13,7 +13,7 @@ namespace modsign::kernel {
 
 /// The kernel's X.509 acceptance (x509_cert_parse / x509_note_sig_algo / x509_extract_key_data
 /// in 7.2): signature algorithms sha{1,224,256,384,512}WithRSAEncryption, RSA with SHA-3,
-/// ecdsa-with-SHA1/SHA-2/SHA-3, id-ml-dsa-* (7.0 only); keys RSA, ECDSA P-192/256/384/521,
+/// ecdsa-with-SHA1/SHA-2/SHA-3, id-ml-dsa-* (7.0 only); keys RSA, ECDSA P-192/256/384/521 (P-521 from 6.10, not under v6.1),
 /// ML-DSA (7.0 only).  Errors: ENOPKG otherwise (e.g. RSASSA-PSS-signed certificates);
 /// the error of x509_check_for_self_signed() (which x509_cert_parse() ends with) when the
 /// self-signature's algorithm is one `profile` leaves out (KernelProfile::absent_sig_algos):

@@ -370,4 +370,44 @@ TEST_F(Cli, StdoutWriteErrorsAreExit3InEveryCommand) {
   EXPECT_EQ(r.err, full);
 }
 
+// A self-signed keyring certificate whose signature does not verify is never loaded:
+// x509_cert_parse() returns x509_check_for_self_signed()'s error (x509_cert_parser.c:129,
+// Linux 7.2.13), so the module it signed has no trusted key.
+TEST_F(Cli, SelfSignedCertificateWithABrokenSignatureIsNotLoaded) {
+  const std::string mod = module();
+  ASSERT_EQ(test::run(M() + " sign --replace -q --key " + q(key("ec.pem")) + " --cert " + q(key("ec.crt")) + " " + q(mod)).status, 0);
+  ASSERT_EQ(test::run(test::openssl() + " x509 -in " + q(key("ec.crt")) + " -outform DER -out " + q(d_ / "bad.der")).status, 0);
+  Bytes der = test::slurp(d_ / "bad.der");
+  der.back() ^= 0x01;  // the last octet of the ECDSA signature's s
+  test::spit(d_ / "bad.der", der);
+  auto r = test::run(M() + " verify --cert " + q(key("ec.crt")) + " " + q(mod));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  r = test::run(M() + " verify --cert " + q(d_ / "bad.der") + " " + q(mod));
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_EQ(r.out, mod + ": loads-tainted (ENOKEY): module with unavailable key: no trusted key matches the signer; "
+                         "module verification failed: signature and/or required key missing - tainting kernel\n");
+  EXPECT_EQ(r.err, "modsign: note: " + d_ / "bad.der" +
+                       " certificate 1 is not loaded by a v7.0 kernel (EKEYREJECTED: self-signature: signature does not "
+                       "verify)\n");
+}
+
+// ECDSA P-521 keys came with Linux 6.10 (ecdsa-nist-p521; Debian 12's 6.1 kernel image has no
+// such algorithm name, 6.12's has): a v6.1 keyring leaves a P-521 certificate out.
+TEST_F(Cli, P521CertificateIsNotLoadedByLinux61) {
+  ASSERT_EQ(test::run(test::openssl() + " req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:P-521 -nodes -keyout " +
+                      q(d_ / "p521.key") + " -out " + q(d_ / "p521.crt") + " -subj /CN=p521 -days 3").status, 0);
+  const std::string mod = module();
+  ASSERT_EQ(test::run(M() + " sign --replace -q --key " + q(d_ / "p521.key") + " --cert " + q(d_ / "p521.crt") + " " + q(mod)).status, 0);
+  for (const char* kernel : {"v6", "v7.0"}) {
+    auto r = test::run(M() + " verify --kernel " + kernel + " --cert " + q(d_ / "p521.crt") + " " + q(mod));
+    EXPECT_EQ(r.status, 0) << kernel << ": " << r.out << r.err;
+  }
+  auto r = test::run(M() + " verify --kernel v6.1 --cert " + q(d_ / "p521.crt") + " " + q(mod));
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("(ENOKEY)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err, "modsign: note: " + d_ / "p521.crt" +
+                       " certificate 1 is not loaded by a v6.1 kernel (ENOPKG: unsupported EC curve 1.3.132.0.35 (P-521 "
+                       "needs Linux 6.10))\n");
+}
+
 
