@@ -117,7 +117,7 @@ TEST(BlacklistTbs, MlDsaCertificateHasNoV6Entry) {
 // its `openssl x509 -in -` cannot read standard input, so it prints the hash of nothing
 // and exits 1.
 TEST(BlacklistTbs, KernelPrintCertTbsHashScript) {
-  const std::string script = "/root/.cache/modsign/kernel-src/linux-source-7.2/tools/certs/print-cert-tbs-hash.sh";
+  const std::string script = test::kernel_source_dir() + "/tools/certs/print-cert-tbs-hash.sh";
   if (test::run("test -r " + q(script)).status != 0) GTEST_SKIP() << "kernel source not unpacked";
   test::TempDir d;
   auto c = make_cert(d, "script384", "sha384");

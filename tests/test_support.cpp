@@ -74,6 +74,15 @@ Run run(const std::string& cmd) {
 std::string openssl() { return q(MODSIGN_OPENSSL_BIN); }
 std::string modsign_cli() { return q(MODSIGN_CLI); }
 std::string source_dir() { return MODSIGN_SOURCE_DIR; }
+std::string kernel_source_dir() {
+  auto env = [](const char* name) -> std::string { const char* v = std::getenv(name); return v && *v ? v : ""; };
+  std::string cache = env("MODSIGN_CACHE");
+  if (cache.empty()) {
+    const std::string xdg = env("XDG_CACHE_HOME");
+    cache = (xdg.empty() ? env("HOME") + "/.cache" : xdg) + "/modsign";
+  }
+  return cache + "/kernel-src/linux-source-7.2";
+}
 std::string cli_path() { return MODSIGN_CLI; }
 std::string openssl_bin() { return MODSIGN_OPENSSL_BIN; }
 std::string pkcs11_provider_path() { return MODSIGN_PKCS11_PROVIDER; }

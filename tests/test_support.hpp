@@ -61,6 +61,10 @@ std::string modsign_cli();
 /// the openssl binary (unquoted), pkcs11-provider's module given to CMake (may be empty), and
 /// the -DMODSIGN_SANITIZE value ("" in the plain build).
 std::string source_dir();
+// The unpacked linux-source-7.2 tree that tools/check fetches (tools/build-test-kernel
+// --source-only): $MODSIGN_CACHE/kernel-src/linux-source-7.2, MODSIGN_CACHE defaulting to
+// ${XDG_CACHE_HOME:-$HOME/.cache}/modsign as in the scripts.
+std::string kernel_source_dir();
 std::string cli_path();
 std::string openssl_bin();
 std::string pkcs11_provider_path();
