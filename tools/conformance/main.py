@@ -69,7 +69,7 @@ def main(doc):
     bad = sum(not x["agree"] for r in runs for x in r["rows"])
     log("%d cases on %d kernels, %d disagreements, %.0f s; table in %s" % (total, len(runs), bad, elapsed, args.doc))
     if args.mutants:
-        mrows = [x for r in runs for x in r["mutants"]["rows"]]
+        mrows = [x for r in runs if r.get("mutants") for x in r["mutants"]["rows"]]
         mbad = sum(not x["agree"] for x in mrows)
         log("%d mutants (seed %d) on %d kernels, %d disagreements" % (len(mrows), args.seed, len(runs), mbad))
         bad += mbad
