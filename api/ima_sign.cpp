@@ -53,6 +53,7 @@ std::string errno_text(int e) {
 /// The digests of the regular file at `path` under each of `algos`, read once in 1 MiB
 /// pieces; `*size` (if given) its bytes.  Throws IoError.
 std::vector<Bytes> hash_file(const std::string& path, const std::vector<crypto::HashAlgo>& algos, std::uint64_t* size) {
+  const FileIdentity before = identity_of(path);
   FileReader in(path);
   std::vector<std::unique_ptr<crypto::Hasher>> hs;
   for (auto a : algos) hs.push_back(std::make_unique<crypto::Hasher>(a));
@@ -62,6 +63,9 @@ std::vector<Bytes> hash_file(const std::string& path, const std::vector<crypto::
     in.read_at(off, static_cast<std::size_t>(std::min<std::uint64_t>(kPiece, in.size() - off)), buf);
     for (auto& h : hs) h->update(buf);
   }
+  // A file written meanwhile would get a signature of bytes it never held as a whole.
+  if (!(identity_of(path) == before))
+    throw IoError(path + ": changed while being read (another process wrote it); not signed");
   if (size) *size = in.size();
   std::vector<Bytes> out;
   for (auto& h : hs) out.push_back(h->final());

@@ -26,6 +26,7 @@ struct Signer::Impl {
   std::string cert_path;
   std::string key_path;
   std::vector<std::string> notes;
+  std::string pin_path;  ///< KeyOptions::pin_file: never an output either
 };
 
 /// keyring.blacklist is a copy of sources.keyring (what verify_pkcs7_signature consults);
@@ -82,7 +83,13 @@ SignedImage signed_image(const SignContent& c, Bytes cms, const SignOptions& o);
 /// Writes `si` as sign_module_file() does: the module to `out` (unless p7s_only) and the
 /// SignedData to `p7s` (p7s, p7s_only), both opened before either is replaced; sets
 /// files_written and path.  Throws IoError.
-SignReport write_signed(SignedImage& si, const std::string& out, const std::string& p7s, const SignOptions& o);
+/// With `input` (the module read, locked): nothing is replaced unless it is unchanged then.
+SignReport write_signed(SignedImage& si, const std::string& out, const std::string& p7s, const SignOptions& o,
+                        const InputLock* input = nullptr);
+/// Both outputs committed together (commit_together): all or nothing; `input` as for
+/// write_signed(); the extended attributes an output did not keep become notes of `r`.
+void commit_outputs(std::optional<AtomicFile>& out, std::optional<AtomicFile>& p7s_file, const InputLock* input,
+                    SignReport& r);
 /// Routes the writes of one call to `batch` (when not nullptr), attributed to the item of
 /// the thread's active Scope of that batch.
 struct BatchRoute {
@@ -103,9 +110,11 @@ std::uint64_t streamed_content_length(const FileReader& in, const std::string& p
 /// content already written to `out` (when opened), `cms` to `p7s_file` (when opened), both
 /// committed; sets files_written, path, cms_size and streamed of `r`.  Throws IoError.
 void finish_streamed(std::optional<AtomicFile>& out, std::optional<AtomicFile>& p7s_file, ByteView cms,
-                     const std::string& out_path, const std::string& p7s, const SignOptions& o, SignReport& r);
-/// sign_module_file() in one streaming pass (api/sign_stream.cpp).
-SignReport sign_streaming(const Signer& signer, const std::string& path, const SignOptions& options);
+                     const std::string& out_path, const std::string& p7s, const SignOptions& o, SignReport& r,
+                     const InputLock* input = nullptr);
+/// sign_module_file() in one streaming pass (api/sign_stream.cpp); `input` the module, locked.
+SignReport sign_streaming(const Signer& signer, const std::string& path, const SignOptions& options,
+                          const InputLock* input = nullptr);
 /// The cms::BuildOptions of `options` for the certificate `cert` (read from `cert_path`):
 /// the checks of check_sign_options() that need no private key (unknown_hash,
 /// mldsa_signed_attrs_hash, no_skid, the backend name); backend left at openssl.

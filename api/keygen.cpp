@@ -44,18 +44,15 @@ KeygenReport generate_key(const KeygenOptions& o) {
   key_file.reserve(pem->size() + cert_pem.size());  // no reallocation leaves a copy behind
   key_file = pem.value();
   if (o.cert_out.empty()) key_file += cert_pem;
-  // Both targets opened (checked) before either is replaced; the certificate is put in
-  // place first: a failure then leaves no key without its certificate.
+  // Both targets opened (checked) before either is replaced, and put in place together:
+  // both or neither (commit_together restores the first if the second cannot be).
   std::optional<AtomicFile> cert_file;
   if (!o.cert_out.empty()) cert_file.emplace(o.cert_out, 0644, false);
   AtomicFile key_out(o.out, 0600, false);
   if (cert_file) cert_file->write(bytes_of(cert_pem));
   key_out.write(bytes_of(key_file));
-  if (cert_file) {
-    cert_file->commit();
-    r.files_written.push_back(o.cert_out);
-  }
-  key_out.commit();
+  commit_together({cert_file ? &*cert_file : nullptr, &key_out});
+  if (cert_file) r.files_written.push_back(o.cert_out);
   r.files_written.push_back(o.out);
   r.key_path = o.out;
   r.cert_path = o.cert_out.empty() ? o.out : o.cert_out;

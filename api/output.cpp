@@ -4,15 +4,43 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <optional>
 #include <system_error>
 #include <thread>
 
 #include "common/file.hpp"
+#include "crypto/crypto.hpp"
 
 namespace modsign {
+
+void refuse_output_over(const std::string& out, const std::vector<KeptFile>& kept) {
+  for (const auto& k : kept)
+    if (!k.path.empty() && same_file(out, k.path))
+      throw IoError(out + ": is the same file as " + k.role + " " + k.path + "; refusing to overwrite it");
+  struct stat st {};
+  if (::stat(out.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) > kMaxSmallFileSize)
+    return;
+  Bytes content;
+  try {
+    // An ELF image or a compressed one (the usual output) holds neither: not read further.
+    const FileReader f(out);
+    const Bytes magic = f.read_at(0, static_cast<std::size_t>(std::min<std::uint64_t>(f.size(), 4)));
+    static constexpr std::uint8_t kElf[] = {0x7f, 'E', 'L', 'F'}, kXz[] = {0xfd, '7', 'z', 'X'},
+                                  kZstd[] = {0x28, 0xb5, 0x2f, 0xfd};
+    for (const auto* m : {kElf, kXz, kZstd})
+      if (magic.size() == 4 && std::equal(magic.begin(), magic.end(), m)) return;
+    if (magic.size() >= 2 && magic[0] == 0x1f && magic[1] == 0x8b) return;  // gzip
+    content = read_file(out, kMaxSmallFileSize);
+  } catch (const IoError&) {
+    return;  // unreadable: AtomicFile's own checks decide
+  }
+  if (const auto what = crypto::key_material_kind(content))
+    throw IoError(out + ": holds " + *what + "; refusing to overwrite it");
+}
 
 struct OutputBatch::Impl {
   Impl(SyncPolicy p, unsigned committers) : batch(p, committers) {}

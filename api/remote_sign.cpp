@@ -266,7 +266,8 @@ namespace {
 /// computes to_sign, a second copies the content into the output while hashing it again
 /// (a file changed between the passes is refused before anything is replaced).
 SignReport attach_streaming(const SignerCertificate& cert, const PreparedModule& prepared, ByteView signature,
-                            const SignOptions& so, const std::string& out_path, const std::string& p7s) {
+                            const SignOptions& so, const std::string& out_path, const std::string& p7s,
+                            const InputLock& input) {
   const auto& c = cert.impl();
   const std::string& path = prepared.path;
   const std::string label = path + ": ";
@@ -293,7 +294,7 @@ SignReport attach_streaming(const SignerCertificate& cert, const PreparedModule&
     if (second.content_sha256 != first.content_sha256) throw InputError(label + "changed while being written");
   }
   SignReport r;
-  api::finish_streamed(out, p7s_file, *cms_der, out_path, p7s, so, r);
+  api::finish_streamed(out, p7s_file, *cms_der, out_path, p7s, so, r, &input);
   r.algorithm = cert.algorithm();
   r.hash = prepared.hash;
   r.signed_attrs = so.signed_attrs;
@@ -319,7 +320,9 @@ SignReport attach_signature_file(const SignerCertificate& cert, const PreparedMo
   const std::string p7s = so.p7s_out.empty() ? out + ".p7s" : so.p7s_out;
   api::refuse_non_module(path);
   api::refuse_sign_outputs({{c.path, "the certificate"}}, path, out, p7s, so);
-  if (streamable_module_file(path, so.stream_above)) return attach_streaming(cert, prepared, signature, so, out, p7s);
+  const InputLock input(path);  // as sign_module_file()
+  if (streamable_module_file(path, so.stream_above))
+    return attach_streaming(cert, prepared, signature, so, out, p7s, input);
   const auto sm = api::read_stored_module(path, so.max_size);
   const bool same_size = sm.stored.size() == prepared.size;
   if ((!same_size || crypto::digest(crypto::HashAlgo::sha256, sm.stored) != prepared.sha256) &&
@@ -341,7 +344,7 @@ SignReport attach_signature_file(const SignerCertificate& cert, const PreparedMo
   si.report.hash = prepared.hash;
   si.report.signed_attrs = so.signed_attrs;
   si.report.bytes_read = sm.stored.size();
-  return api::write_signed(si, out, p7s, so);
+  return api::write_signed(si, out, p7s, so, &input);
 }
 
 // ---------------------------------------------------------------------------- base64

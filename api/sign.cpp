@@ -76,7 +76,7 @@ Signer load_token(const std::string& uri, const std::string& cert_path, const Pa
   for (auto& c : certs)
     if (c.public_key() == tk->key.public_key())
       return Signer(std::make_shared<const Signer::Impl>(
-          Signer::Impl{std::move(tk->key), std::move(c), cert_file, uri, {}}));
+          Signer::Impl{std::move(tk->key), std::move(c), cert_file, uri, {}, ko.pin_file}));
   throw InputError((cert_path.empty() ? shown : cert_path) + ": no certificate matches the private key " + shown);
 }
 }  // namespace
@@ -118,7 +118,7 @@ Signer Signer::load(const std::string& key_path, const std::string& cert_path, c
   for (auto& c : certs.value())
     if (c.public_key() == key->public_key())
       return Signer(std::make_shared<const Impl>(
-          Impl{std::move(key.value()), std::move(c), cert_file, key_path, std::move(notes)}));
+          Impl{std::move(key.value()), std::move(c), cert_file, key_path, std::move(notes), ko.pin_file}));
   throw InputError(cert_file + ": no certificate matches the private key " + key_path);
 }
 
@@ -206,12 +206,19 @@ void refuse_non_module(const std::string& path) {
 
 void refuse_sign_outputs(const Signer& signer, const std::string& path, const std::string& out,
                          const std::string& p7s, const SignOptions& o) {
-  refuse_sign_outputs({{signer.key_path(), "the private key"}, {signer.certificate_path(), "the certificate"}}, path,
-                      out, p7s, o);
+  refuse_sign_outputs({{signer.key_path(), "the private key"},
+                       {signer.certificate_path(), "the certificate"},
+                       {signer.impl().pin_path, "the PIN file"}},
+                      path, out, p7s, o);
 }
 
 void refuse_sign_outputs(std::vector<KeptFile> kept, const std::string& path, const std::string& out,
                          const std::string& p7s, const SignOptions& o) {
+  // An explicit output that is the input under another name (a link, another spelling)
+  // would replace it: refused (the same spelling is signing in place).
+  if (!o.p7s_only && out != path && same_file(out, path))
+    throw IoError(out + ": is the same file as the input " + path + "; refusing to overwrite it (to sign in place, " +
+                  "give no output)");
   if (!o.p7s_only) refuse_output_over(out, kept);
   if (o.p7s || o.p7s_only) {
     kept.push_back({path, "the input"});
@@ -272,22 +279,35 @@ SignedImage signed_image(const SignContent& c, Bytes cms, const SignOptions& o) 
   return r;
 }
 
-SignReport write_signed(SignedImage& si, const std::string& out, const std::string& p7s, const SignOptions& o) {
+void commit_outputs(std::optional<AtomicFile>& out, std::optional<AtomicFile>& p7s_file, const InputLock* input,
+                    SignReport& r) {
+  std::vector<AtomicFile*> files;
+  for (auto* f : {&out, &p7s_file})
+    if (*f) {
+      if (input) (*f)->require_unchanged(input->path(), input->identity(), input->hold());
+      files.push_back(&**f);
+    }
+  commit_together(files);
+  for (AtomicFile* f : files) {
+    r.files_written.push_back(f->path_in());
+    // The module's notes are about the module; the .p7s is named.
+    const std::string which = f == files.front() && out ? "" : f->path_in() + ": ";
+    for (const auto& name : f->dropped_xattrs())
+      r.notes.push_back("note: " + which + name +
+                        " not kept: it was the old content's (modsign ima sign --setxattr makes one for the new)");
+  }
+}
+
+SignReport write_signed(SignedImage& si, const std::string& out, const std::string& p7s, const SignOptions& o,
+                        const InputLock* input) {
   SignReport& r = si.report;
-  // Every target is opened (and checked: a regular file or none) before any is replaced.
+  // Every target is opened (and checked) before any is replaced; all or none is replaced.
   std::optional<AtomicFile> module_file, p7s_file;
   if (!o.p7s_only) module_file.emplace(out);
   if (o.p7s || o.p7s_only) p7s_file.emplace(p7s);
   if (module_file) module_file->write(si.module);
   if (p7s_file) p7s_file->write(si.cms);
-  if (module_file) {
-    module_file->commit();
-    r.files_written.push_back(out);
-  }
-  if (p7s_file) {
-    p7s_file->commit();
-    r.files_written.push_back(p7s);
-  }
+  commit_outputs(module_file, p7s_file, input, r);
   r.path = o.p7s_only ? p7s : out;
   return std::move(r);
 }
@@ -341,8 +361,11 @@ SignReport sign_module_file(const Signer& signer, const std::string& path, const
   const std::string p7s = options.p7s_out.empty() ? out + ".p7s" : options.p7s_out;
   api::refuse_non_module(path);
   api::refuse_sign_outputs(signer, path, out, p7s, options);
+  // Held until the outputs are in place: another modsign signing it waits, and a change
+  // by anything else while it is read is found before anything is replaced.
+  const InputLock input(path);
   if (!options.raw && streamable_module_file(path, options.stream_above))
-    return api::sign_streaming(signer, path, options);
+    return api::sign_streaming(signer, path, options, &input);
   SignedImage si;
   if (options.raw && (options.recompress || options.p7s_only) && compressed_file(path)) {
     // raw with recompress (sign-file): the decompressed image as it is, existing signature and all.
@@ -355,7 +378,7 @@ SignReport sign_module_file(const Signer& signer, const std::string& path, const
     const auto sm = api::read_stored_module(path, options.max_size);
     si = api::sign_stored(signer, sm.stored, &sm.m, options, path + ": ");
   }
-  return api::write_signed(si, out, p7s, options);
+  return api::write_signed(si, out, p7s, options, &input);
 }
 
 std::string append_signature_file(const std::string& path, const std::string& cms_path, const std::string& out,

@@ -48,27 +48,21 @@ std::uint64_t streamed_content_length(const FileReader& in, const std::string& p
 }
 
 void finish_streamed(std::optional<AtomicFile>& out, std::optional<AtomicFile>& p7s_file, ByteView cms,
-                     const std::string& out_path, const std::string& p7s, const SignOptions& o, SignReport& r) {
+                     const std::string& out_path, const std::string& p7s, const SignOptions& o, SignReport& r,
+                     const InputLock* input) {
   if (out) {
     out->write(cms);
     out->write(module::encode_module_signature(static_cast<std::uint32_t>(cms.size())));
     out->write(ByteView(reinterpret_cast<const std::uint8_t*>(module::kMarker.data()), module::kMarker.size()));
   }
   if (p7s_file) p7s_file->write(cms);
-  if (out) {
-    out->commit();
-    r.files_written.push_back(out_path);
-  }
-  if (p7s_file) {
-    p7s_file->commit();
-    r.files_written.push_back(p7s);
-  }
+  commit_outputs(out, p7s_file, input, r);
   r.path = o.p7s_only ? p7s : out_path;
   r.cms_size = cms.size();
   r.streamed = true;
 }
 
-SignReport sign_streaming(const Signer& signer, const std::string& path, const SignOptions& o) {
+SignReport sign_streaming(const Signer& signer, const std::string& path, const SignOptions& o, const InputLock* input) {
   const auto& s = signer.impl();
   const auto opt = build_options(signer, o, path + ": ");
   FileReader in(path);
@@ -100,7 +94,7 @@ SignReport sign_streaming(const Signer& signer, const std::string& path, const S
   auto cms_der = cms::build_detached_prehashed(s.key, s.cert, cd, opt);
   if (!cms_der) throw SignError(SignRefusal::other, path + ": " + cms_der.error().message, size);
   SignReport r;
-  finish_streamed(out, p7s_file, *cms_der, out_path, p7s, o, r);
+  finish_streamed(out, p7s_file, *cms_der, out_path, p7s, o, r, input);
   r.algorithm = signer.algorithm();
   r.hash = std::string(crypto::hash_info(opt.digest).name);
   r.signed_attrs = o.signed_attrs;

@@ -18,6 +18,7 @@ std::string legacy_note(const module::ModuleSignature& t) {
 
 StripReport strip_module_file(const std::string& path, const StripOptions& options, OutputBatch* batch) {
   api::BatchRoute route(batch);
+  const InputLock input(path);  // as sign_module_file(): held until the output is in place
   const auto sm = api::read_stored_module(path, options.max_size);
   const auto& m = sm.m;
   StripReport r;
@@ -63,8 +64,16 @@ StripReport strip_module_file(const std::string& path, const StripOptions& optio
     r.recompressed = std::string(module::compression_name(m.compression));
   }
   r.path = options.out.empty() ? path : options.out;
+  if (r.path != path && same_file(r.path, path))
+    throw IoError(r.path + ": is the same file as the input " + path +
+                  "; refusing to overwrite it (to strip in place, give no output)");
   refuse_output_over(r.path, {});
-  write_file_atomic(r.path, out);
+  AtomicFile f(r.path);
+  f.write(out);
+  f.require_unchanged(path, input.identity(), input.hold());
+  f.commit();
+  for (const auto& name : f.dropped_xattrs())
+    r.notes.push_back("note: " + name + " not kept: it was the old content's");
   r.was_signed = true;
   r.signatures_removed = depth;
   r.content_size = kept.size();

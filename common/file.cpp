@@ -1,4 +1,5 @@
 #include "common/file.hpp"
+#include "common/file_internal.hpp"
 #include "common/module_read.hpp"
 
 #include <fcntl.h>
@@ -23,12 +24,15 @@
 
 namespace modsign {
 
+namespace file_detail {
 namespace {
 thread_local CommitBatch* t_batch = nullptr;
 thread_local std::size_t t_item = 0;
+}  // namespace
+CommitBatch*& thread_batch() { return t_batch; }
+std::size_t& thread_item() { return t_item; }
 
-// Every temporary file of AtomicFile / CommitBatch that exists now (see
-// remove_temporary_files_and_freeze()).  Leaked on purpose: usable until the very end.
+// Leaked on purpose: usable until the very end.
 std::mutex& tmp_mu() {
   static auto* m = new std::mutex;
   return *m;
@@ -37,12 +41,31 @@ std::set<std::string>& tmp_names() {
   static auto* s = new std::set<std::string>;
   return *s;
 }
-// Forgets `tmp` (renamed into place or removed).
 void forget_tmp(const std::string& tmp) {
   std::lock_guard<std::mutex> lock(tmp_mu());
   tmp_names().erase(tmp);
 }
-}  // namespace
+
+std::string sys_error(const std::string& path, const char* what) {
+  return path + ": " + what + ": " + std::strerror(errno);
+}
+
+const char* kind(mode_t m) {
+  if (S_ISDIR(m)) return "is a directory";
+  if (S_ISFIFO(m)) return "is a FIFO, not a regular file";
+  if (S_ISCHR(m) || S_ISBLK(m)) return "is a device, not a regular file";
+  if (S_ISSOCK(m)) return "is a socket, not a regular file";
+  return "is not a regular file";
+}
+}  // namespace file_detail
+
+using file_detail::forget_tmp;
+using file_detail::kind;
+using file_detail::sys_error;
+using file_detail::t_batch;
+using file_detail::t_item;
+using file_detail::tmp_mu;
+using file_detail::tmp_names;
 
 void remove_temporary_files_and_freeze() {
   tmp_mu().lock();  // never unlocked: no temporary file is created after this
@@ -51,10 +74,6 @@ void remove_temporary_files_and_freeze() {
 }
 
 namespace {
-std::string sys_error(const std::string& path, const char* what) {
-  return path + ": " + what + ": " + std::strerror(errno);
-}
-
 // open() failed: strerror, and for a missing "tbs:<hex>" / "bin:<hex>" a hint that a hash
 // entry was given where a file name is expected.
 std::string open_error(const std::string& path) {
@@ -64,14 +83,6 @@ std::string open_error(const std::string& path) {
     m += " (this looks like a blacklist hash entry, not a file name: put it in a hash-list file, one \"" +
          path.substr(0, 4) + "<hex>\" a line)";
   return m;
-}
-
-const char* kind(mode_t m) {
-  if (S_ISDIR(m)) return "is a directory";
-  if (S_ISFIFO(m)) return "is a FIFO, not a regular file";
-  if (S_ISCHR(m) || S_ISBLK(m)) return "is a device, not a regular file";
-  if (S_ISSOCK(m)) return "is a socket, not a regular file";
-  return "is not a regular file";
 }
 }  // namespace
 
@@ -118,11 +129,20 @@ Bytes read_bounded(const std::string& path, std::uint64_t max_size, const char* 
       ::close(fd);
       throw IoError(m);
     }
-    if (n == 0) break;  // shrank while reading
+    if (n == 0) {
+      ::close(fd);
+      throw IoError(path + ": changed while being read (it shrank from " + std::to_string(out.size()) + " to " +
+                    std::to_string(off) + " bytes)");
+    }
     off += static_cast<std::size_t>(n);
   }
-  out.resize(off);
+  std::uint8_t more = 0;
+  ssize_t extra;
+  while ((extra = ::read(fd, &more, 1)) < 0 && (errno == EINTR || errno == EAGAIN)) {
+  }
   ::close(fd);
+  if (extra > 0)
+    throw IoError(path + ": changed while being read (it grew beyond " + std::to_string(out.size()) + " bytes)");
   return out;
 }
 }  // namespace
@@ -157,40 +177,6 @@ void FileReader::read_at(std::uint64_t off, std::size_t len, Bytes& out) const {
   }
 }
 
-namespace {
-// The process's file mode creation mask, read once without changing it (/proc/self/status
-// "Umask:", Linux 4.7+); where that is missing, umask() is set and restored at first use.
-unsigned process_umask() {
-  static const unsigned mask = [] {
-    std::ifstream f("/proc/self/status");
-    std::string line;
-    while (std::getline(f, line))
-      if (line.rfind("Umask:", 0) == 0) return static_cast<unsigned>(std::strtoul(line.c_str() + 6, nullptr, 8));
-    const mode_t m = ::umask(022);
-    ::umask(m);
-    return static_cast<unsigned>(m);
-  }();
-  return mask;
-}
-
-// True when the regular file `path` (at most kMaxSmallFileSize bytes) has a PEM line
-// "-----BEGIN <...>PRIVATE KEY-----" (PKCS#8, ENCRYPTED, RSA, EC ...).
-bool holds_private_key(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) > kMaxSmallFileSize)
-    return false;
-  std::ifstream f(path, std::ios::binary);
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.rfind("-----BEGIN ", 0) != 0) continue;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    constexpr std::string_view tail = "PRIVATE KEY-----";
-    if (line.size() >= tail.size() && line.compare(line.size() - tail.size(), tail.size(), tail) == 0) return true;
-  }
-  return false;
-}
-}  // namespace
-
 bool same_file(const std::string& a, const std::string& b) {
   struct stat sa {}, sb {};
   const bool ea = ::stat(a.c_str(), &sa) == 0;
@@ -213,104 +199,6 @@ bool same_file(const std::string& a, const std::string& b) {
   return !e1 && !e2 && ca == cb;
 }
 
-void refuse_output_over(const std::string& out, const std::vector<KeptFile>& kept) {
-  for (const auto& k : kept)
-    if (!k.path.empty() && same_file(out, k.path))
-      throw IoError(out + ": is the same file as " + k.role + " " + k.path + "; refusing to overwrite it");
-  if (holds_private_key(out)) throw IoError(out + ": holds a private key; refusing to overwrite it");
-}
-
-AtomicFile::AtomicFile(const std::string& path_in, unsigned mode, bool keep_mode)
-    : path_in_(path_in), path_(path_in), mode_(mode), keep_mode_(keep_mode) {
-  struct stat st {};
-  if (::lstat(path_.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
-    char* real = ::realpath(path_.c_str(), nullptr);
-    if (!real) throw IoError(sys_error(path_in_, "cannot resolve symbolic link"));
-    path_ = real;
-    std::free(real);
-  }
-  exists_ = ::stat(path_.c_str(), &st) == 0;
-  if (exists_ && !S_ISREG(st.st_mode)) throw IoError(path_in_ + ": " + kind(st.st_mode) + "; not replacing it");
-  if (exists_ && keep_mode_) {
-    mode_ = st.st_mode & 07777;
-    uid_ = st.st_uid;
-    gid_ = st.st_gid;
-  } else {
-    mode_ &= ~process_umask();  // a new file, as open(O_CREAT, mode) would make it
-  }
-  // Temporary name independent of the target's length: <dir>/.modsign.XXXXXX
-  const auto slash = path_.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : path_.substr(0, slash == 0 ? 1 : slash);
-  std::string tmpl = dir + "/.modsign.XXXXXX";
-  std::vector<char> name(tmpl.begin(), tmpl.end());
-  name.push_back('\0');
-  {
-    // Created and recorded at once, so that remove_temporary_files_and_freeze() sees it.
-    std::lock_guard<std::mutex> lock(tmp_mu());
-    fd_ = ::mkstemp(name.data());
-    if (fd_ < 0) throw IoError(sys_error(path_in_, "cannot create temporary file"));
-    tmp_ = name.data();
-    try {
-      tmp_names().insert(tmp_);
-    } catch (...) {
-      ::close(fd_);
-      ::unlink(tmp_.c_str());
-      throw;
-    }
-  }
-}
-
-AtomicFile::~AtomicFile() {
-  if (fd_ >= 0) ::close(fd_);
-  if (!tmp_.empty()) {
-    ::unlink(tmp_.c_str());
-    forget_tmp(tmp_);
-  }
-}
-
-void AtomicFile::fail(const char* what) {
-  auto m = sys_error(path_in_, what);
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-  ::unlink(tmp_.c_str());
-  forget_tmp(tmp_);
-  tmp_.clear();
-  throw IoError(m);
-}
-
-void AtomicFile::write(ByteView data) {
-  std::size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = ::write(fd_, data.data() + off, data.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      fail("write");
-    }
-    off += static_cast<std::size_t>(n);
-  }
-}
-
-void AtomicFile::commit() {
-  if (exists_ && keep_mode_ && (uid_ != ::geteuid() || gid_ != ::getegid())) {
-    // Keep the owner and group (possible as root, or for a group we belong to).
-    if (::fchown(fd_, uid_, gid_) != 0 && errno != EPERM) fail("chown");
-  }
-  if (::fchmod(fd_, mode_) != 0) fail("chmod");
-  const SyncPolicy policy = t_batch ? t_batch->policy() : SyncPolicy::each;
-  if (policy == SyncPolicy::each && ::fsync(fd_) != 0) fail("fsync");
-  const int fd = fd_;
-  fd_ = -1;
-  if (::close(fd) != 0) fail("close");
-  if (policy == SyncPolicy::batch) {
-    t_batch->stage({t_item, tmp_, path_, path_in_});
-    tmp_.clear();  // the batch owns it now
-    return;
-  }
-  if (::rename(tmp_.c_str(), path_.c_str()) != 0) fail("rename");
-  forget_tmp(tmp_);
-  tmp_.clear();
-}
-
 CommitBatch::Scope::Scope(CommitBatch* batch, std::size_t item) : prev_batch_(t_batch), prev_item_(t_item) {
   t_batch = batch;
   t_item = item;
@@ -327,10 +215,11 @@ CommitBatch::~CommitBatch() {
   }
   cv_.notify_all();
   for (auto& t : pool_) t.join();
-  for (const auto& s : queue_) {
-    ::unlink(s.tmp.c_str());
-    forget_tmp(s.tmp);
-  }
+  for (const auto& s : queue_)
+    for (const auto& p : s.parts) {
+      ::unlink(p.tmp.c_str());
+      forget_tmp(p.tmp);
+    }
 }
 
 void CommitBatch::stage(Staged s) {
@@ -371,21 +260,34 @@ bool CommitBatch::settle(std::size_t item, std::vector<std::string>* messages) {
 
 void CommitBatch::commit_one(const Staged& s) {
   std::string error;
-  const int fd = ::open(s.tmp.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0 || ::fsync(fd) != 0) error = sys_error(s.path_in, "fsync");
-  if (fd >= 0) ::close(fd);
+  for (const auto& p : s.parts) {
+    const int fd = ::open(p.tmp.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || ::fsync(fd) != 0) error = sys_error(p.path_in, "fsync");
+    if (fd >= 0) ::close(fd);
+    if (!error.empty()) break;
+  }
   // Replacing a file frees the old one's blocks, which on a file system mounted with
   // `discard` waits for the device (2.8 ms per rename on ext4 in a KVM guest): one more
   // reason to do this off the workers' threads, several at once.
-  if (error.empty() && ::rename(s.tmp.c_str(), s.path.c_str()) != 0) error = sys_error(s.path_in, "rename");
-  if (!error.empty()) ::unlink(s.tmp.c_str());
-  forget_tmp(s.tmp);
-  const auto slash = s.path.rfind('/');
+  if (error.empty()) {
+    error = file_detail::rename_group(s.parts);
+  } else {
+    for (const auto& p : s.parts) {
+      ::unlink(p.tmp.c_str());
+      forget_tmp(p.tmp);
+    }
+  }
   std::function<void(std::size_t)> notify;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!error.empty()) failures_.push_back({s.item, error});
-    else dirs_.push_back(slash == std::string::npos ? "." : s.path.substr(0, slash == 0 ? 1 : slash));
+    if (!error.empty()) {
+      failures_.push_back({s.item, error});
+    } else {
+      for (const auto& p : s.parts) {
+        const auto slash = p.path.rfind('/');
+        dirs_.push_back(slash == std::string::npos ? "." : p.path.substr(0, slash == 0 ? 1 : slash));
+      }
+    }
     auto p = pending_.find(s.item);
     if (p != pending_.end() && --p->second == 0) {
       pending_.erase(p);
@@ -464,12 +366,6 @@ std::vector<CommitBatch::Failure> CommitBatch::finish() {
     }
   });
   return failures;
-}
-
-void write_file_atomic(const std::string& path, ByteView data, unsigned mode, bool keep_mode) {
-  AtomicFile f(path, mode, keep_mode);
-  f.write(data);
-  f.commit();
 }
 
 }  // namespace modsign

@@ -1,11 +1,14 @@
 // modsign — whole-file reads and atomic writes.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <condition_variable>
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <string>
@@ -41,29 +44,95 @@ class FileReader {
   std::uint64_t size_ = 0;
 };
 
+/// What a file is at one moment: the identity compared before an output replaces its
+/// target, so that a change made by another process in between is never overwritten.
+struct FileIdentity {
+  bool exists = false;
+  std::uint64_t dev = 0, ino = 0, size = 0;
+  std::int64_t mtime_ns = 0, ctime_ns = 0;
+  bool operator==(const FileIdentity&) const = default;
+};
+/// stat(2) of `path` (symbolic links followed); exists = false when it is not there.
+FileIdentity identity_of(const std::string& path);
+
+/// An input held for the whole of an operation that rewrites it: the file is opened and
+/// locked (flock LOCK_EX, the lock every modsign writer takes; waits up to 60 s for
+/// another), following a replacement made while waiting, and its identity taken.  A
+/// second modsign signing the same module waits, then reads the signed one ("already
+/// signed") instead of both reporting "signed".  Throws IoError naming the file.
+class InputLock {
+ public:
+  explicit InputLock(const std::string& path);
+  const FileIdentity& identity() const { return identity_; }
+  const std::string& path() const { return path_; }
+  /// Keeps the lock while shared (a staged commit holds it until its rename).
+  std::shared_ptr<const void> hold() const { return fd_; }
+
+ private:
+  std::string path_;
+  std::shared_ptr<const int> fd_;
+  FileIdentity identity_;
+};
+
+/// One target of a commit: the temporary file, the target, and what must still hold
+/// just before the rename (each path with the identity it had when it was read).
+struct CommitPart {
+  std::string tmp, path, path_in;
+  bool target_existed = false;
+  std::vector<std::pair<std::string, FileIdentity>> unchanged;
+  std::vector<std::shared_ptr<const void>> holds;
+};
+
 /// A file written in pieces and then renamed into place, with the guarantees of
 /// write_file_atomic().  Destroying it without commit() removes the temporary file.
+/// An existing target is checked when this is made, before anything is written: it must be
+/// a regular file, not immutable or append-only, writable by this user (root excepted, as
+/// for sign-file's open), replaceable in its directory (a sticky directory's file of
+/// another user is not), with a name the file system takes; with keep_mode its owner,
+/// group and extended attributes (ACLs included) must be settable on the new file; else
+/// IoError "<path>: <reason>; not replacing it".  security.ima and security.evm are not
+/// carried over: they describe the old content (dropped_xattrs() names them).
 class AtomicFile {
  public:
-  /// Throws IoError (target not a regular file, temporary file not creatable).
   AtomicFile(const std::string& path, unsigned mode = 0644, bool keep_mode = true);
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
   void write(ByteView data);
-  /// Owner/group/mode, fsync, close, rename.  Inside a CommitBatch::Scope the batch's
-  /// policy applies instead (batch: close and hand the file to the batch, which fsyncs
-  /// and renames it; none: no fsync).  Throws IoError.
+  /// The commit refuses (IoError "<path>: changed by another process ...", nothing
+  /// replaced) unless `path` still has `identity` just before the rename; `hold` is kept
+  /// until then (an InputLock).  The target's own identity at construction is always
+  /// required.
+  void require_unchanged(const std::string& path, const FileIdentity& identity, std::shared_ptr<const void> hold = {});
+  /// Mode, fsync, close, rename (commit_together() of this file alone).  Inside a
+  /// CommitBatch::Scope the batch's policy applies instead (batch: close and hand the file
+  /// to the batch, which fsyncs and renames it; none: no fsync).  Throws IoError.
   void commit();
+  /// Extended attributes of the replaced file that the new one does not get.
+  const std::vector<std::string>& dropped_xattrs() const { return dropped_; }
+  const std::string& path_in() const { return path_in_; }
 
  private:
+  friend void commit_together(const std::vector<AtomicFile*>& files);
   [[noreturn]] void fail(const char* what);
+  void check_target(const struct stat& st);
+  void keep_metadata(const struct stat& st);
+  CommitPart close_for_commit(SyncPolicy policy);
   std::string path_in_, path_, tmp_;
   int fd_ = -1;
   unsigned mode_ = 0644;
   bool exists_ = false, keep_mode_ = true;
-  unsigned uid_ = 0, gid_ = 0;
+  std::vector<std::string> dropped_;
+  std::vector<std::pair<std::string, FileIdentity>> unchanged_;
+  std::vector<std::shared_ptr<const void>> holds_;
 };
+
+/// Puts every file of `files` (null entries skipped) in place, or none of them: all are
+/// closed and made durable first; then, before any target is replaced, every required
+/// identity is checked; a rename that fails puts every target already replaced back as it
+/// was (kept meanwhile under a hard link in its directory).  Inside a CommitBatch::Scope
+/// with SyncPolicy::batch the files are staged as one unit.  Throws IoError naming the file.
+void commit_together(const std::vector<AtomicFile*>& files);
 
 // SyncPolicy (how AtomicFile::commit() makes an output durable) is the public enum of
 // modsign/output.hpp; CommitBatch is the implementation behind modsign::OutputBatch.
@@ -112,13 +181,13 @@ class CommitBatch {
   void on_settled(std::function<void(std::size_t)> f);
 
  private:
-  friend class AtomicFile;
+  friend void commit_together(const std::vector<AtomicFile*>& files);
   struct Staged {
-    std::size_t item;
-    std::string tmp, path, path_in;
+    std::size_t item = 0;
+    std::vector<CommitPart> parts;
   };
   void stage(Staged s);
-  void commit_one(const Staged& s);  // fsync + rename; records a failure or the directory
+  void commit_one(const Staged& s);  // fsync + rename_group; records a failure or the directories
   void committer();
   SyncPolicy policy_;
   unsigned committers_;

@@ -186,6 +186,14 @@ std::optional<HashAlgo> signature_hash_of(ByteView sig_oid);
 /// An X.509 certificate with the raw DER pieces the kernel uses to identify a signer
 /// (crypto/asymmetric_keys/x509_cert_parser.c): the issuer and subject Name TLVs, the
 /// serialNumber INTEGER contents and the subjectKeyIdentifier.
+/// What `data` (a whole file) holds that no output may overwrite, in any form modsign
+/// reads keys and certificates: "a private key" or "a certificate", with the encoding
+/// ("PEM", "DER"); nullopt for anything else.  PEM: a "-----BEGIN ...PRIVATE KEY-----" or
+/// "-----BEGIN [TRUSTED |X509 ]CERTIFICATE-----" line.  DER (the whole file one element):
+/// an X.509 Certificate, a PKCS#8 PrivateKeyInfo/OneAsymmetricKey (the RFC 9881 seed and
+/// expandedKey forms included), an EncryptedPrivateKeyInfo, or a traditional RSA/EC key.
+std::optional<std::string> key_material_kind(ByteView data);
+
 class Certificate {
  public:
   const Bytes& der() const { return der_; }

@@ -426,4 +426,42 @@ Result<Certificate> Certificate::self_signed(const PrivateKey& key, const std::s
   return from_der(b);
 }
 
+std::optional<std::string> key_material_kind(ByteView data) {
+  // PEM: a line "-----BEGIN <label>-----" (one CR before the LF allowed), as OpenSSL's
+  // PEM reader starts a block; a key file cut short still counts.
+  const std::string_view text(reinterpret_cast<const char*>(data.data()), data.size());
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t nl = text.find('\n', at);
+    std::string_view line = text.substr(at, nl == std::string_view::npos ? std::string_view::npos : nl - at);
+    at = nl == std::string_view::npos ? text.size() : nl + 1;
+    if (line.ends_with('\r')) line.remove_suffix(1);
+    if (!line.starts_with("-----BEGIN ") || !line.ends_with("-----") || line.size() < 16) continue;
+    const std::string_view label = line.substr(11, line.size() - 16);
+    if (label.ends_with("PRIVATE KEY")) return "a private key (PEM)";
+    if (label == "CERTIFICATE" || label == "TRUSTED CERTIFICATE" || label == "X509 CERTIFICATE")
+      return "a certificate (PEM)";
+  }
+  if (data.empty() || data[0] != 0x30) return std::nullopt;
+  const long len = static_cast<long>(data.size());
+  const unsigned char* const end = data.data() + data.size();
+  // True when `parse` reads one object of the whole of `data` (freed again).
+  const auto whole = [&](auto parse, auto freer) {
+    const unsigned char* p = data.data();
+    auto* obj = parse(&p);
+    const bool all = obj && p == end;
+    if (obj) freer(obj);
+    return all;
+  };
+  if (whole([&](const unsigned char** p) { return d2i_X509(nullptr, p, len); }, X509_free))
+    return "a certificate (DER)";
+  if (whole([&](const unsigned char** p) { return d2i_PKCS8_PRIV_KEY_INFO(nullptr, p, len); }, PKCS8_PRIV_KEY_INFO_free) ||
+      whole([&](const unsigned char** p) { return d2i_X509_SIG(nullptr, p, len); }, X509_SIG_free) ||
+      whole([&](const unsigned char** p) { return d2i_AutoPrivateKey(nullptr, p, len); }, EVP_PKEY_free)) {
+    ERR_clear_error();
+    return "a private key (DER)";
+  }
+  ERR_clear_error();
+  return std::nullopt;
+}
+
 }  // namespace modsign::crypto

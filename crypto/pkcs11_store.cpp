@@ -368,25 +368,23 @@ std::unique_lock<std::mutex> session_turn(const void* evp_pkey) {
 
 bool is_uri(std::string_view key) noexcept { return key.size() >= 7 && std::string_view(key.data(), 7) == "pkcs11:"; }
 
-bool pin_in_uri(std::string_view uri) noexcept {
-  if (!is_uri(uri)) return false;
-  for (std::size_t at = uri.find("pin-value="); at != std::string_view::npos; at = uri.find("pin-value=", at + 1))
-    if (at > 0 && (uri[at - 1] == ';' || uri[at - 1] == '?' || uri[at - 1] == '&' || uri[at - 1] == ':')) return true;
-  return false;
+namespace {
+// An attribute name that looks like a PIN or password, whatever its case or %-encoding
+// ("pin-value", "PIN-VALUE", "pin%2Dvalue", "passphrase"): its value is never shown.
+bool pin_like(std::string_view name) {
+  std::string n = pct_decode(name);
+  for (auto& c : n) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return n.find("pin") != std::string::npos || n.find("pass") != std::string::npos ||
+         n.find("secret") != std::string::npos;
 }
 
-std::string printable_uri(std::string_view uri) {
-  std::string out;
-  for (std::size_t i = 0; i < uri.size();) {
-    constexpr std::string_view kPin = "pin-value=";
-    const bool attr_start = i == 0 || uri[i - 1] == ';' || uri[i - 1] == '?' || uri[i - 1] == '&' || uri[i - 1] == ':';
-    if (attr_start && uri.substr(i, kPin.size()) == kPin) {
-      out += "pin-value=(not shown)";
-      i += kPin.size();
-      while (i < uri.size() && uri[i] != ';' && uri[i] != '&' && uri[i] != '?') ++i;
-      continue;
-    }
-    const auto c = static_cast<unsigned char>(uri[i++]);
+bool attr_start(std::string_view uri, std::size_t i) {
+  return i == 7 || uri[i - 1] == ';' || uri[i - 1] == '?' || uri[i - 1] == '&' || uri[i - 1] == ':';
+}
+
+void append_printable(std::string& out, std::string_view s) {
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
     if (c < 0x20 || c >= 0x7f) {  // shown percent-encoded, as RFC 7512 writes such octets
       char hexed[4];
       std::snprintf(hexed, sizeof hexed, "%%%02X", c);
@@ -395,6 +393,53 @@ std::string printable_uri(std::string_view uri) {
       out += static_cast<char>(c);
     }
   }
+}
+}  // namespace
+
+bool pin_in_uri(std::string_view uri) {
+  if (!is_uri(uri)) return false;
+  for (std::size_t i = 7; i < uri.size(); ++i) {
+    if (!attr_start(uri, i)) continue;
+    const auto eq = uri.find('=', i);
+    const auto end = uri.find_first_of(";?&", i);
+    if (eq != std::string_view::npos && (end == std::string_view::npos || eq < end) && pin_like(uri.substr(i, eq - i)))
+      return true;
+  }
+  return false;
+}
+
+std::string printable_uri(std::string_view uri) {
+  std::string out;
+  if (!is_uri(uri)) {
+    append_printable(out, uri);
+    return out;
+  }
+  // Each attribute as it is, but the value of one whose name looks like a PIN.
+  const auto emit = [&out](std::string_view part, char sep) {
+    for (std::size_t start = 0;;) {
+      const auto end = part.find(sep, start);
+      const std::string_view attr = part.substr(start, end == std::string_view::npos ? end : end - start);
+      const auto eq = attr.find('=');
+      if (eq != std::string_view::npos && pin_like(attr.substr(0, eq))) {
+        append_printable(out, attr.substr(0, eq + 1));
+        out += "(not shown)";
+      } else {
+        append_printable(out, attr);
+      }
+      if (end == std::string_view::npos) break;
+      out += sep;
+      start = end + 1;
+    }
+  };
+  out = "pkcs11:";
+  const auto q = uri.find('?');
+  emit(uri.substr(7, q == std::string_view::npos ? std::string_view::npos : q - 7), ';');
+  if (q == std::string_view::npos) return out;
+  out += '?';
+  // The query of a URI that does not parse is not shown (it may hold anything).
+  std::vector<std::pair<std::string, std::string>> scratch;
+  if (parse_part(uri.substr(q + 1), '&', true, scratch)) out += "(not shown: not a valid query)";
+  else emit(uri.substr(q + 1), '&');
   return out;
 }
 

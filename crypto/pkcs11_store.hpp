@@ -29,12 +29,14 @@ bool is_uri(std::string_view key) noexcept;
 /// operation a session of its own, through pkcs11-provider's session pool).
 std::unique_lock<std::mutex> session_turn(const void* evp_pkey);
 
-/// True when the URI `uri` carries a PIN (a pin-value attribute, in its path or query),
-/// which modsign never accepts (the command line is visible to every user).
-bool pin_in_uri(std::string_view uri) noexcept;
+/// True when the URI `uri` carries a PIN: an attribute, in its path or query, whose name
+/// looks like one whatever its case or %-encoding (pin-value, PIN-VALUE, pin%2Dvalue,
+/// "pass", "secret"), which modsign never accepts (the command line is visible to every user).
+bool pin_in_uri(std::string_view uri);
 
-/// `uri` as messages show it: every pin-value's value replaced by "(not shown)", and each
-/// octet that is a control character or not ASCII shown percent-encoded ("%0A").
+/// `uri` as messages show it: the value of every attribute whose name looks like a PIN
+/// (as pin_in_uri) replaced by "(not shown)", a query that does not parse not shown at all,
+/// and each octet that is a control character or not ASCII shown percent-encoded ("%0A").
 std::string printable_uri(std::string_view uri);
 
 /// How load() finds the provider and logs in.

@@ -70,7 +70,7 @@ TEST(RefuseOutputOver, PrivateKeyLineAnywhereInTheFile) {
     return b;
   };
   const std::string f = t / "out.ko";
-  const std::string refused = f + ": holds a private key; refusing to overwrite it";
+  const std::string refused = f + ": holds a private key (PEM); refusing to overwrite it";
   test::spit(f, with("\n-----BEGIN PRIVATE KEY-----\r\n"));
   EXPECT_EQ(refusal(f), refused);
   test::spit(f, with("\n-----BEGIN ENCRYPTED PRIVATE KEY-----\n"));
@@ -83,7 +83,10 @@ TEST(RefuseOutputOver, PrivateKeyLineAnywhereInTheFile) {
   EXPECT_EQ(refusal(f), "");
   test::spit(f, with("\n-----BEGIN RSA PRIVATE KEY-----\r\r\n"));  // one carriage return only
   EXPECT_EQ(refusal(f), "");
+  // A certificate is protected too (issue 29), and so is a file that is one DER certificate.
   test::spit(f, with("\n-----BEGIN CERTIFICATE-----\n"));
+  EXPECT_EQ(refusal(f), f + ": holds a certificate (PEM); refusing to overwrite it");
+  test::spit(f, with("\n-----BEGIN X509 CRL-----\n"));
   EXPECT_EQ(refusal(f), "");
   test::spit(f, bin);
   EXPECT_EQ(refusal(f), "");

@@ -100,7 +100,7 @@ TEST_F(NeverDestroy, SignOutputOverTheKeyIsRefused) {
   refused("sign --key k.pem --cert k.x509 -o k.x509 plain.ko", 3,
           "k.x509: is the same file as the certificate k.x509" + kRefuse);
   // Another file holding a private key is refused too.
-  refused("sign --key k.pem --cert k.x509 -o combo.pem plain.ko", 3, "combo.pem: holds a private key" + kRefuse);
+  refused("sign --key k.pem --cert k.x509 -o combo.pem plain.ko", 3, "combo.pem: holds a private key (PEM)" + kRefuse);
 }
 
 TEST_F(NeverDestroy, P7sOverTheKeyIsRefused) {
@@ -120,8 +120,8 @@ TEST_F(NeverDestroy, SignFileDestOverKeyOrCertIsRefused) {
 }
 
 TEST_F(NeverDestroy, StripExtractOutputsAreChecked) {
-  refused("strip -o combo.pem signed.ko", 3, "combo.pem: holds a private key" + kRefuse);
-  refused("extract -o combo.pem signed.ko", 3, "combo.pem: holds a private key" + kRefuse);
+  refused("strip -o combo.pem signed.ko", 3, "combo.pem: holds a private key (PEM)" + kRefuse);
+  refused("extract -o combo.pem signed.ko", 3, "combo.pem: holds a private key (PEM)" + kRefuse);
   refused("extract -o signed.ko signed.ko", 3, "signed.ko: is the same file as the input signed.ko" + kRefuse);
 }
 
@@ -135,8 +135,8 @@ TEST_F(NeverDestroy, BlacklistAndDbxWritersAreChecked) {
   refused("blacklist entry -o k.x509 k.x509", 3, "k.x509: is the same file as the input k.x509" + kRefuse);
   refused("blacklist entry --format esl --owner 11111111-2222-3333-4444-555555555555 -o k.x509 k.x509", 3,
           "k.x509: is the same file as the input k.x509" + kRefuse);
-  refused("blacklist merge -o combo.pem good.list", 3, "combo.pem: holds a private key" + kRefuse);
-  refused("dbx merge -o combo.pem h.esl", 3, "combo.pem: holds a private key" + kRefuse);
+  refused("blacklist merge -o combo.pem good.list", 3, "combo.pem: holds a private key (PEM)" + kRefuse);
+  refused("dbx merge -o combo.pem h.esl", 3, "combo.pem: holds a private key (PEM)" + kRefuse);
   refused("dbx add-cert --owner 11111111-2222-3333-4444-555555555555 -o k.x509 k.x509", 3,
           "k.x509: is the same file as the input k.x509" + kRefuse);
 }

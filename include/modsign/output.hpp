@@ -37,13 +37,17 @@ struct KeptFile {
   std::string role;
 };
 
-/// Refuses `out` as an output when it is one of `kept` or holds a private key.  Identity is
-/// st_dev + st_ino after following symbolic links when both exist, else the
-/// std::filesystem::weakly_canonical paths (an output that does not exist yet).  Throws
-/// IoError "OUT: is the same file as ROLE PATH; refusing to overwrite it", or, for an
-/// existing regular file of at most kMaxSmallFileSize bytes with a PEM "-----BEGIN
-/// ...PRIVATE KEY-----" line, "OUT: holds a private key; refusing to overwrite it".
-/// Call it for every output before anything is written.
+/// Refuses `out` as an output when it is one of `kept` or holds a private key or a
+/// certificate.  Identity is st_dev + st_ino after following symbolic links when both
+/// exist, else the std::filesystem::weakly_canonical paths (an output that does not exist
+/// yet).  Throws IoError "OUT: is the same file as ROLE PATH; refusing to overwrite it", or,
+/// for an existing regular file of at most kMaxSmallFileSize bytes that is not an ELF or
+/// compressed image, "OUT: holds KIND; refusing to overwrite it", KIND one of "a private key
+/// (PEM)", "a certificate (PEM)" (a line "-----BEGIN ...PRIVATE KEY-----" or
+/// "-----BEGIN [TRUSTED |X509 ]CERTIFICATE-----"), "a private key (DER)" (the whole file one
+/// PKCS#8 PrivateKeyInfo or OneAsymmetricKey, EncryptedPrivateKeyInfo, or traditional RSA or
+/// EC key), "a certificate (DER)" (one X.509 Certificate).  Call it for every output before
+/// anything is written.
 MODSIGN_API void refuse_output_over(const std::string& out, const std::vector<KeptFile>& kept);
 
 /// True when `a` and `b` name the same file (the identity of refuse_output_over()).

@@ -1,0 +1,376 @@
+// modsign — AtomicFile, commit_together(), InputLock and FileIdentity (common/file.hpp):
+// every output replaces its target whole, keeps what the target was (owner, group, mode,
+// extended attributes) or refuses before anything is replaced, and never overwrites a
+// change that another process made meanwhile.
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+#include "common/file.hpp"
+#include "common/file_internal.hpp"
+
+namespace modsign {
+
+using file_detail::forget_tmp;
+using file_detail::kind;
+using file_detail::sys_error;
+using file_detail::tmp_mu;
+using file_detail::tmp_names;
+
+namespace {
+// The process's file mode creation mask, read once without changing it (/proc/self/status
+// "Umask:", Linux 4.7+); where that is missing, umask() is set and restored at first use.
+unsigned process_umask() {
+  static const unsigned mask = [] {
+    std::ifstream f("/proc/self/status");
+    std::string line;
+    while (std::getline(f, line))
+      if (line.rfind("Umask:", 0) == 0) return static_cast<unsigned>(std::strtoul(line.c_str() + 6, nullptr, 8));
+    const mode_t m = ::umask(022);
+    ::umask(m);
+    return static_cast<unsigned>(m);
+  }();
+  return mask;
+}
+
+FileIdentity identity_of_stat(const struct stat& st) {
+  FileIdentity id;
+  id.exists = true;
+  id.dev = st.st_dev;
+  id.ino = st.st_ino;
+  id.size = static_cast<std::uint64_t>(st.st_size);
+  id.mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  id.ctime_ns = static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
+  return id;
+}
+
+std::string dir_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
+}
+
+// Extended attributes that describe a file's content or its metadata as it was: a new
+// content makes them false, so they are not carried over (the replaced file's are dropped).
+bool describes_old_content(const std::string& name) { return name == "security.ima" || name == "security.evm"; }
+
+constexpr auto kLockWait = std::chrono::seconds(60);
+}  // namespace
+
+FileIdentity identity_of(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return {};
+  return identity_of_stat(st);
+}
+
+InputLock::InputLock(const std::string& path) : path_(path) {
+  const auto deadline = std::chrono::steady_clock::now() + kLockWait;
+  for (;;) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) throw IoError(sys_error(path, "open"));
+    auto owned = std::shared_ptr<const int>(new int(fd), [](const int* p) {
+      ::close(*p);
+      delete p;
+    });
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) throw IoError(sys_error(path, "stat"));
+    if (!S_ISREG(st.st_mode)) throw IoError(path + ": " + kind(st.st_mode));
+    while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      if (errno == EINTR) continue;
+      if (errno == ENOLCK || errno == EINVAL || errno == EOPNOTSUPP) break;  // no locks here: identities still checked
+      if (errno != EWOULDBLOCK) throw IoError(sys_error(path, "flock"));
+      if (std::chrono::steady_clock::now() > deadline)
+        throw IoError(path + ": locked by another process (another modsign writing it?) for 60 s; nothing written");
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    // Replaced while we waited (another writer's rename): lock what the name is now.
+    if (::fstat(fd, &st) != 0) throw IoError(sys_error(path, "stat"));
+    const FileIdentity now = identity_of(path);
+    if (now.exists && now.dev == st.st_dev && now.ino == st.st_ino) {
+      fd_ = std::move(owned);
+      identity_ = now;
+      return;
+    }
+    if (std::chrono::steady_clock::now() > deadline)
+      throw IoError(path + ": replaced again and again by another process for 60 s; nothing written");
+  }
+}
+
+AtomicFile::AtomicFile(const std::string& path_in, unsigned mode, bool keep_mode)
+    : path_in_(path_in), path_(path_in), mode_(mode), keep_mode_(keep_mode) {
+  struct stat st {};
+  if (::lstat(path_.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+    char* real = ::realpath(path_.c_str(), nullptr);
+    if (!real) throw IoError(sys_error(path_in_, "cannot resolve symbolic link"));
+    path_ = real;
+    std::free(real);
+  }
+  exists_ = ::stat(path_.c_str(), &st) == 0;
+  check_target(st);
+  if (exists_) unchanged_.emplace_back(path_, identity_of_stat(st));
+  if (!(exists_ && keep_mode_)) mode_ &= ~process_umask();  // a new file, as open(O_CREAT, mode) would make it
+  // Temporary name independent of the target's length: <dir>/.modsign.XXXXXX
+  std::string tmpl = dir_of(path_) + "/.modsign.XXXXXX";
+  std::vector<char> name(tmpl.begin(), tmpl.end());
+  name.push_back('\0');
+  {
+    // Created and recorded at once, so that remove_temporary_files_and_freeze() sees it.
+    std::lock_guard<std::mutex> lock(tmp_mu());
+    fd_ = ::mkstemp(name.data());
+    if (fd_ < 0) throw IoError(sys_error(path_in_, "cannot create temporary file"));
+    tmp_ = name.data();
+    try {
+      tmp_names().insert(tmp_);
+    } catch (...) {
+      ::close(fd_);
+      ::unlink(tmp_.c_str());
+      throw;
+    }
+  }
+  if (exists_ && keep_mode_) keep_metadata(st);
+}
+
+// What would make the rename fail, or replace what the user could not write, is found
+// here, before any output of the operation is written.
+void AtomicFile::check_target(const struct stat& st) {
+  const std::string dir = dir_of(path_);
+  const std::string base = path_.substr(path_.rfind('/') == std::string::npos ? 0 : path_.rfind('/') + 1);
+  const long name_max = ::pathconf(dir.c_str(), _PC_NAME_MAX);
+  if (name_max > 0 && base.size() > static_cast<std::size_t>(name_max)) {
+    errno = ENAMETOOLONG;
+    throw IoError(sys_error(path_in_, "name longer than the file system takes"));
+  }
+  if (!exists_) return;
+  if (!S_ISREG(st.st_mode)) throw IoError(path_in_ + ": " + kind(st.st_mode) + "; not replacing it");
+  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd >= 0) {
+    int flags = 0;
+    const bool got = ::ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0;
+    ::close(fd);
+    if (got && (flags & FS_IMMUTABLE_FL))
+      throw IoError(path_in_ + ": immutable (chattr +i); not replacing it");
+    if (got && (flags & FS_APPEND_FL))
+      throw IoError(path_in_ + ": append-only (chattr +a); not replacing it");
+  }
+  // sign-file opens the module for writing: a file this user may not write is refused
+  // (root's CAP_DAC_OVERRIDE counts, as it does for that open).
+  if (keep_mode_ && ::faccessat(AT_FDCWD, path_.c_str(), W_OK, AT_EACCESS) != 0 && errno == EACCES)
+    throw IoError(sys_error(path_in_, "not writable by this user; not replacing it"));
+  const uid_t me = ::geteuid();
+  struct stat ds {};
+  if (me != 0 && ::stat(dir.c_str(), &ds) == 0 && (ds.st_mode & S_ISVTX) && st.st_uid != me && ds.st_uid != me) {
+    errno = EPERM;
+    throw IoError(sys_error(path_in_, "another user's file in a sticky directory; not replacing it"));
+  }
+}
+
+// The new file gets the old one's owner, group and extended attributes now (an empty
+// temporary file), or the operation is refused before anything is replaced.
+void AtomicFile::keep_metadata(const struct stat& st) {
+  mode_ = st.st_mode & 07777;
+  const auto refuse = [this](int e, const std::string& what) {
+    const std::string m = what + " on the new file; not replacing it";
+    errno = e;
+    fail(m.c_str());
+  };
+  if ((st.st_uid != ::geteuid() || st.st_gid != ::getegid()) && ::fchown(fd_, st.st_uid, st.st_gid) != 0)
+    refuse(errno, "cannot keep owner " + std::to_string(st.st_uid) + " and group " + std::to_string(st.st_gid));
+  const ssize_t n = ::listxattr(path_.c_str(), nullptr, 0);
+  if (n <= 0) return;  // none, or a file system without them (ENOTSUP)
+  std::vector<char> names(static_cast<std::size_t>(n));
+  const ssize_t got = ::listxattr(path_.c_str(), names.data(), names.size());
+  if (got < 0) refuse(errno, "cannot list the extended attributes to keep");
+  for (std::size_t off = 0; off < static_cast<std::size_t>(got);) {
+    const std::string name(names.data() + off);
+    off += name.size() + 1;
+    if (describes_old_content(name)) {
+      dropped_.push_back(name);
+      continue;
+    }
+    const ssize_t len = ::getxattr(path_.c_str(), name.c_str(), nullptr, 0);
+    std::vector<char> value(len > 0 ? static_cast<std::size_t>(len) : 0);
+    const ssize_t vlen = len > 0 ? ::getxattr(path_.c_str(), name.c_str(), value.data(), value.size()) : len;
+    if (vlen < 0 || ::fsetxattr(fd_, name.c_str(), value.data(), static_cast<std::size_t>(vlen), 0) != 0)
+      refuse(errno, "cannot keep extended attribute " + name);
+  }
+}
+
+AtomicFile::~AtomicFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!tmp_.empty()) {
+    ::unlink(tmp_.c_str());
+    forget_tmp(tmp_);
+  }
+}
+
+void AtomicFile::fail(const char* what) {
+  auto m = sys_error(path_in_, what);
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  ::unlink(tmp_.c_str());
+  forget_tmp(tmp_);
+  tmp_.clear();
+  throw IoError(m);
+}
+
+void AtomicFile::write(ByteView data) {
+  std::size_t off = 0;
+  while (off < data.size()) {
+    ssize_t n = ::write(fd_, data.data() + off, data.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail("write");
+    }
+    off += static_cast<std::size_t>(n);
+  }
+}
+
+void AtomicFile::require_unchanged(const std::string& path, const FileIdentity& identity,
+                                   std::shared_ptr<const void> hold) {
+  unchanged_.emplace_back(path, identity);
+  if (hold) holds_.push_back(std::move(hold));
+}
+
+// Mode, fsync (SyncPolicy::each), close: the part that commit_together() renames.
+CommitPart AtomicFile::close_for_commit(SyncPolicy policy) {
+  if (::fchmod(fd_, mode_) != 0) fail("chmod");
+  if (policy == SyncPolicy::each && ::fsync(fd_) != 0) fail("fsync");
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0) fail("close");
+  return CommitPart{tmp_, path_, path_in_, exists_, unchanged_, holds_};
+}
+
+void AtomicFile::commit() { commit_together({this}); }
+
+void commit_together(const std::vector<AtomicFile*>& files) {
+  CommitBatch* batch = file_detail::thread_batch();
+  const SyncPolicy policy = batch ? batch->policy() : SyncPolicy::each;
+  std::vector<CommitPart> parts;
+  for (AtomicFile* f : files)
+    if (f) parts.push_back(f->close_for_commit(policy));
+  if (parts.empty()) return;
+  if (policy == SyncPolicy::batch) {
+    batch->stage({file_detail::thread_item(), std::move(parts)});
+    for (AtomicFile* f : files)
+      if (f) f->tmp_.clear();  // the batch owns them now
+    return;
+  }
+  const std::string error = file_detail::rename_group(parts);
+  for (AtomicFile* f : files)
+    if (f) f->tmp_.clear();  // renamed, or removed by rename_group
+  if (!error.empty()) throw IoError(error);
+}
+
+void write_file_atomic(const std::string& path, ByteView data, unsigned mode, bool keep_mode) {
+  AtomicFile f(path, mode, keep_mode);
+  f.write(data);
+  f.commit();
+}
+
+namespace file_detail {
+
+namespace {
+// A hard link to `path` under a new name in its directory ("" when it cannot be made).
+std::string keep_original(const std::string& path) {
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    std::string tmpl = dir_of(path) + "/.modsign.XXXXXX";
+    std::vector<char> name(tmpl.begin(), tmpl.end());
+    name.push_back('\0');
+    const int fd = ::mkstemp(name.data());
+    if (fd < 0) return "";
+    ::close(fd);
+    ::unlink(name.data());
+    if (::link(path.c_str(), name.data()) == 0) {
+      tmp_names().insert(name.data());  // removed on a signal like any temporary file
+      return name.data();
+    }
+    if (errno != EEXIST) return "";
+  }
+  return "";
+}
+
+std::string changed_message(const CommitPart& p, const std::string& path) {
+  return (path == p.path ? p.path_in : path) +
+         ": changed by another process while modsign worked on it; not replacing " + p.path_in;
+}
+}  // namespace
+
+std::string rename_group(const std::vector<CommitPart>& parts) {
+  // A group holds tmp_mu() from its checks to its last rename, so that a signal's cleanup
+  // finds it all done or not begun; one file needs no such lock (the batch committers
+  // rename several files at once).
+  const bool group = parts.size() > 1;
+  std::unique_lock<std::mutex> lock(tmp_mu(), std::defer_lock);
+  if (group) lock.lock();
+  const auto forget = [&lock](const std::string& name) {
+    if (name.empty()) return;
+    if (lock.owns_lock()) tmp_names().erase(name);
+    else forget_tmp(name);
+  };
+  std::string error;
+  for (const auto& p : parts)
+    for (const auto& [path, id] : p.unchanged)
+      if (error.empty() && !(identity_of(path) == id)) error = changed_message(p, path);
+  // Also a target that did not exist and does now (another process made it).
+  for (const auto& p : parts)
+    if (error.empty() && !p.target_existed && identity_of(p.path).exists)
+      error = p.path_in + ": created by another process while modsign worked on it; not replacing it";
+  struct Done {
+    const CommitPart* part;
+    std::string original;  // hard link to the replaced target, or "" (there was none)
+  };
+  std::vector<Done> done;
+  for (const auto& p : parts) {
+    if (!error.empty()) break;
+    std::string original;
+    if (group && identity_of(p.path).exists) {
+      original = keep_original(p.path);
+      if (original.empty()) {
+        error = sys_error(p.path_in, "cannot keep the original while the other outputs are put in place");
+        break;
+      }
+    }
+    if (::rename(p.tmp.c_str(), p.path.c_str()) != 0) {
+      error = sys_error(p.path_in, "rename");
+      if (!original.empty()) ::unlink(original.c_str());
+      forget(original);
+      break;
+    }
+    forget(p.tmp);
+    done.push_back({&p, original});
+  }
+  if (!error.empty()) {
+    // Put back what was replaced, newest first; remove what is left.
+    for (auto it = done.rbegin(); it != done.rend(); ++it) {
+      if (it->original.empty()) ::unlink(it->part->path.c_str());
+      else ::rename(it->original.c_str(), it->part->path.c_str());
+      forget(it->original);
+    }
+    for (const auto& p : parts) {
+      if (std::none_of(done.begin(), done.end(), [&p](const Done& d) { return d.part == &p; })) ::unlink(p.tmp.c_str());
+      forget(p.tmp);
+    }
+    return error;
+  }
+  for (const auto& d : done) {
+    if (!d.original.empty()) ::unlink(d.original.c_str());
+    forget(d.original);
+  }
+  return "";
+}
+
+}  // namespace file_detail
+}  // namespace modsign
