@@ -21,20 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Every entry of `dir`: kind, mode and sha256 (regular files) or link target.
-std::map<std::string, std::string> snapshot(const std::string& dir) {
-  std::map<std::string, std::string> s;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    const std::string p = e.path().string();
-    struct stat st {};
-    ::lstat(p.c_str(), &st);
-    std::string v = std::to_string(st.st_mode);
-    if (S_ISREG(st.st_mode)) v += " " + to_hex(crypto::digest(crypto::HashAlgo::sha256, slurp(p)));
-    if (S_ISLNK(st.st_mode)) v += " -> " + fs::read_symlink(p).string();
-    s[e.path().filename().string()] = v;
-  }
-  return s;
-}
 
 unsigned mode_of(const std::string& p) {
   struct stat st {};
@@ -65,11 +51,11 @@ class NeverDestroy : public testing::Test {
   // Runs `args`, expects `status` and exactly "modsign: <message>\n" on stderr, and no
   // change to any file of the directory.
   void refused(const std::string& args, int status, const std::string& message) {
-    const auto before = snapshot(d_.path());
+    const auto before = snapshot_dir(d_.path());
     const test::Run r = cli(args);
     EXPECT_EQ(r.status, status) << args << "\n" << r.err;
     EXPECT_EQ(r.err, "modsign: " + message + "\n") << args;
-    EXPECT_EQ(snapshot(d_.path()), before) << args;
+    EXPECT_EQ(snapshot_dir(d_.path()), before) << args;
   }
   /// NAME: 100 bytes, then a module_signature with sig_len 0 and the marker.
   void spit_empty_signature_module(const std::string& name) {

@@ -31,18 +31,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::map<std::string, std::string> snapshot(const std::string& dir) {
-  std::map<std::string, std::string> s;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    const std::string p = e.path().string();
-    struct stat st {};
-    ::lstat(p.c_str(), &st);
-    std::string v = std::to_string(st.st_mode) + " " + std::to_string(st.st_uid) + ":" + std::to_string(st.st_gid);
-    if (S_ISREG(st.st_mode)) v += " " + to_hex(crypto::digest(crypto::HashAlgo::sha256, slurp(p)));
-    s[e.path().filename().string()] = v;
-  }
-  return s;
-}
 
 std::string xattr(const std::string& path, const char* name) {
   char buf[256];
@@ -89,11 +77,11 @@ class Promises : public testing::Test {
   }
   test::Run cli(const std::string& args) { return run("cd " + q(d_.path()) + " && " + modsign_cli() + " " + args); }
   void refused(const std::string& args, int status, const std::string& message) {
-    const auto before = snapshot(d_.path());
+    const auto before = snapshot_dir(d_.path());
     const test::Run r = cli(args);
     EXPECT_EQ(r.status, status) << args << "\n" << r.err;
     EXPECT_EQ(r.err, "modsign: " + message + "\n") << args;
-    EXPECT_EQ(snapshot(d_.path()), before) << args;
+    EXPECT_EQ(snapshot_dir(d_.path()), before) << args;
   }
   static inline TempDir* keys_ = nullptr;
   TempDir d_;
@@ -207,18 +195,18 @@ TEST_F(Promises, AnotherUsersModuleIsRefusedNotTakenOver) {
   const std::string m = d_ / "plain.ko";
   ASSERT_EQ(::chown(m.c_str(), 65534, 65534), 0);
   ::chmod(m.c_str(), 0444);  // another user's, read-only
-  const auto before = snapshot(d_.path());
+  const auto before = snapshot_dir(d_.path());
   test::Run r = run("cd " + q(d_.path()) + " && " + unprivileged(sign));
   EXPECT_EQ(r.status, 3) << r.err;
   EXPECT_EQ(r.err, "modsign: plain.ko: not writable by this user; not replacing it: Permission denied\n");
-  EXPECT_EQ(snapshot(d_.path()), before);
+  EXPECT_EQ(snapshot_dir(d_.path()), before);
   ::chmod(m.c_str(), 0666);  // writable, but another user's: its owner cannot be kept
-  const auto before2 = snapshot(d_.path());
+  const auto before2 = snapshot_dir(d_.path());
   r = run("cd " + q(d_.path()) + " && " + unprivileged(sign));
   EXPECT_EQ(r.status, 3) << r.err;
   EXPECT_EQ(r.err, "modsign: plain.ko: cannot keep owner 65534 and group 65534 on the new file; not replacing it: "
                    "Operation not permitted\n");
-  EXPECT_EQ(snapshot(d_.path()), before2);
+  EXPECT_EQ(snapshot_dir(d_.path()), before2);
 }
 
 // ------------------------------------------------------------ 4: outputs over inputs

@@ -1,8 +1,11 @@
 #include "test_support.hpp"
 
+#include "crypto/crypto.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -74,6 +77,20 @@ Run run(const std::string& cmd) {
 std::string openssl() { return q(MODSIGN_OPENSSL_BIN); }
 std::string modsign_cli() { return q(MODSIGN_CLI); }
 std::string source_dir() { return MODSIGN_SOURCE_DIR; }
+
+std::map<std::string, std::string> snapshot_dir(const std::string& dir) {
+  std::map<std::string, std::string> s;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const std::string p = e.path().string();
+    struct stat st {};
+    ::lstat(p.c_str(), &st);
+    std::string v = std::to_string(st.st_mode) + " " + std::to_string(st.st_uid) + ":" + std::to_string(st.st_gid);
+    if (S_ISREG(st.st_mode)) v += " " + to_hex(crypto::digest(crypto::HashAlgo::sha256, slurp(p)));
+    if (S_ISLNK(st.st_mode)) v += " -> " + std::filesystem::read_symlink(p).string();
+    s[e.path().filename().string()] = v;
+  }
+  return s;
+}
 std::string kernel_source_dir() {
   auto env = [](const char* name) -> std::string { const char* v = std::getenv(name); return v && *v ? v : ""; };
   std::string cache = env("MODSIGN_CACHE");

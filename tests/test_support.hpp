@@ -1,6 +1,7 @@
 // Helpers shared by the tests: paths, temporary folders, running commands.
 #pragma once
 
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -69,6 +70,11 @@ std::string cli_path();
 std::string openssl_bin();
 std::string pkcs11_provider_path();
 std::string sanitize_build();
+/// Every entry of `dir` (not recursive) by name: kind and mode, owner and group, and the
+/// SHA-256 of a regular file or the target of a symbolic link: equal before and after a
+/// command that must change nothing.
+std::map<std::string, std::string> snapshot_dir(const std::string& dir);
+
 /// Shell-quote one word.
 std::string q(const std::string& s);
 
