@@ -51,11 +51,7 @@ class NeverDestroy : public testing::Test {
   // Runs `args`, expects `status` and exactly "modsign: <message>\n" on stderr, and no
   // change to any file of the directory.
   void refused(const std::string& args, int status, const std::string& message) {
-    const auto before = snapshot_dir(d_.path());
-    const test::Run r = cli(args);
-    EXPECT_EQ(r.status, status) << args << "\n" << r.err;
-    EXPECT_EQ(r.err, "modsign: " + message + "\n") << args;
-    EXPECT_EQ(snapshot_dir(d_.path()), before) << args;
+    expect_cli_refused(d_.path(), args, status, message);
   }
   /// NAME: 100 bytes, then a module_signature with sig_len 0 and the marker.
   void spit_empty_signature_module(const std::string& name) {

@@ -77,11 +77,7 @@ class Promises : public testing::Test {
   }
   test::Run cli(const std::string& args) { return run("cd " + q(d_.path()) + " && " + modsign_cli() + " " + args); }
   void refused(const std::string& args, int status, const std::string& message) {
-    const auto before = snapshot_dir(d_.path());
-    const test::Run r = cli(args);
-    EXPECT_EQ(r.status, status) << args << "\n" << r.err;
-    EXPECT_EQ(r.err, "modsign: " + message + "\n") << args;
-    EXPECT_EQ(snapshot_dir(d_.path()), before) << args;
+    expect_cli_refused(d_.path(), args, status, message);
   }
   static inline TempDir* keys_ = nullptr;
   TempDir d_;

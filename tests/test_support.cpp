@@ -78,6 +78,14 @@ std::string openssl() { return q(MODSIGN_OPENSSL_BIN); }
 std::string modsign_cli() { return q(MODSIGN_CLI); }
 std::string source_dir() { return MODSIGN_SOURCE_DIR; }
 
+void expect_cli_refused(const std::string& dir, const std::string& args, int status, const std::string& message) {
+  const auto before = snapshot_dir(dir);
+  const Run r = run("cd " + q(dir) + " && " + modsign_cli() + " " + args);
+  EXPECT_EQ(r.status, status) << args << "\n" << r.err;
+  EXPECT_EQ(r.err, "modsign: " + message + "\n") << args;
+  EXPECT_EQ(snapshot_dir(dir), before) << args;
+}
+
 std::map<std::string, std::string> snapshot_dir(const std::string& dir) {
   std::map<std::string, std::string> s;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {

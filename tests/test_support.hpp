@@ -75,6 +75,10 @@ std::string sanitize_build();
 /// command that must change nothing.
 std::map<std::string, std::string> snapshot_dir(const std::string& dir);
 
+/// Runs `modsign ARGS` in `dir`; expects exit `status`, exactly "modsign: MESSAGE\n" on
+/// stderr, and no change to any entry of `dir` (snapshot_dir()).
+void expect_cli_refused(const std::string& dir, const std::string& args, int status, const std::string& message);
+
 /// Shell-quote one word.
 std::string q(const std::string& s);
 
