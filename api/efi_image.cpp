@@ -1,8 +1,10 @@
 // modsign — include/modsign/efi_image.hpp over blacklist/efi_image_verify (the firmware's
 // rule), blacklist/sbat (shim's), blacklist/msft_dbx (Microsoft's JSON), pe/ and cms/.
 #include "modsign/efi_image.hpp"
+#include "modsign/tree.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <set>
 
@@ -201,22 +203,18 @@ Result<EfiImageVerdict> verify_efi_image_file(const std::string& path, const Efi
 }
 
 std::vector<std::string> find_pe_files(const std::string& dir) {
-  namespace fs = std::filesystem;
   std::vector<std::string> out;
-  std::error_code ec;
-  fs::recursive_directory_iterator it(dir, fs::directory_options::none, ec), end;
-  if (ec) throw IoError(dir + ": " + ec.message());
-  for (; it != end; it.increment(ec)) {
-    if (ec) throw IoError(dir + ": " + ec.message());
-    if (!it->is_regular_file(ec) || it->is_symlink(ec)) continue;
-    std::FILE* f = std::fopen(it->path().c_str(), "rb");
+  for (const auto& e : walk_tree(dir)) {
+    if (e.kind == TreeEntry::Kind::moved) throw IoError(e.path + ": moved or replaced while it was walked");
+    if (e.kind == TreeEntry::Kind::error) throw IoError(e.path + ": " + std::strerror(e.error));
+    if (e.kind != TreeEntry::Kind::regular) continue;
+    std::FILE* f = std::fopen(e.path.c_str(), "rb");
     if (!f) continue;
     char mz[2] = {};
     const bool pe = std::fread(mz, 1, 2, f) == 2 && mz[0] == 'M' && mz[1] == 'Z';
     std::fclose(f);
-    if (pe) out.push_back(it->path().string());
+    if (pe) out.push_back(e.path);
   }
-  std::sort(out.begin(), out.end());
   return out;
 }
 

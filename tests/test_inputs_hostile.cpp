@@ -76,15 +76,18 @@ TEST_F(HostileInputs, VerifyWithoutModulesIsAUsageError) {
     EXPECT_EQ(r.out, "");
     EXPECT_EQ(r.err, "modsign: no modules given (MODULE... or -r DIR)\n");
   }
-  // -r with an empty directory is a batch of nothing: exit 0, no line, the summary only.
+  // -r with an empty directory verified nothing: exit 3 with the reason, as for every
+  // command (test_tree_walk.cpp), not exit 0 "every module loads".
   fs::create_directory(d_ / "empty");
+  const std::string none = "modsign: " + std::string(d_ / "empty") + ": no modules under it (*.ko, *.ko.xz, *.ko.zst, *.ko.gz)\n";
   auto r = test::run(M() + " verify -r " + q(d_ / "empty"));
-  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.status, 3) << r.err;
   EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err.rfind("modsign: verify: 0 done, 0 failed, 0 skipped, 0 bytes, ", 0), 0u) << r.err;
+  EXPECT_EQ(r.err, none);
   r = test::run(M() + " verify --json -r " + q(d_ / "empty"));
-  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.status, 3) << r.err;
   EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, none);
 }
 
 // 2. A keyring directory: every entry that is not a certificate file is skipped with a

@@ -200,8 +200,11 @@ MODSIGN_API Result<EfiImageVerdict> verify_efi_image_file(const std::string& pat
 /// SizeOfRawData) bytes (SizeOfRawData when VirtualSize is 0); nullopt when there is none.
 MODSIGN_API std::optional<Bytes> pe_section_data(ByteView image, const AuthenticodeInfo& info, std::string_view name);
 
-/// Every regular file under `dir` (recursively, symlinks not followed), sorted, whose
-/// first two bytes are "MZ" (`-r ESP`).  Throws IoError when `dir` cannot be read.
+/// Every regular file under `dir` (walk_tree(), <modsign/tree.hpp>: recursively, symlinks
+/// not followed), sorted, whose first two bytes are "MZ" (`-r ESP`).  Throws IoError
+/// "<path>: <strerror>" for the first entry the walk could not handle (`dir` or a
+/// directory under it unreadable; a path of PATH_MAX bytes or more: "File name too long"),
+/// or "<path>: moved or replaced while it was walked".
 MODSIGN_API std::vector<std::string> find_pe_files(const std::string& dir);
 
 }  // namespace modsign

@@ -22,6 +22,7 @@
 #include "modsign/remote_sign.hpp"
 #include "modsign/result.hpp"
 #include "modsign/sign.hpp"
+#include "modsign/tree.hpp"
 #include "modsign/trust.hpp"
 #include "modsign/verdict.hpp"
 #include "modsign/version.hpp"

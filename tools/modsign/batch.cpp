@@ -1,7 +1,11 @@
 // Batch runs over many modules; see batch.hpp.
 #include "batch.hpp"
 
+#include <limits.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -19,6 +23,7 @@
 #include <thread>
 
 #include "cli_common.hpp"
+#include <modsign/tree.hpp>
 
 namespace modsign::cli {
 
@@ -29,19 +34,6 @@ bool ends_with(const std::string& s, const std::string& sfx) {
   return s.size() > sfx.size() && s.compare(s.size() - sfx.size(), sfx.size(), sfx) == 0;
 }
 
-const char* entry_kind(const std::filesystem::directory_entry& e) {
-  std::error_code ec;
-  const auto st = e.symlink_status(ec);
-  switch (st.type()) {
-    case std::filesystem::file_type::symlink: return "symbolic link, not followed";
-    case std::filesystem::file_type::fifo: return "FIFO, not a regular file";
-    case std::filesystem::file_type::socket: return "socket, not a regular file";
-    case std::filesystem::file_type::block:
-    case std::filesystem::file_type::character: return "device, not a regular file";
-    case std::filesystem::file_type::regular: return "";
-    default: return "not a regular file";
-  }
-}
 }  // namespace
 
 void add_batch_options(CLI::App* c, BatchOptions& o, bool with_sync) {
@@ -77,29 +69,39 @@ bool module_inputs_usable(const std::vector<BatchInput>& inputs, const std::vect
 }
 
 namespace {
+/// What a -r entry that could not be handled is, said with its cause.
+std::string walk_problem(const TreeEntry& e) {
+  if (e.kind == TreeEntry::Kind::moved) return "moved or replaced while it was walked; the entries under it were not walked";
+  std::string t = std::strerror(e.error);
+  if (e.error == ENAMETOOLONG)
+    t += " (the path is " + std::to_string(e.path.size()) + " bytes, PATH_MAX is " + std::to_string(PATH_MAX) +
+         "): not handled";
+  return t;
+}
+
 std::vector<BatchInput> expand_tree(const std::vector<std::string>& files, const std::vector<std::string>& dirs,
                                     bool* dir_error, bool modules_only) {
   *dir_error = false;
   std::vector<BatchInput> out;
   for (const auto& f : files) out.push_back({f, false, ""});
+  const auto is_module = [](std::string_view n) {
+    const std::string s(n);
+    return ends_with(s, ".ko") || compressed_module_name(s);
+  };
   for (const auto& d : dirs) {
-    std::vector<BatchInput> found;
-    std::error_code ec;
-    for (auto it = std::filesystem::recursive_directory_iterator(d, ec); !ec && it != std::filesystem::end(it);
-         it.increment(ec)) {
-      const std::string p = it->path().string();
-      const std::string n = it->path().filename().string();
-      if (modules_only && !ends_with(n, ".ko") && !compressed_module_name(n)) continue;
-      std::error_code ec2;
-      if (it->is_directory(ec2) && !it->is_symlink(ec2)) continue;  // a directory named x.ko: walked into
-      found.push_back({p, true, entry_kind(*it)});
+    const auto entries = modules_only ? walk_tree(d, is_module) : walk_tree(d);
+    for (const auto& e : entries) {
+      if (e.kind == TreeEntry::Kind::error || e.kind == TreeEntry::Kind::moved) {
+        complain(e.path, walk_problem(e));
+        *dir_error = true;
+      } else {
+        out.push_back({e.path, true, std::string(tree_kind_text(e.kind))});
+      }
     }
-    if (ec) {
-      complain(d, ec.message());
+    if (entries.empty()) {  // one rule for every command: an -r DIR with nothing to handle is an input error
+      complain(d, modules_only ? "no modules under it (*.ko, *.ko.xz, *.ko.zst, *.ko.gz)" : "no files under it");
       *dir_error = true;
     }
-    std::sort(found.begin(), found.end(), [](const BatchInput& a, const BatchInput& b) { return a.path < b.path; });
-    out.insert(out.end(), found.begin(), found.end());
   }
   return out;
 }

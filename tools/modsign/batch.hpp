@@ -36,16 +36,20 @@ struct BatchInput {
 
 /// MODULE arguments (in the order given) and then, for each -r DIR in turn, every
 /// directory entry under it named *.ko, *.ko.xz, *.ko.zst or *.ko.gz (the kernel's module
-/// names; modules_install compresses to those suffixes), sorted by path.  Directories are
-/// walked recursively without following symbolic links; entries that are not regular
-/// files are returned with `not_regular` set so that the caller reports them.  A
-/// directory that cannot be read is reported with complain() ("modsign: DIR: <reason>"),
-/// yields what was read, and sets `*dir_error` (exit status 3 for the caller).
+/// names; modules_install compresses to those suffixes), sorted by path (walk_tree(),
+/// <modsign/tree.hpp>: symbolic links not followed, any depth).  Entries that are not
+/// regular files are returned with `not_regular` set so that the caller reports them.
+/// What cannot be handled is reported with complain() ("modsign: PATH: <reason>") and
+/// sets `*dir_error` (exit status 3 for the caller): a directory that cannot be opened or
+/// read (the rest is walked), an entry whose path is PATH_MAX bytes or longer ("File name
+/// too long (the path is N bytes, PATH_MAX is 4096): not handled"), a directory moved
+/// while walked, and a DIR with no module name under it ("no modules under it (*.ko,
+/// *.ko.xz, *.ko.zst, *.ko.gz)": the same rule for every command).
 std::vector<BatchInput> expand_module_tree(const std::vector<std::string>& files, const std::vector<std::string>& dirs,
                                            bool* dir_error);
 
-/// FILE arguments and then every regular file under each -r DIR (any name; `ima sign`,
-/// `ima verify`), walked and reported as expand_module_tree() does.
+/// FILE arguments and then every entry under each -r DIR (any name; `ima sign`, `ima
+/// verify`), walked and reported as expand_module_tree() does ("no files under it").
 std::vector<BatchInput> expand_file_tree(const std::vector<std::string>& files, const std::vector<std::string>& dirs,
                                          bool* dir_error);
 /// With --sigfile: the FILE.sig files found under -r DIR are the signatures, not files to

@@ -66,6 +66,7 @@ int cmd_ima_sign(const ImaSignArgs& a) {
   }
   bool dir_error = false;
   auto inputs = expand_file_tree(a.files, a.dirs, &dir_error);
+  if (inputs.empty() && dir_error) return kExitInput;  // every -r DIR failed or was empty (reported)
   if (a.sigfile) skip_sigfiles(inputs);
   if (inputs.empty() && !dir_error) {
     complain("", "no files given (FILE... or -r DIR)");

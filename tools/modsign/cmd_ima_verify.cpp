@@ -110,6 +110,7 @@ int cmd_ima_verify(ImaVerifyArgs& a) {
   if (!ima_hash_option(a.ima_hash, *profile)) return kExitUsage;
   bool dir_error = false;
   auto inputs = expand_file_tree(a.files, a.dirs, &dir_error);
+  if (inputs.empty() && dir_error) return kExitInput;  // every -r DIR failed or was empty (reported)
   if (a.sigfile) skip_sigfiles(inputs);
   if (inputs.empty() && !dir_error) {
     complain("", "no files given (FILE... or -r DIR)");

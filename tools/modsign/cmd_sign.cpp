@@ -112,6 +112,7 @@ int cmd_sign(const SignArgs& a) {
   }
   bool dir_error = false;
   const auto inputs = expand_module_tree(a.modules, a.dirs, &dir_error);
+  if (inputs.empty() && dir_error) return kExitInput;  // every -r DIR failed or was empty (reported)
   if (!module_inputs_usable(inputs, a.dirs, a.dest)) return kExitUsage;
   bool usage = false;
   auto signer = load_signer(key, cert, a.key_options, &usage);

@@ -30,6 +30,7 @@ struct StripArgs {
 int cmd_strip(const StripArgs& a) {
   bool dir_error = false;
   const auto inputs = expand_module_tree(a.modules, a.dirs, &dir_error);
+  if (inputs.empty() && dir_error) return kExitInput;  // every -r DIR failed or was empty (reported)
   if (!module_inputs_usable(inputs, a.dirs, a.dest)) return kExitUsage;
   CleanupOnSignal cleanup;  // no .modsign.XXXXXX left behind by SIGINT/SIGTERM/SIGHUP
   // As sign: symbolic links found under -r are skipped, then the same file named twice is

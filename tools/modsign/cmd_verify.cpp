@@ -154,6 +154,7 @@ int cmd_verify(const VerifyArgs& a) {
   po.backend = a.backend;
   bool dir_error = false;
   const auto inputs = expand_module_tree(a.modules, a.dirs, &dir_error);
+  if (inputs.empty() && dir_error) return kExitInput;  // every -r DIR failed or was empty (reported)
   const auto duplicate = duplicate_of(inputs);
   // Each module on its own: the trust store and profile are shared read-only by the workers.
   auto work = [&](std::size_t i) {
@@ -182,7 +183,8 @@ int cmd_verify(const VerifyArgs& a) {
     if (!inputs[i].not_regular.empty()) {
       complain(path, "skipped: " + inputs[i].not_regular);
       error_json(inputs[i].not_regular, "skipped");
-      return finish(kExitOk, ItemState::skipped);
+      // A verdict that does not cover a module found under -r is not a success: exit 3.
+      return finish(kExitInput, ItemState::skipped);
     }
     if (duplicate[i] != SIZE_MAX) {  // the same file named twice: verified once, as sign signs it once
       const std::string t = duplicate_text(inputs[duplicate[i]].path);

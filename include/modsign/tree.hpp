@@ -1,0 +1,58 @@
+// modsign — walking a directory tree (`-r DIR`): every entry under a directory, without
+// following symbolic links, in memory linear in the number of entries.
+//
+// The walk is file-descriptor relative (openat, fstatat; back up through "..", checked by
+// device and inode), so it holds one directory open at a time and reaches any depth: a
+// path longer than PATH_MAX does not stop it.  What it returns is used by path, though
+// (every command opens its inputs by name), so an entry whose path is PATH_MAX bytes or
+// longer is returned as an error (ENAMETOOLONG), never silently left out or skipped.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "modsign/export.hpp"
+
+namespace modsign {
+
+/// One entry found under a directory.
+struct TreeEntry {
+  /// What the entry is.  Directories are walked into and never returned.
+  enum class Kind {
+    regular,  ///< a regular file
+    symlink,  ///< a symbolic link (not followed)
+    fifo,
+    socket,
+    device,   ///< a block or character device
+    other,    ///< any other file type
+    error,    ///< could not be looked at or walked: see `error`
+    moved,    ///< a directory moved or replaced while it was walked: its remaining entries were not walked
+  };
+  std::string path;  ///< DIR as given, "/", the path below it
+  Kind kind = Kind::regular;
+  /// For Kind::error, the errno: ENAMETOOLONG (the path is PATH_MAX (4096) bytes or
+  /// longer), or what opening, reading or stat-ing the entry or a directory failed with
+  /// (EACCES, ELOOP, EMFILE, EIO ...; for an unreadable directory `path` is the directory).
+  int error = 0;
+};
+
+/// Every entry under `dir` (recursively; `dir` itself is followed if it is a symbolic
+/// link, nothing below it is) whose file name `want` accepts (all when `want` is empty),
+/// sorted by path (byte order).  Directories are walked whatever their name and are not
+/// returned; errors are returned as entries whatever the name (a directory that cannot be
+/// read may hold wanted entries), except ENAMETOOLONG, returned only for wanted entries.
+/// `dir` that cannot be opened as a directory is one Kind::error entry with `path` ==
+/// `dir` (ENOENT, ENOTDIR, EACCES ...).  Memory: the entries returned plus, while walking,
+/// the names of the directories on the current path; one directory descriptor open at a
+/// time.  Never throws for file-system errors (std::bad_alloc only).
+MODSIGN_API std::vector<TreeEntry> walk_tree(const std::string& dir,
+                                             const std::function<bool(std::string_view name)>& want = {});
+
+/// A short description of a kind that is not processed: "symbolic link, not followed",
+/// "FIFO, not a regular file", "socket, not a regular file", "device, not a regular file",
+/// "not a regular file"; "" for Kind::regular, Kind::error and Kind::moved.
+MODSIGN_API std::string_view tree_kind_text(TreeEntry::Kind kind) noexcept;
+
+}  // namespace modsign
