@@ -5,6 +5,7 @@
 #include <sys/xattr.h>
 
 #include <cctype>
+#include <set>
 
 #include "api/internal.hpp"
 #include "blacklist/check.hpp"
@@ -149,11 +150,13 @@ std::vector<PcrReplay> replay_pcrs(const std::vector<MeasurementRecord>& records
                                    const std::map<std::uint32_t, Bytes>& expected) {
   const auto h = hash_named(bank, "bank");
   auto pcrs = digest::replay_pcrs(records, h);
+  std::set<std::uint32_t> extended;
+  for (const auto& [idx, v] : pcrs) extended.insert(idx);
   // A PCR the list never extends keeps its reset value (zeros).
   for (const auto& [idx, v] : expected) pcrs.try_emplace(idx, Bytes(crypto::hash_info(h).size, 0));
   std::vector<PcrReplay> out;
   for (auto& [idx, v] : pcrs) {
-    PcrReplay r{idx, std::move(v), std::nullopt};
+    PcrReplay r{idx, std::move(v), std::nullopt, extended.count(idx) != 0};
     if (auto it = expected.find(idx); it != expected.end()) r.expected = it->second;
     out.push_back(std::move(r));
   }

@@ -282,14 +282,24 @@ TEST(Ima, ExpectedPcrFileFormats) {
   EXPECT_EQ(run("PCR-10: " + std::string(40, '1') + "\n").status, 1);
   EXPECT_EQ(run("").status, 3);  // nothing to compare
   {
-    // An empty list does not "match" an expected PCR-10.
+    // An empty list does not "match" an expected PCR-10: it extends none of them (exit 3).
     test::spit(d / "empty", Bytes{});
     test::spit(d / "pcrs", "PCR-10: " + pcr + "\n");
-    EXPECT_EQ(test::run(test::modsign_cli() + " ima replay --pcrs " + q(d / "pcrs") + " " + q(d / "empty")).status, 1);
+    const auto r = test::run(test::modsign_cli() + " ima replay --pcrs " + q(d / "pcrs") + " " + q(d / "empty"));
+    EXPECT_EQ(r.status, 3);
+    EXPECT_EQ(r.err, "modsign: " + (d / "pcrs") + ": gives none of the PCRs the list extends (none)\n");
   }
-  // A PCR the list never extends keeps its reset value: compared with zeros.
-  EXPECT_EQ(run("PCR-11: " + pcr + "\n").status, 1);
+  // A file that names none of the PCRs the list extends compared nothing of the list: exit 3
+  // (man page), not "matches" for a PCR-11 of zeros (issue 29) nor a mismatch.
+  for (const std::string& other : {std::string(40, '0'), pcr}) {
+    const auto r = run("PCR-11: " + other + "\n");
+    EXPECT_EQ(r.status, 3);
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err, "modsign: " + (d / "pcrs") + ": gives none of the PCRs the list extends (10)\n");
+  }
+  // With one the list extends, a PCR it never extends keeps its reset value: compared with zeros.
   EXPECT_EQ(run("PCR-10: " + pcr + "\nPCR-11: " + std::string(40, '0') + "\n").status, 0);
+  EXPECT_EQ(run("PCR-10: " + pcr + "\nPCR-11: " + pcr + "\n").status, 1);
   EXPECT_EQ(run("PCR-10: " + pcr.substr(0, 38) + "\n").status, 3);  // not a SHA-1 value
   EXPECT_EQ(run("PCR-10: zz" + pcr + "\n").status, 3);
   EXPECT_EQ(run("PCR-10: " + pcr + "\nPCR-10: " + pcr + "\n").status, 3);

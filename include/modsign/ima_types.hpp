@@ -56,6 +56,7 @@ struct PcrReplay {
   std::uint32_t index = 0;
   Bytes value;                   ///< after replaying the list (bank-sized)
   std::optional<Bytes> expected; ///< from parse_expected_pcrs(), when given for this PCR
+  bool extended = false;         ///< a record of the list extends it (false: only `expected` names it)
   bool matches() const { return !expected || *expected == value; }
 };
 

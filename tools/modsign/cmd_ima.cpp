@@ -5,6 +5,7 @@
 // replay_pcrs, ima_appraise_modsig); `ima sign` and `ima verify` are in cmd_ima_sign.cpp
 // and cmd_ima_verify.cpp.  Flags, calls and printing only.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -210,9 +211,18 @@ int cmd_ima_replay(const ImaArgs& a) {
     }
     expected = std::move(ex.value());
   }
+  const auto replayed = replay_pcrs(*recs, a.bank, expected);
+  if (!expected.empty() &&
+      std::none_of(replayed.begin(), replayed.end(), [](const PcrReplay& p) { return p.extended && p.expected; })) {
+    std::string listed;
+    for (const auto& p : replayed)
+      if (p.extended) listed += (listed.empty() ? "" : ", ") + std::to_string(p.index);
+    complain(a.pcrs, "gives none of the PCRs the list extends (" + (listed.empty() ? std::string("none") : listed) + ")");
+    return kExitInput;
+  }
   std::size_t pcr_mismatch = 0;
   nlohmann::json pj = nlohmann::json::object();
-  for (const auto& p : replay_pcrs(*recs, a.bank, expected)) {
+  for (const auto& p : replayed) {
     pj[std::to_string(p.index)] = to_hex(p.value);
     pcr_mismatch += !p.matches();
     if (!a.json)
