@@ -260,6 +260,45 @@ PreparedModule prepare_module_file(const SignerCertificate& cert, const std::str
   return p;
 }
 
+void recheck_prepared(const SignerCertificate& cert, const PreparedModule& p, const SignOptions& options) {
+  check_prepared(cert, p);
+  const std::string label = p.path + ": ";
+  auto edited = [&](const std::string& field, const std::string& why) {
+    throw InputError(label + "\"" + field + "\" " + why + " (edited since prepare)");
+  };
+  SignOptions so = options;  // max_size, stream_above, p7s_only, backend: the attach's own
+  so.hash = p.hash;
+  so.signed_attrs = p.signed_attrs;
+  so.skid = p.skid;
+  so.replace = p.replace;
+  so.recompress = p.recompress;
+  {
+    const FileReader f(p.path);
+    if (f.size() != p.size) return;  // changed, or attached already: attach_signature_file() says which
+  }
+  PreparedModule again;
+  try {
+    again = prepare_module_file(cert, p.path, so);
+  } catch (const SignError& e) {
+    switch (e.reason()) {
+      case SignRefusal::unknown_hash:
+      case SignRefusal::mldsa_signed_attrs_hash: return edited("hash", "is " + p.hash + ", which prepare refuses: " + e.what());
+      case SignRefusal::no_skid: return edited("keyid", std::string("is true: ") + e.what());
+      case SignRefusal::already_signed: return edited("replace", std::string("is false, the module is signed: ") + e.what());
+      case SignRefusal::compressed: return edited("recompress", "is false, the module is " + e.format() + "-compressed");
+      default: throw;
+    }
+  }
+  if (again.sha256 != p.sha256) return;  // the same size, other bytes: attach_signature_file() refuses it
+  if (again.hash != p.hash) edited("hash", "is " + p.hash + ", prepare writes it " + again.hash);
+  if (again.to_sign != p.to_sign || again.kind != p.kind)
+    edited("to_sign", "is not what the module gives with the recorded hash " + p.hash + " and form " +
+                          (p.signed_attrs ? "signedAttrs" : "no signedAttrs"));
+  if (again.signed_attrs_der != p.signed_attrs_der) edited("signed_attrs_der", "is not the module's");
+  if (!p.mu.empty() && again.mu != p.mu) edited("mu", "is not the module's");
+  if (!p.digest_info.empty() && again.digest_info != p.digest_info) edited("digest_info", "is not the module's");
+}
+
 namespace {
 
 /// attach_signature_file() for a module above stream_above: one pass checks the file and

@@ -1,6 +1,8 @@
 // modsign's own: json::parse() (common/json.hpp), recursive descent with a depth limit.
 #include "common/json.hpp"
 
+#include <unordered_set>
+
 namespace modsign::json {
 
 const Value* Value::find(std::string_view key) const {
@@ -106,6 +108,7 @@ struct Parser {
           } else if (cp >= 0xdc00 && cp < 0xe000) {
             return fail("unpaired surrogate");
           }
+          if (cp == 0) return fail("\\u0000 (a NUL) in a string");
           put_utf8(out, cp);
           break;
         }
@@ -142,11 +145,14 @@ struct Parser {
       ++i;
       ws();
       if (i < s.size() && s[i] == '}') return ++i, true;
+      std::unordered_set<std::string> keys;
       while (true) {
         ws();
         if (i >= s.size() || s[i] != '"') return fail("expected a member name");
+        const std::size_t key_at = i;
         std::string key;
         if (!string(key)) return false;
+        if (!keys.insert(key).second) return i = key_at, fail("member \"" + key + "\" given twice");
         ws();
         if (i >= s.size() || s[i] != ':') return fail("expected ':'");
         ++i;

@@ -37,8 +37,12 @@ struct Member {
 
 /// Parse one JSON text (whitespace around it allowed; a UTF-8 BOM is skipped).  Errors
 /// (EBADMSG): "JSON byte offset N: <what>" for a syntax error, nesting deeper than 64,
-/// a control character in a string, a bad escape, or trailing data; "JSON: more than 16
-/// MiB" for a larger input.
+/// a control character in a string, a bad escape, a \u0000 (NUL) in a string or member
+/// name ("\u0000 (a NUL) in a string"), an object naming a member twice ("member \"K\"
+/// given twice": RFC 8259 §4 leaves the choice to the reader, and jq and Python take the
+/// last where a first-wins reader would import another list), or trailing data; "JSON:
+/// more than 16 MiB" for a larger input.  The CLI's JSON-lines reader (manifests,
+/// signatures) refuses the same things with the same words.
 Result<Value> parse(std::string_view text);
 
 }  // namespace modsign::json

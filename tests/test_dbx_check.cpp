@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -195,6 +196,36 @@ TEST(DbxCheck, EspTreeAndUsageErrors) {
 }
 
 // ------------------------------------------------------------------- Microsoft's JSON
+
+// A member named twice (issue 29): jq and Python take the last value, a first-wins reader
+// the first, so the same published list would be imported as another; refused, with its
+// byte offset, by import-json and diff alike; so is a \u0000 in a string.  Nothing written.
+TEST(DbxJson, MemberNamedTwiceOrNulIsRefused) {
+  TempDir d;
+  const Bytes b = slurp(kJson);
+  const std::string text(b.begin(), b.end());
+  const std::string first = "\"authenticodeHash\": \"80B4D96931BF0D02FD91A61E19D14F1DA452E66DB2408CA8604D411F92659F0A\",";
+  const std::size_t at = text.find(first);
+  ASSERT_NE(at, std::string::npos);
+  const std::string twice = text.substr(0, at + first.size()) + " \"authenticodeHash\": \"" + std::string(64, '0') +
+                            "\"," + text.substr(at + first.size());
+  spit(d / "twice.json", twice);
+  std::string nul = text;
+  nul.replace(nul.find("shim.efi"), 8, "shim\\u0000.efi");
+  spit(d / "nul.json", nul);
+  const std::string dup_at = std::to_string(at + first.size() + 1);
+  const std::string nul_at = std::to_string(nul.find("\\u0000") + 6);
+  for (const auto& [file, why] : std::vector<std::pair<std::string, std::string>>{
+           {d / "twice.json", "JSON byte offset " + dup_at + ": member \"authenticodeHash\" given twice"},
+           {d / "nul.json", "JSON byte offset " + nul_at + ": \\u0000 (a NUL) in a string"}}) {
+    SCOPED_TRACE(file);
+    auto r = run(cli() + " dbx import-json --arch amd64 -o " + q(d / "x64.esl") + " " + q(file));
+    EXPECT_EQ(r.status, 3);
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err, "modsign: " + file + ": " + why + "\n");
+    EXPECT_FALSE(std::filesystem::exists(d / "x64.esl"));
+  }
+}
 
 TEST(DbxJson, ImportWritesHashesAndSvnRecords) {
   TempDir d;

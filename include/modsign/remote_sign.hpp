@@ -130,6 +130,22 @@ MODSIGN_API PreparedModule prepare_module_file(const SignerCertificate& cert, co
 /// attach_signature_file() covers everything to_sign covers.
 MODSIGN_API void check_prepared(const SignerCertificate& cert, const PreparedModule& prepared);
 
+/// check_prepared(), then, for a module file that still has prepared.size bytes and
+/// prepared.sha256, everything prepare_module_file() gives for it with the recorded hash,
+/// signed_attrs, keyid, replace and recompress (and `options`' max_size, stream_above,
+/// p7s_only, backend) compared with `prepared`, so that a manifest of several modules is
+/// refused before any is written (the module is read once more).  Throws InputError
+/// "<path>: \"<field>\" <why> (edited since prepare)" for the fields of check_prepared()
+/// and: "hash" that prepare refuses for this module or writes under another name;
+/// "keyid" true without a subjectKeyIdentifier; "replace" false for a signed module;
+/// "recompress" false for a compressed module (without p7s_only); "to_sign",
+/// "signed_attrs_der", "mu" or "digest_info" other than the module's (e.g. an RSA "hash"
+/// edited from sha512 to sha3-512).  A module whose size or SHA-256 changed is not refused
+/// here: attach_signature_file() tells "already attached" from "changed since prepare".
+/// IoError when the module cannot be read.
+MODSIGN_API void recheck_prepared(const SignerCertificate& cert, const PreparedModule& prepared,
+                                  const SignOptions& options = {});
+
 /// Completes `prepared` with `signature` (ML-DSA: the FIPS 204 signature, 2420/3309/4627
 /// bytes; RSA: the PKCS#1 v1.5 signature block; ECDSA: DER Ecdsa-Sig-Value), made over
 /// prepared.to_sign by the key of `cert`.  In order, before anything is written: the

@@ -9,6 +9,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <variant>
 
@@ -60,6 +61,26 @@ ordered_json manifest_line(std::size_t index, const PreparedModule& p) {
   return j;
 }
 
+/// A parser callback for nlohmann::json::parse() that refuses what the library's JSON
+/// reader (json::parse) refuses beyond the grammar, in its words, into `refused` (the first
+/// only): a member named twice in one object ("member \"K\" given twice"; nlohmann keeps the
+/// last, a first-wins reader the first) and a NUL in a string or name ("\u0000 (a NUL) in a
+/// string").
+nlohmann::json::parser_callback_t strict_json_reader(std::string& refused) {
+  auto names = std::make_shared<std::vector<std::set<std::string>>>();
+  return [names, &refused](int, nlohmann::json::parse_event_t ev, nlohmann::json& v) {
+    using E = nlohmann::json::parse_event_t;
+    if (ev == E::object_start) names->emplace_back();
+    if (ev == E::object_end && !names->empty()) names->pop_back();
+    if ((ev == E::key || ev == E::value) && v.is_string() && v.get_ref<const std::string&>().find('\0') != std::string::npos &&
+        refused.empty())
+      refused = "\\u0000 (a NUL) in a string";
+    if (ev == E::key && !names->empty() && !names->back().insert(v.get<std::string>()).second && refused.empty())
+      refused = "member \"" + v.get<std::string>() + "\" given twice";
+    return true;
+  };
+}
+
 /// Calls `f(object, where)` for each non-empty line of the file `path`, parsed as a JSON
 /// object; `where` is "PATH: line N: ".  A line that is not a JSON object throws InputError.
 void for_each_json_line(const std::string& path,
@@ -73,7 +94,9 @@ void for_each_json_line(const std::string& path,
     const std::string where = path + ": line " + std::to_string(++n) + ": ";
     start = end + 1;
     if (line.empty()) continue;
-    const auto j = nlohmann::json::parse(line, nullptr, false);
+    std::string refused;
+    const auto j = nlohmann::json::parse(line, strict_json_reader(refused), false);
+    if (!refused.empty()) throw InputError(where + refused);
     if (j.is_discarded() || !j.is_object()) throw InputError(where + "not a JSON object");
     f(j, where);
   }
@@ -221,6 +244,7 @@ int run_prepare(const RemoteArgs& r, const std::string& cert_path, const SignOpt
   }
   bool dir_error = false;
   const auto inputs = expand_module_tree(modules, dirs, &dir_error);
+  if (inputs.empty() && dir_error) return kExitInput;  // every -r DIR failed or was empty (reported)
   if (!module_inputs_usable(inputs, dirs, "")) return kExitUsage;
   std::optional<SignerCertificate> cert;
   if (const int st = run_guarded([&] {
@@ -241,6 +265,8 @@ int run_prepare(const RemoteArgs& r, const std::string& cert_path, const SignOpt
     return st;
   const auto duplicate = duplicate_of(inputs);
   std::vector<std::optional<PreparedModule>> prepared(inputs.size());
+  // The "prepared" lines are printed once MANIFEST is in place: none if it cannot be written.
+  std::vector<std::string> lines(inputs.size());
   auto work = [&](std::size_t i) {
     ItemResult res;
     CaptureComplaints capture(res.err);
@@ -262,7 +288,7 @@ int run_prepare(const RemoteArgs& r, const std::string& cert_path, const SignOpt
         const PreparedModule& q = *prepared[i];
         res.bytes = q.size;
         if (r.prepare != "-")
-          res.out = printable(q.path) + ": prepared (" + q.algorithm + ", " +
+          lines[i] = printable(q.path) + ": prepared (" + q.algorithm + ", " +
                     (q.signed_attrs ? "signedAttrs" : "no signedAttrs") + ", " + q.hash + ", to_sign " +
                     std::string(to_sign_name(q.kind)) + " " + std::to_string(q.to_sign.size()) + " bytes)\n";
         res.exit = kExitOk;
@@ -286,8 +312,10 @@ int run_prepare(const RemoteArgs& r, const std::string& cert_path, const SignOpt
   } else {
     try {
       write_file_atomic(r.prepare, ByteView(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()));
+      if (!bo.quiet)
+        for (const auto& l : lines) std::cout << l;
     } catch (const IoError& e) {
-      complain("", e.what());
+      complain("", std::string(e.what()) + "; no module was prepared");
       status = std::max(status, kExitInput);
     }
   }
@@ -331,7 +359,7 @@ int run_attach(const RemoteArgs& r, const std::string& cert_path, const SignOpti
           const std::string& c = cert_path.empty() ? e.p.certificate : cert_path;
           if (!certs.count(c)) certs.emplace(c, SignerCertificate::load(c));
           try {  // an edited manifest line: refused before anything is written
-            if (certs.at(c).sha256() == e.p.certificate_sha256) check_prepared(certs.at(c), e.p);
+            if (certs.at(c).sha256() == e.p.certificate_sha256) recheck_prepared(certs.at(c), e.p, opt);
           } catch (const InputError& ex) {
             throw InputError(e.where + ex.what() + "; nothing was written");
           } catch (const IoError&) {  // an unreadable module: reported with that module below
