@@ -107,6 +107,35 @@ TEST_F(Promises, NoWriterOverwritesAKeyOrCertificateInAnyForm) {
   }
 }
 
+// One rule for "-" as an output (issue 29: stdout for some commands, a file named "-" for
+// others): standard output where the output is text, refused as a usage error (exit 2,
+// nothing written) everywhere else; ./- names a file called "-".
+TEST_F(Promises, DashIsStandardOutputOrRefused) {
+  for (const std::string& args :
+       {std::string("sign --key k.pem --cert k.x509 -o - plain.ko"), std::string("strip -o - signed.ko"),
+        std::string("extract -o - signed.ko"), std::string("keygen -o -"), std::string("keygen -o new.pem --cert-out -"),
+        "dbx add-hash --owner 11111111-2222-3333-4444-555555555555 -o - " + std::string(64, 'a')}) {
+    SCOPED_TRACE(args);
+    const auto before = snapshot_dir(d_.path());
+    const auto r = cli(args);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("'-' is standard output, which this output cannot be; ./- names a file called -"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(snapshot_dir(d_.path()), before);
+  }
+  const auto r = cli("blacklist entry -o - input.x509");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, cli("blacklist entry input.x509").out);
+  EXPECT_FALSE(fs::exists(d_ / "-"));
+  EXPECT_EQ(cli("strip -o ./- signed.ko").status, 0);
+  EXPECT_EQ(slurp(d_ / "-"), pattern(4096));
+  // sign-file is scripts/sign-file's drop-in: its DEST "-" is a file named "-", as there.
+  fs::remove(d_ / "-");
+  EXPECT_EQ(cli("sign-file sha512 k.pem k.x509 plain.ko -").status, 0);
+  EXPECT_GT(slurp(d_ / "-").size(), 4096u + 40);
+}
+
 // ------------------------------------------------------------ 2: all or nothing
 
 TEST_F(Promises, P7sNameTooLongChangesNothing) {

@@ -417,7 +417,7 @@ Runner setup_blacklist(CLI::App& bl) {
   entry->add_option("--format", en->format, "hashlist, or esl (an EFI_SIGNATURE_LIST file for dbx/MokListX)")
       ->check(CLI::IsMember({"hashlist", "esl"}))->capture_default_str();
   entry->add_option("--owner", en->owner, "SignatureOwner GUID of the esl entries");
-  add_out_option(entry, en->out, "write the hash list here instead of standard output");
+  add_out_option(entry, en->out, "write the hash list here instead of standard output ('-': standard output)", "", true);
   add_json_flag(entry, en->json, "item (the hash list only with -o)");
   add_module_inputs(entry, en->max_size);
   entry->add_option("ITEM", en->items, "modules and certificates (PEM or DER)")->required();
@@ -443,7 +443,7 @@ Runner setup_blacklist(CLI::App& bl) {
 
   auto mg = std::make_shared<MergeArgs>();
   auto* merge = bl.add_subcommand("merge", "merge hash-list files, first-seen order, duplicates dropped");
-  add_out_option(merge, mg->out, "output file")->required();
+  add_out_option(merge, mg->out, "output file ('-': standard output)", "", true)->required();
   merge->add_option("FILE", mg->files, "hash-list files")->required();
   subs.emplace_back(merge, [mg] { return cmd_merge(*mg); });
   return run_selected(std::move(subs));

@@ -60,7 +60,7 @@ Runner setup_keygen(CLI::App& c) {
       ->capture_default_str();
   add_out_option(&c, a->out, "private key (PKCS#8 PEM; ML-DSA in seed form), followed by the certificate "
                              "unless --cert-out is given")->required();
-  c.add_option("--cert-out", a->cert_out, "write the signer's certificate (PEM) here");
+  not_stdout(c.add_option("--cert-out", a->cert_out, "write the signer's certificate (PEM) here"));
   c.add_flag("--force", a->force, "replace --out and --cert-out if they exist (never both the same file)");
   c.add_option("--subject", a->subject, "subject and issuer DN, e.g. 'CN=Build key,O=Example'")->capture_default_str();
   c.add_option("--days", a->days, "validity in days")->capture_default_str();

@@ -148,8 +148,19 @@ void add_backend_option(CLI::App* cmd, std::string& backend, const std::string& 
       ->capture_default_str();
 }
 
-CLI::Option* add_out_option(CLI::App* cmd, std::string& out, const std::string& help, const std::string& aliases) {
-  return cmd->add_option(aliases.empty() ? std::string("-o,--out") : "-o,--out," + aliases, out, help);
+CLI::Option* not_stdout(CLI::Option* o) {
+  return o->check(CLI::Validator(
+      [](const std::string& v) {
+        return v == "-" ? std::string("'-' is standard output, which this output cannot be; ./- names a file called -")
+                        : std::string();
+      },
+      "FILE"));
+}
+
+CLI::Option* add_out_option(CLI::App* cmd, std::string& out, const std::string& help, const std::string& aliases,
+                            bool stdout_ok) {
+  auto* o = cmd->add_option(aliases.empty() ? std::string("-o,--out") : "-o,--out," + aliases, out, help);
+  return stdout_ok ? o : not_stdout(o);
 }
 
 }  // namespace modsign::cli

@@ -98,6 +98,13 @@ void add_ima_file_inputs(CLI::App* cmd, std::vector<std::string>& files, std::ve
 void add_backend_option(CLI::App* cmd, std::string& backend, const std::string& what);
 /// The output file: -o/--out, plus the command's older spellings in `aliases` (e.g.
 /// "--dest", "--output"; comma separated), which stay accepted.
-CLI::Option* add_out_option(CLI::App* cmd, std::string& out, const std::string& help, const std::string& aliases = "");
+/// One rule for "-" as an output (modsign(1), FILE HANDLING): with `stdout_ok` (a text
+/// output) it is standard output; otherwise it is refused as a usage error (exit 2), never
+/// a file named "-" ("./-" names that file).
+CLI::Option* add_out_option(CLI::App* cmd, std::string& out, const std::string& help, const std::string& aliases = "",
+                            bool stdout_ok = false);
+/// Refuses "-" as the value of `o` (an output that is never standard output), as
+/// add_out_option() does; returns `o`.
+CLI::Option* not_stdout(CLI::Option* o);
 
 }  // namespace modsign::cli
