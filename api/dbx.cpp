@@ -39,6 +39,8 @@ EfiListing list_efi_variable(EfiVariableFile file, EfiVariable variable, const K
   const efi::VariableEffects fx = efi::apply_handlers(file.lists, variable, api::to_kernel(profile));
   out.variable = variable;
   out.notes = fx.notes;
+  if (file.auth)
+    for (auto& n : efi::timestamp_notes(file.auth->timestamp)) out.notes.push_back(std::move(n));
   out.summary.lists = file.lists.lists.size();
   out.summary.entries = fx.entries.size();
   for (std::size_t k = 0; k < fx.entries.size(); ++k) {

@@ -274,4 +274,31 @@ void Merge::add(const ParsedLists& lists, const std::string& file) {
 
 Bytes Merge::serialize() const { return write_lists(group_entries(entries)); }
 
+std::vector<std::string> timestamp_notes(const EfiTime& t) {
+  std::vector<std::string> notes;
+  std::string nonzero;
+  auto must_be_zero = [&](const char* name, long v) {
+    if (v != 0) nonzero += (nonzero.empty() ? "" : ", ") + std::string(name) + " " + std::to_string(v);
+  };
+  must_be_zero("Pad1", t.pad1);
+  must_be_zero("Nanosecond", static_cast<long>(t.nanosecond));
+  must_be_zero("TimeZone", t.time_zone);
+  must_be_zero("Daylight", t.daylight);
+  must_be_zero("Pad2", t.pad2);
+  if (!nonzero.empty())
+    notes.push_back("timestamp: " + nonzero + " not 0: EDK2 refuses this update (EFI_SECURITY_VIOLATION; UEFI 2.10 "
+                    "§8.2.2 requires Pad1, Nanosecond, TimeZone, Daylight and Pad2 to be 0)");
+  auto in_range = [&](const char* name, unsigned v, unsigned lo, unsigned hi) {
+    if (v < lo || v > hi)
+      notes.push_back("timestamp: " + std::string(name) + " " + std::to_string(v) + " is outside " + std::to_string(lo) +
+                      "-" + std::to_string(hi) + " (UEFI 2.10 §8.3)");
+  };
+  in_range("Month", t.month, 1, 12);
+  in_range("Day", t.day, 1, 31);
+  in_range("Hour", t.hour, 0, 23);
+  in_range("Minute", t.minute, 0, 59);
+  in_range("Second", t.second, 0, 59);
+  return notes;
+}
+
 }  // namespace modsign::blacklist::efi

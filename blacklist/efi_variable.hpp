@@ -108,4 +108,15 @@ struct Merge {
   Bytes serialize() const;
 };
 
+/// What firmware makes of an EFI_VARIABLE_AUTHENTICATION_2 TimeStamp, as notes for a
+/// listing (none for a well-formed one): UEFI 2.10 §8.2.2 requires Pad1, Nanosecond,
+/// TimeZone, Daylight and Pad2 to be 0, and EDK2's VerifyTimeBasedPayload
+/// (SecurityPkg/Library/AuthVariableLib/AuthService.c) refuses the update otherwise
+/// (EFI_SECURITY_VIOLATION): "timestamp: Nanosecond 5, TimeZone 60 not 0: EDK2 refuses this
+/// update (EFI_SECURITY_VIOLATION; UEFI 2.10 §8.2.2 requires Pad1, Nanosecond, TimeZone,
+/// Daylight and Pad2 to be 0)"; a field outside EFI_TIME's ranges (§8.3: Month 1-12, Day
+/// 1-31, Hour 0-23, Minute and Second 0-59): "timestamp: Month 13 is outside 1-12 (UEFI 2.10
+/// §8.3)".  EDK2 compares, but does not range-check, the date.
+std::vector<std::string> timestamp_notes(const EfiTime& t);
+
 }  // namespace modsign::blacklist::efi

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <utility>
 #include <atomic>
 #include <map>
 #include <memory>
@@ -26,6 +27,31 @@ std::string openssl_error();
 }
 
 namespace modsign::crypto::pkcs11 {
+
+/// The name of a return value that C_OpenSession or C_Login can give (PKCS #11 v3.0,
+/// section 5 and pkcs11t.h's CKR_ values), "CKR_USER_PIN_NOT_INITIALIZED, 0x102", or
+/// "CKR 0x..." for another.
+std::string ckr_text(unsigned long rv) {
+  static constexpr std::pair<unsigned long, const char*> kNames[] = {
+      {0x001, "CKR_CANCEL"}, {0x002, "CKR_HOST_MEMORY"}, {0x003, "CKR_SLOT_ID_INVALID"},
+      {0x005, "CKR_GENERAL_ERROR"}, {0x006, "CKR_FUNCTION_FAILED"}, {0x007, "CKR_ARGUMENTS_BAD"},
+      {0x030, "CKR_DEVICE_ERROR"}, {0x031, "CKR_DEVICE_MEMORY"}, {0x032, "CKR_DEVICE_REMOVED"},
+      {0x050, "CKR_FUNCTION_CANCELED"}, {0x054, "CKR_FUNCTION_NOT_SUPPORTED"}, {0x0a0, "CKR_PIN_INCORRECT"},
+      {0x0a1, "CKR_PIN_INVALID"}, {0x0a2, "CKR_PIN_LEN_RANGE"}, {0x0a3, "CKR_PIN_EXPIRED"},
+      {0x0a4, "CKR_PIN_LOCKED"}, {0x0b1, "CKR_SESSION_COUNT"}, {0x0b3, "CKR_SESSION_HANDLE_INVALID"},
+      {0x0b4, "CKR_SESSION_PARALLEL_NOT_SUPPORTED"}, {0x0b6, "CKR_SESSION_EXISTS"},
+      {0x0b7, "CKR_SESSION_READ_ONLY_EXISTS"}, {0x0b8, "CKR_SESSION_READ_WRITE_SO_EXISTS"},
+      {0x0e0, "CKR_TOKEN_NOT_PRESENT"}, {0x0e1, "CKR_TOKEN_NOT_RECOGNIZED"}, {0x101, "CKR_USER_NOT_LOGGED_IN"},
+      {0x102, "CKR_USER_PIN_NOT_INITIALIZED"}, {0x103, "CKR_USER_TYPE_INVALID"},
+      {0x104, "CKR_USER_ANOTHER_ALREADY_LOGGED_IN"}, {0x105, "CKR_USER_TOO_MANY_TYPES"},
+      {0x190, "CKR_CRYPTOKI_NOT_INITIALIZED"}, {0x1a0, "CKR_MUTEX_BAD"}, {0x1a1, "CKR_MUTEX_NOT_LOCKED"},
+  };
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "0x%lx", static_cast<unsigned long>(rv));
+  for (const auto& [v, name] : kNames)
+    if (v == rv) return std::string(name) + ", " + hex;
+  return std::string("CKR ") + hex;
+}
 
 namespace {
 
@@ -268,11 +294,8 @@ Result<std::optional<TokenView>> probe(const std::string& module, const Uri& u, 
     ::dlclose(h);
     if (pin_rv == kCkrPinIncorrect) return make_error(KErr::enokey, "token " + found->name + ": wrong PIN (CKR_PIN_INCORRECT)");
     if (pin_rv == kCkrPinLocked) return make_error(KErr::enokey, "token " + found->name + ": PIN locked (CKR_PIN_LOCKED)");
-    if (pin_rv != kCkrOk) {
-      char rv[32];
-      std::snprintf(rv, sizeof rv, "0x%lx", pin_rv);
-      return make_error(KErr::enokey, "token " + found->name + ": login failed (CKR " + rv + ")");
-    }
+    if (pin_rv != kCkrOk)
+      return make_error(KErr::enokey, "token " + found->name + ": login failed (" + ckr_text(pin_rv) + ")");
   } else {
     ::dlclose(h);
   }

@@ -79,4 +79,8 @@ struct TokenKey {
 ///    certificate matches the URI (type=cert)" (with_certs).
 Result<TokenKey> load(const std::string& uri, const TokenOptions& options);
 
+/// The name of a CK_RV that C_OpenSession or C_Login can return (PKCS #11 v3.0, pkcs11t.h):
+/// "CKR_USER_PIN_NOT_INITIALIZED, 0x102"; "CKR 0x..." for another value.
+std::string ckr_text(unsigned long rv);
+
 }  // namespace modsign::crypto::pkcs11

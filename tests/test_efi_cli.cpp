@@ -90,6 +90,39 @@ TEST(EfiCli, ListTextEscapesControlsInCertificateSubjects) {
   EXPECT_EQ(nlohmann::json::parse(r.out)["lists"][0]["entries"][0]["certificate"]["subject"], "CN = " + cn);
 }
 
+// An auth2 TimeStamp that firmware refuses is said so (issue 29): EDK2's
+// VerifyTimeBasedPayload refuses non-zero Pad1/Nanosecond/TimeZone/Daylight/Pad2
+// (EFI_SECURITY_VIOLATION), and a month 13 is outside EFI_TIME's range; a well-formed one
+// has no note.
+TEST(EfiCli, ListNotesAnAuth2TimestampFirmwareRefuses) {
+  const SizedCert& c = cert_932();
+  TempDir d;
+  Bytes tbs_data;
+  const Bytes payload = synthetic_dbx(c.der, tbs_data);
+  EfiTime t = *EfiTime::parse("2010-03-06 19:17:21");
+  const auto notes = [&](const EfiTime& ts) {
+    spit(d / "update.bin", auth2(ts, fill(50, 0x30), payload));
+    const auto r = run(cli() + " dbx list --json " + q(d / "update.bin"));
+    EXPECT_EQ(r.status, 0) << r.err;
+    std::vector<std::string> out;
+    const auto j = nlohmann::json::parse(r.out);
+    for (const auto& n : j["notes"])
+      if (n.get<std::string>().rfind("timestamp: ", 0) == 0) out.push_back(n.get<std::string>());
+    return out;
+  };
+  EXPECT_TRUE(notes(t).empty());
+  t.nanosecond = 5;
+  t.time_zone = 60;
+  t.month = 13;
+  EXPECT_EQ(notes(t), (std::vector<std::string>{
+                          "timestamp: Nanosecond 5, TimeZone 60 not 0: EDK2 refuses this update "
+                          "(EFI_SECURITY_VIOLATION; UEFI 2.10 §8.2.2 requires Pad1, Nanosecond, TimeZone, Daylight "
+                          "and Pad2 to be 0)",
+                          "timestamp: Month 13 is outside 1-12 (UEFI 2.10 §8.3)"}));
+  const auto r = run(cli() + " dbx list " + q(d / "update.bin"));
+  EXPECT_NE(r.out.find("note: timestamp: Month 13 is outside 1-12 (UEFI 2.10 §8.3)\n"), std::string::npos) << r.out;
+}
+
 TEST(EfiCli, ListJsonAuth2WithCertificate) {
   const SizedCert& c = cert_932();
   TempDir d;

@@ -19,6 +19,7 @@
 #include <modsign/sign.hpp>
 
 #include "cli_support.hpp"
+#include "crypto/pkcs11_store.hpp"
 #include "test_support.hpp"
 
 namespace modsign::test {
@@ -363,6 +364,15 @@ TEST_F(Pkcs11, LibrarySignerLoadsTheTokenKey) {
   });
   EXPECT_EQ(asked, 1);
   EXPECT_EQ(s2.algorithm(), "ECDSA-P256");
+}
+
+// A login failure is named, not only numbered (issue 29: "CKR 0x102"): the values a
+// login can return carry their pkcs11t.h names; an unknown one keeps its number.
+TEST(Pkcs11Text, LoginReturnValuesAreNamed) {
+  EXPECT_EQ(crypto::pkcs11::ckr_text(0x102), "CKR_USER_PIN_NOT_INITIALIZED, 0x102");
+  EXPECT_EQ(crypto::pkcs11::ckr_text(0xa3), "CKR_PIN_EXPIRED, 0xa3");
+  EXPECT_EQ(crypto::pkcs11::ckr_text(0xe0), "CKR_TOKEN_NOT_PRESENT, 0xe0");
+  EXPECT_EQ(crypto::pkcs11::ckr_text(0x80000001), "CKR 0x80000001");
 }
 
 }  // namespace
