@@ -57,6 +57,15 @@ StoredModule read_stored_module(const std::string& path, std::uint64_t max_size)
 /// Throws InputError "PATH: empty file, not a module" or "PATH: a PEM file (-----BEGIN
 /// ...), not a module" (a key or certificate named as the module).
 void refuse_non_module(const std::string& path);
+/// The notes for the extended attributes `f` did not keep because they described the old
+/// content (security.ima, security.evm): "note: WHICHNAME not kept: it was the old
+/// content's (modsign ima sign --setxattr makes one for the new)", `which` "" or "FILE: ".
+std::vector<std::string> dropped_xattr_notes(const AtomicFile& f, const std::string& which = "");
+/// An explicit output `out` that is the input `input` under another name (a symbolic or
+/// hard link, another spelling) would replace it: throws IoError "OUT: is the same file as
+/// the input IN; refusing to overwrite it (to VERB in place, give no output)".  The same
+/// spelling is working in place and is not refused.
+void refuse_input_alias(const std::string& out, const std::string& input, const char* verb);
 /// refuse_output_over() for sign_module_file(): the signed module `out` (unless p7s_only)
 /// against the key and certificate files; the .p7s `p7s` (if written) against those, the
 /// input module and `out`.  Throws IoError.

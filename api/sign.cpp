@@ -204,6 +204,20 @@ void refuse_non_module(const std::string& path) {
   }
 }
 
+std::vector<std::string> dropped_xattr_notes(const AtomicFile& f, const std::string& which) {
+  std::vector<std::string> notes;
+  for (const auto& name : f.dropped_xattrs())
+    notes.push_back("note: " + which + name +
+                    " not kept: it was the old content's (modsign ima sign --setxattr makes one for the new)");
+  return notes;
+}
+
+void refuse_input_alias(const std::string& out, const std::string& input, const char* verb) {
+  if (out != input && same_file(out, input))
+    throw IoError(out + ": is the same file as the input " + input + "; refusing to overwrite it (to " + verb +
+                  " in place, give no output)");
+}
+
 void refuse_sign_outputs(const Signer& signer, const std::string& path, const std::string& out,
                          const std::string& p7s, const SignOptions& o) {
   refuse_sign_outputs({{signer.key_path(), "the private key"},
@@ -214,11 +228,7 @@ void refuse_sign_outputs(const Signer& signer, const std::string& path, const st
 
 void refuse_sign_outputs(std::vector<KeptFile> kept, const std::string& path, const std::string& out,
                          const std::string& p7s, const SignOptions& o) {
-  // An explicit output that is the input under another name (a link, another spelling)
-  // would replace it: refused (the same spelling is signing in place).
-  if (!o.p7s_only && out != path && same_file(out, path))
-    throw IoError(out + ": is the same file as the input " + path + "; refusing to overwrite it (to sign in place, " +
-                  "give no output)");
+  if (!o.p7s_only) refuse_input_alias(out, path, "sign");
   if (!o.p7s_only) refuse_output_over(out, kept);
   if (o.p7s || o.p7s_only) {
     kept.push_back({path, "the input"});
@@ -292,9 +302,7 @@ void commit_outputs(std::optional<AtomicFile>& out, std::optional<AtomicFile>& p
     r.files_written.push_back(f->path_in());
     // The module's notes are about the module; the .p7s is named.
     const std::string which = f == files.front() && out ? "" : f->path_in() + ": ";
-    for (const auto& name : f->dropped_xattrs())
-      r.notes.push_back("note: " + which + name +
-                        " not kept: it was the old content's (modsign ima sign --setxattr makes one for the new)");
+    for (auto& n : dropped_xattr_notes(*f, which)) r.notes.push_back(std::move(n));
   }
 }
 

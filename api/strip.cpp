@@ -64,16 +64,13 @@ StripReport strip_module_file(const std::string& path, const StripOptions& optio
     r.recompressed = std::string(module::compression_name(m.compression));
   }
   r.path = options.out.empty() ? path : options.out;
-  if (r.path != path && same_file(r.path, path))
-    throw IoError(r.path + ": is the same file as the input " + path +
-                  "; refusing to overwrite it (to strip in place, give no output)");
+  api::refuse_input_alias(r.path, path, "strip");
   refuse_output_over(r.path, {});
   AtomicFile f(r.path);
   f.write(out);
   f.require_unchanged(path, input.identity(), input.hold());
   f.commit();
-  for (const auto& name : f.dropped_xattrs())
-    r.notes.push_back("note: " + name + " not kept: it was the old content's");
+  for (auto& n : api::dropped_xattr_notes(f)) r.notes.push_back(std::move(n));
   r.was_signed = true;
   r.signatures_removed = depth;
   r.content_size = kept.size();
