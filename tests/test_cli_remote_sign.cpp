@@ -379,6 +379,65 @@ TEST_F(CliRemote, NoPreparedLineWhenTheManifestCannotBeWritten) {
   EXPECT_FALSE(std::filesystem::exists(d_ / "nodir"));
 }
 
+// ML-DSA with signedAttrs through prepare/attach (its manifest has no signed_attrs_der: the
+// SET is to_sign; the recheck refused every such line, hostile pass and the kernel tier).
+TEST_F(CliRemote, MlDsaSignedAttrsAttachesAndEqualsItsCheck) {
+  const std::string a = module("a.ko"), b = module("b.ko", 5000);
+  const std::string man = d_ / "m.jsonl";
+  auto r = run(M() + " sign -q --prepare " + q(man) + " --cert " + q(key("mldsa.crt")) + " --signed-attrs " + q(a) +
+               " " + q(b));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(text(man).find("signed_attrs_der"), std::string::npos);
+  sign_all(man, "mldsa.pem", "-rawin", d_ / "sigs");
+  r = run(M() + " sign --attach " + q(man) + " --signatures " + q(d_ / "sigs"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  r = run(M() + " verify --keyring " + q(key("mldsa.crt")) + " --kernel v7.0 --waive-mldsa-authattrs " + q(a) + " " + q(b));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+}
+
+// What the hostile pass over attach found, each refused before any module is touched
+// (exit 3): a DIR/N.sig for an index the manifest does not have, a signature that is not
+// hex, a signatures line giving both "index" and "path", "compression": "".  And a
+// --prepare that prepares nothing leaves an existing manifest as it was.
+TEST_F(CliRemote, AttachRefusesStrayOrMalformedSignaturesUpFront) {
+  const std::string a = module("a.ko"), b = module("b.ko", 5000);
+  const std::string man = d_ / "m.jsonl";
+  auto r = run(M() + " sign -q --prepare " + q(man) + " --cert " + q(key("rsa.crt")) + " --hash sha256 " + q(a) + " " + q(b));
+  ASSERT_EQ(r.status, 0) << r.err;
+  sign_all(man, "rsa.pem", "-pkeyopt digest:sha256", d_ / "sigs");
+  auto refused = [&](const std::string& manifest, const std::string& sigs, const std::string& message) {
+    const auto res = run(M() + " sign --attach " + q(manifest) + " --signatures " + q(sigs));
+    EXPECT_EQ(res.status, 3);
+    EXPECT_EQ(res.err, "modsign: " + message + "\n");
+    EXPECT_EQ(slurp(a), pattern(4096));
+    EXPECT_EQ(slurp(b), pattern(5000));
+  };
+  for (const char* stray : {"99.sig", "02.sig", "0.sig"}) {
+    SCOPED_TRACE(stray);
+    spit(d_ / "sigs" + "/" + stray, "x");
+    refused(man, d_ / "sigs", d_ / "sigs" + "/" + stray + ": no index " +
+                                  std::string(stray).substr(0, std::string(stray).size() - 4) + " in the manifest");
+    std::filesystem::remove(d_ / "sigs" + "/" + stray);
+  }
+  const std::string good = to_hex(slurp(d_ / "sigs/1.sig"));
+  spit(d_ / "s.jsonl", "{\"index\":1,\"signature\":\"" + good + "\"}\n{\"index\":2,\"signature\":\"zz\"}\n");
+  refused(man, d_ / "s.jsonl", d_ / "s.jsonl" + ": line 2: \"signature\" is not hex");
+  spit(d_ / "s.jsonl", "{\"index\":1,\"path\":" + json(b).dump() + ",\"signature\":\"" + good + "\"}\n");
+  refused(man, d_ / "s.jsonl", d_ / "s.jsonl" + ": line 1: gives both \"index\" and \"path\": give one");
+  std::string l = text(man);
+  l.replace(l.find("\"compression\":null"), 18, "\"compression\":\"\"");
+  spit(d_ / "e.jsonl", l);
+  refused(d_ / "e.jsonl", d_ / "sigs", d_ / "e.jsonl" + ": line 1: \"compression\" is \"\": null, or the format's name");
+  // Once the modules are signed, a --prepare of them prepares nothing: the old manifest stays.
+  r = run(M() + " sign -q --attach " + q(man) + " --signatures " + q(d_ / "sigs"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Bytes before = slurp(man);
+  r = run(M() + " sign --prepare " + q(man) + " --cert " + q(key("rsa.crt")) + " " + q(a));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_NE(r.err.find("modsign: " + man + ": not written: no module was prepared\n"), std::string::npos) << r.err;
+  EXPECT_EQ(slurp(man), before);
+}
+
 // An attach run again after a partial failure: the module attached the first time is
 // recognised ("already attached", left as it is), the one that failed is signed now.
 TEST_F(CliRemote, AttachAgainAfterAPartialFailure) {

@@ -2,6 +2,7 @@
 #include "sign_prepare_attach.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <iostream>
@@ -146,7 +147,10 @@ std::vector<ManifestEntry> read_manifest(const std::string& path) {
     p.size = field<std::uint64_t>(j, "size", where);
     p.sha256 = hex_field(j, "sha256", where);
     if (!j.contains("compression")) throw InputError(where + "no \"compression\"");
-    if (!j.at("compression").is_null()) p.compression = field<std::string>(j, "compression", where);
+    if (!j.at("compression").is_null()) {
+      p.compression = field<std::string>(j, "compression", where);
+      if (p.compression.empty()) throw InputError(where + "\"compression\" is \"\": null, or the format's name");
+    }
     p.certificate = field<std::string>(j, "certificate", where);
     p.certificate_sha256 = hex_field(j, "certificate_sha256", where);
     p.algorithm = field<std::string>(j, "algorithm", where);
@@ -180,6 +184,7 @@ std::map<std::size_t, SigOrError> read_signature_lines(const std::string& path, 
   std::map<std::size_t, SigOrError> out;
   for_each_json_line(path, [&](const nlohmann::json& j, const std::string& where) {
     std::optional<std::size_t> index;
+    if (j.contains("index") && j.contains("path")) throw InputError(where + "gives both \"index\" and \"path\": give one");
     if (j.contains("index")) {
       index = field<std::size_t>(j, "index", where);
       if (std::none_of(m.begin(), m.end(), [&](const ManifestEntry& e) { return e.index == *index; }))
@@ -198,9 +203,8 @@ std::map<std::size_t, SigOrError> read_signature_lines(const std::string& path, 
     const std::string text = field<std::string>(j, hex ? "signature" : "signature_base64", where);
     try {
       out[*index] = hex ? from_hex(text) : from_base64(text);
-    } catch (const std::exception&) {
-      out[*index] = std::string("the signature is not ") + (hex ? "hex" : "base64") + " (" +
-                    where.substr(0, where.size() - 2) + ")";
+    } catch (const std::exception&) {  // a malformed signature file: refused before any module is touched
+      throw InputError(where + "\"" + (hex ? "signature" : "signature_base64") + "\" is not " + (hex ? "hex" : "base64"));
     }
   });
   return out;
@@ -214,6 +218,25 @@ SigOrError signature_file(const std::string& dir, std::size_t index) {
   } catch (const IoError& e) {
     return std::string("no signature: ") + e.what();
   }
+}
+
+/// --signatures DIR: every DIR/NAME.sig must name an index of the manifest (NAME its
+/// decimal spelling): a signature for a module the manifest does not have is an error
+/// before any module is touched, as for the JSON-lines form.
+void check_signature_dir(const std::string& dir, const std::vector<ManifestEntry>& m) {
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() < 5 || name.compare(name.size() - 4, 4, ".sig") != 0) continue;
+    const std::string stem = name.substr(0, name.size() - 4);
+    const bool canonical = std::all_of(stem.begin(), stem.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+                           stem.size() <= 19 && stem[0] != '0';
+    if (!canonical || std::none_of(m.begin(), m.end(), [&](const ManifestEntry& e) {
+          return std::to_string(e.index) == stem;
+        }))
+      throw InputError(dir + "/" + name + ": no index " + stem + " in the manifest");
+  }
+  if (ec) throw InputError(dir + ": " + ec.message());
 }
 
 /// A module's SignError: its hint (words.hint) named with the module, else the message.
@@ -309,6 +332,9 @@ int run_prepare(const RemoteArgs& r, const std::string& cert_path, const SignOpt
   if (r.prepare == "-") {
     std::cout << text;
     std::cout.flush();
+  } else if (index == 0) {  // an old manifest is not replaced by an empty one
+    complain(r.prepare, "not written: no module was prepared");
+    status = std::max(status, kExitInput);
   } else {
     try {
       write_file_atomic(r.prepare, ByteView(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()));
@@ -376,6 +402,7 @@ int run_attach(const RemoteArgs& r, const std::string& cert_path, const SignOpti
                                "; nothing was written");
         }
         if (manifest.empty()) throw InputError(r.attach + ": no modules in the manifest; nothing to attach");
+        if (sig_dir) check_signature_dir(r.signatures, manifest);
         return kExitOk;
       });
       st != kExitOk)
