@@ -4,6 +4,7 @@
 #include "modsign/tree.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <set>
@@ -202,18 +203,22 @@ Result<EfiImageVerdict> verify_efi_image_file(const std::string& path, const Efi
   return verify_efi_image(data, path, policy);
 }
 
-std::vector<std::string> find_pe_files(const std::string& dir) {
-  std::vector<std::string> out;
-  for (const auto& e : walk_tree(dir)) {
-    if (e.kind == TreeEntry::Kind::moved) throw IoError(e.path + ": moved or replaced while it was walked");
-    if (e.kind == TreeEntry::Kind::error) throw IoError(e.path + ": " + std::strerror(e.error));
-    if (e.kind != TreeEntry::Kind::regular) continue;
-    std::FILE* f = std::fopen(e.path.c_str(), "rb");
-    if (!f) continue;
-    char mz[2] = {};
-    const bool pe = std::fread(mz, 1, 2, f) == 2 && mz[0] == 'M' && mz[1] == 'Z';
-    std::fclose(f);
-    if (pe) out.push_back(e.path);
+std::vector<TreeEntry> find_pe_files(const std::string& dir) {
+  std::vector<TreeEntry> out;
+  for (auto& e : walk_tree(dir)) {
+    if (e.kind == TreeEntry::Kind::regular) {
+      std::FILE* f = std::fopen(e.path.c_str(), "rb");
+      if (!f) {
+        out.push_back({e.path, TreeEntry::Kind::error, errno});
+        continue;
+      }
+      char mz[2] = {};
+      const bool pe = std::fread(mz, 1, 2, f) == 2 && mz[0] == 'M' && mz[1] == 'Z';
+      std::fclose(f);
+      if (pe) out.push_back(std::move(e));
+    } else if (e.kind == TreeEntry::Kind::error || e.kind == TreeEntry::Kind::moved) {
+      out.push_back(std::move(e));
+    }
   }
   return out;
 }

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <utility>
 
 namespace modsign {
@@ -47,14 +48,18 @@ struct Name {
 };
 
 /// A directory on the current path: its identity (to check ".." against), the names it
-/// held, the next to look at, and the length of its path.
+/// held, the next to look at, the length of its path, and its descriptor (kept open for
+/// the first kKeepOpen levels; a deeper parent is found again through "..").
 struct Frame {
   dev_t dev;
   ino_t ino;
   std::vector<Name> names;
   std::size_t next;
   std::size_t path_len;
+  Fd fd;
 };
+
+constexpr std::size_t kKeepOpen = 128;
 
 /// Reads every name of the directory open as `fd` (not "." and ".."); 0 or the errno.
 int read_names(int fd, std::vector<Name>& names) {
@@ -113,31 +118,46 @@ class Walk {
  private:
   void fail(int err, TreeEntry::Kind k = TreeEntry::Kind::error) { out_.push_back({path_, k, err}); }
 
-  /// Makes `dir` (whose path is path_) the current directory and reads its names.
+  int cur() const { return stack_.back().fd.get(); }
+
+  /// Makes `dir` (whose path is path_) the current directory and reads its names.  A
+  /// directory that cannot be searched (opened, but "..", like its entries, cannot be
+  /// looked up in it) is an error entry and is not entered.
   bool enter(Fd dir, const struct stat* expected = nullptr) {
     struct stat st {};
     if (::fstat(dir.get(), &st) != 0) return fail(errno), false;
     if (expected && (st.st_dev != expected->st_dev || st.st_ino != expected->st_ino))
       return fail(0, TreeEntry::Kind::moved), false;  // replaced between fstatat and openat
-    Frame f{st.st_dev, st.st_ino, {}, 0, path_.size()};
-    if (const int e = read_names(dir.get(), f.names)) fail(e);  // walks what was read
+    if (!stack_.empty()) {
+      const Fd up(::openat(dir.get(), "..", kDirFlags | O_NOFOLLOW));
+      if (up.get() < 0) return fail(errno), false;
+    }
+    Frame f{st.st_dev, st.st_ino, {}, 0, path_.size(), std::move(dir)};
+    if (const int e = read_names(f.fd.get(), f.names)) fail(e);  // walks what was read
+    if (stack_.size() >= kKeepOpen) stack_.back().fd.reset();
     stack_.push_back(std::move(f));
-    fd_ = std::move(dir);
     return true;
   }
 
-  /// Back to the parent of the current directory; false (and a Kind::moved entry) when
-  /// ".." is no longer the directory walked into, or at the end of the walk.
+  /// Back to the parent of the current directory; false at the end of the walk, or (with
+  /// a Kind::moved entry for the directory left) when a parent beyond kKeepOpen levels is
+  /// no longer what ".." leads to.
   bool leave() {
+    Fd child = std::move(stack_.back().fd);
+    const std::size_t child_len = stack_.back().path_len;
     stack_.pop_back();
     if (stack_.empty()) return false;
-    const Frame& parent = stack_.back();
+    Frame& parent = stack_.back();
+    if (parent.fd.get() < 0) {
+      Fd up(::openat(child.get(), "..", kDirFlags | O_NOFOLLOW));
+      struct stat st {};
+      if (up.get() < 0 || ::fstat(up.get(), &st) != 0 || st.st_dev != parent.dev || st.st_ino != parent.ino) {
+        path_.resize(child_len);
+        return fail(0, TreeEntry::Kind::moved), false;
+      }
+      parent.fd = std::move(up);
+    }
     path_.resize(parent.path_len);
-    Fd up(::openat(fd_.get(), "..", kDirFlags | O_NOFOLLOW));
-    struct stat st {};
-    if (up.get() < 0 || ::fstat(up.get(), &st) != 0 || st.st_dev != parent.dev || st.st_ino != parent.ino)
-      return fail(0, TreeEntry::Kind::moved), false;
-    fd_ = std::move(up);
     return true;
   }
 
@@ -146,12 +166,12 @@ class Walk {
     // A name that is surely neither a directory nor wanted needs no system call.
     if (!wanted && n.type != DT_DIR && n.type != DT_UNKNOWN) return;
     struct stat st {};
-    if (::fstatat(fd_.get(), n.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (::fstatat(cur(), n.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
       if (errno != ENOENT) fail(errno);  // ENOENT: removed since it was read; gone
       return;
     }
     if (S_ISDIR(st.st_mode)) {
-      Fd child(::openat(fd_.get(), n.name.c_str(), kDirFlags | O_NOFOLLOW));
+      Fd child(::openat(cur(), n.name.c_str(), kDirFlags | O_NOFOLLOW));
       if (child.get() < 0) return errno == ENOENT ? void() : fail(errno);
       enter(std::move(child), &st);
       return;
@@ -164,7 +184,6 @@ class Walk {
   const std::function<bool(std::string_view)>& want_;
   std::string path_;
   std::vector<Frame> stack_;
-  Fd fd_;
   std::vector<TreeEntry> out_;
 };
 
@@ -172,6 +191,17 @@ class Walk {
 
 std::vector<TreeEntry> walk_tree(const std::string& dir, const std::function<bool(std::string_view)>& want) {
   return Walk(dir, want).run();
+}
+
+std::string tree_problem_text(const TreeEntry& e) {
+  if (e.kind == TreeEntry::Kind::moved)
+    return "moved or replaced while it was walked; the entries under it were not walked";
+  if (e.kind != TreeEntry::Kind::error) return "";
+  std::string t = std::strerror(e.error);
+  if (e.error == ENAMETOOLONG)
+    t += " (the path is " + std::to_string(e.path.size()) + " bytes, PATH_MAX is " + std::to_string(PATH_MAX) +
+         "): not handled";
+  return t;
 }
 
 std::string_view tree_kind_text(TreeEntry::Kind kind) noexcept {

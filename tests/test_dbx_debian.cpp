@@ -3,6 +3,8 @@
 // real certificates (Debian's CA from shim's .vendor_cert, Microsoft's UEFI CA 2011 from
 // shim's signature), and shim's own .sbatlevel against GRUB's .sbat.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -102,6 +104,42 @@ TEST(DbxDebian, HashEqualsPesignOnBinariesAndMutations) {
   const std::string tree = sh(cli() + " dbx hash --json -r " + q(d / "esp"));
   EXPECT_EQ(std::count(tree.begin(), tree.end(), '\n'), 2);
   EXPECT_EQ(nlohmann::json::parse(tree.substr(0, tree.find('\n')))["file"], d / "esp/EFI/debian/grubx64.efi");
+}
+
+// dbx hash -r and dbx check -r follow the -r rules of every command (issue 29's hostile
+// pass): a directory this user cannot read is named and the rest is still hashed (it
+// stopped everything: nothing was hashed, not even a FILE named on the command line); an
+// -r DIR with no EFI binary under it is named, exit 3.
+TEST(DbxDebian, HashDirUnreadableSubdirectoryAndEmptyDir) {
+  NEED_EFI_BINARIES();
+  const std::string drop = "setpriv --bounding-set=-dac_override,-dac_read_search ";
+  if (::geteuid() == 0 && test::run(drop + "true").status != 0) GTEST_SKIP() << "setpriv cannot drop capabilities here";
+  const std::string as_user = ::geteuid() == 0 ? drop : "";
+  test::TempDir d;
+  ASSERT_EQ(test::run("mkdir -p " + q(d / "esp/ok") + " " + q(d / "esp/locked") + " " + q(d / "empty") + " && cp " +
+                      q(efi.grub) + " " + q(d / "esp/ok/grubx64.efi") + " && cp " + q(efi.grub) + " " +
+                      q(d / "named.efi") + " && chmod 000 " + q(d / "esp/locked"))
+                .status,
+            0);
+  const std::string grub_hash = pesign_hash(efi.grub);
+  ASSERT_EQ(test::run(test::modsign_cli() + " dbx add-hash --owner 77fa9abd-0359-4d32-bd60-28f4e78f784b -o " +
+                      q(d / "dbx.esl") + " " + std::string(64, 'a'))
+                .status,
+            0);
+  for (const std::string& verb : {std::string("hash"), "check --dbx " + q(d / "dbx.esl")}) {
+    SCOPED_TRACE(verb);
+    const auto r = test::run(as_user + test::modsign_cli() + " dbx " + verb + " -r " + q(d / "esp") + " -r " +
+                             q(d / "empty") + " " + q(d / "named.efi"));
+    EXPECT_EQ(r.status, 3);
+    EXPECT_NE(r.err.find("modsign: " + d / "esp/locked" + ": Permission denied\n"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("modsign: " + d / "empty" + ": no EFI binary (MZ) under it\n"), std::string::npos) << r.err;
+    if (verb == "hash") {
+      EXPECT_NE(r.out.find(d / "named.efi"), std::string::npos) << r.out;
+      EXPECT_NE(r.out.find(d / "esp/ok/grubx64.efi"), std::string::npos) << r.out;
+      EXPECT_NE(r.out.find(grub_hash), std::string::npos) << r.out;
+    }
+  }
+  ::chmod((d / "esp/locked").c_str(), 0755);
 }
 
 TEST(DbxDebian, GrubAllowedByDebianCaShimByMicrosoftCa) {

@@ -175,21 +175,30 @@ TEST_F(TreeWalk, UnreadableDirectoryIsNamedAndTheRestIsWalked) {
   const Bytes m = slurp(vec("mldsa65.module-appended.bin"));
   fs::create_directories(d_ / "t/locked");
   fs::create_directories(d_ / "t/open");
+  fs::create_directories(d_ / "t/a-listable");
   spit(d_ / "t/locked/a.ko", m);
   spit(d_ / "t/open/b.ko", m);
+  spit(d_ / "t/a-listable/x.ko", m);
   ASSERT_EQ(::chmod((d_ / "t/locked").c_str(), 0), 0);
+  // Readable but not searchable (0644): its names can be listed, nothing in it looked up.
+  // It stopped the whole walk with a false "moved or replaced" (hostile pass).
+  ASSERT_EQ(::chmod((d_ / "t/a-listable").c_str(), 0644), 0);
   // This process: as root with every capability both modules; else the error and b.ko.
   const auto entries = walk_tree(d_ / "t", is_ko);
   const auto r = run((::geteuid() == 0 ? drop : "") + M() + " verify --cert " + q(vec("mldsa65.cert.der")) + " -r " +
                      q(d_ / "t"));
   ::chmod((d_ / "t/locked").c_str(), 0755);
+  ::chmod((d_ / "t/a-listable").c_str(), 0755);
   EXPECT_EQ(r.status, 3) << r.err;
-  EXPECT_EQ(r.err.substr(0, r.err.find("modsign: verify: ")), "modsign: " + d_ / "t/locked" + ": Permission denied\n");
+  EXPECT_EQ(r.err.substr(0, r.err.find("modsign: verify: ")), "modsign: " + d_ / "t/a-listable" +
+                                                                  ": Permission denied\nmodsign: " + d_ / "t/locked" +
+                                                                  ": Permission denied\n");
   EXPECT_EQ(r.out.rfind(d_ / "t/open/b.ko" + ": ", 0), 0u) << r.out;  // verified: its verdict line
-  ASSERT_EQ(entries.size(), 2u);
-  EXPECT_EQ(entries[0].path, d_ / (::geteuid() == 0 ? "t/locked/a.ko" : "t/locked"));
-  EXPECT_EQ(entries[0].kind, ::geteuid() == 0 ? TreeEntry::Kind::regular : TreeEntry::Kind::error);
-  EXPECT_EQ(entries[1].path, d_ / "t/open/b.ko");
+  ASSERT_EQ(entries.size(), 3u);
+  EXPECT_EQ(entries[0].path, d_ / (::geteuid() == 0 ? "t/a-listable/x.ko" : "t/a-listable"));
+  EXPECT_EQ(entries[1].path, d_ / (::geteuid() == 0 ? "t/locked/a.ko" : "t/locked"));
+  EXPECT_EQ(entries[1].kind, ::geteuid() == 0 ? TreeEntry::Kind::regular : TreeEntry::Kind::error);
+  EXPECT_EQ(entries[2].path, d_ / "t/open/b.ko");
 }
 
 // walk_tree() of what is not a directory: one error entry naming it.

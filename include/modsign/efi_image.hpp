@@ -15,6 +15,7 @@
 #include "modsign/authenticode.hpp"
 #include "modsign/dbx.hpp"
 #include "modsign/export.hpp"
+#include "modsign/tree.hpp"
 #include "modsign/result.hpp"
 
 namespace modsign {
@@ -201,10 +202,10 @@ MODSIGN_API Result<EfiImageVerdict> verify_efi_image_file(const std::string& pat
 MODSIGN_API std::optional<Bytes> pe_section_data(ByteView image, const AuthenticodeInfo& info, std::string_view name);
 
 /// Every regular file under `dir` (walk_tree(), <modsign/tree.hpp>: recursively, symlinks
-/// not followed), sorted, whose first two bytes are "MZ" (`-r ESP`).  Throws IoError
-/// "<path>: <strerror>" for the first entry the walk could not handle (`dir` or a
-/// directory under it unreadable; a path of PATH_MAX bytes or more: "File name too long"),
-/// or "<path>: moved or replaced while it was walked".
-MODSIGN_API std::vector<std::string> find_pe_files(const std::string& dir);
+/// not followed) whose first two bytes are "MZ" (`-r ESP`), and every entry the walk could
+/// not handle (TreeEntry::Kind::error: `dir` or a directory under it unreadable, a file
+/// that cannot be opened, a path of PATH_MAX bytes or more; Kind::moved), sorted by path:
+/// one unreadable directory does not hide the rest.  Never throws for file-system errors.
+MODSIGN_API std::vector<TreeEntry> find_pe_files(const std::string& dir);
 
 }  // namespace modsign

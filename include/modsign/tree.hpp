@@ -50,6 +50,12 @@ struct TreeEntry {
 MODSIGN_API std::vector<TreeEntry> walk_tree(const std::string& dir,
                                              const std::function<bool(std::string_view name)>& want = {});
 
+/// Why an error or moved entry could not be handled, for "modsign: PATH: <text>":
+/// strerror(error), for ENAMETOOLONG "File name too long (the path is N bytes, PATH_MAX is
+/// 4096): not handled"; for Kind::moved "moved or replaced while it was walked; the
+/// entries under it were not walked"; "" for any other kind.
+MODSIGN_API std::string tree_problem_text(const TreeEntry& entry);
+
 /// A short description of a kind that is not processed: "symbolic link, not followed",
 /// "FIFO, not a regular file", "socket, not a regular file", "device, not a regular file",
 /// "not a regular file"; "" for Kind::regular, Kind::error and Kind::moved.

@@ -69,16 +69,6 @@ bool module_inputs_usable(const std::vector<BatchInput>& inputs, const std::vect
 }
 
 namespace {
-/// What a -r entry that could not be handled is, said with its cause.
-std::string walk_problem(const TreeEntry& e) {
-  if (e.kind == TreeEntry::Kind::moved) return "moved or replaced while it was walked; the entries under it were not walked";
-  std::string t = std::strerror(e.error);
-  if (e.error == ENAMETOOLONG)
-    t += " (the path is " + std::to_string(e.path.size()) + " bytes, PATH_MAX is " + std::to_string(PATH_MAX) +
-         "): not handled";
-  return t;
-}
-
 std::vector<BatchInput> expand_tree(const std::vector<std::string>& files, const std::vector<std::string>& dirs,
                                     bool* dir_error, bool modules_only) {
   *dir_error = false;
@@ -92,7 +82,7 @@ std::vector<BatchInput> expand_tree(const std::vector<std::string>& files, const
     const auto entries = modules_only ? walk_tree(d, is_module) : walk_tree(d);
     for (const auto& e : entries) {
       if (e.kind == TreeEntry::Kind::error || e.kind == TreeEntry::Kind::moved) {
-        complain(e.path, walk_problem(e));
+        complain(e.path, tree_problem_text(e));
         *dir_error = true;
       } else {
         out.push_back({e.path, true, std::string(tree_kind_text(e.kind))});

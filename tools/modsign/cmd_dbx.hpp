@@ -22,6 +22,12 @@ nlohmann::json svn_json(const EfiSvnRecord& r);
 /// reports the failure and returns kExitInput, else kExitOk.
 int write_dbx_output(const std::string& out, const Bytes& data, const std::vector<std::string>& inputs = {});
 
+/// The EFI binaries under each -r DIR (find_pe_files()), sorted per DIR.  What the walk
+/// could not handle is reported ("modsign: PATH: <reason>", tree_problem_text()) and sets
+/// `*dir_error` (exit 3), and so does a DIR with no EFI binary under it ("modsign: DIR: no
+/// EFI binary (MZ) under it"): the -r rules of every command (modsign(1)).
+std::vector<std::string> pe_files_under(const std::vector<std::string>& dirs, bool* dir_error);
+
 /// `modsign dbx hash`.
 void add_dbx_hash_command(CLI::App& dbx, Commands& subs);
 /// `modsign dbx check`, `import-json` and `diff`.

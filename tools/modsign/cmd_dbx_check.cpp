@@ -130,23 +130,22 @@ int cmd_check(const CheckArgs& a) {
     complain("", "--arch must be x64, ia32, aarch64 or arm (amd64, x86, arm64)");
     return kExitUsage;
   }
+  if (a.files.empty() && a.dirs.empty()) {
+    complain("", "no EFI binary given (EFI... or -r ESP)");
+    return kExitUsage;
+  }
   EfiImagePolicy policy;
-  std::vector<std::string> files = a.files;
   try {
     policy = *load_policy(a);
-    for (const auto& d : a.dirs) {
-      const auto found = find_pe_files(d);
-      files.insert(files.end(), found.begin(), found.end());
-    }
   } catch (const std::runtime_error& e) {  // IoError, InputError
     complain("", e.what());
     return kExitInput;
   }
-  if (files.empty()) {
-    complain("", "no EFI binary given (EFI... or -r ESP)");
-    return a.dirs.empty() ? kExitUsage : kExitInput;
-  }
-  bool refused = false, failed = false;
+  bool dir_error = false;
+  std::vector<std::string> files = a.files;
+  const auto found = pe_files_under(a.dirs, &dir_error);
+  files.insert(files.end(), found.begin(), found.end());
+  bool refused = false, failed = dir_error;
   for (const auto& f : files) {
     Result<EfiImageVerdict> r = make_error(KErr::einval, "");
     try {

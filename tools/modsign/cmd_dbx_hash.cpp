@@ -16,6 +16,26 @@
 
 namespace modsign::cli {
 
+std::vector<std::string> pe_files_under(const std::vector<std::string>& dirs, bool* dir_error) {
+  std::vector<std::string> out;
+  for (const auto& d : dirs) {
+    const auto entries = find_pe_files(d);
+    for (const auto& e : entries) {
+      if (e.kind == TreeEntry::Kind::regular) {
+        out.push_back(e.path);
+      } else {
+        complain(e.path, tree_problem_text(e));
+        *dir_error = true;
+      }
+    }
+    if (entries.empty()) {
+      complain(d, "no EFI binary (MZ) under it");
+      *dir_error = true;
+    }
+  }
+  return out;
+}
+
 namespace {
 
 struct HashArgs {
@@ -85,21 +105,15 @@ void print_text(const std::string& file, const AuthenticodeInfo& info, const std
 }
 
 int cmd_hash(const HashArgs& a) {
-  std::vector<std::string> files = a.files;
-  try {
-    for (const auto& d : a.dirs) {
-      const auto found = find_pe_files(d);
-      files.insert(files.end(), found.begin(), found.end());
-    }
-  } catch (const IoError& e) {
-    complain("", e.what());
-    return kExitInput;
-  }
-  if (files.empty()) {
+  if (a.files.empty() && a.dirs.empty()) {
     complain("", "no EFI binary given (FILE... or -r DIR)");
-    return a.dirs.empty() ? kExitUsage : kExitInput;
+    return kExitUsage;
   }
-  int rc = kExitOk;
+  bool dir_error = false;
+  std::vector<std::string> files = a.files;
+  const auto found = pe_files_under(a.dirs, &dir_error);
+  files.insert(files.end(), found.begin(), found.end());
+  int rc = dir_error ? kExitInput : kExitOk;
   for (const auto& f : files) {
     Result<AuthenticodeInfo> r = make_error(KErr::einval, "");
     try {
