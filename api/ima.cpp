@@ -13,6 +13,8 @@
 #include "common/file.hpp"
 #include "common/module_read.hpp"
 #include "digest/ima.hpp"
+#include "digest/ima_fs.hpp"
+#include "digest/ima_queue.hpp"
 #include "digest/ima_appraise.hpp"
 #include "digest/ima_main.hpp"
 
@@ -146,13 +148,13 @@ Result<std::map<std::uint32_t, Bytes>> parse_expected_pcrs(std::string_view text
   return out;
 }
 
-std::vector<PcrReplay> replay_pcrs(const std::vector<MeasurementRecord>& records, std::string_view bank,
+namespace {
+/// The PCRs a replay gives (`pcrs`), plus every PCR of `expected` the list never extends
+/// (at its zero reset value), each with its expectation, sorted by index.
+std::vector<PcrReplay> pcr_results(std::map<std::uint32_t, Bytes> pcrs, crypto::HashAlgo h,
                                    const std::map<std::uint32_t, Bytes>& expected) {
-  const auto h = hash_named(bank, "bank");
-  auto pcrs = digest::replay_pcrs(records, h);
   std::set<std::uint32_t> extended;
   for (const auto& [idx, v] : pcrs) extended.insert(idx);
-  // A PCR the list never extends keeps its reset value (zeros).
   for (const auto& [idx, v] : expected) pcrs.try_emplace(idx, Bytes(crypto::hash_info(h).size, 0));
   std::vector<PcrReplay> out;
   for (auto& [idx, v] : pcrs) {
@@ -160,6 +162,35 @@ std::vector<PcrReplay> replay_pcrs(const std::vector<MeasurementRecord>& records
     if (auto it = expected.find(idx); it != expected.end()) r.expected = it->second;
     out.push_back(std::move(r));
   }
+  return out;
+}
+}  // namespace
+
+std::vector<PcrReplay> replay_pcrs(const std::vector<MeasurementRecord>& records, std::string_view bank,
+                                   const std::map<std::uint32_t, Bytes>& expected) {
+  const auto h = hash_named(bank, "bank");
+  return pcr_results(digest::replay_pcrs(records, h), h, expected);
+}
+
+Result<ListReplay> replay_measurement_list_file(const std::string& path, std::string_view bank,
+                                                const std::map<std::uint32_t, Bytes>& expected,
+                                                const std::function<void(std::uint64_t, const MeasurementRecord&)>& each) {
+  const auto h = hash_named(bank, "bank");
+  digest::MeasurementListReader reader(path, h);
+  digest::PcrReplayer replayer(h);
+  ListReplay out;
+  for (;;) {
+    auto r = reader.next();
+    if (!r) return r.error();
+    if (!*r) break;
+    const MeasurementRecord& rec = **r;
+    ++out.records;
+    out.violations += rec.violation;
+    out.template_hash_mismatches += rec.template_hash_mismatch();
+    replayer.extend(rec);
+    if (each) each(out.records, rec);
+  }
+  out.pcrs = pcr_results(replayer.pcrs(), h, expected);
   return out;
 }
 

@@ -2,6 +2,10 @@
 #include "digest/ima_fs.hpp"
 
 #include <algorithm>
+#include <memory>
+#include <optional>
+
+#include "common/file.hpp"
 
 namespace modsign::digest {
 
@@ -31,70 +35,145 @@ std::string event_name(const MeasurementRecord& r) {
 }
 }  // namespace
 
-Result<std::vector<MeasurementRecord>> parse_measurement_list(ByteView list, crypto::HashAlgo bank) {
-  const std::size_t dsize = crypto::hash_info(bank).size;
-  std::vector<MeasurementRecord> out;
-  std::size_t off = 0;
-  auto bad = [&](const std::string& what) {
-    return make_error(KErr::ebadmsg, "record " + std::to_string(out.size() + 1) + " at offset " + std::to_string(off) +
-                                         ": " + what);
-  };
-  while (off < list.size()) {
-    MeasurementRecord r;
-    r.offset = off;
-    std::size_t p = off;
-    auto need = [&](std::size_t n) { return list.size() - p >= n; };
-    if (!need(4 + dsize + 4)) return bad("truncated record header");
-    r.pcr = get_u32le(list, p);
-    p += 4;
-    r.digest.assign(list.begin() + static_cast<std::ptrdiff_t>(p), list.begin() + static_cast<std::ptrdiff_t>(p + dsize));
-    p += dsize;
-    const std::uint32_t name_len = get_u32le(list, p);
-    p += 4;
-    if (name_len == 0 || name_len > 255) return bad("template name length " + std::to_string(name_len));
-    if (!need(name_len)) return bad("template name beyond the end of the list");
-    r.template_name.assign(list.begin() + static_cast<std::ptrdiff_t>(p), list.begin() + static_cast<std::ptrdiff_t>(p + name_len));
-    p += name_len;
-    if (r.template_name == "ima") {
-      // Legacy: 20-byte digest, u32 name length, name; no total length.
-      if (!need(20 + 4)) return bad("truncated ima template data");
-      const std::uint32_t n = get_u32le(list, p + 20);
-      if (n > 255 || !need(24 + static_cast<std::size_t>(n))) return bad("ima template name beyond the end of the list");
-      r.data.assign(list.begin() + static_cast<std::ptrdiff_t>(p), list.begin() + static_cast<std::ptrdiff_t>(p + 24 + n));
-      p += 24 + n;
-    } else {
-      if (!need(4)) return bad("truncated template data length");
-      const std::uint32_t len = get_u32le(list, p);
-      p += 4;
-      if (!need(len)) return bad("template data length " + std::to_string(len) + " beyond the end of the list");
-      r.data.assign(list.begin() + static_cast<std::ptrdiff_t>(p), list.begin() + static_cast<std::ptrdiff_t>(p + len));
-      p += len;
-      // Every field's length must fit inside the template data.
-      for (std::size_t q = 0; q < r.data.size();) {
-        if (r.data.size() - q < 4) return bad("truncated field length in template data");
-        const std::uint32_t fl = get_u32le(r.data, q);
-        if (r.data.size() - q - 4 < fl) return bad("field length " + std::to_string(fl) + " beyond the template data");
-        q += 4 + fl;
-      }
+namespace {
+
+/// Where the records come from: a list in memory, or a file read in pieces.
+class Source {
+ public:
+  virtual ~Source() = default;
+  virtual std::uint64_t size() const = 0;
+  /// The `n` bytes at `off` (the caller checked that they are inside the list); valid
+  /// until the next call.
+  virtual ByteView at(std::uint64_t off, std::size_t n) = 0;
+};
+
+class MemorySource final : public Source {
+ public:
+  explicit MemorySource(ByteView list) : list_(list) {}
+  std::uint64_t size() const override { return list_.size(); }
+  ByteView at(std::uint64_t off, std::size_t n) override { return list_.subspan(static_cast<std::size_t>(off), n); }
+
+ private:
+  ByteView list_;
+};
+
+/// A file read in pieces of 1 MiB (or one record, when it is larger).
+class FileSource final : public Source {
+ public:
+  explicit FileSource(const std::string& path) : f_(path) {}
+  std::uint64_t size() const override { return f_.size(); }
+  ByteView at(std::uint64_t off, std::size_t n) override {
+    if (off < buf_off_ || off + n > buf_off_ + buf_.size()) {
+      constexpr std::size_t kPiece = std::size_t{1} << 20;
+      const std::size_t len = static_cast<std::size_t>(std::min<std::uint64_t>(std::max(n, kPiece), f_.size() - off));
+      f_.read_at(off, len, buf_);
+      buf_off_ = off;
     }
-    r.file_name = event_name(r);
-    r.violation = std::all_of(r.digest.begin(), r.digest.end(), [](std::uint8_t c) { return c == 0; });
-    if (!r.violation) {
-      if (r.template_name == "ima") {
-        // SHA-1 over the digest and the name padded to 256 bytes (ima_calc_field_array_hash).
-        Bytes buf(r.data.begin(), r.data.begin() + 20);
-        Bytes name(r.data.begin() + 24, r.data.end());
-        name.resize(256, 0);
-        buf.insert(buf.end(), name.begin(), name.end());
-        r.recomputed = crypto::digest(bank, buf);
-      } else {
-        r.recomputed = crypto::digest(bank, r.data);
-      }
-    }
-    out.push_back(std::move(r));
-    off = p;
+    return ByteView(buf_).subspan(static_cast<std::size_t>(off - buf_off_), n);
   }
-  return out;
+
+ private:
+  FileReader f_;
+  Bytes buf_;
+  std::uint64_t buf_off_ = 0;
+};
+
+/// The record at `off` (the `index`th, from 1), `off` moved past it; nullopt at the end.
+Result<std::optional<MeasurementRecord>> parse_one(Source& s, std::uint64_t& off, std::uint64_t index,
+                                                   crypto::HashAlgo bank) {
+  const std::size_t dsize = crypto::hash_info(bank).size;
+  const std::uint64_t total = s.size();
+  if (off >= total) return std::optional<MeasurementRecord>();
+  MeasurementRecord r;
+  r.offset = off;
+  std::uint64_t p = off;
+  auto bad = [&](const std::string& what) {
+    return make_error(KErr::ebadmsg, "record " + std::to_string(index) + " at offset " + std::to_string(off) + ": " + what);
+  };
+  auto need = [&](std::uint64_t n) { return total - p >= n; };
+  auto u32 = [&](std::uint64_t at) { return get_u32le(s.at(at, 4), 0); };
+  auto bytes = [&](std::uint64_t at, std::size_t n) {
+    const ByteView v = s.at(at, n);
+    return Bytes(v.begin(), v.end());
+  };
+  if (!need(4 + dsize + 4)) return bad("truncated record header");
+  r.pcr = u32(p);
+  p += 4;
+  r.digest = bytes(p, dsize);
+  p += dsize;
+  const std::uint32_t name_len = u32(p);
+  p += 4;
+  if (name_len == 0 || name_len > 255) return bad("template name length " + std::to_string(name_len));
+  if (!need(name_len)) return bad("template name beyond the end of the list");
+  const Bytes name = bytes(p, name_len);
+  r.template_name.assign(name.begin(), name.end());
+  p += name_len;
+  if (r.template_name == "ima") {
+    // Legacy: 20-byte digest, u32 name length, name; no total length.
+    if (!need(20 + 4)) return bad("truncated ima template data");
+    const std::uint32_t n = u32(p + 20);
+    if (n > 255 || !need(24 + static_cast<std::uint64_t>(n))) return bad("ima template name beyond the end of the list");
+    r.data = bytes(p, 24 + n);
+    p += 24 + n;
+  } else {
+    if (!need(4)) return bad("truncated template data length");
+    const std::uint32_t len = u32(p);
+    p += 4;
+    if (!need(len)) return bad("template data length " + std::to_string(len) + " beyond the end of the list");
+    r.data = bytes(p, len);
+    p += len;
+    // Every field's length must fit inside the template data.
+    for (std::size_t q = 0; q < r.data.size();) {
+      if (r.data.size() - q < 4) return bad("truncated field length in template data");
+      const std::uint32_t fl = get_u32le(r.data, q);
+      if (r.data.size() - q - 4 < fl) return bad("field length " + std::to_string(fl) + " beyond the template data");
+      q += 4 + fl;
+    }
+  }
+  r.file_name = event_name(r);
+  r.violation = std::all_of(r.digest.begin(), r.digest.end(), [](std::uint8_t c) { return c == 0; });
+  if (!r.violation) {
+    if (r.template_name == "ima") {
+      // SHA-1 over the digest and the name padded to 256 bytes (ima_calc_field_array_hash).
+      Bytes buf(r.data.begin(), r.data.begin() + 20);
+      Bytes padded(r.data.begin() + 24, r.data.end());
+      padded.resize(256, 0);
+      buf.insert(buf.end(), padded.begin(), padded.end());
+      r.recomputed = crypto::digest(bank, buf);
+    } else {
+      r.recomputed = crypto::digest(bank, r.data);
+    }
+  }
+  off = p;
+  return std::optional<MeasurementRecord>(std::move(r));
+}
+
+}  // namespace
+
+Result<std::vector<MeasurementRecord>> parse_measurement_list(ByteView list, crypto::HashAlgo bank) {
+  MemorySource src(list);
+  std::vector<MeasurementRecord> out;
+  for (std::uint64_t off = 0;;) {
+    auto r = parse_one(src, off, out.size() + 1, bank);
+    if (!r) return r.error();
+    if (!*r) return out;
+    out.push_back(std::move(**r));
+  }
+}
+
+struct MeasurementListReader::Impl {
+  Impl(const std::string& path, crypto::HashAlgo b) : src(path), bank(b) {}
+  FileSource src;
+  crypto::HashAlgo bank;
+  std::uint64_t off = 0, index = 0;
+};
+
+MeasurementListReader::MeasurementListReader(const std::string& path, crypto::HashAlgo bank)
+    : impl_(std::make_unique<Impl>(path, bank)) {}
+MeasurementListReader::~MeasurementListReader() = default;
+
+Result<std::optional<MeasurementRecord>> MeasurementListReader::next() {
+  return parse_one(impl_->src, impl_->off, ++impl_->index, impl_->bank);
 }
 
 }  // namespace modsign::digest

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,5 +24,23 @@ using MeasurementRecord = modsign::MeasurementRecord;
 /// names over 255 bytes; EINVAL for a template whose data cannot be recomputed ("ima"
 /// with a bad layout).
 Result<std::vector<MeasurementRecord>> parse_measurement_list(ByteView list, crypto::HashAlgo bank);
+
+/// The same records from the list in a file, one at a time: the file is read in 1 MiB
+/// pieces (a larger record in one piece), so memory does not grow with the list.
+class MeasurementListReader {
+ public:
+  /// Throws IoError "<path>: <reason>" when the file cannot be opened.
+  MeasurementListReader(const std::string& path, crypto::HashAlgo bank);
+  ~MeasurementListReader();
+  MeasurementListReader(const MeasurementListReader&) = delete;
+  MeasurementListReader& operator=(const MeasurementListReader&) = delete;
+  /// The next record; nullopt at the end; the errors of parse_measurement_list().  Throws
+  /// IoError when the file cannot be read or shrinks.
+  Result<std::optional<MeasurementRecord>> next();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace modsign::digest

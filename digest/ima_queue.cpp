@@ -3,17 +3,19 @@
 
 namespace modsign::digest {
 
+void PcrReplayer::extend(const MeasurementRecord& r) {
+  const std::size_t n = crypto::hash_info(bank_).size;
+  auto& v = pcrs_.try_emplace(r.pcr, Bytes(n, 0)).first->second;
+  Bytes buf = v;
+  const Bytes ext = r.violation ? Bytes(n, 0xff) : r.digest;
+  buf.insert(buf.end(), ext.begin(), ext.end());
+  v = crypto::digest(bank_, buf);
+}
+
 std::map<std::uint32_t, Bytes> replay_pcrs(const std::vector<MeasurementRecord>& records, crypto::HashAlgo bank) {
-  const std::size_t n = crypto::hash_info(bank).size;
-  std::map<std::uint32_t, Bytes> pcrs;
-  for (const auto& r : records) {
-    auto& v = pcrs.try_emplace(r.pcr, Bytes(n, 0)).first->second;
-    Bytes buf = v;
-    const Bytes ext = r.violation ? Bytes(n, 0xff) : r.digest;
-    buf.insert(buf.end(), ext.begin(), ext.end());
-    v = crypto::digest(bank, buf);
-  }
-  return pcrs;
+  PcrReplayer p(bank);
+  for (const auto& r : records) p.extend(r);
+  return p.pcrs();
 }
 
 }  // namespace modsign::digest

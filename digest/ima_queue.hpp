@@ -15,4 +15,16 @@ namespace modsign::digest {
 /// 0xFF..FF for violations.
 std::map<std::uint32_t, Bytes> replay_pcrs(const std::vector<MeasurementRecord>& records, crypto::HashAlgo bank);
 
+/// The same replay, one record at a time (a list read with MeasurementListReader).
+class PcrReplayer {
+ public:
+  explicit PcrReplayer(crypto::HashAlgo bank) : bank_(bank) {}
+  void extend(const MeasurementRecord& r);
+  const std::map<std::uint32_t, Bytes>& pcrs() const { return pcrs_; }
+
+ private:
+  crypto::HashAlgo bank_;
+  std::map<std::uint32_t, Bytes> pcrs_;
+};
+
 }  // namespace modsign::digest

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -131,6 +132,25 @@ MODSIGN_API Result<std::map<std::uint32_t, Bytes>> parse_expected_pcrs(std::stri
 /// extends keeps its zero reset value), sorted by index.  Throws UsageError "unknown bank 'X'".
 MODSIGN_API std::vector<PcrReplay> replay_pcrs(const std::vector<MeasurementRecord>& records, std::string_view bank,
                                                const std::map<std::uint32_t, Bytes>& expected = {});
+
+/// What replay_measurement_list_file() read.
+struct ListReplay {
+  std::uint64_t records = 0;
+  std::uint64_t violations = 0;
+  std::uint64_t template_hash_mismatches = 0;
+  std::vector<PcrReplay> pcrs;  ///< as replay_pcrs() gives them
+};
+
+/// parse_measurement_list() and replay_pcrs() over the list in the file `path`, read one
+/// record at a time: memory is one record plus a 1 MiB piece of the file, whatever the
+/// list's size (parse_measurement_list() holds every record, about ten times the list).
+/// Calls `each(index, record)` (index from 1) for every record, in order, when given.
+/// Errors (returned): those of parse_measurement_list(), for the first bad record; records
+/// before it have been passed to `each`.  Throws IoError "<path>: <reason>" when the file
+/// cannot be opened or read, UsageError "unknown bank 'X'".
+MODSIGN_API Result<ListReplay> replay_measurement_list_file(
+    const std::string& path, std::string_view bank, const std::map<std::uint32_t, Bytes>& expected = {},
+    const std::function<void(std::uint64_t, const MeasurementRecord&)>& each = {});
 
 // ---- modsig appraisal (ima_appraise.c, ima_modsig.c) -------------------------------------
 

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <modsign/ima.hpp>
@@ -158,86 +159,115 @@ int cmd_ima_template(const ImaArgs& a) {
   return kExitOk;
 }
 
+namespace {
+/// The expected PCRs of --pcrs FILE (empty without it), or the exit status of an error.
+std::variant<std::map<std::uint32_t, Bytes>, int> expected_pcrs(const ImaArgs& a) {
+  if (a.pcrs.empty()) return std::map<std::uint32_t, Bytes>{};
+  std::string text;
+  try {
+    Bytes t = read_file(a.pcrs, kMaxSmallFileSize);
+    text.assign(t.begin(), t.end());
+  } catch (const IoError& e) {
+    complain("", e.what());
+    return kExitInput;
+  }
+  auto ex = parse_expected_pcrs(text, a.bank);
+  if (!ex) {
+    complain(a.pcrs, ex.error().message);
+    return kExitInput;
+  }
+  return std::move(ex.value());
+}
+
+nlohmann::json violation_json(std::uint64_t i, const MeasurementRecord& r) {
+  return {{"record", i}, {"offset", r.offset}, {"template", r.template_name}, {"file", r.file_name}};
+}
+nlohmann::json mismatch_json(std::uint64_t i, const MeasurementRecord& r) {
+  return {{"record", i}, {"offset", r.offset}, {"template", r.template_name}, {"recorded", to_hex(r.digest)},
+          {"recomputed", to_hex(r.recomputed)}};
+}
+
+/// `[` the records `pick` selects, as `to_json` gives them, `]`, read again from the list.
+void stream_json_array(const ImaArgs& a, bool (*pick)(const MeasurementRecord&),
+                       nlohmann::json (*to_json)(std::uint64_t, const MeasurementRecord&)) {
+  bool first = true;
+  std::cout << "[";
+  (void)replay_measurement_list_file(a.file, a.bank, {}, [&](std::uint64_t i, const MeasurementRecord& r) {
+    if (!pick(r)) return;
+    std::cout << (first ? "" : ",") << dump(to_json(i, r));
+    first = false;
+  });
+  std::cout << "]";
+}
+}  // namespace
+
+// The list is read one record at a time, twice or three times (a pass to check it and
+// replay it; then the records to list, each array of --json in a pass of its own), so that
+// memory does not grow with the list; nothing is printed for a list with a bad record.
 int cmd_ima_replay(const ImaArgs& a) {
   if (!pcr_bank_size(a.bank)) {
     complain("", "unknown --bank '" + a.bank + "'");
     return kExitUsage;
   }
-  Bytes list;
+  auto ex = expected_pcrs(a);
+  if (const int* st = std::get_if<int>(&ex)) return *st;
+  const auto& expected = std::get<std::map<std::uint32_t, Bytes>>(ex);
+  Result<ListReplay> rep = Error{};
   try {
-    list = read_file(a.file, kMaxModuleSize);
+    rep = replay_measurement_list_file(a.file, a.bank, expected);
   } catch (const IoError& e) {
     complain("", e.what());
     return kExitInput;
   }
-  auto recs = parse_measurement_list(list, a.bank);
-  if (!recs) {
-    complain(a.file, recs.error().message);
+  if (!rep) {
+    complain(a.file, rep.error().message);
     return kExitInput;
   }
-  std::size_t mismatches = 0, violations = 0;
-  nlohmann::json bad = nlohmann::json::array(), viol = nlohmann::json::array();
-  for (std::size_t i = 0; i < recs->size(); ++i) {
-    const auto& r = (*recs)[i];
-    if (r.violation) {
-      ++violations;
-      if (a.json) viol.push_back({{"record", i + 1}, {"offset", r.offset}, {"template", r.template_name}, {"file", r.file_name}});
-      else
-        std::cout << "record " << i + 1 << " (" << printable(r.template_name) << ", offset " << r.offset
-                  << "): violation: " << printable(r.file_name) << "\n";
-    } else if (r.template_hash_mismatch()) {
-      ++mismatches;
-      if (a.json) bad.push_back({{"record", i + 1}, {"offset", r.offset}, {"template", r.template_name},
-                     {"recorded", to_hex(r.digest)}, {"recomputed", to_hex(r.recomputed)}});
-      if (!a.json)
-        std::cout << "record " << i + 1 << " (" << printable(r.template_name) << ", offset " << r.offset
-                  << "): template hash " << to_hex(r.digest) << " != recomputed " << to_hex(r.recomputed) << "\n";
-    }
-  }
-  std::map<std::uint32_t, Bytes> expected;
-  if (!a.pcrs.empty()) {
-    std::string text;
-    try {
-      Bytes t = read_file(a.pcrs, kMaxSmallFileSize);
-      text.assign(t.begin(), t.end());
-    } catch (const IoError& e) {
-      complain("", e.what());
-      return kExitInput;
-    }
-    auto ex = parse_expected_pcrs(text, a.bank);
-    if (!ex) {
-      complain(a.pcrs, ex.error().message);
-      return kExitInput;
-    }
-    expected = std::move(ex.value());
-  }
-  const auto replayed = replay_pcrs(*recs, a.bank, expected);
   if (!expected.empty() &&
-      std::none_of(replayed.begin(), replayed.end(), [](const PcrReplay& p) { return p.extended && p.expected; })) {
+      std::none_of(rep->pcrs.begin(), rep->pcrs.end(), [](const PcrReplay& p) { return p.extended && p.expected; })) {
     std::string listed;
-    for (const auto& p : replayed)
+    for (const auto& p : rep->pcrs)
       if (p.extended) listed += (listed.empty() ? "" : ", ") + std::to_string(p.index);
     complain(a.pcrs, "gives none of the PCRs the list extends (" + (listed.empty() ? std::string("none") : listed) + ")");
     return kExitInput;
   }
   std::size_t pcr_mismatch = 0;
   nlohmann::json pj = nlohmann::json::object();
-  for (const auto& p : replayed) {
+  for (const auto& p : rep->pcrs) {
     pj[std::to_string(p.index)] = to_hex(p.value);
     pcr_mismatch += !p.matches();
-    if (!a.json)
+  }
+  const auto is_violation = [](const MeasurementRecord& r) { return r.violation; };
+  const auto is_mismatch = [](const MeasurementRecord& r) { return r.template_hash_mismatch(); };
+  if (a.json) {
+    // The keys in nlohmann::json's (sorted) order, the two arrays streamed.
+    std::cout << "{\"bank\":" << dump(a.bank) << ",\"list\":" << dump(a.file) << ",\"pcr_mismatches\":" << pcr_mismatch
+              << ",\"pcrs\":" << dump(pj) << ",\"records\":" << rep->records << ",\"template_hash_mismatches\":";
+    if (rep->template_hash_mismatches) stream_json_array(a, is_mismatch, mismatch_json);
+    else std::cout << "[]";
+    std::cout << ",\"violation_records\":";
+    if (rep->violations) stream_json_array(a, is_violation, violation_json);
+    else std::cout << "[]";
+    std::cout << ",\"violations\":" << rep->violations << "}\n";
+  } else {
+    if (rep->violations || rep->template_hash_mismatches)
+      (void)replay_measurement_list_file(a.file, a.bank, {}, [&](std::uint64_t i, const MeasurementRecord& r) {
+        if (r.violation)
+          std::cout << "record " << i << " (" << printable(r.template_name) << ", offset " << r.offset
+                    << "): violation: " << printable(r.file_name) << "\n";
+        else if (r.template_hash_mismatch())
+          std::cout << "record " << i << " (" << printable(r.template_name) << ", offset " << r.offset
+                    << "): template hash " << to_hex(r.digest) << " != recomputed " << to_hex(r.recomputed) << "\n";
+      });
+    for (const auto& p : rep->pcrs)
       std::cout << "PCR-" << p.index << ": " << to_hex(p.value)
                 << (!p.expected ? "" : !p.matches() ? "  MISMATCH (expected " + to_hex(*p.expected) + ")" : "  matches")
                 << "\n";
-  }
-  if (a.json)
-    std::cout << dump({{"list", a.file}, {"bank", a.bank}, {"records", recs->size()}, {"violations", violations},
-                       {"violation_records", viol}, {"template_hash_mismatches", bad}, {"pcrs", pj}, {"pcr_mismatches", pcr_mismatch}})
+    std::cout << counted(rep->records, "record", "records") << ", " << counted(rep->violations, "violation", "violations")
+              << ", " << counted(rep->template_hash_mismatches, "template hash mismatch", "template hash mismatches")
               << "\n";
-  else
-    std::cout << counted(recs->size(), "record", "records") << ", " << counted(violations, "violation", "violations")
-              << ", " << counted(mismatches, "template hash mismatch", "template hash mismatches") << "\n";
-  return mismatches || pcr_mismatch || (a.strict && violations) ? kExitVerdict : kExitOk;
+  }
+  return rep->template_hash_mismatches || pcr_mismatch || (a.strict && rep->violations) ? kExitVerdict : kExitOk;
 }
 
 Runner setup_ima(CLI::App& ima) {
