@@ -128,6 +128,8 @@ TEST_F(Promises, DashIsStandardOutputOrRefused) {
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, cli("blacklist entry input.x509").out);
   EXPECT_FALSE(fs::exists(d_ / "-"));
+  refused("blacklist entry --json -o - input.x509", 2,
+          "--json and -o - both write to standard output: give -o FILE for the hash list");
   EXPECT_EQ(cli("strip -o ./- signed.ko").status, 0);
   EXPECT_EQ(slurp(d_ / "-"), pattern(4096));
   // sign-file is scripts/sign-file's drop-in: its DEST "-" is a file named "-", as there.

@@ -76,6 +76,10 @@ int cmd_entry(const EntryArgs& a) {
   if (!profile) return kExitUsage;
   if (!ima_hash_option(a.ima_hash, *profile)) return kExitUsage;
   const bool esl = a.format == "esl";
+  if (a.json && a.out == "-") {  // both on standard output would interleave
+    complain("", "--json and -o - both write to standard output: give -o FILE for the hash list");
+    return kExitUsage;
+  }
   std::optional<EfiGuid> owner;
   if (esl) {
     owner = EfiGuid::parse(a.owner);
