@@ -75,6 +75,55 @@ std::string hex32(std::uint32_t v) {
   return b;
 }
 
+/// Stands for the "lists" array in the JSON of `dbx list` until it is streamed in its place.
+const char* const kListsMarker = "\x01lists";
+
+/// One entry of `dbx list --json`.
+nlohmann::json entry_json(const EfiSignatureEntry& e, const EfiListedEntry& le, std::size_t ei) {
+  const EfiEntryEffect& ef = le.effect;
+  nlohmann::json jent{{"index", ei + 1},
+                      {"offset", e.offset},
+                      {"owner", e.owner.str()},
+                      {"data_length", e.data.size()},
+                      {"kind", efi_entry_kind_name(ef.kind)},
+                      {"kernel_key", ef.text},
+                      {"never_matches", ef.never_matches}};
+  jent["owner_name"] = std::string(efi_guid_name(e.owner));
+  jent["key_error"] = ef.key_error == KErr::none ? nlohmann::json(nullptr) : nlohmann::json(errno_name(ef.key_error));
+  jent["description"] = ef.description.empty() ? nlohmann::json(nullptr) : nlohmann::json(ef.description);
+  jent["svn"] = le.svn ? svn_json(*le.svn) : nlohmann::json(nullptr);
+  jent["matches_no_file_hash"] = le.svn.has_value();
+  const bool is_x509 = le.certificate || !le.certificate_error.empty();
+  if (le.certificate) {
+    const auto& c = *le.certificate;
+    jent["certificate"] = {{"subject", c.subject}, {"sha256", c.sha256}, {"tbs_sha256", c.tbs_sha256}};
+  } else if (is_x509) {
+    jent["certificate"] = nullptr;
+    jent["certificate_error"] = le.certificate_error;
+  }
+  if (!is_x509) jent["data"] = to_hex(e.data);
+  return jent;
+}
+
+/// One entry of `dbx list` (text): "  entry L.E: owner GUID: DATA -> KEY".
+std::string entry_line(const EfiSignatureEntry& e, const EfiListedEntry& le, std::size_t li, std::size_t ei) {
+  const EfiEntryEffect& ef = le.effect;
+  std::string data;
+  if (le.certificate) {
+    data = "X.509 \"" + le.certificate->subject + "\", SHA-256 fingerprint " + le.certificate->sha256;
+  } else if (!le.certificate_error.empty()) {
+    data = std::to_string(e.data.size()) + " bytes, not a certificate (" + le.certificate_error + ")";
+  } else if (le.svn) {
+    data = "SVN record: " + svn_text(*le.svn);
+  } else if (e.data.size() <= 64) {
+    data = to_hex(e.data);
+  } else {
+    data = std::to_string(e.data.size()) + " bytes";
+  }
+  return "  entry " + std::to_string(li + 1) + "." + std::to_string(ei + 1) + ": owner " + e.owner.str() + ": " + data +
+         " -> " + ef.text + (le.svn ? " (matches no file hash)" : "");
+}
+
 int cmd_list(const DbxArgs& a) {
   const auto form = parse_efi_container(a.form);
   const auto var = parse_efi_variable(a.variable);
@@ -111,68 +160,37 @@ int cmd_list(const DbxArgs& a) {
   } else {
     j["auth2"] = nullptr;
   }
-  nlohmann::json jl = nlohmann::json::array();
-  std::vector<std::string> lines;
-  std::size_t k = 0;  // index into ls.entries (same order as the lists' entries)
-  for (std::size_t li = 0; li < pl.lists.size(); ++li) {
-    const auto& l = pl.lists[li];
-    nlohmann::json jlist{{"index", li + 1},
-                         {"type", efi_type_name(l.type)},
-                         {"type_guid", l.type.str()},
-                         {"offset", l.offset},
-                         {"list_size", l.list_size},
-                         {"header_size", l.header_size},
-                         {"signature_size", l.signature_size}};
-    // Only the chosen output is kept: a 16 MiB file can hold a million entries.
-    if (!a.json)
-      lines.push_back("list " + std::to_string(li + 1) + ": " + efi_type_name(l.type) + ", byte offset " +
-                    std::to_string(l.offset) + ", " + std::to_string(l.entries.size()) + " entr" +
-                    (l.entries.size() == 1 ? "y" : "ies") + " of " + std::to_string(l.signature_size) + " bytes" +
-                    (l.header_size ? ", header " + std::to_string(l.header_size) + " bytes" : ""));
-    nlohmann::json je = nlohmann::json::array();
-    for (std::size_t ei = 0; ei < l.entries.size(); ++ei, ++k) {
-      const auto& e = l.entries[ei];
-      const EfiListedEntry& le = ls.entries[k];
-      const EfiEntryEffect& ef = le.effect;
-      nlohmann::json jent{{"index", ei + 1},
-                          {"offset", e.offset},
-                          {"owner", e.owner.str()},
-                          {"data_length", e.data.size()},
-                          {"kind", efi_entry_kind_name(ef.kind)},
-                          {"kernel_key", ef.text},
-                          {"never_matches", ef.never_matches}};
-      jent["owner_name"] = std::string(efi_guid_name(e.owner));
-      jent["key_error"] = ef.key_error == KErr::none ? nlohmann::json(nullptr) : nlohmann::json(errno_name(ef.key_error));
-      jent["description"] = ef.description.empty() ? nlohmann::json(nullptr) : nlohmann::json(ef.description);
-      jent["svn"] = le.svn ? svn_json(*le.svn) : nlohmann::json(nullptr);
-      jent["matches_no_file_hash"] = le.svn.has_value();
-      std::string data;
-      const bool is_x509 = le.certificate || !le.certificate_error.empty();
-      if (le.certificate) {
-        const auto& c = *le.certificate;
-        data = "X.509 \"" + c.subject + "\", SHA-256 fingerprint " + c.sha256;
-        jent["certificate"] = {{"subject", c.subject}, {"sha256", c.sha256}, {"tbs_sha256", c.tbs_sha256}};
-      } else if (is_x509) {
-        data = std::to_string(e.data.size()) + " bytes, not a certificate (" + le.certificate_error + ")";
-        jent["certificate"] = nullptr;
-        jent["certificate_error"] = le.certificate_error;
-      } else if (le.svn) {
-        data = "SVN record: " + svn_text(*le.svn);
-      } else if (e.data.size() <= 64) {
-        data = to_hex(e.data);
+  // The lists and entries are written as they are rendered (a 16 MiB file holds 350,000
+  // entries: a JSON tree of them took over 1 GB): JSON as the sorted keys of `j` with the
+  // "lists" array streamed in its place, text as lines between the header and the notes.
+  auto emit_lists = [&] {
+    std::size_t k = 0;  // index into ls.entries (same order as the lists' entries)
+    for (std::size_t li = 0; li < pl.lists.size(); ++li) {
+      const auto& l = pl.lists[li];
+      if (a.json) {
+        const nlohmann::json jlist{{"index", li + 1},
+                                   {"type", efi_type_name(l.type)},
+                                   {"type_guid", l.type.str()},
+                                   {"offset", l.offset},
+                                   {"list_size", l.list_size},
+                                   {"header_size", l.header_size},
+                                   {"signature_size", l.signature_size}};
+        std::cout << (li ? "," : "") << "{\"entries\":[";
+        for (std::size_t ei = 0; ei < l.entries.size(); ++ei, ++k)
+          std::cout << (ei ? "," : "") << dump(entry_json(l.entries[ei], ls.entries[k], ei));
+        std::cout << "]," << dump(jlist).substr(1);  // "entries" sorts first
       } else {
-        data = std::to_string(e.data.size()) + " bytes";
+        std::cout << printable("list " + std::to_string(li + 1) + ": " + efi_type_name(l.type) + ", byte offset " +
+                               std::to_string(l.offset) + ", " + std::to_string(l.entries.size()) + " entr" +
+                               (l.entries.size() == 1 ? "y" : "ies") + " of " + std::to_string(l.signature_size) +
+                               " bytes" + (l.header_size ? ", header " + std::to_string(l.header_size) + " bytes" : ""))
+                  << "\n";
+        for (std::size_t ei = 0; ei < l.entries.size(); ++ei, ++k)
+          std::cout << printable(entry_line(l.entries[ei], ls.entries[k], li, ei)) << "\n";
       }
-      if (!is_x509) jent["data"] = to_hex(e.data);
-      if (!a.json)
-        lines.push_back("  entry " + std::to_string(li + 1) + "." + std::to_string(ei + 1) + ": owner " + e.owner.str() +
-                      ": " + data + " -> " + ef.text + (le.svn ? " (matches no file hash)" : ""));
-      if (a.json) je.push_back(std::move(jent));
     }
-    jlist["entries"] = std::move(je);
-    jl.push_back(std::move(jlist));
-  }
-  j["lists"] = std::move(jl);
+  };
+  j["lists"] = kListsMarker;
   j["notes"] = ls.notes;
   if (pl.error) {
     j["error"] = {{"errno", errno_name(pl.error->code)}, {"message", pl.error->message}, {"offset", pl.error_offset}};
@@ -187,7 +205,12 @@ int cmd_list(const DbxArgs& a) {
                   {"ignored", sum.ignored}, {"svn", sum.svn}};
 
   if (a.json) {
-    std::cout << dump(j) << "\n";
+    // Every quote inside a string value is escaped, so the key and marker occur once.
+    const std::string text = dump(j), key = ",\"lists\":" + dump(kListsMarker);
+    const std::size_t at = text.find(key);
+    std::cout << text.substr(0, at) << ",\"lists\":[";
+    emit_lists();
+    std::cout << "]" << text.substr(at + key.size()) << "\n";
   } else {
     std::cout << "file: " << printable(a.file) << "\n";
     std::cout << "form: " << form_text(vf.form) << "\n";
@@ -200,7 +223,7 @@ int cmd_list(const DbxArgs& a) {
     std::cout << "payload: byte offset " << vf.payload_offset << "\n";
     std::cout << "variable: " << efi_variable_name(*var) << "\n";
     // Subjects and messages come from the file: printed through printable() (C0/C1 controls).
-    for (const auto& s : lines) std::cout << printable(s) << "\n";
+    emit_lists();
     for (const auto& n : ls.notes) std::cout << "note: " << printable(n) << "\n";
     std::cout << "summary: " << sum.lists << " list" << (sum.lists == 1 ? "" : "s") << ", " << sum.entries << " entr"
               << (sum.entries == 1 ? "y" : "ies") << ": " << sum.bin << " bin, " << sum.tbs << " tbs ("
