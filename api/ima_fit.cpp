@@ -19,6 +19,7 @@
 #include "digest/fs_xattr.hpp"
 #include "digest/proc_namespace.hpp"
 #include "modsign/ima_fit.hpp"
+#include "modsign/tree.hpp"
 
 namespace modsign {
 namespace {
@@ -117,50 +118,27 @@ ImaEstimate ima_estimate(const FsGeometry& g, const std::string& algorithm, cons
   return e;
 }
 
-namespace {
-void walk_tree(const std::string& dir, TreeScan& out, std::set<std::pair<dev_t, ino_t>>& seen) {
-  DIR* d = ::opendir(dir.c_str());
-  if (!d) {
-    out.errors.push_back(dir + ": cannot read: " + std::strerror(errno));
-    return;
-  }
-  std::vector<std::string> names;
-  for (;;) {
-    errno = 0;
-    const dirent* e = ::readdir(d);
-    if (!e) break;
-    const std::string n = e->d_name;
-    if (n != "." && n != "..") names.push_back(n);
-  }
-  if (errno != 0) out.errors.push_back(dir + ": cannot read: " + std::strerror(errno));
-  ::closedir(d);
-  std::sort(names.begin(), names.end());
-  const std::string prefix = dir.ends_with('/') ? dir : dir + "/";
-  for (const auto& n : names) {
-    const std::string p = prefix + n;
-    struct stat st {};
-    if (::lstat(p.c_str(), &st) != 0) {
-      out.errors.push_back(p + ": " + std::strerror(errno));
-      continue;
-    }
-    if (S_ISDIR(st.st_mode)) {
-      walk_tree(p, out, seen);
-    } else if (S_ISREG(st.st_mode)) {
-      if (seen.emplace(st.st_dev, st.st_ino).second) out.sizes.push_back(static_cast<std::uint64_t>(st.st_size));
-      else ++out.repeats;
-    }
-  }
-}
-}  // namespace
-
 TreeScan scan_tree_files(const std::vector<std::string>& dirs) {
   for (const auto& dir : dirs) {
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec)) throw InputError(dir + ": not a directory");
   }
   TreeScan out;
-  std::set<std::pair<dev_t, ino_t>> seen;
-  for (const auto& dir : dirs) walk_tree(dir, out, seen);
+  std::set<std::pair<std::uint64_t, std::uint64_t>> seen;
+  for (const auto& dir : dirs) {
+    const auto entries = walk_tree(dir);  // <modsign/tree.hpp>: any depth, linear memory
+    if (entries.empty()) out.errors.push_back(dir + ": no files under it");
+    for (const auto& e : entries) {
+      if (e.kind == TreeEntry::Kind::error || e.kind == TreeEntry::Kind::moved)
+        out.errors.push_back(e.path + ": " + tree_problem_text(e));
+      else if (e.kind != TreeEntry::Kind::regular)
+        continue;  // no security.ima is measured on them
+      else if (seen.emplace(e.file.dev, e.file.ino).second)
+        out.sizes.push_back(e.size);
+      else
+        ++out.repeats;
+    }
+  }
   if (out.repeats)
     out.notes.push_back(std::to_string(out.repeats) + (out.repeats == 1 ? " path reaches a file" : " paths reach files") +
                         " already counted (a hard link, or a tree or file given twice): each file is counted once, by "

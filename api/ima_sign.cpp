@@ -2,11 +2,14 @@
 #include "modsign/ima_sign.hpp"
 #include "modsign/ima.hpp"
 
+#include <sys/stat.h>
 #include <sys/xattr.h>
 
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "api/internal.hpp"
@@ -50,11 +53,8 @@ std::string errno_text(int e) {
   }
 }
 
-/// The digests of the regular file at `path` under each of `algos`, read once in 1 MiB
-/// pieces; `*size` (if given) its bytes.  Throws IoError.
-std::vector<Bytes> hash_file(const std::string& path, const std::vector<crypto::HashAlgo>& algos, std::uint64_t* size) {
-  const FileIdentity before = identity_of(path);
-  FileReader in(path);
+/// The digests of the file `in` reads under each of `algos`, in 1 MiB pieces.
+std::vector<Bytes> hash_reader(const FileReader& in, const std::vector<crypto::HashAlgo>& algos) {
   std::vector<std::unique_ptr<crypto::Hasher>> hs;
   for (auto a : algos) hs.push_back(std::make_unique<crypto::Hasher>(a));
   Bytes buf;
@@ -63,13 +63,60 @@ std::vector<Bytes> hash_file(const std::string& path, const std::vector<crypto::
     in.read_at(off, static_cast<std::size_t>(std::min<std::uint64_t>(kPiece, in.size() - off)), buf);
     for (auto& h : hs) h->update(buf);
   }
+  std::vector<Bytes> out;
+  for (auto& h : hs) out.push_back(h->final());
+  return out;
+}
+
+/// The digests of the regular file at `path` under each of `algos`, read once in 1 MiB
+/// pieces; `*size` (if given) its bytes.  Throws IoError.
+std::vector<Bytes> hash_file(const std::string& path, const std::vector<crypto::HashAlgo>& algos, std::uint64_t* size) {
+  const FileIdentity before = identity_of(path);
+  FileReader in(path);
+  auto out = hash_reader(in, algos);
   // A file written meanwhile would get a signature of bytes it never held as a whole.
   if (!(identity_of(path) == before))
     throw IoError(path + ": changed while being read (another process wrote it); not signed");
   if (size) *size = in.size();
-  std::vector<Bytes> out;
-  for (auto& h : hs) out.push_back(h->final());
   return out;
+}
+
+/// Size and modification time of the open file `fd`: what a write changes (setxattr
+/// changes only the ctime).
+std::pair<std::uint64_t, std::int64_t> content_stamp(int fd, const std::string& path) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw IoError(path + ": stat: " + std::strerror(errno));
+  return {static_cast<std::uint64_t>(st.st_size),
+          static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
+}
+
+[[noreturn]] void throw_setxattr(const std::string& path, const std::string& name, std::size_t size, int e) {
+  const std::string what = path + ": setxattr " + name + ": ";
+  const std::string ns = name.substr(0, name.find('.') + 1);
+  switch (e) {
+    case EOPNOTSUPP:
+      throw IoError(what + "the file system does not support " + ns + "* extended attributes (EOPNOTSUPP)");
+    case E2BIG:
+    case ENOSPC:
+    case ERANGE:
+      throw IoError(what + "a value of " + std::to_string(size) + " bytes does not fit (" + errno_text(e) + ")");
+    default:
+      throw IoError(what + std::strerror(e) + " (" + errno_text(e) + ")");
+  }
+}
+
+/// The value of `name` on the open file `fd` (nullopt: none).
+std::optional<Bytes> fd_xattr(int fd, const std::string& name) {
+  for (;;) {
+    const ssize_t n = ::fgetxattr(fd, name.c_str(), nullptr, 0);
+    if (n < 0) return std::nullopt;
+    Bytes v(static_cast<std::size_t>(n));
+    const ssize_t m = ::fgetxattr(fd, name.c_str(), v.data(), v.size());
+    if (m < 0 && errno == ERANGE) continue;
+    if (m < 0) return std::nullopt;
+    v.resize(static_cast<std::size_t>(m));
+    return v;
+  }
 }
 
 }  // namespace
@@ -113,33 +160,55 @@ ImaSignature ima_sign_digest(const Signer& signer, ByteView digest, const ImaSig
   return r;
 }
 
-ImaSignature ima_sign_file(const Signer& signer, const std::string& path, const ImaSignOptions& o) {
-  check_ima_sign_options(signer, o);
+namespace {
+/// The signature of the file `lock` holds (its content unchanged from before the hash to
+/// after it, else IoError), with its SHA-256 and size for manifests.
+ImaSignature sign_locked(const Signer& signer, const InputLock& lock, const ImaSignOptions& o,
+                         const std::pair<std::uint64_t, std::int64_t>& stamp) {
   const crypto::HashAlgo h = sign_hash(o.hash);
-  std::uint64_t size = 0;
-  const bool also_sha256 = h != crypto::HashAlgo::sha256;  // for manifests
-  auto d = also_sha256 ? hash_file(path, {h, crypto::HashAlgo::sha256}, &size) : hash_file(path, {h}, &size);
+  std::vector<crypto::HashAlgo> algos{h};
+  if (h != crypto::HashAlgo::sha256) algos.push_back(crypto::HashAlgo::sha256);  // for manifests
+  const FileReader in(lock);
+  const auto d = hash_reader(in, algos);
+  if (content_stamp(lock.fd(), lock.path()) != stamp)
+    throw IoError(lock.path() + ": changed while being read (another process wrote it); not signed");
   ImaSignature r = ima_sign_digest(signer, d[0], o);
   r.file_sha256 = d.back();
-  r.file_size = size;
+  r.file_size = in.size();
   return r;
+}
+}  // namespace
+
+ImaSignature ima_sign_file(const Signer& signer, const std::string& path, const ImaSignOptions& o) {
+  check_ima_sign_options(signer, o);
+  const InputLock lock(path, o.expect_file);
+  return sign_locked(signer, lock, o, content_stamp(lock.fd(), path));
 }
 
 void write_security_ima(const std::string& path, ByteView value, const std::string& name) {
   if (::setxattr(path.c_str(), name.c_str(), value.data(), value.size(), 0) == 0) return;
-  const int e = errno;
-  const std::string what = path + ": setxattr " + name + ": ";
-  const std::string ns = name.substr(0, name.find('.') + 1);
-  switch (e) {
-    case EOPNOTSUPP:
-      throw IoError(what + "the file system does not support " + ns + "* extended attributes (EOPNOTSUPP)");
-    case E2BIG:
-    case ENOSPC:
-    case ERANGE:
-      throw IoError(what + "a value of " + std::to_string(value.size()) + " bytes does not fit (" + errno_text(e) + ")");
-    default:
-      throw IoError(what + std::strerror(e) + " (" + errno_text(e) + ")");
+  throw_setxattr(path, name, value.size(), errno);
+}
+
+ImaSignature ima_sign_file_xattr(const Signer& signer, const std::string& path, const std::string& name,
+                                 const ImaSignOptions& o) {
+  check_ima_sign_options(signer, o);
+  // One open file from the hash to the xattr: no path is looked up again.
+  const InputLock lock(path, o.expect_file);
+  const int fd = lock.fd();
+  const auto stamp = content_stamp(fd, path);
+  ImaSignature r = sign_locked(signer, lock, o, stamp);
+  const auto old = fd_xattr(fd, name);
+  if (::fsetxattr(fd, name.c_str(), r.value.data(), r.value.size(), 0) != 0)
+    throw_setxattr(path, name, r.value.size(), errno);
+  if (content_stamp(fd, path) != stamp) {
+    // Written between the hash and the xattr: the value set describes bytes gone.
+    if (old) ::fsetxattr(fd, name.c_str(), old->data(), old->size(), 0);
+    else ::fremovexattr(fd, name.c_str());
+    throw IoError(path + ": changed while being signed (another process wrote it); " + name +
+                  (old ? " put back as it was" : " not set"));
   }
+  return r;
 }
 
 std::optional<Bytes> read_security_ima(const std::string& path, const std::string& name) {

@@ -50,6 +50,17 @@ std::string read_pin_file(const std::string& path) {
   return pin;
 }
 
+/// "<cert>: no certificate matches the private key <key>", with both algorithms when the
+/// first certificate's differs from the key's: "(the key is RSA, the certificate ML-DSA-65)".
+InputError no_matching_certificate(const std::string& cert, const std::string& key_label, const crypto::PrivateKey& key,
+                                   const std::vector<crypto::Certificate>& certs) {
+  std::string algos;
+  if (!certs.empty() && certs.front().public_key().algo() != key.algo())
+    algos = " (the key is " + std::string(crypto::key_algo_name(key.algo())) + ", the certificate " +
+            std::string(crypto::key_algo_name(certs.front().public_key().algo())) + ")";
+  return InputError(cert + ": no certificate matches the private key " + key_label + algos);
+}
+
 /// The signer of a token key (crypto/pkcs11_store.hpp); `pin` is cleansed by the caller.
 Signer load_token(const std::string& uri, const std::string& cert_path, const PassphraseProvider& ask,
                   const KeyOptions& ko, const std::optional<std::string>& pin) {
@@ -77,7 +88,7 @@ Signer load_token(const std::string& uri, const std::string& cert_path, const Pa
     if (c.public_key() == tk->key.public_key())
       return Signer(std::make_shared<const Signer::Impl>(
           Signer::Impl{std::move(tk->key), std::move(c), cert_file, uri, {}, ko.pin_file}));
-  throw InputError((cert_path.empty() ? shown : cert_path) + ": no certificate matches the private key " + shown);
+  throw no_matching_certificate(cert_path.empty() ? shown : cert_path, shown, tk->key, certs);
 }
 }  // namespace
 
@@ -119,7 +130,7 @@ Signer Signer::load(const std::string& key_path, const std::string& cert_path, c
     if (c.public_key() == key->public_key())
       return Signer(std::make_shared<const Impl>(
           Impl{std::move(key.value()), std::move(c), cert_file, key_path, std::move(notes), ko.pin_file}));
-  throw InputError(cert_file + ": no certificate matches the private key " + key_path);
+  throw no_matching_certificate(cert_file, key_path, *key, certs.value());
 }
 
 std::string Signer::algorithm() const { return std::string(crypto::key_algo_name(impl_->key.algo())); }
@@ -371,7 +382,7 @@ SignReport sign_module_file(const Signer& signer, const std::string& path, const
   api::refuse_sign_outputs(signer, path, out, p7s, options);
   // Held until the outputs are in place: another modsign signing it waits, and a change
   // by anything else while it is read is found before anything is replaced.
-  const InputLock input(path);
+  const InputLock input(path, options.expect_file);
   if (!options.raw && streamable_module_file(path, options.stream_above))
     return api::sign_streaming(signer, path, options, &input);
   SignedImage si;

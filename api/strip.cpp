@@ -18,7 +18,7 @@ std::string legacy_note(const module::ModuleSignature& t) {
 
 StripReport strip_module_file(const std::string& path, const StripOptions& options, OutputBatch* batch) {
   api::BatchRoute route(batch);
-  const InputLock input(path);  // as sign_module_file(): held until the output is in place
+  const InputLock input(path, options.expect_file);  // as sign_module_file(): held until the output is in place
   const auto sm = api::read_stored_module(path, options.max_size);
   const auto& m = sm.m;
   StripReport r;

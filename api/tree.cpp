@@ -178,7 +178,12 @@ class Walk {
     }
     if (!wanted) return;
     if (path_.size() >= PATH_MAX) return fail(ENAMETOOLONG);
-    out_.push_back({path_, kind_of(st.st_mode), 0});
+    TreeEntry e{path_, kind_of(st.st_mode), 0};
+    if (e.kind == TreeEntry::Kind::regular) {
+      e.file = {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
+      e.size = static_cast<std::uint64_t>(st.st_size);
+    }
+    out_.push_back(std::move(e));
   }
 
   const std::function<bool(std::string_view)>& want_;

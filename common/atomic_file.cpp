@@ -62,6 +62,18 @@ std::string dir_of(const std::string& path) {
   return slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
 }
 
+std::string base_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+/// fstatat() of `name` in the directory `dir` (symbolic links followed, as identity_of()).
+FileIdentity identity_in(int dir, const std::string& name) {
+  struct stat st {};
+  if (::fstatat(dir, name.c_str(), &st, 0) != 0) return {};
+  return identity_of_stat(st);
+}
+
 // Extended attributes that describe a file's content or its metadata as it was: a new
 // content makes them false, so they are not carried over (the replaced file's are dropped).
 bool describes_old_content(const std::string& name) { return name == "security.ima" || name == "security.evm"; }
@@ -75,7 +87,7 @@ FileIdentity identity_of(const std::string& path) {
   return identity_of_stat(st);
 }
 
-InputLock::InputLock(const std::string& path) : path_(path) {
+InputLock::InputLock(const std::string& path, const std::optional<FileId>& expected) : path_(path) {
   const auto deadline = std::chrono::steady_clock::now() + kLockWait;
   for (;;) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -99,6 +111,9 @@ InputLock::InputLock(const std::string& path) : path_(path) {
     if (::fstat(fd, &st) != 0) throw IoError(sys_error(path, "stat"));
     const FileIdentity now = identity_of(path);
     if (now.exists && now.dev == st.st_dev && now.ino == st.st_ino) {
+      if (expected && !(FileId{now.dev, now.ino} == *expected))
+        throw IoError(path + ": not the file found there by the walk of -r DIR (a directory on its path replaced "
+                             "meanwhile, by a symbolic link?); not handled");
       fd_ = std::move(owned);
       identity_ = now;
       return;
@@ -117,7 +132,13 @@ AtomicFile::AtomicFile(const std::string& path_in, unsigned mode, bool keep_mode
     path_ = real;
     std::free(real);
   }
-  exists_ = ::stat(path_.c_str(), &st) == 0;
+  const int dir = ::open(dir_of(path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) throw IoError(sys_error(path_in_, "cannot create temporary file"));  // as mkstemp would say
+  dir_ = std::shared_ptr<const int>(new int(dir), [](const int* p) {
+    ::close(*p);
+    delete p;
+  });
+  exists_ = ::fstatat(dir, base_of(path_).c_str(), &st, 0) == 0;
   check_target(st);
   if (exists_) unchanged_.emplace_back(path_, identity_of_stat(st));
   if (!(exists_ && keep_mode_)) mode_ &= ~process_umask();  // a new file, as open(O_CREAT, mode) would make it
@@ -138,6 +159,13 @@ AtomicFile::AtomicFile(const std::string& path_in, unsigned mode, bool keep_mode
       ::unlink(tmp_.c_str());
       throw;
     }
+  }
+  // Made where dir_ is (not in a directory put at its path since): the rename is made there.
+  struct stat made {}, there {};
+  if (::fstat(fd_, &made) != 0 || ::fstatat(*dir_, base_of(tmp_).c_str(), &there, AT_SYMLINK_NOFOLLOW) != 0 ||
+      made.st_dev != there.st_dev || made.st_ino != there.st_ino) {
+    errno = EXDEV;
+    fail("its directory was replaced while the temporary file was made");
   }
   if (exists_ && keep_mode_) keep_metadata(st);
 }
@@ -250,7 +278,7 @@ CommitPart AtomicFile::close_for_commit(SyncPolicy policy) {
   const int fd = fd_;
   fd_ = -1;
   if (::close(fd) != 0) fail("close");
-  return CommitPart{tmp_, path_, path_in_, exists_, unchanged_, holds_};
+  return CommitPart{tmp_, path_, path_in_, dir_, exists_, unchanged_, holds_};
 }
 
 void AtomicFile::commit() { commit_together({this}); }
@@ -283,23 +311,29 @@ void write_file_atomic(const std::string& path, ByteView data, unsigned mode, bo
 namespace file_detail {
 
 namespace {
-// A hard link to `path` under a new name in its directory ("" when it cannot be made).
-std::string keep_original(const std::string& path) {
+// A hard link to the target `p` under a new name in its directory ("" when it cannot be made).
+std::string keep_original(const CommitPart& p) {
   for (int attempt = 0; attempt < 16; ++attempt) {
-    std::string tmpl = dir_of(path) + "/.modsign.XXXXXX";
+    std::string tmpl = dir_of(p.path) + "/.modsign.XXXXXX";
     std::vector<char> name(tmpl.begin(), tmpl.end());
     name.push_back('\0');
     const int fd = ::mkstemp(name.data());
     if (fd < 0) return "";
     ::close(fd);
     ::unlink(name.data());
-    if (::link(path.c_str(), name.data()) == 0) {
-      tmp_names().insert(name.data());  // removed on a signal like any temporary file
-      return name.data();
+    const std::string kept = name.data();
+    if (::linkat(*p.dir, base_of(p.path).c_str(), *p.dir, base_of(kept).c_str(), 0) == 0) {
+      tmp_names().insert(kept);  // removed on a signal like any temporary file
+      return kept;
     }
     if (errno != EEXIST) return "";
   }
   return "";
+}
+
+// The identity `path` has now; the target of `p` looked up in its directory.
+FileIdentity identity_now(const CommitPart& p, const std::string& path) {
+  return path == p.path && p.dir ? identity_in(*p.dir, base_of(p.path)) : identity_of(path);
 }
 
 std::string changed_message(const CommitPart& p, const std::string& path) {
@@ -323,10 +357,10 @@ std::string rename_group(const std::vector<CommitPart>& parts) {
   std::string error;
   for (const auto& p : parts)
     for (const auto& [path, id] : p.unchanged)
-      if (error.empty() && !(identity_of(path) == id)) error = changed_message(p, path);
+      if (error.empty() && !(identity_now(p, path) == id)) error = changed_message(p, path);
   // Also a target that did not exist and does now (another process made it).
   for (const auto& p : parts)
-    if (error.empty() && !p.target_existed && identity_of(p.path).exists)
+    if (error.empty() && !p.target_existed && identity_now(p, p.path).exists)
       error = p.path_in + ": created by another process while modsign worked on it; not replacing it";
   struct Done {
     const CommitPart* part;
@@ -336,16 +370,16 @@ std::string rename_group(const std::vector<CommitPart>& parts) {
   for (const auto& p : parts) {
     if (!error.empty()) break;
     std::string original;
-    if (group && identity_of(p.path).exists) {
-      original = keep_original(p.path);
+    if (group && identity_now(p, p.path).exists) {
+      original = keep_original(p);
       if (original.empty()) {
         error = sys_error(p.path_in, "cannot keep the original while the other outputs are put in place");
         break;
       }
     }
-    if (::rename(p.tmp.c_str(), p.path.c_str()) != 0) {
+    if (::renameat(*p.dir, base_of(p.tmp).c_str(), *p.dir, base_of(p.path).c_str()) != 0) {
       error = sys_error(p.path_in, "rename");
-      if (!original.empty()) ::unlink(original.c_str());
+      if (!original.empty()) ::unlinkat(*p.dir, base_of(original).c_str(), 0);
       forget(original);
       break;
     }
@@ -355,18 +389,21 @@ std::string rename_group(const std::vector<CommitPart>& parts) {
   if (!error.empty()) {
     // Put back what was replaced, newest first; remove what is left.
     for (auto it = done.rbegin(); it != done.rend(); ++it) {
-      if (it->original.empty()) ::unlink(it->part->path.c_str());
-      else ::rename(it->original.c_str(), it->part->path.c_str());
+      const int dir = *it->part->dir;
+      const std::string target = base_of(it->part->path);
+      if (it->original.empty()) ::unlinkat(dir, target.c_str(), 0);
+      else ::renameat(dir, base_of(it->original).c_str(), dir, target.c_str());
       forget(it->original);
     }
     for (const auto& p : parts) {
-      if (std::none_of(done.begin(), done.end(), [&p](const Done& d) { return d.part == &p; })) ::unlink(p.tmp.c_str());
+      if (std::none_of(done.begin(), done.end(), [&p](const Done& d) { return d.part == &p; }))
+        ::unlinkat(*p.dir, base_of(p.tmp).c_str(), 0);
       forget(p.tmp);
     }
     return error;
   }
   for (const auto& d : done) {
-    if (!d.original.empty()) ::unlink(d.original.c_str());
+    if (!d.original.empty()) ::unlinkat(*d.part->dir, base_of(d.original).c_str(), 0);
     forget(d.original);
   }
   return "";

@@ -163,6 +163,11 @@ FileReader::FileReader(const std::string& path) : path_(path) {
   size_ = static_cast<std::uint64_t>(st.st_size);
 }
 
+FileReader::FileReader(const InputLock& lock) : path_(lock.path()), size_(lock.identity().size) {
+  fd_ = ::fcntl(lock.fd(), F_DUPFD_CLOEXEC, 0);
+  if (fd_ < 0) throw IoError(sys_error(path_, "dup"));
+}
+
 FileReader::~FileReader() { ::close(fd_); }
 
 void FileReader::read_at(std::uint64_t off, std::size_t len, Bytes& out) const {

@@ -10,12 +10,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/result.hpp"
+#include "modsign/tree.hpp"    // FileId
 #include "modsign/output.hpp"  // kMaxModuleSize, kMaxSmallFileSize, read_file, write_file_atomic
 
 namespace modsign {
@@ -25,6 +27,9 @@ class FileReader {
  public:
   /// Throws IoError "<path>: <reason>" if it cannot be opened or is not a regular file.
   explicit FileReader(const std::string& path);
+  /// The file `lock` holds open (its own descriptor, a dup): what the lock checked is what
+  /// is read, whatever its path leads to by now.
+  explicit FileReader(const class InputLock& lock);
   ~FileReader();
   FileReader(const FileReader&) = delete;
   FileReader& operator=(const FileReader&) = delete;
@@ -62,11 +67,16 @@ FileIdentity identity_of(const std::string& path);
 /// signed") instead of both reporting "signed".  Throws IoError naming the file.
 class InputLock {
  public:
-  explicit InputLock(const std::string& path);
+  /// With `expected` (st_dev, st_ino of the file a walk found at `path`): a different file
+  /// there now is refused, IoError "<path>: not the file found there by the walk of -r
+  /// DIR (a directory on its path replaced meanwhile, by a symbolic link?); not handled".
+  explicit InputLock(const std::string& path, const std::optional<FileId>& expected = std::nullopt);
   const FileIdentity& identity() const { return identity_; }
   const std::string& path() const { return path_; }
   /// Keeps the lock while shared (a staged commit holds it until its rename).
   std::shared_ptr<const void> hold() const { return fd_; }
+  /// The open, locked file (valid while this lives).
+  int fd() const { return *fd_; }
 
  private:
   std::string path_;
@@ -78,6 +88,10 @@ class InputLock {
 /// just before the rename (each path with the identity it had when it was read).
 struct CommitPart {
   std::string tmp, path, path_in;
+  /// The target's directory, open since the AtomicFile was made: the identity check and
+  /// the rename are made in it (renameat), never through a path that a directory replaced
+  /// meanwhile (by a symbolic link) would lead elsewhere.
+  std::shared_ptr<const int> dir;
   bool target_existed = false;
   std::vector<std::pair<std::string, FileIdentity>> unchanged;
   std::vector<std::shared_ptr<const void>> holds;
@@ -119,6 +133,7 @@ class AtomicFile {
   void keep_metadata(const struct stat& st);
   CommitPart close_for_commit(SyncPolicy policy);
   std::string path_in_, path_, tmp_;
+  std::shared_ptr<const int> dir_;
   int fd_ = -1;
   unsigned mode_ = 0644;
   bool exists_ = false, keep_mode_ = true;

@@ -486,7 +486,7 @@ Result<TokenKey> load(const std::string& uri, const TokenOptions& o) {
       return make_error(KErr::enopkg, "PKCS#11 module " + printable_uri(v) +
                                           " (module-path in the URI) does not exist or is not a file");
   TokenKey out;
-  bool one_session = false;
+  bool one_session = false, no_ml_dsa = false;
   PinState pin;
   pin.o = &o;
   pin.typed = o.pin;
@@ -502,12 +502,9 @@ Result<TokenKey> load(const std::string& uri, const TokenOptions& o) {
     if (*view) {
       out.token = (*view)->name;
       one_session = (*view)->one_session;
-      if (o.expect && is_ml_dsa(*o.expect) && !(*view)->ml_dsa) {
-        if (pin.typed) cleanse(*pin.typed);
-        return make_error(KErr::enopkg, "token " + out.token +
-                                            " has no CKM_ML_DSA mechanism: ML-DSA signing needs a PKCS#11 3.2 token "
-                                            "that offers it");
-      }
+      // Said once the key is known: an RSA key beside an ML-DSA certificate is a mismatch,
+      // which the caller names, not a missing mechanism.
+      no_ml_dsa = o.expect && is_ml_dsa(*o.expect) && !(*view)->ml_dsa;
     } else {
       pin.asked = false;
     }
@@ -537,6 +534,13 @@ Result<TokenKey> load(const std::string& uri, const TokenOptions& o) {
   const std::string key_uri = u->get("type").empty() ? with_type(uri, "private") : uri;
   auto keys = store_load(*ctx, key_uri, OSSL_STORE_INFO_PKEY, pin);
   const std::string why = keys.empty() ? openssl_error() : "";
+  const auto mechanism_missing = [&] {
+    cleanse_typed();
+    return make_error(KErr::enopkg, "token " + out.token +
+                                        " has no CKM_ML_DSA mechanism: ML-DSA signing needs a PKCS#11 3.2 token "
+                                        "that offers it");
+  };
+  if (keys.empty() && no_ml_dsa) return mechanism_missing();
   if (keys.empty()) {
     cleanse_typed();
     if (why.find("PIN_INCORRECT") != std::string::npos || why.find("0xA0") != std::string::npos ||
@@ -562,6 +566,7 @@ Result<TokenKey> load(const std::string& uri, const TokenOptions& o) {
     return make_error(key.error().code, "token " + token + ": " + key.error().message);
   }
   out.key = std::move(key.value());
+  if (no_ml_dsa && is_ml_dsa(out.key.algo())) return mechanism_missing();
   if (one_session) {
     std::lock_guard<std::mutex> l(g_turns_mu);
     g_turns[out.key.native()] = std::make_shared<std::mutex>();

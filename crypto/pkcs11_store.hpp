@@ -73,7 +73,9 @@ struct TokenKey {
 ///    (PKCS11_PROVIDER_MODULE) does not exist or is not a file", the same with
 ///    "(module-path in the URI)", "cannot load pkcs11-provider <path>: ...",
 ///    "token <T> has no CKM_ML_DSA mechanism: ML-DSA signing needs a PKCS#11 3.2 token
-///    that offers it";
+///    that offers it" (options.expect is ML-DSA, and the token has no ML-DSA key or one
+///    it cannot sign with; a key of another algorithm is returned: the caller names the
+///    mismatch);
 ///  - ENOKEY "no token matches the URI in <module>", "token <T>: wrong PIN
 ///    (CKR_PIN_INCORRECT)", "token <T>: no private key matches the URI", "token <T>: no
 ///    certificate matches the URI (type=cert)" (with_certs).

@@ -160,7 +160,8 @@ TEST_F(Api, Errors) {
     Signer::load(file("k.pem"), file("ec.crt"));
     ADD_FAILURE() << "no InputError";
   } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()), file("ec.crt") + ": no certificate matches the private key " + file("k.pem"));
+    EXPECT_EQ(std::string(e.what()), file("ec.crt") + ": no certificate matches the private key " + file("k.pem") +
+                                     " (the key is ML-DSA-65, the certificate ECDSA-P256)");
   }
   try {
     Signer::load(file("k.pem"));  // a key file without a certificate

@@ -210,7 +210,8 @@ TEST_F(BadInput, AlreadySigned) {
 TEST_F(BadInput, KeyDoesNotMatchCertificate) {
   const std::string p = module();
   expect_refused(M() + " sign --key " + q(key("ml.pem")) + " --cert " + q(key("ec.crt")) + " " + q(p), 3,
-                 "modsign: " + key("ec.crt") + ": no certificate matches the private key " + key("ml.pem") + "\n");
+                 "modsign: " + key("ec.crt") + ": no certificate matches the private key " + key("ml.pem") +
+                     " (the key is ML-DSA-65, the certificate ECDSA-P256)\n");
 }
 
 TEST_F(BadInput, NotACertificateOrKey) {

@@ -23,10 +23,13 @@ using namespace modsign::test::batch_tests;
 
 namespace {
 
-// "modsign: sign: 6 done, 0 failed, 0 skipped, 28182 bytes, 0.012 s, 2 jobs\n"
-std::regex summary_re(const std::string& verb, int done, int failed, int skipped, std::uint64_t bytes, int jobs) {
+// "modsign: sign: 6 done, 0 failed, 0 skipped, 28182 bytes, 0.012 s, 2 jobs\n"; with
+// entries under -r DIR that could not be handled, ", 1 not handled" after "skipped".
+std::regex summary_re(const std::string& verb, int done, int failed, int skipped, std::uint64_t bytes, int jobs,
+                      int not_handled = 0) {
   return std::regex("modsign: " + verb + ": " + std::to_string(done) + " done, " + std::to_string(failed) +
-                    " failed, " + std::to_string(skipped) + " skipped, " + std::to_string(bytes) +
+                    " failed, " + std::to_string(skipped) + " skipped, " +
+                    (not_handled ? std::to_string(not_handled) + " not handled, " : std::string()) + std::to_string(bytes) +
                     " bytes, [0-9]+\\.[0-9]{3} s, " + std::to_string(jobs) + (jobs == 1 ? " job" : " jobs") + "\n");
 }
 
@@ -196,7 +199,7 @@ TEST_F(Batch, UnreadableDirectoryIsAnInputError) {
   EXPECT_EQ(r.status, 3);
   EXPECT_EQ(r.err.rfind("modsign: " + missing + ": No such file or directory\n", 0), 0u) << r.err;
   EXPECT_TRUE(std::regex_match(r.err.substr(r.err.find('\n') + 1),
-                               summary_re("sign", 2, 0, 0, (1000 + 777u * 5) + (1000 + 777u * 6), 2)))
+                               summary_re("sign", 2, 0, 0, (1000 + 777u * 5) + (1000 + 777u * 6), 2, 1)))
       << r.err;
   auto v = test::run(M() + " verify -q --cert " + q(crt("rsa-2048")) + " -r " + q(missing) + " " + q(paths[4]));
   EXPECT_EQ(v.status, 3);

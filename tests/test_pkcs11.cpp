@@ -307,15 +307,24 @@ TEST_F(Pkcs11, PinInTheUriIsAUsageErrorAndNeverShown) {
   }
 }
 
+// An ML-DSA certificate: with no ML-DSA key that the token can sign with, the missing
+// mechanism is named; beside an RSA key on the token, the mismatch is (on the old main the
+// mechanism was named for both).
 TEST_F(Pkcs11, MlDsaNeedsATokenWithCkmMlDsa) {
   // SoftHSM 2.6.1 implements PKCS#11 2.40: no CKM_ML_DSA, so no ML-DSA key can be on it.
   const std::string m = module();
-  auto r = run("KBUILD_SIGN_PIN=1234 " + M() + " sign --key " + q(uri("rsa2048")) + " --cert " +
+  auto r = run("KBUILD_SIGN_PIN=1234 " + M() + " sign --key " + q(uri("mldsa65")) + " --cert " +
                q(*dir_ / "mldsa.crt") + " --p7s " + q(m));
   EXPECT_EQ(r.status, 3);
   EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err, "modsign: " + uri("rsa2048") + ": token " + kTokenName +
+  EXPECT_EQ(r.err, "modsign: " + uri("mldsa65") + ": token " + kTokenName +
                        " has no CKM_ML_DSA mechanism: ML-DSA signing needs a PKCS#11 3.2 token that offers it\n");
+  r = run("KBUILD_SIGN_PIN=1234 " + M() + " sign --key " + q(uri("rsa2048")) + " --cert " + q(*dir_ / "mldsa.crt") +
+          " --p7s " + q(m));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "modsign: " + *dir_ / "mldsa.crt" + ": no certificate matches the private key " + uri("rsa2048") +
+                       " (the key is RSA, the certificate ML-DSA-65)\n");
   EXPECT_EQ(slurp(m), pattern(4096));
   EXPECT_NE(::access((m + ".p7s").c_str(), F_OK), 0);
 }

@@ -140,7 +140,9 @@ TEST_F(TreeWalk, EmptyDirIsTheSameInputErrorForEveryCommand) {
   ASSERT_EQ(::mkdir(f.c_str(), 0755), 0);
   ASSERT_EQ(::mkdir((f + "/sub").c_str(), 0755), 0);
   for (const std::string& args :
-       {"ima sign" + key + " --sigfile -r " + q(f), "ima verify --keyring " + q(vec("mldsa65.cert.der")) + " -r " + q(f)}) {
+       {"ima sign" + key + " --sigfile -r " + q(f), "ima verify --keyring " + q(vec("mldsa65.cert.der")) + " -r " + q(f),
+        "ima sign" + key + " --manifest " + q(d_ / "ima.manifest") + " -r " + q(f),
+        "ima estimate --fs ext4 -r " + q(f)}) {
     SCOPED_TRACE(args);
     const auto r = run(M() + " " + args);
     EXPECT_EQ(r.status, 3);

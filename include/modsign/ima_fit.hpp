@@ -113,8 +113,11 @@ struct TreeScan {
   std::vector<std::uint64_t> sizes;
   /// Paths that reached a file already counted: hard links, a directory or file given twice.
   std::size_t repeats = 0;
-  /// "DIR: cannot read: Permission denied" for each directory that could not be read (its
-  /// subtree is left out; the walk goes on), "PATH: <strerror>" for an entry lstat() fails on.
+  /// "PATH: <tree_problem_text()>" for what the walk (walk_tree(), <modsign/tree.hpp>)
+  /// could not look at: a directory that could not be read ("DIR/sub: Permission denied";
+  /// its subtree is left out, the walk goes on), an entry stat fails on, a path of PATH_MAX
+  /// bytes or more; "DIR: no files under it" for a directory with no entry at all (the rule
+  /// of every -r command).
   std::vector<std::string> errors;
   /// "N paths reach files already counted (a hard link, or a tree or file given twice):
   /// each file is counted once, by device and inode" when `repeats` is not 0.
@@ -123,8 +126,8 @@ struct TreeScan {
 /// Every regular file under each of `dirs` (recursive, sorted by name, symbolic links not
 /// followed).  Throws InputError "DIR: not a directory" for a `dirs` entry that is none.
 MODSIGN_API TreeScan scan_tree_files(const std::vector<std::string>& dirs);
-/// scan_tree_files({dir}).sizes; throws InputError (its first error, e.g. "DIR/sub: cannot
-/// read: Permission denied") when part of the tree cannot be read.
+/// scan_tree_files({dir}).sizes; throws InputError (its first error, e.g. "DIR/sub:
+/// Permission denied") when part of the tree cannot be read.
 MODSIGN_API std::vector<std::uint64_t> tree_file_sizes(const std::string& dir);
 
 /// The geometry of the file system in a device or image file, read from its superblock

@@ -51,6 +51,8 @@ struct ImaSignOptions {
   /// Reproducible values: ECDSA with RFC 6979 nonces, ML-DSA in the FIPS 204 deterministic
   /// variant (RSA PKCS#1 v1.5 always is).  As SignOptions::deterministic.
   bool deterministic = false;
+  /// As SignOptions::expect_file: the file a walk of -r DIR found at the path.
+  std::optional<FileId> expect_file;
 };
 
 /// A security.ima value made by ima_sign_file() / ima_sign_digest().
@@ -95,6 +97,19 @@ MODSIGN_API ImaSignature ima_sign_file(const Signer& signer, const std::string& 
 /// security.* extended attributes (EOPNOTSUPP)", "...: a value of N bytes does not fit
 /// (E2BIG)" / "(ENOSPC)", "...: permission denied (EPERM)", else strerror and the errno name.
 MODSIGN_API void write_security_ima(const std::string& path, ByteView value, const std::string& name = "security.ima");
+
+/// ima_sign_file() and write_security_ima() on one open file, locked (flock, as every
+/// modsign writer) from the hash to the xattr: the value set is the signature of the bytes
+/// the file holds when it is set.  A file written meanwhile (size or modification time
+/// changed) is refused, IoError "<path>: changed while being read (another process wrote
+/// it); not signed" before anything is set, or, when the write came between the hash and
+/// the xattr, "<path>: changed while being signed (another process wrote it); security.ima
+/// put back as it was" ("... not set" when it had none): the old value is restored.
+/// options.expect_file as SignOptions::expect_file.  Throws as ima_sign_file() and
+/// write_security_ima().
+MODSIGN_API ImaSignature ima_sign_file_xattr(const Signer& signer, const std::string& path,
+                                             const std::string& name = "security.ima",
+                                             const ImaSignOptions& options = {});
 
 /// The value of extended attribute `name` of `path`; nullopt when the file has none
 /// (ENODATA) or its file system keeps no extended attributes (EOPNOTSUPP).  Throws IoError

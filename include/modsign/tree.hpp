@@ -5,9 +5,12 @@
 // device and inode), so it holds one directory open at a time and reaches any depth: a
 // path longer than PATH_MAX does not stop it.  What it returns is used by path, though
 // (every command opens its inputs by name), so an entry whose path is PATH_MAX bytes or
-// longer is returned as an error (ENAMETOOLONG), never silently left out or skipped.
+// longer is returned as an error (ENAMETOOLONG), never silently left out or skipped, and
+// each regular entry carries the identity (FileId) that the command checks when it opens
+// the entry, so that a tree changed after the walk never leads a command outside DIR.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -16,6 +19,17 @@
 #include "modsign/export.hpp"
 
 namespace modsign {
+
+/// Which file a name led to: st_dev and st_ino as stat(2) gives them.  A command handed a
+/// walked entry passes it on (SignOptions::expect_file, StripOptions::expect_file,
+/// ImaSignOptions::expect_file), so that a directory on the entry's path replaced after the
+/// walk (by a symbolic link to elsewhere) makes it refuse the entry instead of handling a
+/// file outside DIR.
+struct FileId {
+  std::uint64_t dev = 0;
+  std::uint64_t ino = 0;
+  bool operator==(const FileId&) const = default;
+};
 
 /// One entry found under a directory.
 struct TreeEntry {
@@ -36,6 +50,10 @@ struct TreeEntry {
   /// longer), or what opening, reading or stat-ing the entry or a directory failed with
   /// (EACCES, ELOOP, EMFILE, EIO ...; for an unreadable directory `path` is the directory).
   int error = 0;
+  /// For Kind::regular: the file the walk found (fstatat of the name in its directory).
+  FileId file;
+  /// For Kind::regular: its size in bytes then (st_size).
+  std::uint64_t size = 0;
 };
 
 /// Every entry under `dir` (recursively; `dir` itself is followed if it is a symbolic

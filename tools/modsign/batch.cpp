@@ -70,10 +70,10 @@ bool module_inputs_usable(const std::vector<BatchInput>& inputs, const std::vect
 
 namespace {
 std::vector<BatchInput> expand_tree(const std::vector<std::string>& files, const std::vector<std::string>& dirs,
-                                    bool* dir_error, bool modules_only) {
-  *dir_error = false;
+                                    std::size_t* dir_error, bool modules_only) {
+  *dir_error = 0;
   std::vector<BatchInput> out;
-  for (const auto& f : files) out.push_back({f, false, ""});
+  for (const auto& f : files) out.push_back({f, false, "", std::nullopt});
   const auto is_module = [](std::string_view n) {
     const std::string s(n);
     return ends_with(s, ".ko") || compressed_module_name(s);
@@ -83,14 +83,16 @@ std::vector<BatchInput> expand_tree(const std::vector<std::string>& files, const
     for (const auto& e : entries) {
       if (e.kind == TreeEntry::Kind::error || e.kind == TreeEntry::Kind::moved) {
         complain(e.path, tree_problem_text(e));
-        *dir_error = true;
+        ++*dir_error;
       } else {
-        out.push_back({e.path, true, std::string(tree_kind_text(e.kind))});
+        BatchInput in{e.path, true, std::string(tree_kind_text(e.kind)), std::nullopt};
+        if (e.kind == TreeEntry::Kind::regular) in.file = e.file;
+        out.push_back(std::move(in));
       }
     }
     if (entries.empty()) {  // one rule for every command: an -r DIR with nothing to handle is an input error
       complain(d, modules_only ? "no modules under it (*.ko, *.ko.xz, *.ko.zst, *.ko.gz)" : "no files under it");
-      *dir_error = true;
+      ++*dir_error;
     }
   }
   return out;
@@ -98,12 +100,12 @@ std::vector<BatchInput> expand_tree(const std::vector<std::string>& files, const
 }  // namespace
 
 std::vector<BatchInput> expand_module_tree(const std::vector<std::string>& files, const std::vector<std::string>& dirs,
-                                           bool* dir_error) {
+                                           std::size_t* dir_error) {
   return expand_tree(files, dirs, dir_error, true);
 }
 
 std::vector<BatchInput> expand_file_tree(const std::vector<std::string>& files, const std::vector<std::string>& dirs,
-                                         bool* dir_error) {
+                                         std::size_t* dir_error) {
   return expand_tree(files, dirs, dir_error, false);
 }
 
@@ -300,7 +302,7 @@ int run_batch(const std::string& verb, std::size_t n, const std::function<ItemRe
     char t[32];
     std::snprintf(t, sizeof t, "%.3f", secs);
     std::cerr << "modsign: " << verb << ": " << done << " done, " << failed << " failed, " << skipped << " skipped, "
-              << bytes << " bytes, " << t << " s, " << jobs << (jobs == 1 ? " job" : " jobs") << "\n";
+              << (o.not_handled ? std::to_string(o.not_handled) + " not handled, " : "") << bytes << " bytes, " << t << " s, " << jobs << (jobs == 1 ? " job" : " jobs") << "\n";
   }
   return worst;
 }

@@ -5,11 +5,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include <modsign/output.hpp>
+#include <modsign/tree.hpp>
 
 namespace CLI { class App; }
 
@@ -21,6 +23,9 @@ struct BatchOptions {
   bool quiet = false;           ///< no progress, no summary, no lines for modules that succeed
   std::string sync = "batch";   ///< "batch" | "each" | "none" (SyncPolicy)
   bool always_print_out = false;  ///< print `out` of successful items even with --quiet (JSON)
+  /// Entries under -r DIR that could not be handled (already reported): the summary line
+  /// says ", N not handled" after "skipped".
+  std::size_t not_handled = 0;
 };
 /// Adds --jobs/-j, --quiet/-q and (if `with_sync`) --sync to a subcommand.
 void add_batch_options(CLI::App* c, BatchOptions& o, bool with_sync);
@@ -32,6 +37,9 @@ struct BatchInput {
   /// Why a -r entry is not processed ("" = process it): e.g. "symbolic link, not followed",
   /// "FIFO, not a regular file".
   std::string not_regular;
+  /// For a regular file found under -r DIR: the file the walk found (checked again when it
+  /// is opened: SignOptions::expect_file).
+  std::optional<FileId> file;
 };
 
 /// MODULE arguments (in the order given) and then, for each -r DIR in turn, every
@@ -40,18 +48,18 @@ struct BatchInput {
 /// <modsign/tree.hpp>: symbolic links not followed, any depth).  Entries that are not
 /// regular files are returned with `not_regular` set so that the caller reports them.
 /// What cannot be handled is reported with complain() ("modsign: PATH: <reason>") and
-/// sets `*dir_error` (exit status 3 for the caller): a directory that cannot be opened or
+/// counts in `*dir_error` (exit status 3 for the caller; BatchOptions::not_handled): a directory that cannot be opened or
 /// read (the rest is walked), an entry whose path is PATH_MAX bytes or longer ("File name
 /// too long (the path is N bytes, PATH_MAX is 4096): not handled"), a directory moved
 /// while walked, and a DIR with no module name under it ("no modules under it (*.ko,
 /// *.ko.xz, *.ko.zst, *.ko.gz)": the same rule for every command).
 std::vector<BatchInput> expand_module_tree(const std::vector<std::string>& files, const std::vector<std::string>& dirs,
-                                           bool* dir_error);
+                                           std::size_t* dir_error);
 
 /// FILE arguments and then every entry under each -r DIR (any name; `ima sign`, `ima
 /// verify`), walked and reported as expand_module_tree() does ("no files under it").
 std::vector<BatchInput> expand_file_tree(const std::vector<std::string>& files, const std::vector<std::string>& dirs,
-                                         bool* dir_error);
+                                         std::size_t* dir_error);
 /// With --sigfile: the FILE.sig files found under -r DIR are the signatures, not files to
 /// sign or check (skipped with "signature file (--sigfile), not a file to sign or check").
 void skip_sigfiles(std::vector<BatchInput>& inputs);

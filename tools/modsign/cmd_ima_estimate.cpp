@@ -34,6 +34,7 @@ int cmd_ima_estimate(const EstimateArgs& a) {
   // As sign -r: a directory that cannot be read is named, the rest is counted, exit 3.
   for (const auto& e : tree.errors) complain("", e);
   for (const auto& n : tree.notes) complain("", "note: " + n);
+  if (tree.sizes.empty() && !tree.errors.empty()) return kExitInput;  // nothing counted: no table of 0 files
   const std::vector<std::uint64_t>& sizes = tree.sizes;
   if (!a.json)
     std::cout << describe(g) << ", " << sizes.size() << " files\n"

@@ -64,7 +64,7 @@ int cmd_ima_sign(const ImaSignArgs& a) {
     }
     opt.keyid = v;
   }
-  bool dir_error = false;
+  std::size_t dir_error = 0;  // entries under -r DIR not handled (reported)
   auto inputs = expand_file_tree(a.files, a.dirs, &dir_error);
   if (inputs.empty() && dir_error) return kExitInput;  // every -r DIR failed or was empty (reported)
   if (a.sigfile) skip_sigfiles(inputs);
@@ -120,7 +120,11 @@ int cmd_ima_sign(const ImaSignArgs& a) {
       return r;
     }
     r.exit = run_guarded([&] {
-      const ImaSignature s = ima_sign_file(*signer, in.path, opt);
+      ImaSignOptions o = opt;
+      o.expect_file = in.file;
+      const bool set_xattr = !a.sigfile && !to_manifest;
+      // Setting the xattr: hashed and set on one open file (ima_sign_file_xattr).
+      const ImaSignature s = set_xattr ? ima_sign_file_xattr(*signer, in.path, xattr, o) : ima_sign_file(*signer, in.path, o);
       r.bytes = s.file_size;
       std::string where;
       if (a.sigfile) {
@@ -141,7 +145,6 @@ int cmd_ima_sign(const ImaSignArgs& a) {
                          {"sha256", to_hex(s.file_sha256)},
                          {"hash", s.hash + ":" + to_hex(s.file_digest)}});
       } else {
-        write_security_ima(in.path, s.value, xattr);
         where = " (" + xattr + " set)";
       }
       r.out = printable(in.path) + ": " + header_text(s) + where + "\n";
@@ -152,6 +155,7 @@ int cmd_ima_sign(const ImaSignArgs& a) {
   };
   BatchOptions bo = a.batch;
   if (to_manifest && a.manifest == "-") bo.quiet = true;  // stdout carries the manifest
+  bo.not_handled = dir_error;
   int status = run_batch("ima sign", inputs.size(), work, bo, inputs.size() > 1 || !a.dirs.empty(),
                          [&](std::size_t i) { return inputs[i].path; });
   if (dir_error) status = std::max(status, kExitInput);

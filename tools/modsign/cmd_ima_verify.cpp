@@ -108,7 +108,7 @@ int cmd_ima_verify(ImaVerifyArgs& a) {
     return kExitUsage;
   }
   if (!ima_hash_option(a.ima_hash, *profile)) return kExitUsage;
-  bool dir_error = false;
+  std::size_t dir_error = 0;  // entries under -r DIR not handled (reported)
   auto inputs = expand_file_tree(a.files, a.dirs, &dir_error);
   if (inputs.empty() && dir_error) return kExitInput;  // every -r DIR failed or was empty (reported)
   if (a.sigfile) skip_sigfiles(inputs);
@@ -180,6 +180,7 @@ int cmd_ima_verify(ImaVerifyArgs& a) {
   BatchOptions bo = a.batch;
   bo.quiet = bo.quiet || a.json;  // no progress or summary around the JSON lines
   bo.always_print_out = a.json;
+  bo.not_handled = dir_error;
   const int status = run_batch("ima verify", inputs.size(), work, bo, inputs.size() > 1 || !a.dirs.empty(),
                                [&](std::size_t i) { return inputs[i].path; });
   return dir_error ? std::max(status, kExitInput) : status;

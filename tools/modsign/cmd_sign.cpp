@@ -110,7 +110,7 @@ int cmd_sign(const SignArgs& a) {
     const SignWording words{[&](const SignError& e) { return report_option_refusal(e, a); }, refusal_text, signed_line};
     return run_remote(a.remote, a.key, a.cert, opt, a.batch, a.modules, a.dirs, words);
   }
-  bool dir_error = false;
+  std::size_t dir_error = 0;  // entries under -r DIR not handled (reported)
   const auto inputs = expand_module_tree(a.modules, a.dirs, &dir_error);
   if (inputs.empty() && dir_error) return kExitInput;  // every -r DIR failed or was empty (reported)
   if (!module_inputs_usable(inputs, a.dirs, a.dest)) return kExitUsage;
@@ -144,7 +144,9 @@ int cmd_sign(const SignArgs& a) {
     r.exit = kExitInput;
     r.state = ItemState::failed;
     try {
-      const SignReport rep = sign_module_file(*signer, in.path, opt);  // the batch's OutputBatch::Scope applies
+      SignOptions o = opt;
+      o.expect_file = in.file;
+      const SignReport rep = sign_module_file(*signer, in.path, o);  // the batch's OutputBatch::Scope applies
       r.bytes = rep.bytes_read;
       for (const auto& n : rep.notes) complain(in.path, n);
       r.out = signed_line(rep);
@@ -162,7 +164,9 @@ int cmd_sign(const SignArgs& a) {
     }
     return r;
   };
-  const int status = run_batch("sign", inputs.size(), work, a.batch, inputs.size() > 1 || !a.dirs.empty(),
+  BatchOptions bo = a.batch;
+  bo.not_handled = dir_error;
+  const int status = run_batch("sign", inputs.size(), work, bo, inputs.size() > 1 || !a.dirs.empty(),
                                [&](std::size_t i) { return inputs[i].path; });
   return dir_error ? std::max(status, kExitInput) : status;
 }

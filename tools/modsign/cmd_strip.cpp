@@ -28,7 +28,7 @@ struct StripArgs {
 
 /// Remove the appended signature (content only remains), recompressing if asked.
 int cmd_strip(const StripArgs& a) {
-  bool dir_error = false;
+  std::size_t dir_error = 0;  // entries under -r DIR not handled (reported)
   const auto inputs = expand_module_tree(a.modules, a.dirs, &dir_error);
   if (inputs.empty() && dir_error) return kExitInput;  // every -r DIR failed or was empty (reported)
   if (!module_inputs_usable(inputs, a.dirs, a.dest)) return kExitUsage;
@@ -53,6 +53,7 @@ int cmd_strip(const StripArgs& a) {
     o.max_size = a.max_size;
     o.all = a.all;
     o.legacy = a.legacy;
+    o.expect_file = inputs[i].file;
     worst = std::max(worst, run_guarded([&] {
       try {
         const StripReport r = strip_module_file(path, o);

@@ -152,7 +152,7 @@ int cmd_verify(const VerifyArgs& a) {
   po.max_size = a.max_size;
   po.stream_above = a.stream_above;
   po.backend = a.backend;
-  bool dir_error = false;
+  std::size_t dir_error = 0;  // entries under -r DIR not handled (reported)
   const auto inputs = expand_module_tree(a.modules, a.dirs, &dir_error);
   if (inputs.empty() && dir_error) return kExitInput;  // every -r DIR failed or was empty (reported)
   const auto duplicate = duplicate_of(inputs);
@@ -226,6 +226,7 @@ int cmd_verify(const VerifyArgs& a) {
   BatchOptions bo = a.batch;
   bo.sync = "none";  // verify writes nothing
   bo.always_print_out = a.json;  // --quiet keeps the JSON lines (they are the result)
+  bo.not_handled = dir_error;
   const int status = run_batch("verify", inputs.size(), work, bo, inputs.size() > 1 || !a.dirs.empty(),
                                [&](std::size_t i) { return inputs[i].path; });
   return dir_error ? std::max(status, kExitInput) : status;

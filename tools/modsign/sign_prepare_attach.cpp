@@ -265,7 +265,7 @@ int run_prepare(const RemoteArgs& r, const std::string& cert_path, const SignOpt
                  "deterministic:1)");
     return kExitUsage;
   }
-  bool dir_error = false;
+  std::size_t dir_error = 0;  // entries under -r DIR not handled (reported)
   const auto inputs = expand_module_tree(modules, dirs, &dir_error);
   if (inputs.empty() && dir_error) return kExitInput;  // every -r DIR failed or was empty (reported)
   if (!module_inputs_usable(inputs, dirs, "")) return kExitUsage;
@@ -323,7 +323,9 @@ int run_prepare(const RemoteArgs& r, const std::string& cert_path, const SignOpt
     });
     return res;
   };
-  int status = run_batch("prepare", inputs.size(), work, bo, inputs.size() > 1 || !dirs.empty(),
+  BatchOptions counted = bo;
+  counted.not_handled = dir_error;
+  int status = run_batch("prepare", inputs.size(), work, counted, inputs.size() > 1 || !dirs.empty(),
                          [&](std::size_t i) { return inputs[i].path; });
   std::string text;
   std::size_t index = 0;
