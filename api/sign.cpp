@@ -112,7 +112,7 @@ Signer Signer::load(const std::string& key_path, const std::string& cert_path, c
   }
   auto key = crypto::PrivateKey::load(key_path, pin);
   if (pin) crypto::cleanse(*pin);
-  if (!key && !pin && ask && key.error().message.starts_with("private key is encrypted and no passphrase was given")) {
+  if (!key && !pin && ask && key.error().reason == Error::Reason::needs_passphrase) {
     if (auto typed = ask(key_path)) {
       key = crypto::PrivateKey::load(key_path, typed);
       crypto::cleanse(*typed);

@@ -216,8 +216,7 @@ Verdict module_stops(ByteView stored, const module::ModuleImage& m, const Source
   for (const auto& d : tbs_unreached)
     v.notes.push_back("certificate with " + d + " is in the PKCS#7 but no signer's chain reaches it");
   if (!st) {
-    const bool by_tbs = st.error().code == KErr::ekeyrejected && !tbs_hits.empty() &&
-                        st.error().message.find("blacklisted") != std::string::npos;
+    const bool by_tbs = st.error().reason == Error::Reason::blacklisted && !tbs_hits.empty();
     if (by_tbs) {
       for (auto& s : tbs_hits) v.stops.push_back(std::move(s));
     } else {

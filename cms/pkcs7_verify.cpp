@@ -183,6 +183,7 @@ Status pkcs7_verify(Pkcs7Message& msg, Usage usage, const KernelProfile& profile
   }
   KErr actual = KErr::enopkg;
   std::string reason = "all signers use unsupported crypto";
+  auto why = Error::Reason::none;
   for (std::size_t i = 0; i < msg.signed_infos.size(); ++i) {
     auto st = pkcs7_verify_one(msg, i, profile);
     SignedInfo& si = msg.signed_infos[i];
@@ -190,6 +191,7 @@ Status pkcs7_verify(Pkcs7Message& msg, Usage usage, const KernelProfile& profile
       if (actual == KErr::enopkg) {
         actual = KErr::ekeyrejected;
         reason = "Sig " + std::to_string(si.index) + ": signer certificate is blacklisted";
+        why = Error::Reason::blacklisted;
       }
       continue;
     }
@@ -203,7 +205,7 @@ Status pkcs7_verify(Pkcs7Message& msg, Usage usage, const KernelProfile& profile
     actual = KErr::none;
   }
   if (actual == KErr::none) return ok_status();
-  return make_error(actual, reason);
+  return make_error(actual, reason, why);
 }
 
 }  // namespace modsign::kernel

@@ -294,7 +294,8 @@ Result<PrivateKey> PrivateKey::from_bytes(ByteView in, const std::optional<std::
           std::string_view(reinterpret_cast<const char*>(in.data()), in.size()).find("ENCRYPTED") !=
           std::string_view::npos;
       if (encrypted && !pass)
-        return make_error(KErr::ebadmsg, "private key is encrypted and no passphrase was given (set KBUILD_SIGN_PIN)");
+        return make_error(KErr::ebadmsg, "private key is encrypted and no passphrase was given (set KBUILD_SIGN_PIN)",
+                          Error::Reason::needs_passphrase);
       if (encrypted) return make_error(KErr::ebadmsg, "cannot decrypt private key (wrong passphrase?)");
       if (why.find("invalid key") != std::string::npos)
         return make_error(KErr::ebadmsg, "invalid private key (inconsistent key material): " + why);

@@ -41,8 +41,7 @@ ModuleFile read_module_file(const std::string& path, std::uint64_t max_size) {
   const auto c = module::detect_compression(f.stored);
   const std::string msg = std::string(module::compression_name(c)) + "-compressed module: " + img.error().message;
   // modsign's own bounds are not the kernel's: those are input errors.
-  const bool own_bound = img.error().message.starts_with("decompressed size exceeds") ||
-                         img.error().message.starts_with("zstd window needs");
+  const bool own_bound = img.error().reason == Error::Reason::over_own_bound;
   if (c == module::Compression::none || own_bound) throw InputError(path + ": " + msg);
   f.m.compression = c;
   f.m.stored_size = f.stored.size();

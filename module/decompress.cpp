@@ -33,8 +33,10 @@ namespace {
 constexpr std::size_t kChunk = 64 * 1024;
 
 Error too_big(std::uint64_t max) {
-  return make_error(KErr::einval, "decompressed size exceeds the limit of " + std::to_string(max) +
-                                      " bytes (a compression bomb, or raise --max-size)");
+  return make_error(KErr::einval,
+                    "decompressed size exceeds the limit of " + std::to_string(max) +
+                        " bytes (a compression bomb, or raise --max-size)",
+                    Error::Reason::over_own_bound);
 }
 
 // Append up to `n` bytes of produced output; false if the bound is crossed.
@@ -54,10 +56,14 @@ std::uint64_t window_budget(std::uint64_t max) {
                                    std::uint64_t{2} << 30);
 }
 
-Error window_too_big(const char* what, std::uint64_t max) {
-  return make_error(KErr::einval, std::string(what) + " needs more than " + std::to_string(window_budget(max)) +
-                                      " bytes of memory (twice the size limit of " + std::to_string(max) +
-                                      " bytes, at least 64 MiB; raise --max-size)");
+// `reason`: over_own_bound for the zstd window; an xz dictionary beyond the budget is left
+// with none (reported, as before, as the kernel-side decompression problem).
+Error window_too_big(const char* what, std::uint64_t max, Error::Reason reason) {
+  return make_error(KErr::einval,
+                    std::string(what) + " needs more than " + std::to_string(window_budget(max)) +
+                        " bytes of memory (twice the size limit of " + std::to_string(max) +
+                        " bytes, at least 64 MiB; raise --max-size)",
+                    reason);
 }
 
 bool only_xz_padding(ByteView rest) {
@@ -118,7 +124,7 @@ Result<Bytes> unxz(ByteView in, std::uint64_t max, std::size_t* after) {
   } while (r == LZMA_OK);
   const std::size_t rest = s.avail_in;
   lzma_end(&s);
-  if (r == LZMA_MEMLIMIT_ERROR) return window_too_big("xz dictionary", max);
+  if (r == LZMA_MEMLIMIT_ERROR) return window_too_big("xz dictionary", max, Error::Reason::none);
   if (r != LZMA_STREAM_END) return make_error(KErr::einval, xz_error_text(r));
   if (after) *after = rest && !only_xz_padding(in.last(rest)) ? rest : 0;
   else if (rest && !only_xz_padding(in.last(rest)))
@@ -180,7 +186,7 @@ Result<Bytes> unzstd(ByteView in, std::uint64_t max, bool all_frames, std::size_
     if (ZSTD_isError(r)) {
       std::string why = zstd_error_text(r);
       ZSTD_freeDCtx(d);
-      if (ZSTD_getErrorCode(r) == ZSTD_error_frameParameter_windowTooLarge) return window_too_big("zstd window", max);
+      if (ZSTD_getErrorCode(r) == ZSTD_error_frameParameter_windowTooLarge) return window_too_big("zstd window", max, Error::Reason::over_own_bound);
       return make_error(KErr::einval, why);
     }
     if (!grow(out, buf, ob.pos, max)) {
@@ -361,8 +367,7 @@ Result<ModuleImage> open_module(ByteView file, std::uint64_t max_size, const Ope
   if (img) return img;
   const auto c = detect_compression(file);
   const std::string msg = std::string(compression_name(c)) + "-compressed module: " + img.error().message;
-  const bool own_bound = img.error().message.starts_with("decompressed size exceeds") ||
-                         img.error().message.starts_with("zstd window needs");
+  const bool own_bound = img.error().reason == Error::Reason::over_own_bound;
   if (!keep_bad_stream || c == Compression::none || own_bound) return make_error(img.error().code, msg);
   ModuleImage m;
   m.compression = c;

@@ -111,6 +111,8 @@ TEST(Compression, BadStreams) {
     ASSERT_FALSE(b.ok()) << f.ext;
     EXPECT_EQ(b.error().message,
               "decompressed size exceeds the limit of 100000 bytes (a compression bomb, or raise --max-size)");
+    EXPECT_EQ(b.error().reason, Error::Reason::over_own_bound);  // what callers branch on
+    EXPECT_EQ(t.error().reason, Error::Reason::none);
     // Corrupt in the middle.
     Bytes corrupt = packed;
     corrupt[corrupt.size() / 2] ^= 0x55;

@@ -53,7 +53,21 @@ MODSIGN_API std::string_view errno_name(KErr e) noexcept;
 /// A failure as the kernel would report it: errno plus a human-readable reason.
 struct Error {
   KErr code = KErr::einval;
-  std::string message;
+  std::string message;  ///< for people: rendered, never branched on
+  /// What callers branch on beside `code` (kernel errnos say what the kernel does; these
+  /// say why modsign itself stopped).  Reason::none for any other failure.
+  enum class Reason : std::uint8_t {
+    none = 0,
+    /// An encrypted private key and no passphrase: ask for one (KBUILD_SIGN_PIN, a prompt).
+    needs_passphrase,
+    /// Above a bound of modsign's own, not the kernel's: the decompressed size limit
+    /// (OpenOptions::max_size, 1 GiB by default) or a zstd window beyond twice that limit.
+    over_own_bound,
+    /// pkcs7_verify() refused because a signer's certificate (or one its chain reached) is
+    /// on the blacklist (EKEYREJECTED "Sig N: signer certificate is blacklisted").
+    blacklisted,
+  };
+  Reason reason = Reason::none;
 };
 
 /// Either a value or an Error.  Kernel-visible failures travel in this type;
@@ -92,7 +106,9 @@ struct Unit {};
 using Status = Result<Unit>;
 inline Status ok_status() { return Unit{}; }
 
-inline Error make_error(KErr code, std::string msg) { return Error{code, std::move(msg)}; }
+inline Error make_error(KErr code, std::string msg, Error::Reason reason = Error::Reason::none) {
+  return Error{code, std::move(msg), reason};
+}
 
 /// An I/O failure (open, read, write, rename).  The message names the file.
 class MODSIGN_API IoError : public std::runtime_error {
