@@ -62,6 +62,11 @@ std::optional<Bytes> content_digest(const CmsAlgorithm& alg, ByteView data) {
   return crypto::digest(*h, data);
 }
 
+/// "sha512 (2.16.840.1.101.3.4.2.3)", or the OID alone for an algorithm without a name.
+std::string algorithm_text(const CmsAlgorithm& alg) {
+  return alg.name.empty() ? alg.oid : alg.name + " (" + alg.oid + ")";
+}
+
 /// One SignerInfo: "" when it verifies, else the reason it does not.
 std::string check_signer(const CmsSignerInfo& si, const CmsDump& d, ByteView der, ByteView content,
                          const crypto::Certificate& cert) {
@@ -80,7 +85,7 @@ std::string check_signer(const CmsSignerInfo& si, const CmsDump& d, ByteView der
            std::string(crypto::key_algo_name(key.algo())) + " key";
   const auto hash = crypto::hash_by_name(si.digest_algorithm.name);
   if (kind != SigKind::ml_dsa && (!hash || *hash == crypto::HashAlgo::md5))
-    return "unsupported digestAlgorithm " + si.digest_algorithm.name + " (" + si.digest_algorithm.oid + ") for " +
+    return "unsupported digestAlgorithm " + algorithm_text(si.digest_algorithm) + " for " +
            std::string(crypto::key_algo_name(key.algo()));
   Bytes signed_bytes;
   if (si.signed_attrs_at) {
@@ -89,7 +94,7 @@ std::string check_signer(const CmsSignerInfo& si, const CmsDump& d, ByteView der
     if (!same(*si.content_type, et.content)) return "contentType attribute differs from eContentType";
     if (!si.message_digest) return "signedAttrs without a messageDigest attribute";
     const auto md = content_digest(si.digest_algorithm, content);
-    if (!md) return "unsupported digestAlgorithm " + si.digest_algorithm.name + " (" + si.digest_algorithm.oid + ")";
+    if (!md) return "unsupported digestAlgorithm " + algorithm_text(si.digest_algorithm);
     if (*md != *si.message_digest) return "messageDigest differs from the content's " + si.digest_algorithm.name;
     const ByteView attrs = slice(der, *si.signed_attrs_at);
     signed_bytes.assign(attrs.begin(), attrs.end());

@@ -234,6 +234,39 @@ TEST(CmsCli, UsageAndMalformed) {
   EXPECT_NE(r.err.find("proves integrity, not who signed"), std::string::npos) << r.err;
 }
 
+// Two messages of the one-shape issue (30): a signer whose certificate has an empty subject
+// is "verified (ML-DSA-44)", not "verified (ML-DSA-44, )"; a digestAlgorithm OID without a
+// name is shown as the OID alone, not "digestAlgorithm  (OID)".
+TEST(CmsCli, EmptySubjectAndUnnamedDigestAlgorithm) {
+  TempDir d;
+  const std::string o = openssl();
+  spit(d / "content", std::string("hi\n"));
+  auto r = run("cd " + q(d.path()) + " && " + o +
+               " req -x509 -newkey ml-dsa-44 -nodes -keyout k.pem -out c.pem -subj / -days 3 2>/dev/null && " + o +
+               " cms -sign -binary -md sha512 -in content -signer c.pem -inkey k.pem -outform DER -nodetach -out "
+               "s.p7s && " + o + " req -x509 -newkey rsa:2048 -nodes -keyout r.pem -out r.crt -subj /CN=r -days 3 "
+               "2>/dev/null && " + o + " cms -sign -binary -md sha256 -in content -signer r.crt -inkey r.pem "
+               "-outform DER -nodetach -out r.p7s");
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = run(M() + " cms verify --cert " + q(d / "c.pem") + " " + q(d / "s.p7s"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find(": SignerInfo 1: verified (ML-DSA-44)\n"), std::string::npos) << r.out;
+  // sha256 (2.16.840.1.101.3.4.2.1) made 2.16.840.1.101.3.4.2.127 wherever it is named.
+  Bytes p7s = slurp(d / "r.p7s");
+  const Bytes sha256 = from_hex("0609608648016503040201");
+  int patched = 0;
+  for (auto at = std::search(p7s.begin(), p7s.end(), sha256.begin(), sha256.end()); at != p7s.end();
+       at = std::search(at + 1, p7s.end(), sha256.begin(), sha256.end()), ++patched)
+    *(at + 10) = 0x7f;
+  ASSERT_EQ(patched, 2);
+  spit(d / "r2.p7s", p7s);
+  r = run(M() + " cms verify --cert " + q(d / "r.crt") + " " + q(d / "r2.p7s"));
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find(": SignerInfo 1: not verified: unsupported digestAlgorithm 2.16.840.1.101.3.4.2.127 for RSA\n"),
+            std::string::npos)
+      << r.out;
+}
+
 /// `der` (one TLV) with every constructed element re-encoded with an indefinite length (30 80
 /// ... 00 00), but for the certificates ([0] directly inside SignedData, depth 3), which keep
 /// their DER so their signatures still hold, and an AlgorithmIdentifier without parameters

@@ -185,7 +185,8 @@ int cmd_verify(const VerifyArgs& a) {
     for (std::size_t i = 0; i < v.signers.size(); ++i) {
       const auto& s = v.signers[i];
       std::cout << printable(a.file) << ": SignerInfo " << i + 1 << ": "
-                << (s.verified ? "verified (" + s.algorithm + ", " + printable(s.signer) + ")" : "not verified: " + s.reason)
+                << (s.verified ? "verified (" + s.algorithm + (s.signer.empty() ? "" : ", " + printable(s.signer)) + ")"
+                             : "not verified: " + s.reason)
                 << "\n";
     }
     if (v.signers.empty()) std::cout << printable(a.file) << ": no SignerInfo\n";
