@@ -211,6 +211,18 @@ ImaSignature ima_sign_file_xattr(const Signer& signer, const std::string& path, 
   return r;
 }
 
+ImaSignature ima_sign_file_sigfile(const Signer& signer, const std::string& path, const ImaSignOptions& o) {
+  check_ima_sign_options(signer, o);
+  const InputLock lock(path, o.expect_file);
+  ImaSignature r = sign_locked(signer, lock, o, content_stamp(lock.fd(), path));
+  std::optional<AtomicFile> out;
+  if (lock.dir()) out.emplace(path + ".sig", lock.dir());  // beside the file that was read
+  else out.emplace(path + ".sig");
+  out->write(r.value);
+  out->commit();
+  return r;
+}
+
 std::optional<Bytes> read_security_ima(const std::string& path, const std::string& name) {
   for (;;) {
     const ssize_t n = ::getxattr(path.c_str(), name.c_str(), nullptr, 0);
@@ -260,7 +272,13 @@ ImaFileAppraisal ima_appraise_file(const std::string& path, const std::optional<
   if (!h)
     throw InputError(path + ": security.ima names hash_algo " + std::to_string(algo) + " (" +
                      std::string(digest::hash_algo_name(algo)) + "), which modsign cannot compute");
-  const Bytes d = hash_file(path, {*h}, nullptr)[0];
+  Bytes d;
+  if (o.expect_file) {
+    const InputLock lock(path, o.expect_file);
+    d = hash_reader(FileReader(lock), {*h})[0];
+  } else {
+    d = hash_file(path, {*h}, nullptr)[0];
+  }
   ImaFileAppraisal v = digest::ima_appraise_xattr(security_ima, d, algo, *rule, ima.impl().keyring, kp);
   v.func = o.func;
   return v;

@@ -54,9 +54,16 @@ struct StoredModule {
   module::ModuleImage m;
 };
 StoredModule read_stored_module(const std::string& path, std::uint64_t max_size);
+/// The same, of the file `lock` holds open (what was locked and checked is what is read).
+StoredModule read_stored_module(const InputLock& lock, std::uint64_t max_size);
+/// AtomicFile for `out`, made in the input's directory (InputLock::dir()) when `out` is the
+/// input itself or the input's name + ".p7s": an in-place output is never made through a
+/// path that leads elsewhere by then.
+void open_output(std::optional<AtomicFile>& f, const std::string& out, const InputLock* input);
 /// Throws InputError "PATH: empty file, not a module" or "PATH: a PEM file (-----BEGIN
 /// ...), not a module" (a key or certificate named as the module).
 void refuse_non_module(const std::string& path);
+void refuse_non_module(const InputLock& lock);
 /// The notes for the extended attributes `f` did not keep because they described the old
 /// content (security.ima, security.evm): "note: WHICHNAME not kept: it was the old
 /// content's (modsign ima sign --setxattr makes one for the new)", `which` "" or "FILE: ".

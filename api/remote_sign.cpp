@@ -54,6 +54,14 @@ std::string_view to_sign_name(ToSign t) {
 namespace {
 
 /// The form options of `o` with the recorded ones of `p` (attach).
+/// "<path>: signature does not verify with <cert>", with the reason when it is more than
+/// that (EKEYREJECTED is the verification failing; others say why: a wrong size ...).
+SignError mismatch_error(const std::string& label, const std::string& cert, const Error& e) {
+  return SignError(SignRefusal::signature_mismatch,
+                   label + "signature does not verify with " + cert +
+                       (e.code == KErr::ekeyrejected ? std::string() : ": " + e.message));
+}
+
 SignOptions recorded_options(const PreparedModule& p, const SignOptions& o) {
   SignOptions so = o;
   so.hash = p.hash;
@@ -144,12 +152,13 @@ ToSign kind_of(cms::SigningInput::Kind k) {
   return ToSign::digest;
 }
 
-/// The module at `path` already carries the SignedData `signature` makes for `prepared`
-/// (see attach_signature_file()).
+/// The module `input` holds already carries the SignedData `signature` makes for
+/// `prepared` (see attach_signature_file()).
 bool already_attached(const crypto::Certificate& cert, const PreparedModule& prepared, ByteView signature,
-                      const SignOptions& so, const cms::BuildOptions& opt, const std::string& label) {
+                      const SignOptions& so, const cms::BuildOptions& opt, const std::string& label,
+                      const InputLock& input) {
   try {
-    const auto sm = api::read_stored_module(prepared.path, so.max_size);
+    const auto sm = api::read_stored_module(input, so.max_size);
     const auto outer = module::split(sm.m.image);
     if (!outer) return false;
     SignOptions strip = so;
@@ -225,17 +234,19 @@ PreparedModule prepare_module_file(const SignerCertificate& cert, const std::str
   so.raw = false;
   const std::string label = path + ": ";
   const auto opt = api::form_options(c.cert, c.path, so, label);  // before anything is read
-  api::refuse_non_module(path);
+  // Read from one locked file (as sign_module_file(); with expect_file, the one a walk found).
+  const InputLock input(path, so.expect_file);
+  api::refuse_non_module(input);
   PreparedModule p;
   cms::SigningInput in;
   if (streamable_module_file(path, so.stream_above)) {
-    const FileReader f(path);
+    const FileReader f(input);
     const auto pass = stream_pass(f, api::streamed_content_length(f, path, so), c.cert.public_key(), opt, true, nullptr);
     in = input_of(c.cert.public_key(), pass.cd, opt, label);
     p.size = f.size();
     p.sha256 = pass.file_sha256;
   } else {
-    const auto sm = api::read_stored_module(path, so.max_size);
+    const auto sm = api::read_stored_module(input, so.max_size);
     const api::SignContent content = api::signing_content(sm.stored, &sm.m, so, label);
     in = input_of(c.cert, content.content, opt, label);
     p.size = sm.stored.size();
@@ -313,8 +324,8 @@ SignReport attach_streaming(const SignerCertificate& cert, const PreparedModule&
   const std::string& path = prepared.path;
   const std::string label = path + ": ";
   const auto opt = api::form_options(c.cert, c.path, so, label);
-  const FileReader f(path);
-  if (f.size() != prepared.size && already_attached(c.cert, prepared, signature, so, opt, label))
+  const FileReader f(input);
+  if (f.size() != prepared.size && already_attached(c.cert, prepared, signature, so, opt, label, input))
     return attached_report(cert, prepared, out_path);
   if (f.size() != prepared.size)
     throw InputError(label + "changed since prepare (" + std::to_string(f.size()) + " bytes, prepared with " +
@@ -326,10 +337,10 @@ SignReport attach_streaming(const SignerCertificate& cert, const PreparedModule&
   if (in.to_sign != prepared.to_sign)
     throw InputError(label + "to_sign differs from the module's (the prepared data was altered)");
   auto cms_der = cms::build_detached_with_signature(c.cert, in, signature, opt);
-  if (!cms_der) throw InputError(label + "signature does not verify with " + c.path + ": " + cms_der.error().message);
+  if (!cms_der) throw mismatch_error(label, c.path, cms_der.error());
   std::optional<AtomicFile> out, p7s_file;  // both opened (checked) before either is replaced
-  if (!so.p7s_only) out.emplace(out_path);
-  if (so.p7s || so.p7s_only) p7s_file.emplace(p7s);
+  if (!so.p7s_only) api::open_output(out, out_path, &input);
+  if (so.p7s || so.p7s_only) api::open_output(p7s_file, p7s, &input);
   if (out) {
     const auto second = stream_pass(f, content_len, c.cert.public_key(), opt, false, &*out);
     if (second.content_sha256 != first.content_sha256) throw InputError(label + "changed while being written");
@@ -359,15 +370,15 @@ SignReport attach_signature_file(const SignerCertificate& cert, const PreparedMo
   check_prepared(cert, prepared);
   const std::string out = so.out.empty() ? path : so.out;
   const std::string p7s = so.p7s_out.empty() ? out + ".p7s" : so.p7s_out;
-  api::refuse_non_module(path);
-  api::refuse_sign_outputs({{c.path, "the certificate"}}, path, out, p7s, so);
   const InputLock input(path, so.expect_file);  // as sign_module_file()
+  api::refuse_non_module(input);
+  api::refuse_sign_outputs({{c.path, "the certificate"}}, path, out, p7s, so);
   if (streamable_module_file(path, so.stream_above))
     return attach_streaming(cert, prepared, signature, so, out, p7s, input);
-  const auto sm = api::read_stored_module(path, so.max_size);
+  const auto sm = api::read_stored_module(input, so.max_size);
   const bool same_size = sm.stored.size() == prepared.size;
   if ((!same_size || crypto::digest(crypto::HashAlgo::sha256, sm.stored) != prepared.sha256) &&
-      already_attached(c.cert, prepared, signature, so, opt, label))
+      already_attached(c.cert, prepared, signature, so, opt, label, input))
     return attached_report(cert, prepared, out);
   if (!same_size)
     throw InputError(label + "changed since prepare (" + std::to_string(sm.stored.size()) + " bytes, prepared with " +
@@ -379,7 +390,7 @@ SignReport attach_signature_file(const SignerCertificate& cert, const PreparedMo
   if (in.to_sign != prepared.to_sign)
     throw InputError(label + "to_sign differs from the module's (the prepared data was altered)");
   auto cms_der = cms::build_detached_with_signature(c.cert, in, signature, opt);
-  if (!cms_der) throw InputError(label + "signature does not verify with " + c.path + ": " + cms_der.error().message);
+  if (!cms_der) throw mismatch_error(label, c.path, cms_der.error());
   SignedImage si = api::signed_image(content, std::move(cms_der.value()), so);
   si.report.algorithm = cert.algorithm();
   si.report.hash = prepared.hash;

@@ -193,9 +193,10 @@ cms::BuildOptions build_options(const Signer& signer, const SignOptions& o, cons
   return opt;
 }
 
-StoredModule read_stored_module(const std::string& path, std::uint64_t max_size) {
+namespace {
+StoredModule stored_module(Bytes stored, const std::string& path, std::uint64_t max_size) {
   StoredModule sm;
-  sm.stored = read_module_bytes(path, max_size);
+  sm.stored = std::move(stored);
   auto img = module::open_module(sm.stored, max_size);
   if (!img)
     throw InputError(path + ": " + std::string(module::compression_name(module::detect_compression(sm.stored))) +
@@ -204,8 +205,7 @@ StoredModule read_stored_module(const std::string& path, std::uint64_t max_size)
   return sm;
 }
 
-void refuse_non_module(const std::string& path) {
-  const FileReader f(path);
+void refuse_non_module(const FileReader& f, const std::string& path) {
   if (f.size() == 0) throw InputError(path + ": empty file, not a module");
   const std::string_view pem = "-----BEGIN ";
   if (f.size() >= pem.size()) {
@@ -214,12 +214,29 @@ void refuse_non_module(const std::string& path) {
       throw InputError(path + ": a PEM file (-----BEGIN ...), not a module");
   }
 }
+}  // namespace
+
+StoredModule read_stored_module(const std::string& path, std::uint64_t max_size) {
+  return stored_module(read_module_bytes(path, max_size), path, max_size);
+}
+
+StoredModule read_stored_module(const InputLock& lock, std::uint64_t max_size) {
+  return stored_module(read_module_bytes(lock, max_size), lock.path(), max_size);
+}
+
+void refuse_non_module(const std::string& path) { refuse_non_module(FileReader(path), path); }
+void refuse_non_module(const InputLock& lock) { refuse_non_module(FileReader(lock), lock.path()); }
+
+void open_output(std::optional<AtomicFile>& f, const std::string& out, const InputLock* input) {
+  if (input && input->dir() && (out == input->path() || out == input->path() + ".p7s")) f.emplace(out, input->dir());
+  else f.emplace(out);
+}
 
 std::vector<std::string> dropped_xattr_notes(const AtomicFile& f, const std::string& which) {
   std::vector<std::string> notes;
   for (const auto& name : f.dropped_xattrs())
-    notes.push_back("note: " + which + name +
-                    " not kept: it was the old content's (modsign ima sign --setxattr makes one for the new)");
+    notes.push_back("note: " + which + name + " not kept: it was the old content's (modsign ima sign" +
+                    (name.starts_with("user.") ? " --xattr-user" : " --setxattr") + " makes one for the new)");
   return notes;
 }
 
@@ -322,8 +339,8 @@ SignReport write_signed(SignedImage& si, const std::string& out, const std::stri
   SignReport& r = si.report;
   // Every target is opened (and checked) before any is replaced; all or none is replaced.
   std::optional<AtomicFile> module_file, p7s_file;
-  if (!o.p7s_only) module_file.emplace(out);
-  if (o.p7s || o.p7s_only) p7s_file.emplace(p7s);
+  if (!o.p7s_only) open_output(module_file, out, input);
+  if (o.p7s || o.p7s_only) open_output(p7s_file, p7s, input);
   if (module_file) module_file->write(si.module);
   if (p7s_file) p7s_file->write(si.cms);
   commit_outputs(module_file, p7s_file, input, r);
@@ -364,9 +381,9 @@ SignedImage sign_module_image(const Signer& signer, ByteView image, const SignOp
 }
 
 namespace {
-/// Whether the file at `path` starts with a compression magic (detect_compression()).
-bool compressed_file(const std::string& path) {
-  const FileReader f(path);
+/// Whether the locked file starts with a compression magic (detect_compression()).
+bool compressed_file(const InputLock& input) {
+  const FileReader f(input);
   return module::detect_compression(f.read_at(0, static_cast<std::size_t>(std::min<std::uint64_t>(f.size(), 6)))) !=
          module::Compression::none;
 }
@@ -378,23 +395,24 @@ SignReport sign_module_file(const Signer& signer, const std::string& path, const
   (void)api::build_options(signer, options, path + ": ");  // before anything is read
   const std::string out = options.out.empty() ? path : options.out;
   const std::string p7s = options.p7s_out.empty() ? out + ".p7s" : options.p7s_out;
-  api::refuse_non_module(path);
-  api::refuse_sign_outputs(signer, path, out, p7s, options);
   // Held until the outputs are in place: another modsign signing it waits, and a change
-  // by anything else while it is read is found before anything is replaced.
+  // by anything else while it is read is found before anything is replaced.  Everything
+  // is read from the locked file, never by its path again.
   const InputLock input(path, options.expect_file);
+  api::refuse_non_module(input);
+  api::refuse_sign_outputs(signer, path, out, p7s, options);
   if (!options.raw && streamable_module_file(path, options.stream_above))
     return api::sign_streaming(signer, path, options, &input);
   SignedImage si;
-  if (options.raw && (options.recompress || options.p7s_only) && compressed_file(path)) {
+  if (options.raw && (options.recompress || options.p7s_only) && compressed_file(input)) {
     // raw with recompress (sign-file): the decompressed image as it is, existing signature and all.
-    const auto sm = api::read_stored_module(path, options.max_size);
+    const auto sm = api::read_stored_module(input, options.max_size);
     si = api::sign_stored(signer, sm.stored, &sm.m, options, path + ": ");
   } else if (options.raw) {
-    const Bytes file = read_file(path);
+    const Bytes file = read_module_bytes(input, kMaxModuleSize);
     si = api::sign_stored(signer, file, nullptr, options, path + ": ");
   } else {
-    const auto sm = api::read_stored_module(path, options.max_size);
+    const auto sm = api::read_stored_module(input, options.max_size);
     si = api::sign_stored(signer, sm.stored, &sm.m, options, path + ": ");
   }
   return api::write_signed(si, out, p7s, options, &input);

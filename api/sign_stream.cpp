@@ -65,7 +65,7 @@ void finish_streamed(std::optional<AtomicFile>& out, std::optional<AtomicFile>& 
 SignReport sign_streaming(const Signer& signer, const std::string& path, const SignOptions& o, const InputLock* input) {
   const auto& s = signer.impl();
   const auto opt = build_options(signer, o, path + ": ");
-  FileReader in(path);
+  FileReader in = input ? FileReader(*input) : FileReader(path);
   const std::uint64_t size = in.size();
   const std::uint64_t content_len = streamed_content_length(in, path, o);
   const bool use_mu = crypto::is_ml_dsa(s.key.algo()) && !opt.signed_attrs;
@@ -76,8 +76,8 @@ SignReport sign_streaming(const Signer& signer, const std::string& path, const S
   const std::string out_path = o.out.empty() ? path : o.out;
   const std::string p7s = o.p7s_out.empty() ? out_path + ".p7s" : o.p7s_out;
   std::optional<AtomicFile> out, p7s_file;  // both opened (checked) before either is replaced
-  if (!o.p7s_only) out.emplace(out_path);
-  if (o.p7s || o.p7s_only) p7s_file.emplace(p7s);
+  if (!o.p7s_only) open_output(out, out_path, input);
+  if (o.p7s || o.p7s_only) open_output(p7s_file, p7s, input);
   Bytes buf;
   for (std::uint64_t off = 0; off < content_len;) {
     const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(std::size_t{1} << 20, content_len - off));

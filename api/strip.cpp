@@ -19,7 +19,7 @@ std::string legacy_note(const module::ModuleSignature& t) {
 StripReport strip_module_file(const std::string& path, const StripOptions& options, OutputBatch* batch) {
   api::BatchRoute route(batch);
   const InputLock input(path, options.expect_file);  // as sign_module_file(): held until the output is in place
-  const auto sm = api::read_stored_module(path, options.max_size);
+  const auto sm = api::read_stored_module(input, options.max_size);
   const auto& m = sm.m;
   StripReport r;
   r.bytes_read = sm.stored.size();
@@ -66,11 +66,12 @@ StripReport strip_module_file(const std::string& path, const StripOptions& optio
   r.path = options.out.empty() ? path : options.out;
   api::refuse_input_alias(r.path, path, "strip");
   refuse_output_over(r.path, {});
-  AtomicFile f(r.path);
-  f.write(out);
-  f.require_unchanged(path, input.identity(), input.hold());
-  f.commit();
-  for (auto& n : api::dropped_xattr_notes(f)) r.notes.push_back(std::move(n));
+  std::optional<AtomicFile> f;
+  api::open_output(f, r.path, &input);
+  f->write(out);
+  f->require_unchanged(path, input.identity(), input.hold());
+  f->commit();
+  for (auto& n : api::dropped_xattr_notes(*f)) r.notes.push_back(std::move(n));
   r.was_signed = true;
   r.signatures_removed = depth;
   r.content_size = kept.size();

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <random>
 #include <thread>
 
 #include "common/file.hpp"
@@ -44,6 +45,13 @@ unsigned process_umask() {
     return static_cast<unsigned>(m);
   }();
   return mask;
+}
+
+std::shared_ptr<const int> owned_fd(int fd) {
+  return std::shared_ptr<const int>(new int(fd), [](const int* p) {
+    ::close(*p);
+    delete p;
+  });
 }
 
 FileIdentity identity_of_stat(const struct stat& st) {
@@ -76,7 +84,11 @@ FileIdentity identity_in(int dir, const std::string& name) {
 
 // Extended attributes that describe a file's content or its metadata as it was: a new
 // content makes them false, so they are not carried over (the replaced file's are dropped).
-bool describes_old_content(const std::string& name) { return name == "security.ima" || name == "security.evm"; }
+// user.ima and user.evm are the same values where security.* cannot be set (evmctl
+// --xattr-user, modsign ima sign --xattr-user).
+bool describes_old_content(const std::string& name) {
+  return name == "security.ima" || name == "security.evm" || name == "user.ima" || name == "user.evm";
+}
 
 constexpr auto kLockWait = std::chrono::seconds(60);
 }  // namespace
@@ -91,7 +103,7 @@ InputLock::InputLock(const std::string& path, const std::optional<FileId>& expec
   const auto deadline = std::chrono::steady_clock::now() + kLockWait;
   for (;;) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) throw IoError(sys_error(path, "open"));
+    if (fd < 0) throw IoError(file_detail::open_error(path));  // as FileReader says it
     auto owned = std::shared_ptr<const int>(new int(fd), [](const int* p) {
       ::close(*p);
       delete p;
@@ -111,9 +123,22 @@ InputLock::InputLock(const std::string& path, const std::optional<FileId>& expec
     if (::fstat(fd, &st) != 0) throw IoError(sys_error(path, "stat"));
     const FileIdentity now = identity_of(path);
     if (now.exists && now.dev == st.st_dev && now.ino == st.st_ino) {
-      if (expected && !(FileId{now.dev, now.ino} == *expected))
-        throw IoError(path + ": not the file found there by the walk of -r DIR (a directory on its path replaced "
-                             "meanwhile, by a symbolic link?); not handled");
+      const auto replaced = [&path] {
+        return IoError(path + ": not the file found there by the walk of -r DIR (a directory on its path replaced "
+                              "meanwhile, by a symbolic link?); not handled");
+      };
+      if (expected && !(FileId{now.dev, now.ino} == *expected)) throw replaced();
+      // Its directory, checked to hold it: outputs beside it are made there (dir()).
+      const int d = ::open(dir_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      struct stat in_dir {};
+      if (d >= 0) {
+        dir_ = owned_fd(d);
+        if (::fstatat(d, base_of(path).c_str(), &in_dir, AT_SYMLINK_NOFOLLOW) != 0 || in_dir.st_dev != st.st_dev ||
+            in_dir.st_ino != st.st_ino) {
+          if (expected) throw replaced();
+          dir_.reset();  // a symbolic link named by the caller: its outputs are made by path
+        }
+      }
       fd_ = std::move(owned);
       identity_ = now;
       return;
@@ -123,66 +148,80 @@ InputLock::InputLock(const std::string& path, const std::optional<FileId>& expec
   }
 }
 
-AtomicFile::AtomicFile(const std::string& path_in, unsigned mode, bool keep_mode)
-    : path_in_(path_in), path_(path_in), mode_(mode), keep_mode_(keep_mode) {
-  struct stat st {};
-  if (::lstat(path_.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
-    char* real = ::realpath(path_.c_str(), nullptr);
-    if (!real) throw IoError(sys_error(path_in_, "cannot resolve symbolic link"));
-    path_ = real;
-    std::free(real);
+namespace {
+/// A new file ".modsign.XXXXXX" (six random letters) in the directory `dir`, created
+/// there (openat, O_EXCL): never in a directory put at the path since.  -1 and errno.
+int create_temporary(int dir, std::string& base) {
+  static constexpr char kLetters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  thread_local std::mt19937_64 rng{std::random_device{}() ^ static_cast<std::uint64_t>(::getpid())};
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    base = ".modsign.";
+    for (int i = 0; i < 6; ++i) base += kLetters[rng() % (sizeof kLetters - 1)];
+    const int fd = ::openat(dir, base.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd >= 0 || errno != EEXIST) return fd;
   }
-  const int dir = ::open(dir_of(path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir < 0) throw IoError(sys_error(path_in_, "cannot create temporary file"));  // as mkstemp would say
-  dir_ = std::shared_ptr<const int>(new int(dir), [](const int* p) {
-    ::close(*p);
-    delete p;
-  });
-  exists_ = ::fstatat(dir, base_of(path_).c_str(), &st, 0) == 0;
+  return -1;
+}
+}  // namespace
+
+AtomicFile::AtomicFile(const std::string& path_in, unsigned mode, bool keep_mode)
+    : AtomicFile(path_in, nullptr, mode, keep_mode) {}
+
+AtomicFile::AtomicFile(const std::string& path_in, std::shared_ptr<const int> dir, unsigned mode, bool keep_mode)
+    : path_in_(path_in), path_(path_in), dir_(std::move(dir)), mode_(mode), keep_mode_(keep_mode) {
+  struct stat st {};
+  if (!dir_) {
+    if (::lstat(path_.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+      char* real = ::realpath(path_.c_str(), nullptr);
+      if (!real) throw IoError(sys_error(path_in_, "cannot resolve symbolic link"));
+      path_ = real;
+      std::free(real);
+    }
+    const int d = ::open(dir_of(path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (d < 0) throw IoError(sys_error(path_in_, "cannot create temporary file"));  // as mkstemp would say
+    dir_ = owned_fd(d);
+  }
+  // Everything about the target is read in dir_: what is replaced is what was checked.
+  exists_ = ::fstatat(*dir_, base_of(path_).c_str(), &st, 0) == 0;
   check_target(st);
   if (exists_) unchanged_.emplace_back(path_, identity_of_stat(st));
   if (!(exists_ && keep_mode_)) mode_ &= ~process_umask();  // a new file, as open(O_CREAT, mode) would make it
-  // Temporary name independent of the target's length: <dir>/.modsign.XXXXXX
-  std::string tmpl = dir_of(path_) + "/.modsign.XXXXXX";
-  std::vector<char> name(tmpl.begin(), tmpl.end());
-  name.push_back('\0');
   {
     // Created and recorded at once, so that remove_temporary_files_and_freeze() sees it.
     std::lock_guard<std::mutex> lock(tmp_mu());
-    fd_ = ::mkstemp(name.data());
+    std::string base;
+    fd_ = create_temporary(*dir_, base);
     if (fd_ < 0) throw IoError(sys_error(path_in_, "cannot create temporary file"));
-    tmp_ = name.data();
+    tmp_ = dir_of(path_) + "/" + base;  // the name the signal cleanup removes
     try {
       tmp_names().insert(tmp_);
     } catch (...) {
       ::close(fd_);
-      ::unlink(tmp_.c_str());
+      ::unlinkat(*dir_, base.c_str(), 0);
       throw;
     }
   }
-  // Made where dir_ is (not in a directory put at its path since): the rename is made there.
-  struct stat made {}, there {};
-  if (::fstat(fd_, &made) != 0 || ::fstatat(*dir_, base_of(tmp_).c_str(), &there, AT_SYMLINK_NOFOLLOW) != 0 ||
-      made.st_dev != there.st_dev || made.st_ino != there.st_ino) {
-    errno = EXDEV;
-    fail("its directory was replaced while the temporary file was made");
-  }
   if (exists_ && keep_mode_) keep_metadata(st);
+}
+
+// The target, opened in dir_ (a regular file only: opening a device may act on it); -1
+// when it cannot be opened.
+int AtomicFile::open_target() const {
+  return ::openat(*dir_, base_of(path_).c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 }
 
 // What would make the rename fail, or replace what the user could not write, is found
 // here, before any output of the operation is written.
 void AtomicFile::check_target(const struct stat& st) {
-  const std::string dir = dir_of(path_);
-  const std::string base = path_.substr(path_.rfind('/') == std::string::npos ? 0 : path_.rfind('/') + 1);
-  const long name_max = ::pathconf(dir.c_str(), _PC_NAME_MAX);
+  const std::string base = base_of(path_);
+  const long name_max = ::fpathconf(*dir_, _PC_NAME_MAX);
   if (name_max > 0 && base.size() > static_cast<std::size_t>(name_max)) {
     errno = ENAMETOOLONG;
     throw IoError(sys_error(path_in_, "name longer than the file system takes"));
   }
   if (!exists_) return;
   if (!S_ISREG(st.st_mode)) throw IoError(path_in_ + ": " + kind(st.st_mode) + "; not replacing it");
-  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  const int fd = open_target();
   if (fd >= 0) {
     int flags = 0;
     const bool got = ::ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0;
@@ -194,11 +233,11 @@ void AtomicFile::check_target(const struct stat& st) {
   }
   // sign-file opens the module for writing: a file this user may not write is refused
   // (root's CAP_DAC_OVERRIDE counts, as it does for that open).
-  if (keep_mode_ && ::faccessat(AT_FDCWD, path_.c_str(), W_OK, AT_EACCESS) != 0 && errno == EACCES)
+  if (keep_mode_ && ::faccessat(*dir_, base.c_str(), W_OK, AT_EACCESS) != 0 && errno == EACCES)
     throw IoError(sys_error(path_in_, "not writable by this user; not replacing it"));
   const uid_t me = ::geteuid();
   struct stat ds {};
-  if (me != 0 && ::stat(dir.c_str(), &ds) == 0 && (ds.st_mode & S_ISVTX) && st.st_uid != me && ds.st_uid != me) {
+  if (me != 0 && ::fstat(*dir_, &ds) == 0 && (ds.st_mode & S_ISVTX) && st.st_uid != me && ds.st_uid != me) {
     errno = EPERM;
     throw IoError(sys_error(path_in_, "another user's file in a sticky directory; not replacing it"));
   }
@@ -215,10 +254,16 @@ void AtomicFile::keep_metadata(const struct stat& st) {
   };
   if ((st.st_uid != ::geteuid() || st.st_gid != ::getegid()) && ::fchown(fd_, st.st_uid, st.st_gid) != 0)
     refuse(errno, "cannot keep owner " + std::to_string(st.st_uid) + " and group " + std::to_string(st.st_gid));
-  const ssize_t n = ::listxattr(path_.c_str(), nullptr, 0);
+  const int target = open_target();
+  if (target < 0) refuse(errno, "cannot read the extended attributes to keep");
+  struct Close {
+    int fd;
+    ~Close() { ::close(fd); }
+  } close_target{target};
+  const ssize_t n = ::flistxattr(target, nullptr, 0);
   if (n <= 0) return;  // none, or a file system without them (ENOTSUP)
   std::vector<char> names(static_cast<std::size_t>(n));
-  const ssize_t got = ::listxattr(path_.c_str(), names.data(), names.size());
+  const ssize_t got = ::flistxattr(target, names.data(), names.size());
   if (got < 0) refuse(errno, "cannot list the extended attributes to keep");
   for (std::size_t off = 0; off < static_cast<std::size_t>(got);) {
     const std::string name(names.data() + off);
@@ -227,9 +272,9 @@ void AtomicFile::keep_metadata(const struct stat& st) {
       dropped_.push_back(name);
       continue;
     }
-    const ssize_t len = ::getxattr(path_.c_str(), name.c_str(), nullptr, 0);
+    const ssize_t len = ::fgetxattr(target, name.c_str(), nullptr, 0);
     std::vector<char> value(len > 0 ? static_cast<std::size_t>(len) : 0);
-    const ssize_t vlen = len > 0 ? ::getxattr(path_.c_str(), name.c_str(), value.data(), value.size()) : len;
+    const ssize_t vlen = len > 0 ? ::fgetxattr(target, name.c_str(), value.data(), value.size()) : len;
     if (vlen < 0 || ::fsetxattr(fd_, name.c_str(), value.data(), static_cast<std::size_t>(vlen), 0) != 0)
       refuse(errno, "cannot keep extended attribute " + name);
   }
@@ -238,7 +283,7 @@ void AtomicFile::keep_metadata(const struct stat& st) {
 AtomicFile::~AtomicFile() {
   if (fd_ >= 0) ::close(fd_);
   if (!tmp_.empty()) {
-    ::unlink(tmp_.c_str());
+    ::unlinkat(*dir_, base_of(tmp_).c_str(), 0);
     forget_tmp(tmp_);
   }
 }
@@ -247,7 +292,7 @@ void AtomicFile::fail(const char* what) {
   auto m = sys_error(path_in_, what);
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
-  ::unlink(tmp_.c_str());
+  ::unlinkat(*dir_, base_of(tmp_).c_str(), 0);
   forget_tmp(tmp_);
   tmp_.clear();
   throw IoError(m);
@@ -314,15 +359,13 @@ namespace {
 // A hard link to the target `p` under a new name in its directory ("" when it cannot be made).
 std::string keep_original(const CommitPart& p) {
   for (int attempt = 0; attempt < 16; ++attempt) {
-    std::string tmpl = dir_of(p.path) + "/.modsign.XXXXXX";
-    std::vector<char> name(tmpl.begin(), tmpl.end());
-    name.push_back('\0');
-    const int fd = ::mkstemp(name.data());
+    std::string base;
+    const int fd = create_temporary(*p.dir, base);  // a free name, taken by the link below
     if (fd < 0) return "";
     ::close(fd);
-    ::unlink(name.data());
-    const std::string kept = name.data();
-    if (::linkat(*p.dir, base_of(p.path).c_str(), *p.dir, base_of(kept).c_str(), 0) == 0) {
+    ::unlinkat(*p.dir, base.c_str(), 0);
+    if (::linkat(*p.dir, base_of(p.path).c_str(), *p.dir, base.c_str(), 0) == 0) {
+      const std::string kept = dir_of(p.path) + "/" + base;
       tmp_names().insert(kept);  // removed on a signal like any temporary file
       return kept;
     }
@@ -333,7 +376,7 @@ std::string keep_original(const CommitPart& p) {
 
 // The identity `path` has now; the target of `p` looked up in its directory.
 FileIdentity identity_now(const CommitPart& p, const std::string& path) {
-  return path == p.path && p.dir ? identity_in(*p.dir, base_of(p.path)) : identity_of(path);
+  return (path == p.path || path == p.path_in) && p.dir ? identity_in(*p.dir, base_of(p.path)) : identity_of(path);
 }
 
 std::string changed_message(const CommitPart& p, const std::string& path) {

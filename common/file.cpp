@@ -24,6 +24,14 @@
 
 namespace modsign {
 
+namespace {
+/// The name of a temporary file in its directory (CommitPart::dir).
+std::string tmp_base(const std::string& tmp) {
+  const auto slash = tmp.rfind('/');
+  return slash == std::string::npos ? tmp : tmp.substr(slash + 1);
+}
+}  // namespace
+
 namespace file_detail {
 namespace {
 thread_local CommitBatch* t_batch = nullptr;
@@ -73,7 +81,7 @@ void remove_temporary_files_and_freeze() {
   tmp_names().clear();
 }
 
-namespace {
+namespace file_detail {
 // open() failed: strerror, and for a missing "tbs:<hex>" / "bin:<hex>" a hint that a hash
 // entry was given where a file name is expected.
 std::string open_error(const std::string& path) {
@@ -84,7 +92,7 @@ std::string open_error(const std::string& path) {
          path.substr(0, 4) + "<hex>\" a line)";
   return m;
 }
-}  // namespace
+}  // namespace file_detail
 
 namespace {
 Bytes read_bounded(const std::string& path, std::uint64_t max_size, const char* too_big);
@@ -100,56 +108,59 @@ Bytes read_module_bytes(const std::string& path, std::uint64_t max_size) {
 }
 
 namespace {
-Bytes read_bounded(const std::string& path, std::uint64_t max_size, const char* too_big) {
-  // O_NONBLOCK so that opening a FIFO does not wait for a writer; fstat then refuses it.
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) throw IoError(open_error(path));
+/// The whole regular file open as `fd` (owned: closed here), read with pread from offset
+/// 0; `path` names it in messages.
+Bytes read_bounded_fd(const std::string& path, int fd, std::uint64_t max_size, const char* too_big) {
+  struct Close {
+    int fd;
+    ~Close() { ::close(fd); }
+  } close_fd{fd};
   struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    auto m = sys_error(path, "stat");
-    ::close(fd);
-    throw IoError(m);
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw IoError(path + ": " + kind(st.st_mode));
-  }
-  if (static_cast<std::uint64_t>(st.st_size) > max_size) {
-    ::close(fd);
+  if (::fstat(fd, &st) != 0) throw IoError(sys_error(path, "stat"));
+  if (!S_ISREG(st.st_mode)) throw IoError(path + ": " + kind(st.st_mode));
+  if (static_cast<std::uint64_t>(st.st_size) > max_size)
     throw IoError(path + ": file is " + std::to_string(st.st_size) + " bytes, more than the " +
                   std::to_string(max_size) + too_big);
-  }
   Bytes out(static_cast<std::size_t>(st.st_size));
   std::size_t off = 0;
   while (off < out.size()) {
-    ssize_t n = ::read(fd, out.data() + off, out.size() - off);
+    const ssize_t n = ::pread(fd, out.data() + off, out.size() - off, static_cast<off_t>(off));
     if (n < 0) {
       if (errno == EINTR || errno == EAGAIN) continue;
-      auto m = sys_error(path, "read");
-      ::close(fd);
-      throw IoError(m);
+      throw IoError(sys_error(path, "read"));
     }
-    if (n == 0) {
-      ::close(fd);
+    if (n == 0)
       throw IoError(path + ": changed while being read (it shrank from " + std::to_string(out.size()) + " to " +
                     std::to_string(off) + " bytes)");
-    }
     off += static_cast<std::size_t>(n);
   }
   std::uint8_t more = 0;
   ssize_t extra;
-  while ((extra = ::read(fd, &more, 1)) < 0 && (errno == EINTR || errno == EAGAIN)) {
+  while ((extra = ::pread(fd, &more, 1, static_cast<off_t>(off))) < 0 && (errno == EINTR || errno == EAGAIN)) {
   }
-  ::close(fd);
   if (extra > 0)
     throw IoError(path + ": changed while being read (it grew beyond " + std::to_string(out.size()) + " bytes)");
   return out;
 }
+
+Bytes read_bounded(const std::string& path, std::uint64_t max_size, const char* too_big) {
+  // O_NONBLOCK so that opening a FIFO does not wait for a writer; fstat then refuses it.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw IoError(file_detail::open_error(path));
+  return read_bounded_fd(path, fd, max_size, too_big);
+}
 }  // namespace
+
+Bytes read_module_bytes(const InputLock& lock, std::uint64_t max_size) {
+  const int fd = ::fcntl(lock.fd(), F_DUPFD_CLOEXEC, 0);
+  if (fd < 0) throw IoError(sys_error(lock.path(), "dup"));
+  return read_bounded_fd(lock.path(), fd, std::max<std::uint64_t>(max_size, kMaxModuleSize),
+                         " bytes modsign reads into memory (raise --max-size)");
+}
 
 FileReader::FileReader(const std::string& path) : path_(path) {
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd_ < 0) throw IoError(open_error(path));
+  if (fd_ < 0) throw IoError(file_detail::open_error(path));
   struct stat st {};
   if (::fstat(fd_, &st) != 0) {
     auto m = sys_error(path, "stat");
@@ -222,7 +233,7 @@ CommitBatch::~CommitBatch() {
   for (auto& t : pool_) t.join();
   for (const auto& s : queue_)
     for (const auto& p : s.parts) {
-      ::unlink(p.tmp.c_str());
+      ::unlinkat(*p.dir, tmp_base(p.tmp).c_str(), 0);
       forget_tmp(p.tmp);
     }
 }
@@ -266,7 +277,7 @@ bool CommitBatch::settle(std::size_t item, std::vector<std::string>* messages) {
 void CommitBatch::commit_one(const Staged& s) {
   std::string error;
   for (const auto& p : s.parts) {
-    const int fd = ::open(p.tmp.c_str(), O_RDONLY | O_CLOEXEC);
+    const int fd = ::openat(*p.dir, tmp_base(p.tmp).c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0 || ::fsync(fd) != 0) error = sys_error(p.path_in, "fsync");
     if (fd >= 0) ::close(fd);
     if (!error.empty()) break;
@@ -278,7 +289,7 @@ void CommitBatch::commit_one(const Staged& s) {
     error = file_detail::rename_group(s.parts);
   } else {
     for (const auto& p : s.parts) {
-      ::unlink(p.tmp.c_str());
+      ::unlinkat(*p.dir, tmp_base(p.tmp).c_str(), 0);
       forget_tmp(p.tmp);
     }
   }

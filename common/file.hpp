@@ -77,10 +77,14 @@ class InputLock {
   std::shared_ptr<const void> hold() const { return fd_; }
   /// The open, locked file (valid while this lives).
   int fd() const { return *fd_; }
+  /// Its directory, open and checked to hold the file under its name when it was locked;
+  /// null when `path` names it through a symbolic link (outputs are then made by path).
+  const std::shared_ptr<const int>& dir() const { return dir_; }
 
  private:
   std::string path_;
   std::shared_ptr<const int> fd_;
+  std::shared_ptr<const int> dir_;
   FileIdentity identity_;
 };
 
@@ -104,11 +108,15 @@ struct CommitPart {
 /// for sign-file's open), replaceable in its directory (a sticky directory's file of
 /// another user is not), with a name the file system takes; with keep_mode its owner,
 /// group and extended attributes (ACLs included) must be settable on the new file; else
-/// IoError "<path>: <reason>; not replacing it".  security.ima and security.evm are not
+/// IoError "<path>: <reason>; not replacing it".  security.ima and security.evm (and user.ima,
+/// user.evm: the same values under --xattr-user) are not
 /// carried over: they describe the old content (dropped_xattrs() names them).
 class AtomicFile {
  public:
   AtomicFile(const std::string& path, unsigned mode = 0644, bool keep_mode = true);
+  /// The target `path` in the directory `dir` (open; an InputLock's dir(), for an output
+  /// beside the input): the directory is not looked up again by path.
+  AtomicFile(const std::string& path, std::shared_ptr<const int> dir, unsigned mode = 0644, bool keep_mode = true);
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
@@ -131,6 +139,7 @@ class AtomicFile {
   [[noreturn]] void fail(const char* what);
   void check_target(const struct stat& st);
   void keep_metadata(const struct stat& st);
+  int open_target() const;
   CommitPart close_for_commit(SyncPolicy policy);
   std::string path_in_, path_, tmp_;
   std::shared_ptr<const int> dir_;

@@ -28,6 +28,9 @@ std::size_t& thread_item();
 
 /// "<path>: <what>: <strerror(errno)>".
 std::string sys_error(const std::string& path, const char* what);
+/// open() failed (errno): "<path>: <strerror>", with a hint for a blacklist hash entry
+/// ("tbs:<hex>", "bin:<hex>") given where a file name belongs.
+std::string open_error(const std::string& path);
 /// "is a directory", "is a FIFO, not a regular file", ...
 const char* kind(mode_t m);
 

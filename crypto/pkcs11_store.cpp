@@ -72,6 +72,8 @@ std::string pct_decode(std::string_view v) {
   return out;
 }
 
+bool pin_like(std::string_view text);
+
 struct Uri {
   std::vector<std::pair<std::string, std::string>> path, query;  // decoded values
   std::string get(std::string_view name) const {
@@ -93,7 +95,9 @@ std::optional<std::string> parse_part(std::string_view s, char sep, bool is_quer
     s = end == std::string_view::npos ? std::string_view() : s.substr(end + 1);
     if (attr.empty()) continue;
     const auto eq = attr.find('=');
-    if (eq == std::string_view::npos || eq == 0) return "attribute '" + std::string(attr) + "' has no name=value form";
+    if (eq == std::string_view::npos || eq == 0)
+      return pin_like(attr) ? "an attribute (not shown: it looks like a PIN) has no name=value form"
+                            : "attribute '" + std::string(attr) + "' has no name=value form";
     const std::string_view name = attr.substr(0, eq), value = attr.substr(eq + 1);
     const bool known = is_query ? std::ranges::find(kQuery, name) != std::end(kQuery)
                                 : std::ranges::find(kPath, name) != std::end(kPath);
@@ -392,8 +396,9 @@ std::unique_lock<std::mutex> session_turn(const void* evp_pkey) {
 bool is_uri(std::string_view key) noexcept { return key.size() >= 7 && std::string_view(key.data(), 7) == "pkcs11:"; }
 
 namespace {
-// An attribute name that looks like a PIN or password, whatever its case or %-encoding
-// ("pin-value", "PIN-VALUE", "pin%2Dvalue", "passphrase"): its value is never shown.
+// Text that looks like it names a PIN or password, whatever its case or %-encoding
+// ("pin-value", "PIN-VALUE", "pin%2Dvalue", "passphrase", a value holding
+// "x;pin-value=..."): never shown.
 bool pin_like(std::string_view name) {
   std::string n = pct_decode(name);
   for (auto& c : n) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -443,8 +448,12 @@ std::string printable_uri(std::string_view uri) {
       const auto end = part.find(sep, start);
       const std::string_view attr = part.substr(start, end == std::string_view::npos ? end : end - start);
       const auto eq = attr.find('=');
-      if (eq != std::string_view::npos && pin_like(attr.substr(0, eq))) {
+      // A PIN-like name, or a value that holds one ("module-path=/x;pin-value=..."): the
+      // name only when it is not itself PIN-like, never the value.
+      if (eq != std::string_view::npos && pin_like(attr)) {
         append_printable(out, attr.substr(0, eq + 1));
+        out += "(not shown)";
+      } else if (pin_like(attr)) {
         out += "(not shown)";
       } else {
         append_printable(out, attr);
@@ -509,7 +518,8 @@ Result<TokenKey> load(const std::string& uri, const TokenOptions& o) {
       pin.asked = false;
     }
   }
-  const std::string token = out.token.empty() ? std::string("'") + u->get("token") + "'" : out.token;
+  const std::string label = u->get("token");
+  const std::string token = !out.token.empty() ? out.token : pin_like(label) ? "'(not shown)'" : "'" + label + "'";
   auto ctx = std::make_shared<Context>();
   ctx->libctx = OSSL_LIB_CTX_new();
   if (!ctx->libctx) return make_error(KErr::enomem, "cannot create an OpenSSL library context");

@@ -101,7 +101,11 @@ LoadVerdict module_sig_check(ByteView file, const kernel::Keyring& keyring, cons
 
 LoadVerdict module_sig_check_file(const std::string& path, const kernel::Keyring& keyring,
                                   const kernel::KernelProfile& profile) {
-  FileReader in(path);
+  return module_sig_check_file(FileReader(path), keyring, profile);
+}
+
+LoadVerdict module_sig_check_file(const FileReader& in, const kernel::Keyring& keyring,
+                                  const kernel::KernelProfile& profile) {
   const std::uint64_t size = in.size();
   LoadVerdict v;
   const Bytes tail = in.read_at(size - std::min<std::uint64_t>(size, 40), static_cast<std::size_t>(std::min<std::uint64_t>(size, 40)));

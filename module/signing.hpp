@@ -12,6 +12,10 @@
 #include "module/decompress.hpp"
 #include "modsign/load_verdict.hpp"
 
+namespace modsign {
+class FileReader;  // common/file.hpp
+}
+
 namespace modsign::module {
 
 // LoadOutcome and the verdict are public data (include/modsign/verdict.hpp).
@@ -43,6 +47,9 @@ LoadVerdict module_sig_check(ByteView file, const kernel::Keyring& keyring, cons
 /// mirror runs on those (verify_pkcs7_signature_prehashed).  Same verdicts, constant
 /// memory.  Throws IoError when the file cannot be read.
 LoadVerdict module_sig_check_file(const std::string& path, const kernel::Keyring& keyring,
+                                  const kernel::KernelProfile& profile);
+/// The same, of a file already open (a walked entry's locked file).
+LoadVerdict module_sig_check_file(const FileReader& in, const kernel::Keyring& keyring,
                                   const kernel::KernelProfile& profile);
 
 /// load_module() on a module read from disk: module_decompress() runs before

@@ -264,8 +264,11 @@ TEST(CommitBatch, StagesUntilFinishAndReportsFailures) {
     EXPECT_EQ(test::slurp(d / "x.ko"), Bytes({'o', 'l', 'd'}));
     EXPECT_FALSE(std::filesystem::exists(d / "sub/y.ko"));
     EXPECT_EQ(test::slurp(d / "z.ko"), test::pattern(3));
-    // The directory of y's temporary file disappears: y fails, x still goes in place.
-    std::filesystem::rename(d / "sub", d / "sub2");
+    // y's temporary file disappears (removed behind modsign's back): y fails, x still goes
+    // in place.  (Renaming its directory no longer does: the output is renamed in the
+    // directory opened for it, wherever that is by then.)
+    for (const auto& e : std::filesystem::directory_iterator(d / "sub"))
+      if (e.path().filename().string().rfind(".modsign.", 0) == 0) std::filesystem::remove(e.path());
     auto failures = b.finish();
     ASSERT_EQ(failures.size(), 1u);
     EXPECT_EQ(failures[0].item, 7u);
@@ -281,7 +284,9 @@ TEST(CommitBatch, StagesUntilFinishAndReportsFailures) {
   std::size_t temporaries = 0;
   for (const auto& e : std::filesystem::recursive_directory_iterator(d.path()))
     temporaries += e.path().filename().string().rfind(".modsign.", 0) == 0;
-  EXPECT_EQ(temporaries, 1u);  // the one stranded in sub2 by the rename above
+  // None: before the directory descriptors, renaming sub stranded y's temporary file in
+  // sub2 (the hostile pass's F5: ".modsign.XXXXXX" left without any signal).
+  EXPECT_EQ(temporaries, 0u);
   EXPECT_FALSE(std::filesystem::exists(d / "w.ko"));
 }
 
@@ -426,12 +431,15 @@ TEST_F(Batch, SymlinkUnderDirIsSkippedBeforeDuplicateCheck) {
   r = test::run(M() + " strip -r " + q(t));
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, fat + ": signature removed (" + std::to_string(signed_size - 2000 - 28 - 12) + " bytes of CMS)\n");
-  EXPECT_EQ(r.err, skip_links);
+  EXPECT_EQ(r.err.substr(0, r.err.find("modsign: strip: ")), skip_links);  // then strip's summary, as sign's
+  EXPECT_TRUE(std::regex_match(r.err.substr(r.err.find("modsign: strip: ")), summary_re("strip", 1, 0, 2, signed_size, 2)))
+      << r.err;
   EXPECT_EQ(test::slurp(fat), content(2000, 5));
   r = test::run(M() + " strip " + q(fat) + " " + q(t + "/a.ko"));
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, fat + ": not signed, unchanged\n");
-  EXPECT_EQ(r.err, "modsign: " + t + "/a.ko: skipped: same file as " + fat + "; handled once\n");
+  EXPECT_EQ(r.err.substr(0, r.err.find("modsign: strip: ")),
+            "modsign: " + t + "/a.ko: skipped: same file as " + fat + "; handled once\n");
 }
 
 // The same file named twice is handled once by sign and verify alike, and the message for

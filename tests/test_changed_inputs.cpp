@@ -12,11 +12,13 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include <modsign/modsign.hpp>
 
 #include "common/file.hpp"
+#include "common/module_read.hpp"
 #include "test_support.hpp"
 
 namespace modsign::test {
@@ -122,6 +124,35 @@ TEST_F(ChangedInputs, StripAndImaSignNeverFollowASwappedDirectory) {
   expect_outside_untouched();
 }
 
+// The reading commands too (the hostile pass's F4: verify printed "loads (OK)" for a file
+// outside DIR, prepare wrote its SHA-256 under the walked path, ima verify hashed it).
+TEST_F(ChangedInputs, VerifyPrepareAndImaVerifyReadOnlyTheWalkedFile) {
+  const TreeEntry e = walk_then_swap();
+  const KernelProfile v7 = *KernelProfile::parse("v7.0");
+  const TrustStore trust = TrustStore::from_certificates({*keys_ / "k.crt"}, v7);
+  const auto refused = [&](const std::function<void()>& f) {
+    try {
+      f();
+      return std::string("handled");
+    } catch (const IoError& x) {
+      return std::string(x.what());
+    }
+  };
+  PredictOptions po;
+  po.expect_file = e.file;
+  EXPECT_EQ(refused([&] { (void)predict_module_file(e.path, trust, v7, po); }), e.path + kReplaced);
+  SignOptions so;
+  so.expect_file = e.file;
+  EXPECT_EQ(refused([&] { (void)prepare_module_file(SignerCertificate::load(*keys_ / "k.crt"), e.path, so); }),
+            e.path + kReplaced);
+  ImaAppraiseOptions ao;
+  ao.expect_file = e.file;
+  EXPECT_EQ(refused([&] { (void)ima_appraise_file(e.path, std::nullopt, trust, *KernelProfile::parse("v7.2"), ao); }),
+            e.path + kReplaced);
+  // The same calls without the walk's identity read the file outside: what -r used to do.
+  EXPECT_EQ(refused([&] { (void)predict_module_file(e.path, trust, v7, PredictOptions{}); }), "handled");
+}
+
 // An output is renamed in the directory opened when it was made: a directory at its path
 // swapped for a symbolic link before the commit changes nothing outside.
 TEST_F(ChangedInputs, AnOutputIsRenamedInTheDirectoryOpenedForIt) {
@@ -140,6 +171,55 @@ TEST_F(ChangedInputs, AnOutputIsRenamedInTheDirectoryOpenedForIt) {
   EXPECT_EQ(slurp(d_ / "DIR/sub.moved/x"), Bytes({'n', 'e', 'w'}));
   EXPECT_EQ(std::distance(fs::directory_iterator(d_ / "outside/sub"), fs::directory_iterator()), 1);
   EXPECT_EQ(std::distance(fs::directory_iterator(d_ / "DIR/sub.moved"), fs::directory_iterator()), 1);
+}
+
+// What a command locked is what it reads and where it writes: a directory on the input's
+// path swapped for a symbolic link after the lock (the hostile pass's F2/F3: the module was
+// read again by path, and an in-place output or its .p7s made through the new link) changes
+// nothing outside, and the output lands beside the locked input.
+TEST_F(ChangedInputs, ALockedInputIsReadAndReplacedWhereItWasLocked) {
+  fs::create_directories(d_ / "DIR/sub");
+  fs::create_directories(d_ / "outside/sub");
+  const std::string m = d_ / "DIR/sub/m.ko";
+  spit(m, pattern(4096));
+  spit(d_ / "outside/sub/m.ko", pattern(100));
+  spit(d_ / "outside/sub/m.ko.p7s", "PRECIOUS");
+  const InputLock lock(m);
+  fs::rename(d_ / "DIR/sub", d_ / "DIR/sub.moved");
+  fs::create_directory_symlink(d_ / "outside/sub", d_ / "DIR/sub");
+  EXPECT_EQ(read_module_bytes(lock, 1u << 20), pattern(4096));
+  {
+    AtomicFile out(m, lock.dir()), p7s(m + ".p7s", lock.dir());
+    out.write(ByteView(reinterpret_cast<const std::uint8_t*>("new"), 3));
+    p7s.write(ByteView(reinterpret_cast<const std::uint8_t*>("cms"), 3));
+    out.require_unchanged(m, lock.identity(), lock.hold());
+    commit_together({&out, &p7s});
+  }
+  EXPECT_EQ(slurp(d_ / "outside/sub/m.ko"), pattern(100));
+  EXPECT_EQ(slurp(d_ / "outside/sub/m.ko.p7s"), Bytes({'P', 'R', 'E', 'C', 'I', 'O', 'U', 'S'}));
+  EXPECT_EQ(slurp(d_ / "DIR/sub.moved/m.ko"), Bytes({'n', 'e', 'w'}));
+  EXPECT_EQ(slurp(d_ / "DIR/sub.moved/m.ko.p7s"), Bytes({'c', 'm', 's'}));
+  EXPECT_EQ(std::distance(fs::directory_iterator(d_ / "outside/sub"), fs::directory_iterator()), 2);
+  EXPECT_EQ(std::distance(fs::directory_iterator(d_ / "DIR/sub.moved"), fs::directory_iterator()), 2);
+}
+
+// ima sign --sigfile writes FILE.sig beside the file it read, not through the path (F1).
+TEST_F(ChangedInputs, ImaSigfileIsWrittenBesideTheFileRead) {
+  const TreeEntry e = walk_then_swap();
+  spit(d_ / "outside/sub/m.ko.sig", "PRECIOUS");
+  ImaSignOptions io;
+  io.expect_file = e.file;
+  try {
+    ima_sign_file_sigfile(signer(), e.path, io);
+    ADD_FAILURE() << "signed " << e.path;
+  } catch (const IoError& x) {
+    EXPECT_EQ(std::string(x.what()), e.path + kReplaced);
+  }
+  EXPECT_EQ(slurp(d_ / "outside/sub/m.ko.sig"), Bytes({'P', 'R', 'E', 'C', 'I', 'O', 'U', 'S'}));
+  // Unswapped: the value in FILE.sig, the file untouched.
+  const ImaSignature s = ima_sign_file_sigfile(signer(), d_ / "DIR/sub.moved/m.ko");
+  EXPECT_EQ(slurp(d_ / "DIR/sub.moved/m.ko.sig"), s.value);
+  EXPECT_EQ(slurp(d_ / "DIR/sub.moved/m.ko"), pattern(4096));
 }
 
 // The signature is made and its commit held (an OutputBatch with no committers) while the

@@ -214,6 +214,26 @@ TEST_F(Promises, InPlaceSignKeepsXattrsAclOwnerAndModeAndSaysWhatItDrops) {
   EXPECT_EQ(cli("verify --keyring k.x509 plain.ko").status, 0);
 }
 
+// user.ima and user.evm (ima sign --xattr-user, evmctl --xattr-user) are the old content's
+// too: dropped with a note, like security.ima (on the old main kept silently, and then
+// "invalid-signature" for the signed module).
+TEST_F(Promises, InPlaceSignDropsUserImaWithANote) {
+  const std::string m = d_ / "plain.ko";
+  ASSERT_EQ(::setxattr(m.c_str(), "user.ima", "\x03\x02", 2, 0), 0) << std::strerror(errno);
+  ASSERT_EQ(::setxattr(m.c_str(), "user.evm", "\x05", 1, 0), 0) << std::strerror(errno);
+  ASSERT_EQ(::setxattr(m.c_str(), "user.origin", "distro", 6, 0), 0) << std::strerror(errno);
+  const test::Run r = cli("sign --key k.pem --cert k.x509 plain.ko");
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* name : {"user.ima", "user.evm"}) {
+    EXPECT_NE(r.err.find(std::string("modsign: plain.ko: note: ") + name +
+                         " not kept: it was the old content's (modsign ima sign --xattr-user makes one for the new)\n"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(xattr(m, name), "<none>");
+  }
+  EXPECT_EQ(xattr(m, "user.origin"), "distro");
+}
+
 // A user who could not write the module in place (sign-file's open would fail) or could
 // not keep its owner gets a refusal and an unchanged module, never a file of its own.
 TEST_F(Promises, AnotherUsersModuleIsRefusedNotTakenOver) {

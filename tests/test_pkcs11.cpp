@@ -276,6 +276,24 @@ TEST_F(Pkcs11, WrongPinMissingObjectAndBadUriWriteNothing) {
   }
 }
 
+// The hostile pass's spellings (issue 29): a PIN inside another attribute's value, an
+// escaped '=', an escaped ';' in the token label.  Never echoed, whatever the error.
+TEST_F(Pkcs11, PinHiddenInValuesOrEscapesIsNeverShown) {
+  const std::string m = module();
+  for (const auto& [key, shown] :
+       {std::pair{std::string("pkcs11:token=x?module-path=/nonexist;pin-value=S3cr3t"),
+                  std::string("pkcs11:token=x?module-path=(not shown)")},
+        std::pair{std::string("pkcs11:token=x;pin-value%3DS3cr3t"), std::string("pkcs11:token=x;(not shown)")},
+        std::pair{std::string("pkcs11:token=x%3Bpin-value%3DS3cr3t"), std::string("pkcs11:token=(not shown)")}}) {
+    SCOPED_TRACE(key);
+    const auto r = run(M() + " sign --key " + q(key) + " --cert " + q(crt("rsa2048")) + " " + q(m) + " </dev/null");
+    EXPECT_NE(r.status, 0);
+    EXPECT_EQ(r.err.find("S3cr3t"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.rfind("modsign: " + shown + ": ", 0), 0u) << r.err;
+    EXPECT_EQ(slurp(m), pattern(4096));
+  }
+}
+
 // A PIN in the URI, in its path or its query: a usage error (exit 2; sign-file's 1), the
 // URI shown without it.
 TEST_F(Pkcs11, PinInTheUriIsAUsageErrorAndNeverShown) {

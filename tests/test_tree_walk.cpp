@@ -151,6 +151,28 @@ TEST_F(TreeWalk, EmptyDirIsTheSameInputErrorForEveryCommand) {
   }
 }
 
+// With --sigfile, a DIR holding only FILE.sig files has nothing to sign or check: the same
+// input error (on the old main: "0 done, 0 failed, 1 skipped", exit 0).
+TEST_F(TreeWalk, OnlySignatureFilesUnderDirIsAnInputError) {
+  const std::string f = d_ / "sigs";
+  ASSERT_EQ(::mkdir(f.c_str(), 0755), 0);
+  test::spit(f + "/x.ko.sig", "not a file to sign\n");
+  const std::string key = " --key " + q(vec("mldsa65.key.pem")) + " --cert " + q(vec("mldsa65.cert.der"));
+  for (const std::string& args : {"ima sign" + key + " --sigfile -r " + q(f),
+                                  "ima verify --sigfile --keyring " + q(vec("mldsa65.cert.der")) + " -r " + q(f)}) {
+    SCOPED_TRACE(args);
+    const auto before = snapshot_dir(d_.path());
+    const auto r = run(M() + " " + args);
+    EXPECT_EQ(r.status, 3);
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err.rfind("modsign: " + f + ": no files under it but signature files (FILE.sig)\n", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find("modsign: " + f + "/x.ko.sig: skipped: signature file (--sigfile), not a file to sign or check\n"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(snapshot_dir(d_.path()), before);
+  }
+}
+
 // A directory this user cannot read (root without CAP_DAC_OVERRIDE/READ_SEARCH): named
 // with its reason, exit 3, and the rest of the tree is still walked and verified.
 TEST_F(TreeWalk, UnreadableDirectoryIsNamedAndTheRestIsWalked) {

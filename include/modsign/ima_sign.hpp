@@ -111,6 +111,15 @@ MODSIGN_API ImaSignature ima_sign_file_xattr(const Signer& signer, const std::st
                                              const std::string& name = "security.ima",
                                              const ImaSignOptions& options = {});
 
+/// ima_sign_file() and the value written to `path`.sig (evmctl's sigfile, as write_file_atomic()
+/// writes: atomic, owner, group, mode and extended attributes of an old one kept) in the
+/// directory of the file that was read, opened once with it: never through a path that
+/// leads elsewhere by then (a walked entry: options.expect_file).  Inside an
+/// OutputBatch::Scope the write follows the batch.  Throws as ima_sign_file() and IoError
+/// "<path>.sig: <reason>".
+MODSIGN_API ImaSignature ima_sign_file_sigfile(const Signer& signer, const std::string& path,
+                                               const ImaSignOptions& options = {});
+
 /// The value of extended attribute `name` of `path`; nullopt when the file has none
 /// (ENODATA) or its file system keeps no extended attributes (EOPNOTSUPP).  Throws IoError
 /// "<path>: getxattr security.ima: <reason>" otherwise (e.g. ENOENT).
@@ -133,6 +142,9 @@ struct ImaAppraiseOptions {
   std::string func = "FILE_CHECK";
   /// ima_hash= (IMA's default file hash, used when the value names none).
   std::string ima_hash = "sha256";
+  /// As SignOptions::expect_file: the file digest is taken from the file the walk of -r
+  /// DIR found (one open file), never from another file the path leads to by then.
+  std::optional<FileId> expect_file;
 };
 
 /// Checks an appraise_type before any file is read: throws UsageError "unknown appraise_type

@@ -166,8 +166,10 @@ MODSIGN_API void recheck_prepared(const SignerCertificate& cert, const PreparedM
 /// Throws InputError "<cert>: not the certificate the module was prepared with (SHA-256
 /// differs)", "<path>: changed since prepare (N bytes, prepared with M)", "<path>: changed
 /// since prepare (SHA-256 differs)", "<path>: to_sign differs from the module's (the
-/// prepared data was altered)", "<path>: signature does not verify with <cert>: <reason>"
-/// (e.g. "ML-DSA signature is 100 bytes, ML-DSA-65 needs 3309"); and as sign_module_file()
+/// prepared data was altered)"; SignError(SignRefusal::signature_mismatch) "<path>:
+/// signature does not verify with <cert>", or with ": <reason>" when it is not the
+/// verification itself that fails (e.g. "ML-DSA signature is 100 bytes, ML-DSA-65 needs
+/// 3309"); and as sign_module_file()
 /// (IoError, SignError); a streamed file that changes between its two passes: "<path>:
 /// changed while being written".  On a throw no output is touched.
 MODSIGN_API SignReport attach_signature_file(const SignerCertificate& cert, const PreparedModule& prepared,

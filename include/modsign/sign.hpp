@@ -119,6 +119,9 @@ enum class SignRefusal {
   backend_needs_seed,       ///< backend "botan" with an ML-DSA key without its seed
   already_signed,           ///< a marker is present and replace is not set
   compressed,               ///< a compressed module without recompress (SignError::format())
+  /// attach_signature_file(): the signature given does not verify with the certificate
+  /// over the module's to_sign (another module's, another key's, or altered).
+  signature_mismatch,
 };
 
 /// InputError with the SignRefusal, the bytes of module read before the refusal (0 when

@@ -15,6 +15,7 @@
 #include "modsign/load_verdict.hpp"
 #include "modsign/module.hpp"
 #include "modsign/profile.hpp"
+#include "modsign/tree.hpp"
 #include "modsign/result.hpp"
 #include "modsign/trust.hpp"
 
@@ -33,6 +34,10 @@ struct PredictOptions {
   /// kernel's EINVAL verdict (step 1) instead of an InputError (`modsign verify` keeps
   /// the InputError: such a file is reported as bad input, exit 3).
   bool keep_bad_stream = false;
+  /// The file a walk of -r DIR found at the path (TreeEntry::file): it is opened once and
+  /// read from there; another file at the path now is refused, IoError "<path>: not the
+  /// file found there by the walk of -r DIR (...); not handled" (SignOptions::expect_file).
+  std::optional<FileId> expect_file;
 };
 
 /// Predict init_module for the module file at `path`, as the kernel of `profile` loading

@@ -73,7 +73,7 @@ std::vector<BatchInput> expand_tree(const std::vector<std::string>& files, const
                                     std::size_t* dir_error, bool modules_only) {
   *dir_error = 0;
   std::vector<BatchInput> out;
-  for (const auto& f : files) out.push_back({f, false, "", std::nullopt});
+  for (const auto& f : files) out.push_back({f, false, "", std::nullopt, ""});
   const auto is_module = [](std::string_view n) {
     const std::string s(n);
     return ends_with(s, ".ko") || compressed_module_name(s);
@@ -85,7 +85,7 @@ std::vector<BatchInput> expand_tree(const std::vector<std::string>& files, const
         complain(e.path, tree_problem_text(e));
         ++*dir_error;
       } else {
-        BatchInput in{e.path, true, std::string(tree_kind_text(e.kind)), std::nullopt};
+        BatchInput in{e.path, true, std::string(tree_kind_text(e.kind)), std::nullopt, d};
         if (e.kind == TreeEntry::Kind::regular) in.file = e.file;
         out.push_back(std::move(in));
       }
@@ -109,10 +109,22 @@ std::vector<BatchInput> expand_file_tree(const std::vector<std::string>& files, 
   return expand_tree(files, dirs, dir_error, false);
 }
 
-void skip_sigfiles(std::vector<BatchInput>& inputs) {
-  for (auto& in : inputs)
-    if (in.from_dir && in.not_regular.empty() && in.path.size() > 4 && in.path.compare(in.path.size() - 4, 4, ".sig") == 0)
+void skip_sigfiles(std::vector<BatchInput>& inputs, const std::vector<std::string>& dirs, std::size_t* dir_error) {
+  std::map<std::string, std::pair<std::size_t, std::size_t>> per_dir;  // DIR: entries, signature files
+  for (auto& in : inputs) {
+    if (!in.from_dir) continue;
+    auto& [entries, sigs] = per_dir[in.dir];
+    ++entries;
+    if (in.not_regular.empty() && in.path.size() > 4 && in.path.compare(in.path.size() - 4, 4, ".sig") == 0) {
       in.not_regular = "signature file (--sigfile), not a file to sign or check";
+      ++sigs;
+    }
+  }
+  for (const auto& d : dirs)
+    if (const auto it = per_dir.find(d); it != per_dir.end() && it->second.first == it->second.second) {
+      complain(d, "no files under it but signature files (FILE.sig)");
+      ++*dir_error;
+    }
 }
 
 std::vector<std::size_t> duplicate_of(const std::vector<BatchInput>& inputs) {

@@ -40,6 +40,8 @@ struct BatchInput {
   /// For a regular file found under -r DIR: the file the walk found (checked again when it
   /// is opened: SignOptions::expect_file).
   std::optional<FileId> file;
+  /// The -r DIR it was found under ("" for an argument).
+  std::string dir;
 };
 
 /// MODULE arguments (in the order given) and then, for each -r DIR in turn, every
@@ -62,7 +64,10 @@ std::vector<BatchInput> expand_file_tree(const std::vector<std::string>& files, 
                                          std::size_t* dir_error);
 /// With --sigfile: the FILE.sig files found under -r DIR are the signatures, not files to
 /// sign or check (skipped with "signature file (--sigfile), not a file to sign or check").
-void skip_sigfiles(std::vector<BatchInput>& inputs);
+/// A DIR whose entries are all such signature files has nothing to handle: "DIR: no files
+/// under it but signature files (FILE.sig)", counted in `*dir_error` (exit 3), as an empty
+/// DIR.
+void skip_sigfiles(std::vector<BatchInput>& inputs, const std::vector<std::string>& dirs, std::size_t* dir_error);
 
 /// The usage checks of a command that writes modules (sign, strip): "--dest needs exactly
 /// one MODULE" when `dest` is set and the inputs are not exactly one MODULE argument, and

@@ -67,7 +67,7 @@ int cmd_ima_sign(const ImaSignArgs& a) {
   std::size_t dir_error = 0;  // entries under -r DIR not handled (reported)
   auto inputs = expand_file_tree(a.files, a.dirs, &dir_error);
   if (inputs.empty() && dir_error) return kExitInput;  // every -r DIR failed or was empty (reported)
-  if (a.sigfile) skip_sigfiles(inputs);
+  if (a.sigfile) skip_sigfiles(inputs, a.dirs, &dir_error);
   if (inputs.empty() && !dir_error) {
     complain("", "no files given (FILE... or -r DIR)");
     return kExitUsage;
@@ -122,11 +122,6 @@ int cmd_ima_sign(const ImaSignArgs& a) {
     r.exit = run_guarded([&] {
       ImaSignOptions o = opt;
       o.expect_file = in.file;
-      const bool set_xattr = !a.sigfile && !to_manifest;
-      // Setting the xattr: hashed and set on one open file (ima_sign_file_xattr).
-      const ImaSignature s = set_xattr ? ima_sign_file_xattr(*signer, in.path, xattr, o) : ima_sign_file(*signer, in.path, o);
-      r.bytes = s.file_size;
-      std::string where;
       if (a.sigfile) {
         const std::string out = in.path + ".sig";
         refuse_output_over(out, {{signer->key_path(), "the private key"},
@@ -134,8 +129,15 @@ int cmd_ima_sign(const ImaSignArgs& a) {
                                  {a.key_options.pin_file, "the PIN file"},
                                  {in.path, "the input"}});
         refuse_input(out);
-        write_file_atomic(out, s.value);  // the batch's OutputBatch::Scope applies
-        where = " -> " + out;
+      }
+      // One open file for the hash and the output (the xattr, or FILE.sig beside it).
+      const ImaSignature s = a.sigfile     ? ima_sign_file_sigfile(*signer, in.path, o)  // the batch's Scope applies
+                             : to_manifest ? ima_sign_file(*signer, in.path, o)
+                                           : ima_sign_file_xattr(*signer, in.path, xattr, o);
+      r.bytes = s.file_size;
+      std::string where;
+      if (a.sigfile) {
+        where = " -> " + in.path + ".sig";
       } else if (to_manifest) {
         lines[i] = dump({{"path", in.path},
                          {"xattr", xattr},

@@ -111,7 +111,7 @@ int cmd_ima_verify(ImaVerifyArgs& a) {
   std::size_t dir_error = 0;  // entries under -r DIR not handled (reported)
   auto inputs = expand_file_tree(a.files, a.dirs, &dir_error);
   if (inputs.empty() && dir_error) return kExitInput;  // every -r DIR failed or was empty (reported)
-  if (a.sigfile) skip_sigfiles(inputs);
+  if (a.sigfile) skip_sigfiles(inputs, a.dirs, &dir_error);
   if (inputs.empty() && !dir_error) {
     complain("", "no files given (FILE... or -r DIR)");
     return kExitUsage;
@@ -164,6 +164,7 @@ int cmd_ima_verify(ImaVerifyArgs& a) {
             o.appraise_type = t;
             o.func = a.func;
             o.ima_hash = a.ima_hash;
+            o.expect_file = in.file;  // a walked entry: hashed from the file the walk found
             const ImaFileAppraisal v = ima_appraise_file(in.path, xattr, *trust, *profile, o);
             if (!v.passes()) worst = kExitVerdict;
             r.out += a.json ? dump(verdict_json(in.path, profile->name(), v, xattr)) + "\n" : verdict_text(in.path, v);

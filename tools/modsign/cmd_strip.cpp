@@ -24,28 +24,26 @@ struct StripArgs {
   std::string dest;
   bool recompress = false, all = false, legacy = false;
   std::uint64_t max_size = StripOptions{}.max_size;
+  BatchOptions batch;
 };
 
-/// Remove the appended signature (content only remains), recompressing if asked.
+/// Remove the appended signature (content only remains), recompressing if asked: one
+/// batch, as sign (run_batch: --jobs, --quiet, --sync, the summary line).
 int cmd_strip(const StripArgs& a) {
   std::size_t dir_error = 0;  // entries under -r DIR not handled (reported)
   const auto inputs = expand_module_tree(a.modules, a.dirs, &dir_error);
   if (inputs.empty() && dir_error) return kExitInput;  // every -r DIR failed or was empty (reported)
   if (!module_inputs_usable(inputs, a.dirs, a.dest)) return kExitUsage;
-  CleanupOnSignal cleanup;  // no .modsign.XXXXXX left behind by SIGINT/SIGTERM/SIGHUP
   // As sign: symbolic links found under -r are skipped, then the same file named twice is
   // stripped once.
   const auto duplicate = duplicate_of(inputs);
-  int worst = dir_error ? kExitInput : kExitOk;
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    const std::string& path = inputs[i].path;
-    if (!inputs[i].not_regular.empty()) {
-      complain(path, "skipped: " + inputs[i].not_regular);
-      continue;
-    }
-    if (duplicate[i] != SIZE_MAX) {
-      complain(path, duplicate_text(inputs[duplicate[i]].path));
-      continue;
+  auto work = [&](std::size_t i) {
+    const BatchInput& in = inputs[i];
+    ItemResult r;
+    CaptureComplaints capture(r.err);
+    if (skip_sign_input(inputs, duplicate, i, true)) {
+      r.state = ItemState::skipped;
+      return r;
     }
     StripOptions o;
     o.recompress = a.recompress;
@@ -53,25 +51,32 @@ int cmd_strip(const StripArgs& a) {
     o.max_size = a.max_size;
     o.all = a.all;
     o.legacy = a.legacy;
-    o.expect_file = inputs[i].file;
-    worst = std::max(worst, run_guarded([&] {
+    o.expect_file = in.file;
+    r.exit = run_guarded([&] {
       try {
-        const StripReport r = strip_module_file(path, o);
-        for (const auto& n : r.notes) complain(path, n);
-        if (!r.was_signed) std::cout << printable(path) << ": not signed, unchanged\n";
-        else if (r.signatures_removed > 1)
-          std::cout << printable(r.path) << ": " << r.signatures_removed << " signatures removed (" << r.cms_size
-                    << " bytes of CMS)\n";
-        else std::cout << printable(r.path) << ": signature removed (" << r.cms_size << " bytes of CMS)\n";
+        const StripReport s = strip_module_file(in.path, o);  // the batch's OutputBatch::Scope applies
+        r.bytes = s.bytes_read;
+        for (const auto& n : s.notes) complain(in.path, n);
+        if (!s.was_signed) r.out = printable(in.path) + ": not signed, unchanged\n";
+        else if (s.signatures_removed > 1)
+          r.out = printable(s.path) + ": " + std::to_string(s.signatures_removed) + " signatures removed (" +
+                  std::to_string(s.cms_size) + " bytes of CMS)\n";
+        else r.out = printable(s.path) + ": signature removed (" + std::to_string(s.cms_size) + " bytes of CMS)\n";
       } catch (const SignError& e) {
-        if (e.reason() == SignRefusal::compressed) complain(path, e.format() + "-compressed module: use --recompress");
+        if (e.reason() == SignRefusal::compressed) complain(in.path, e.format() + "-compressed module: use --recompress");
         else complain("", e.what());
         return kExitInput;
       }
       return kExitOk;
-    }));
-  }
-  return worst;
+    });
+    r.state = r.exit == kExitOk ? ItemState::done : ItemState::failed;
+    return r;
+  };
+  BatchOptions bo = a.batch;
+  bo.not_handled = dir_error;
+  const int status = run_batch("strip", inputs.size(), work, bo, inputs.size() > 1 || !a.dirs.empty(),
+                               [&](std::size_t i) { return inputs[i].path; });
+  return dir_error ? std::max(status, kExitInput) : status;
 }
 
 struct ExtractArgs {
@@ -105,6 +110,7 @@ Runner setup_strip(CLI::App& c) {
   c.add_flag("--legacy", a->legacy,
              "also strip a trailer the kernel refuses as legacy (id_type 0/1, non-zero legacy fields), with a note");
   add_module_inputs(&c, a->max_size, nullptr, &a->dirs, "strip");
+  add_batch_options(&c, a->batch, true);
   c.add_option("MODULE", a->modules, "modules");
   return [a] { return cmd_strip(*a); };
 }

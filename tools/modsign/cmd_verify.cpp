@@ -194,7 +194,9 @@ int cmd_verify(const VerifyArgs& a) {
     }
     Verdict v;
     try {
-      v = predict_module_file(path, *trust, *profile, po);
+      PredictOptions item = po;
+      item.expect_file = inputs[i].file;  // a walked entry: read from the file the walk found
+      v = predict_module_file(path, *trust, *profile, item);
     } catch (const IoError& e) {
       complain("", e.what());
       error_json(e.what());

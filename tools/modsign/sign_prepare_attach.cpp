@@ -301,7 +301,9 @@ int run_prepare(const RemoteArgs& r, const std::string& cert_path, const SignOpt
     res.state = ItemState::failed;
     (void)run_guarded([&] {
       try {
-        PreparedModule p = prepare_module_file(*cert, inputs[i].path, opt);
+        SignOptions item = opt;
+        item.expect_file = inputs[i].file;  // a walked entry: read from the file the walk found
+        PreparedModule p = prepare_module_file(*cert, inputs[i].path, item);
         try {
           (void)manifest_line(0, p).dump();  // strict: a path that is not UTF-8 cannot be a JSON string
         } catch (const nlohmann::json::exception&) {
@@ -433,7 +435,12 @@ int run_attach(const RemoteArgs& r, const std::string& cert_path, const SignOpti
         res.exit = kExitOk;
         res.state = ItemState::done;
       } catch (const SignError& ex) {
-        report_refusal(ex, e.p.path, words, res);
+        if (ex.reason() != SignRefusal::signature_mismatch) report_refusal(ex, e.p.path, words, res);
+        else  // which signature: a wrong file in DIR, a line for another index
+          complain("", std::string(ex.what()) + " (the signature from " +
+                           (sig_dir ? r.signatures + "/" + std::to_string(e.index) + ".sig"
+                                    : r.signatures + ", index " + std::to_string(e.index)) +
+                           ")");
       }
       return res.exit;
     });
