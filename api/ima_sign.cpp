@@ -214,10 +214,14 @@ ImaSignature ima_sign_file_xattr(const Signer& signer, const std::string& path, 
 ImaSignature ima_sign_file_sigfile(const Signer& signer, const std::string& path, const ImaSignOptions& o) {
   check_ima_sign_options(signer, o);
   const InputLock lock(path, o.expect_file);
+  // FILE.sig is checked and made beside the file that was read (in its directory).
+  const FileAt at = lock.beside(path + ".sig");
+  if (api::is_input(at, lock))
+    throw IoError(at.shown + ": is the same file as the input " + path + "; refusing to overwrite it");
+  api::refuse_output_over(at, api::signer_files(signer));
   ImaSignature r = sign_locked(signer, lock, o, content_stamp(lock.fd(), path));
   std::optional<AtomicFile> out;
-  if (lock.dir()) out.emplace(path + ".sig", lock.dir());  // beside the file that was read
-  else out.emplace(path + ".sig");
+  api::open_output(out, at.shown, &lock);
   out->write(r.value);
   out->commit();
   return r;

@@ -68,18 +68,24 @@ void refuse_non_module(const InputLock& lock);
 /// content (security.ima, security.evm): "note: WHICHNAME not kept: it was the old
 /// content's (modsign ima sign --setxattr makes one for the new)", `which` "" or "FILE: ".
 std::vector<std::string> dropped_xattr_notes(const AtomicFile& f, const std::string& which = "");
-/// An explicit output `out` that is the input `input` under another name (a symbolic or
-/// hard link, another spelling) would replace it: throws IoError "OUT: is the same file as
-/// the input IN; refusing to overwrite it (to VERB in place, give no output)".  The same
-/// spelling is working in place and is not refused.
-void refuse_input_alias(const std::string& out, const std::string& input, const char* verb);
+/// refuse_output_over() of the output `out` where it is made (InputLock::beside(): in the
+/// input's directory for an output beside the input).
+void refuse_output_over(const FileAt& out, const std::vector<KeptFile>& kept);
+/// True when `out` exists and is the file `input` holds (st_dev, st_ino).
+bool is_input(const FileAt& out, const InputLock& input);
+/// An explicit output `out` that is the input under another name (a symbolic or hard link,
+/// another spelling) would replace it: throws IoError "OUT: is the same file as the input
+/// IN; refusing to overwrite it (to VERB in place, give no output)".  The same spelling is
+/// working in place and is not refused.
+void refuse_input_alias(const std::string& out, const InputLock& input, const char* verb);
+/// The files a signer reads, which no output may replace: its private key, certificate and
+/// PIN file (those that are files).
+std::vector<KeptFile> signer_files(const Signer& signer);
 /// refuse_output_over() for sign_module_file(): the signed module `out` (unless p7s_only)
-/// against the key and certificate files; the .p7s `p7s` (if written) against those, the
-/// input module and `out`.  Throws IoError.
-void refuse_sign_outputs(const Signer& signer, const std::string& path, const std::string& out,
-                         const std::string& p7s, const SignOptions& o);
-/// The same checks for a caller whose files to keep are `kept` (e.g. a certificate alone).
-void refuse_sign_outputs(std::vector<KeptFile> kept, const std::string& path, const std::string& out,
+/// against the input and `kept` (the signer's files, or a certificate alone); the .p7s
+/// `p7s` (if written) against those and `out`.  Outputs beside the input are checked in its
+/// directory.  Throws IoError.
+void refuse_sign_outputs(std::vector<KeptFile> kept, const InputLock& input, const std::string& out,
                          const std::string& p7s, const SignOptions& o);
 /// What is signed in a module file's bytes `stored` (`m` its opened image, nullptr for a
 /// raw file): the image without an existing signature (with `o.replace`), and its

@@ -2,27 +2,48 @@
 // common/file.hpp's CommitBatch and remove_temporary_files_and_freeze().
 #include "modsign/output.hpp"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <optional>
 #include <system_error>
 #include <thread>
 
+#include "api/internal.hpp"
 #include "common/file.hpp"
 #include "crypto/crypto.hpp"
 
 namespace modsign {
 
+namespace {
+// same_file() of `out` (in its directory) and the path `b`.
+bool same_file_at(const FileAt& out, const std::string& b) {
+  if (out.dir == AT_FDCWD) return same_file(out.name, b);
+  const FileIdentity i = identity_of(out), j = identity_of(b);
+  if (i.exists && j.exists) return i.dev == j.dev && i.ino == j.ino;
+  // A name not there in a checked directory is no existing file; two missing ones are the
+  // same only when spelled the same.
+  return !i.exists && !j.exists &&
+         std::filesystem::absolute(out.shown).lexically_normal() == std::filesystem::absolute(b).lexically_normal();
+}
+}  // namespace
+
 void refuse_output_over(const std::string& out, const std::vector<KeptFile>& kept) {
+  api::refuse_output_over(FileAt::path(out), kept);
+}
+
+void api::refuse_output_over(const FileAt& out, const std::vector<KeptFile>& kept) {
   for (const auto& k : kept)
-    if (!k.path.empty() && same_file(out, k.path))
-      throw IoError(out + ": is the same file as " + k.role + " " + k.path + "; refusing to overwrite it");
+    if (!k.path.empty() && same_file_at(out, k.path))
+      throw IoError(out.shown + ": is the same file as " + k.role + " " + k.path + "; refusing to overwrite it");
   struct stat st {};
-  if (::stat(out.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) > kMaxSmallFileSize)
+  if (::fstatat(out.dir, out.name.c_str(), &st, 0) != 0 || !S_ISREG(st.st_mode) ||
+      static_cast<std::uint64_t>(st.st_size) > kMaxSmallFileSize)
     return;
   Bytes content;
   try {
@@ -34,12 +55,18 @@ void refuse_output_over(const std::string& out, const std::vector<KeptFile>& kep
     for (const auto* m : {kElf, kXz, kZstd})
       if (magic.size() == 4 && std::equal(magic.begin(), magic.end(), m)) return;
     if (magic.size() >= 2 && magic[0] == 0x1f && magic[1] == 0x8b) return;  // gzip
-    content = read_file(out, kMaxSmallFileSize);
+    if (f.size() > kMaxSmallFileSize) return;  // grew meanwhile: no key file
+    content = f.read_at(0, static_cast<std::size_t>(f.size()));
   } catch (const IoError&) {
     return;  // unreadable: AtomicFile's own checks decide
   }
   if (const auto what = crypto::key_material_kind(content))
-    throw IoError(out + ": holds " + *what + "; refusing to overwrite it");
+    throw IoError(out.shown + ": holds " + *what + "; refusing to overwrite it");
+}
+
+bool api::is_input(const FileAt& out, const InputLock& input) {
+  const FileIdentity i = identity_of(out);
+  return i.exists && i.dev == input.identity().dev && i.ino == input.identity().ino;
 }
 
 struct OutputBatch::Impl {

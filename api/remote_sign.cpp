@@ -372,7 +372,7 @@ SignReport attach_signature_file(const SignerCertificate& cert, const PreparedMo
   const std::string p7s = so.p7s_out.empty() ? out + ".p7s" : so.p7s_out;
   const InputLock input(path, so.expect_file);  // as sign_module_file()
   api::refuse_non_module(input);
-  api::refuse_sign_outputs({{c.path, "the certificate"}}, path, out, p7s, so);
+  api::refuse_sign_outputs({{c.path, "the certificate"}}, input, out, p7s, so);
   if (streamable_module_file(path, so.stream_above))
     return attach_streaming(cert, prepared, signature, so, out, p7s, input);
   const auto sm = api::read_stored_module(input, so.max_size);

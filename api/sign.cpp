@@ -228,7 +228,7 @@ void refuse_non_module(const std::string& path) { refuse_non_module(FileReader(p
 void refuse_non_module(const InputLock& lock) { refuse_non_module(FileReader(lock), lock.path()); }
 
 void open_output(std::optional<AtomicFile>& f, const std::string& out, const InputLock* input) {
-  if (input && input->dir() && (out == input->path() || out == input->path() + ".p7s")) f.emplace(out, input->dir());
+  if (input && input->beside(out).dir != AT_FDCWD) f.emplace(out, input->dir());
   else f.emplace(out);
 }
 
@@ -240,28 +240,28 @@ std::vector<std::string> dropped_xattr_notes(const AtomicFile& f, const std::str
   return notes;
 }
 
-void refuse_input_alias(const std::string& out, const std::string& input, const char* verb) {
-  if (out != input && same_file(out, input))
-    throw IoError(out + ": is the same file as the input " + input + "; refusing to overwrite it (to " + verb +
+void refuse_input_alias(const std::string& out, const InputLock& input, const char* verb) {
+  if (out != input.path() && is_input(input.beside(out), input))
+    throw IoError(out + ": is the same file as the input " + input.path() + "; refusing to overwrite it (to " + verb +
                   " in place, give no output)");
 }
 
-void refuse_sign_outputs(const Signer& signer, const std::string& path, const std::string& out,
-                         const std::string& p7s, const SignOptions& o) {
-  refuse_sign_outputs({{signer.key_path(), "the private key"},
-                       {signer.certificate_path(), "the certificate"},
-                       {signer.impl().pin_path, "the PIN file"}},
-                      path, out, p7s, o);
+std::vector<KeptFile> signer_files(const Signer& signer) {
+  return {{signer.key_path(), "the private key"},
+          {signer.certificate_path(), "the certificate"},
+          {signer.impl().pin_path, "the PIN file"}};
 }
 
-void refuse_sign_outputs(std::vector<KeptFile> kept, const std::string& path, const std::string& out,
+void refuse_sign_outputs(std::vector<KeptFile> kept, const InputLock& input, const std::string& out,
                          const std::string& p7s, const SignOptions& o) {
-  if (!o.p7s_only) refuse_input_alias(out, path, "sign");
-  if (!o.p7s_only) refuse_output_over(out, kept);
+  if (!o.p7s_only) refuse_input_alias(out, input, "sign");
+  if (!o.p7s_only) refuse_output_over(input.beside(out), kept);
   if (o.p7s || o.p7s_only) {
-    kept.push_back({path, "the input"});
-    if (!o.p7s_only) kept.push_back({out, "the signed module"});
-    refuse_output_over(p7s, kept);
+    const FileAt at = input.beside(p7s);
+    if (is_input(at, input))
+      throw IoError(p7s + ": is the same file as the input " + input.path() + "; refusing to overwrite it");
+    if (!o.p7s_only && out != input.path()) kept.push_back({out, "the signed module"});
+    refuse_output_over(at, kept);
   }
 }
 
@@ -400,7 +400,7 @@ SignReport sign_module_file(const Signer& signer, const std::string& path, const
   // is read from the locked file, never by its path again.
   const InputLock input(path, options.expect_file);
   api::refuse_non_module(input);
-  api::refuse_sign_outputs(signer, path, out, p7s, options);
+  api::refuse_sign_outputs(api::signer_files(signer), input, out, p7s, options);
   if (!options.raw && streamable_module_file(path, options.stream_above))
     return api::sign_streaming(signer, path, options, &input);
   SignedImage si;

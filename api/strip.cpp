@@ -64,8 +64,8 @@ StripReport strip_module_file(const std::string& path, const StripOptions& optio
     r.recompressed = std::string(module::compression_name(m.compression));
   }
   r.path = options.out.empty() ? path : options.out;
-  api::refuse_input_alias(r.path, path, "strip");
-  refuse_output_over(r.path, {});
+  api::refuse_input_alias(r.path, input, "strip");
+  api::refuse_output_over(input.beside(r.path), {});
   std::optional<AtomicFile> f;
   api::open_output(f, r.path, &input);
   f->write(out);

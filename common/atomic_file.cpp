@@ -99,6 +99,13 @@ FileIdentity identity_of(const std::string& path) {
   return identity_of_stat(st);
 }
 
+FileIdentity identity_of(const FileAt& f) { return identity_in(f.dir, f.name); }
+
+FileAt InputLock::beside(const std::string& out) const {
+  if (dir_ && (out == path_ || out == path_ + ".p7s" || out == path_ + ".sig")) return {*dir_, base_of(out), out};
+  return FileAt::path(out);
+}
+
 InputLock::InputLock(const std::string& path, const std::optional<FileId>& expected) : path_(path) {
   const auto deadline = std::chrono::steady_clock::now() + kLockWait;
   for (;;) {

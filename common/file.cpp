@@ -158,18 +158,22 @@ Bytes read_module_bytes(const InputLock& lock, std::uint64_t max_size) {
                          " bytes modsign reads into memory (raise --max-size)");
 }
 
-FileReader::FileReader(const std::string& path) : path_(path) {
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd_ < 0) throw IoError(file_detail::open_error(path));
+FileAt FileAt::path(const std::string& path) { return {AT_FDCWD, path, path}; }
+
+FileReader::FileReader(const std::string& path) : FileReader(FileAt::path(path)) {}
+
+FileReader::FileReader(const FileAt& f) : path_(f.shown) {
+  fd_ = ::openat(f.dir, f.name.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd_ < 0) throw IoError(file_detail::open_error(path_));
   struct stat st {};
   if (::fstat(fd_, &st) != 0) {
-    auto m = sys_error(path, "stat");
+    auto m = sys_error(path_, "stat");
     ::close(fd_);
     throw IoError(m);
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd_);
-    throw IoError(path + ": " + kind(st.st_mode));
+    throw IoError(path_ + ": " + kind(st.st_mode));
   }
   size_ = static_cast<std::uint64_t>(st.st_size);
 }

@@ -1,6 +1,7 @@
 // modsign — whole-file reads and atomic writes.
 #pragma once
 
+#include <fcntl.h>  // AT_FDCWD (FileAt)
 #include <sys/stat.h>
 
 #include <cstdint>
@@ -22,11 +23,24 @@
 
 namespace modsign {
 
+/// A file named in an open directory: `name` is looked up in `dir` (openat, fstatat), or,
+/// with dir AT_FDCWD, `name` is a path; `shown` is how messages name it.  An output beside a
+/// locked input (InputLock::dir()) is checked in that directory, never by a path that a
+/// directory swapped meanwhile would lead elsewhere.
+struct FileAt {
+  int dir;
+  std::string name, shown;
+  /// The path `path` itself (AT_FDCWD).
+  static FileAt path(const std::string& path);
+};
+
 /// A regular file opened for positioned reads (pread), for streaming large inputs.
 class FileReader {
  public:
   /// Throws IoError "<path>: <reason>" if it cannot be opened or is not a regular file.
   explicit FileReader(const std::string& path);
+  /// The same, of `f.name` in `f.dir` (messages name `f.shown`).
+  explicit FileReader(const FileAt& f);
   /// The file `lock` holds open (its own descriptor, a dup): what the lock checked is what
   /// is read, whatever its path leads to by now.
   explicit FileReader(const class InputLock& lock);
@@ -59,6 +73,8 @@ struct FileIdentity {
 };
 /// stat(2) of `path` (symbolic links followed); exists = false when it is not there.
 FileIdentity identity_of(const std::string& path);
+/// The same, of `f.name` in `f.dir` (fstatat).
+FileIdentity identity_of(const FileAt& f);
 
 /// An input held for the whole of an operation that rewrites it: the file is opened and
 /// locked (flock LOCK_EX, the lock every modsign writer takes; waits up to 60 s for
@@ -80,6 +96,10 @@ class InputLock {
   /// Its directory, open and checked to hold the file under its name when it was locked;
   /// null when `path` names it through a symbolic link (outputs are then made by path).
   const std::shared_ptr<const int>& dir() const { return dir_; }
+  /// Where the output `out` is checked and made: in dir() when `out` is the input itself or
+  /// the input's name + ".p7s" or ".sig" (an in-place output, or one beside the input), else
+  /// the path `out`.
+  FileAt beside(const std::string& out) const;
 
  private:
   std::string path_;

@@ -7,6 +7,7 @@
 //     streamed: the commit is held in an OutputBatch while the file is changed);
 //   - ima sign's xattr is the signature of what the file holds (one open file).
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 
 #include <modsign/modsign.hpp>
 
+#include "api/internal.hpp"
 #include "common/file.hpp"
 #include "common/module_read.hpp"
 #include "test_support.hpp"
@@ -203,6 +205,44 @@ TEST_F(ChangedInputs, ALockedInputIsReadAndReplacedWhereItWasLocked) {
   EXPECT_EQ(std::distance(fs::directory_iterator(d_ / "DIR/sub.moved"), fs::directory_iterator()), 2);
 }
 
+// The checks made before an output replaces anything look where the output is made: after
+// a directory on the path of a locked input is swapped for a symbolic link, the in-place
+// module, its .p7s and FILE.sig are checked in the locked input's directory, and no file
+// outside is opened or refused for (hostile pass 2: ima sign F1, strip, sign --p7s).
+TEST_F(ChangedInputs, OutputChecksLookBesideTheLockedInput) {
+  fs::create_directories(d_ / "DIR/sub");
+  fs::create_directories(d_ / "outside/sub");
+  const std::string m = d_ / "DIR/sub/m.ko";
+  spit(m, pattern(4096));
+  const Bytes key = slurp(*keys_ / "k.pem");
+  for (const char* name : {"m.ko", "m.ko.p7s", "m.ko.sig"}) spit(d_ / ("outside/sub/" + std::string(name)), key);
+  const InputLock lock(m);
+  fs::rename(d_ / "DIR/sub", d_ / "DIR/sub.moved");
+  fs::create_directory_symlink(d_ / "outside/sub", d_ / "DIR/sub");
+  const auto refused = [](const FileAt& at) -> std::string {
+    try {
+      api::refuse_output_over(at, {});
+      return "";
+    } catch (const IoError& e) {
+      return e.what();
+    }
+  };
+  for (const std::string& out : {m, m + ".p7s", m + ".sig"}) {
+    const FileAt at = lock.beside(out);
+    EXPECT_NE(at.dir, AT_FDCWD) << out;
+    EXPECT_EQ(at.shown, out);
+    EXPECT_EQ(refused(at), "") << out;  // the key outside is not what would be replaced
+    EXPECT_EQ(refused(FileAt::path(out)), out + ": holds a private key (PEM); refusing to overwrite it");
+  }
+  EXPECT_TRUE(api::is_input(lock.beside(m), lock));
+  EXPECT_FALSE(api::is_input(FileAt::path(m), lock));  // by path: the file outside
+  EXPECT_EQ(lock.beside(d_ / "DIR/sub/other.ko").dir, AT_FDCWD);  // not beside the input: a path
+  // What is in the locked input's directory is checked: a key there is refused by its name.
+  spit(d_ / "DIR/sub.moved/m.ko.p7s", key);
+  EXPECT_EQ(refused(lock.beside(m + ".p7s")), m + ".p7s: holds a private key (PEM); refusing to overwrite it");
+  for (const char* name : {"m.ko", "m.ko.p7s", "m.ko.sig"}) EXPECT_EQ(slurp(d_ / ("outside/sub/" + std::string(name))), key);
+}
+
 // ima sign --sigfile writes FILE.sig beside the file it read, not through the path (F1).
 TEST_F(ChangedInputs, ImaSigfileIsWrittenBesideTheFileRead) {
   const TreeEntry e = walk_then_swap();
@@ -220,6 +260,28 @@ TEST_F(ChangedInputs, ImaSigfileIsWrittenBesideTheFileRead) {
   const ImaSignature s = ima_sign_file_sigfile(signer(), d_ / "DIR/sub.moved/m.ko");
   EXPECT_EQ(slurp(d_ / "DIR/sub.moved/m.ko.sig"), s.value);
   EXPECT_EQ(slurp(d_ / "DIR/sub.moved/m.ko"), pattern(4096));
+  // FILE.sig holding a key, or being the signer's certificate, is refused before anything
+  // is hashed or written.
+  const Bytes key = slurp(*keys_ / "k.pem");
+  spit(d_ / "DIR/sub.moved/m.ko.sig", key);
+  const auto refusal = [&](const std::string& path) -> std::string {
+    try {
+      ima_sign_file_sigfile(signer(), path);
+      return "signed";
+    } catch (const IoError& x) {
+      return x.what();
+    }
+  };
+  EXPECT_EQ(refusal(d_ / "DIR/sub.moved/m.ko"),
+            (d_ / "DIR/sub.moved/m.ko.sig") + ": holds a private key (PEM); refusing to overwrite it");
+  EXPECT_EQ(slurp(d_ / "DIR/sub.moved/m.ko.sig"), key);
+  fs::copy_file(d_ / "DIR/sub.moved/m.ko", *keys_ / "k.crt.x", fs::copy_options::overwrite_existing);
+  fs::create_symlink(*keys_ / "k.crt", *keys_ / "k.crt.x.sig");
+  EXPECT_EQ(refusal(*keys_ / "k.crt.x"),
+            (*keys_ / "k.crt.x.sig") + ": is the same file as the certificate " + (*keys_ / "k.crt") +
+                "; refusing to overwrite it");
+  fs::remove(*keys_ / "k.crt.x.sig");
+  fs::remove(*keys_ / "k.crt.x");
 }
 
 // The signature is made and its commit held (an OutputBatch with no committers) while the

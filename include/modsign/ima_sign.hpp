@@ -115,8 +115,10 @@ MODSIGN_API ImaSignature ima_sign_file_xattr(const Signer& signer, const std::st
 /// writes: atomic, owner, group, mode and extended attributes of an old one kept) in the
 /// directory of the file that was read, opened once with it: never through a path that
 /// leads elsewhere by then (a walked entry: options.expect_file).  Inside an
-/// OutputBatch::Scope the write follows the batch.  Throws as ima_sign_file() and IoError
-/// "<path>.sig: <reason>".
+/// OutputBatch::Scope the write follows the batch.  Before anything is hashed, `path`.sig is
+/// refused (as refuse_output_over(), checked in that directory) when it is the input, the
+/// signer's key, certificate or PIN file, or holds a key or certificate.  Throws as
+/// ima_sign_file() and IoError "<path>.sig: <reason>".
 MODSIGN_API ImaSignature ima_sign_file_sigfile(const Signer& signer, const std::string& path,
                                                const ImaSignOptions& options = {});
 

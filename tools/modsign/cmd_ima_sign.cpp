@@ -122,14 +122,7 @@ int cmd_ima_sign(const ImaSignArgs& a) {
     r.exit = run_guarded([&] {
       ImaSignOptions o = opt;
       o.expect_file = in.file;
-      if (a.sigfile) {
-        const std::string out = in.path + ".sig";
-        refuse_output_over(out, {{signer->key_path(), "the private key"},
-                                 {signer->certificate_path(), "the certificate"},
-                                 {a.key_options.pin_file, "the PIN file"},
-                                 {in.path, "the input"}});
-        refuse_input(out);
-      }
+      if (a.sigfile) refuse_input(in.path + ".sig");  // another input (the library checks this one, keys, PIN)
       // One open file for the hash and the output (the xattr, or FILE.sig beside it).
       const ImaSignature s = a.sigfile     ? ima_sign_file_sigfile(*signer, in.path, o)  // the batch's Scope applies
                              : to_manifest ? ima_sign_file(*signer, in.path, o)
