@@ -330,7 +330,7 @@ SignedInfo parse_signer_info(ParseContext& ctx, const Element& el) {
   return si;
 }
 
-void parse_signed_data(ParseContext& ctx, Reader& sd) {
+void parse_signed_data(ParseContext& ctx, Reader& sd, bool sd_indefinite) {
   // pkcs7_note_signeddata_version
   Element v = sd.expect(asn1::kInteger, "SignedData version");
   if (v.content.size() != 1 || (v.content[0] != 1 && v.content[0] != 3)) fail(KErr::einval, "Unsupported SignedData version");
@@ -349,8 +349,14 @@ void parse_signed_data(ParseContext& ctx, Reader& sd) {
   } else {
     fail(KErr::ebadmsg, "digestAlgorithms missing");
   }
+  // lib/asn1_decoder.c's FLAG_MATCHED when it reaches signerInfos: whether the last
+  // element whose tag it read matched.  An optional element is skipped without a read at
+  // the end of a definite-length container, but read, and not matched, when the
+  // end-of-contents octets of an indefinite one are next.
+  bool matched = true;
   // contentInfo (pkcs7_note_content, pkcs7_note_data)
   {
+    const bool ci_indefinite = sd.remaining() > 1 && sd.rest()[1] == 0x80;
     Reader ci = sd.enter(asn1::kSequence, "contentInfo");
     Element type = ci.expect(asn1::kOid, "eContentType");
     Element e;
@@ -361,6 +367,8 @@ void parse_signed_data(ParseContext& ctx, Reader& sd) {
       ctx.msg.data = copy(data.content);
       ctx.msg.data_header = copy(data.tlv.first(data.header_len()));
       ctx.msg.data_embedded = true;
+    } else if (ci_indefinite) {
+      matched = false;  // content [0] OPTIONAL read the end-of-contents octets
     }
     if (!ci.empty()) fail(KErr::ebadmsg, "unexpected data in contentInfo");
     if (!same(type.content, kOidData) && !same(type.content, kOidMsIndirectData))
@@ -368,13 +376,27 @@ void parse_signed_data(ParseContext& ctx, Reader& sd) {
     ctx.msg.data_type = copy(type.content);
   }
   // certificates [0] IMPLICIT SET OF / [2] IMPLICIT SEQUENCE OF
-  if (sd.peek(asn1::context_cons(0)) || sd.peek(asn1::context_cons(2))) note_cert_list(ctx, sd.next(), false);
+  if (sd.peek(asn1::context_cons(0)) || sd.peek(asn1::context_cons(2))) {
+    note_cert_list(ctx, sd.next(), false);
+    matched = true;
+  }
   // crls [1] / [3]
-  if (sd.peek(asn1::context_cons(1)) || sd.peek(asn1::context_cons(3))) note_cert_list(ctx, sd.next(), true);
-  // signerInfos: SET OF or SEQUENCE OF
-  // 7.2's decoder lets a missing signerInfos through: zero signers, which
-  // pkcs7_check_authattrs then refuses (EINVAL).
-  if (sd.empty()) return;
+  if (sd.peek(asn1::context_cons(1)) || sd.peek(asn1::context_cons(3))) {
+    note_cert_list(ctx, sd.next(), true);
+    matched = true;
+  }
+  // signerInfos: SET OF or SEQUENCE OF, a CHOICE the grammar does not make optional.  At
+  // the end of a definite-length SignedData both alternatives are skipped and the decoder's
+  // final check tests FLAG_MATCHED as the last read left it: matched, the message decodes
+  // with zero signers, which pkcs7_check_authattrs then refuses (EINVAL); not matched (an
+  // indefinite-length contentInfo without content just before), "Unexpected tag" (EBADMSG).
+  // In an indefinite-length SignedData the first alternative reads its end-of-contents
+  // octets: always EBADMSG.  Found by the mutation campaign (signeddata.value.drop-last +
+  // signeddata.encapContentInfo.length.indefinite).
+  if (sd.empty()) {
+    if (sd_indefinite || !matched) fail(KErr::ebadmsg, "ASN.1 decoder: Unexpected tag (signerInfos missing)");
+    return;
+  }
   if (!sd.peek(asn1::kSet) && !sd.peek(asn1::kSequence)) fail(KErr::ebadmsg, "signerInfos has an unexpected tag");
   Reader sis = sd.enter(sd.peek(asn1::kSet) ? asn1::kSet : asn1::kSequence, "signerInfos");
   // Confirmed on 7.2's decoder: an empty signerInfos SET/SEQUENCE is a decoder error.
@@ -418,8 +440,9 @@ Result<Pkcs7Message> pkcs7_parse_message(ByteView der, const KernelProfile& prof
       if (!same(type.content, kOidSignedData)) fail(KErr::einval, "Only support pkcs7_signedData type");
       if (ci.peek(asn1::context_cons(0))) {
         Reader explicit0 = ci.enter(asn1::context_cons(0), "content [0]");
+        const bool sd_indefinite = explicit0.remaining() > 1 && explicit0.rest()[1] == 0x80;
         Reader sd = explicit0.enter(asn1::kSequence, "SignedData");
-        parse_signed_data(ctx, sd);
+        parse_signed_data(ctx, sd, sd_indefinite);
         // [0] EXPLICIT holds exactly one SignedData: anything after it inside the [0] is a
         // length mismatch at the end of the tagged element (lib/asn1_decoder.c, EBADMSG),
         // found by the mutation campaign (signeddata.duplicate, contentinfo.content.value.append-null).

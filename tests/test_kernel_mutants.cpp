@@ -380,6 +380,29 @@ TEST(KernelMutants, IndefiniteLengthWalkedInto) {
   EXPECT_EQ(parse(der2, KernelProfile::v6()), KErr::enopkg);
 }
 
+// signeddata.value.drop-last + signeddata.encapContentInfo.length.indefinite (20261203:2121):
+// no signerInfos.  The decoder's final check of that CHOICE tests whether the last tag it read
+// matched: after a definite contentInfo (or certificates) it did, and zero signers are
+// pkcs7_check_authattrs' EINVAL; an indefinite contentInfo without content, or an indefinite
+// SignedData, leaves its end-of-contents octets read as an unmatched tag: EBADMSG.
+TEST(KernelMutants, MissingSignerInfosAfterAnUnmatchedTag) {
+  const auto without_signer_infos = [](bool encap_indef, bool sd_indef, bool certs) {
+    Node ci = tree(build(one({}), content()));
+    Node& sd = signed_data(ci);
+    sd.kids.pop_back();
+    if (certs) sd.kids.push_back(Node{0xa0, {}, {tree(cert_der(KeyAlgo::ml_dsa_65))}});
+    sd.kids.at(2).indef = encap_indef;
+    sd.indef = sd_indef;
+    return ci.enc();
+  };
+  EXPECT_EQ(parse(without_signer_infos(false, false, false)), KErr::einval);
+  EXPECT_EQ(parse(without_signer_infos(true, false, false)), KErr::ebadmsg);
+  EXPECT_EQ(parse(without_signer_infos(false, true, false)), KErr::ebadmsg);
+  EXPECT_EQ(parse(without_signer_infos(true, false, true)), KErr::einval);  // the certificates matched last
+  EXPECT_EQ(parse(without_signer_infos(false, true, true)), KErr::ebadmsg);
+  EXPECT_EQ(parse(without_signer_infos(true, false, false), KernelProfile::v6()), KErr::ebadmsg);
+}
+
 // A keyring certificate goes through the same x509.asn1 decoder as an embedded one: a
 // subjectPublicKey BIT STRING whose length takes 4 octets is read by OpenSSL but is a
 // decoder error in the kernel (length_too_long), so the kernel never loads the

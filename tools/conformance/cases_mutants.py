@@ -152,6 +152,22 @@ def _signerinfos_indefinite_signeddata_short(c, key):
     return c.mod(p)
 
 
+def _signerinfos_missing(c, indefinite):
+    # signeddata.value.drop-last (+ signeddata.encapContentInfo.length.indefinite, 20261203:2121):
+    # no signerInfos.  The decoder's final check of that CHOICE tests whether the last tag it
+    # read matched: after a definite contentInfo it did (zero signers: EINVAL from
+    # pkcs7_check_authattrs); an indefinite contentInfo without content, or an indefinite
+    # SignedData, leaves its end-of-contents octets read as an unmatched tag (EBADMSG).
+    p = c.p7("mldsa65", deterministic=True)
+    sd = p.ci.kids[1].kids[0]
+    del sd.kids[-1]
+    if indefinite == "encap":
+        sd.kids[2].lenform = "indef"
+    elif indefinite == "signeddata":
+        sd.lenform = "indef"
+    return c.mod(p)
+
+
 def mutant_cases(c):
     """The regression cases (name, description, builder) for the built 7.2 kernels."""
     out = [
@@ -170,6 +186,12 @@ def mutant_cases(c):
          lambda: _signeddata_indefinite_version_long(c)),
         ("mut-signerinfos-indefinite-signeddata-short", "ML-DSA-65: indefinite signerInfos, SignedData one byte short",
          lambda: _signerinfos_indefinite_signeddata_short(c, "mldsa65")),
+        ("mut-signerinfos-missing", "ML-DSA-65: SignedData without signerInfos",
+         lambda: _signerinfos_missing(c, None)),
+        ("mut-signerinfos-missing-encap-indefinite", "the same, contentInfo (no content) in indefinite length",
+         lambda: _signerinfos_missing(c, "encap")),
+        ("mut-signerinfos-missing-signeddata-indefinite", "the same, SignedData in indefinite length",
+         lambda: _signerinfos_missing(c, "signeddata")),
         ("mut-rsa-cert-key-trailing-byte", "embedded RSA certificate: a byte after RsaPubKey in subjectPublicKey",
          lambda: _cert_edit(c, "rsa", _rsa_key_trailing)),
         ("mut-ecdsa-cert-point-zeroed", "embedded ECDSA certificate: the point's 04 octet zeroed",
