@@ -181,7 +181,7 @@ ImaSignature sign_locked(const Signer& signer, const InputLock& lock, const ImaS
 
 ImaSignature ima_sign_file(const Signer& signer, const std::string& path, const ImaSignOptions& o) {
   check_ima_sign_options(signer, o);
-  const InputLock lock(path, o.expect_file);
+  const InputLock lock(path, o.expect_file, LockMode::shared);
   return sign_locked(signer, lock, o, content_stamp(lock.fd(), path));
 }
 
@@ -278,7 +278,7 @@ ImaFileAppraisal ima_appraise_file(const std::string& path, const std::optional<
                      std::string(digest::hash_algo_name(algo)) + "), which modsign cannot compute");
   Bytes d;
   if (o.expect_file) {
-    const InputLock lock(path, o.expect_file);
+    const InputLock lock(path, o.expect_file, LockMode::shared);
     d = hash_reader(FileReader(lock), {*h})[0];
   } else {
     d = hash_file(path, {*h}, nullptr)[0];

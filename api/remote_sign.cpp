@@ -235,7 +235,7 @@ PreparedModule prepare_module_file(const SignerCertificate& cert, const std::str
   const std::string label = path + ": ";
   const auto opt = api::form_options(c.cert, c.path, so, label);  // before anything is read
   // Read from one locked file (as sign_module_file(); with expect_file, the one a walk found).
-  const InputLock input(path, so.expect_file);
+  const InputLock input(path, so.expect_file, LockMode::shared);
   api::refuse_non_module(input);
   PreparedModule p;
   cms::SigningInput in;

@@ -30,7 +30,7 @@ Verdict predict_module_image(const ModuleImage& m, const TrustStore& trust, cons
 Verdict predict_module_file(const std::string& path, const TrustStore& trust, const KernelProfile& profile,
                             const PredictOptions& o) {
   if (o.expect_file) {  // a walked entry: one open file, checked to be the one the walk found
-    const InputLock lock(path, o.expect_file);
+    const InputLock lock(path, o.expect_file, LockMode::shared);
     if (module::streamable_file(path, o.stream_above))
       return module::module_sig_check_file(FileReader(lock), trust.impl().keyring, api::to_kernel(profile));
     const Bytes stored = read_module_bytes(lock, o.max_size);

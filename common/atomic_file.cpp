@@ -106,7 +106,8 @@ FileAt InputLock::beside(const std::string& out) const {
   return FileAt::path(out);
 }
 
-InputLock::InputLock(const std::string& path, const std::optional<FileId>& expected) : path_(path) {
+InputLock::InputLock(const std::string& path, const std::optional<FileId>& expected, LockMode mode) : path_(path) {
+  const int how = mode == LockMode::shared ? LOCK_SH : LOCK_EX;
   const auto deadline = std::chrono::steady_clock::now() + kLockWait;
   for (;;) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -118,12 +119,13 @@ InputLock::InputLock(const std::string& path, const std::optional<FileId>& expec
     struct stat st {};
     if (::fstat(fd, &st) != 0) throw IoError(sys_error(path, "stat"));
     if (!S_ISREG(st.st_mode)) throw IoError(path + ": " + kind(st.st_mode));
-    while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    while (::flock(fd, how | LOCK_NB) != 0) {
       if (errno == EINTR) continue;
       if (errno == ENOLCK || errno == EINVAL || errno == EOPNOTSUPP) break;  // no locks here: identities still checked
       if (errno != EWOULDBLOCK) throw IoError(sys_error(path, "flock"));
       if (std::chrono::steady_clock::now() > deadline)
-        throw IoError(path + ": locked by another process (another modsign writing it?) for 60 s; nothing written");
+        throw IoError(path + ": locked by another process (another modsign writing it?) for 60 s; " +
+                      (mode == LockMode::shared ? "not read" : "nothing written"));
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     // Replaced while we waited (another writer's rename): lock what the name is now.

@@ -76,17 +76,24 @@ FileIdentity identity_of(const std::string& path);
 /// The same, of `f.name` in `f.dir` (fstatat).
 FileIdentity identity_of(const FileAt& f);
 
-/// An input held for the whole of an operation that rewrites it: the file is opened and
-/// locked (flock LOCK_EX, the lock every modsign writer takes; waits up to 60 s for
-/// another), following a replacement made while waiting, and its identity taken.  A
-/// second modsign signing the same module waits, then reads the signed one ("already
-/// signed") instead of both reporting "signed".  Throws IoError naming the file.
+/// How an InputLock holds its file: exclusive for an operation that rewrites it (sign,
+/// strip, attach, ima sign's xattr and FILE.sig), shared for one that only reads it (verify,
+/// sign --prepare, ima sign --manifest, ima verify): readers run together, and wait for a
+/// writer to finish (they read the file it wrote).
+enum class LockMode { exclusive, shared };
+
+/// An input held for the whole of an operation: the file is opened and locked (flock
+/// LOCK_EX or LOCK_SH per `mode`; waits up to 60 s for another holder), following a
+/// replacement made while waiting, and its identity taken.  A second modsign signing the
+/// same module waits, then reads the signed one ("already signed") instead of both
+/// reporting "signed".  Throws IoError naming the file.
 class InputLock {
  public:
   /// With `expected` (st_dev, st_ino of the file a walk found at `path`): a different file
   /// there now is refused, IoError "<path>: not the file found there by the walk of -r
   /// DIR (a directory on its path replaced meanwhile, by a symbolic link?); not handled".
-  explicit InputLock(const std::string& path, const std::optional<FileId>& expected = std::nullopt);
+  explicit InputLock(const std::string& path, const std::optional<FileId>& expected = std::nullopt,
+                     LockMode mode = LockMode::exclusive);
   const FileIdentity& identity() const { return identity_; }
   const std::string& path() const { return path_; }
   /// Keeps the lock while shared (a staged commit holds it until its rename).

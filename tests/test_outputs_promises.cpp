@@ -13,6 +13,8 @@
 //   5. a file changed while modsign works on it is never replaced, and two concurrent
 //      signers never both say "signed".
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -292,6 +294,30 @@ TEST(InputLockTest, AChangeAfterReadingIsNeverOverwritten) {
     EXPECT_EQ(std::string(e.what()), m + ": changed by another process while modsign worked on it; not replacing " + m);
   }
   EXPECT_EQ(slurp(m), pattern(101));
+}
+
+// Readers (verify, --prepare, ima verify) share the lock; a writer's lock excludes them.
+TEST(InputLockTest, ReadersShareWritersExclude) {
+  TempDir d;
+  const std::string m = d / "m.ko";
+  spit(m, pattern(100));
+  const auto try_lock = [&m](int how) {
+    const int fd = ::open(m.c_str(), O_RDONLY | O_CLOEXEC);
+    const int r = ::flock(fd, how | LOCK_NB);
+    ::close(fd);
+    return r == 0;
+  };
+  {
+    const InputLock reader(m, std::nullopt, LockMode::shared);
+    const InputLock another(m, std::nullopt, LockMode::shared);  // at once, not after 60 s
+    EXPECT_TRUE(try_lock(LOCK_SH));
+    EXPECT_FALSE(try_lock(LOCK_EX));  // a writer waits for the readers
+  }
+  {
+    const InputLock writer(m);
+    EXPECT_FALSE(try_lock(LOCK_SH));  // a reader waits for the writer
+  }
+  EXPECT_TRUE(try_lock(LOCK_EX));
 }
 
 TEST_F(Promises, TwoSignersNeverBothSaySigned) {
