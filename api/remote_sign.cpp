@@ -239,7 +239,7 @@ PreparedModule prepare_module_file(const SignerCertificate& cert, const std::str
   api::refuse_non_module(input);
   PreparedModule p;
   cms::SigningInput in;
-  if (streamable_module_file(path, so.stream_above)) {
+  if (module::streamable_file(FileReader(input), so.stream_above)) {
     const FileReader f(input);
     const auto pass = stream_pass(f, api::streamed_content_length(f, path, so), c.cert.public_key(), opt, true, nullptr);
     in = input_of(c.cert.public_key(), pass.cd, opt, label);
@@ -373,7 +373,7 @@ SignReport attach_signature_file(const SignerCertificate& cert, const PreparedMo
   const InputLock input(path, so.expect_file);  // as sign_module_file()
   api::refuse_non_module(input);
   api::refuse_sign_outputs({{c.path, "the certificate"}}, input, out, p7s, so);
-  if (streamable_module_file(path, so.stream_above))
+  if (module::streamable_file(FileReader(input), so.stream_above))
     return attach_streaming(cert, prepared, signature, so, out, p7s, input);
   const auto sm = api::read_stored_module(input, so.max_size);
   const bool same_size = sm.stored.size() == prepared.size;

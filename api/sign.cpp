@@ -401,7 +401,7 @@ SignReport sign_module_file(const Signer& signer, const std::string& path, const
   const InputLock input(path, options.expect_file);
   api::refuse_non_module(input);
   api::refuse_sign_outputs(api::signer_files(signer), input, out, p7s, options);
-  if (!options.raw && streamable_module_file(path, options.stream_above))
+  if (!options.raw && module::streamable_file(FileReader(input), options.stream_above))
     return api::sign_streaming(signer, path, options, &input);
   SignedImage si;
   if (options.raw && (options.recompress || options.p7s_only) && compressed_file(input)) {

@@ -29,19 +29,16 @@ Verdict predict_module_image(const ModuleImage& m, const TrustStore& trust, cons
 
 Verdict predict_module_file(const std::string& path, const TrustStore& trust, const KernelProfile& profile,
                             const PredictOptions& o) {
-  if (o.expect_file) {  // a walked entry: one open file, checked to be the one the walk found
-    const InputLock lock(path, o.expect_file, LockMode::shared);
-    if (module::streamable_file(path, o.stream_above))
-      return module::module_sig_check_file(FileReader(lock), trust.impl().keyring, api::to_kernel(profile));
-    const Bytes stored = read_module_bytes(lock, o.max_size);
-    auto img = module::open_module(stored, o.max_size, {o.keep_bad_stream, true});
-    if (!img) throw InputError(path + ": " + img.error().message);
-    return predict_module_image(img.value(), trust, profile, o.backend);
-  }
-  if (module::streamable_file(path, o.stream_above))
-    return module::module_sig_check_file(path, trust.impl().keyring, api::to_kernel(profile));
-  const ModuleFile f = open_module_file(path, profile, OpenOptions{o.max_size, o.keep_bad_stream, true});
-  return predict_module_image(f.m, trust, profile, o.backend);
+  std::optional<InputLock> lock;  // a walked entry: one open file, checked to be the one the walk found
+  if (o.expect_file) lock.emplace(path, o.expect_file, LockMode::shared);
+  const auto& keyring = trust.impl().keyring;
+  if (lock ? module::streamable_file(FileReader(*lock), o.stream_above) : module::streamable_file(path, o.stream_above))
+    return lock ? module::module_sig_check_file(FileReader(*lock), keyring, api::to_kernel(profile))
+                : module::module_sig_check_file(path, keyring, api::to_kernel(profile));
+  const Bytes stored = lock ? read_module_bytes(*lock, o.max_size) : read_module_bytes(path, o.max_size);
+  auto img = module::open_module(stored, o.max_size, {o.keep_bad_stream, true});
+  if (!img) throw InputError(path + ": " + img.error().message);
+  return predict_module_image(img.value(), trust, profile, o.backend);
 }
 
 Verdict predict_module_file(const std::string& path, const TrustStore& trust, const KernelProfile& profile) {

@@ -383,8 +383,15 @@ bool streamable_file(const std::string& path, std::uint64_t threshold) {
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) <= threshold)
     return false;
   try {
-    FileReader in(path);
-    if (in.size() <= threshold || in.size() < 8) return false;
+    return streamable_file(FileReader(path), threshold);
+  } catch (const IoError&) {
+    return false;  // the whole-file path reports the problem
+  }
+}
+
+bool streamable_file(const FileReader& in, std::uint64_t threshold) {
+  if (in.size() <= threshold || in.size() < 8) return false;
+  try {
     return detect_compression(in.read_at(0, 8)) == Compression::none;
   } catch (const IoError&) {
     return false;  // the whole-file path reports the problem

@@ -13,6 +13,10 @@
 #include "common/result.hpp"
 #include "modsign/module_image.hpp"
 
+namespace modsign {
+class FileReader;  // common/file.hpp
+}
+
 namespace modsign::module {
 
 // Compression, XzCheck and ModuleImage are public data (include/modsign/module.hpp).
@@ -72,6 +76,8 @@ Result<ModuleImage> open_module(ByteView file, std::uint64_t max_size, const Ope
 /// verify read in one streaming pass.  One stat() decides for the common small module; a
 /// file that cannot be read is not streamable (the normal path reports the problem).
 bool streamable_file(const std::string& path, std::uint64_t threshold);
+/// The same, of a file already open (an InputLock's: the file checked, not its path).
+bool streamable_file(const FileReader& in, std::uint64_t threshold);
 
 /// Compress `image` as the kernel build does: xz = LZMA2 preset 6 with a 1 MiB
 /// dictionary and a CRC32 check (single-threaded, as `xz --check=crc32 --lzma2=dict=1MiB`);
