@@ -323,6 +323,15 @@ TEST_F(ChangedInputs, ImaSignSetsTheSignatureOfWhatTheFileHolds) {
   EXPECT_EQ(s.file_size, 3000u);
   const auto verdict = run(modsign_cli() + " ima verify --xattr-user --keyring " + q(*keys_ / "k.crt") + " " + q(f));
   EXPECT_EQ(verdict.status, 0) << verdict.out << verdict.err;
+  // Confirmed by evmctl (ima-evm-utils), which reads user.ima under --xattr-user; one byte
+  // more and it fails.
+  const std::string der = d_ / "k.der";
+  ASSERT_EQ(run(openssl() + " x509 -in " + q(*keys_ / "k.crt") + " -outform DER -out " + q(der)).status, 0);
+  const auto evmctl = run("evmctl ima_verify --xattr-user --key " + q(der) + " " + q(f));
+  EXPECT_EQ(evmctl.status, 0) << evmctl.out << evmctl.err;
+  spit(f, pattern(3001));
+  ASSERT_EQ(xattr_of(f, "user.ima"), std::string(s.value.begin(), s.value.end()));  // the same file, its value kept
+  EXPECT_EQ(run("evmctl ima_verify --xattr-user --key " + q(der) + " " + q(f)).status, 1);
 }
 
 }  // namespace
