@@ -73,19 +73,20 @@ std::vector<BatchInput> expand_tree(const std::vector<std::string>& files, const
                                     std::size_t* dir_error, bool modules_only) {
   *dir_error = 0;
   std::vector<BatchInput> out;
-  for (const auto& f : files) out.push_back({f, false, "", std::nullopt, ""});
+  for (const auto& f : files) out.push_back({f, false, "", std::nullopt, BatchInput::kNoDir});
   const auto is_module = [](std::string_view n) {
     const std::string s(n);
     return ends_with(s, ".ko") || compressed_module_name(s);
   };
-  for (const auto& d : dirs) {
+  for (std::size_t di = 0; di < dirs.size(); ++di) {
+    const std::string& d = dirs[di];
     const auto entries = modules_only ? walk_tree(d, is_module) : walk_tree(d);
     for (const auto& e : entries) {
       if (e.kind == TreeEntry::Kind::error || e.kind == TreeEntry::Kind::moved) {
         complain(e.path, tree_problem_text(e));
         ++*dir_error;
       } else {
-        BatchInput in{e.path, true, std::string(tree_kind_text(e.kind)), std::nullopt, d};
+        BatchInput in{e.path, true, std::string(tree_kind_text(e.kind)), std::nullopt, di};
         if (e.kind == TreeEntry::Kind::regular) in.file = e.file;
         out.push_back(std::move(in));
       }
@@ -110,7 +111,7 @@ std::vector<BatchInput> expand_file_tree(const std::vector<std::string>& files, 
 }
 
 void skip_sigfiles(std::vector<BatchInput>& inputs, const std::vector<std::string>& dirs, std::size_t* dir_error) {
-  std::map<std::string, std::pair<std::size_t, std::size_t>> per_dir;  // DIR: entries, signature files
+  std::vector<std::pair<std::size_t, std::size_t>> per_dir(dirs.size());  // each DIR's entries, signature files
   for (auto& in : inputs) {
     if (!in.from_dir) continue;
     auto& [entries, sigs] = per_dir[in.dir];
@@ -120,9 +121,9 @@ void skip_sigfiles(std::vector<BatchInput>& inputs, const std::vector<std::strin
       ++sigs;
     }
   }
-  for (const auto& d : dirs)
-    if (const auto it = per_dir.find(d); it != per_dir.end() && it->second.first == it->second.second) {
-      complain(d, "no files under it but signature files (FILE.sig)");
+  for (std::size_t di = 0; di < dirs.size(); ++di)
+    if (per_dir[di].first != 0 && per_dir[di].first == per_dir[di].second) {
+      complain(dirs[di], "no files under it but signature files (FILE.sig)");
       ++*dir_error;
     }
 }

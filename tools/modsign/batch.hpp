@@ -40,8 +40,10 @@ struct BatchInput {
   /// For a regular file found under -r DIR: the file the walk found (checked again when it
   /// is opened: SignOptions::expect_file).
   std::optional<FileId> file;
-  /// The -r DIR it was found under ("" for an argument).
-  std::string dir;
+  /// The index of the -r DIR it was found under in the command's DIR list (kNoDir for an
+  /// argument).
+  std::size_t dir = kNoDir;
+  static constexpr std::size_t kNoDir = SIZE_MAX;
 };
 
 /// MODULE arguments (in the order given) and then, for each -r DIR in turn, every
