@@ -128,6 +128,22 @@ void skip_sigfiles(std::vector<BatchInput>& inputs, const std::vector<std::strin
     }
 }
 
+std::optional<std::vector<BatchInput>> ima_file_inputs(const std::vector<std::string>& files,
+                                                       const std::vector<std::string>& dirs, bool sigfile,
+                                                       std::size_t* dir_error, int* status) {
+  auto inputs = expand_file_tree(files, dirs, dir_error);
+  *status = kExitInput;
+  if (inputs.empty() && *dir_error) return std::nullopt;  // every -r DIR failed or was empty (reported)
+  if (sigfile) skip_sigfiles(inputs, dirs, dir_error);
+  if (inputs.empty() && !*dir_error) {
+    complain("", "no files given (FILE... or -r DIR)");
+    *status = kExitUsage;
+    return std::nullopt;
+  }
+  *status = kExitOk;
+  return inputs;
+}
+
 std::vector<std::size_t> duplicate_of(const std::vector<BatchInput>& inputs) {
   std::vector<std::size_t> dup(inputs.size(), SIZE_MAX);
   std::map<std::string, std::size_t> first;
@@ -172,6 +188,27 @@ bool skip_sign_input(const std::vector<BatchInput>& inputs, const std::vector<st
     return true;
   }
   return false;
+}
+
+int run_file_batch(const std::string& verb, const std::vector<BatchInput>& inputs, const std::vector<std::string>& dirs,
+                   bool compressed_ok, std::size_t dir_error, BatchOptions o,
+                   const std::function<int(std::size_t, ItemResult&)>& handle) {
+  const auto duplicate = duplicate_of(inputs);
+  auto work = [&](std::size_t i) {
+    ItemResult r;
+    CaptureComplaints capture(r.err);
+    if (skip_sign_input(inputs, duplicate, i, compressed_ok)) {
+      r.state = ItemState::skipped;
+      return r;
+    }
+    r.exit = run_guarded([&] { return handle(i, r); });
+    r.state = r.exit == kExitOk ? ItemState::done : ItemState::failed;
+    return r;
+  };
+  o.not_handled = dir_error;
+  const int status = run_batch(verb, inputs.size(), work, o, inputs.size() > 1 || !dirs.empty(),
+                               [&](std::size_t i) { return inputs[i].path; });
+  return dir_error ? std::max(status, kExitInput) : status;
 }
 
 int run_batch(const std::string& verb, std::size_t n, const std::function<ItemResult(std::size_t)>& work,

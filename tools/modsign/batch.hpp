@@ -70,6 +70,13 @@ std::vector<BatchInput> expand_file_tree(const std::vector<std::string>& files, 
 /// under it but signature files (FILE.sig)", counted in `*dir_error` (exit 3), as an empty
 /// DIR.
 void skip_sigfiles(std::vector<BatchInput>& inputs, const std::vector<std::string>& dirs, std::size_t* dir_error);
+/// The inputs of `ima sign` and `ima verify`: expand_file_tree(), then (with `sigfile`)
+/// skip_sigfiles().  Nothing to do is reported and gives nullopt with `*status`: kExitInput
+/// when every -r DIR failed or was empty, kExitUsage ("no files given (FILE... or -r
+/// DIR)") when neither FILE nor DIR was given.
+std::optional<std::vector<BatchInput>> ima_file_inputs(const std::vector<std::string>& files,
+                                                       const std::vector<std::string>& dirs, bool sigfile,
+                                                       std::size_t* dir_error, int* status);
 
 /// The usage checks of a command that writes modules (sign, strip): "--dest needs exactly
 /// one MODULE" when `dest` is set and the inputs are not exactly one MODULE argument, and
@@ -144,5 +151,15 @@ std::string* complaint_sink();
 /// <what>" line (without "<name(i)>: " when `name` is empty).
 int run_batch(const std::string& verb, std::size_t n, const std::function<ItemResult(std::size_t)>& work,
               const BatchOptions& o, bool summary, const std::function<std::string(std::size_t)>& name = {});
+
+/// run_batch() over the files of a command that handles each on its own (sign, strip, ima
+/// sign): `inputs` from expand_module_tree() or expand_file_tree() with the command's -r
+/// `dirs`; an entry skip_sign_input() skips (`compressed_ok` as there) is skipped; else
+/// `handle(i, r)` handles inputs[i] under run_guarded() (its complaints go to r.err, its
+/// lines to r.out) and returns the item's exit status.  `dir_error` entries not handled
+/// count in the summary and make the status at least kExitInput.
+int run_file_batch(const std::string& verb, const std::vector<BatchInput>& inputs, const std::vector<std::string>& dirs,
+                   bool compressed_ok, std::size_t dir_error, BatchOptions o,
+                   const std::function<int(std::size_t, ItemResult&)>& handle);
 
 }  // namespace modsign::cli

@@ -65,13 +65,10 @@ int cmd_ima_sign(const ImaSignArgs& a) {
     opt.keyid = v;
   }
   std::size_t dir_error = 0;  // entries under -r DIR not handled (reported)
-  auto inputs = expand_file_tree(a.files, a.dirs, &dir_error);
-  if (inputs.empty() && dir_error) return kExitInput;  // every -r DIR failed or was empty (reported)
-  if (a.sigfile) skip_sigfiles(inputs, a.dirs, &dir_error);
-  if (inputs.empty() && !dir_error) {
-    complain("", "no files given (FILE... or -r DIR)");
-    return kExitUsage;
-  }
+  int no_inputs = kExitOk;
+  const auto found = ima_file_inputs(a.files, a.dirs, a.sigfile, &dir_error, &no_inputs);
+  if (!found) return no_inputs;
+  const std::vector<BatchInput>& inputs = *found;
   auto signer = load_signer(a.key, a.cert, a.key_options);
   if (!signer) return kExitInput;
   try {
@@ -110,50 +107,35 @@ int cmd_ima_sign(const ImaSignArgs& a) {
     }
   }
   std::vector<std::string> lines(inputs.size());
-  const auto duplicate = duplicate_of(inputs);
-  auto work = [&](std::size_t i) {
-    const BatchInput& in = inputs[i];
-    ItemResult r;
-    CaptureComplaints capture(r.err);
-    if (skip_sign_input(inputs, duplicate, i, true)) {
-      r.state = ItemState::skipped;
-      return r;
-    }
-    r.exit = run_guarded([&] {
-      ImaSignOptions o = opt;
-      o.expect_file = in.file;
-      if (a.sigfile) refuse_input(in.path + ".sig");  // another input (the library checks this one, keys, PIN)
-      // One open file for the hash and the output (the xattr, or FILE.sig beside it).
-      const ImaSignature s = a.sigfile     ? ima_sign_file_sigfile(*signer, in.path, o)  // the batch's Scope applies
-                             : to_manifest ? ima_sign_file(*signer, in.path, o)
-                                           : ima_sign_file_xattr(*signer, in.path, xattr, o);
-      r.bytes = s.file_size;
-      std::string where;
-      if (a.sigfile) {
-        where = " -> " + in.path + ".sig";
-      } else if (to_manifest) {
-        lines[i] = dump({{"path", in.path},
-                         {"xattr", xattr},
-                         {"security.ima", to_hex(s.value)},
-                         {"size", s.value.size()},
-                         {"file_size", s.file_size},
-                         {"sha256", to_hex(s.file_sha256)},
-                         {"hash", s.hash + ":" + to_hex(s.file_digest)}});
-      } else {
-        where = " (" + xattr + " set)";
-      }
-      r.out = printable(in.path) + ": " + header_text(s) + where + "\n";
-      return kExitOk;
-    });
-    r.state = r.exit == kExitOk ? ItemState::done : ItemState::failed;
-    return r;
-  };
   BatchOptions bo = a.batch;
   if (to_manifest && a.manifest == "-") bo.quiet = true;  // stdout carries the manifest
-  bo.not_handled = dir_error;
-  int status = run_batch("ima sign", inputs.size(), work, bo, inputs.size() > 1 || !a.dirs.empty(),
-                         [&](std::size_t i) { return inputs[i].path; });
-  if (dir_error) status = std::max(status, kExitInput);
+  const int status = run_file_batch("ima sign", inputs, a.dirs, true, dir_error, bo, [&](std::size_t i, ItemResult& r) {
+    const BatchInput& in = inputs[i];
+    ImaSignOptions o = opt;
+    o.expect_file = in.file;
+    if (a.sigfile) refuse_input(in.path + ".sig");  // another input (the library checks this one, keys, PIN)
+    // One open file for the hash and the output (the xattr, or FILE.sig beside it).
+    const ImaSignature s = a.sigfile     ? ima_sign_file_sigfile(*signer, in.path, o)  // the batch's Scope applies
+                           : to_manifest ? ima_sign_file(*signer, in.path, o)
+                                         : ima_sign_file_xattr(*signer, in.path, xattr, o);
+    r.bytes = s.file_size;
+    std::string where;
+    if (a.sigfile) {
+      where = " -> " + in.path + ".sig";
+    } else if (to_manifest) {
+      lines[i] = dump({{"path", in.path},
+                       {"xattr", xattr},
+                       {"security.ima", to_hex(s.value)},
+                       {"size", s.value.size()},
+                       {"file_size", s.file_size},
+                       {"sha256", to_hex(s.file_sha256)},
+                       {"hash", s.hash + ":" + to_hex(s.file_digest)}});
+    } else {
+      where = " (" + xattr + " set)";
+    }
+    r.out = printable(in.path) + ": " + header_text(s) + where + "\n";
+    return kExitOk;
+  });
   if (to_manifest) {
     if (status != kExitOk) {
       if (a.manifest != "-") complain(a.manifest, "not written: a file could not be signed");

@@ -109,13 +109,10 @@ int cmd_ima_verify(ImaVerifyArgs& a) {
   }
   if (!ima_hash_option(a.ima_hash, *profile)) return kExitUsage;
   std::size_t dir_error = 0;  // entries under -r DIR not handled (reported)
-  auto inputs = expand_file_tree(a.files, a.dirs, &dir_error);
-  if (inputs.empty() && dir_error) return kExitInput;  // every -r DIR failed or was empty (reported)
-  if (a.sigfile) skip_sigfiles(inputs, a.dirs, &dir_error);
-  if (inputs.empty() && !dir_error) {
-    complain("", "no files given (FILE... or -r DIR)");
-    return kExitUsage;
-  }
+  int no_inputs = kExitOk;
+  const auto found = ima_file_inputs(a.files, a.dirs, a.sigfile, &dir_error, &no_inputs);
+  if (!found) return no_inputs;
+  const std::vector<BatchInput>& inputs = *found;
   std::optional<Bytes> given;
   if (!a.xattr_hex.empty() || !a.xattr_file.empty()) {
     if (inputs.size() != 1) {

@@ -130,45 +130,27 @@ int cmd_sign(const SignArgs& a) {
   // The same file named twice (decided before anything is written, by canonical path;
   // hard links are separate names and are signed separately).  Symbolic links found under
   // -r are skipped first and take no part in this.
-  const auto duplicate = duplicate_of(inputs);
-  auto work = [&](std::size_t i) {
-    const BatchInput& in = inputs[i];
-    ItemResult r;
-    CaptureComplaints capture(r.err);
-    // Under -r, compressed modules are left alone unless --recompress (or --p7s-only,
-    // which leaves the module untouched anyway) asks for them.
-    if (skip_sign_input(inputs, duplicate, i, opt.recompress || opt.p7s_only)) {
-      r.state = ItemState::skipped;
-      return r;
-    }
-    r.exit = kExitInput;
-    r.state = ItemState::failed;
-    try {
-      SignOptions o = opt;
-      o.expect_file = in.file;
-      const SignReport rep = sign_module_file(*signer, in.path, o);  // the batch's OutputBatch::Scope applies
-      r.bytes = rep.bytes_read;
-      for (const auto& n : rep.notes) complain(in.path, n);
-      r.out = signed_line(rep);
-      r.exit = kExitOk;
-      r.state = ItemState::done;
-    } catch (const SignError& e) {
-      r.bytes = e.bytes_read();
-      const std::string hint = refusal_text(e);
-      if (hint.empty()) complain("", e.what());
-      else complain(in.path, hint);
-    } catch (const InputError& e) {
-      complain("", e.what());
-    } catch (const IoError& e) {
-      complain("", e.what());
-    }
-    return r;
-  };
-  BatchOptions bo = a.batch;
-  bo.not_handled = dir_error;
-  const int status = run_batch("sign", inputs.size(), work, bo, inputs.size() > 1 || !a.dirs.empty(),
-                               [&](std::size_t i) { return inputs[i].path; });
-  return dir_error ? std::max(status, kExitInput) : status;
+  // Under -r, compressed modules are left alone unless --recompress (or --p7s-only, which
+  // leaves the module untouched anyway) asks for them.
+  return run_file_batch("sign", inputs, a.dirs, opt.recompress || opt.p7s_only, dir_error, a.batch,
+                        [&](std::size_t i, ItemResult& r) {
+                          const BatchInput& in = inputs[i];
+                          SignOptions o = opt;
+                          o.expect_file = in.file;
+                          try {
+                            const SignReport rep = sign_module_file(*signer, in.path, o);  // the batch's Scope applies
+                            r.bytes = rep.bytes_read;
+                            for (const auto& n : rep.notes) complain(in.path, n);
+                            r.out = signed_line(rep);
+                          } catch (const SignError& e) {
+                            r.bytes = e.bytes_read();
+                            const std::string hint = refusal_text(e);
+                            if (hint.empty()) complain("", e.what());
+                            else complain(in.path, hint);
+                            return kExitInput;
+                          }
+                          return kExitOk;
+                        });
 }
 
 Runner setup_sign(CLI::App& c) {

@@ -36,15 +36,8 @@ int cmd_strip(const StripArgs& a) {
   if (!module_inputs_usable(inputs, a.dirs, a.dest)) return kExitUsage;
   // As sign: symbolic links found under -r are skipped, then the same file named twice is
   // stripped once.
-  const auto duplicate = duplicate_of(inputs);
-  auto work = [&](std::size_t i) {
+  return run_file_batch("strip", inputs, a.dirs, true, dir_error, a.batch, [&](std::size_t i, ItemResult& r) {
     const BatchInput& in = inputs[i];
-    ItemResult r;
-    CaptureComplaints capture(r.err);
-    if (skip_sign_input(inputs, duplicate, i, true)) {
-      r.state = ItemState::skipped;
-      return r;
-    }
     StripOptions o;
     o.recompress = a.recompress;
     o.out = a.dest;
@@ -52,31 +45,22 @@ int cmd_strip(const StripArgs& a) {
     o.all = a.all;
     o.legacy = a.legacy;
     o.expect_file = in.file;
-    r.exit = run_guarded([&] {
-      try {
-        const StripReport s = strip_module_file(in.path, o);  // the batch's OutputBatch::Scope applies
-        r.bytes = s.bytes_read;
-        for (const auto& n : s.notes) complain(in.path, n);
-        if (!s.was_signed) r.out = printable(in.path) + ": not signed, unchanged\n";
-        else if (s.signatures_removed > 1)
-          r.out = printable(s.path) + ": " + std::to_string(s.signatures_removed) + " signatures removed (" +
-                  std::to_string(s.cms_size) + " bytes of CMS)\n";
-        else r.out = printable(s.path) + ": signature removed (" + std::to_string(s.cms_size) + " bytes of CMS)\n";
-      } catch (const SignError& e) {
-        if (e.reason() == SignRefusal::compressed) complain(in.path, e.format() + "-compressed module: use --recompress");
-        else complain("", e.what());
-        return kExitInput;
-      }
-      return kExitOk;
-    });
-    r.state = r.exit == kExitOk ? ItemState::done : ItemState::failed;
-    return r;
-  };
-  BatchOptions bo = a.batch;
-  bo.not_handled = dir_error;
-  const int status = run_batch("strip", inputs.size(), work, bo, inputs.size() > 1 || !a.dirs.empty(),
-                               [&](std::size_t i) { return inputs[i].path; });
-  return dir_error ? std::max(status, kExitInput) : status;
+    try {
+      const StripReport s = strip_module_file(in.path, o);  // the batch's OutputBatch::Scope applies
+      r.bytes = s.bytes_read;
+      for (const auto& n : s.notes) complain(in.path, n);
+      if (!s.was_signed) r.out = printable(in.path) + ": not signed, unchanged\n";
+      else if (s.signatures_removed > 1)
+        r.out = printable(s.path) + ": " + std::to_string(s.signatures_removed) + " signatures removed (" +
+                std::to_string(s.cms_size) + " bytes of CMS)\n";
+      else r.out = printable(s.path) + ": signature removed (" + std::to_string(s.cms_size) + " bytes of CMS)\n";
+    } catch (const SignError& e) {
+      if (e.reason() == SignRefusal::compressed) complain(in.path, e.format() + "-compressed module: use --recompress");
+      else complain("", e.what());
+      return kExitInput;
+    }
+    return kExitOk;
+  });
 }
 
 struct ExtractArgs {
