@@ -322,7 +322,7 @@ void commit_outputs(std::optional<AtomicFile>& out, std::optional<AtomicFile>& p
   std::vector<AtomicFile*> files;
   for (auto* f : {&out, &p7s_file})
     if (*f) {
-      if (input) (*f)->require_unchanged(input->path(), input->identity(), input->hold());
+      if (input) (*f)->require_unchanged(*input);
       files.push_back(&**f);
     }
   commit_together(files);

@@ -69,7 +69,7 @@ StripReport strip_module_file(const std::string& path, const StripOptions& optio
   std::optional<AtomicFile> f;
   api::open_output(f, r.path, &input);
   f->write(out);
-  f->require_unchanged(path, input.identity(), input.hold());
+  f->require_unchanged(input);
   f->commit();
   for (auto& n : api::dropped_xattr_notes(*f)) r.notes.push_back(std::move(n));
   r.was_signed = true;

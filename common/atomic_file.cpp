@@ -193,7 +193,7 @@ AtomicFile::AtomicFile(const std::string& path_in, std::shared_ptr<const int> di
   // Everything about the target is read in dir_: what is replaced is what was checked.
   exists_ = ::fstatat(*dir_, base_of(path_).c_str(), &st, 0) == 0;
   check_target(st);
-  if (exists_) unchanged_.emplace_back(path_, identity_of_stat(st));
+  if (exists_) unchanged_.push_back({path_, identity_of_stat(st), dir_});
   if (!(exists_ && keep_mode_)) mode_ &= ~process_umask();  // a new file, as open(O_CREAT, mode) would make it
   {
     // Created and recorded at once, so that remove_temporary_files_and_freeze() sees it.
@@ -319,10 +319,9 @@ void AtomicFile::write(ByteView data) {
   }
 }
 
-void AtomicFile::require_unchanged(const std::string& path, const FileIdentity& identity,
-                                   std::shared_ptr<const void> hold) {
-  unchanged_.emplace_back(path, identity);
-  if (hold) holds_.push_back(std::move(hold));
+void AtomicFile::require_unchanged(const InputLock& input) {
+  unchanged_.push_back({input.path(), input.identity(), input.dir()});
+  holds_.push_back(input.hold());
 }
 
 // Mode, fsync (SyncPolicy::each), close: the part that commit_together() renames.
@@ -383,10 +382,12 @@ std::string keep_original(const CommitPart& p) {
   return "";
 }
 
-// The identity `path` has now; the target of `p` looked up in its directory.
-FileIdentity identity_now(const CommitPart& p, const std::string& path) {
-  return (path == p.path || path == p.path_in) && p.dir ? identity_in(*p.dir, base_of(p.path)) : identity_of(path);
+// The identity `u` has now, looked up in its directory (else by path).
+FileIdentity identity_now(const UnchangedFile& u) {
+  return u.dir ? identity_in(*u.dir, base_of(u.path)) : identity_of(u.path);
 }
+// The identity of the target of `p` now, in its directory.
+FileIdentity target_now(const CommitPart& p) { return identity_now({p.path, {}, p.dir}); }
 
 std::string changed_message(const CommitPart& p, const std::string& path) {
   return (path == p.path ? p.path_in : path) +
@@ -408,11 +409,11 @@ std::string rename_group(const std::vector<CommitPart>& parts) {
   };
   std::string error;
   for (const auto& p : parts)
-    for (const auto& [path, id] : p.unchanged)
-      if (error.empty() && !(identity_now(p, path) == id)) error = changed_message(p, path);
+    for (const auto& u : p.unchanged)
+      if (error.empty() && !(identity_now(u) == u.identity)) error = changed_message(p, u.path);
   // Also a target that did not exist and does now (another process made it).
   for (const auto& p : parts)
-    if (error.empty() && !p.target_existed && identity_now(p, p.path).exists)
+    if (error.empty() && !p.target_existed && target_now(p).exists)
       error = p.path_in + ": created by another process while modsign worked on it; not replacing it";
   struct Done {
     const CommitPart* part;
@@ -422,7 +423,7 @@ std::string rename_group(const std::vector<CommitPart>& parts) {
   for (const auto& p : parts) {
     if (!error.empty()) break;
     std::string original;
-    if (group && identity_now(p, p.path).exists) {
+    if (group && target_now(p).exists) {
       original = keep_original(p);
       if (original.empty()) {
         error = sys_error(p.path_in, "cannot keep the original while the other outputs are put in place");

@@ -298,15 +298,18 @@ void CommitBatch::commit_one(const Staged& s) {
     }
   }
   std::function<void(std::size_t)> notify;
+  decltype(dirs_) full;  // fsynced here, outside the lock, when kMaxDirs are held
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!error.empty()) {
       failures_.push_back({s.item, error});
     } else {
       for (const auto& p : s.parts) {
-        const auto slash = p.path.rfind('/');
-        dirs_.push_back(slash == std::string::npos ? "." : p.path.substr(0, slash == 0 ? 1 : slash));
+        struct stat st {};
+        if (p.dir && ::fstat(*p.dir, &st) == 0)
+          dirs_.emplace(std::make_pair(static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)), p.dir);
       }
+      if (dirs_.size() >= kMaxDirs) full.swap(dirs_);
     }
     auto p = pending_.find(s.item);
     if (p != pending_.end() && --p->second == 0) {
@@ -314,6 +317,7 @@ void CommitBatch::commit_one(const Staged& s) {
       notify = on_settled_;
     }
   }
+  for (const auto& [id, dir] : full) (void)::fsync(*dir);
   if (notify) notify(s.item);
 }
 
@@ -367,7 +371,7 @@ std::vector<CommitBatch::Failure> CommitBatch::finish() {
     queue_.clear();
   }
   parallel(rest.size(), [&](std::size_t i) { commit_one(rest[i]); });  // committers_ == 0
-  std::vector<std::string> dirs;
+  decltype(dirs_) dirs;
   std::vector<Failure> failures;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -375,16 +379,14 @@ std::vector<CommitBatch::Failure> CommitBatch::finish() {
     failures.swap(failures_);
   }
   std::stable_sort(failures.begin(), failures.end(), [](const Failure& a, const Failure& b) { return a.item < b.item; });
-  // The renames themselves: fsync each directory once.
-  std::sort(dirs.begin(), dirs.end());
-  dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());
-  parallel(dirs.size(), [&](std::size_t i) {
-    const int fd = ::open(dirs[i].c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-      (void)::fsync(fd);
-      ::close(fd);
-    }
-  });
+  // The renames themselves: fsync each directory once, through the descriptor it was
+  // renamed in.
+  const std::vector<std::shared_ptr<const int>> each = [&dirs] {
+    std::vector<std::shared_ptr<const int>> v;
+    for (const auto& [id, dir] : dirs) v.push_back(dir);
+    return v;
+  }();
+  parallel(each.size(), [&](std::size_t i) { (void)::fsync(*each[i]); });
   return failures;
 }
 

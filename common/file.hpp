@@ -115,8 +115,16 @@ class InputLock {
   FileIdentity identity_;
 };
 
+/// A file that must still be as it was read just before a commit: its path, that
+/// identity, and the directory it is looked up in (its name only; none: by the path).
+struct UnchangedFile {
+  std::string path;
+  FileIdentity identity;
+  std::shared_ptr<const int> dir;
+};
+
 /// One target of a commit: the temporary file, the target, and what must still hold
-/// just before the rename (each path with the identity it had when it was read).
+/// just before the rename (each file with the identity it had when it was read).
 struct CommitPart {
   std::string tmp, path, path_in;
   /// The target's directory, open since the AtomicFile was made: the identity check and
@@ -124,7 +132,7 @@ struct CommitPart {
   /// meanwhile (by a symbolic link) would lead elsewhere.
   std::shared_ptr<const int> dir;
   bool target_existed = false;
-  std::vector<std::pair<std::string, FileIdentity>> unchanged;
+  std::vector<UnchangedFile> unchanged;
   std::vector<std::shared_ptr<const void>> holds;
 };
 
@@ -149,10 +157,11 @@ class AtomicFile {
   AtomicFile& operator=(const AtomicFile&) = delete;
   void write(ByteView data);
   /// The commit refuses (IoError "<path>: changed by another process ...", nothing
-  /// replaced) unless `path` still has `identity` just before the rename; `hold` is kept
-  /// until then (an InputLock).  The target's own identity at construction is always
-  /// required.
-  void require_unchanged(const std::string& path, const FileIdentity& identity, std::shared_ptr<const void> hold = {});
+  /// replaced) unless the file `input` locked is still there under its name, unchanged
+  /// (InputLock::identity()), just before the rename, looked up in the directory the lock
+  /// checked (InputLock::dir(); by its path when it has none); the lock is held until
+  /// then.  The target's own identity at construction is always required.
+  void require_unchanged(const InputLock& input);
   /// Mode, fsync, close, rename (commit_together() of this file alone).  Inside a
   /// CommitBatch::Scope the batch's policy applies instead (batch: close and hand the file
   /// to the batch, which fsyncs and renames it; none: no fsync).  Throws IoError.
@@ -174,7 +183,7 @@ class AtomicFile {
   unsigned mode_ = 0644;
   bool exists_ = false, keep_mode_ = true;
   std::vector<std::string> dropped_;
-  std::vector<std::pair<std::string, FileIdentity>> unchanged_;
+  std::vector<UnchangedFile> unchanged_;
   std::vector<std::shared_ptr<const void>> holds_;
 };
 
@@ -250,7 +259,11 @@ class CommitBatch {
   std::map<std::size_t, unsigned> pending_;  // item -> staged outputs not yet settled
   std::function<void(std::size_t)> on_settled_;
   std::vector<Failure> failures_;
-  std::vector<std::string> dirs_;
+  /// The directories renamed in, by (st_dev, st_ino), to fsync once each: their open
+  /// descriptors (AtomicFile's), never their paths, which may lead elsewhere by then.  At
+  /// most kMaxDirs are held; more are fsynced on the way.
+  std::map<std::pair<std::uint64_t, std::uint64_t>, std::shared_ptr<const int>> dirs_;
+  static constexpr std::size_t kMaxDirs = 128;
 };
 
 /// Removes every temporary file of AtomicFile and CommitBatch that exists now (written,

@@ -285,7 +285,7 @@ TEST(InputLockTest, AChangeAfterReadingIsNeverOverwritten) {
   const InputLock input(m);
   AtomicFile out(m);
   out.write(pattern(10));
-  out.require_unchanged(m, input.identity(), input.hold());
+  out.require_unchanged(input);
   spit(m, pattern(101));  // grown by another writer
   try {
     out.commit();
