@@ -106,18 +106,79 @@ FileAt InputLock::beside(const std::string& out) const {
   return FileAt::path(out);
 }
 
-InputLock::InputLock(const std::string& path, const std::optional<FileId>& expected, LockMode mode) : path_(path) {
+namespace {
+// `rel`, a path below the directory `dir`, opened with `flags` one component at a time, no
+// symbolic link followed (O_NOFOLLOW: ELOOP) and no ".." taken (EXDEV): what openat2's
+// RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS does, on every kernel and under any seccomp
+// filter.  Each step is relative to a directory already opened below `dir`.
+int open_components(int dir, const std::string& rel, int flags) {
+  int cur = ::fcntl(dir, F_DUPFD_CLOEXEC, 0);
+  std::size_t at = 0;
+  while (cur >= 0) {
+    const std::size_t slash = rel.find('/', at);
+    const std::string name = rel.substr(at, slash == std::string::npos ? std::string::npos : slash - at);
+    const bool last = slash == std::string::npos;
+    int next = -1;
+    if (name == "..") errno = EXDEV;
+    else if (name.empty() || name == ".") next = last ? ::openat(cur, ".", flags | O_CLOEXEC) : ::fcntl(cur, F_DUPFD_CLOEXEC, 0);
+    else next = ::openat(cur, name.c_str(), (last ? flags : O_PATH | O_DIRECTORY) | O_NOFOLLOW | O_CLOEXEC);
+    const int e = errno;
+    ::close(cur);
+    errno = e;
+    if (last) return next;
+    cur = next;
+    at = slash + 1;
+  }
+  return -1;
+}
+
+// `path` (`root`, "/", a path below it, as walk_tree() makes them) opened with `flags`
+// beneath `root`, no symbolic link below it followed: -1 and errno (ELOOP or EXDEV for a
+// link or ".." on the way).  `root` itself is followed, as the walk followed it.
+int open_beneath(const std::string& root, const std::string& path, int flags) {
+  std::string top = root;  // "DIR/" as given: its paths are "DIR/NAME", its own "DIR"
+  while (top.size() > 1 && top.back() == '/') top.pop_back();
+  if (path.compare(0, top.size(), top) != 0 ||
+      (top != "/" && path.size() > top.size() && path[top.size()] != '/')) {
+    errno = EXDEV;
+    return -1;
+  }
+  std::string rel = path.substr(top.size());
+  while (!rel.empty() && rel.front() == '/') rel.erase(0, 1);
+  if (rel.empty()) rel = ".";
+  const int r = ::open(top.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (r < 0) return -1;
+  const int fd = open_components(r, rel, flags);
+  const int e = errno;
+  ::close(r);
+  errno = e;
+  return fd;
+}
+}  // namespace
+
+InputLock::InputLock(const std::string& path, const std::optional<WalkedFile>& walked, LockMode mode) : path_(path) {
   const int how = mode == LockMode::shared ? LOCK_SH : LOCK_EX;
   const auto deadline = std::chrono::steady_clock::now() + kLockWait;
+  const auto replaced = [&path] {
+    return IoError(path + ": not the file found there by the walk of -r DIR (a directory on its path replaced "
+                          "meanwhile, by a symbolic link?); not handled");
+  };
+  // A walked entry is opened beneath its DIR, never through a symbolic link below it.
+  const auto open_at_path = [&](const std::string& p, int flags) {
+    if (!walked) return ::open(p.c_str(), flags | O_CLOEXEC);
+    const int fd = open_beneath(walked->root, p, flags);
+    if (fd < 0 && (errno == ELOOP || errno == EXDEV || errno == ENOTDIR)) throw replaced();
+    return fd;
+  };
   for (;;) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    const int fd = open_at_path(path, O_RDONLY | O_NONBLOCK);
     if (fd < 0) throw IoError(file_detail::open_error(path));  // as FileReader says it
-    auto owned = std::shared_ptr<const int>(new int(fd), [](const int* p) {
-      ::close(*p);
-      delete p;
-    });
+    auto owned = owned_fd(fd);
     struct stat st {};
     if (::fstat(fd, &st) != 0) throw IoError(sys_error(path, "stat"));
+    // Checked before it is locked or read: another file is never touched.
+    if (walked && !(FileId{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)} == walked->id))
+      throw replaced();
     if (!S_ISREG(st.st_mode)) throw IoError(path + ": " + kind(st.st_mode));
     while (::flock(fd, how | LOCK_NB) != 0) {
       if (errno == EINTR) continue;
@@ -128,28 +189,20 @@ InputLock::InputLock(const std::string& path, const std::optional<FileId>& expec
                       (mode == LockMode::shared ? "not read" : "nothing written"));
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-    // Replaced while we waited (another writer's rename): lock what the name is now.
+    // Replaced while we waited (another writer's rename): lock what the name is now.  Its
+    // directory, checked to hold it, is where outputs beside it are made (dir()).
     if (::fstat(fd, &st) != 0) throw IoError(sys_error(path, "stat"));
-    const FileIdentity now = identity_of(path);
+    const int d = open_at_path(dir_of(path), O_RDONLY | O_DIRECTORY);
+    std::shared_ptr<const int> dir = d >= 0 ? owned_fd(d) : nullptr;
+    struct stat in_dir {};
+    const bool there = dir && ::fstatat(*dir, base_of(path).c_str(), &in_dir, AT_SYMLINK_NOFOLLOW) == 0 &&
+                       in_dir.st_dev == st.st_dev && in_dir.st_ino == st.st_ino;
+    if (walked && !there) throw replaced();
+    const FileIdentity now = there ? identity_of_stat(in_dir) : identity_of(path);
     if (now.exists && now.dev == st.st_dev && now.ino == st.st_ino) {
-      const auto replaced = [&path] {
-        return IoError(path + ": not the file found there by the walk of -r DIR (a directory on its path replaced "
-                              "meanwhile, by a symbolic link?); not handled");
-      };
-      if (expected && !(FileId{now.dev, now.ino} == *expected)) throw replaced();
-      // Its directory, checked to hold it: outputs beside it are made there (dir()).
-      const int d = ::open(dir_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      struct stat in_dir {};
-      if (d >= 0) {
-        dir_ = owned_fd(d);
-        if (::fstatat(d, base_of(path).c_str(), &in_dir, AT_SYMLINK_NOFOLLOW) != 0 || in_dir.st_dev != st.st_dev ||
-            in_dir.st_ino != st.st_ino) {
-          if (expected) throw replaced();
-          dir_.reset();  // a symbolic link named by the caller: its outputs are made by path
-        }
-      }
+      if (there) dir_ = std::move(dir);  // else a symbolic link named by the caller: its outputs are made by path
       fd_ = std::move(owned);
-      identity_ = now;
+      identity_ = identity_of_stat(st);
       return;
     }
     if (std::chrono::steady_clock::now() > deadline)

@@ -89,10 +89,12 @@ enum class LockMode { exclusive, shared };
 /// reporting "signed".  Throws IoError naming the file.
 class InputLock {
  public:
-  /// With `expected` (st_dev, st_ino of the file a walk found at `path`): a different file
-  /// there now is refused, IoError "<path>: not the file found there by the walk of -r
-  /// DIR (a directory on its path replaced meanwhile, by a symbolic link?); not handled".
-  explicit InputLock(const std::string& path, const std::optional<FileId>& expected = std::nullopt,
+  /// With `walked` (the file a walk found at `path`, WalkedFile): the file and its
+  /// directory are opened beneath the walked DIR with no symbolic link followed, and a
+  /// link on the way or a different file there now is refused before it is locked or read,
+  /// IoError "<path>: not the file found there by the walk of -r DIR (a directory on its
+  /// path replaced meanwhile, by a symbolic link?); not handled".
+  explicit InputLock(const std::string& path, const std::optional<WalkedFile>& walked = std::nullopt,
                      LockMode mode = LockMode::exclusive);
   const FileIdentity& identity() const { return identity_; }
   const std::string& path() const { return path_; }

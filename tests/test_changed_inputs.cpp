@@ -73,6 +73,8 @@ class ChangedInputs : public testing::Test {
     fs::create_directory_symlink(d_ / "outside/sub", d_ / "DIR/sub");
     return entries.at(0);
   }
+  // What -r DIR hands the library for `e`.
+  WalkedFile walked(const TreeEntry& e) const { return {d_ / "DIR", e.file}; }
   void expect_outside_untouched() {
     EXPECT_EQ(slurp(d_ / "outside/sub/m.ko"), pattern(4096));
     EXPECT_EQ(xattr_of(d_ / "outside/sub/m.ko", "user.ima"), "<none>");
@@ -95,7 +97,7 @@ TEST_F(ChangedInputs, TheWalkRecordsWhichFileEachEntryIs) {
 TEST_F(ChangedInputs, SignNeverFollowsASwappedDirectoryOutOfTheTree) {
   const TreeEntry e = walk_then_swap();
   SignOptions o;
-  o.expect_file = e.file;
+  o.expect_file = walked(e);
   EXPECT_EQ(io_error_of([&] { sign_module_file(signer(), e.path, o); }), e.path + kReplaced);
   expect_outside_untouched();
   // Without the walk's identity the same call signs the file outside: what -r used to do.
@@ -103,13 +105,44 @@ TEST_F(ChangedInputs, SignNeverFollowsASwappedDirectoryOutOfTheTree) {
   EXPECT_NE(slurp(d_ / "outside/sub/m.ko"), pattern(4096));
 }
 
+// The file outside is a hard link of the walked one (hostile pass 4: the same device and
+// inode, so an identity check alone passed, and the module and its .p7s were written in
+// the directory outside): the walked path is opened below DIR, one component at a time,
+// and the link on it is refused before anything is locked or written.
+TEST_F(ChangedInputs, AHardLinkOutsideReachedThroughASwappedDirectoryIsRefused) {
+  fs::create_directories(d_ / "DIR/sub");
+  fs::create_directories(d_ / "outside/sub");
+  spit(d_ / "DIR/sub/m.ko", pattern(4096));
+  fs::create_hard_link(d_ / "DIR/sub/m.ko", d_ / "outside/sub/m.ko");
+  const auto entries = walk_tree(d_ / "DIR");
+  ASSERT_EQ(entries.size(), 1u);
+  const TreeEntry& e = entries[0];
+  fs::rename(d_ / "DIR/sub", d_ / "DIR/sub.moved");
+  fs::create_directory_symlink(d_ / "outside/sub", d_ / "DIR/sub");
+  struct stat in {}, out {};
+  ASSERT_EQ(::stat(e.path.c_str(), &in), 0);
+  ASSERT_EQ(::stat((d_ / "DIR/sub.moved/m.ko").c_str(), &out), 0);
+  ASSERT_EQ(in.st_ino, out.st_ino);  // the path now leads outside, to the very same file
+  SignOptions o;
+  o.expect_file = walked(e);
+  o.p7s = true;
+  EXPECT_EQ(io_error_of([&] { sign_module_file(signer(), e.path, o); }), e.path + kReplaced);
+  ImaSignOptions io;
+  io.expect_file = walked(e);
+  EXPECT_EQ(io_error_of([&] { ima_sign_file(signer(), e.path, io); }), e.path + kReplaced);
+  expect_outside_untouched();
+  EXPECT_EQ(slurp(d_ / "DIR/sub.moved/m.ko"), pattern(4096));
+  EXPECT_EQ(std::distance(fs::directory_iterator(d_ / "DIR/sub.moved"), fs::directory_iterator()), 1);
+  EXPECT_EQ(std::distance(fs::directory_iterator(d_ / "DIR"), fs::directory_iterator()), 2);  // sub, sub.moved
+}
+
 TEST_F(ChangedInputs, StripAndImaSignNeverFollowASwappedDirectory) {
   const TreeEntry e = walk_then_swap();
   StripOptions so;
-  so.expect_file = e.file;
+  so.expect_file = walked(e);
   EXPECT_EQ(io_error_of([&] { strip_module_file(e.path, so); }), e.path + kReplaced);
   ImaSignOptions io;
-  io.expect_file = e.file;
+  io.expect_file = walked(e);
   EXPECT_EQ(io_error_of([&] { ima_sign_file_xattr(signer(), e.path, "user.ima", io); }), e.path + kReplaced);
   EXPECT_EQ(io_error_of([&] { ima_sign_file(signer(), e.path, io); }), e.path + kReplaced);
   expect_outside_untouched();
@@ -123,14 +156,14 @@ TEST_F(ChangedInputs, VerifyPrepareAndImaVerifyReadOnlyTheWalkedFile) {
   const TrustStore trust = TrustStore::from_certificates({*keys_ / "k.crt"}, v7);
   const auto& refused = io_error_of;
   PredictOptions po;
-  po.expect_file = e.file;
+  po.expect_file = walked(e);
   EXPECT_EQ(refused([&] { (void)predict_module_file(e.path, trust, v7, po); }), e.path + kReplaced);
   SignOptions so;
-  so.expect_file = e.file;
+  so.expect_file = walked(e);
   EXPECT_EQ(refused([&] { (void)prepare_module_file(SignerCertificate::load(*keys_ / "k.crt"), e.path, so); }),
             e.path + kReplaced);
   ImaAppraiseOptions ao;
-  ao.expect_file = e.file;
+  ao.expect_file = walked(e);
   EXPECT_EQ(refused([&] { (void)ima_appraise_file(e.path, std::nullopt, trust, *KernelProfile::parse("v7.2"), ao); }),
             e.path + kReplaced);
   // The same calls without the walk's identity read the file outside: what -r used to do.
@@ -224,7 +257,7 @@ TEST_F(ChangedInputs, ImaSigfileIsWrittenBesideTheFileRead) {
   const TreeEntry e = walk_then_swap();
   spit(d_ / "outside/sub/m.ko.sig", "PRECIOUS");
   ImaSignOptions io;
-  io.expect_file = e.file;
+  io.expect_file = walked(e);
   EXPECT_EQ(io_error_of([&] { ima_sign_file_sigfile(signer(), e.path, io); }), e.path + kReplaced);
   EXPECT_EQ(slurp(d_ / "outside/sub/m.ko.sig"), Bytes({'P', 'R', 'E', 'C', 'I', 'O', 'U', 'S'}));
   // Unswapped: the value in FILE.sig, the file untouched.

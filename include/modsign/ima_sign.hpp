@@ -52,7 +52,7 @@ struct ImaSignOptions {
   /// variant (RSA PKCS#1 v1.5 always is).  As SignOptions::deterministic.
   bool deterministic = false;
   /// As SignOptions::expect_file: the file a walk of -r DIR found at the path.
-  std::optional<FileId> expect_file;
+  std::optional<WalkedFile> expect_file;
 };
 
 /// A security.ima value made by ima_sign_file() / ima_sign_digest().
@@ -146,7 +146,7 @@ struct ImaAppraiseOptions {
   std::string ima_hash = "sha256";
   /// As SignOptions::expect_file: the file digest is taken from the file the walk of -r
   /// DIR found (one open file), never from another file the path leads to by then.
-  std::optional<FileId> expect_file;
+  std::optional<WalkedFile> expect_file;
 };
 
 /// Checks an appraise_type before any file is read: throws UsageError "unknown appraise_type

@@ -184,12 +184,13 @@ struct SignOptions {
   /// pass in 1 MiB pieces (constant memory; for ML-DSA without signedAttrs by external μ)
   /// instead of being read whole.  The result is the same bytes.
   std::uint64_t stream_above = std::uint64_t{64} << 20;
-  /// The file a walk found at the module's path (TreeEntry::file): another file there now
-  /// (a directory on the path replaced since, by a symbolic link) is refused, IoError
-  /// "<path>: not the file found there by the walk of -r DIR (...); not handled", and the
-  /// outputs are renamed in the directory that was opened for them (renameat), never
-  /// through a path that leads elsewhere by then.
-  std::optional<FileId> expect_file;
+  /// The file a walk found at the module's path (WalkedFile: the DIR walked and
+  /// TreeEntry::file): it is opened beneath that DIR without following a symbolic link;
+  /// a symbolic link on the way or another file there now (a directory on the path
+  /// replaced since) is refused, IoError "<path>: not the file found there by the walk of
+  /// -r DIR (...); not handled", before the file is locked or read, and the outputs are
+  /// made and renamed in the directory so opened (renameat): nothing outside DIR is opened.
+  std::optional<WalkedFile> expect_file;
   /// Bound on a decompressed module image in bytes (default 1 GiB); a file read whole is
   /// also refused above max(max_size, 1 GiB).
   std::uint64_t max_size = std::uint64_t{1} << 30;
@@ -290,7 +291,7 @@ struct StripOptions {
   /// without it a compressed module is refused (SignRefusal::compressed).
   bool recompress = false;
   std::string out;  ///< write here instead of replacing `path` ("" = in place)
-  std::optional<FileId> expect_file;  ///< as SignOptions::expect_file
+  std::optional<WalkedFile> expect_file;  ///< as SignOptions::expect_file
   std::uint64_t max_size = std::uint64_t{1} << 30;  ///< bound on the decompressed image
   /// Remove every stacked signature (module_signature trailers one inside the other), not
   /// only the outermost.

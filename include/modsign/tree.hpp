@@ -31,6 +31,19 @@ struct FileId {
   bool operator==(const FileId&) const = default;
 };
 
+/// A regular entry as the walk of `root` found it: `root` is the DIR given to walk_tree()
+/// (the entry's path is `root`, "/", the path below it) and `id` its TreeEntry::file.  A
+/// command handed one (SignOptions::expect_file and the others) opens the entry beneath
+/// `root` one path component at a time (openat(2) with O_NOFOLLOW; ".." refused), so that
+/// no symbolic link below `root` is followed, checks it is `id` before it locks or reads
+/// it, and makes its outputs beside it
+/// in the directory so opened: no file or directory outside `root` is opened, whatever the
+/// tree has become since the walk.
+struct WalkedFile {
+  std::string root;
+  FileId id;
+};
+
 /// One entry found under a directory.
 struct TreeEntry {
   /// What the entry is.  Directories are walked into and never returned.

@@ -37,7 +37,7 @@ struct PredictOptions {
   /// The file a walk of -r DIR found at the path (TreeEntry::file): it is opened once and
   /// read from there; another file at the path now is refused, IoError "<path>: not the
   /// file found there by the walk of -r DIR (...); not handled" (SignOptions::expect_file).
-  std::optional<FileId> expect_file;
+  std::optional<WalkedFile> expect_file;
 };
 
 /// Predict init_module for the module file at `path`, as the kernel of `profile` loading

@@ -68,6 +68,11 @@ bool module_inputs_usable(const std::vector<BatchInput>& inputs, const std::vect
   return true;
 }
 
+std::optional<WalkedFile> walked_file(const BatchInput& in, const std::vector<std::string>& dirs) {
+  if (!in.file || in.dir >= dirs.size()) return std::nullopt;
+  return WalkedFile{dirs[in.dir], *in.file};
+}
+
 namespace {
 std::vector<BatchInput> expand_tree(const std::vector<std::string>& files, const std::vector<std::string>& dirs,
                                     std::size_t* dir_error, bool modules_only) {
@@ -144,26 +149,28 @@ std::optional<std::vector<BatchInput>> ima_file_inputs(const std::vector<std::st
   return inputs;
 }
 
-std::vector<std::size_t> duplicate_of(const std::vector<BatchInput>& inputs) {
+std::vector<std::size_t> duplicate_of(const std::vector<BatchInput>& inputs, const std::vector<std::string>& dirs) {
   std::vector<std::size_t> dup(inputs.size(), SIZE_MAX);
   std::map<std::string, std::size_t> first;
-  // An entry found under -r is a regular file (not a link: not_regular is empty), so its
-  // canonical path is its directory's followed by its name; the directory's is worked out
-  // once per directory instead of once per module (a readlink and a stat per component).
-  std::map<std::string, std::filesystem::path> dir_canon;
+  // An entry found under -r is a regular file reached through no symbolic link (the walk
+  // follows none), so its canonical path is its DIR's followed by its path below DIR: worked
+  // out once per DIR, never through the directories below it, which may have been swapped
+  // for links since the walk (two different files must not become one "same file").
+  std::map<std::size_t, std::filesystem::path> dir_canon;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    if (!inputs[i].not_regular.empty()) continue;  // skipped anyway; must not shadow the file
+    const BatchInput& in = inputs[i];
+    if (!in.not_regular.empty()) continue;  // skipped anyway; must not shadow the file
     std::error_code ec;
     std::string canon;
-    const std::filesystem::path p(inputs[i].path);
-    if (inputs[i].from_dir && p.has_parent_path() && p.filename() != "." && p.filename() != "..") {
-      auto [it, added] = dir_canon.try_emplace(p.parent_path().string());
-      if (added) it->second = std::filesystem::weakly_canonical(p.parent_path(), ec);
-      if (!ec) canon = (it->second / p.filename()).string();
+    if (in.from_dir && in.dir < dirs.size()) {
+      const auto below = std::filesystem::path(in.path).lexically_relative(dirs[in.dir]);
+      auto [it, added] = dir_canon.try_emplace(in.dir);
+      if (added) it->second = std::filesystem::weakly_canonical(dirs[in.dir], ec);
+      if (!ec && !below.empty() && *below.begin() != "..") canon = (it->second / below).lexically_normal().string();
       if (ec) dir_canon.erase(it);
     }
-    if (canon.empty()) canon = std::filesystem::weakly_canonical(inputs[i].path, ec).string();
-    const auto [it, inserted] = first.emplace(ec ? inputs[i].path : canon, i);
+    if (canon.empty()) canon = std::filesystem::weakly_canonical(in.path, ec).string();
+    const auto [it, inserted] = first.emplace(ec ? in.path : canon, i);
     if (!inserted) dup[i] = it->second;
   }
   return dup;
@@ -193,7 +200,7 @@ bool skip_sign_input(const std::vector<BatchInput>& inputs, const std::vector<st
 int run_file_batch(const std::string& verb, const std::vector<BatchInput>& inputs, const std::vector<std::string>& dirs,
                    bool compressed_ok, std::size_t dir_error, BatchOptions o,
                    const std::function<int(std::size_t, ItemResult&)>& handle) {
-  const auto duplicate = duplicate_of(inputs);
+  const auto duplicate = duplicate_of(inputs, dirs);
   auto work = [&](std::size_t i) {
     ItemResult r;
     CaptureComplaints capture(r.err);

@@ -38,13 +38,18 @@ struct BatchInput {
   /// "FIFO, not a regular file".
   std::string not_regular;
   /// For a regular file found under -r DIR: the file the walk found (checked again when it
-  /// is opened: SignOptions::expect_file).
+  /// is opened: SignOptions::expect_file, through walked_file()).
   std::optional<FileId> file;
   /// The index of the -r DIR it was found under in the command's DIR list (kNoDir for an
   /// argument).
   std::size_t dir = kNoDir;
   static constexpr std::size_t kNoDir = SIZE_MAX;
 };
+
+/// What the library checks a walked input against (SignOptions::expect_file and the
+/// others): its -r DIR (of `dirs`, the command's DIR list) and the file the walk found;
+/// nullopt for an argument.
+std::optional<WalkedFile> walked_file(const BatchInput& in, const std::vector<std::string>& dirs);
 
 /// MODULE arguments (in the order given) and then, for each -r DIR in turn, every
 /// directory entry under it named *.ko, *.ko.xz, *.ko.zst or *.ko.gz (the kernel's module
@@ -86,11 +91,13 @@ bool module_inputs_usable(const std::vector<BatchInput>& inputs, const std::vect
                           const std::string& dest);
 
 /// For each input, the index of the earlier input naming the same file (by
-/// std::filesystem::weakly_canonical path), or SIZE_MAX for a first occurrence.  Inputs with
+/// std::filesystem::weakly_canonical path; for an entry found under -r DIR, DIR's canonical
+/// path followed by the entry's path below DIR, as the walk found it: `dirs` is the
+/// command's DIR list), or SIZE_MAX for a first occurrence.  Inputs with
 /// `not_regular` set (e.g. a symbolic link found under -r) take no part: they are reported as
 /// skipped by the caller and neither count as an occurrence nor shadow the real file.  Hard
 /// links are separate names and are not duplicates.
-std::vector<std::size_t> duplicate_of(const std::vector<BatchInput>& inputs);
+std::vector<std::size_t> duplicate_of(const std::vector<BatchInput>& inputs, const std::vector<std::string>& dirs);
 
 /// The line a batch prints for a duplicate: "skipped: same file as FIRST; handled once".
 std::string duplicate_text(const std::string& first);
@@ -100,7 +107,7 @@ bool compressed_module_name(const std::string& path);
 
 /// Whether a module-signing batch (sign, sign --prepare) skips inputs[i], and if so
 /// reports why with complain(): an entry that is not a regular file ("skipped: <why>"), a
-/// later name of the same file (duplicate_text(); `duplicate` is duplicate_of(inputs)), or
+/// later name of the same file (duplicate_text(); `duplicate` is duplicate_of(inputs, dirs)), or
 /// a compressed module found under -r when `compressed_ok` is false ("skipped: compressed
 /// module (--recompress signs it and recompresses it in the same format)").
 bool skip_sign_input(const std::vector<BatchInput>& inputs, const std::vector<std::size_t>& duplicate, std::size_t i,

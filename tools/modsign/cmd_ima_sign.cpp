@@ -112,7 +112,7 @@ int cmd_ima_sign(const ImaSignArgs& a) {
   const int status = run_file_batch("ima sign", inputs, a.dirs, true, dir_error, bo, [&](std::size_t i, ItemResult& r) {
     const BatchInput& in = inputs[i];
     ImaSignOptions o = opt;
-    o.expect_file = in.file;
+    o.expect_file = walked_file(in, a.dirs);
     if (a.sigfile) refuse_input(in.path + ".sig");  // another input (the library checks this one, keys, PIN)
     // One open file for the hash and the output (the xattr, or FILE.sig beside it).
     const ImaSignature s = a.sigfile     ? ima_sign_file_sigfile(*signer, in.path, o)  // the batch's Scope applies

@@ -161,7 +161,7 @@ int cmd_ima_verify(ImaVerifyArgs& a) {
             o.appraise_type = t;
             o.func = a.func;
             o.ima_hash = a.ima_hash;
-            o.expect_file = in.file;  // a walked entry: hashed from the file the walk found
+            o.expect_file = walked_file(in, a.dirs);  // a walked entry: hashed from the file the walk found
             const ImaFileAppraisal v = ima_appraise_file(in.path, xattr, *trust, *profile, o);
             if (!v.passes()) worst = kExitVerdict;
             r.out += a.json ? dump(verdict_json(in.path, profile->name(), v, xattr)) + "\n" : verdict_text(in.path, v);

@@ -136,7 +136,7 @@ int cmd_sign(const SignArgs& a) {
                         [&](std::size_t i, ItemResult& r) {
                           const BatchInput& in = inputs[i];
                           SignOptions o = opt;
-                          o.expect_file = in.file;
+                          o.expect_file = walked_file(in, a.dirs);
                           try {
                             const SignReport rep = sign_module_file(*signer, in.path, o);  // the batch's Scope applies
                             r.bytes = rep.bytes_read;

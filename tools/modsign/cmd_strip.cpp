@@ -44,7 +44,7 @@ int cmd_strip(const StripArgs& a) {
     o.max_size = a.max_size;
     o.all = a.all;
     o.legacy = a.legacy;
-    o.expect_file = in.file;
+    o.expect_file = walked_file(in, a.dirs);
     try {
       const StripReport s = strip_module_file(in.path, o);  // the batch's OutputBatch::Scope applies
       r.bytes = s.bytes_read;

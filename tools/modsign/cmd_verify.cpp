@@ -155,7 +155,7 @@ int cmd_verify(const VerifyArgs& a) {
   std::size_t dir_error = 0;  // entries under -r DIR not handled (reported)
   const auto inputs = expand_module_tree(a.modules, a.dirs, &dir_error);
   if (inputs.empty() && dir_error) return kExitInput;  // every -r DIR failed or was empty (reported)
-  const auto duplicate = duplicate_of(inputs);
+  const auto duplicate = duplicate_of(inputs, a.dirs);
   // Each module on its own: the trust store and profile are shared read-only by the workers.
   auto work = [&](std::size_t i) {
     const std::string& path = inputs[i].path;
@@ -195,7 +195,7 @@ int cmd_verify(const VerifyArgs& a) {
     Verdict v;
     try {
       PredictOptions item = po;
-      item.expect_file = inputs[i].file;  // a walked entry: read from the file the walk found
+      item.expect_file = walked_file(inputs[i], a.dirs);  // a walked entry: read from the file the walk found
       v = predict_module_file(path, *trust, *profile, item);
     } catch (const IoError& e) {
       complain("", e.what());

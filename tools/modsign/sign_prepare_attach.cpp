@@ -286,7 +286,7 @@ int run_prepare(const RemoteArgs& r, const std::string& cert_path, const SignOpt
       });
       st != kExitOk)
     return st;
-  const auto duplicate = duplicate_of(inputs);
+  const auto duplicate = duplicate_of(inputs, dirs);
   std::vector<std::optional<PreparedModule>> prepared(inputs.size());
   // The "prepared" lines are printed once MANIFEST is in place: none if it cannot be written.
   std::vector<std::string> lines(inputs.size());
@@ -302,7 +302,7 @@ int run_prepare(const RemoteArgs& r, const std::string& cert_path, const SignOpt
     (void)run_guarded([&] {
       try {
         SignOptions item = opt;
-        item.expect_file = inputs[i].file;  // a walked entry: read from the file the walk found
+        item.expect_file = walked_file(inputs[i], dirs);  // a walked entry: read from the file the walk found
         PreparedModule p = prepare_module_file(*cert, inputs[i].path, item);
         try {
           (void)manifest_line(0, p).dump();  // strict: a path that is not UTF-8 cannot be a JSON string
