@@ -159,13 +159,19 @@ int open_beneath(const std::string& root, const std::string& path, int flags) {
 InputLock::InputLock(const std::string& path, const std::optional<WalkedFile>& walked, LockMode mode) : path_(path) {
   const int how = mode == LockMode::shared ? LOCK_SH : LOCK_EX;
   const auto deadline = std::chrono::steady_clock::now() + kLockWait;
+  const bool beneath = walked && !walked->root.empty();  // else a file named: identity only
   const auto replaced = [&path] {
     return IoError(path + ": not the file found there by the walk of -r DIR (a directory on its path replaced "
                           "meanwhile, by a symbolic link?); not handled");
   };
+  const auto changed = [&path, beneath] {
+    return IoError(path + (beneath ? ": changed by another process since the walk of -r DIR found it; not handled"
+                                   : ": changed by another process since the command started (no longer the file "
+                                     "it named then); not handled"));
+  };
   // A walked entry is opened beneath its DIR, never through a symbolic link below it.
   const auto open_at_path = [&](const std::string& p, int flags) {
-    if (!walked) return ::open(p.c_str(), flags | O_CLOEXEC);
+    if (!beneath) return ::open(p.c_str(), flags | O_CLOEXEC);
     const int fd = open_beneath(walked->root, p, flags);
     if (fd < 0 && (errno == ELOOP || errno == EXDEV || errno == ENOTDIR)) throw replaced();
     return fd;
@@ -178,7 +184,7 @@ InputLock::InputLock(const std::string& path, const std::optional<WalkedFile>& w
     if (::fstat(fd, &st) != 0) throw IoError(sys_error(path, "stat"));
     // Checked before it is locked or read: another file is never touched.
     if (walked && !(FileId{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)} == walked->id))
-      throw replaced();
+      throw changed();
     if (!S_ISREG(st.st_mode)) throw IoError(path + ": " + kind(st.st_mode));
     while (::flock(fd, how | LOCK_NB) != 0) {
       if (errno == EINTR) continue;
@@ -197,7 +203,7 @@ InputLock::InputLock(const std::string& path, const std::optional<WalkedFile>& w
     struct stat in_dir {};
     const bool there = dir && ::fstatat(*dir, base_of(path).c_str(), &in_dir, AT_SYMLINK_NOFOLLOW) == 0 &&
                        in_dir.st_dev == st.st_dev && in_dir.st_ino == st.st_ino;
-    if (walked && !there) throw replaced();
+    if (beneath && !there) throw replaced();
     const FileIdentity now = there ? identity_of_stat(in_dir) : identity_of(path);
     if (now.exists && now.dev == st.st_dev && now.ino == st.st_ino) {
       if (there) dir_ = std::move(dir);  // else a symbolic link named by the caller: its outputs are made by path

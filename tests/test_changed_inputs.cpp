@@ -136,6 +136,40 @@ TEST_F(ChangedInputs, AHardLinkOutsideReachedThroughASwappedDirectoryIsRefused) 
   EXPECT_EQ(std::distance(fs::directory_iterator(d_ / "DIR"), fs::directory_iterator()), 2);  // sub, sub.moved
 }
 
+// Another file at the walked path, reached through no link (another modsign renamed its
+// output over it): named for what happened, not as a swapped directory (hostile pass 5,
+// F5), and nothing written.  A file named on the command line is checked the same way
+// against the file found when the command started (root empty): what a batch decided
+// then, a later name of it skipped as "the same file", holds for the file it handles
+// (hostile pass 5, F1: a swap made an argument and a walked entry one file, the walked one
+// was skipped and the argument, real again, handled: exit 0, a module left unsigned).
+TEST_F(ChangedInputs, AnotherFileAtTheFoundPathIsChangedByAnotherProcess) {
+  fs::create_directories(d_ / "DIR/sub");
+  spit(d_ / "DIR/sub/m.ko", pattern(4096));
+  const auto entries = walk_tree(d_ / "DIR");
+  ASSERT_EQ(entries.size(), 1u);
+  const TreeEntry& e = entries[0];
+  spit(d_ / "DIR/sub/m.ko.new", pattern(100));
+  fs::rename(d_ / "DIR/sub/m.ko.new", e.path);
+  SignOptions o;
+  o.expect_file = walked(e);
+  EXPECT_EQ(io_error_of([&] { sign_module_file(signer(), e.path, o); }),
+            e.path + ": changed by another process since the walk of -r DIR found it; not handled");
+  o.expect_file = WalkedFile{"", e.file};
+  EXPECT_EQ(io_error_of([&] { sign_module_file(signer(), e.path, o); }),
+            e.path + ": changed by another process since the command started (no longer the file it named then); "
+                     "not handled");
+  EXPECT_EQ(slurp(e.path), pattern(100));
+  EXPECT_EQ(std::distance(fs::directory_iterator(d_ / "DIR/sub"), fs::directory_iterator()), 1);
+  // A named file that is still the one found (through a symbolic link too) is handled.
+  fs::create_symlink(e.path, d_ / "link.ko");
+  struct stat st {};
+  ASSERT_EQ(::stat(e.path.c_str(), &st), 0);
+  o.expect_file = WalkedFile{"", FileId{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)}};
+  EXPECT_EQ(sign_module_file(signer(), d_ / "link.ko", o).path, d_ / "link.ko");
+  EXPECT_GT(slurp(e.path).size(), 100u);
+}
+
 TEST_F(ChangedInputs, StripAndImaSignNeverFollowASwappedDirectory) {
   const TreeEntry e = walk_then_swap();
   StripOptions so;

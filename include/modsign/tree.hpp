@@ -36,9 +36,17 @@ struct FileId {
 /// command handed one (SignOptions::expect_file and the others) opens the entry beneath
 /// `root` one path component at a time (openat(2) with O_NOFOLLOW; ".." refused), so that
 /// no symbolic link below `root` is followed, checks it is `id` before it locks or reads
-/// it, and makes its outputs beside it
-/// in the directory so opened: no file or directory outside `root` is opened, whatever the
-/// tree has become since the walk.
+/// it, and makes its outputs beside it in the directory so opened: no file or directory
+/// outside `root` is opened, whatever the tree has become since the walk.  Refused with
+/// IoError "PATH: not the file found there by the walk of -r DIR (a directory on its path
+/// replaced meanwhile, by a symbolic link?); not handled" (a link or ".." on the way) or
+/// "PATH: changed by another process since the walk of -r DIR found it; not handled"
+/// (another file there now).
+/// An empty `root` is a file named on the command line: opened as named (links followed)
+/// and checked to be `id`, the file stat(2) found when the command started ("PATH: changed
+/// by another process since the command started (no longer the file it named then); not
+/// handled"): what a batch decided about it then (a later name of the same file skipped as
+/// a duplicate) holds for the file it handles.
 struct WalkedFile {
   std::string root;
   FileId id;

@@ -2,6 +2,7 @@
 #include "batch.hpp"
 
 #include <limits.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -69,7 +70,9 @@ bool module_inputs_usable(const std::vector<BatchInput>& inputs, const std::vect
 }
 
 std::optional<WalkedFile> walked_file(const BatchInput& in, const std::vector<std::string>& dirs) {
-  if (!in.file || in.dir >= dirs.size()) return std::nullopt;
+  if (!in.file) return std::nullopt;
+  if (!in.from_dir) return WalkedFile{"", *in.file};  // a file named: its identity only
+  if (in.dir >= dirs.size()) return std::nullopt;
   return WalkedFile{dirs[in.dir], *in.file};
 }
 
@@ -78,7 +81,13 @@ std::vector<BatchInput> expand_tree(const std::vector<std::string>& files, const
                                     std::size_t* dir_error, bool modules_only) {
   *dir_error = 0;
   std::vector<BatchInput> out;
-  for (const auto& f : files) out.push_back({f, false, "", std::nullopt, BatchInput::kNoDir});
+  for (const auto& f : files) {
+    BatchInput in{f, false, "", std::nullopt, BatchInput::kNoDir};
+    struct stat st {};
+    if (::stat(f.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+      in.file = FileId{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
+    out.push_back(std::move(in));
+  }
   const auto is_module = [](std::string_view n) {
     const std::string s(n);
     return ends_with(s, ".ko") || compressed_module_name(s);
@@ -171,7 +180,11 @@ std::vector<std::size_t> duplicate_of(const std::vector<BatchInput>& inputs, con
     }
     if (canon.empty()) canon = std::filesystem::weakly_canonical(in.path, ec).string();
     const auto [it, inserted] = first.emplace(ec ? in.path : canon, i);
-    if (!inserted) dup[i] = it->second;
+    // The same path now, and the same file when each was found: a path that leads to
+    // another file meanwhile (a directory on it swapped) is no duplicate.  The first is
+    // handled only if it is still that file (walked_file()).
+    const auto& a = inputs[it->second].file;
+    if (!inserted && (!a || !in.file || *a == *in.file)) dup[i] = it->second;
   }
   return dup;
 }

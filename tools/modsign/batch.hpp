@@ -37,8 +37,9 @@ struct BatchInput {
   /// Why a -r entry is not processed ("" = process it): e.g. "symbolic link, not followed",
   /// "FIFO, not a regular file".
   std::string not_regular;
-  /// For a regular file found under -r DIR: the file the walk found (checked again when it
-  /// is opened: SignOptions::expect_file, through walked_file()).
+  /// For a regular file found under -r DIR: the file the walk found; for an argument: the
+  /// file stat() found (links followed) when the inputs were expanded, if a regular file.
+  /// Checked again when it is opened (SignOptions::expect_file, through walked_file()).
   std::optional<FileId> file;
   /// The index of the -r DIR it was found under in the command's DIR list (kNoDir for an
   /// argument).
@@ -46,9 +47,10 @@ struct BatchInput {
   static constexpr std::size_t kNoDir = SIZE_MAX;
 };
 
-/// What the library checks a walked input against (SignOptions::expect_file and the
-/// others): its -r DIR (of `dirs`, the command's DIR list) and the file the walk found;
-/// nullopt for an argument.
+/// What the library checks an input against (SignOptions::expect_file and the others): a
+/// walked entry's -r DIR (of `dirs`, the command's DIR list) and the file the walk found;
+/// an argument's file as found when the inputs were expanded (WalkedFile::root empty);
+/// nullopt when there is none (an argument that was not a regular file then).
 std::optional<WalkedFile> walked_file(const BatchInput& in, const std::vector<std::string>& dirs);
 
 /// MODULE arguments (in the order given) and then, for each -r DIR in turn, every
@@ -93,7 +95,8 @@ bool module_inputs_usable(const std::vector<BatchInput>& inputs, const std::vect
 /// For each input, the index of the earlier input naming the same file (by
 /// std::filesystem::weakly_canonical path; for an entry found under -r DIR, DIR's canonical
 /// path followed by the entry's path below DIR, as the walk found it: `dirs` is the
-/// command's DIR list), or SIZE_MAX for a first occurrence.  Inputs with
+/// command's DIR list) that was the same file when each was found (BatchInput::file), or
+/// SIZE_MAX for a first occurrence.  Inputs with
 /// `not_regular` set (e.g. a symbolic link found under -r) take no part: they are reported as
 /// skipped by the caller and neither count as an occurrence nor shadow the real file.  Hard
 /// links are separate names and are not duplicates.
