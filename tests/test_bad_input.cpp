@@ -1,4 +1,4 @@
-// The bad-input contract (README "Bad input"): one test per table row, each checking the
+// The bad-input contract (docs/cli/bad-input.md): one test per table row, each checking the
 // message, the exit status, and that every file in the test's directory is byte-identical
 // afterwards (SHA-256 of each file before and after, and no file added or removed).
 #include <fcntl.h>

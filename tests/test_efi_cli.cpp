@@ -264,7 +264,7 @@ TEST(EfiCli, AddCertThenListDb) {
 }
 
 TEST(EfiCli, ReadmeExample) {
-  // The README's `modsign dbx` example, byte for byte (hash = SHA-256 of nothing, cross-checked with sha256sum).
+  // A `modsign dbx add-hash` + `dbx list` example (once the README's), byte for byte (hash = SHA-256 of nothing, cross-checked with sha256sum).
   TempDir d;
   auto sum = run("printf '' | sha256sum");
   ASSERT_EQ(sum.status, 0);
