@@ -89,11 +89,15 @@ enum class LockMode { exclusive, shared };
 /// reporting "signed".  Throws IoError naming the file.
 class InputLock {
  public:
-  /// With `walked` (the file a walk found at `path`, WalkedFile): the file and its
-  /// directory are opened beneath the walked DIR with no symbolic link followed, and a
-  /// link on the way or a different file there now is refused before it is locked or read,
-  /// IoError "<path>: not the file found there by the walk of -r DIR (a directory on its
-  /// path replaced meanwhile, by a symbolic link?); not handled".
+  /// With `walked` (WalkedFile, <modsign/tree.hpp>): the file it names is the only one
+  /// locked or read.  A walked entry (root set) and its directory are opened beneath the
+  /// walked DIR with no symbolic link followed: a link or ".." on the way is IoError
+  /// "<path>: not the file found there by the walk of -r DIR (a directory on its path
+  /// replaced meanwhile, by a symbolic link?); not handled", another file there now
+  /// "<path>: changed by another process since the walk of -r DIR found it; not handled".
+  /// A file named (root empty) is opened as named and must be `walked->id`: "<path>:
+  /// changed by another process since the command started (no longer the file it named
+  /// then); not handled".  Both are checked before the file is locked.
   explicit InputLock(const std::string& path, const std::optional<WalkedFile>& walked = std::nullopt,
                      LockMode mode = LockMode::exclusive);
   const FileIdentity& identity() const { return identity_; }

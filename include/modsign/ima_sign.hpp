@@ -51,7 +51,7 @@ struct ImaSignOptions {
   /// Reproducible values: ECDSA with RFC 6979 nonces, ML-DSA in the FIPS 204 deterministic
   /// variant (RSA PKCS#1 v1.5 always is).  As SignOptions::deterministic.
   bool deterministic = false;
-  /// As SignOptions::expect_file: the file a walk of -r DIR found at the path.
+  /// As SignOptions::expect_file: the file a walk of -r DIR (or a batch) found at the path.
   std::optional<WalkedFile> expect_file;
 };
 

@@ -185,11 +185,13 @@ struct SignOptions {
   /// instead of being read whole.  The result is the same bytes.
   std::uint64_t stream_above = std::uint64_t{64} << 20;
   /// The file a walk found at the module's path (WalkedFile: the DIR walked and
-  /// TreeEntry::file): it is opened beneath that DIR without following a symbolic link;
-  /// a symbolic link on the way or another file there now (a directory on the path
-  /// replaced since) is refused, IoError "<path>: not the file found there by the walk of
-  /// -r DIR (...); not handled", before the file is locked or read, and the outputs are
-  /// made and renamed in the directory so opened (renameat): nothing outside DIR is opened.
+  /// TreeEntry::file), or the file a batch found at a path it was given (WalkedFile with
+  /// an empty root).  A walked file is opened beneath that DIR without following a
+  /// symbolic link, and its outputs are made and renamed in the directory so opened
+  /// (renameat): nothing outside DIR is opened.  Refused before the file is locked or
+  /// read, with the IoErrors WalkedFile lists: a symbolic link on the way ("<path>: not
+  /// the file found there by the walk of -r DIR (...); not handled") or another file there
+  /// now ("<path>: changed by another process since ...; not handled").
   std::optional<WalkedFile> expect_file;
   /// Bound on a decompressed module image in bytes (default 1 GiB); a file read whole is
   /// also refused above max(max_size, 1 GiB).

@@ -34,9 +34,9 @@ struct PredictOptions {
   /// kernel's EINVAL verdict (step 1) instead of an InputError (`modsign verify` keeps
   /// the InputError: such a file is reported as bad input, exit 3).
   bool keep_bad_stream = false;
-  /// The file a walk of -r DIR found at the path (TreeEntry::file): it is opened once and
-  /// read from there; another file at the path now is refused, IoError "<path>: not the
-  /// file found there by the walk of -r DIR (...); not handled" (SignOptions::expect_file).
+  /// The file a walk of -r DIR (or a batch, for a path it was given) found at the path
+  /// (WalkedFile): it is opened once and read from there; a symbolic link on the way or
+  /// another file at the path now is refused as SignOptions::expect_file says.
   std::optional<WalkedFile> expect_file;
 };
 
