@@ -1,9 +1,11 @@
-// mirrors crypto/asymmetric_keys/public_key.c public_key_verify_signature (with crypto/rsassa-pkcs1.c rsassa_pkcs1_verify, crypto/ecdsa-x962.c's signature decoding, and the set_pub_key of crypto/rsa.c, crypto/ecdsa.c and crypto/mldsa.c), Linux 7.2.13
+// mirrors crypto/asymmetric_keys/public_key.c public_key_verify_signature (with crypto/rsassa-pkcs1.c rsassa_pkcs1_verify, the set_pub_key of crypto/rsa.c and crypto/mldsa.c; ECDSA in cms/ecdsa and cms/ecdsa_x962), Linux 7.2.13
 #include "cms/public_key.hpp"
 
 #include <algorithm>
 
 #include "asn1/der.hpp"
+#include "cms/ecdsa.hpp"
+#include "cms/ecdsa_x962.hpp"
 #include "cms/mldsa.hpp"
 
 namespace modsign::kernel {
@@ -26,34 +28,6 @@ std::optional<crypto::KeyAlgo> key_algo_of(const std::string& pkey_algo) {
   if (pkey_algo == "mldsa87") return crypto::KeyAlgo::ml_dsa_87;
   if (pkey_algo == "rsa") return crypto::KeyAlgo::rsa;
   return std::nullopt;
-}
-
-/// The kernel decodes ECDSA-Sig-Value with its BER decoder and reads r and s as unsigned
-/// (crypto/ecdsa-x962.c): re-encode that as the strict DER OpenSSL wants.  nullopt if
-/// the kernel could not decode it either (EBADMSG).
-std::optional<Bytes> normalize_ecdsa_signature(ByteView sig) {
-  try {
-    Reader top(sig, Rules::ber);
-    Element seq = top.next();
-    if ((seq.tag & ~0x20) != (asn1::kSequence & ~0x20)) return std::nullopt;
-    Reader in(seq.content, Rules::ber);
-    Element r = in.expect(asn1::kInteger, "r"), s = in.expect(asn1::kInteger, "s");
-    auto unsigned_int = [](ByteView v) {
-      std::size_t i = 0;
-      while (i < v.size() && v[i] == 0) ++i;
-      Bytes out(v.begin() + static_cast<std::ptrdiff_t>(i), v.end());
-      if (out.empty() || (out[0] & 0x80)) out.insert(out.begin(), 0);
-      return out;
-    };
-    Writer w;
-    w.add(asn1::kSequence, [&](Writer& q) {
-      q.tlv(asn1::kInteger, unsigned_int(r.content));
-      q.tlv(asn1::kInteger, unsigned_int(s.content));
-    });
-    return w.take();
-  } catch (const asn1::DecodeError&) {
-    return std::nullopt;
-  }
 }
 
 /// rsassa_pkcs1_verify (crypto/rsassa-pkcs1.c, 7.2): s^e mod n, then the EMSA-PKCS1-v1_5
@@ -156,37 +130,6 @@ Result<crypto::PublicKey> rsa_set_pub_key(const crypto::PublicKey& key, ByteView
   return rebuilt;
 }
 
-// ecdsa_set_pub_key: the uncompressed point only, its coordinates filling as many 64-bit
-// digits as the curve's, then ecc_is_pubkey_valid_full.
-Result<crypto::PublicKey> ecdsa_set_pub_key(const crypto::PublicKey& key, ByteView k) {
-  std::size_t field = 0;
-  switch (key.algo()) {
-    case crypto::KeyAlgo::ecdsa_p192: field = 24; break;
-    case crypto::KeyAlgo::ecdsa_p256: field = 32; break;
-    case crypto::KeyAlgo::ecdsa_p384: field = 48; break;
-    default: field = 66; break;
-  }
-  if (k.empty() || (k.size() - 1) % 2 != 0) return make_error(KErr::einval, "EC point of " + std::to_string(k.size()) + " bytes");
-  if (k[0] != 4) return make_error(KErr::einval, "EC point is not uncompressed (04)");
-  const std::size_t digitlen = (k.size() - 1) / 2;
-  if ((digitlen + 7) / 8 != (field + 7) / 8) return make_error(KErr::einval, "EC point coordinates of " + std::to_string(digitlen) + " bytes");
-  if (key.usable()) return key;
-  // Each coordinate as a big-endian number in ndigits 64-bit words, rewritten at the
-  // curve's field size (a value that does not fit is beyond p: not a valid point).
-  Bytes point{4};
-  for (int c = 0; c < 2; ++c) {
-    ByteView v = k.subspan(1 + c * digitlen, digitlen);
-    std::size_t lead = 0;
-    while (lead < v.size() && v[lead] == 0) ++lead;
-    if (v.size() - lead > field) return make_error(KErr::einval, "EC point coordinate beyond the field");
-    point.insert(point.end(), field - (v.size() - lead), 0);
-    point.insert(point.end(), v.begin() + static_cast<std::ptrdiff_t>(lead), v.end());
-  }
-  auto rebuilt = crypto::PublicKey::from_ec_point(key.algo(), point);
-  if (!rebuilt) return make_error(KErr::einval, "EC key: " + rebuilt.error().message);
-  return rebuilt;
-}
-
 }  // namespace
 
 Result<crypto::PublicKey> crypto_sig_set_pubkey(const crypto::PublicKey& key) {
@@ -249,9 +192,10 @@ Status public_key_verify_signature(const crypto::PublicKey& key, const SignedInf
   auto usable = crypto_sig_set_pubkey(key);
   if (!usable) return usable.error();
   if (key_ecdsa) {
-    auto der = normalize_ecdsa_signature(si.signature);
-    if (!der) return make_error(KErr::ebadmsg, "malformed ECDSA-Sig-Value");
-    return crypto::verify_digest(usable.value(), *h, m, *der);
+    // ecdsa_x962_verify: the ECDSA-Sig-Value decoded, then ecdsa_verify.
+    auto rs = ecdsa_x962_decode(si.signature, ecdsa_bufsize(ka));
+    if (!rs) return rs.error();
+    return ecdsa_verify(usable.value(), *h, m, rs.value());
   }
   return rsassa_pkcs1_verify(usable.value(), *h, m, si.signature);
 }

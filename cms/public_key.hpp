@@ -1,4 +1,4 @@
-// mirrors crypto/asymmetric_keys/public_key.c public_key_verify_signature (with crypto/rsassa-pkcs1.c rsassa_pkcs1_verify, crypto/ecdsa-x962.c's signature decoding, and the set_pub_key of crypto/rsa.c, crypto/ecdsa.c and crypto/mldsa.c), Linux 7.2.13
+// mirrors crypto/asymmetric_keys/public_key.c public_key_verify_signature (with crypto/rsassa-pkcs1.c rsassa_pkcs1_verify, the set_pub_key of crypto/rsa.c and crypto/mldsa.c; ECDSA in cms/ecdsa and cms/ecdsa_x962), Linux 7.2.13
 #pragma once
 
 #include <optional>

@@ -214,8 +214,11 @@ class Certificate {
   /// SHA-1, SHA-2 or SHA-3);
   /// nullopt for ML-DSA (no hash) or an OID modsign does not map.
   std::optional<HashAlgo> signature_hash() const;
-  /// signatureValue BIT STRING contents without the unused-bits octet.
+  /// signatureValue BIT STRING contents without the unused-bits octet (empty as well when
+  /// that octet is not 0 or missing: see signature_has_unused_bits()).
   ByteView signature_value() const;
+  /// The signatureValue BIT STRING is empty or its unused-bits octet is not 0.
+  bool signature_has_unused_bits() const { return sigval_len_ == static_cast<std::size_t>(-1); }
   /// Check this certificate's signature with `issuer_key` (pure ML-DSA over the TBS, or
   /// RSA/ECDSA over H(TBS) with signature_hash()).  Errors: EBADMSG (BIT STRING with
   /// unused bits, wrong-size ML-DSA signature), ENOPKG (unknown signature hash),

@@ -6,6 +6,7 @@ import lzma
 from .common import run
 from .der import Node, OID_DATA, OID_ENVELOPED, OID_MD5, OID_SHA256_RSA, P7, integer, oid, parse
 from .cases_common import TOKEN_KEYS, assemble, embed_certs, split_module
+from .cases_ecdsa import cert_cases, signerinfo_cases
 
 
 def debian_cases(c, original):
@@ -191,4 +192,13 @@ def debian_cases(c, original):
         "the decompressed image signed, recompressed", lambda: sign_file(xz(content)))
     add("xz-sign-file-stacked.ko.xz", "Debian's .ko.xz re-signed by modsign sign-file (test RSA key over "
         "Debian's signature, stacked)", lambda: sign_file(xz(orig)))
+    # The ECDSA-Sig-Value family (cases_ecdsa.py): in Debian's own signature where it is
+    # ECDSA (the trusted key: every failure is EKEYREJECTED), and in the test ECDSA
+    # certificate's self-signature, which x509_cert_parse checks on every kernel.
+    ec_prefix = bytes([0x2a, 0x86, 0x48, 0xce, 0x3d])  # 1.2.840.10045 (ANSI X9.62)
+    if any(k.tag == 0x30 and k.kids and k.kids[0].tag == 0x06 and k.kids[0].val.startswith(ec_prefix)
+           for k in dp().si().kids):
+        cases += signerinfo_cases(lambda: (dp(), lambda p: assemble(content, p.der())), "debian-ecdsa-sig",
+                                  "Debian's signature")
+    cases += cert_cases(c, "ecdsa-cert-sig")
     return cases

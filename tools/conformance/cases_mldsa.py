@@ -6,6 +6,7 @@ from .der import (Node, OID_CT, OID_MD, OID_MS_INDIRECT, OID_SHA256, OID_SIGNING
 from .cases_common import ALGS, OTHER_HASHES, TOKEN_KEYS, common_malformed, embed_certs, md_node
 from .cases_remote import remote_cases
 from .cases_mutants import mutant_cases
+from .cases_ecdsa import mldsa_kernel_ecdsa_cases
 
 
 def mldsa_cases(c):
@@ -148,4 +149,5 @@ def mldsa_cases(c):
         [f for n, d, f in common_malformed(c, "rsa") if n.startswith("s9.29")][0])
     cases += remote_cases(c)
     cases += mutant_cases(c)
+    cases += mldsa_kernel_ecdsa_cases(c)
     return cases
