@@ -228,7 +228,10 @@ def node_ops(r, label, n, parent):
         if n.kids:
             ops.append(("value.drop-last", lambda x, p: x.kids.pop()))
             ops.append(("value.append-null", lambda x, p: x.kids.append(Node(0x05, val=b""))))
-            ops.append(("value.as-primitive", lambda x, p: (setattr(x, "val", x.content()), setattr(x, "kids", None))))
+            # The same contents under the primitive identifier (the constructed bit cleared;
+            # until 2026-12-06 the bit stayed and the bytes did not change).
+            ops.append(("value.as-primitive", lambda x, p: (setattr(x, "val", x.content()), setattr(x, "kids", None),
+                                                            setattr(x, "tag", x.tag & ~0x20))))
         return ops
     v = n.val
     pos = r.randrange(max(1, len(v)))
