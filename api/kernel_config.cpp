@@ -73,6 +73,7 @@ KernelProfile kernel_profile_of(const KernelConfig& config) {
   p.set_enforce(config.value("MODULE_SIG_FORCE") == "y");
   p.set_module_decompress(module::module_decompress_of(config));
   p.set_absent_sig_algos(module::absent_sig_algos_of(config));
+  p.set_absent_hashes(module::absent_hashes_of(config));
   return p;
 }
 

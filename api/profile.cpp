@@ -38,6 +38,15 @@ void KernelProfile::set_absent_sig_algos(const std::vector<std::string>& familie
   absent_sig_algos_ = std::move(out);
 }
 
+void KernelProfile::set_absent_hashes(const std::vector<std::string>& families) {
+  for (const auto& g : families)
+    if (g != "sm3" && g != "streebog") throw UsageError("unknown digest family " + g + " (sm3, streebog)");
+  std::vector<std::string> out;
+  for (const char* f : {"sm3", "streebog"})
+    if (std::find(families.begin(), families.end(), f) != families.end()) out.emplace_back(f);
+  absent_hashes_ = std::move(out);
+}
+
 namespace api {
 
 kernel::KernelProfile to_kernel(const KernelProfile& p) {
@@ -47,6 +56,7 @@ kernel::KernelProfile to_kernel(const KernelProfile& p) {
   k.lockdown = p.lockdown();
   k.module_decompress = p.module_decompress();
   k.absent_sig_algos.insert(p.absent_sig_algos().begin(), p.absent_sig_algos().end());
+  k.absent_hashes.insert(p.absent_hashes().begin(), p.absent_hashes().end());
   return k;
 }
 

@@ -14,6 +14,11 @@ bool KernelProfile::has_sig_algo(const std::string& pkey_algo) const {
   return absent_sig_algos.count(family) == 0;
 }
 
+bool KernelProfile::has_hash(const std::string& hash_algo) const {
+  const std::string family = hash_algo.rfind("streebog", 0) == 0 ? "streebog" : hash_algo;
+  return absent_hashes.count(family) == 0;
+}
+
 std::optional<KernelProfile> KernelProfile::parse(const std::string& n) {
   if (n == "v6.1" || n == "6.1") return v6_1();
   if (n == "v6" || n == "6") return v6();

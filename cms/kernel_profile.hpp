@@ -44,6 +44,15 @@ struct KernelProfile {
   /// Whether crypto_alloc_sig() finds the algorithm of a kernel pkey_algo name ("rsa",
   /// "ecdsa", "ecdsa-nist-p256", "mldsa65" ...).
   bool has_sig_algo(const std::string& pkey_algo) const;
+  /// The digest families the kernel's PKCS#7 parser names that its configuration leaves
+  /// out: "sm3" (CONFIG_CRYPTO_SM3, 6.x CONFIG_CRYPTO_SM3_GENERIC), "streebog"
+  /// (CONFIG_CRYPTO_STREEBOG; streebog256 and streebog512).  Neither =y nor =m: then
+  /// crypto_alloc_shash() fails and pkcs7_digest() returns ENOPKG (unsupported crypto).
+  /// Empty: both are there (a module is loaded on demand, as Debian's Streebog).
+  std::set<std::string> absent_hashes;
+  /// Whether crypto_alloc_shash() finds the kernel hash_algo name ("sm3", "streebog256",
+  /// "streebog512"; every other name is taken as present).
+  bool has_hash(const std::string& hash_algo) const;
   /// The 7.x release within generation v7_0 (profiles "v7.0", "v7.1", "v7.2"): module
   /// signatures behave alike, IMA file signatures do not (digest/ima_appraise.cpp
   /// ima_sigv3_file_signatures, digest/digsig_asymmetric.cpp asymmetric_verify_v3).

@@ -78,6 +78,10 @@ const std::vector<PkeyOid>& pkey_oids() {
       {{0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03, 0x11}, "mldsa44", "raw", true, true},
       {{0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03, 0x12}, "mldsa65", "raw", true, true},
       {{0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03, 0x13}, "mldsa87", "raw", true, true},
+      // SM2-with-SM3 (1.2.156.10197.1.501): Linux 6.1 only (legacy_digests); later kernels
+      // dropped SM2 from asymmetric keys.  Found by mutant 20261206:521 (Debian 12:
+      // EKEYREJECTED, where modsign said "Unknown pkey algo").
+      {{0x2a, 0x81, 0x1c, 0xcf, 0x55, 0x01, 0x83, 0x75}, "sm2", "raw", false, false},
   };
   return t;
 }
@@ -295,8 +299,9 @@ SignedInfo parse_signer_info(ParseContext& ctx, const Element& el) {
     auto it = std::find_if(t.begin(), t.end(), [&](const PkeyOid& p) { return same(p.oid, oid.content); });
     // id-ecdsa-with-sha3-* (2.16.840.1.101.3.4.3.10-12) came with SHA-3 support (not in 6.1).
     const bool ecdsa_sha3 = it != t.end() && it->oid.size() == 9 && it->oid[8] >= 0x0a && it->oid[8] <= 0x0c;
+    const bool sm2 = it != t.end() && std::string_view(it->pkey_algo) == "sm2";
     if (it == t.end() || (it->v7_only && ctx.profile.generation == Generation::v6) ||
-        (ecdsa_sha3 && ctx.profile.legacy_digests))
+        (ecdsa_sha3 && ctx.profile.legacy_digests) || (sm2 && !ctx.profile.legacy_digests))
       fail(KErr::enopkg, "Unknown pkey algo " + asn1::oid_to_string(oid.content));
     si.pkey_algo = it->pkey_algo;
     si.encoding = it->encoding;

@@ -35,12 +35,25 @@ Status pkcs7_digest(Pkcs7Message& msg, std::size_t index, const KernelProfile& p
     return ok_status();
   }
   if (si.m) return ok_status();
-  auto h = hash_of(si.hash_algo);
-  if (!h) return make_error(KErr::enopkg, "hash " + si.hash_algo + " not available");
+  // crypto_alloc_shash(sig->hash_algo): ENOENT, which pkcs7_digest returns as ENOPKG.  SM3
+  // and Streebog are there when the profile says so (a module loaded on demand); modsign
+  // computes them with Botan.
+  const auto h = hash_of(si.hash_algo);
+  if (!h && (si.hash_algo == "none" || !profile.has_hash(si.hash_algo)))
+    return make_error(KErr::enopkg, "hash " + si.hash_algo + " not available" +
+                                        (si.hash_algo == "none" ? "" : " in this kernel"));
+  auto hash = [&](ByteView bytes) -> std::optional<Bytes> {
+    if (h) return crypto::digest(*h, bytes);
+    return crypto::botan::kernel_only_digest(si.hash_algo, bytes);
+  };
   auto cached = std::find_if(msg.data_digests.begin(), msg.data_digests.end(),
                              [&](const auto& e) { return e.first == si.hash_algo; });
   if (cached == msg.data_digests.end()) {
-    msg.data_digests.emplace_back(si.hash_algo, crypto::digest(*h, data));
+    auto d = hash(data);
+    if (!d)
+      return make_error(KErr::enopkg, "the kernel computes " + si.hash_algo + " and modsign cannot (its Botan lacks it): not predicted",
+                        Error::Reason::unpredictable);
+    msg.data_digests.emplace_back(si.hash_algo, std::move(*d));
     cached = msg.data_digests.end() - 1;
   }
   Bytes d = cached->second;
@@ -59,7 +72,7 @@ Status pkcs7_digest(Pkcs7Message& msg, std::size_t index, const KernelProfile& p
     if (profile.generation == Generation::v7_0 && si.algo_takes_data)
       d = std::move(set);
     else
-      d = crypto::digest(*h, set);
+      d = *hash(set);
   }
   si.m = std::move(d);
   si.m_free = true;

@@ -184,6 +184,12 @@ Status public_key_verify_signature(const crypto::PublicKey& key, const SignedInf
   // md4/md5 reach here only under v6.1, whose list is SHA-1/SHA-2 (confirmed on Debian 12's
   // 6.1: a genuine ECDSA signature under digestAlgorithm md5 is refused with EINVAL).
   if (key_ecdsa && (si.hash_algo == "md4" || si.hash_algo == "md5")) h.reset();
+  // RSA with a digest that has no DigestInfo prefix (md4, sm3, streebog): 7.x's
+  // rsassa_pkcs1_create refuses it (EINVAL, returned by crypto_alloc_sig); 6.1's
+  // pkcs1pad_create fails the same way, but its crypto_alloc_akcipher reports ENOENT
+  // (Debian 12's 6.1, a Streebog digestAlgorithm and the certificate embedded).
+  if (!h && !key_ecdsa && profile && profile->generation == Generation::v6 && profile->legacy_digests)
+    return make_error(KErr::enoent, "crypto_alloc_akcipher(pkcs1pad(rsa," + si.hash_algo + ")): no such algorithm");
   if (!h) return make_error(KErr::einval, "no " + si.pkey_algo + " signature scheme with " + si.hash_algo);
   if (auto st = crypto_alloc_sig(key_ecdsa ? "x962(" + ecdsa_key_name(ka) + ")" : "pkcs1(rsa," + si.hash_algo + ")",
                                  key_ecdsa ? "ecdsa" : "rsa", profile);

@@ -160,4 +160,17 @@ Bytes shake256(ByteView data, std::size_t out_len) {
   return Bytes(out.begin(), out.end());
 }
 
+std::optional<Bytes> kernel_only_digest(std::string_view kernel_name, ByteView data) {
+  const char* name = kernel_name == "sm3"           ? "SM3"
+                     : kernel_name == "streebog256" ? "Streebog-256"
+                     : kernel_name == "streebog512" ? "Streebog-512"
+                                                    : nullptr;
+  if (!name) return std::nullopt;
+  auto h = Botan::HashFunction::create(name);
+  if (!h) return std::nullopt;
+  h->update(data.data(), data.size());
+  auto out = h->final();
+  return Bytes(out.begin(), out.end());
+}
+
 }  // namespace modsign::crypto::botan

@@ -375,6 +375,11 @@ void clear_thread_cache();
 Bytes digest(HashAlgo a, ByteView data);
 /// SHAKE256(data) of `out_len` bytes with Botan, for benchmarks.
 Bytes shake256(ByteView data, std::size_t out_len);
+/// H(data) for the digests the kernel's PKCS#7 parser names that HashAlgo leaves out, by
+/// the kernel's hash_algo name: "sm3" (GB/T 32905, 32 bytes), "streebog256" and
+/// "streebog512" (GOST R 34.11-2012, RFC 6986; 32 and 64 bytes).  nullopt for other names
+/// or when this Botan was built without the hash.
+std::optional<Bytes> kernel_only_digest(std::string_view kernel_name, ByteView data);
 }  // namespace botan
 
 /// The first commonName in a DER Name (TLV; BER lengths too with Rules::ber), as UTF-8

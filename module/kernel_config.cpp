@@ -136,6 +136,14 @@ std::vector<std::string> absent_sig_algos_of(const KernelConfig& c) {
   return out;
 }
 
+std::vector<std::string> absent_hashes_of(const KernelConfig& c) {
+  auto built = [&](std::string_view name) { return c.value(name) == "y" || c.value(name) == "m"; };
+  std::vector<std::string> out;
+  if (!built("CRYPTO_SM3") && !built("CRYPTO_SM3_GENERIC")) out.emplace_back("sm3");
+  if (!built("CRYPTO_STREEBOG")) out.emplace_back("streebog");
+  return out;
+}
+
 std::string generation_of(const KernelConfig& c) {
   if (c.version.empty()) return "v7.0";
   const std::size_t dot = c.version.find('.');

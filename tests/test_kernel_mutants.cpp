@@ -424,3 +424,17 @@ TEST(KernelMutants, KeyringCertificateThroughTheKernelDecoder) {
   EXPECT_EQ(st.error().code, KErr::ebadmsg);
   EXPECT_TRUE(kernel::x509_supported(signer(KeyAlgo::ecdsa_p384).cert, KernelProfile::v7_0()).ok());
 }
+
+// signerinfo.signatureAlgorithm.oid.oid-swap (20261206:521): Linux 6.1's
+// pkcs7_sig_note_pkey_algo knows SM2-with-SM3 ("sm2", raw); a trusted RSA key, or an embedded
+// RSA certificate, then refuses the signature (EKEYREJECTED on Debian 12).  6.12 and 7.2 have
+// no SM2 (ENOPKG: unsupported crypto).
+TEST(KernelMutants, Sm2WithSm3KnownTo61Only) {
+  const Bytes sm2 = oid_bytes({0x2a, 0x81, 0x1c, 0xcf, 0x55, 0x01, 0x83, 0x75});
+  const Bytes der = build(one({.algo = KeyAlgo::rsa, .sig_oid = sm2}), content());
+  auto old = kernel::pkcs7_parse_message(der, KernelProfile::v6_1());
+  ASSERT_TRUE(old);
+  EXPECT_EQ(old.value().signed_infos.at(0).pkey_algo, "sm2");
+  EXPECT_EQ(parse(der, KernelProfile::v6()), KErr::enopkg);
+  EXPECT_EQ(parse(der, KernelProfile::v7_0()), KErr::enopkg);
+}

@@ -281,6 +281,13 @@ TEST_F(KernelSettings, KernelWithoutMldsaHasNoKeyOrRefuses) {
   EXPECT_EQ(kernel_profile_of(read_kernel_build(t)).absent_sig_algos(), std::vector<std::string>{"mldsa"});
   EXPECT_EQ(kernel_profile_of(read_kernel_build(tree("nowaive", "7.2.13-nowaive.config"))).absent_sig_algos(),
             std::vector<std::string>{});
+  // The digests: the built configuration has neither SM3 nor Streebog; =m counts as there.
+  EXPECT_EQ(kernel_profile_of(read_kernel_build(t)).absent_hashes(), (std::vector<std::string>{"sm3", "streebog"}));
+  {
+    const std::string with = tree("gost", "7.2.13-nowaive.config");
+    test::spit(with + "/.config", cfg + "CONFIG_CRYPTO_STREEBOG=m\nCONFIG_CRYPTO_SM3=y\n");
+    EXPECT_EQ(kernel_profile_of(read_kernel_build(with)).absent_hashes(), std::vector<std::string>{});
+  }
   const std::string m = module();
   auto r = test::run(test::modsign_cli() + " sign -q --key " + q(file("ml.pem")) + " --cert " + q(file("ml.crt")) + " " + q(m));
   ASSERT_EQ(r.status, 0) << r.err;

@@ -70,7 +70,9 @@ MODSIGN_API void check_kernel_config_hash(const KernelConfig& config);
 /// decompressor from CONFIG_MODULE_DECOMPRESS and CONFIG_MODULE_COMPRESS_<FORMAT>
 /// (KernelProfile::module_decompress(): "none" without it), the signature algorithms it
 /// lacks (KernelProfile::absent_sig_algos(): "rsa", "ecdsa", "mldsa" for CONFIG_CRYPTO_RSA,
-/// _ECDSA, _MLDSA not =y; "mldsa" on 7.x only).  Lockdown is left off (a boot setting).
+/// _ECDSA, _MLDSA not =y; "mldsa" on 7.x only), the digests it lacks (KernelProfile::
+/// absent_hashes(): "sm3", "streebog" for CONFIG_CRYPTO_SM3 or _SM3_GENERIC, and
+/// CONFIG_CRYPTO_STREEBOG, neither =y nor =m).  Lockdown is left off (a boot setting).
 MODSIGN_API KernelProfile kernel_profile_of(const KernelConfig& config);
 
 /// Why the kernel of `config` would not accept a signature made with a key of

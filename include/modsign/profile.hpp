@@ -83,6 +83,18 @@ class MODSIGN_API KernelProfile {
   /// other name (the profile is left unchanged); duplicates are dropped.
   void set_absent_sig_algos(const std::vector<std::string>& families);
 
+  /// The digests of the kernel's PKCS#7 parser this kernel's configuration leaves out, each
+  /// once, in the order "sm3", "streebog" (CONFIG_CRYPTO_SM3 or, on 6.x,
+  /// CONFIG_CRYPTO_SM3_GENERIC; CONFIG_CRYPTO_STREEBOG; neither =y nor =m, as a module is
+  /// loaded on demand; kernel_profile_of() fills it).  Empty (the default): both are there.
+  /// A signature whose digestAlgorithm is one of them is then unsupported crypto (ENOPKG
+  /// from pkcs7_digest, a soft failure); one the kernel has is hashed, and the signature
+  /// check that follows fails (no RSA, ECDSA or ML-DSA scheme takes these digests).
+  const std::vector<std::string>& absent_hashes() const noexcept { return absent_hashes_; }
+  /// Throws UsageError "unknown digest family X (sm3, streebog)" for any other name (the
+  /// profile is left unchanged); duplicates are dropped.
+  void set_absent_hashes(const std::vector<std::string>& families);
+
  private:
   explicit KernelProfile(std::string generation) : generation_(std::move(generation)) {}
   std::string generation_;
@@ -91,6 +103,7 @@ class MODSIGN_API KernelProfile {
   bool lockdown_ = false;
   std::string module_decompress_;
   std::vector<std::string> absent_sig_algos_;
+  std::vector<std::string> absent_hashes_;
 };
 
 }  // namespace modsign

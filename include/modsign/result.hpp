@@ -66,6 +66,9 @@ struct Error {
     /// pkcs7_verify() refused because a signer's certificate (or one its chain reached) is
     /// on the blacklist (EKEYREJECTED "Sig N: signer certificate is blacklisted").
     blacklisted,
+    /// The kernel would compute something modsign cannot (a digest its libraries lack):
+    /// the kernel's outcome is not predicted.  The code is ENOPKG, which is not the kernel's.
+    unpredictable,
   };
   Reason reason = Reason::none;
 };

@@ -61,8 +61,11 @@ def debian_cases(c, original):
         p.si().kids[2].kids[0] = oid(OID_MD5)
     add("s9.07-digest-md5", "digestAlgorithm md5 (§9.7)", debian_edit(md5))
 
+    # Streebog (GOST R 34.11-2012) and SM3: names pkcs7_sig_note_digest_algo knows; Debian's
+    # kernels build Streebog as a module and no SM3 (mutant 20261203:1043).
     for dn, do in [("sha1", "1.3.14.3.2.26"), ("sha512", "2.16.840.1.101.3.4.2.3"),
-                   ("sha3-256", "2.16.840.1.101.3.4.2.8")]:
+                   ("sha3-256", "2.16.840.1.101.3.4.2.8"), ("streebog256", "1.2.643.7.1.1.2.2"),
+                   ("streebog512", "1.2.643.7.1.1.2.3"), ("sm3", "1.2.156.10197.1.401")]:
         def swap(p, o=do):
             p.si().kids[2].kids[0] = oid(o)
         add("digest-swapped-%s" % dn, "Debian's signature with digestAlgorithm changed to %s" % dn,
@@ -71,6 +74,19 @@ def debian_cases(c, original):
     def rsa_sigalg(p):
         [k for k in p.si().kids if k.tag == 0x30][-1].kids[0] = oid(OID_SHA256_RSA)
     add("s9.08-sigalg-sha256WithRSA", "signatureAlgorithm sha256WithRSAEncryption (§9.8)", debian_edit(rsa_sigalg))
+
+    def sm2_sigalg(p):
+        [k for k in p.si().kids if k.tag == 0x30][-1].kids[0] = oid("1.2.156.10197.1.501")
+    add("sigalg-sm2-with-sm3", "Debian's signature with signatureAlgorithm SM2-with-SM3 (mutant 20261206:521)",
+        debian_edit(sm2_sigalg))
+
+    def sm2_with_cert():
+        p = c.p7("rsa")
+        [k for k in p.si().kids if k.tag == 0x30][-1].kids[0] = oid("1.2.156.10197.1.501")
+        embed_certs(p, [c.cert_node("rsa")])
+        return c.mod(p)
+    add("unknown-rsa-embedded-cert-sigalg-sm2", "test RSA key, certificate embedded, signatureAlgorithm "
+        "SM2-with-SM3", sm2_with_cert)
 
     def attached(p):
         p.sd.kids[2].kids.append(Node(0xa0, kids=[Node(0x04, val=content)]))
@@ -109,6 +125,20 @@ def debian_cases(c, original):
         embed_certs(p, [c.cert_node("rsa")])
         return c.mod(p)
     add("unknown-rsa-embedded-cert", "test RSA key with its certificate embedded (not trusted)", with_cert)
+
+    def digest_with_cert(key, dotted):
+        # The signer's certificate embedded, so pkcs7_verify_one checks the signature with
+        # it (its errno is passed on) after pkcs7_digest has hashed the module: 6.1's
+        # crypto_alloc_akcipher(pkcs1pad(rsa,streebog512)) ENOENT, 6.12 and 7.2 EINVAL.
+        def f():
+            p = c.p7(key)
+            p.si().kids[2].kids[0] = oid(dotted)
+            embed_certs(p, [c.cert_node(key)])
+            return c.mod(p)
+        return f
+    for hn, ho in [("streebog512", "1.2.643.7.1.1.2.3"), ("sm3", "1.2.156.10197.1.401")]:
+        add("unknown-rsa-embedded-cert-%s" % hn, "test RSA key, certificate embedded, digestAlgorithm %s" % hn,
+            digest_with_cert("rsa", ho))
 
     def ecdsa_md5():
         # A genuine ECDSA P-256 signature of md5(content) under digestAlgorithm md5, with the

@@ -93,21 +93,26 @@ def built_kernel(variant=None, version="7.2"):
 # name: (title, modsign profile, extra verify flags, extra kernel command line, getter).
 # --kernel-lacks: the signature algorithms each Debian kernel's .config leaves out (Debian 12's
 # 6.1: "# CONFIG_CRYPTO_ECDSA is not set"; unstable's 7.2: "# CONFIG_CRYPTO_MLDSA is not set"),
-# found by the mutation campaign (a self-signed embedded certificate of that algorithm: ENOENT).
+# found by the mutation campaign (a self-signed embedded certificate of that algorithm: ENOENT);
+# and the digests: every Debian kernel has CONFIG_CRYPTO_STREEBOG=m and no SM3 (its
+# initramfs lets request_module() load streebog_generic), the built kernels neither (mutant
+# 20261203:1043, a Streebog digestAlgorithm under Debian's signature: EKEYREJECTED).
 # --module-decompress: each Debian kernel's CONFIG_MODULE_DECOMPRESS / CONFIG_MODULE_COMPRESS_*
 # (Debian 12: not set; Debian 13 and unstable: xz), what finit_module(MODULE_INIT_COMPRESSED_FILE)
 # of the .ko.xz cases meets.
+BUILT_LACKS = ["--kernel-lacks", "sm3", "--kernel-lacks", "streebog"]  # tests/kernel/kernel.config
 KERNELS = {
-    "deb12": ("Debian 12 cloud 6.1", "v6.1", ["--module-decompress", "none", "--kernel-lacks", "ecdsa"], "", lambda: debian_kernel("bookworm")),
-    "deb13": ("Debian 13 cloud 6.12", "v6", ["--module-decompress", "xz"], "", lambda: debian_kernel("trixie")),
-    "deb13-lockdown": ("Debian 13 cloud 6.12, lockdown=integrity", "v6", ["--lockdown", "--module-decompress", "xz"], "lockdown=integrity",
+    "deb12": ("Debian 12 cloud 6.1", "v6.1", ["--module-decompress", "none", "--kernel-lacks", "ecdsa", "--kernel-lacks", "sm3"], "", lambda: debian_kernel("bookworm")),
+    "deb13": ("Debian 13 cloud 6.12", "v6", ["--module-decompress", "xz", "--kernel-lacks", "sm3"], "", lambda: debian_kernel("trixie")),
+    "deb13-lockdown": ("Debian 13 cloud 6.12, lockdown=integrity", "v6", ["--lockdown", "--module-decompress", "xz", "--kernel-lacks", "sm3"],
+                       "lockdown=integrity",
                        lambda: debian_kernel("trixie")),
-    "debsid": ("Debian unstable cloud 7.2", "v7.0", ["--module-decompress", "xz", "--kernel-lacks", "mldsa"], "", lambda: debian_kernel("unstable")),
-    "mldsa": ("7.2.13 ML-DSA, waiver off", "v7.0", [], "", lambda: built_kernel()),
-    "mldsa-waive": ("7.2.13 ML-DSA, waiver on", "v7.0", ["--waive-mldsa-authattrs"], "", lambda: built_kernel("waive")),
+    "debsid": ("Debian unstable cloud 7.2", "v7.0", ["--module-decompress", "xz", "--kernel-lacks", "mldsa", "--kernel-lacks", "sm3"], "", lambda: debian_kernel("unstable")),
+    "mldsa": ("7.2.13 ML-DSA, waiver off", "v7.0", BUILT_LACKS, "", lambda: built_kernel()),
+    "mldsa-waive": ("7.2.13 ML-DSA, waiver on", "v7.0", ["--waive-mldsa-authattrs"] + BUILT_LACKS, "", lambda: built_kernel("waive")),
     "mldsa-enforce": ("7.2.13 ML-DSA, waiver on, module.sig_enforce=1", "v7.0",
-                      ["--waive-mldsa-authattrs", "--enforce"], "module.sig_enforce=1", lambda: built_kernel("waive")),
-    "mldsa-ima": ("7.2.13 ML-DSA + IMA (appraise_type=imasig|modsig), waiver off", "v7.0", [],
+                      ["--waive-mldsa-authattrs", "--enforce"] + BUILT_LACKS, "module.sig_enforce=1", lambda: built_kernel("waive")),
+    "mldsa-ima": ("7.2.13 ML-DSA + IMA (appraise_type=imasig|modsig), waiver off", "v7.0", BUILT_LACKS,
                   "ima_template=ima-modsig", lambda: built_kernel("ima")),
     "mldsa-ima-files": ("7.2.13 IMA, files with security.ima (FILE_CHECK imasig/sigv3, BPRM_CHECK)", "v7.2", [],
                         "rootfstype=ramfs no_timer_check ima_template=ima-sig|ima-sigv2", lambda: built_kernel("ima")),
@@ -116,11 +121,12 @@ KERNELS = {
     # Linux 7.3 (Debian experimental's linux-source-7.3), the same configurations and the same
     # profile: crypto/asymmetric_keys/, certs/ and the signature path of kernel/module/ are
     # those of 7.2.13 (docs/kernel-semantics.md, "Linux 7.3").
-    "mldsa73": ("7.3-rc7 ML-DSA, waiver off", "v7.0", [], "", lambda: built_kernel(None, "7.3")),
-    "mldsa73-waive": ("7.3-rc7 ML-DSA, waiver on", "v7.0", ["--waive-mldsa-authattrs"], "", lambda: built_kernel("waive", "7.3")),
+    "mldsa73": ("7.3-rc7 ML-DSA, waiver off", "v7.0", BUILT_LACKS, "", lambda: built_kernel(None, "7.3")),
+    "mldsa73-waive": ("7.3-rc7 ML-DSA, waiver on", "v7.0", ["--waive-mldsa-authattrs"] + BUILT_LACKS, "", lambda: built_kernel("waive", "7.3")),
     "mldsa73-enforce": ("7.3-rc7 ML-DSA, waiver on, module.sig_enforce=1", "v7.0",
-                        ["--waive-mldsa-authattrs", "--enforce"], "module.sig_enforce=1", lambda: built_kernel("waive", "7.3")),
-    "mldsa73-ima": ("7.3-rc7 ML-DSA + IMA (appraise_type=imasig|modsig), waiver off", "v7.0", [],
+                        ["--waive-mldsa-authattrs", "--enforce"] + BUILT_LACKS, "module.sig_enforce=1",
+                        lambda: built_kernel("waive", "7.3")),
+    "mldsa73-ima": ("7.3-rc7 ML-DSA + IMA (appraise_type=imasig|modsig), waiver off", "v7.0", BUILT_LACKS,
                     "ima_template=ima-modsig", lambda: built_kernel("ima", "7.3")),
 }
 FILE_KERNELS = {"mldsa-ima-files": run_files, "mldsa-ima-xattr": run_fit}
@@ -169,7 +175,7 @@ def run_kernel(name, args, modsign, openssl):
     if name.startswith("deb"):
         extra.append(finit_entry(work))
     if k.get("ima"):
-        pred = ima_predict(modsign, paths, k["keyring"], k["blacklist"])
+        pred = ima_predict(modsign, paths, k["keyring"], k["blacklist"], flags)
         extra += ima_initramfs(work)
     else:
         pred = predict(modsign, profile, flags, k["keyring"], paths, k.get("blacklist"))

@@ -99,7 +99,7 @@ def run_mutants(name, k, c, args, profile, flags, extra, plain_rows, cmdline, de
         t2 = time.time()
         paths = [os.path.join(bdir, "cases", f) for f, _ in cases]
         if ima:
-            pred = ima_predict(c.modsign, paths, k["keyring"], k["blacklist"])
+            pred = ima_predict(c.modsign, paths, k["keyring"], k["blacklist"], flags)
         else:
             pred = predict(c.modsign, profile, flags, k["keyring"], paths, k.get("blacklist"))
         t3 = time.time()

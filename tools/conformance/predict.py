@@ -86,15 +86,17 @@ def ima_kernel_view(ima, cases):
     return recs, view
 
 
-def ima_predict(modsign, paths, builtin, blacklist):
+def ima_predict(modsign, paths, builtin, blacklist, flags=()):
     """modsign's prediction for each case on the IMA kernel, from three modsign commands:
     `ima appraise` with the .ima keyring and the blacklist (ima_check_blacklist, then the
     modsig check of ima_appraise_measurement; any refusal is EACCES), `verify` against the
     built-in keyring (the module loader, which runs only if IMA let the file through), and
-    `ima template` (the ima-modsig record)."""
-    loader = predict(modsign, "v7.0", [], builtin, paths, blacklist)
+    `ima template` (the ima-modsig record).  `flags`: the kernel's --kernel-lacks, given to
+    all three."""
+    lacks = [f for i, f in enumerate(flags) if f == "--kernel-lacks" or (i and flags[i - 1] == "--kernel-lacks")]
+    loader = predict(modsign, "v7.0", lacks, builtin, paths, blacklist)
     p = subprocess.run([modsign, "ima", "appraise", "--json", "--keyring", os.path.join(KEYS, IMA_CERT + ".cert.pem"),
-                        "--blacklist", blacklist[0]] + paths, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                        "--blacklist", blacklist[0]] + lacks + paths, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     ap = {}
     for line in p.stdout.decode().splitlines():
         j = json.loads(line)
@@ -103,7 +105,7 @@ def ima_predict(modsign, paths, builtin, blacklist):
     for path in paths:
         f = os.path.basename(path)
         t = subprocess.run([modsign, "ima", "template", "--json", "--template", "ima-modsig",
-                            "--path", "/cases/" + f, path], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            "--path", "/cases/" + f] + lacks + [path], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         tmpl = json.loads(t.stdout) if t.returncode == 0 else None
         a = ap.get(f)
         if a is None:

@@ -49,7 +49,7 @@ def main():
             results, logs, _, _, _, ima = parse_serial(os.path.join(bdir, "serial.log"))
             descs = {f: before.get(ids[f], {}).get("class", "") for f, _ in cases}
             if k.get("ima"):
-                pred = ima_predict(modsign, paths, k["keyring"], k["blacklist"])
+                pred = ima_predict(modsign, paths, k["keyring"], k["blacklist"], flags)
                 rows = ima_rows(cases, descs, results, logs, pred, ima_kernel_view(ima, cases)[1])
             else:
                 pred = predict(modsign, profile, flags, k["keyring"], paths, k.get("blacklist"))

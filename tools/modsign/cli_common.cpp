@@ -272,6 +272,18 @@ std::optional<modsign::KernelProfile> public_profile(const std::string& name) {
   return p;
 }
 
+void apply_kernel_lacks(modsign::KernelProfile& profile, const std::vector<std::string>& families) {
+  for (const auto& family : families) {
+    const bool hash = family == "sm3" || family == "streebog";
+    auto lacks = hash ? profile.absent_hashes() : profile.absent_sig_algos();
+    lacks.push_back(family);
+    if (hash)
+      profile.set_absent_hashes(lacks);
+    else
+      profile.set_absent_sig_algos(lacks);
+  }
+}
+
 bool set_waive_option(modsign::KernelProfile& profile, bool on) {
   try {
     profile.set_waive_mldsa_authattrs(on);

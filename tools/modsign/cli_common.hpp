@@ -101,6 +101,9 @@ std::optional<modsign::KernelProfile> public_profile(const std::string& name);
 /// refuses it (not v7.0), its message on stderr as "modsign: <message>" and false (the
 /// caller exits kExitUsage).
 bool set_waive_option(modsign::KernelProfile& profile, bool on);
+/// Adds each --kernel-lacks family to the profile: sm3 and streebog to absent_hashes(),
+/// the others to absent_sig_algos().
+void apply_kernel_lacks(modsign::KernelProfile& profile, const std::vector<std::string>& families);
 /// modsign::TrustStore::load of the trust options; every note on stderr as "modsign: note:
 /// ..." (on failure, the keyring notes gathered before it), then the error.  nullopt on an
 /// unreadable or malformed file (the caller exits kExitInput).

@@ -34,6 +34,7 @@ struct AppraiseArgs {
   TrustOptions trust;
   std::vector<std::string> modules;
   std::string kernel = "v7.0", ima_hash = "sha256";
+  std::vector<std::string> kernel_lacks;
   bool waive = false, json = false;
   std::uint64_t max_size = std::uint64_t{1} << 30;  // --max-size
 };
@@ -41,6 +42,7 @@ struct AppraiseArgs {
 int cmd_appraise(const AppraiseArgs& a) {
   auto profile = public_profile(a.kernel);
   if (!profile) return kExitUsage;
+  apply_kernel_lacks(*profile, a.kernel_lacks);
   if (!set_waive_option(*profile, a.waive)) return kExitUsage;
   if (!ima_hash_option(a.ima_hash, *profile)) return kExitUsage;
   const auto trust = load_trust(a.trust, *profile);
@@ -97,6 +99,7 @@ int cmd_appraise(const AppraiseArgs& a) {
 struct ImaArgs {
   std::string template_name = "ima-modsig", path, kernel = "v7.2", ima_hash = "sha256", bank = "sha1", pcrs;
   std::string file, security_ima;
+  std::vector<std::string> kernel_lacks;
   bool side = false, json = false, strict = false;
   std::uint64_t max_size = std::uint64_t{1} << 30;  // --max-size (ima template)
 };
@@ -104,6 +107,7 @@ struct ImaArgs {
 int cmd_ima_template(const ImaArgs& a) {
   auto profile = public_profile(a.kernel);
   if (!profile) return kExitUsage;
+  apply_kernel_lacks(*profile, a.kernel_lacks);
   if (!ima_hash_option(a.ima_hash, *profile)) return kExitUsage;
   Result<TemplateEntry> e = make_error(KErr::einval, "");
   std::optional<Bytes> security_ima;
@@ -278,6 +282,7 @@ Runner setup_ima(CLI::App& ima) {
   t->add_option("--template", im->template_name, "ima-modsig|ima-sig|ima-ng|ima-sigv2|ima-ngv2")->capture_default_str();
   t->add_option("--path", im->path, "the path IMA would record (n-ng); default: FILE");
   add_ima_kernel_option(t, im->kernel);
+  add_kernel_lacks_option(t, im->kernel_lacks);
   add_ima_hash_option(t, im->ima_hash);
   t->add_flag("--side-sha256", im->side, "d-modsig from the side SHA-256 (the proposal)");
   t->add_option("--security-ima", im->security_ima, "the file's security.ima value (hex) instead of its own xattr");
@@ -301,6 +306,7 @@ Runner setup_ima(CLI::App& ima) {
       "would an enforcing 'appraise func=MODULE_CHECK appraise_type=imasig|modsig' rule let each module through");
   add_trust_options(c, ap->trust);
   add_ima_kernel_option(c, ap->kernel);
+  add_kernel_lacks_option(c, ap->kernel_lacks);
   add_waive_option(c, ap->waive);
   add_ima_hash_option(c, ap->ima_hash);
   add_json_flag(c, ap->json);

@@ -28,7 +28,7 @@ namespace {
 struct ImaVerifyArgs {
   TrustOptions trust;
   std::string kernel = "v7.2", func = "FILE_CHECK", ima_hash = "sha256", xattr_hex, xattr_file;
-  std::vector<std::string> types, files, dirs;
+  std::vector<std::string> types, files, dirs, kernel_lacks;
   bool sigfile = false, xattr_user = false, json = false;
   BatchOptions batch;
 };
@@ -92,6 +92,7 @@ std::string verdict_text(const std::string& path, const ImaFileAppraisal& v) {
 int cmd_ima_verify(ImaVerifyArgs& a) {
   auto profile = public_profile(a.kernel);
   if (!profile) return kExitUsage;
+  apply_kernel_lacks(*profile, a.kernel_lacks);
   if (a.types.empty()) a.types = {"imasig"};
   for (const auto& t : a.types) {  // a typo is a usage error; a type the kernel refuses is a verdict
     try {
@@ -192,6 +193,7 @@ void add_ima_verify_command(CLI::App& ima, Commands& subs) {
       "verify", "would an enforcing 'appraise func=FILE_CHECK appraise_type=imasig|sigv3' rule let each file through");
   add_trust_options(c, a->trust);
   add_ima_kernel_option(c, a->kernel);
+  add_kernel_lacks_option(c, a->kernel_lacks);
   c->add_option("--appraise-type", a->types, "imasig (default), sigv3 or imasig|modsig; repeatable: one verdict each")
       ->allow_extra_args(false);
   c->add_option("--func", a->func,

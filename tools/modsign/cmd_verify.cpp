@@ -35,7 +35,7 @@ struct VerifyArgs {
   bool kexec_sig_force = false;
   std::string module_decompress;  ///< --module-decompress (KernelProfile::module_decompress)
   std::vector<std::string> platform;  ///< --platform-keyring
-  std::vector<std::string> kernel_lacks;  ///< --kernel-lacks (KernelProfile::absent_sig_algos)
+  std::vector<std::string> kernel_lacks;  ///< --kernel-lacks (KernelProfile::absent_sig_algos, absent_hashes)
 };
 
 nlohmann::json signers_json(const std::vector<SignerSummary>& ss) {
@@ -141,11 +141,7 @@ int cmd_verify(const VerifyArgs& a) {
   if (a.enforce) profile->set_enforce(true);
   profile->set_lockdown(a.lockdown);
   if (!a.module_decompress.empty()) profile->set_module_decompress(a.module_decompress);
-  if (!a.kernel_lacks.empty()) {
-    auto lacks = profile->absent_sig_algos();
-    lacks.insert(lacks.end(), a.kernel_lacks.begin(), a.kernel_lacks.end());
-    profile->set_absent_sig_algos(lacks);
-  }
+  apply_kernel_lacks(*profile, a.kernel_lacks);
   const auto trust = load_trust(a.trust, *profile);
   if (!trust) return kExitInput;
   PredictOptions po;
@@ -258,10 +254,7 @@ Runner setup_verify(CLI::App& c) {
                "MODULE_INIT_COMPRESSED_FILE): none (no CONFIG_MODULE_DECOMPRESS), gzip, xz or zstd; default: the "
                "module's own format")
       ->check(CLI::IsMember({"none", "gzip", "xz", "zstd"}));
-  c.add_option("--kernel-lacks", a->kernel_lacks,
-               "a signature algorithm the kernel has no crypto for (CONFIG_CRYPTO_RSA, _ECDSA, _MLDSA not =y): "
-               "rsa, ecdsa or mldsa; repeatable (--kernel-config reads it from the .config)")
-      ->check(CLI::IsMember({"rsa", "ecdsa", "mldsa"}));
+  add_kernel_lacks_option(&c, a->kernel_lacks);
   c.add_flag("--kexec-sig-force", a->kexec_sig_force, "CONFIG_KEXEC_SIG_FORCE=y (with --usage kexec)");
   c.add_option("--platform-keyring", a->platform,
                "certificates of the .platform keyring (UEFI db, MOK), tried on ENOKEY (with --usage kexec); repeatable")

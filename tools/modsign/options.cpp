@@ -48,6 +48,14 @@ void add_ima_kernel_option(CLI::App* cmd, std::string& profile) {
       ->capture_default_str();
 }
 
+void add_kernel_lacks_option(CLI::App* cmd, std::vector<std::string>& families) {
+  cmd->add_option("--kernel-lacks", families,
+                  "crypto the kernel lacks: a signature algorithm (CONFIG_CRYPTO_RSA, _ECDSA, _MLDSA not =y) rsa, "
+                  "ecdsa or mldsa, or a digest (CONFIG_CRYPTO_SM3, _STREEBOG neither =y nor =m) sm3 or streebog; "
+                  "repeatable (--kernel-config reads it from the .config)")
+      ->check(CLI::IsMember({"rsa", "ecdsa", "mldsa", "sm3", "streebog"}));
+}
+
 void add_signer_options(CLI::App* cmd, std::string& key, std::string& cert, std::string& pin_file,
                         const std::string& key_help) {
   cmd->add_option("--key", key, key_help);

@@ -38,6 +38,10 @@ void add_kernel_option(CLI::App* cmd, std::string& profile, const std::string& w
 /// add_kernel_option() and v7.1 (sigv3 of RSA/ECDSA keys) and v7.2 (also ML-DSA), bound to
 /// `profile` (its current value is the default).
 void add_ima_kernel_option(CLI::App* cmd, std::string& profile);
+/// --kernel-lacks FAMILY (repeatable): crypto the kernel's configuration leaves out, a
+/// signature algorithm (rsa, ecdsa, mldsa) or a digest (sm3, streebog); see
+/// apply_kernel_lacks().
+void add_kernel_lacks_option(CLI::App* cmd, std::vector<std::string>& families);
 /// The signer: --key (help text `key_help`), --cert, --pin-file (sign, ima sign).
 void add_signer_options(CLI::App* cmd, std::string& key, std::string& cert, std::string& pin_file,
                         const std::string& key_help);
