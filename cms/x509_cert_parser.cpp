@@ -22,7 +22,20 @@ X509Cert x509_cert_of(crypto::Certificate cert) {
   return x;
 }
 
+std::optional<std::string> gost2012_signature_hash(ByteView o) {
+  static constexpr std::uint8_t prefix[] = {0x2a, 0x85, 0x03, 0x07, 0x01, 0x01, 0x03};  // 1.2.643.7.1.1.3
+  if (o.size() != 8 || !std::equal(prefix, prefix + 7, o.begin())) return std::nullopt;
+  if (o[7] == 2) return "streebog256";
+  if (o[7] == 3) return "streebog512";
+  return std::nullopt;
+}
+
 Status x509_note_sig_algo(ByteView o, const KernelProfile& profile) {
+  // GOST R 34.10-2012 with Streebog-256/512 ("ecrdsa"): known to every profile; whether the
+  // hash is there is x509_get_sig_params' question (cms/x509_public_key).  Found by mutant
+  // 20261207:151 (tbsCertificate.signature swapped to it: the outer algorithm then differs,
+  // EINVAL, where modsign had stopped at "unsupported", ENOPKG).
+  if (gost2012_signature_hash(o)) return ok_status();
   bool ecdsa = false;
   auto ka = crypto::key_algo_by_signature_oid(o, &ecdsa);
   const bool mldsa_sig = ka && crypto::is_ml_dsa(*ka);
@@ -52,6 +65,8 @@ Status self_signature_status(const crypto::Certificate& cert, const KernelProfil
   static std::unordered_map<std::string, std::optional<Error>> known;
   std::string key = std::to_string(static_cast<int>(profile.generation)) + (profile.legacy_digests ? "l" : "-");
   for (const auto& a : profile.absent_sig_algos) key += a + ",";
+  key += ';';
+  for (const auto& h : profile.absent_hashes) key += h + ",";
   key += '\0';
   key.append(reinterpret_cast<const char*>(cert.der().data()), cert.der().size());
   {

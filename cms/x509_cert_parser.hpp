@@ -29,6 +29,11 @@ X509Cert x509_cert_of(crypto::Certificate cert);
 /// x509_supported() that depends on it).  Errors: ENOPKG.
 Status x509_note_sig_algo(ByteView sig_oid, const KernelProfile& profile);
 
+/// The hash of a GOST R 34.10-2012 signature algorithm OID, as x509_note_sig_algo names it
+/// (pkey_algo "ecrdsa"): "streebog256" for gost2012Signature256 (1.2.643.7.1.1.3.2),
+/// "streebog512" for gost2012Signature512 (1.2.643.7.1.1.3.3); nullopt for other OIDs.
+std::optional<std::string> gost2012_signature_hash(ByteView sig_oid);
+
 /// What asn1_ber_decoder(&x509_decoder) and its callbacks, then the AuthorityKeyIdentifier
 /// decoder, make of a certificate's bytes in x509_cert_parse (before the signature checks):
 /// the x509.asn1 grammar under the kernel's BER rules (every SEQUENCE ends where its last

@@ -4,6 +4,7 @@
 #include "asn1/der.hpp"
 
 #include "cms/public_key.hpp"
+#include "cms/x509_cert_parser.hpp"
 
 namespace modsign::kernel {
 
@@ -31,6 +32,12 @@ namespace {
 /// The certificate's own signature as a SignedInfo-like view, for chain checks.
 SignedInfo cert_sig(const crypto::Certificate& c) {
   SignedInfo si;
+  if (auto gost = gost2012_signature_hash(c.signature_algorithm())) {
+    si.pkey_algo = "ecrdsa";
+    si.hash_algo = *gost;
+    si.signature = Bytes(c.signature_value().begin(), c.signature_value().end());
+    return si;
+  }
   bool ecdsa = false;
   auto ka = crypto::key_algo_by_signature_oid(c.signature_algorithm(), &ecdsa);
   si.pkey_algo = ecdsa ? "ecdsa" : ka ? std::string(crypto::kernel_pkey_name(*ka)) : "rsa";
@@ -50,9 +57,15 @@ Status verify_cert_signature(const crypto::Certificate& child, const crypto::Pub
   if (child.signature_has_unused_bits()) return make_error(KErr::ebadmsg, "certificate signature BIT STRING has unused bits");
   SignedInfo si = cert_sig(child);
   if (si.hash_algo == "none") return public_key_verify_signature(issuer_key, si, child.tbs(), backend, nullptr, profile);
-  auto h = hash_of(si.hash_algo);
-  if (!h) return make_error(KErr::enopkg, "unsupported certificate hash");
-  return public_key_verify_signature(issuer_key, si, crypto::digest(*h, child.tbs()), backend, nullptr, profile);
+  // x509_get_sig_params: a hash the kernel cannot allocate marks the signature unsupported
+  // (ENOPKG here); Streebog, where the kernel has it, is computed with Botan.
+  std::optional<Bytes> digest;
+  if (auto h = hash_of(si.hash_algo))
+    digest = crypto::digest(*h, child.tbs());
+  else if (!profile || profile->has_hash(si.hash_algo))
+    digest = crypto::botan::kernel_only_digest(si.hash_algo, child.tbs());
+  if (!digest) return make_error(KErr::enopkg, "unsupported certificate hash " + si.hash_algo);
+  return public_key_verify_signature(issuer_key, si, *digest, backend, nullptr, profile);
 }
 
 Status check_self_signed(X509Cert& x, const KernelProfile& profile) {

@@ -438,3 +438,23 @@ TEST(KernelMutants, Sm2WithSm3KnownTo61Only) {
   EXPECT_EQ(parse(der, KernelProfile::v6()), KErr::enopkg);
   EXPECT_EQ(parse(der, KernelProfile::v7_0()), KErr::enopkg);
 }
+
+// certificate.tbs.signature.oid.oid-swap (20261207:151): x509_note_sig_algo knows GOST
+// R 34.10-2012 with Streebog-256/512 ("ecrdsa").  In tbsCertificate.signature alone the two
+// identifiers differ (EINVAL); in both, x509_get_sig_params needs Streebog: a kernel without
+// it marks the signature unsupported (the certificate parses), one with it checks the
+// self-signature, whose ECDSA key is no EC-RDSA key (EKEYREJECTED).  Confirmed on Debian 12,
+// 13, unstable (Streebog as a module) and the built 7.2.13 (none): cert-sigalg-gost*.
+TEST(KernelMutants, GostCertificateSignatureAlgorithms) {
+  const Bytes gost256 = oid_bytes({0x2a, 0x85, 0x03, 0x07, 0x01, 0x01, 0x03, 0x02});
+  auto tbs_alg = [&](Node& c) { c.kids.at(0).kids.at(2).kids = {Node{asn1::kOid, gost256}}; };
+  EXPECT_EQ(parse(with_cert(KeyAlgo::ecdsa_p384, tbs_alg)), KErr::einval);
+  const Bytes both = with_cert(KeyAlgo::ecdsa_p384, [&](Node& c) {
+    tbs_alg(c);
+    c.kids.at(1).kids = {Node{asn1::kOid, gost256}};
+  });
+  EXPECT_EQ(parse(both), KErr::ekeyrejected);
+  KernelProfile no_streebog = KernelProfile::v7_0();
+  no_streebog.absent_hashes = {"streebog"};
+  EXPECT_EQ(parse(both, no_streebog), KErr::none);
+}

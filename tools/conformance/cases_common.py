@@ -271,3 +271,28 @@ def common_malformed(c, key):
     if key.endswith("rsa"):
         add("s9.08-sigalg-sha256WithRSA", "signatureAlgorithm sha256WithRSAEncryption (§9.8)", rsa_sigalg)
     return cases
+
+
+def gost_cert_cases(c):
+    """The test ECDSA certificate embedded (the module signed by its key) with its signature
+    algorithm changed to GOST R 34.10-2012 with Streebog (x509_note_sig_algo: "ecrdsa";
+    mutant 20261207:151): in tbsCertificate.signature only (the two identifiers then
+    differ: EINVAL), or in both (the signature is checked only where the kernel has
+    Streebog, x509_get_sig_params; a self-signed certificate's key is then not EC-RDSA)."""
+    cases = []
+    for bits, last in (("256", 2), ("512", 3)):
+        for where in ("tbs", "both"):
+            def f(last=last, where=where):
+                cert = c.cert_node("ecdsa")
+                tbs = cert.kids[0]
+                tbs_alg = tbs.kids[2] if tbs.kids[0].tag == 0xa0 else tbs.kids[1]
+                tbs_alg.kids = [oid("1.2.643.7.1.1.3.%d" % last)]
+                if where == "both":
+                    cert.kids[1].kids = [oid("1.2.643.7.1.1.3.%d" % last)]
+                p = c.p7("ecdsa", deterministic=True)
+                embed_certs(p, [cert])
+                return c.mod(p)
+            cases.append(("cert-sigalg-gost%s-%s" % (bits, where),
+                          "test ECDSA certificate embedded, %s signature algorithm GOST R 34.10-2012 with "
+                          "Streebog-%s" % ("tbsCertificate's" if where == "tbs" else "both its identifiers'", bits), f))
+    return cases

@@ -5,7 +5,7 @@ import lzma
 
 from .common import run
 from .der import Node, OID_DATA, OID_ENVELOPED, OID_MD5, OID_SHA256_RSA, P7, integer, oid, parse
-from .cases_common import TOKEN_KEYS, assemble, embed_certs, split_module
+from .cases_common import TOKEN_KEYS, assemble, embed_certs, gost_cert_cases, split_module
 from .cases_ecdsa import cert_cases, signerinfo_cases
 
 
@@ -231,4 +231,5 @@ def debian_cases(c, original):
         cases += signerinfo_cases(lambda: (dp(), lambda p: assemble(content, p.der())), "debian-ecdsa-sig",
                                   "Debian's signature")
     cases += cert_cases(c, "ecdsa-cert-sig")
+    cases += gost_cert_cases(c)
     return cases

@@ -3,7 +3,7 @@ import hashlib
 
 from .der import (Node, OID_CT, OID_MD, OID_MS_INDIRECT, OID_SHA256, OID_SIGNING_TIME,
                   OID_SMIMECAP, oid)
-from .cases_common import ALGS, OTHER_HASHES, TOKEN_KEYS, common_malformed, embed_certs, md_node
+from .cases_common import ALGS, OTHER_HASHES, TOKEN_KEYS, common_malformed, embed_certs, gost_cert_cases, md_node
 from .cases_remote import remote_cases
 from .cases_mutants import mutant_cases
 from .cases_ecdsa import mldsa_kernel_ecdsa_cases
@@ -150,4 +150,5 @@ def mldsa_cases(c):
     cases += remote_cases(c)
     cases += mutant_cases(c)
     cases += mldsa_kernel_ecdsa_cases(c)
+    cases += gost_cert_cases(c)
     return cases

@@ -53,7 +53,8 @@ void add_kernel_lacks_option(CLI::App* cmd, std::vector<std::string>& families) 
                   "crypto the kernel lacks: a signature algorithm (CONFIG_CRYPTO_RSA, _ECDSA, _MLDSA not =y) rsa, "
                   "ecdsa or mldsa, or a digest (CONFIG_CRYPTO_SM3, _STREEBOG neither =y nor =m) sm3 or streebog; "
                   "repeatable (--kernel-config reads it from the .config)")
-      ->check(CLI::IsMember({"rsa", "ecdsa", "mldsa", "sm3", "streebog"}));
+      ->check(CLI::IsMember({"rsa", "ecdsa", "mldsa", "sm3", "streebog"}))
+      ->allow_extra_args(false);
 }
 
 void add_signer_options(CLI::App* cmd, std::string& key, std::string& cert, std::string& pin_file,
