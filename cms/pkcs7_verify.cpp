@@ -49,6 +49,12 @@ Status pkcs7_digest(Pkcs7Message& msg, std::size_t index, const KernelProfile& p
   auto cached = std::find_if(msg.data_digests.begin(), msg.data_digests.end(),
                              [&](const auto& e) { return e.first == si.hash_algo; });
   if (cached == msg.data_digests.end()) {
+    // The streaming paths hand over precomputed digests of the content, not the content:
+    // SM3 and Streebog are not among them (hostile review: an empty content was hashed).
+    if (!h && !msg.data)
+      return make_error(KErr::enopkg, "the kernel computes " + si.hash_algo + " of the content, which modsign reads as a stream "
+                                      "and hashes with its own set of digests only: not predicted",
+                        Error::Reason::unpredictable);
     auto d = hash(data);
     if (!d)
       return make_error(KErr::enopkg, "the kernel computes " + si.hash_algo + " and modsign cannot (its Botan lacks it): not predicted",

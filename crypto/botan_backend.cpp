@@ -160,17 +160,36 @@ Bytes shake256(ByteView data, std::size_t out_len) {
   return Bytes(out.begin(), out.end());
 }
 
-std::optional<Bytes> kernel_only_digest(std::string_view kernel_name, ByteView data) {
+struct KernelOnlyHasher::Impl {
+  std::unique_ptr<Botan::HashFunction> h;
+};
+
+KernelOnlyHasher::KernelOnlyHasher(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+KernelOnlyHasher::~KernelOnlyHasher() = default;
+
+std::unique_ptr<KernelOnlyHasher> KernelOnlyHasher::create(std::string_view kernel_name) {
   const char* name = kernel_name == "sm3"           ? "SM3"
                      : kernel_name == "streebog256" ? "Streebog-256"
                      : kernel_name == "streebog512" ? "Streebog-512"
                                                     : nullptr;
-  if (!name) return std::nullopt;
+  if (!name) return nullptr;
   auto h = Botan::HashFunction::create(name);
-  if (!h) return std::nullopt;
-  h->update(data.data(), data.size());
-  auto out = h->final();
+  if (!h) return nullptr;
+  return std::unique_ptr<KernelOnlyHasher>(new KernelOnlyHasher(std::make_unique<Impl>(Impl{std::move(h)})));
+}
+
+void KernelOnlyHasher::update(ByteView data) { impl_->h->update(data.data(), data.size()); }
+
+Bytes KernelOnlyHasher::final() {
+  auto out = impl_->h->final();
   return Bytes(out.begin(), out.end());
+}
+
+std::optional<Bytes> kernel_only_digest(std::string_view kernel_name, ByteView data) {
+  auto h = KernelOnlyHasher::create(kernel_name);
+  if (!h) return std::nullopt;
+  h->update(data);
+  return h->final();
 }
 
 }  // namespace modsign::crypto::botan

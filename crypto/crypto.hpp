@@ -375,6 +375,23 @@ void clear_thread_cache();
 Bytes digest(HashAlgo a, ByteView data);
 /// SHAKE256(data) of `out_len` bytes with Botan, for benchmarks.
 Bytes shake256(ByteView data, std::size_t out_len);
+/// kernel_only_digest() fed piece by piece (a module read as a stream).
+class KernelOnlyHasher {
+ public:
+  /// nullptr for a name kernel_only_digest() does not know or this Botan lacks.
+  static std::unique_ptr<KernelOnlyHasher> create(std::string_view kernel_name);
+  ~KernelOnlyHasher();
+  KernelOnlyHasher(const KernelOnlyHasher&) = delete;
+  KernelOnlyHasher& operator=(const KernelOnlyHasher&) = delete;
+  void update(ByteView data);
+  /// The digest; call once.
+  Bytes final();
+
+ private:
+  struct Impl;
+  explicit KernelOnlyHasher(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
 /// H(data) for the digests the kernel's PKCS#7 parser names that HashAlgo leaves out, by
 /// the kernel's hash_algo name: "sm3" (GB/T 32905, 32 bytes), "streebog256" and
 /// "streebog512" (GOST R 34.11-2012, RFC 6986; 32 and 64 bytes).  nullopt for other names

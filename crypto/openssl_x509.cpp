@@ -262,10 +262,10 @@ Result<Certificate> Certificate::from_der(ByteView der, asn1::Rules rules) {
     }
     {
       auto sv = cert.expect(asn1::kBitString, "signatureValue");
-      if (sv.content.empty()) throw asn1::DecodeError("empty signatureValue");
-      c.sigval_off_ = off(sv.content) + 1;
-      c.sigval_len_ = sv.content.size() - 1;
-      if (sv.content[0] != 0) c.sigval_len_ = static_cast<std::size_t>(-1);  // unused bits: malformed for us
+      // No unused-bits octet, or one that is not 0: malformed for us (signature_has_unused_bits),
+      // refused by the kernel's x509_note_signature (EBADMSG), not a reason to stop reading.
+      c.sigval_off_ = off(sv.content) + (sv.content.empty() ? 0 : 1);
+      c.sigval_len_ = sv.content.empty() || sv.content[0] != 0 ? static_cast<std::size_t>(-1) : sv.content.size() - 1;
     }
     cert.finish("Certificate");
     auto pub = PublicKey::from_spki(spki.tlv);

@@ -50,7 +50,7 @@ Layout layout_of(ByteView tail40, std::uint64_t size) {
 }
 
 /// The kernel digest from a parsed message and precomputed content digests.
-void finish(ModuleDigests& out, ByteView cms, const std::vector<std::pair<crypto::HashAlgo, Bytes>>& content_digests,
+void finish(ModuleDigests& out, ByteView cms, const std::vector<std::pair<std::string, Bytes>>& content_digests,
             const std::optional<ByteView>& content, const kernel::KernelProfile& profile) {
   auto msg = kernel::pkcs7_parse_message(cms, profile);
   if (!msg) {
@@ -67,7 +67,7 @@ void finish(ModuleDigests& out, ByteView cms, const std::vector<std::pair<crypto
     out.kernel.reason = "pkcs7_supply_detached_data: Data already supplied (the PKCS#7 carries its own content)";
     return;
   }
-  for (const auto& [h, d] : content_digests) msg->data_digests.emplace_back(std::string(crypto::hash_info(h).name), d);
+  for (const auto& [name, d] : content_digests) msg->data_digests.emplace_back(name, d);
   if (content) (void)kernel::pkcs7_supply_detached_data(*msg, *content);
   auto d = kernel::pkcs7_get_digest(*msg, profile);
   if (!d) {
@@ -79,7 +79,13 @@ void finish(ModuleDigests& out, ByteView cms, const std::vector<std::pair<crypto
   out.kernel.bytes = d->buf;
   out.kernel.over_content = !msg->signed_infos.front().authattrs.has_value();
   auto h = crypto::hash_by_name(d->hash_algo);
-  out.kernel.raw_attributes = !h || d->buf.size() != crypto::hash_info(*h).size;
+  // SM3 and Streebog-256 give 32 bytes, Streebog-512 64; "none" (the re-tagged signedAttrs
+  // of 7.0's ML-DSA quirk) has no size of its own.
+  const std::size_t size = h                                 ? crypto::hash_info(*h).size
+                           : d->hash_algo == "streebog512"   ? 64
+                           : d->hash_algo == "sm3" || d->hash_algo == "streebog256" ? 32
+                                                             : 0;
+  out.kernel.raw_attributes = size == 0 || d->buf.size() != size;
   // ima_eventdigest_modsig_init: the field needs a known hash_algo index and a digest.
   if (d->hash_algo_index && !d->buf.empty()) {
     out.d_modsig = ima_digest_field(d->hash_algo, d->buf);
@@ -87,7 +93,7 @@ void finish(ModuleDigests& out, ByteView cms, const std::vector<std::pair<crypto
   }
 }
 
-std::vector<crypto::HashAlgo> signer_hashes(ByteView cms, const kernel::KernelProfile& profile);
+std::vector<std::string> signer_hashes(ByteView cms, const kernel::KernelProfile& profile);
 
 /// The digests of one module: SHA-256 and the signers' hashes fed by `feed`, then the
 /// kernel's view from the PKCS#7.
@@ -99,7 +105,12 @@ ModuleDigests digests_of(const Layout& l, ByteView cms, const kernel::KernelProf
   MultiHash mh;
   mh.add(crypto::HashAlgo::sha256);
   if (l.has_modsig)
-    for (auto h : signer_hashes(cms, profile)) mh.add(h);
+    for (const auto& name : signer_hashes(cms, profile)) {
+      if (auto h = crypto::hash_by_name(name))
+        mh.add(*h);
+      else
+        mh.add_kernel_only(name);
+    }
   feed(mh);
   auto ds = mh.final();
   out.side_sha256 = ds[0];
@@ -108,19 +119,19 @@ ModuleDigests digests_of(const Layout& l, ByteView cms, const kernel::KernelProf
     out.kernel.reason = l.reason;
     return out;
   }
-  std::vector<std::pair<crypto::HashAlgo, Bytes>> cd;
-  for (std::size_t i = 0; i < ds.size(); ++i) cd.emplace_back(mh.algos()[i], ds[i]);
+  std::vector<std::pair<std::string, Bytes>> cd;
+  for (std::size_t i = 0; i < ds.size(); ++i) cd.emplace_back(std::string(crypto::hash_info(mh.algos()[i]).name), ds[i]);
+  cd.insert(cd.end(), mh.named().begin(), mh.named().end());
   finish(out, cms, cd, std::nullopt, profile);
   return out;
 }
 
-/// The hashes the signers name (known ones only), parsed leniently from the PKCS#7.
-std::vector<crypto::HashAlgo> signer_hashes(ByteView cms, const kernel::KernelProfile& profile) {
-  std::vector<crypto::HashAlgo> out;
+/// The hashes the signers name (the kernel's names), parsed leniently from the PKCS#7.
+std::vector<std::string> signer_hashes(ByteView cms, const kernel::KernelProfile& profile) {
+  std::vector<std::string> out;
   auto msg = kernel::pkcs7_parse_message(cms, profile);
   if (!msg) return out;
-  for (const auto& si : msg->signed_infos)
-    if (auto h = crypto::hash_by_name(si.hash_algo)) out.push_back(*h);
+  for (const auto& si : msg->signed_infos) out.push_back(si.hash_algo);
   return out;
 }
 }  // namespace
@@ -139,12 +150,24 @@ void MultiHash::update(ByteView data) {
   for (std::size_t off = 0; off < data.size(); off += kPiece) {
     const ByteView piece = data.subspan(off, std::min(kPiece, data.size() - off));
     for (auto& h : hashers_) h->update(piece);
+    for (auto& [name, h] : named_) h->update(piece);
   }
+}
+
+bool MultiHash::add_kernel_only(const std::string& name) {
+  for (const auto& [n, h] : named_)
+    if (n == name) return true;
+  auto h = crypto::botan::KernelOnlyHasher::create(name);
+  if (!h) return false;
+  named_.emplace_back(name, std::move(h));
+  return true;
 }
 
 std::vector<Bytes> MultiHash::final() {
   std::vector<Bytes> out;
   for (auto& h : hashers_) out.push_back(h->final());
+  named_digests_.clear();
+  for (auto& [name, h] : named_) named_digests_.emplace_back(name, h->final());
   return out;
 }
 

@@ -23,14 +23,21 @@ class MultiHash {
  public:
   /// Adds `a` unless present; returns its position.
   std::size_t add(crypto::HashAlgo a);
+  /// Adds a digest HashAlgo leaves out by the kernel's name (SM3, Streebog), unless present;
+  /// false when Botan cannot compute it.
+  bool add_kernel_only(const std::string& name);
   void update(ByteView data);
-  /// Digests in the order added; call once.
+  /// Digests in the order added; call once.  The kernel-only ones are in named() after it.
   std::vector<Bytes> final();
   const std::vector<crypto::HashAlgo>& algos() const { return algos_; }
+  /// (kernel hash name, digest) of each add_kernel_only(), after final().
+  const std::vector<std::pair<std::string, Bytes>>& named() const { return named_digests_; }
 
  private:
   std::vector<crypto::HashAlgo> algos_;
   std::vector<std::unique_ptr<crypto::Hasher>> hashers_;
+  std::vector<std::pair<std::string, std::unique_ptr<crypto::botan::KernelOnlyHasher>>> named_;
+  std::vector<std::pair<std::string, Bytes>> named_digests_;
 };
 
 /// pkcs7_get_digest() as IMA calls it and everything `modsign digest` reports for one

@@ -139,7 +139,13 @@ std::vector<std::string> absent_sig_algos_of(const KernelConfig& c) {
 std::vector<std::string> absent_hashes_of(const KernelConfig& c) {
   auto built = [&](std::string_view name) { return c.value(name) == "y" || c.value(name) == "m"; };
   std::vector<std::string> out;
-  if (!built("CRYPTO_SM3") && !built("CRYPTO_SM3_GENERIC")) out.emplace_back("sm3");
+  // The "sm3" shash: CRYPTO_SM3 on 7.x; on 6.x CRYPTO_SM3 is the library alone, and the hash
+  // is CRYPTO_SM3_GENERIC or an architecture's driver (hostile review).
+  const bool sm3 = generation_of(c) == "v7.0"
+                       ? built("CRYPTO_SM3")
+                       : built("CRYPTO_SM3_GENERIC") || built("CRYPTO_SM3_AVX_X86_64") || built("CRYPTO_SM3_NEON") ||
+                             built("CRYPTO_SM3_ARM64_CE");
+  if (!sm3) out.emplace_back("sm3");
   if (!built("CRYPTO_STREEBOG")) out.emplace_back("streebog");
   return out;
 }

@@ -39,8 +39,8 @@ std::string module_decompress_of(const KernelConfig& config);
 /// certs/Kconfig select their algorithm =y.
 std::vector<std::string> absent_sig_algos_of(const KernelConfig& config);
 /// The digest families the kernel of `config` cannot compute (KernelProfile::
-/// absent_hashes): "sm3" without CONFIG_CRYPTO_SM3 (6.x: CONFIG_CRYPTO_SM3_GENERIC) =y or
-/// =m, "streebog" without CONFIG_CRYPTO_STREEBOG =y or =m.  =m counts as present: a module
+/// absent_hashes): "sm3" without CONFIG_CRYPTO_SM3 (6.x: CONFIG_CRYPTO_SM3_GENERIC or an
+/// architecture's SM3 driver; 6.x's CONFIG_CRYPTO_SM3 is the library alone) =y or =m, "streebog" without CONFIG_CRYPTO_STREEBOG =y or =m.  =m counts as present: a module
 /// signature is checked after boot, and crypto_alloc_shash() loads the module on demand.
 std::vector<std::string> absent_hashes_of(const KernelConfig& config);
 /// "v6.1", "v6" or "v7.0" for config.version (see kernel_profile_of()).

@@ -121,6 +121,7 @@ LoadVerdict module_sig_check_file(const FileReader& in, const kernel::Keyring& k
   // Which digests the signers need (each once), and which ML-DSA keys could check the
   // data itself: those whose id or SKID is a signer's key id (keyring or message).
   std::vector<crypto::HashAlgo> hashes;
+  std::vector<std::string> kernel_only;  // SM3, Streebog: hashed with Botan
   std::vector<Bytes> mldsa_keys;
   auto add_key = [&](const crypto::PublicKey& k) {
     if (crypto::is_ml_dsa(k.algo()) && std::find(mldsa_keys.begin(), mldsa_keys.end(), k.raw()) == mldsa_keys.end())
@@ -130,6 +131,8 @@ LoadVerdict module_sig_check_file(const FileReader& in, const kernel::Keyring& k
     for (const auto& si : msg->signed_infos) {
       if (auto h = crypto::hash_by_name(si.hash_algo); h && std::find(hashes.begin(), hashes.end(), *h) == hashes.end())
         hashes.push_back(*h);
+      else if (!h && std::find(kernel_only.begin(), kernel_only.end(), si.hash_algo) == kernel_only.end())
+        kernel_only.push_back(si.hash_algo);
       if (!(si.algo_takes_data && !si.authattrs)) continue;
       for (const auto& c : keyring.certificates)
         if (c.kernel_id() == si.auth_id || (c.skid() && *c.skid() == si.auth_id)) add_key(c.public_key());
@@ -140,18 +143,23 @@ LoadVerdict module_sig_check_file(const FileReader& in, const kernel::Keyring& k
   std::vector<std::unique_ptr<crypto::Hasher>> hashers;
   std::vector<std::unique_ptr<crypto::MlDsaMu>> mus;
   for (auto h : hashes) hashers.push_back(std::make_unique<crypto::Hasher>(h));
+  std::vector<std::pair<std::string, std::unique_ptr<crypto::botan::KernelOnlyHasher>>> named;
+  for (const auto& name : kernel_only)
+    if (auto h = crypto::botan::KernelOnlyHasher::create(name)) named.emplace_back(name, std::move(h));
   for (const auto& pk : mldsa_keys) mus.push_back(std::make_unique<crypto::MlDsaMu>(pk));
   Bytes buf;
   for (std::uint64_t off = 0; off < t->content_len;) {
     const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(std::size_t{1} << 20, t->content_len - off));
     in.read_at(off, n, buf);
     for (auto& h : hashers) h->update(ByteView(buf.data(), n));
+    for (auto& [name, h] : named) h->update(ByteView(buf.data(), n));
     for (auto& m : mus) m->update(ByteView(buf.data(), n));
     off += n;
   }
   std::vector<std::pair<std::string, Bytes>> digests;
   for (std::size_t i = 0; i < hashes.size(); ++i)
     digests.emplace_back(std::string(crypto::hash_info(hashes[i]).name), hashers[i]->final());
+  for (auto& [name, h] : named) digests.emplace_back(name, h->final());
   std::vector<std::pair<Bytes, Bytes>> mu_values;
   for (std::size_t i = 0; i < mldsa_keys.size(); ++i) mu_values.emplace_back(mldsa_keys[i], mus[i]->final());
   auto rep = kernel::verify_pkcs7_signature_prehashed(digests, mu_values, cms, keyring, kernel::Usage::module, profile);

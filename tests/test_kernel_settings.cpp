@@ -361,3 +361,20 @@ TEST_F(KernelSettings, BadModuleSigHashNamesTheConfigLine) {
 }
 
 }  // namespace
+
+// The "sm3" shash is CONFIG_CRYPTO_SM3 on 7.x; on 6.x that symbol is the library alone and
+// the hash is CONFIG_CRYPTO_SM3_GENERIC or an architecture's driver (hostile review).
+TEST(KernelSettingsDigests, Sm3FromTheConfigurationOfItsGeneration) {
+  auto lacks_sm3 = [](const std::string& version, std::map<std::string, std::string> symbols) {
+    KernelConfig c;
+    c.version = version;
+    c.symbols = std::move(symbols);
+    const auto h = kernel_profile_of(c).absent_hashes();
+    return std::find(h.begin(), h.end(), "sm3") != h.end();
+  };
+  EXPECT_TRUE(lacks_sm3("6.1.176", {{"CONFIG_CRYPTO_SM3", "y"}}));
+  EXPECT_FALSE(lacks_sm3("6.1.176", {{"CONFIG_CRYPTO_SM3", "y"}, {"CONFIG_CRYPTO_SM3_GENERIC", "m"}}));
+  EXPECT_FALSE(lacks_sm3("6.12.117", {{"CONFIG_CRYPTO_SM3_AVX_X86_64", "m"}}));
+  EXPECT_FALSE(lacks_sm3("7.2.13", {{"CONFIG_CRYPTO_SM3", "m"}}));
+  EXPECT_TRUE(lacks_sm3("7.2.13", {{"CONFIG_CRYPTO_SM3_GENERIC", "y"}}));
+}

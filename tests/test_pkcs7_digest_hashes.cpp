@@ -79,3 +79,62 @@ TEST(Pkcs7DigestHashes, RsaSchemeRefusesThem) {
   EXPECT_EQ(errno_on(KernelProfile::v6()), KErr::einval);
   EXPECT_EQ(errno_on(KernelProfile::v7_0()), KErr::einval);
 }
+
+// Hostile review: the streaming paths (verify of a large module, digest, ima template)
+// hand pkcs7_digest precomputed digests of the content and no content; SM3 and Streebog
+// are not among them.  An empty content was hashed; now it is "not predicted".
+TEST(Pkcs7DigestHashes, StreamedContentIsNotHashedAsEmpty) {
+  KernelProfile has = KernelProfile::v7_0();
+  MsgSpec m = one({.algo = KeyAlgo::rsa, .digest_oid = kSm3Oid});
+  auto msg = kernel::pkcs7_parse_message(build(m, content()), has);
+  ASSERT_TRUE(msg);
+  msg.value().data_digests.emplace_back("sha256", crypto::digest(crypto::HashAlgo::sha256, content()));
+  auto st = kernel::pkcs7_digest(msg.value(), 0, has);
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().code, KErr::enopkg);
+  EXPECT_EQ(st.error().reason, Error::Reason::unpredictable);
+}
+
+// Hostile review: a certificate whose signature BIT STRING has no octet at all (03 00) is
+// read, marked as the kernel's x509_note_signature refuses it (EBADMSG), not a reason to
+// stop reading a keyring.
+TEST(Pkcs7DigestHashes, CertificateWithAnEmptySignatureBitStringIsRead) {
+  const Signer& sg = signer(KeyAlgo::ecdsa_p256);
+  asn1::Reader top(sg.cert.der());
+  asn1::Reader c = top.enter(asn1::kSequence, "Certificate");
+  asn1::Element tbs = c.next(), alg = c.next();
+  const Bytes der = tlv(asn1::kSequence, cat({Bytes(tbs.tlv.begin(), tbs.tlv.end()), Bytes(alg.tlv.begin(), alg.tlv.end()),
+                                              {0x03, 0x00}}));
+  auto cert = crypto::Certificate::from_der(der);
+  ASSERT_TRUE(cert) << cert.error().message;
+  EXPECT_TRUE(cert.value().signature_has_unused_bits());
+  EXPECT_TRUE(cert.value().signature_value().empty());
+}
+
+// Hostile review: `modsign digest` (and ima template) read the module as a stream and had
+// hashed an SM3 module's empty content; verify read as a stream (--stream-above 0) gave
+// another answer than in memory.  Both now hash the content with Botan as they read it.
+TEST(Pkcs7DigestHashes, StreamedModulesAreHashedToo) {
+  test::TempDir d;
+  const Signer& sg = signer(KeyAlgo::ecdsa_p256);
+  MsgSpec m = one({.algo = KeyAlgo::ecdsa_p256, .digest_oid = kSm3Oid});
+  m.certs.push_back(to_bytes(sg.cert.der()));
+  const Bytes p7 = build(m, content());
+  Bytes trailer(12, 0);
+  trailer[2] = 2;  // PKEY_ID_PKCS7
+  for (int i = 0; i < 4; ++i) trailer[8 + i] = static_cast<std::uint8_t>(p7.size() >> (8 * (3 - i)));
+  const std::string marker = "~Module signature appended~\n";
+  const std::string ko = d / "sm3.ko";
+  test::spit(ko, cat({content(), p7, trailer, Bytes(marker.begin(), marker.end())}));
+  const std::string want = to_hex(*crypto::botan::kernel_only_digest("sm3", content()));
+  auto r = test::run(test::modsign_cli() + " digest --kernel v7.0 " + test::q(ko));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("kernel_digest: sm3:" + want), std::string::npos) << r.out;
+  // ECDSA takes no SM3 (software_key_determine_akcipher): EINVAL, streamed or not.
+  auto mem = test::run(test::modsign_cli() + " verify --kernel v7.0 " + test::q(ko));
+  auto streamed = test::run(test::modsign_cli() + " verify --kernel v7.0 --stream-above 0 " + test::q(ko));
+  EXPECT_EQ(mem.status, 1) << mem.out << mem.err;
+  EXPECT_EQ(mem.out.rfind(ko + ": refused (EINVAL): ", 0), 0u) << mem.out;
+  EXPECT_EQ(streamed.out, mem.out);
+  EXPECT_EQ(streamed.status, mem.status);
+}
