@@ -2,7 +2,6 @@
 #include "cms/ecdsa.hpp"
 
 #include <algorithm>
-#include <array>
 #include <string>
 
 #include "asn1/der.hpp"
@@ -11,22 +10,13 @@ namespace modsign::kernel {
 
 namespace {
 
-constexpr std::uint8_t hexval(char c) { return static_cast<std::uint8_t>(c <= '9' ? c - '0' : c - 'A' + 10); }
-
-template <std::size_t N>
-constexpr std::array<std::uint8_t, N / 2> from_hex(const char (&h)[N + 1]) {
-  std::array<std::uint8_t, N / 2> out{};
-  for (std::size_t i = 0; i < N / 2; ++i) out[i] = static_cast<std::uint8_t>(hexval(h[2 * i]) << 4 | hexval(h[2 * i + 1]));
-  return out;
-}
-
 // The base point orders n (FIPS 186-5 / SEC 2 §2).
-constexpr auto kOrderP192 = from_hex<48>("FFFFFFFFFFFFFFFFFFFFFFFF99DEF836146BC9B1B4D22831");
-constexpr auto kOrderP256 = from_hex<64>("FFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551");
-constexpr auto kOrderP384 = from_hex<96>(
+const Bytes kOrderP192 = from_hex("FFFFFFFFFFFFFFFFFFFFFFFF99DEF836146BC9B1B4D22831");
+const Bytes kOrderP256 = from_hex("FFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551");
+const Bytes kOrderP384 = from_hex(
     "FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF"
     "C7634D81F4372DDF581A0DB248B0A77AECEC196ACCC52973");
-constexpr auto kOrderP521 = from_hex<132>(
+const Bytes kOrderP521 = from_hex(
     "01FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF"
     "FA51868783BF2F966B7FCC0148F709A5D03BB5C9B8899C47AEBB6FB71E91386409");
 
@@ -58,10 +48,10 @@ std::size_t ecdsa_bufsize(crypto::KeyAlgo curve) {
 
 ByteView ecdsa_curve_order(crypto::KeyAlgo curve) {
   switch (curve) {
-    case crypto::KeyAlgo::ecdsa_p192: return ByteView(kOrderP192.data(), kOrderP192.size());
-    case crypto::KeyAlgo::ecdsa_p256: return ByteView(kOrderP256.data(), kOrderP256.size());
-    case crypto::KeyAlgo::ecdsa_p384: return ByteView(kOrderP384.data(), kOrderP384.size());
-    default: return ByteView(kOrderP521.data(), kOrderP521.size());
+    case crypto::KeyAlgo::ecdsa_p192: return ByteView(kOrderP192);
+    case crypto::KeyAlgo::ecdsa_p256: return ByteView(kOrderP256);
+    case crypto::KeyAlgo::ecdsa_p384: return ByteView(kOrderP384);
+    default: return ByteView(kOrderP521);
   }
 }
 
