@@ -7,6 +7,7 @@ from .common import run
 from .der import Node, OID_DATA, OID_ENVELOPED, OID_MD5, OID_SHA256_RSA, P7, integer, oid, parse
 from .cases_common import TOKEN_KEYS, assemble, embed_certs, gost_cert_cases, split_module
 from .cases_ecdsa import cert_cases, signerinfo_cases
+from .cases_producers import producer_cases
 
 
 def debian_cases(c, original):
@@ -232,4 +233,5 @@ def debian_cases(c, original):
                                   "Debian's signature")
     cases += cert_cases(c, "ecdsa-cert-sig")
     cases += gost_cert_cases(c)
+    cases += producer_cases(c)
     return cases

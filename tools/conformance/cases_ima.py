@@ -5,6 +5,7 @@ import hashlib
 from .common import MAGIC, run
 from .der import Node, OID_MD, OID_SHA256, P7, oid, parse
 from .cases_common import assemble, common_malformed, embed_certs, md_node, split_module
+from .cases_producers import producer_cases
 
 
 IMA_CERT = "mldsa65"   # the one certificate on the .ima keyring (CONFIG_IMA_X509_PATH)
@@ -71,6 +72,7 @@ def ima_cases(c):
     # d-modsig and modsig fields); where it parses, the record carries the blob.
     cases += [x for x in common_malformed(c, "mldsa65") if x[0] != "s9.37-unsigned"]
     cases += ima_more_cases(c)
+    cases += producer_cases(c)
     # Last, as it leaves the kernel tainted (D): signedAttrs one byte longer than the d-modsig
     # buffer of ima_eventdigest_init_common() holds.  The kernel overflows its stack and oopses.
     cases.append(("mldsa65-signedattrs-194-oops",

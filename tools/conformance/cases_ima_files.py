@@ -13,6 +13,7 @@ import hashlib
 import os
 
 from .common import KEYS, run
+from .qemu import GCOV_DUMP
 
 
 HASH_ALGO = {"sha1": 2, "sha256": 4, "sha384": 5, "sha512": 6, "sha224": 7}
@@ -23,10 +24,11 @@ FILESYSTEMS = ["tmpfs", "ext4", "ext4-ea_inode", "xfs", "btrfs", "f2fs"]
 # CONFIG_INTEGRITY_TRUSTED_KEYRING).
 IMA_KEYS = ["mldsa65", "rsa", "ecdsa", "mldsa44", "mldsa87", "ecdsa-p256"]
 
-# dont_* rules first: the initramfs is ramfs (rootfstype=ramfs), /proc, /sys and securityfs
-# are not appraised, so busybox and the helpers run; every other file system is.
+# dont_* rules first: the initramfs is ramfs (rootfstype=ramfs), /proc, /sys, securityfs and
+# debugfs are not appraised, so busybox and the helpers run (and /init reads a gcov kernel's
+# counters, qemu.GCOV_DUMP); every other file system is.
 EXCLUDE = "".join("dont_measure fsmagic=%s\ndont_appraise fsmagic=%s\n" % (m, m)
-                  for m in ("0x858458f6", "0x9fa0", "0x62656572", "0x73636673"))
+                  for m in ("0x858458f6", "0x9fa0", "0x62656572", "0x73636673", "0x64626720"))
 POLICIES = {
     "file-imasig": ("FILE_CHECK", EXCLUDE + "measure func=FILE_CHECK\nappraise func=FILE_CHECK appraise_type=imasig\n",
                     "imasig"),
@@ -195,6 +197,6 @@ if [ -d $IMA ]; then
   base64 $IMA/binary_runtime_measurements
   echo MSC-IMA-END
 fi
-echo MSC-DONE
+""" + GCOV_DUMP + """echo MSC-DONE
 poweroff -f
 """

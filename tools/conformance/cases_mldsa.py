@@ -7,6 +7,7 @@ from .cases_common import ALGS, OTHER_HASHES, TOKEN_KEYS, common_malformed, embe
 from .cases_remote import remote_cases
 from .cases_mutants import mutant_cases
 from .cases_ecdsa import mldsa_kernel_ecdsa_cases
+from .cases_producers import producer_cases
 
 
 def mldsa_cases(c):
@@ -151,4 +152,5 @@ def mldsa_cases(c):
     cases += mutant_cases(c)
     cases += mldsa_kernel_ecdsa_cases(c)
     cases += gost_cert_cases(c)
+    cases += producer_cases(c)
     return cases

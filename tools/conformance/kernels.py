@@ -12,8 +12,9 @@ from .cases_mldsa import mldsa_cases
 from .cases_debian import debian_cases
 from .cases_ima import ima_cases
 from .mutants import run_mutants
+from .gen_grammar import generated
 from .cases_kexec import KEXEC, kexec_cases, kexec_initramfs, kexec_predict, kexec_rows
-from .qemu import boot, crypto_modules, finit_entry, make_initramfs, parse_serial, tag
+from .qemu import GCOV, boot, crypto_modules, finit_entry, make_initramfs, parse_serial, tag
 from .files_run import run_files
 from .fit_run import run_fit
 from .predict import (ima_initramfs, ima_kernel_view, ima_policy_row, ima_predict, ima_replay_row, ima_rows,
@@ -76,8 +77,9 @@ def bundle_keyring(bundle):
 
 def built_kernel(variant=None, version="7.2"):
     """variant: None (waiver off), "waive" or "ima"; version: the series, 7.2 or 7.3
-    (tools/build-test-kernel --version <version> --<variant>)."""
+    (tools/build-test-kernel --version <version> --<variant>, and --gcov under --gcov)."""
     cmd = [os.path.join(HERE, "tools", "build-test-kernel"), "--version", version] + (["--" + variant] if variant else [])
+    cmd += ["--gcov"] if GCOV["dir"] else []  # tools/kernel-coverage: the instrumented build
     p = subprocess.run(cmd, stdout=subprocess.PIPE)
     if p.returncode == 77:
         die("build-test-kernel --version %s: skipped" % version, 77)
@@ -164,6 +166,8 @@ def run_kernel(name, args, modsign, openssl):
         # MODULE_INIT_COMPRESSED_FILE, so the kernel decompresses it (module_decompress).
         fname = "%02d-%s" % (i, cname) if re.search(r"\.ko\.(xz|zst|gz)$", cname) else "%02d-%s.ko" % (i, cname)
         data = fn()
+        if data is None:  # a producer that refuses the combination (cases_producers.py)
+            continue
         with open(os.path.join(work, "cases", fname), "wb") as f:
             f.write(data)
         cases.append((fname, data))
@@ -183,9 +187,11 @@ def run_kernel(name, args, modsign, openssl):
     mutant_args = (name, k, c, args, profile, flags, mextra, plain_rows, cmdline,
                    open(k["module"], "rb").read() if name.startswith("deb") else None)
     if only:  # --mutants-only: no fixed cases, no boot for them
-        mut = run_mutants(*mutant_args)
+        mut = run_mutants(*mutant_args) if args.mutants else None
+        gen = run_mutants(*mutant_args, generated=generated(c, args.grammar, mutant_args[-1])) if args.grammar else None
         return {"name": name, "title": title, "profile": " ".join([profile] + flags), "cmdline": cmdline,
-                "ima": {}, "release": mut.get("release"), "rows": [], "keys": [], "t_kernel": t_get, "t_boot": 0, "mutants": mut}
+                "ima": {}, "release": (mut or gen).get("release"), "rows": [], "keys": [], "t_kernel": t_get, "t_boot": 0,
+                "mutants": mut, "generated": gen}
     kx = None
     if name in KEXEC:  # kexec_file_load cases, run after the module cases (cases_kexec.py)
         sig_force, suite, test_keys = KEXEC[name]
@@ -224,6 +230,9 @@ def run_kernel(name, args, modsign, openssl):
     mut = None
     if getattr(args, "mutants", 0):
         mut = run_mutants(*mutant_args)
+    gen = None
+    if getattr(args, "grammar", 0):
+        gen = run_mutants(*mutant_args, generated=generated(c, args.grammar, mutant_args[-1]))
     agree = sum(r["agree"] for r in rows)
     log("%s (%s): %d/%d agree; kernel %.0f s, boot %.0f s" % (name, release, agree, len(rows), t_get, t_boot))
     for r in rows:
@@ -232,7 +241,7 @@ def run_kernel(name, args, modsign, openssl):
     return {"name": name, "title": title, "profile": " ".join([profile] + flags),
             "cmdline": cmdline, "ima": extra_info,
             "release": release, "rows": rows, "keys": keys, "t_kernel": t_get, "t_boot": t_boot,
-            "mutants": mut}
+            "mutants": mut, "generated": gen}
 
 
 def plain_rows(cases, descs, results, logs, pred):

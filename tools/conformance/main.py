@@ -10,6 +10,7 @@ import time
 
 from .common import CACHE, HERE, die, log
 from .kernels import KERNELS, kv, run_kernel
+from .qemu import GCOV
 from .report import write_doc
 
 
@@ -28,10 +29,18 @@ def main(doc):
     ap.add_argument("--mutant-batch", type=int, default=0, metavar="B",
                     help="mutants per boot (default 2000, 500 on the IMA kernel)")
     ap.add_argument("--mutants-only", action="store_true",
-                    help="with --mutants: skip the fixed cases (and kexec cases)")
+                    help="with --mutants or --grammar: skip the fixed cases (and kexec cases)")
+    ap.add_argument("--grammar", type=int, default=0, metavar="N",
+                    help="also load N of the cases generated from the kernel's grammar per kernel, spread "
+                         "evenly over them (tools/conformance/gen_grammar.py; -1: all)")
+    ap.add_argument("--gcov", metavar="DIR",
+                    help="boot the built kernels' gcov builds (build-test-kernel --gcov) and write each "
+                         "boot's counters under DIR (tools/kernel-coverage)")
     args = ap.parse_args()
-    if args.mutants_only and not args.mutants:
-        die("--mutants-only needs --mutants N", 2)
+    if args.gcov:
+        GCOV["dir"] = os.path.abspath(args.gcov)
+    if args.mutants_only and not (args.mutants or args.grammar):
+        die("--mutants-only needs --mutants N or --grammar N", 2)
     if args.mutants < 0 or args.mutant_batch < 0:
         die("--mutants and --mutant-batch take a count >= 0", 2)
     if args.mutants and args.seed is None:
@@ -73,4 +82,9 @@ def main(doc):
         mbad = sum(not x["agree"] for x in mrows)
         log("%d mutants (seed %d) on %d kernels, %d disagreements" % (len(mrows), args.seed, len(runs), mbad))
         bad += mbad
+    if args.grammar:
+        grows = [x for r in runs if r.get("generated") for x in r["generated"]["rows"]]
+        gbad = sum(not x["agree"] for x in grows)
+        log("%d generated cases on %d kernels, %d disagreements" % (len(grows), len(runs), gbad))
+        bad += gbad
     sys.exit(1 if bad else 0)

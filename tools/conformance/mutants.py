@@ -69,29 +69,36 @@ def boot_batch(name, b, k, bdir, cases, extra, args, cmdline):
     return results, logs, ima
 
 
-def run_mutants(name, k, c, args, profile, flags, extra, plain_rows, cmdline, debian_original=None):
+def run_mutants(name, k, c, args, profile, flags, extra, plain_rows, cmdline, debian_original=None, generated=None):
     """Runs args.mutants mutants of args.seed on kernel `name`: {seed, count, rows, times}.
     Each row: id ("seed:i"), class, original, kernel, modsign, agree (plus the log, insmod
-    output and reason when it disagrees)."""
+    output and reason when it disagrees).  generated: instead, the cases of gen_grammar.py,
+    {"originals": [names], "cases": [(id, class, original, module bytes)], "total": n}."""
     t0 = time.time()
-    origs = originals(c, debian_original)
-    # The Debian kernels trust only Debian's own signature; the built ones every test key.
-    trusted = {"debian"} if debian_original is not None else None
+    if generated is None:
+        origs = originals(c, debian_original)
+        # The Debian kernels trust only Debian's own signature; the built ones every test key.
+        trusted = {"debian"} if debian_original is not None else None
+        total, prefix, onames = args.mutants, "m", [n for n, _ in origs]
+        batch = lambda first, count: mutants(args.seed, count, origs, first, trusted)  # noqa: E731
+    else:
+        total, prefix, onames = len(generated["cases"]), "g", generated["originals"]
+        batch = lambda first, count: generated["cases"][first:first + count]  # noqa: E731
     t_orig = time.time() - t0
     ima = bool(k.get("ima"))
     size = args.mutant_batch or (IMA_BATCH if ima else BATCH)
-    work = os.path.join(c.work, "mutants")
+    work = os.path.join(c.work, "mutants" if generated is None else "generated")
     shutil.rmtree(work, ignore_errors=True)
     release = None
     rows, times = [], {"originals": t_orig, "generate": 0.0, "predict": 0.0, "boot": 0.0, "batches": 0}
-    for b, first in enumerate(range(0, args.mutants, size)):
-        count = min(size, args.mutants - first)
+    for b, first in enumerate(range(0, total, size)):
+        count = min(size, total - first)
         bdir = os.path.join(work, "b%03d" % b)
         os.makedirs(os.path.join(bdir, "cases"))
         t1 = time.time()
         cases, meta = [], {}
-        for mid, cls, oname, data in mutants(args.seed, count, origs, first, trusted):
-            fname = "m%d.ko" % int(mid.split(":")[1])
+        for j, (mid, cls, oname, data) in enumerate(batch(first, count)):
+            fname = "%s%d.ko" % (prefix, first + j)
             with open(os.path.join(bdir, "cases", fname), "wb") as f:
                 f.write(data)
             cases.append((fname, data))
@@ -124,8 +131,8 @@ def run_mutants(name, k, c, args, profile, flags, extra, plain_rows, cmdline, de
         times["boot"] += t_boot
         times["batches"] += 1
         bad = sum(not r["agree"] for r in brows)
-        log("%s: mutants %d-%d: %d/%d agree; generate %.0f s, predict %.0f s, boot %.0f s" % (
-            name, first, first + count - 1, count - bad, count, t2 - t1, t3 - t2, t_boot))
+        log("%s: %s %d-%d: %d/%d agree; generate %.0f s, predict %.0f s, boot %.0f s" % (
+            name, "mutants" if generated is None else "generated cases", first, first + count - 1, count - bad, count, t2 - t1, t3 - t2, t_boot))
         if not bad:  # keep the serial logs (the kernel's answers); the cases of a batch that disagreed
             shutil.rmtree(os.path.join(bdir, "cases"), ignore_errors=True)
     times["total"] = time.time() - t0
@@ -134,5 +141,7 @@ def run_mutants(name, k, c, args, profile, flags, extra, plain_rows, cmdline, de
         if not r["agree"]:
             log("  MUTANT DISAGREES %s %s (%s): kernel %s, modsign %s (%s)" % (
                 r["id"], r["class"], r["original"], r["kernel"], r["modsign"], r.get("reason")))
-    return {"seed": args.seed, "count": args.mutants, "originals": [n for n, _ in origs], "rows": rows,
-            "times": times, "release": rel}
+    out = {"seed": args.seed, "count": total, "originals": onames, "rows": rows, "times": times, "release": rel}
+    if generated is not None:
+        out["total"] = generated["total"]
+    return out

@@ -11,6 +11,19 @@ from .common import HERE, die, log, static_helper
 
 
 # --- initramfs -------------------------------------------------------------------------------
+# A kernel built with gcov (tools/build-test-kernel --gcov, tools/kernel-coverage): /init copies
+# every counter file out of debugfs, base64 on the serial console, after its cases and before
+# MSC-DONE; boot() writes them to GCOV["dir"] (gcov_collect).  Other kernels have no
+# /sys/kernel/debug/gcov and print nothing.
+GCOV_DUMP = r"""if [ -d /sys/kernel/debug ] && mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null; then
+  [ -d /sys/kernel/debug/gcov ] && find /sys/kernel/debug/gcov -name '*.gcda' | while read -r f; do
+    n=$(wc -c < "$f") && echo "MSC-GCOV-BEGIN $f $n" && base64 "$f" && echo MSC-GCOV-END
+  done
+  umount /sys/kernel/debug
+fi
+"""
+GCOV = {"dir": None, "boots": 0}
+
 INIT = r"""#!/bin/busybox sh
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
@@ -81,7 +94,7 @@ if [ -x /bin/msc-kexec ]; then
     dmesg -c | while IFS= read -r l; do echo "MSC-KLOG $f $l"; done
   done < /kexec/list
 fi
-echo MSC-DONE
+""" + GCOV_DUMP + """echo MSC-DONE
 poweroff -f
 """
 
@@ -242,7 +255,48 @@ def boot(kernel, initrd, serial_log, timeout, cmdline="", drives=(), stall=None)
                 log("qemu %s after %d s (see %s)" % ("stalled" if stalled else "timed out", time.time() - t0, serial_log))
             p.kill()
             p.wait()
+    gcov_collect(serial_log, kernel)
     return time.time() - t0
+
+
+GCOV_PREFIX = "/sys/kernel/debug/gcov/"
+
+
+def gcov_collect(serial_log, kernel):
+    """With GCOV["dir"] set (tools/kernel-coverage): the counter files of GCOV_DUMP in a boot's
+    serial log, written to <dir>/<kernel build directory's name>/boot-<n>/<debugfs path>, where
+    <debugfs path> is the .gcda file's absolute path in the kernel's object tree."""
+    if not GCOV["dir"] or not os.path.exists(serial_log):
+        return
+    GCOV["boots"] += 1
+    out = os.path.join(GCOV["dir"], os.path.basename(os.path.dirname(os.path.abspath(kernel))),
+                       "boot-%d" % GCOV["boots"])
+    with open(serial_log, "rb") as f:
+        text = f.read().decode(errors="replace").replace("\r", "")
+    n, bad = 0, []
+    for m in re.finditer(r"^MSC-GCOV-BEGIN (\S+) (\d+)\n(.*?)^MSC-GCOV-END$", text, re.M | re.S):
+        path, size = m.group(1), int(m.group(2))
+        if not path.startswith(GCOV_PREFIX) or ".." in path:
+            continue
+        # Lines that are not base64 (a kernel message on the console) are dropped; a file
+        # whose size or gcov magic ("gcda", little-endian) does not come out right is not kept.
+        body = "".join(line for line in m.group(3).split("\n") if re.fullmatch(r"[A-Za-z0-9+/=]+", line))
+        try:
+            data = base64.b64decode(body)
+        except ValueError:
+            data = b""
+        if len(data) != size or data[:4] != b"adcg":
+            bad.append(os.path.basename(path))
+            continue
+        dest = os.path.join(out, path[len(GCOV_PREFIX):])
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        with open(dest, "wb") as f:
+            f.write(data)
+        n += 1
+    if bad:
+        log("gcov: %d counter files of %s unreadable, left out: %s" % (len(bad), serial_log, " ".join(bad)))
+    if n == 0:
+        log("gcov: no counters in %s" % serial_log)
 
 
 def tag(fname):
@@ -252,13 +306,15 @@ def tag(fname):
 
 def serial_lines(path):
     """(lines, list) of a serial log: its lines (carriage returns dropped) outside the
-    MSC-IMA-BEGIN ... MSC-IMA-END block, and the measurement list that block carries in
+    MSC-IMA-BEGIN ... MSC-IMA-END block and the MSC-GCOV-BEGIN ... MSC-GCOV-END blocks, and the measurement list that block carries in
     base64 (bytes; the last block's; None without one)."""
     with open(path, "rb") as f:
         text = f.read().decode(errors="replace").replace("\r", "")
-    lines, b64, blob = [], None, None
+    lines, b64, blob, gcov = [], None, None, False
     for line in text.split("\n"):
-        if b64 is not None:
+        if gcov or line.startswith("MSC-GCOV-BEGIN "):  # gcov_collect's, not the cases'
+            gcov = not line.startswith("MSC-GCOV-END")
+        elif b64 is not None:
             if line.startswith("MSC-IMA-END"):
                 blob = base64.b64decode("".join(b64))
                 b64 = None

@@ -128,6 +128,7 @@ def write_doc(path, runs, elapsed, modsign):
             L += ["", "Keys in the running kernel (`/proc/keys`, asymmetric and blacklist entries):", ""]
             L += ["- `%s`" % k.strip() for k in keys]
         L.append("")
+    L += grammar_section(runs)
     L += mutation_section(runs)
     with open(path, "w") as f:
         f.write("\n".join(L))
@@ -215,4 +216,51 @@ def mutation_section(runs):
                 r["name"], x["id"], x["class"], x["original"], x["kernel"], x["modsign"],
                 (x.get("reason") or "").replace("|", "\\|")[:160]))
         L.append("")
+    return L
+
+
+def grammar_section(runs):
+    """The cases generated from the kernel's grammar: per kernel the count (of how many) and
+    agreement, per change family and kernel the count, and every disagreement."""
+    gens = [r for r in runs if r.get("generated")]
+    if not gens:
+        return []
+    L = ["## Cases generated from the kernel's grammar", "",
+         "`tools/kernel-conformance --grammar N` (tools/conformance/gen_grammar.py): every element of a",
+         "valid signature labelled with the production of the kernel's pkcs7.asn1, x509.asn1 or",
+         "x509_akid.asn1 (read from linux-source-7.2) it fills, and changed one way at a time: its",
+         "length in 1-8 long-form octets, indefinite, a long-form tag, the constructed bit; an",
+         "ANY value indefinite throughout, nested 12 deep, its end-of-contents early, inside or",
+         "missing; an OPTIONAL field dropped or added (each CHOICE alternative, a list empty and",
+         "with one element); a CHOICE switched to each other alternative; a SET OF / SEQUENCE OF",
+         "with its first element twice, its last first, reversed, empty.  A case id",
+         "`<original>:<production>.<change>` rebuilds its bytes.", "",
+         "| kernel | originals | cases run (of) | agree | disagree |", "|---|---|---|---|---|"]
+    for r in gens:
+        g = r["generated"]
+        rows = g["rows"]
+        L.append("| %s | %s | %d (%d) | %d | %d |" % (r["title"], ", ".join(g["originals"]), len(rows), g.get("total", len(rows)),
+                                                    sum(x["agree"] for x in rows), sum(not x["agree"] for x in rows)))
+    allrows = [x for r in gens for x in r["generated"]["rows"]]
+    L += ["", "Total: %d generated cases, %d agree, %d disagree." % (
+        len(allrows), sum(x["agree"] for x in allrows), sum(not x["agree"] for x in allrows))]
+    fams = {}
+    for r in gens:
+        for x in r["generated"]["rows"]:
+            fam = x["class"].rsplit(".", 1)[-1]
+            fam = "len1-8" if re.match(r"len\d$", fam) else fam
+            f = fams.setdefault(fam, {})
+            f[r["name"]] = f.get(r["name"], 0) + 1
+    names = [r["name"] for r in gens]
+    L += ["", "Per change (cases on each kernel):", "", "| change | " + " | ".join(names) + " |",
+          "|---|" + "---|" * len(names)]
+    for fam in sorted(fams):
+        L.append("| `%s` | %s |" % (fam, " | ".join(str(fams[fam].get(n, 0)) for n in names)))
+    bad = [(r, x) for r in gens for x in r["generated"]["rows"] if not x["agree"]]
+    if bad:
+        L += ["", "### Disagreements", "", "| kernel | case | kernel | modsign | modsign's reason |", "|---|---|---|---|---|"]
+        for r, x in bad:
+            L.append("| %s | `%s` | %s | %s | %s |" % (r["name"], x["id"], x["kernel"], x["modsign"],
+                                                  (x.get("reason") or "").replace("|", "\\|")[:160]))
+    L.append("")
     return L
