@@ -207,7 +207,12 @@ void note_authenticated_attr(ParseContext& ctx, SignedInfo& si, ByteView type, c
   }
 }
 
+// aaSet and aaSequence: SET OF / SEQUENCE OF AuthenticatedAttribute.  The compiled grammar
+// matches the first element without OR_SKIP, so an empty list is a decoding error (EBADMSG)
+// on the spot, before any later field's action.  (Generated case
+// pkcs7:SignerInfo.authenticatedAttributes.add-aaSequence-empty, 7.2.13: EBADMSG.)
 void note_attributes(ParseContext& ctx, SignedInfo& si, Reader attrs) {
+  if (attrs.empty()) throw asn1::DecodeError("no AuthenticatedAttribute in the SET OF / SEQUENCE OF");
   while (!attrs.empty()) {
     Reader attr = attrs.enter(asn1::kSequence, "AuthenticatedAttribute");
     Element type = attr.expect(asn1::kOid, "attribute type");

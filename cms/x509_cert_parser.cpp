@@ -180,6 +180,37 @@ void process_extension(ByteView id, ByteView v, bool& have_skid, std::optional<B
   }
 }
 
+// x509_akid.asn1's GeneralName, a CHOICE tried in the grammar's order as lib/asn1_decoder.c
+// does: the constructed alternatives (otherName, x400Address, directoryName, ediPartyName)
+// also take a primitive identifier (Reader::maybe's BER rule), whose contents are then read
+// as the constructed type's; the primitive ones take only their own identifier.  (Generated
+// case x509_akid:AuthorityKeyIdentifier.authorityCertIssuer[].constructed-bit, 7.2.13: a
+// primitive [4] directoryName loads.)
+void general_name(Reader& gns) {
+  Element gn;
+  if (gns.maybe(asn1::context_cons(0), gn)) {  // otherName: SEQUENCE { type-id OID, value [0] ANY }
+    Reader on = gns.inside(gn);
+    on.expect(asn1::kOid, "otherName type-id");
+    on.expect(asn1::context_cons(0), "otherName value");
+    on.finish("otherName");
+  } else if (gns.maybe(asn1::context_prim(1), gn) || gns.maybe(asn1::context_prim(2), gn) ||
+             gns.maybe(asn1::context_cons(3), gn)) {
+  } else if (gns.maybe(asn1::context_cons(4), gn)) {  // directoryName [4] Name
+    Reader dn = gns.inside(gn);
+    name(dn, "directoryName");
+    dn.finish("directoryName");
+  } else if (gns.maybe(asn1::context_cons(5), gn)) {  // ediPartyName: { [0] ANY OPTIONAL, [1] ANY }
+    Reader ep = gns.inside(gn);
+    Element x;
+    ep.maybe(asn1::context_cons(0), x);
+    ep.expect(asn1::context_cons(1), "partyName");
+    ep.finish("ediPartyName");
+  } else if (!(gns.maybe(asn1::context_prim(6), gn) || gns.maybe(asn1::context_prim(7), gn) ||
+               gns.maybe(asn1::context_prim(8), gn))) {
+    throw asn1::DecodeError("GeneralName with an unexpected tag");
+  }
+}
+
 // x509_akid.asn1: AuthorityKeyIdentifier ::= SEQUENCE { [0] IMPLICIT OCTET STRING OPTIONAL,
 // [1] IMPLICIT GeneralNames OPTIONAL, [2] IMPLICIT INTEGER OPTIONAL }.
 void decode_akid(ByteView der) {
@@ -189,37 +220,7 @@ void decode_akid(ByteView der) {
   akid.maybe(asn1::context_prim(0), e);
   if (akid.maybe(asn1::context_cons(1), e)) {
     Reader gns = akid.inside(e);  // SEQUENCE OF GeneralName (a CHOICE: may be empty)
-    while (!gns.empty()) {
-      Element gn = gns.next();
-      switch (gn.tag) {
-        case asn1::context_cons(0): {  // otherName: SEQUENCE { type-id OID, value [0] ANY }
-          Reader on = gns.inside(gn);
-          on.expect(asn1::kOid, "otherName type-id");
-          on.expect(asn1::context_cons(0), "otherName value");
-          on.finish("otherName");
-          break;
-        }
-        case asn1::context_prim(1): case asn1::context_prim(2): case asn1::context_prim(6):
-        case asn1::context_prim(7): case asn1::context_prim(8): case asn1::context_cons(3):
-          break;
-        case asn1::context_cons(4): {  // directoryName [4] Name
-          Reader dn = gns.inside(gn);
-          name(dn, "directoryName");
-          dn.finish("directoryName");
-          break;
-        }
-        case asn1::context_cons(5): {  // ediPartyName: { [0] ANY OPTIONAL, [1] ANY }
-          Reader ep = gns.inside(gn);
-          Element x;
-          ep.maybe(asn1::context_cons(0), x);
-          ep.expect(asn1::context_cons(1), "partyName");
-          ep.finish("ediPartyName");
-          break;
-        }
-        default:
-          throw asn1::DecodeError("GeneralName with an unexpected tag");
-      }
-    }
+    while (!gns.empty()) general_name(gns);
   }
   akid.maybe(asn1::context_prim(2), e);
   akid.finish("AuthorityKeyIdentifier");

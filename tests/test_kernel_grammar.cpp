@@ -1,0 +1,68 @@
+// Rules of Linux 7.2.13 that the cases generated from the kernel's grammar found
+// (tools/kernel-conformance --grammar, tools/conformance/gen_grammar.py): each test builds the
+// smallest message or certificate that showed the rule and asserts the kernel's errno.  The
+// generated case is named in the test; the family it belongs to runs on every kernel.
+#include <gtest/gtest.h>
+
+#include "cms/x509_cert_parser.hpp"
+#include "der_tree_support.hpp"
+
+using namespace modsign;
+using namespace modsign::test::kernel_tests;
+
+namespace {
+
+KErr parse(const Bytes& der) {
+  auto r = kernel::pkcs7_parse_message(der, KernelProfile::v7_0());
+  return r ? KErr::none : r.error().code;
+}
+
+KErr decode(const Node& cert) {
+  auto r = kernel::x509_decode(cert.enc(), KernelProfile::v7_0());
+  return r ? KErr::none : r.error().code;
+}
+
+/// The RSA signer's certificate with an authorityKeyIdentifier whose authorityCertIssuer
+/// holds the one GeneralName `gn` (x509_akid.asn1).
+Node cert_with_akid(const Node& gn) {
+  Node c = tree(to_bytes(signer(KeyAlgo::rsa).cert.der()));
+  Node akid{asn1::kSequence, {}, {Node{0xa1, {}, {gn}}}};
+  Node ext{asn1::kSequence, {}, {Node{asn1::kOid, {0x55, 0x1d, 0x23}}, Node{asn1::kOctetString, akid.enc()}}};
+  c.kids.at(0).kids.back().kids.at(0).kids.push_back(ext);  // extensions [3] { SEQUENCE OF Extension }
+  return c;
+}
+
+Node directory_name() {
+  const Bytes cn{0x55, 0x04, 0x03};
+  return Node{asn1::kSequence, {}, {Node{asn1::kSet, {}, {Node{asn1::kSequence, {}, {Node{asn1::kOid, cn}, Node{0x0c, {'C', 'A'}}}}}}}};
+}
+
+}  // namespace
+
+// x509_akid:AuthorityKeyIdentifier.authorityCertIssuer[].constructed-bit: a GeneralName
+// alternative the grammar makes constructed ([0] otherName, [3], [4] directoryName, [5]) also
+// matches a primitive identifier, its contents read as the constructed type's; a primitive
+// alternative ([1], [2], [6], [7], [8]) with the constructed bit matches nothing (EBADMSG).
+TEST(KernelGrammar, GeneralNameConstructedBit) {
+  const Bytes name = directory_name().enc();
+  EXPECT_EQ(decode(cert_with_akid(Node{0xa4, {}, {directory_name()}})), KErr::none);
+  EXPECT_EQ(decode(cert_with_akid(Node{0x84, name})), KErr::none);
+  EXPECT_EQ(decode(cert_with_akid(Node{0x84, {0x05, 0x00}})), KErr::ebadmsg);  // the contents still a Name
+  EXPECT_EQ(decode(cert_with_akid(Node{0x82, {'a'}})), KErr::none);
+  EXPECT_EQ(decode(cert_with_akid(Node{0xa2, {}, {Node{0x05}}})), KErr::ebadmsg);
+  EXPECT_EQ(decode(cert_with_akid(Node{0xa9, {}, {Node{0x05}}})), KErr::ebadmsg);  // no [9] alternative
+}
+
+// pkcs7:SignerInfo.authenticatedAttributes.add-aaSequence-empty: SET OF and SEQUENCE OF
+// AuthenticatedAttribute match their first element without OR_SKIP, so an empty aaSequence
+// [2] (whose contents no action checks) is EBADMSG, as an empty aaSet [0] is.
+TEST(KernelGrammar, AuthenticatedAttributesNeedOne) {
+  for (bool sequence : {false, true}) {
+    Node ci = tree(build(one({}), content()));
+    ASSERT_EQ(parse(ci.enc()), KErr::none);
+    auto& si = signer_info(ci).kids;
+    Node attrs = sequence ? Node{0xa2, {}, {Node{asn1::kSequence}}} : Node{0xa0};
+    si.insert(si.begin() + 3, attrs);  // after digestAlgorithm
+    EXPECT_EQ(parse(ci.enc()), KErr::ebadmsg) << sequence;
+  }
+}
