@@ -254,7 +254,7 @@ TEST(CliKexec, VerifyUsageKexec) {
   const std::string M = test::modsign_cli() + " verify --usage kexec --kernel v6 --keyring " + q(im.builtin);
   auto r = test::run(M + " " + q(im.signed_));
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.out, im.signed_ + ": loads-unverified (ENOKEY): kernel signature verification failed (ENOKEY): no trusted key matches the signer\n");
+  EXPECT_EQ(r.out, im.signed_ + ": loads-unverified (ENOKEY): kernel signature verification failed (ENOKEY): no trusted key matches the signer" + test::kKexecLoadScope + "\n");
   r = test::run(M + " --lockdown --json " + q(im.unsigned_));
   EXPECT_EQ(r.status, 1);
   auto j = nlohmann::json::parse(r.out);
@@ -265,7 +265,7 @@ TEST(CliKexec, VerifyUsageKexec) {
   EXPECT_EQ(j["usage"], "kexec");
   r = test::run(M + " --kexec-sig-force --platform-keyring " + q(im.signer) + " " + q(im.signed_));
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.out, im.signed_ + ": loads (OK): signature verified (platform keyring)\n");
+  EXPECT_EQ(r.out, im.signed_ + ": loads (OK): signature verified (platform keyring)" + test::kKexecLoadScope + "\n");
   r = test::run(M + " --kexec-sig-force " + q(im.revision));
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, im.revision + ": refused (ENOTSUPP): Enforced kernel signature verification failed (ENOTSUPP): PEFILE: Signature is not revision 2.0\n");

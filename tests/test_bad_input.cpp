@@ -168,7 +168,7 @@ TEST_F(BadInput, BrokenCompressedStreams) {
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_EQ(r.err, "");
   EXPECT_EQ(r.out.rfind((d_ / "tr.ko.xz") + ": loads-tainted (ENODATA): ", 0), 0u) << r.out;
-  EXPECT_NE(r.out.find(std::to_string(xz.size()) + " bytes after the xz stream ignored]\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(std::to_string(xz.size()) + " bytes after the xz stream ignored]" + test::kLoadScope + "\n"), std::string::npos) << r.out;
   // A bomb: 8 MiB of zeros as zstd, opened with a 1 MiB bound.
   test::spit(d_ / "bomb.ko.zst", module::compress(Bytes(8 << 20, 0), module::Compression::zstd));
   expect_refused(verify() + "--max-size 1048576 " + q(d_ / "bomb.ko.zst"), 3,
@@ -325,7 +325,7 @@ TEST_F(BadInput, EncryptedKeyPassphraseTypedOnTerminal) {
   auto v = test::run(verify() + q(p));
   EXPECT_EQ(v.status, 0) << v.err;
   EXPECT_EQ(v.out, p + ": loads (OK): signature verified: ecdsa signature, trusted key \"modsign module signing key\"" +
-                       test::trusted_key_ids(key("ec.crt")) + "\n");
+                       test::trusted_key_ids(key("ec.crt")) + test::kLoadScope + "\n");
   const Bytes signed_mod = test::slurp(p);
   auto split = module::split(signed_mod);
   ASSERT_TRUE(split.ok());

@@ -92,7 +92,7 @@ TEST_F(Batch, MlDsaBatchVerifiesAndVerifyOutputIsIndependentOfJobs) {
     auto s = test::run(M() + " verify --cert " + q(crt("ml-dsa-65")) + " " + q(p));
     ASSERT_EQ(s.status, 0) << s.out << s.err;
     EXPECT_EQ(s.out, p + ": loads (OK): signature verified: mldsa65 signature, trusted key \"modsign module signing key\"" +
-                         test::trusted_key_ids(crt("ml-dsa-65")) + "\n");
+                         test::trusted_key_ids(crt("ml-dsa-65")) + test::kLoadScope + "\n");
     single_text += s.out;
     s = test::run(M() + " verify --json --cert " + q(crt("ml-dsa-65")) + " " + q(p));
     ASSERT_EQ(s.status, 0) << s.err;
@@ -425,7 +425,7 @@ TEST_F(Batch, SymlinkUnderDirIsSkippedBeforeDuplicateCheck) {
   r = test::run(M() + " verify --cert " + q(crt("rsa-2048")) + " -r " + q(t) + " --jobs 1");
   EXPECT_EQ(r.status, 3) << r.err;
   EXPECT_EQ(r.out, fat + ": loads (OK): signature verified: rsa signature, trusted key \"modsign module signing key\"" +
-                       test::trusted_key_ids(crt("rsa-2048")) + "\n");
+                       test::trusted_key_ids(crt("rsa-2048")) + test::kLoadScope + "\n");
   EXPECT_EQ(r.err.substr(0, r.err.find("modsign: verify: ")), skip_links);
   // strip too; without -r a named symbolic link is followed (and is the same file).
   r = test::run(M() + " strip -r " + q(t));
@@ -465,7 +465,7 @@ TEST_F(Batch, SameFileTwiceIsHandledOnceWithTruthfulMessage) {
   r = test::run(M() + " verify --cert " + q(crt("rsa-2048")) + " " + q(m) + " " + q(other) + " --jobs 1");
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, m + ": loads (OK): signature verified: rsa signature, trusted key \"modsign module signing key\"" +
-                       test::trusted_key_ids(crt("rsa-2048")) + "\n");
+                       test::trusted_key_ids(crt("rsa-2048")) + test::kLoadScope + "\n");
   EXPECT_EQ(r.err.substr(0, r.err.find("modsign: verify: ")),
             "modsign: " + other + ": skipped: same file as " + m + "; handled once\n");
   EXPECT_TRUE(std::regex_match(r.err.substr(r.err.find("modsign: verify: ")),

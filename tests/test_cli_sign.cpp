@@ -83,7 +83,7 @@ TEST_F(Cli, SignInfoVerifyDefaultForm) {
   r = test::run(M() + " verify --cert " + q(key("mldsa.crt")) + " " + q(m));
   EXPECT_EQ(r.status, 0);
   EXPECT_EQ(r.out, m + ": loads (OK): signature verified: mldsa65 signature, trusted key \"CLI test key\"" +
-                       test::trusted_key_ids(key("mldsa.crt")) + "\n");
+                       test::trusted_key_ids(key("mldsa.crt")) + test::kLoadScope + "\n");
   // The same in JSON: CN, SKID and serial of the key that vouched.
   r = test::run(M() + " verify --json --cert " + q(key("mldsa.crt")) + " " + q(m));
   {
@@ -109,11 +109,13 @@ TEST_F(Cli, SignInfoVerifyDefaultForm) {
   EXPECT_EQ(j["outcome"], "refused");
   EXPECT_EQ(j["errno"], "EKEYREJECTED");
   EXPECT_EQ(j["reason"], "Invalid module sig (has authattrs)");
+  // What the verdict covers: the signature check, not the ELF checks after it (issue 25 §3).
+  EXPECT_EQ(j["predicts"], "module_sig_check");
   // Every record has the same keys: log is [] when the kernel logs nothing else.
   EXPECT_EQ(j["log"], nlohmann::json::array());
   std::vector<std::string> keys;
   for (const auto& [k, v] : j.items()) keys.push_back(k);
-  EXPECT_EQ(keys, (std::vector<std::string>{"compressed", "errno", "kernel", "log", "outcome", "path", "reason", "signers", "trusted_keys"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"compressed", "errno", "kernel", "log", "outcome", "path", "predicts", "reason", "signers", "trusted_keys"}));
   r = test::run(M() + " verify --json " + q(d_ / "missing.ko"));
   EXPECT_EQ(r.status, 3);
   j = nlohmann::json::parse(r.out);
@@ -121,7 +123,7 @@ TEST_F(Cli, SignInfoVerifyDefaultForm) {
   EXPECT_EQ(j["log"], nlohmann::json::array());
   keys.clear();
   for (const auto& [k, v] : j.items()) keys.push_back(k);
-  EXPECT_EQ(keys, (std::vector<std::string>{"compressed", "errno", "kernel", "log", "outcome", "path", "reason", "signers", "trusted_keys"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"compressed", "errno", "kernel", "log", "outcome", "path", "predicts", "reason", "signers", "trusted_keys"}));
   r = test::run(M() + " verify --json --waive-mldsa-authattrs --cert " + q(key("combined.pem")) + " " + q(m2));
   EXPECT_EQ(r.status, 0) << r.out;
   j = nlohmann::json::parse(r.out);
@@ -147,7 +149,8 @@ TEST_F(Cli, VerifyFailuresGiveErrnoAndExit1) {
   auto r = test::run(M() + " verify --cert " + q(key("ec.crt")) + " " + q(m));
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, m + ": loads-tainted (ENOKEY): module with unavailable key: no trusted key matches the signer; module "
-                       "verification failed: signature and/or required key missing - tainting kernel\n");
+                       "verification failed: signature and/or required key missing - tainting kernel" +
+                       test::kLoadScope + "\n");
   r = test::run(M() + " verify --enforce --cert " + q(key("ec.crt")) + " " + q(m));
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, m + ": refused (EKEYREJECTED): Loading of module with unavailable key is rejected (no trusted key "
@@ -166,7 +169,7 @@ TEST_F(Cli, VerifyFailuresGiveErrnoAndExit1) {
   r = test::run(M() + " verify --cert " + q(key("mldsa.crt")) + " " + q(u));
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, u + ": loads-tainted (ENODATA): unsigned module: no signature marker; module verification failed: "
-                       "signature and/or required key missing - tainting kernel\n");
+                       "signature and/or required key missing - tainting kernel" + test::kLoadScope + "\n");
   // JSON form of a failure.
   r = test::run(M() + " verify --json --cert " + q(key("mldsa.crt")) + " " + q(u));
   EXPECT_EQ(r.status, 1);

@@ -391,7 +391,7 @@ TEST_F(CompressedCli, BytesAfterTheStreamAreIgnoredAsTheKernelDoes) {
     EXPECT_EQ(r.err, "");
     EXPECT_NE(r.out.find(p1 + ": loads (OK): signature verified: mldsa65 signature"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find(" bytes stored, " + std::to_string(extra.size()) + " bytes after the " + fmt +
-                         " stream ignored]\n"),
+                         " stream ignored]" + test::kLoadScope + "\n"),
               std::string::npos)
         << r.out;
     r = test::run(M() + " verify --json --cert " + c() + " " + q(p1));

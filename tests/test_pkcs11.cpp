@@ -116,7 +116,7 @@ class Pkcs11 : public testing::Test {
     auto r = run(M() + " verify --cert " + q(crt(k.label)) + " " + q(m));
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(r.out, m + ": loads (OK): signature verified: " + k.verify_name + " signature, trusted key \"token " +
-                         k.label + "\"" + test::trusted_key_ids(crt(k.label)) + "\n");
+                         k.label + "\"" + test::trusted_key_ids(crt(k.label)) + test::kLoadScope + "\n");
   }
   static inline TempDir* dir_ = nullptr;
   TempDir d_;

@@ -90,7 +90,7 @@ TEST_F(Stacked, VerifyChecksTheOutermostAndNotesTheRest) {
   auto r = test::run(M() + " verify --cert " + q(crt("ml")) + " " + q(m));
   EXPECT_EQ(r.status, 0);
   EXPECT_EQ(r.out, m + ": loads (OK): signature verified: mldsa65 signature, trusted key \"api sign\"" +
-                       test::trusted_key_ids(crt("ml")) + "\n");
+                       test::trusted_key_ids(crt("ml")) + test::kLoadScope + "\n");
   EXPECT_EQ(r.err, "modsign: " + m +
                        ": note: 1 more signature under the one the kernel checks (it reads only the outermost; modsign "
                        "info lists them)\n");
@@ -98,7 +98,8 @@ TEST_F(Stacked, VerifyChecksTheOutermostAndNotesTheRest) {
   r = test::run(M() + " verify --cert " + q(crt("rsa")) + " " + q(m));
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, m + ": loads-tainted (ENOKEY): module with unavailable key: no trusted key matches the signer; module "
-                   "verification failed: signature and/or required key missing - tainting kernel\n");
+                   "verification failed: signature and/or required key missing - tainting kernel" + test::kLoadScope +
+                       "\n");
 }
 
 TEST_F(Stacked, StripOneOrAll) {
@@ -158,7 +159,7 @@ TEST_F(Stacked, LegacyTrailer) {
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, m + ": loads-tainted (ENOPKG): module with unsupported crypto: not signed with expected PKCS#7 "
                    "message (id_type 1); module verification failed: signature and/or required key missing - tainting "
-                   "kernel\n");
+                   "kernel" + test::kLoadScope + "\n");
   r = test::run(M() + " strip " + q(m));
   EXPECT_EQ(r.status, 3);
   EXPECT_EQ(r.err, "modsign: " + m + ": cannot strip the signature: ENOPKG not signed with expected PKCS#7 message (id_type 1)\n");

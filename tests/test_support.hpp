@@ -50,6 +50,11 @@ std::string openssl();
 /// " (skid HEX, serial HEX)" for the certificate in `cert_file` (PEM or DER), read with
 /// `openssl x509` (independently of modsign): what verify adds after the trusted key's CN.
 std::string trusted_key_ids(const std::string& cert_file);
+/// What verify's text line adds after a load verdict (modsign::kVerdictPredicts): the
+/// prediction covers module_sig_check, not the checks after it.  kKexecLoadScope: the same
+/// for --usage kexec (modsign::kKexecVerdictPredicts).
+inline const std::string kLoadScope = " [predicts module_sig_check, not the ELF checks]";
+inline const std::string kKexecLoadScope = " [predicts kimage_validate_signature, not the load]";
 /// `openssl cms -verify` (independently of modsign) of the detached DER SignedData `p7s`
 /// over `content` (written to `scratch`) with `cert`: no chain check, or with `chain` the
 /// signer's certificate checked against `cert` as the trust anchor (-CAfile); a test failure

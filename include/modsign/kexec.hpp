@@ -28,6 +28,12 @@ enum class KexecOutcome {
 /// "loads", "loads-unverified", "refused".
 MODSIGN_API std::string_view kexec_outcome_name(KexecOutcome o);
 
+/// What a KexecVerdict predicts: kexec_file_load's signature step (kernel/kexec_file.c
+/// kimage_validate_signature and the image probe before it), not the loader's later work
+/// (bzImage64_load: setup data, memory placement).  `modsign verify --usage kexec --json`
+/// prints it as "predicts".
+inline constexpr std::string_view kKexecVerdictPredicts = "kimage_validate_signature";
+
 /// The kernel configuration kexec's verdict depends on, beyond KernelProfile::lockdown()
 /// (lockdown=integrity or confidentiality: LOCKDOWN_KEXEC).
 struct KexecOptions {

@@ -24,6 +24,14 @@ enum class LoadOutcome {
 };
 /// "loads", "loads-tainted", "refused".
 MODSIGN_API std::string_view outcome_name(LoadOutcome o);
+
+/// What a Verdict predicts: the signature check that load_module runs first
+/// (kernel/module/main.c calls module_sig_check before elf_validity_check, Linux 7.2.13).
+/// A refusal is the kernel's whole answer; "loads" and "loads-tainted" mean that the module
+/// passes that check: the ELF checks after it (elf_validity_check, section and symbol
+/// resolution) are not predicted, so a signed file that is no valid module still fails
+/// there (ENOEXEC and others).  `modsign verify --json` prints it as "predicts".
+inline constexpr std::string_view kVerdictPredicts = "module_sig_check";
 /// True when `name` is outcome_name(o) (so a verdict compares with "loads").
 inline bool operator==(LoadOutcome o, std::string_view name) { return outcome_name(o) == name; }
 /// Writes outcome_name(o).

@@ -49,6 +49,7 @@ nlohmann::json signers_json(const std::vector<SignerSummary>& ss) {
 void report_verdict(const VerifyArgs& a, nlohmann::json& j, const std::string& path, const Verdict& v, std::ostream& os) {
   if (a.json) {
     j["outcome"] = outcome_name(v.outcome);
+    j["predicts"] = kVerdictPredicts;
     j["errno"] = errno_name(v.err);
     j["reason"] = v.reason;
     j["signers"] = signers_json(v.signers);
@@ -59,8 +60,12 @@ void report_verdict(const VerifyArgs& a, nlohmann::json& j, const std::string& p
     j["trusted_keys"] = tk;
     os << dump(j) << "\n";
   } else {
+    // A load passes the signature check; what the kernel checks after it is not predicted.
+    const bool partial = v.outcome != LoadOutcome::refused;
     os << printable(path) << ": " << outcome_name(v.outcome) << " (" << errno_name(v.err) << "): " << printable(v.reason)
-       << (v.compression ? " [" + compression_text(*v.compression) + "]" : std::string()) << "\n";
+       << (v.compression ? " [" + compression_text(*v.compression) + "]" : std::string())
+       << (partial ? " [predicts " + std::string(kVerdictPredicts) + ", not the ELF checks]" : "")
+       << "\n";
   }
 }
 
@@ -107,7 +112,8 @@ int cmd_verify_kexec(const VerifyArgs& a) {
     }
     if (a.json) {
       nlohmann::json j{{"path", path}, {"kernel", profile->name()}, {"usage", "kexec"},
-                       {"outcome", kexec_outcome_name(v.outcome)}, {"errno", errno_name(v.err)},
+                       {"outcome", kexec_outcome_name(v.outcome)}, {"predicts", kKexecVerdictPredicts},
+                       {"errno", errno_name(v.err)},
                        {"sig_errno", errno_name(v.sig_errno)}, {"load_errno", errno_name(v.load_errno)},
                        {"keyring", v.keyring}, {"reason", v.reason}, {"signers", signers_json(v.signers)},
                        {"digest_algo", v.digest_algo}, {"signed_digest", to_hex(v.signed_digest)},
@@ -115,7 +121,11 @@ int cmd_verify_kexec(const VerifyArgs& a) {
       std::cout << dump(j) << "\n";
     } else {
       std::cout << printable(path) << ": " << kexec_outcome_name(v.outcome) << " (" << errno_name(v.err)
-                << "): " << printable(v.reason) << "\n";
+                << "): " << printable(v.reason)
+                << (v.outcome != KexecOutcome::refused
+                        ? " [predicts " + std::string(kKexecVerdictPredicts) + ", not the load]"
+                        : "")
+                << "\n";
     }
     if (v.outcome != KexecOutcome::loads) status = std::max(status, kExitVerdict);
   }
@@ -162,6 +172,7 @@ int cmd_verify(const VerifyArgs& a) {
     auto error_json = [&](const std::string& reason, const char* outcome = "error") {
       if (!a.json) return;
       j["outcome"] = outcome;
+      j["predicts"] = kVerdictPredicts;
       j["errno"] = nullptr;
       j["reason"] = reason;
       j["signers"] = nlohmann::json::array();
