@@ -24,6 +24,69 @@ std::optional<std::size_t> Reader::indefinite_extent(ByteView after_header, std:
   }
 }
 
+namespace {
+
+// lib/asn1_decoder.c asn1_find_indefinite_length (Linux 7.2.13): the extent of an
+// indefinite-length element the decoder takes whole (an ANY, a leaf), measured by a walk
+// that is looser than the decoder itself: tags of any length (the high-tag-number form's
+// octets are skipped), lengths of up to 7 octets, no nesting limit.  Returns the contents'
+// length (the final end-of-contents octets excluded), or nullopt with the kernel's reason.
+// (Generated cases pkcs7:...parameters.any-indefinite-long-tag-inside: the kernel loads.)
+std::optional<std::size_t> find_indefinite_length(ByteView d, std::string& why) {
+  std::size_t dp = 0, level = 1;
+  const std::size_t datalen = d.size();
+  for (;;) {
+    if (datalen - dp < 2) {
+      why = datalen == dp ? "missing end-of-contents octets" : "data overrun";
+      return std::nullopt;
+    }
+    const std::uint8_t tag = d[dp++];
+    if (tag == 0) {
+      if (d[dp++] != 0) {
+        why = "invalid end-of-contents octets";
+        return std::nullopt;
+      }
+      if (--level == 0) return dp - 2;
+      continue;
+    }
+    if ((tag & 0x1f) == 0x1f) {
+      std::uint8_t more = 0;
+      do {
+        if (datalen - dp < 2) {
+          why = "data overrun";
+          return std::nullopt;
+        }
+        more = d[dp++];
+      } while (more & 0x80);
+    }
+    std::size_t len = d[dp++];
+    if (len == 0x80) {
+      if (!(tag & 0x20)) {
+        why = "indefinite length on a primitive element";
+        return std::nullopt;
+      }
+      ++level;
+      continue;
+    }
+    if (len > 0x7f) {
+      const std::size_t n = len - 0x80;
+      if (n > sizeof(std::size_t) - 1 || n > datalen - dp) {
+        why = n > sizeof(std::size_t) - 1 ? "length field longer than 7 octets" : "data overrun";
+        return std::nullopt;
+      }
+      len = 0;
+      for (std::size_t i = 0; i < n; ++i) len = (len << 8) | d[dp++];
+    }
+    if (len > datalen - dp) {
+      why = "data overrun";
+      return std::nullopt;
+    }
+    dp += len;
+  }
+}
+
+}  // namespace
+
 Reader Reader::enter(std::uint8_t tag, const char* what) {
   check_pending();
   const bool walk_in = rules_ == Rules::ber && in_.size() >= 2 && matches(in_[0], tag) && (in_[0] & 0x20) &&
@@ -58,10 +121,8 @@ Element Reader::next() {
   if (len == 0x80) {
     if (rules_ == Rules::der) throw DecodeError("indefinite length is not DER");
     if (!(tag & 0x20)) throw DecodeError("indefinite length on a primitive element");
-    if (depth_ >= kMaxBerDepth) throw DecodeError("indefinite-length elements nested too deeply");
-    std::size_t fail_at = 0;
     std::string why;
-    auto extent = indefinite_extent(in_.subspan(2), fail_at, why);
+    auto extent = find_indefinite_length(in_.subspan(2), why);
     if (!extent) throw DecodeError(why);
     const std::size_t used = *extent;
     Element e;

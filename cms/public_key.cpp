@@ -22,14 +22,6 @@ std::optional<crypto::HashAlgo> hash_of(const std::string& name) {
 
 namespace {
 
-std::optional<crypto::KeyAlgo> key_algo_of(const std::string& pkey_algo) {
-  if (pkey_algo == "mldsa44") return crypto::KeyAlgo::ml_dsa_44;
-  if (pkey_algo == "mldsa65") return crypto::KeyAlgo::ml_dsa_65;
-  if (pkey_algo == "mldsa87") return crypto::KeyAlgo::ml_dsa_87;
-  if (pkey_algo == "rsa") return crypto::KeyAlgo::rsa;
-  return std::nullopt;
-}
-
 /// rsassa_pkcs1_verify (crypto/rsassa-pkcs1.c, 7.2): s^e mod n, then the EMSA-PKCS1-v1_5
 /// block checked field by field with the kernel's errno for each.
 Status rsassa_pkcs1_verify(const crypto::PublicKey& key, crypto::HashAlgo h, ByteView digest, ByteView sig) {
@@ -158,9 +150,19 @@ Status public_key_verify_signature(const crypto::PublicKey& key, const SignedInf
                                    crypto::Backend backend, const Pkcs7Message* msg, const KernelProfile* profile) {
   const crypto::KeyAlgo ka = key.algo();
   const bool key_ecdsa = crypto::is_ecdsa(ka);
-  if (key_ecdsa ? si.pkey_algo != "ecdsa" : key_algo_of(si.pkey_algo) != ka)
+  // The signature's pkey_algo must be the key's ("ecdsa" stands for every curve).
+  if (si.pkey_algo != crypto::kernel_pkey_name(ka))
     return make_error(KErr::ekeyrejected, "signature algorithm " + si.pkey_algo + " differs from the key's " +
                                               std::string(crypto::kernel_pkey_name(ka)));
+  if (ka == crypto::KeyAlgo::ecrdsa_256 || ka == crypto::KeyAlgo::ecrdsa_512) {
+    // software_key_determine_akcipher: raw encoding and a Streebog hash, else EINVAL; the
+    // GOST verification itself is one modsign does not make.
+    if (si.encoding != "raw" || (si.hash_algo != "streebog256" && si.hash_algo != "streebog512"))
+      return make_error(KErr::einval, "ecrdsa takes raw signatures over streebog256/512, not " + si.encoding + " " + si.hash_algo);
+    if (auto st = crypto_alloc_sig("ecrdsa", "ecrdsa", profile); !st) return st;
+    return make_error(KErr::enopkg, "a GOST R 34.10-2012 signature, which modsign does not verify: not predicted",
+                      Error::Reason::unpredictable);
+  }
   if (crypto::is_ml_dsa(ka)) {
     // software_key_determine_akcipher: raw encoding, hash "none" or "sha512" only.
     if (si.hash_algo != "none" && si.hash_algo != "sha512")

@@ -106,6 +106,8 @@ std::string_view kernel_pkey_name(KeyAlgo a) {
     case KeyAlgo::ml_dsa_44: return "mldsa44";
     case KeyAlgo::ml_dsa_65: return "mldsa65";
     case KeyAlgo::ml_dsa_87: return "mldsa87";
+    case KeyAlgo::ecrdsa_256:
+    case KeyAlgo::ecrdsa_512: return "ecrdsa";
   }
   return "?";
 }
@@ -120,6 +122,8 @@ std::string_view key_algo_name(KeyAlgo a) {
     case KeyAlgo::ml_dsa_44: return "ML-DSA-44";
     case KeyAlgo::ml_dsa_65: return "ML-DSA-65";
     case KeyAlgo::ml_dsa_87: return "ML-DSA-87";
+    case KeyAlgo::ecrdsa_256: return "GOST-2012-256";
+    case KeyAlgo::ecrdsa_512: return "GOST-2012-512";
   }
   return "?";
 }
@@ -182,6 +186,8 @@ ByteView signature_oid(KeyAlgo key, HashAlgo digest) {
     case KeyAlgo::ml_dsa_44: return oid::ml_dsa_44;
     case KeyAlgo::ml_dsa_65: return oid::ml_dsa_65;
     case KeyAlgo::ml_dsa_87: return oid::ml_dsa_87;
+    case KeyAlgo::ecrdsa_256:
+    case KeyAlgo::ecrdsa_512: break;  // never a signer's key
   }
   return {};
 }

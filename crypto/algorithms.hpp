@@ -32,8 +32,10 @@ std::optional<HashAlgo> hash_by_name(std::string_view name);
 /// FIPS 202 OIDs; kernel-semantics §1.7 minus SM3/Streebog, which modsign cannot compute).
 std::optional<HashAlgo> hash_by_oid(ByteView oid);
 
-/// Public-key algorithms (and, for ECDSA, the curve).
-enum class KeyAlgo { rsa, ecdsa_p256, ecdsa_p384, ml_dsa_44, ml_dsa_65, ml_dsa_87, ecdsa_p192, ecdsa_p521 };
+/// Public-key algorithms (and, for ECDSA, the curve).  ecrdsa_256 / ecrdsa_512: GOST R
+/// 34.10-2012 keys (id-tc26-gost3410-12-256/512), which x509_extract_key_data takes as
+/// "ecrdsa": a certificate may hold one, modsign never signs or verifies with it.
+enum class KeyAlgo { rsa, ecdsa_p256, ecdsa_p384, ml_dsa_44, ml_dsa_65, ml_dsa_87, ecdsa_p192, ecdsa_p521, ecrdsa_256, ecrdsa_512 };
 
 bool is_ml_dsa(KeyAlgo a);
 /// ECDSA on any curve (P-192, P-256, P-384, P-521: the curves the kernel supports).

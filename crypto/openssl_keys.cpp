@@ -349,6 +349,8 @@ PrivateKey PrivateKey::generate(KeyAlgo algo, int rsa_bits) {
     case KeyAlgo::ecdsa_p384: key = EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-384"); break;
     case KeyAlgo::ecdsa_p521: key = EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-521"); break;
     case KeyAlgo::ecdsa_p192: key = EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-192"); break;
+    case KeyAlgo::ecrdsa_256:
+    case KeyAlgo::ecrdsa_512: throw std::runtime_error("GOST R 34.10-2012 keys cannot be generated");
     default: key = EVP_PKEY_Q_keygen(nullptr, nullptr, ml_dsa_name(algo)); break;
   }
   if (!key) throw std::runtime_error("key generation failed: " + openssl_error());

@@ -143,7 +143,7 @@ Bytes Certificate::kernel_id() const {
 
 namespace {
 // The key algorithm a BER SubjectPublicKeyInfo names (rsaEncryption, id-ecPublicKey on a
-// curve modsign knows, id-ml-dsa-*), or nullopt.
+// curve modsign knows, id-ml-dsa-*, GOST R 34.10-2012), or nullopt.
 std::optional<KeyAlgo> key_algo_of_spki(ByteView spki) {
   try {
     asn1::Reader top(spki, asn1::Rules::ber);
@@ -155,6 +155,12 @@ std::optional<KeyAlgo> key_algo_of_spki(ByteView spki) {
     if (is(oid::ml_dsa_44)) return KeyAlgo::ml_dsa_44;
     if (is(oid::ml_dsa_65)) return KeyAlgo::ml_dsa_65;
     if (is(oid::ml_dsa_87)) return KeyAlgo::ml_dsa_87;
+    // id-tc26-gost3410-12-256/512 (x509_extract_key_data: "ecrdsa").  (Generated case
+    // x509:AlgorithmIdentifier.algorithm.oid-1.2.643.7.1.1.1.1 in the SubjectPublicKeyInfo.)
+    static constexpr std::uint8_t gost256[] = {0x2a, 0x85, 0x03, 0x07, 0x01, 0x01, 0x01, 0x01};
+    static constexpr std::uint8_t gost512[] = {0x2a, 0x85, 0x03, 0x07, 0x01, 0x01, 0x01, 0x02};
+    if (is(ByteView(gost256))) return KeyAlgo::ecrdsa_256;
+    if (is(ByteView(gost512))) return KeyAlgo::ecrdsa_512;
     if (is(oid::ec_public_key) && alg.peek(asn1::kOid)) {
       static constexpr std::uint8_t p192[] = {0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x01};
       static constexpr std::uint8_t p521[] = {0x2b, 0x81, 0x04, 0x00, 0x23};
@@ -217,6 +223,10 @@ Result<Certificate> Certificate::from_der(ByteView der, asn1::Rules rules) {
     if (tbs.maybe(asn1::context_cons(3), e)) {
       asn1::Reader exts_outer(e.content, rules);
       asn1::Reader exts = exts_outer.enter(asn1::kSequence, "extensions");
+      // x509_process_extension keeps the last authorityKeyIdentifier's bytes (raw_akid) and
+      // x509_cert_parse decodes that one after the certificate: an earlier one, whatever it
+      // holds, is never read.  (Generated case x509:Extension.extnid.oid-2.5.29.35, 7.2.13.)
+      std::optional<ByteView> last_akid;
       while (!exts.empty()) {
         asn1::Reader ext = exts.enter(asn1::kSequence, "Extension");
         auto id = ext.expect(asn1::kOid, "extnID");
@@ -229,28 +239,33 @@ Result<Certificate> Certificate::from_der(ByteView der, asn1::Rules rules) {
           auto k = v.expect(asn1::kOctetString, "subjectKeyIdentifier");
           c.skid_ = Bytes(k.content.begin(), k.content.end());
         } else if (std::ranges::equal(id.content, akid_oid)) {
-          asn1::Reader v(val.content, rules);
-          asn1::Reader akid = v.enter(asn1::kSequence, "authorityKeyIdentifier");
-          asn1::Element e2;
-          std::optional<Bytes> name, serial;
-          if (akid.maybe(asn1::context_prim(0), e2)) c.akid_keyid_ = Bytes(e2.content.begin(), e2.content.end());
-          if (akid.maybe(asn1::context_cons(1), e2)) {
-            asn1::Reader gns(e2.content, rules);
-            while (!gns.empty()) {
-              auto gn = gns.next();
-              if (gn.tag == asn1::context_cons(4)) {  // directoryName [4] EXPLICIT Name
-                asn1::Reader dn(gn.content, rules);
-                auto n = dn.expect(asn1::kSequence, "directoryName");
-                name = Bytes(n.content.begin(), n.content.end());
-              }
+          last_akid = val.content;
+        }
+      }
+      if (last_akid) {
+        asn1::Reader v(*last_akid, rules);
+        asn1::Reader akid = v.enter(asn1::kSequence, "authorityKeyIdentifier");
+        asn1::Element e2;
+        std::optional<Bytes> name, serial;
+        if (akid.maybe(asn1::context_prim(0), e2)) c.akid_keyid_ = Bytes(e2.content.begin(), e2.content.end());
+        if (akid.maybe(asn1::context_cons(1), e2)) {
+          asn1::Reader gns(e2.content, rules);
+          while (!gns.empty()) {
+            auto gn = gns.next();
+            // directoryName [4] EXPLICIT Name; the kernel's decoder also takes it primitive
+            // (cms/x509_cert_parser.cpp general_name).
+            if (gn.tag == asn1::context_cons(4) || (rules == asn1::Rules::ber && gn.tag == asn1::context_prim(4))) {
+              asn1::Reader dn(gn.content, rules);
+              auto n = dn.expect(asn1::kSequence, "directoryName");
+              name = Bytes(n.content.begin(), n.content.end());
             }
           }
-          if (akid.maybe(asn1::context_prim(2), e2)) serial = Bytes(e2.content.begin(), e2.content.end());
-          if (name && serial) {
-            Bytes idb = *serial;
-            idb.insert(idb.end(), name->begin(), name->end());
-            c.akid_id_ = std::move(idb);
-          }
+        }
+        if (akid.maybe(asn1::context_prim(2), e2)) serial = Bytes(e2.content.begin(), e2.content.end());
+        if (name && serial) {
+          Bytes idb = *serial;
+          idb.insert(idb.end(), name->begin(), name->end());
+          c.akid_id_ = std::move(idb);
         }
       }
     }

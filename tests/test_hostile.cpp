@@ -205,25 +205,30 @@ TEST(Hostile, ModuleSigLen4GiBCli) {
 }
 
 TEST(Hostile, DeeplyNestedIndefiniteBer) {
-  // 30 80 repeated: 32 levels are followed (kMaxBerDepth, as deep as lib/asn1_decoder.c's
-  // cons stack lets a module signature go), the 33rd is refused.
+  // 30 80 repeated: the grammar walks into the ContentInfo and finds a SEQUENCE where
+  // contentType's OID belongs, as lib/asn1_decoder.c does.
   Bytes nested;
   for (int i = 0; i < 16000; ++i) nested.insert(nested.end(), {0x30, 0x80});
   nested.resize(nested.size() + 32000, 0);  // 64,000 bytes: under the decoder's 65535
   auto m = kernel::pkcs7_parse_message(nested, kernel::KernelProfile::v7_0());
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.error().code, KErr::ebadmsg);
-  EXPECT_EQ(m.error().message, "ASN.1 decoder: ContentInfo: indefinite-length elements nested too deeply");
+  EXPECT_EQ(m.error().message, "ASN.1 decoder: contentType: expected tag 0x06, found 0x30");
+  // An element taken whole (an ANY) is measured as asn1_find_indefinite_length measures it:
+  // a level count, no limit, no recursion: a million levels in bounded time and memory,
+  // and without their last end-of-contents octets a refusal.
   expect_rejected_bounded([] {
     Bytes deep;
     for (int i = 0; i < 1'000'000; ++i) deep.insert(deep.end(), {0x30, 0x80});
     deep.resize(deep.size() + 2'000'000, 0);
+    if (asn1::Reader(deep, asn1::Rules::ber).next().tlv.size() != deep.size()) return 1;
+    deep.resize(deep.size() - 2);
     try {
       asn1::Reader(deep, asn1::Rules::ber).next();
     } catch (const asn1::DecodeError& e) {
-      return std::string(e.what()) == "indefinite-length elements nested too deeply" ? 0 : 1;
+      return std::string(e.what()) == "missing end-of-contents octets" ? 0 : 2;
     }
-    return 2;
+    return 3;
   });
   // Definite lengths nest without a limit in the reader, but a parser only descends as
   // its grammar does: 20,000 nested SEQUENCEs are one malformed ContentInfo.

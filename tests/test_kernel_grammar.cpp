@@ -4,6 +4,8 @@
 // generated case is named in the test; the family it belongs to runs on every kernel.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "cms/x509_cert_parser.hpp"
 #include "der_tree_support.hpp"
 
@@ -65,4 +67,54 @@ TEST(KernelGrammar, AuthenticatedAttributesNeedOne) {
     si.insert(si.begin() + 3, attrs);  // after digestAlgorithm
     EXPECT_EQ(parse(ci.enc()), KErr::ebadmsg) << sequence;
   }
+}
+
+// pkcs7:DigestEncryptionAlgorithmIdentifier.parameters.any-indefinite-long-tag-inside and
+// -length-4-octets-inside: an indefinite ANY is measured by asn1_find_indefinite_length,
+// which skips high-tag-number octets and takes lengths of up to 7 octets (the decoder's
+// own elements take at most 2): RSA's NULL parameters so re-encoded still load.
+TEST(KernelGrammar, IndefiniteAnyMeasuredLoosely) {
+  auto with_params = [](const Bytes& inside) {
+    Node ci = tree(build(one({}), content()));
+    Node& alg = signer_info(ci).kids.at(3);  // digestEncryptionAlgorithm { OID, NULL }
+    Bytes v{0x05, 0x00};  // SEQUENCE (indefinite) { NULL, inside }: the bytes as they are
+    v.insert(v.end(), inside.begin(), inside.end());
+    alg.kids.at(1) = Node{0x30, v};
+    alg.kids.at(1).indef = true;
+    return parse(ci.enc());
+  };
+  EXPECT_EQ(with_params({}), KErr::none);
+  EXPECT_EQ(with_params({0x1f, 0x81, 0x01, 0x00}), KErr::none);  // [UNIVERSAL 129], empty
+  EXPECT_EQ(with_params({0x04, 0x84, 0x00, 0x00, 0x00, 0x01, 0x00}), KErr::none);
+  EXPECT_EQ(with_params({0x04, 0x88, 0, 0, 0, 0, 0, 0, 0, 1, 0}), KErr::ebadmsg);  // 8 octets: too long
+  EXPECT_EQ(with_params({0x04, 0x80, 0x00, 0x00}), KErr::ebadmsg);  // indefinite primitive
+  EXPECT_EQ(with_params({0x00, 0x01}), KErr::ebadmsg);              // a wrong end-of-contents
+}
+
+// x509:AlgorithmIdentifier.algorithm.oid-1.2.643.7.1.1.1.1 in the SubjectPublicKeyInfo: a
+// GOST R 34.10-2012 key is "ecrdsa" to x509_extract_key_data, and an RSA signature by it is
+// refused by public_key_verify_signature's algorithm check (EKEYREJECTED), not unsupported.
+// x509:Extension.extnid.oid-2.5.29.35: only the last authorityKeyIdentifier is decoded.
+TEST(KernelGrammar, GostKeyAndLastAuthorityKeyIdentifier) {
+  auto signed_with = [](const std::function<void(Node&)>& edit) {
+    MsgSpec m = one({});
+    Node c = tree(to_bytes(signer(KeyAlgo::rsa).cert.der()));
+    edit(c);
+    m.certs.push_back(c.enc());
+    return verify_usage(m, Usage::module);
+  };
+  EXPECT_EQ(signed_with([](Node&) {}), KErr::none);
+  const Bytes gost256{0x2a, 0x85, 0x03, 0x07, 0x01, 0x01, 0x01, 0x01};
+  EXPECT_EQ(signed_with([&](Node& c) { c.kids.at(0).kids.at(6).kids.at(0).kids.at(0).val = gost256; }), KErr::ekeyrejected);
+  // An extension renamed authorityKeyIdentifier before a real one: the real one is read.
+  Node akid = cert_with_akid(Node{0xa4, {}, {directory_name()}});
+  auto& exts = akid.kids.at(0).kids.back().kids.at(0).kids;
+  const Bytes skid_oid{0x55, 0x1d, 0x0e};
+  auto skid = std::find_if(exts.begin(), exts.end(), [&](const Node& e) { return e.kids.at(0).val == skid_oid; });
+  ASSERT_NE(skid, exts.end());
+  Node early = *skid;  // subjectKeyIdentifier's value (an OCTET STRING) is no AuthorityKeyIdentifier
+  early.kids.at(0).val = {0x55, 0x1d, 0x23};
+  exts.insert(exts.begin(), early);
+  EXPECT_EQ(decode(akid), KErr::none);
+  EXPECT_TRUE(crypto::Certificate::from_der(akid.enc(), asn1::Rules::ber).ok());
 }

@@ -3,13 +3,17 @@ labelled with the production of pkcs7.asn1 / x509.asn1 / x509_akid.asn1 it fills
 changed one way at a time, so that a disagreement names one rule.
 
 The changes, per element:
-- encoding (every element): its length in long form of 1, 2, 3 and 8 octets (the kernel's
+- encoding (every element): its length in long form of 1 to 8 octets (the kernel's
   decoder takes at most 2), indefinite length, a long-form tag number, the constructed bit
-  flipped;
+  flipped, the header alone (long-form length octets missing; a constructed one also
+  indefinite with nothing after, without its EOC, or ending in a wrong EOC);
 - ANY-typed elements (Data, parameters, Certificate, attribute values, name values) also:
   the whole value in indefinite form at every level, nested 12 deep (definite and
-  indefinite), an end-of-contents misplaced inside it or missing;
+  indefinite), an end-of-contents misplaced inside it or missing, and indefinite with each
+  thing asn1_find_indefinite_length refuses after its content (ANY_INSIDE);
 - OPTIONAL fields: a present one removed, an absent one added (a minimal value of its type);
+- OBJECT IDENTIFIERs: each other OID of the field's role (OID_ROLES: content types, digests,
+  signature and key algorithms, attributes, extensions, name attributes);
 - CHOICEs: each other alternative (the same content under the other tag where the grammar
   has both SET and SEQUENCE forms; a minimal value otherwise);
 - SET OF / SEQUENCE OF: the first element twice, no element at all.
@@ -239,7 +243,19 @@ def element_changes(node, is_any):
     out.append(("indefinite", lambda n: _with(n, lenform="indef")))
     out.append(("long-tag", lambda n: Raw(bytes([(n.tag & 0xe0) | 0x1f, n.tag & 0x1f]) + n.enc()[1:])))
     out.append(("constructed-bit", lambda n: _with(n, tag=n.tag ^ 0x20)))
+    # Headers cut short: the length octets missing, the content and EOC of an indefinite
+    # element missing, a wrong EOC (lib/asn1_decoder.c's data overrun and EOC errors).
+    out.append(("header-only-long", lambda n: Raw(bytes([n.tag, 0x82]))))
+    if node.tag & 0x20:
+        out.append(("header-only-indefinite", lambda n: Raw(bytes([n.tag, 0x80]))))
+        out.append(("indefinite-eoc-missing", lambda n: Raw(bytes([n.tag, 0x80]) + n.content())))
+        out.append(("indefinite-eoc-invalid", lambda n: Raw(bytes([n.tag, 0x80]) + n.content() + b"\0\x01")))
     if is_any:
+        # An indefinite ANY is measured by asn1_find_indefinite_length: inside it, each of the
+        # things that walk refuses (after a valid first element, where there is one).
+        for name, bad in ANY_INSIDE:
+            out.append(("any-indefinite-" + name,
+                        lambda n, bad=bad: Raw(bytes([n.tag | 0x20, 0x80]) + n.content() + bad)))
         if node.kids is not None and node.tag & 0x20:
             out.append(("any-indefinite-all", lambda n: _tap(n, _all_indef)))
             out.append(("any-eoc-missing", lambda n: Raw(bytes([n.tag, 0x80]) + n.content())))
@@ -250,6 +266,14 @@ def element_changes(node, is_any):
         out.append(("any-nested12", lambda n: _nest(n, 12, False)))
         out.append(("any-nested12-indefinite", lambda n: _nest(n, 12, True)))
     return out
+
+
+ANY_INSIDE = [("eoc-invalid", b"\0\x01"), ("long-tag-inside", b"\x1f\x81\x01\x00" + EOC),
+              ("long-tag-cut", b"\x1f\x81"), ("indefinite-primitive-inside", b"\x04\x80\x00\x00" + EOC),
+              ("length-9-octets-inside", b"\x04\x89" + b"\0" * 9 + EOC),
+              ("length-4-octets-inside", b"\x04\x84\x00\x00\x00\x01\x00" + EOC),
+              ("length-7-octets-inside", b"\x04\x87" + b"\0" * 6 + b"\x01\x00" + EOC), ("length-overrun-inside", b"\x04\x84\xff\xff\xff\xff"),
+              ("length-octets-cut", b"\x04\x84\x00"), ("one-byte-left", b"\x04"), ("nested-indefinite", b"\x30\x80\x05\x00" + EOC + EOC)]
 
 
 def _with(n, **kw):
@@ -263,11 +287,42 @@ def _tap(n, f):
     return n
 
 
+# The OIDs an OBJECT IDENTIFIER field takes, by the production it fills: each action's
+# domain (mutate.OIDS, the kernel's oid_registry.h by role), the X.509 extensions
+# x509_process_extension reads and the name attributes x509_extract_name_segment keeps.
+OID_ROLES = {"pkcs7:PKCS7ContentInfo.contentType": "content", "pkcs7:ContentInfo.contentType": "content",
+             "pkcs7:DigestAlgorithmIdentifier.algorithm": "digest",
+             "pkcs7:DigestEncryptionAlgorithmIdentifier.algorithm": "signature",
+             "pkcs7:AuthenticatedAttribute.type": "attribute", "x509:AlgorithmIdentifier.algorithm": "signature",
+             "x509:Extension.extnid": "extension", "x509:AttributeValueAssertion.attributeType": "name",
+             "pkcs7:AttributeValueAssertion.attributeType": "name"}
+MORE_OIDS = {"extension": ["2.5.29.14", "2.5.29.15", "2.5.29.19", "2.5.29.35", "2.5.29.37", "1.2.3.4"],
+             "name": ["2.5.4.3", "2.5.4.10", "1.2.840.113549.1.9.1", "2.5.4.6"]}
+
+
+def oid_changes(label, node):
+    """[(name, function(node) -> node)]: the OID of a labelled OBJECT IDENTIFIER swapped for
+    each other one of its role."""
+    from .mutate import OIDS
+    role = OID_ROLES.get(label)
+    if role is None or node.tag != 0x06:
+        return []
+    out = []
+    for o in OIDS.get(role, []) + MORE_OIDS.get(role, []):
+        v = oid(o).val
+        if v != node.val:
+            out.append(("oid-" + o, lambda n, v=v: _with(n, val=v)))
+    return out
+
+
 def grammar_changes(g, item, tree):
     """[(name, function(tree) -> tree)] of the grammar changes of one labelled item."""
     path, label, kind, f, mod = item
     gm = g[mod]
     out = []
+    if kind == "element":
+        for name, fn in oid_changes(label, at(tree, path)):
+            out.append((name, lambda t, fn=fn: _set(t, path, fn(at(t, path)))))
     if kind in ("element", "any") and f.optional:
         out.append(("drop", lambda t: _drop(t, path)))
     if kind == "absent":
@@ -342,11 +397,12 @@ def changes(grammars, tree, items):
     than once (an EXPLICIT wrapper's referenced type, a CHOICE's alternative) gets its encoding
     changes once, under its first label."""
     out, seen = [], set()
+    anys = {item[0] for item in items if item[2] == "any"}  # ANY under any of its labels
     for item in items:
         path, label, kind = item[:3]
         if kind in ("element", "any") and path not in seen:
             seen.add(path)
-            for name, fn in element_changes(at(tree, path), kind == "any"):
+            for name, fn in element_changes(at(tree, path), path in anys):
                 out.append(("%s.%s" % (label, name), lambda t, p=path, fn=fn: _set(t, p, fn(at(t, p)))))
         for name, fn in grammar_changes(grammars, item, tree):
             out.append(("%s.%s" % (label, name), fn))
