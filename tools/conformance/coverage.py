@@ -155,7 +155,7 @@ def source_lines(rel, envs):
 def explain(rel, n, fn, text, reasons):
     """The reason (dict) that explains uncovered line n of rel, or None."""
     for r in reasons:
-        if r["file"] == rel and r["func"] in (fn, "*") and r["text"] in ("*", text):
+        if r["file"] == rel and r["func"] in (fn, "*") and r["text"] in ("*", text, "L%d" % n):
             r["used"] += 1
             return r
     return None
