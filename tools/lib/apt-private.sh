@@ -66,3 +66,15 @@ apt_private_setup() {
     apt_private_get "$a" update >&2 || return
   fi
 }
+
+apt_private_mmdebstrap_opts() {
+  # mmdebstrap options that carry the machine's own apt settings on the archive's dates
+  # into a chroot (a mirror whose Release files are past Valid-Until is accepted where the
+  # machine's apt accepts it), one per line.
+  local o v
+  for o in Acquire::Check-Valid-Until Acquire::Check-Date; do
+    v=$(apt-config dump "$o" 2>/dev/null | sed -n "s/^$o \"\(.*\)\";\$/\1/p")
+    [ -n "$v" ] && printf -- '--aptopt=%s "%s"\n' "$o" "$v"
+  done
+  return 0
+}

@@ -1,0 +1,13 @@
+# shellcheck shell=bash
+# tools/lib/packages.sh: the Debian packages the build and the tests use, sourced by
+# tools/check (which installs the missing ones) and tools/distro-test (which puts them in
+# its chroot).  Arrays only; sourcing runs nothing.
+check_packages=(cmake g++ make pkg-config perl python3 libgtest-dev libbenchmark-dev libcli11-dev
+      nlohmann-json3-dev liblzma-dev libzstd-dev zlib1g-dev xz-utils zstd gzip lz4 openssl dpkg-dev time
+      gawk efitools sbsigntool pesign osslsigncode binutils go-md2man ccache
+      softhsm2 opensc meson ninja-build ima-evm-utils acl
+      e2fsprogs xfsprogs btrfs-progs f2fs-tools)  # mkfs: ima fit tests, IMA file-system conformance
+# --kernels: qemu, a static busybox for the initramfs, and what a kernel build needs.
+check_kernel_packages=(qemu-system-x86 busybox-static flex bison bc libelf-dev libssl-dev kmod gcc make)
+# clang and its runtimes (libFuzzer, ASan, UBSan) for --sanitize and --fuzz
+check_sanitize_packages=(clang-14 libclang-rt-14-dev)
