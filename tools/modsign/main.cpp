@@ -22,10 +22,17 @@
 namespace {
 
 /// `modsign --version`: "modsign 0.2.0", then the OpenSSL and Botan in use, and the run
-/// path of bundled libraries when the build names one.
+/// path of bundled libraries when the build names one, and every libcrypto loaded (more
+/// than one: a warning line).
 std::string version_text() {
   std::string v = std::string("modsign ") + modsign::version() + "\n" + modsign::crypto_library_versions();
   if (const std::string rpath = MODSIGN_DEPS_RPATH; !rpath.empty()) v += "\nrun path: " + rpath;
+  const auto cryptos = modsign::loaded_libcrypto();
+  for (const auto& c : cryptos) v += "\nlibcrypto: " + c;
+  if (cryptos.size() > 1)
+    v += "\nwarning: " + std::to_string(cryptos.size()) +
+         " OpenSSL libraries in one process: a library modsign links brought its own (docs/development.md, "
+         "One OpenSSL per process)";
   return v;
 }
 
