@@ -173,9 +173,9 @@ TEST_F(ApiIma, TemplateEntriesOfAModule) {
   auto s1 = ima_template("ima-ng", "/a", str("hello\n"), std::nullopt, profile("v7.0"), {"sha1", false});
   EXPECT_EQ(s1->fields[0].data, field("sha1", tool_hash("sha1sum", str("hello\n"))));
 
-  EXPECT_THROW(ima_template("ima-foo", "/a", file, std::nullopt, profile("v7.0")), UsageError);
-  EXPECT_THROW(ima_template("ima-ng", "/a", file, std::nullopt, profile("v7.0"), {"sha7", false}), UsageError);
-  EXPECT_THROW(ima_template_file("ima-ng", d_ / "missing", "", profile("v7.0")), IoError);
+  EXPECT_THROW((void)ima_template("ima-foo", "/a", file, std::nullopt, profile("v7.0")), UsageError);
+  EXPECT_THROW((void)ima_template("ima-ng", "/a", file, std::nullopt, profile("v7.0"), {"sha7", false}), UsageError);
+  EXPECT_THROW((void)ima_template_file("ima-ng", d_ / "missing", "", profile("v7.0")), IoError);
 }
 
 TEST_F(ApiIma, MeasurementListReplay) {
@@ -253,7 +253,7 @@ TEST_F(ApiIma, MeasurementListReplay) {
   EXPECT_EQ(cut.error().message, "record 1 at offset 0: template name beyond the end of the list");
   EXPECT_EQ(pcr_bank_size("SHA256"), 32u);
   EXPECT_FALSE(pcr_bank_size("crc32").has_value());
-  EXPECT_THROW(parse_measurement_list(list, "crc32"), UsageError);
+  EXPECT_THROW((void)parse_measurement_list(list, "crc32"), UsageError);
 }
 
 TEST_F(ApiIma, AppraisalOfGoodTamperedBlacklistedAndUnsignedModules) {

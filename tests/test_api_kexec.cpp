@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "modsign/modsign.hpp"
+#include "efi_binaries_support.hpp"
 #include "test_support.hpp"
 
 namespace modsign {
@@ -144,7 +145,7 @@ TEST(ApiKexec, DebianSignedImageOnDebianKeyrings) {
   EXPECT_EQ(v.outcome, KexecOutcome::loads) << v.reason;
   EXPECT_EQ(v.keyring, "platform");
   EXPECT_EQ(v.trusted_by, std::vector<std::string>{"Debian Secure Boot Signer 2022 - linux"});
-  EXPECT_EQ(to_hex(v.image_digest), test::run("pesign -h -i " + q(im.signed_) + " | sed -n 's/^hash: //p'").out.substr(0, 64));
+  EXPECT_EQ(to_hex(v.image_digest), test::efi_binaries::pesign_hash(im.signed_));
   EXPECT_EQ(v.image_digest, v.signed_digest);
 }
 
@@ -173,7 +174,7 @@ TEST(ApiKexec, ResignedWithATrustedKey) {
   EXPECT_EQ(v.trusted_by, std::vector<std::string>{"modsign test RSA-3072"});
   EXPECT_EQ(sh("sbverify --cert " + q(keys + "rsa.cert.pem") + " " + q(im.test_rsa) + " 2>&1"), "Signature verification OK\n");
   // Re-signing leaves the image digest as pesign computes it for the unsigned image.
-  EXPECT_EQ(to_hex(v.image_digest), test::run("pesign -h -i " + q(im.unsigned_) + " | sed -n 's/^hash: //p'").out.substr(0, 64));
+  EXPECT_EQ(to_hex(v.image_digest), test::efi_binaries::pesign_hash(im.unsigned_));
   v = verdict(im.test_rsa_flipped, t, true);
   EXPECT_EQ(v.load_errno, KErr::ekeyrejected);
   EXPECT_EQ(v.reason, "Enforced kernel signature verification failed (EKEYREJECTED): PEFILE: Digest mismatch");
@@ -206,7 +207,7 @@ TEST(ApiKexec, RevokedSignerAndDbxHash) {
   EXPECT_EQ(v.load_errno, KErr::ekeyrejected) << v.reason;
   // The image's Authenticode hash as a dbx-derived bin: entry changes nothing: no kexec path
   // consults bin: hashes (only IMA's is_binary_blacklisted does).
-  const std::string hash = test::run("pesign -h -i " + q(im.signed_) + " | sed -n 's/^hash: //p'").out.substr(0, 64);
+  const std::string hash = test::efi_binaries::pesign_hash(im.signed_);
   test::spit(d / "bin.list", "\"bin:" + hash + "\"\n");
   v = verdict(im.signed_, trust({im.builtin}, {d / "bin.list"}), true, false, &platform);
   EXPECT_EQ(v.outcome, KexecOutcome::loads) << v.reason;

@@ -37,17 +37,17 @@ expect "-d -k -p -s" sign-file -
 expect "--version" --v
 
 # Every flag of every command is offered after "-".
-for c in $("$modsign" --help | awk '/^Subcommands:/ {on=1; next} on && /^  [a-z]/ {print $1}'); do
+for c in $("$modsign" --help | awk 'tolower($0) ~ /^subcommands:/ {on=1; next} /^[A-Za-z]/ {on=0} on && /^  [a-z]/ {print $1}'); do
   [[ $c == sign-file ]] && continue
   if [[ $c == @(ima|blacklist|dbx|cms) ]]; then
-    subs=$("$modsign" "$c" --help | awk '/^Subcommands:/ {on=1; next} on && /^  [a-z]/ {print $1}')
+    subs=$("$modsign" "$c" --help | awk 'tolower($0) ~ /^subcommands:/ {on=1; next} /^[A-Za-z]/ {on=0} on && /^  [a-z]/ {print $1}')
   else
     subs=_
   fi
   for s in $subs; do
     words=("$c"); [[ $s != _ ]] && words+=("$s")
     offered=" $(complete_line "${words[@]}" -) "
-    for f in $("$modsign" "${words[@]}" --help | grep -Eo '^  +-[^ ]*( [A-Z]|,-[-a-z]+)*' | grep -Eo -- '--?[a-z][a-z0-9-]*'); do
+    for f in $("$modsign" "${words[@]}" --help | grep -Eo '^  +-[^ ]*( [A-Z]|,-[-a-z]+| +--[a-z][-a-z0-9]*)*' | grep -Eo -- '--?[a-z][a-z0-9-]*'); do
       [[ $offered == *" $f "* ]] || { echo "modsign ${words[*]} -<TAB>: $f not offered"; fail=1; }
     done
   done

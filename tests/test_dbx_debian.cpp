@@ -184,12 +184,14 @@ TEST(DbxDebian, GrubAllowedByDebianCaShimByMicrosoftCa) {
   EXPECT_EQ(nlohmann::json::parse(r.out)["rule"], "certificate_in_dbx");
   const std::string grub_sha = hash_json(efi.grub)["sha256"];
   sh(cli() + " dbx add-hash --owner 11111111-2222-3333-4444-555555555555 -o " + q(d / "grubhash.esl") + " " + grub_sha);
+  // An unsigned image (systemd-boot, unsigned in Debian 12, its signature removed where signed).
+  const std::string unsigned_sdb = test::efi_binaries::unsigned_unaligned(efi.systemd_boot, d);
   r = test::run(cli() + " dbx check --dbx " + q(d / "vendor-dbx.esl") + " --dbx " + q(d / "grubhash.esl") + " --db " +
-                q(d / "db.esl") + " " + q(efi.grub) + " " + q(efi.systemd_boot));
+                q(d / "db.esl") + " " + q(efi.grub) + " " + q(unsigned_sdb));
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out.substr(0, r.out.find('\n')), efi.grub + ": refused: Authenticode hash in dbx as EFI_CERT_SHA256 (" +
                                                    d / "grubhash.esl" + " list 1 entry 1, byte offset 28)");
-  EXPECT_NE(r.out.find(efi.systemd_boot + ": refused: not allowed by db"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(unsigned_sdb + ": refused: not allowed by db"), std::string::npos) << r.out;
 }
 
 TEST(DbxDebian, SbatOfGrubAgainstShimsLevel) {

@@ -32,22 +32,28 @@ dir=$2
 fail=0
 checked=0
 
-# Flags in the name column of CLI11's Options: section (text before the description).
+# Flags in the name column of CLI11's Options: section (text before the description;
+# "OPTIONS:" from CLI11 2.6).
 help_flags() {
   "$modsign" "$@" --help 2>/dev/null | awk '
-    /^Options:/ { on = 1; next }
+    tolower($0) ~ /^options:/ { on = 1; next }
     /^[A-Za-z]/ { on = 0 }
-    on && /^  +-/ {
-      line = $0; sub(/^ +/, "", line)
-      n = index(line, "  "); if (n) line = substr(line, 1, n - 1)
-      m = split(line, w, /[ ,]/)
+    on && /^  +-/ && match($0, /^ +/) && RLENGTH <= 12 {  # deeper: a wrapped description
+      # CLI11 2.6 sets a long flag apart from its short one ("-h,     --help"): the name
+      # column is every leading run (split at two or more spaces) that starts with "-".
+      line = $0; sub(/^ +/, "", line); names = ""
+      while (line ~ /^-/) {
+        if (match(line, /  +/)) { names = names " " substr(line, 1, RSTART - 1); line = substr(line, RSTART + RLENGTH) }
+        else { names = names " " line; line = "" }
+      }
+      m = split(names, w, /[ ,]/)
       for (i = 1; i <= m; i++) if (w[i] ~ /^--?[A-Za-z0-9][A-Za-z0-9-]*$/) print w[i]
     }' | sort -u
 }
 
 subcommands() {
   "$modsign" "$@" --help 2>/dev/null | awk '
-    /^Subcommands:/ { on = 1; next }
+    tolower($0) ~ /^subcommands:/ { on = 1; next }
     /^[A-Za-z]/ { on = 0 }
     on && /^  [a-z]/ { print $1 }'
 }

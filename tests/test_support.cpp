@@ -76,6 +76,20 @@ Run run(const std::string& cmd) {
 
 std::string openssl() { return q(MODSIGN_OPENSSL_BIN); }
 std::string modsign_cli() { return q(MODSIGN_CLI); }
+int openssl_major() {
+  static const int v = [] {
+    const std::string out = run(openssl() + " version").out;
+    return out.rfind("OpenSSL ", 0) == 0 ? std::atoi(out.c_str() + 8) : 0;
+  }();
+  return v;
+}
+std::string openssl_mldsa_noattr_refusal(bool attached) {
+  if (openssl_major() == 3) return "provider signature not supported";
+  if (openssl_major() == 4 && attached) return "no content";
+  ADD_FAILURE() << "openssl " << openssl_major() << (attached ? " attached" : " detached")
+                << ": pin what it does with ML-DSA without signedAttrs";
+  return "(not pinned)";
+}
 std::string source_dir() { return MODSIGN_SOURCE_DIR; }
 
 void expect_cli_refused(const std::string& dir, const std::string& args, int status, const std::string& message) {

@@ -47,6 +47,15 @@ struct Run {
 Run run(const std::string& cmd);
 /// The openssl binary (OpenSSL >= 3.5) and the modsign CLI, quoted for the shell.
 std::string openssl();
+/// The major version of that openssl binary (`openssl version`: 3 or 4), for behaviour that
+/// differs by version and is pinned per version in the tests.
+int openssl_major();
+/// What each openssl major does with an ML-DSA SignerInfo without signedAttrs
+/// (`openssl cms -verify`): 3 (3.5.7) refuses every one ("provider signature not
+/// supported"); 4 (4.0.3) verifies the detached form and refuses the attached one
+/// ("CMS_SignerInfo_verify_ex: no content").  Returns the stderr text that version gives
+/// for the refused form.
+std::string openssl_mldsa_noattr_refusal(bool attached);
 /// " (skid HEX, serial HEX)" for the certificate in `cert_file` (PEM or DER), read with
 /// `openssl x509` (independently of modsign): what verify adds after the trusted key's CN.
 std::string trusted_key_ids(const std::string& cert_file);
