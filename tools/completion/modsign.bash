@@ -12,8 +12,10 @@ _modsign_help() {  # words... -> the --help text of that (sub)command
   printf '%s\n' "${_modsign_help_cache[$key]}"
 }
 
+# CLI11 heads its sections "Subcommands:"/"Options:" up to 2.5 and "SUBCOMMANDS:"/"OPTIONS:"
+# from 2.6, where a long flag is also set apart from its short one ("-h,     --help").
 _modsign_subcommands() {
-  _modsign_help "$@" | awk '/^Subcommands:/ {on=1; next} /^[A-Za-z]/ {on=0} on && /^  [a-z]/ {print $1}'
+  _modsign_help "$@" | awk 'tolower($0) ~ /^subcommands:/ {on=1; next} /^[A-Za-z]/ {on=0} on && /^  [a-z]/ {print $1}'
 }
 
 _modsign_flags() {
@@ -22,12 +24,17 @@ _modsign_flags() {
     return
   fi
   _modsign_help "$@" | awk '
-    /^Options:/ {on=1; next} /^[A-Za-z]/ {on=0}
-    on && /^  +-/ {
-      line=$0; sub(/^ +/, "", line); n=index(line, "  "); if (n) line=substr(line, 1, n-1)
-      m=split(line, w, /[ ,]/)
+    tolower($0) ~ /^options:/ {on=1; next} /^[A-Za-z]/ {on=0}
+    on && /^  +-/ && match($0, /^ +/) && RLENGTH <= 12 {  # deeper: a wrapped description
+      # The name column: the leading runs (split at two or more spaces) that start with "-".
+      line=$0; sub(/^ +/, "", line); names=""
+      while (line ~ /^-/) {
+        if (match(line, /  +/)) { names=names " " substr(line, 1, RSTART-1); line=substr(line, RSTART+RLENGTH) }
+        else { names=names " " line; line="" }
+      }
+      m=split(names, w, /[ ,]/)
       for (i=1; i<=m; i++) { if (w[i] ~ /:$/) break; if (w[i] ~ /^--?[A-Za-z0-9][A-Za-z0-9-]*$/) print w[i] }  # not "Excludes: --x"
-    }'
+    }' | sort -u
 }
 
 _modsign_values() {  # words... flag -> the values CLI11 lists as {a,b,c}, if any
