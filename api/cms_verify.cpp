@@ -164,7 +164,7 @@ CmsVerification cms_verify_file(const std::string& path, const CmsVerifyOptions&
   if (o.kernel) {
     const kernel::Keyring keyring = trust ? trust->impl().keyring : kernel::Keyring{};
     const auto report = kernel::verify_with(der, keyring, kernel::Usage::module, api::to_kernel(*o.kernel),
-                                            crypto::Backend::openssl, [&](kernel::Pkcs7Message& m) {
+                                            crypto::Backend::automatic, [&](kernel::Pkcs7Message& m) {
                                               return v.detached ? kernel::pkcs7_supply_detached_data(m, content)
                                                                 : ok_status();
                                             });

@@ -125,6 +125,10 @@ std::uint32_t ima_keyid(const Signer& signer) { return digest::ima_keyid(signer.
 
 void check_ima_sign_options(const Signer& signer, const ImaSignOptions& o) {
   sign_hash(o.hash);
+  if (api::backend_named(o.backend) == crypto::Backend::botan && crypto::is_ml_dsa(signer.impl().key.algo()) &&
+      !signer.impl().key.has_ml_dsa_seed())
+    throw InputError(signer.key_path() +
+                     ": the botan backend needs an ML-DSA key with its seed (RFC 9881 seed or both form)");
   if (o.deterministic && crypto::is_ecdsa(signer.impl().key.algo()) && crypto::pkcs11::is_uri(signer.key_path()))
     throw InputError(signer.key_path() +
                      ": deterministic ECDSA (RFC 6979) is not available for a key on a PKCS#11 token: its signer "
@@ -142,7 +146,7 @@ ImaSignature ima_sign_digest(const Signer& signer, ByteView digest, const ImaSig
   const crypto::KeyAlgo ka = s.key.algo();
   const int version = crypto::is_ml_dsa(ka) || o.v3 ? 3 : 2;
   const auto data = digest::ima_signed_data(version, ka, h, digest);
-  auto sig = data.message ? crypto::sign_message(s.key, h, data.data, crypto::Backend::openssl, o.deterministic)
+  auto sig = data.message ? crypto::sign_message(s.key, h, data.data, api::backend_named(o.backend), o.deterministic)
                           : crypto::sign_digest(s.key, h, data.data, o.deterministic);
   if (!sig) throw InputError(s.key_path + ": " + sig.error().message);
   digest::SignatureV2Hdr hdr;
@@ -283,7 +287,8 @@ ImaFileAppraisal ima_appraise_file(const std::string& path, const std::optional<
   } else {
     d = hash_file(path, {*h}, nullptr)[0];
   }
-  ImaFileAppraisal v = digest::ima_appraise_xattr(security_ima, d, algo, *rule, ima.impl().keyring, kp);
+  ImaFileAppraisal v =
+      digest::ima_appraise_xattr(security_ima, d, algo, *rule, ima.impl().keyring, kp, api::backend_named(o.backend));
   v.func = o.func;
   return v;
 }

@@ -41,8 +41,8 @@ struct TrustStore::Impl {
 namespace api {
 /// The internal profile with the public one's generation and switches.
 kernel::KernelProfile to_kernel(const KernelProfile& p);
-/// The ML-DSA verification backend a PredictOptions/KexecOptions::backend string names:
-/// "botan", "openssl", anything else the library's default for verification (api/verdict.cpp).
+/// The ML-DSA backend a `backend` option names: "botan", "openssl", "auto" (the measured
+/// table, crypto::Backend::automatic); another name is a UsageError (api/verdict.cpp).
 crypto::Backend backend_named(const std::string& name);
 
 /// A module file read for signing or stripping: the stored bytes and the image the kernel

@@ -149,8 +149,7 @@ crypto::HashAlgo check_names(const SignOptions& o, const std::string& prefix) {
   const bool documented = std::any_of(std::begin(kNames), std::end(kNames), [&](const char* n) { return o.hash == n; });
   const auto hash = documented ? crypto::hash_by_name(o.hash) : std::nullopt;
   if (!hash) throw SignError(SignRefusal::unknown_hash, prefix + "unknown hash '" + o.hash + "'");
-  if (o.backend != "auto" && o.backend != "openssl" && o.backend != "botan")
-    throw UsageError("unknown backend '" + o.backend + "' (auto|openssl|botan)");
+  (void)api::backend_named(o.backend);  // UsageError for an unknown name
   return *hash;
 }
 }  // namespace
@@ -180,16 +179,11 @@ cms::BuildOptions build_options(const Signer& signer, const SignOptions& o, cons
     throw SignError(SignRefusal::other, prefix + signer.key_path() +
                                             ": deterministic ECDSA (RFC 6979) is not available for a key on a "
                                             "PKCS#11 token: its signer chooses the nonce");
-  const bool has_seed = s.key.has_ml_dsa_seed();
-  if (o.backend == "botan" && crypto::is_ml_dsa(s.key.algo()) && !has_seed)
+  if (o.backend == "botan" && crypto::is_ml_dsa(s.key.algo()) && !s.key.has_ml_dsa_seed())
     throw SignError(SignRefusal::backend_needs_seed,
                     s.key_path + ": the botan backend needs an ML-DSA key with its seed (RFC 9881 seed or both form)");
-  // auto: the faster library for ML-DSA signing as measured (bench/RESULTS.md, issue 5);
-  // Botan needs the seed, an expandedKey-only key signs with OpenSSL.
-  if (o.backend == "auto")
-    opt.backend = has_seed ? crypto::default_ml_dsa_backend(crypto::MlDsaOp::sign) : crypto::Backend::openssl;
-  else
-    opt.backend = o.backend == "botan" ? crypto::Backend::botan : crypto::Backend::openssl;
+  // auto: the measured table (crypto::Backend::automatic; a key without seed signs with OpenSSL).
+  opt.backend = api::backend_named(o.backend);
   return opt;
 }
 

@@ -13,7 +13,8 @@ namespace modsign {
 crypto::Backend api::backend_named(const std::string& name) {
   if (name == "botan") return crypto::Backend::botan;
   if (name == "openssl") return crypto::Backend::openssl;
-  return crypto::default_ml_dsa_backend(crypto::MlDsaOp::verify);
+  if (name == "auto") return crypto::Backend::automatic;
+  throw UsageError("unknown backend '" + name + "' (auto|openssl|botan)");
 }
 
 Verdict predict_module_image(const ModuleImage& m, const TrustStore& trust, const KernelProfile& profile,

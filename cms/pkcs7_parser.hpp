@@ -94,7 +94,7 @@ struct Pkcs7Message {
   /// Detached data was supplied as digests (data_digests / data_mu) instead of bytes.
   bool data_prehashed = false;
   /// Library that checks ML-DSA signatures (not a kernel property; both give the same verdicts).
-  crypto::Backend backend = crypto::Backend::openssl;
+  crypto::Backend backend = crypto::Backend::automatic;
 };
 
 /// pkcs7_parse_message(): run the pkcs7.asn1 grammar and its callbacks over BER input,

@@ -36,7 +36,7 @@ Result<crypto::PublicKey> crypto_sig_set_pubkey(const crypto::PublicKey& key);
 /// of software_key_determine_akcipher().  Callers map it as the kernel does: EKEYREJECTED
 /// in pkcs7_validate_trust_one(), x509_cert_parse() fails for a self-signed certificate.
 Status public_key_verify_signature(const crypto::PublicKey& key, const SignedInfo& si, ByteView m,
-                                   crypto::Backend backend = crypto::Backend::openssl, const Pkcs7Message* msg = nullptr,
+                                   crypto::Backend backend = crypto::Backend::automatic, const Pkcs7Message* msg = nullptr,
                                    const KernelProfile* profile = nullptr);
 
 }  // namespace modsign::kernel

@@ -71,7 +71,7 @@ struct BuildOptions {
   crypto::HashAlgo digest = crypto::HashAlgo::sha512;  ///< SignerInfo digestAlgorithm
   bool signed_attrs = false;  ///< add signedAttrs {contentType id-data, messageDigest}
   SignerIdType sid = SignerIdType::issuer_and_serial;
-  crypto::Backend backend = crypto::Backend::openssl;
+  crypto::Backend backend = crypto::Backend::automatic;
   /// ML-DSA deterministic (rnd = 0^32, FIPS 204 Alg. 2) and ECDSA RFC 6979 nonces; RSA
   /// PKCS#1 v1.5 is deterministic anyway.
   bool deterministic = false;
@@ -153,6 +153,6 @@ struct Verified {
 /// EKEYREJECTED signature algorithm differs from the key's, or the signature is invalid.
 Result<Verified> verify(const SignedData& sd, std::optional<ByteView> detached_content,
                         const std::vector<crypto::Certificate>& candidates,
-                        crypto::Backend backend = crypto::Backend::openssl);
+                        crypto::Backend backend = crypto::Backend::automatic);
 
 }  // namespace modsign::cms

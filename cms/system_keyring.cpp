@@ -193,7 +193,7 @@ VerifyReport verify_pkcs7_signature(ByteView data, ByteView pkcs7, const Keyring
 VerifyReport verify_pkcs7_signature_prehashed(const std::vector<std::pair<std::string, Bytes>>& digests,
                                               const std::vector<std::pair<Bytes, Bytes>>& mus, ByteView pkcs7,
                                               const Keyring& keyring, Usage usage, const KernelProfile& profile) {
-  return verify_with(pkcs7, keyring, usage, profile, crypto::Backend::openssl, [&](Pkcs7Message& m) -> Status {
+  return verify_with(pkcs7, keyring, usage, profile, crypto::Backend::automatic, [&](Pkcs7Message& m) -> Status {
     if (m.data) return make_error(KErr::einval, "Data already supplied");
     m.data_digests = digests;
     m.data_mu = mus;

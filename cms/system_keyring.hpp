@@ -46,7 +46,7 @@ struct VerifyReport {
   std::vector<modsign::TrustedKey> trusted_keys;  ///< the same: CN, SKID and serial
 };
 VerifyReport verify_pkcs7_signature(ByteView data, ByteView pkcs7, const Keyring& keyring, Usage usage,
-                                    const KernelProfile& profile, crypto::Backend backend = crypto::Backend::openssl);
+                                    const KernelProfile& profile, crypto::Backend backend = crypto::Backend::automatic);
 
 
 /// verify_pkcs7_message_sig() on a message pkcs7_parse_message() parses from `pkcs7`: the

@@ -69,6 +69,6 @@ struct PefileReport {
 /// mscode_parse() as the content viewer, then pefile_digest_pe().  Each step's errno as
 /// documented there (pkcs7 steps: system_keyring.hpp).
 PefileReport verify_pefile_signature(ByteView pe, const Keyring& keyring, const KernelProfile& profile,
-                                     crypto::Backend backend = crypto::Backend::openssl);
+                                     crypto::Backend backend = crypto::Backend::automatic);
 
 }  // namespace modsign::kernel

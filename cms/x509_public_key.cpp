@@ -81,7 +81,7 @@ Status check_self_signed(X509Cert& x, const KernelProfile& profile) {
     if (!a && !b) return ok_status();  // AKID names another certificate: not self-signed
     if ((a != b) && x.akid_id && x.akid_skid) return make_error(KErr::ekeyrejected, "AKID parts disagree");
   }
-  auto st = verify_cert_signature(x.cert, x.cert.public_key(), crypto::Backend::openssl, &profile);
+  auto st = verify_cert_signature(x.cert, x.cert.public_key(), crypto::Backend::automatic, &profile);
   if (!st) {
     if (st.error().code == KErr::enopkg) {
       x.unsupported_sig = true;

@@ -36,6 +36,6 @@ Status check_self_signed(X509Cert& x, const KernelProfile& profile);
 /// unused bits, ENOPKG for a hash modsign cannot compute, else public_key_verify_signature's
 /// (ENOENT for an algorithm `profile` leaves out, when given).
 Status verify_cert_signature(const crypto::Certificate& child, const crypto::PublicKey& issuer_key,
-                             crypto::Backend backend = crypto::Backend::openssl, const KernelProfile* profile = nullptr);
+                             crypto::Backend backend = crypto::Backend::automatic, const KernelProfile* profile = nullptr);
 
 }  // namespace modsign::kernel

@@ -27,15 +27,26 @@
 namespace modsign::crypto {
 
 /// Which library performs an ML-DSA operation.  RSA/ECDSA always use OpenSSL.
-enum class Backend { openssl, botan };
+///  - automatic: the library default_ml_dsa_backend() names for the operation (the
+///    measured table), except where only OpenSSL can do it: signing with a key that has no
+///    seed (expandedKey form, a token's key), a non-empty context string, external μ.
+///  - openssl, botan: that library (`--backend`); Botan signs only with a seed key.
+enum class Backend { automatic, openssl, botan };
 
 /// The ML-DSA operations whose library modsign chooses.
 enum class MlDsaOp { sign, verify };
-/// The library the CLI uses for `op` unless --backend says otherwise: the one measured
-/// faster per operation on x86-64 with OpenSSL 3.5.7 and Botan 3.7.1 (bench/RESULTS.md,
-/// issue 5; Botan reuses one signer/verifier per thread and key).  Hashing of module
-/// contents (digests, the streamed μ) always uses OpenSSL, measured faster than Botan's.
+/// The library `automatic` means for `op`: the one measured faster per operation on x86-64
+/// with OpenSSL 3.5.7 / 4.0.3 and Botan 3.7.1 / 3.13 (bench/RESULTS.md, issues 5, 26, 28;
+/// Botan reuses one signer/verifier per thread and key).  Hashing of module contents
+/// (digests, the streamed μ) always uses OpenSSL, measured faster than Botan's.
 Backend default_ml_dsa_backend(MlDsaOp op);
+
+/// ML-DSA operations per library since the process started: what tests read to see which
+/// library a path used.  Counted once per signature made or checked (μ ones included).
+struct MlDsaUses {
+  std::uint64_t openssl_sign = 0, botan_sign = 0, openssl_verify = 0, botan_verify = 0;
+};
+MlDsaUses ml_dsa_uses();
 
 // ---------------------------------------------------------------------------------------
 // Secrets
@@ -290,7 +301,7 @@ class Certificate {
 ///    encoding), with `deterministic` its nonce per RFC 6979 (OpenSSL "nonce-type" 1).
 /// Errors: EINVAL if the backend refuses (message names the OpenSSL/Botan reason).
 Result<Bytes> sign_message(const PrivateKey& key, HashAlgo hash, ByteView message,
-                           Backend backend = Backend::openssl, bool deterministic = false);
+                           Backend backend = Backend::automatic, bool deterministic = false);
 
 /// RSA PKCS#1 v1.5 / ECDSA signature over an already computed digest (hash_info(hash).size
 /// bytes); `deterministic` as sign_message().  Errors: EINVAL for ML-DSA keys, a digest of
@@ -302,7 +313,7 @@ Result<Bytes> sign_digest(const PrivateKey& key, HashAlgo hash, ByteView digest,
 ///  - EBADMSG: ML-DSA signature or public key of the wrong length for the parameter set;
 ///  - EKEYREJECTED: the signature does not verify.
 Status verify_message(const PublicKey& key, HashAlgo hash, ByteView message, ByteView signature,
-                      Backend backend = Backend::openssl);
+                      Backend backend = Backend::automatic);
 
 /// Verify an RSA PKCS#1 v1.5 or ECDSA signature over an already computed `digest`
 /// (hash(message), hash_info(hash).size bytes), as the kernel's public-key layer does
@@ -321,7 +332,7 @@ Result<Bytes> rsa_public_raw(const PublicKey& key, ByteView signature);
 /// EINVAL context longer than 255 bytes or not an ML-DSA key (or Botan asked for a
 /// non-empty context: its API has none), EKEYREJECTED invalid signature.
 Status ml_dsa_verify_with_context(const PublicKey& key, ByteView message, ByteView signature, ByteView context,
-                                  Backend backend = Backend::openssl);
+                                  Backend backend = Backend::automatic);
 
 /// Incremental ML-DSA message representative μ = SHAKE256(tr ‖ 0x00 ‖ 0x00 ‖ M, 64) with
 /// tr = SHAKE256(pk, 64) (FIPS 204 Alg. 2 lines 6-7, pure mode, empty context): feed M in

@@ -5,6 +5,8 @@
 #include <openssl/params.h>
 #include <openssl/rsa.h>
 
+#include <atomic>
+
 #include "crypto/crypto.hpp"
 #include "crypto/openssl_util.hpp"
 #include "crypto/pkcs11_store.hpp"
@@ -62,6 +64,13 @@ Bytes Hasher::final() {
 // ---------------------------------------------------------------------------- signatures
 
 namespace {
+/// ml_dsa_uses(): relaxed counters, one increment per signature made or checked.
+struct UseCounters {
+  std::atomic<std::uint64_t> openssl_sign{0}, botan_sign{0}, openssl_verify{0}, botan_verify{0};
+};
+UseCounters g_uses;
+void count(std::atomic<std::uint64_t>& c) { c.fetch_add(1, std::memory_order_relaxed); }
+
 /// The ML-DSA parameters: "mu" (the input is μ) and, for signing, "deterministic" (rnd = 0^32),
 /// each only when set; `ints` holds their values.
 struct MlDsaParams {
@@ -78,6 +87,7 @@ struct MlDsaParams {
 };
 
 Result<Bytes> openssl_ml_dsa_sign(const PrivateKey& key, ByteView msg, bool deterministic) {
+  count(g_uses.openssl_sign);
   EVP_PKEY* k = static_cast<EVP_PKEY*>(key.native());
   const auto turn = pkcs11::session_turn(k);
   PkeyCtxPtr ctx(EVP_PKEY_CTX_new_from_pkey(nullptr, k, nullptr));
@@ -96,6 +106,7 @@ Result<Bytes> openssl_ml_dsa_sign(const PrivateKey& key, ByteView msg, bool dete
 }
 
 Status openssl_ml_dsa_verify(const PublicKey& key, ByteView msg, ByteView sig, ByteView context = {}) {
+  count(g_uses.openssl_verify);
   EVP_PKEY* k = static_cast<EVP_PKEY*>(key.native());
   PkeyCtxPtr ctx(EVP_PKEY_CTX_new_from_pkey(nullptr, k, nullptr));
   SigPtr alg(EVP_SIGNATURE_fetch(nullptr, ml_dsa_name(key.algo()), nullptr));
@@ -110,7 +121,19 @@ Status openssl_ml_dsa_verify(const PublicKey& key, ByteView msg, ByteView sig, B
   if (rc != 1) return make_error(KErr::ekeyrejected, "signature does not verify");
   return ok_status();
 }
+/// botan::ml_dsa_verify() as a Status.
+Status botan_ml_dsa_verify(const PublicKey& key, ByteView message, ByteView signature) {
+  count(g_uses.botan_verify);
+  if (!botan::ml_dsa_verify(key.algo(), key.raw(), message, signature))
+    return make_error(KErr::ekeyrejected, "signature does not verify");
+  return ok_status();
+}
 }  // namespace
+
+MlDsaUses ml_dsa_uses() {
+  return {g_uses.openssl_sign.load(std::memory_order_relaxed), g_uses.botan_sign.load(std::memory_order_relaxed),
+          g_uses.openssl_verify.load(std::memory_order_relaxed), g_uses.botan_verify.load(std::memory_order_relaxed)};
+}
 
 struct MlDsaMu::Impl {
   MdCtxPtr ctx{EVP_MD_CTX_new()};
@@ -140,6 +163,7 @@ Bytes MlDsaMu::final() {
 
 Result<Bytes> ml_dsa_sign_mu(const PrivateKey& key, ByteView mu, bool deterministic) {
   if (!is_ml_dsa(key.algo()) || mu.size() != 64) return make_error(KErr::einval, "ML-DSA μ signing needs an ML-DSA key and 64 bytes");
+  count(g_uses.openssl_sign);
   EVP_PKEY* k = static_cast<EVP_PKEY*>(key.native());
   const auto turn = pkcs11::session_turn(k);
   PkeyCtxPtr ctx(EVP_PKEY_CTX_new_from_pkey(nullptr, k, nullptr));
@@ -159,6 +183,7 @@ Status ml_dsa_verify_mu(const PublicKey& key, ByteView mu, ByteView signature) {
   if (!is_ml_dsa(key.algo()) || mu.size() != 64) return make_error(KErr::einval, "ML-DSA μ verification needs an ML-DSA key and 64 bytes");
   if (signature.size() != ml_dsa_signature_size(key.algo()))
     return make_error(KErr::ebadmsg, "ML-DSA signature of the wrong size");
+  count(g_uses.openssl_verify);
   EVP_PKEY* k = static_cast<EVP_PKEY*>(key.native());
   PkeyCtxPtr ctx(EVP_PKEY_CTX_new_from_pkey(nullptr, k, nullptr));
   SigPtr alg(EVP_SIGNATURE_fetch(nullptr, ml_dsa_name(key.algo()), nullptr));
@@ -181,24 +206,27 @@ Backend default_ml_dsa_backend(MlDsaOp op) {
 
 Result<Bytes> sign_message(const PrivateKey& key, HashAlgo hash, ByteView message, Backend backend,
                            bool deterministic) {
-  if (is_ml_dsa(key.algo())) {
-    if (backend == Backend::botan) {
-      // Per-thread cached Botan signer (botan_backend.cpp); the seed is read only when
-      // this thread has no signer for the key yet.
-      bool no_seed = false;
-      try {
-        return botan::ml_dsa_sign_cached(key.algo(), key.public_key().raw(), [&]() -> std::optional<Bytes> {
-          auto seed = key.ml_dsa_seed();
-          no_seed = !seed;
-          return seed;
-        }, message, deterministic);
-      } catch (const std::invalid_argument& e) {
+  if (!is_ml_dsa(key.algo())) return sign_digest(key, hash, digest(hash, message), deterministic);
+  const Backend use = backend == Backend::automatic ? default_ml_dsa_backend(MlDsaOp::sign) : backend;
+  if (use == Backend::botan) {
+    // Per-thread cached Botan signer (botan_backend.cpp); the seed is read only when
+    // this thread has no signer for the key yet.
+    bool no_seed = false;
+    try {
+      auto sig = botan::ml_dsa_sign_cached(key.algo(), key.public_key().raw(), [&]() -> std::optional<Bytes> {
+        auto seed = key.ml_dsa_seed();
+        no_seed = !seed;
+        return seed;
+      }, message, deterministic);
+      count(g_uses.botan_sign);
+      return sig;
+    } catch (const std::invalid_argument& e) {
+      // automatic: a key without its seed (expandedKey form, a token's) signs with OpenSSL
+      if (!no_seed || backend != Backend::automatic)
         return make_error(KErr::einval, no_seed ? "the Botan backend needs an ML-DSA key with a seed" : e.what());
-      }
     }
-    return openssl_ml_dsa_sign(key, message, deterministic);
   }
-  return sign_digest(key, hash, digest(hash, message), deterministic);
+  return openssl_ml_dsa_sign(key, message, deterministic);
 }
 
 Result<Bytes> sign_digest(const PrivateKey& key, HashAlgo hash, ByteView d, bool deterministic) {
@@ -256,11 +284,12 @@ Status ml_dsa_verify_with_context(const PublicKey& key, ByteView message, ByteVi
   if (context.size() > 255) return make_error(KErr::einval, "ML-DSA context string longer than 255 bytes");
   if (signature.size() != ml_dsa_signature_size(key.algo()))
     return make_error(KErr::ebadmsg, "ML-DSA signature of the wrong size");
-  if (backend == Backend::botan) {
+  const Backend use = backend != Backend::automatic ? backend
+                    : context.empty()                ? default_ml_dsa_backend(MlDsaOp::verify)
+                                                     : Backend::openssl;  // Botan's API has no context
+  if (use == Backend::botan) {
     if (!context.empty()) return make_error(KErr::einval, "Botan's ML-DSA API has no context string");
-    if (!botan::ml_dsa_verify(key.algo(), key.raw(), message, signature))
-      return make_error(KErr::ekeyrejected, "signature does not verify");
-    return ok_status();
+    return botan_ml_dsa_verify(key, message, signature);
   }
   return openssl_ml_dsa_verify(key, message, signature, context);
 }
@@ -272,11 +301,8 @@ Status verify_message(const PublicKey& key, HashAlgo hash, ByteView message, Byt
       return make_error(KErr::ebadmsg, "ML-DSA signature is " + std::to_string(signature.size()) + " bytes, " +
                                            std::string(key_algo_name(key.algo())) + " needs " +
                                            std::to_string(ml_dsa_signature_size(key.algo())));
-    if (backend == Backend::botan) {
-      if (!botan::ml_dsa_verify(key.algo(), key.raw(), message, signature))
-        return make_error(KErr::ekeyrejected, "signature does not verify");
-      return ok_status();
-    }
+    const Backend use = backend == Backend::automatic ? default_ml_dsa_backend(MlDsaOp::verify) : backend;
+    if (use == Backend::botan) return botan_ml_dsa_verify(key, message, signature);
     return openssl_ml_dsa_verify(key, message, signature);
   }
   return verify_digest(key, hash, digest(hash, message), signature);

@@ -6,7 +6,7 @@
 namespace modsign::digest {
 
 DigsigCheck integrity_digsig_verify(const std::vector<const crypto::Certificate*>& keys, ByteView sig, ByteView digest,
-                                    std::uint8_t algo, const kernel::KernelProfile& profile) {
+                                    std::uint8_t algo, const kernel::KernelProfile& profile, crypto::Backend backend) {
   if (sig.size() < 2) return {KErr::einval, std::to_string(sig.size()) + " byte: no version byte"};
   switch (sig[1]) {
     case 1:
@@ -14,7 +14,7 @@ DigsigCheck integrity_digsig_verify(const std::vector<const crypto::Certificate*
     case 2:
       return asymmetric_verify(keys, sig, digest, profile);
     case 3:
-      return asymmetric_verify_v3(keys, sig, digest, algo, profile);
+      return asymmetric_verify_v3(keys, sig, digest, algo, profile, backend);
     default:
       return {KErr::eopnotsupp, "signature version " + std::to_string(sig[1]) + " is not known"};
   }

@@ -14,8 +14,10 @@ namespace modsign::digest {
 /// of type "user" on the keyring, which modsign's keyring of certificates never holds:
 /// ENOKEY), 2 asymmetric_verify(), 3 asymmetric_verify_v3(); any other EOPNOTSUPP.
 /// `keys` is ima_keyring_keys() of the .ima keyring; `digest` the file's digest under
-/// `algo` (enum hash_algo).
+/// `algo` (enum hash_algo); `backend` the library of an ML-DSA check (modsign's choice, not
+/// the kernel's: the same verdicts).
 DigsigCheck integrity_digsig_verify(const std::vector<const crypto::Certificate*>& keys, ByteView sig, ByteView digest,
-                                    std::uint8_t algo, const kernel::KernelProfile& profile);
+                                    std::uint8_t algo, const kernel::KernelProfile& profile,
+                                    crypto::Backend backend = crypto::Backend::automatic);
 
 }  // namespace modsign::digest

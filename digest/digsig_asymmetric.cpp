@@ -84,13 +84,13 @@ namespace {
 
 /// verify_signature() of the key for `pks` (public_key_verify_signature).
 DigsigCheck verify(const crypto::Certificate* key, const std::string& hash_algo, const std::string& encoding,
-                   ByteView s, ByteView m) {
+                   ByteView s, ByteView m, crypto::Backend backend = crypto::Backend::automatic) {
   kernel::SignedInfo si;
   si.hash_algo = hash_algo;
   si.pkey_algo = std::string(crypto::kernel_pkey_name(key->public_key().algo()));
   si.encoding = encoding;
   si.signature.assign(s.begin(), s.end());
-  const auto st = kernel::public_key_verify_signature(key->public_key(), si, m);
+  const auto st = kernel::public_key_verify_signature(key->public_key(), si, m, backend);
   if (!st) return {st.error().code, "verify_signature: " + st.error().message, key};
   return {KErr::none, "", key};
 }
@@ -134,7 +134,7 @@ bool ima_mldsa_hashless(const kernel::KernelProfile& profile) {
 }
 
 DigsigCheck asymmetric_verify_v3(const std::vector<const crypto::Certificate*>& keys, ByteView sig, ByteView digest,
-                                 std::uint8_t algo, const kernel::KernelProfile& profile) {
+                                 std::uint8_t algo, const kernel::KernelProfile& profile, crypto::Backend backend) {
   if (algo >= hash_algo_last(profile)) return {KErr::enopkg, "hash algorithm " + std::to_string(algo) + " is no enum hash_algo value"};
   if (sig.size() <= kSignatureV2HdrSize)
     return {KErr::ebadmsg, std::to_string(sig.size()) + " bytes: no signature after the 9-byte header"};
@@ -154,7 +154,7 @@ DigsigCheck asymmetric_verify_v3(const std::vector<const crypto::Certificate*>& 
               "sig_size " + std::to_string(h.sig_size) + " but " + std::to_string(sig.size() - kSignatureV2HdrSize) +
                   " signature bytes follow the header",
               key};
-    return verify(key, "none", "raw", sig.subspan(kSignatureV2HdrSize), file_id);
+    return verify(key, "none", "raw", sig.subspan(kSignatureV2HdrSize), file_id, backend);
   }
   // calc_file_id_hash: any failure there is EINVAL.
   const auto h_algo = computable_hash(algo);

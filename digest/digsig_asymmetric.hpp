@@ -87,9 +87,11 @@ bool ima_mldsa_hashless(const kernel::KernelProfile& profile);
 /// ML-DSA (empty context) over the file id itself (EINVAL for an xattr type that is no
 /// signature, EBADMSG sig_size mismatch, then public_key_verify_signature's EBADMSG/
 /// EKEYREJECTED); RSA/ECDSA (and ML-DSA before 7.2): hash `algo` of the file id, then as
-/// asymmetric_verify() (hdr.hash_algo is checked there, not `algo`).
+/// asymmetric_verify() (hdr.hash_algo is checked there, not `algo`).  `backend`: the
+/// library of the ML-DSA check (the same verdicts).
 DigsigCheck asymmetric_verify_v3(const std::vector<const crypto::Certificate*>& keys, ByteView sig, ByteView digest,
-                                 std::uint8_t algo, const kernel::KernelProfile& profile);
+                                 std::uint8_t algo, const kernel::KernelProfile& profile,
+                                 crypto::Backend backend = crypto::Backend::automatic);
 
 /// What a signer signs for a signature of `version` (2 or 3) with a key of `key_algo`
 /// over a file whose `hash` digest is `digest` (the inverse of the checks above):

@@ -157,7 +157,7 @@ modsign::ImaFileAppraisal ima_rule_refused(std::string_view func, std::string_vi
 
 modsign::ImaFileAppraisal ima_appraise_xattr(const std::optional<Bytes>& xattr, ByteView file_digest, std::uint8_t algo,
                                              const ImaRuleFlags& flags, const kernel::Keyring& keyring,
-                                             const kernel::KernelProfile& profile) {
+                                             const kernel::KernelProfile& profile, crypto::Backend backend) {
   modsign::ImaFileAppraisal v = base_verdict("", flags);
   v.hash_algo = std::string(hash_algo_name(algo));
   v.file_digest.assign(file_digest.begin(), file_digest.end());
@@ -202,7 +202,7 @@ modsign::ImaFileAppraisal ima_appraise_xattr(const std::optional<Bytes>& xattr, 
         return fail("IMA-sigv3-required", "xattr_verify: the rule requires a version 3 signature, this is version " +
                                               std::to_string(version));
       const auto keys = ima_keyring_keys(keyring, profile);
-      const DigsigCheck c = integrity_digsig_verify(keys, x, file_digest, algo, profile);
+      const DigsigCheck c = integrity_digsig_verify(keys, x, file_digest, algo, profile, backend);
       v.digsig_called = true;
       v.digsig_err = c.err;
       if (c.key) {

@@ -115,9 +115,11 @@ modsign::ImaFileAppraisal ima_rule_refused(std::string_view func, std::string_vi
 ///    status unknown ("unknown"), any other errno is "invalid-signature"; 0x06 (fs-verity)
 ///    "IMA-signature-required"; other types "unknown-ima-data".
 /// Every refusal makes open(2) fail with EACCES.  An appended signature (imasig|modsig) is
-/// not looked for here (ima_appraise_modsig() does that for modules).
+/// not looked for here (ima_appraise_modsig() does that for modules).  `backend`: the
+/// library of an ML-DSA check (the same verdicts).
 modsign::ImaFileAppraisal ima_appraise_xattr(const std::optional<Bytes>& xattr, ByteView file_digest, std::uint8_t algo,
                                              const ImaRuleFlags& flags, const kernel::Keyring& keyring,
-                                             const kernel::KernelProfile& profile);
+                                             const kernel::KernelProfile& profile,
+                                             crypto::Backend backend = crypto::Backend::automatic);
 
 }  // namespace modsign::digest

@@ -26,6 +26,6 @@ namespace modsign::digest {
 /// when no signer chains to `keyring`); EKEYREJECTED for a revoked signer.
 kernel::VerifyReport ima_modsig_verify(ByteView data, ByteView pkcs7, const kernel::Keyring& keyring,
                                        const kernel::KernelProfile& profile,
-                                       crypto::Backend backend = crypto::Backend::openssl);
+                                       crypto::Backend backend = crypto::Backend::automatic);
 
 }  // namespace modsign::digest

@@ -39,7 +39,7 @@ LoadVerdict decide(LoadVerdict v, KErr err, const std::string& detail, const ker
 /// error refuses the module with that errno.  Mainline behaviour: Debian's kernels also
 /// retry ENOKEY against the platform (UEFI db/MOK) keyring, which is not modelled here.
 LoadVerdict module_sig_check(ByteView file, const kernel::Keyring& keyring, const kernel::KernelProfile& profile,
-                             bool mangled = false, crypto::Backend backend = crypto::Backend::openssl);
+                             bool mangled = false, crypto::Backend backend = crypto::Backend::automatic);
 
 /// module_sig_check() for an uncompressed module file read in one streaming pass
 /// (1 MiB chunks): the hashes the signers name and, for ML-DSA without signedAttrs, the μ
@@ -58,6 +58,6 @@ LoadVerdict module_sig_check_file(const FileReader& in, const kernel::Keyring& k
 /// every errno EINVAL); otherwise module_sig_check(m.image, ...).  Verdict::compression is
 /// `m` without its image for a compressed module.
 LoadVerdict module_sig_check_image(const ModuleImage& m, const kernel::Keyring& keyring,
-                                   const kernel::KernelProfile& profile, crypto::Backend backend = crypto::Backend::openssl);
+                                   const kernel::KernelProfile& profile, crypto::Backend backend = crypto::Backend::automatic);
 
 }  // namespace modsign::module

@@ -53,6 +53,10 @@ struct ImaSignOptions {
   bool deterministic = false;
   /// As SignOptions::expect_file: the file a walk of -r DIR (or a batch) found at the path.
   std::optional<WalkedFile> expect_file;
+  /// The ML-DSA signing library, as SignOptions::backend: "auto" (Botan for a key with its
+  /// seed, else OpenSSL), "openssl" or "botan" (InputError "<key>: the botan backend
+  /// needs an ML-DSA key with its seed ..." for a key without).  Unknown: UsageError.
+  std::string backend = "auto";
 };
 
 /// A security.ima value made by ima_sign_file() / ima_sign_digest().
@@ -147,6 +151,9 @@ struct ImaAppraiseOptions {
   /// As SignOptions::expect_file: the file digest is taken from the file the walk of -r
   /// DIR found (one open file), never from another file the path leads to by then.
   std::optional<WalkedFile> expect_file;
+  /// The ML-DSA verification library, as PredictOptions::backend ("auto", "openssl",
+  /// "botan"; the same verdicts).  Unknown: UsageError.
+  std::string backend = "auto";
 };
 
 /// Checks an appraise_type before any file is read: throws UsageError "unknown appraise_type

@@ -27,8 +27,10 @@ struct PredictOptions {
   /// An uncompressed regular file larger than this many bytes is read in one streaming
   /// pass (1 MiB chunks, constant memory) instead of into memory; same verdict.
   std::uint64_t stream_above = std::uint64_t{64} << 20;
-  /// Verification backend for ML-DSA: "auto" (the library's default for verification),
-  /// "openssl" or "botan"; every other algorithm always uses OpenSSL.  Same verdicts.
+  /// Verification backend for ML-DSA: "auto" (the library measured faster for
+  /// verification, Botan; OpenSSL for the external-μ form of a streamed module), "openssl"
+  /// or "botan"; every other algorithm always uses OpenSSL.  Same verdicts.  Another name
+  /// is a UsageError "unknown backend 'X' (auto|openssl|botan)".
   std::string backend = "auto";
   /// A compressed stream that does not decompress at all (corrupt, truncated) is the
   /// kernel's EINVAL verdict (step 1) instead of an InputError (`modsign verify` keeps
@@ -68,7 +70,7 @@ MODSIGN_API Verdict predict_module_file(const std::string& path, const TrustStor
 
 /// Steps 1-3 for a module already read (open_module_file, with keep_bad_stream for step
 /// 1's prediction).  `backend` as PredictOptions::backend.  Never throws for module
-/// content (std::bad_alloc aside).
+/// content (std::bad_alloc aside); UsageError for an unknown backend name.
 MODSIGN_API Verdict predict_module_image(const ModuleImage& module, const TrustStore& trust,
                                          const KernelProfile& profile, const std::string& backend = "auto");
 

@@ -180,6 +180,7 @@ void add_ima_sign_command(CLI::App& ima, Commands& subs) {
                 "write one JSON line per file to OUT instead ('-': stdout): path, xattr, security.ima (hex), size, "
                 "file_size, sha256, hash");
   c->add_flag("--xattr-user", a->xattr_user, "use user.ima instead of security.ima (as evmctl --xattr-user)");
+  add_backend_option(c, a->sign.backend, "signing");
   add_batch_options(c, a->batch, true);
   add_ima_file_inputs(c, a->files, a->dirs, "files to sign");
   subs.emplace_back(c, [a] { return cmd_ima_sign(*a); });

@@ -27,7 +27,7 @@ namespace {
 
 struct ImaVerifyArgs {
   TrustOptions trust;
-  std::string kernel = "v7.2", func = "FILE_CHECK", ima_hash = "sha256", xattr_hex, xattr_file;
+  std::string kernel = "v7.2", func = "FILE_CHECK", ima_hash = "sha256", xattr_hex, xattr_file, backend = "auto";
   std::vector<std::string> types, files, dirs, kernel_lacks;
   bool sigfile = false, xattr_user = false, json = false;
   BatchOptions batch;
@@ -162,6 +162,7 @@ int cmd_ima_verify(ImaVerifyArgs& a) {
             o.appraise_type = t;
             o.func = a.func;
             o.ima_hash = a.ima_hash;
+            o.backend = a.backend;
             o.expect_file = walked_file(in, a.dirs);  // a walked entry: hashed from the file the walk found
             const ImaFileAppraisal v = ima_appraise_file(in.path, xattr, *trust, *profile, o);
             if (!v.passes()) worst = kExitVerdict;
@@ -208,6 +209,7 @@ void add_ima_verify_command(CLI::App& ima, Commands& subs) {
       ->excludes(sf)
       ->excludes(xh);
   c->add_flag("--xattr-user", a->xattr_user, "read user.ima instead of security.ima (as evmctl --xattr-user)");
+  add_backend_option(c, a->backend, "verification");
   add_json_flag(c, a->json, "file and appraise type");
   add_batch_options(c, a->batch, false);
   add_ima_file_inputs(c, a->files, a->dirs, "files to appraise");
