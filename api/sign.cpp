@@ -199,14 +199,19 @@ StoredModule stored_module(Bytes stored, const std::string& path, std::uint64_t 
   return sm;
 }
 
+constexpr std::string_view kPem = "-----BEGIN ";
+
+/// InputError for an empty file or a PEM file given as a module: `head` its first bytes
+/// (at least kPem's, or the whole file), `size` its size.
+void refuse_non_module_head(ByteView head, std::uint64_t size, const std::string& path) {
+  if (size == 0) throw InputError(path + ": empty file, not a module");
+  if (head.size() >= kPem.size() && std::equal(kPem.begin(), kPem.end(), head.begin()))
+    throw InputError(path + ": a PEM file (-----BEGIN ...), not a module");
+}
+
 void refuse_non_module(const FileReader& f, const std::string& path) {
-  if (f.size() == 0) throw InputError(path + ": empty file, not a module");
-  const std::string_view pem = "-----BEGIN ";
-  if (f.size() >= pem.size()) {
-    const Bytes head = f.read_at(0, pem.size());
-    if (std::equal(head.begin(), head.end(), pem.begin()))
-      throw InputError(path + ": a PEM file (-----BEGIN ...), not a module");
-  }
+  const Bytes head = f.read_at(0, static_cast<std::size_t>(std::min<std::uint64_t>(f.size(), kPem.size())));
+  refuse_non_module_head(head, f.size(), path);
 }
 }  // namespace
 
@@ -374,15 +379,6 @@ SignedImage sign_module_image(const Signer& signer, ByteView image, const SignOp
   return api::sign_stored(signer, image, &img.value(), options, "");
 }
 
-namespace {
-/// Whether the locked file starts with a compression magic (detect_compression()).
-bool compressed_file(const InputLock& input) {
-  const FileReader f(input);
-  return module::detect_compression(f.read_at(0, static_cast<std::size_t>(std::min<std::uint64_t>(f.size(), 6)))) !=
-         module::Compression::none;
-}
-}  // namespace
-
 SignReport sign_module_file(const Signer& signer, const std::string& path, const SignOptions& options,
                             OutputBatch* batch) {
   api::BatchRoute route(batch);
@@ -393,20 +389,25 @@ SignReport sign_module_file(const Signer& signer, const std::string& path, const
   // by anything else while it is read is found before anything is replaced.  Everything
   // is read from the locked file, never by its path again.
   const InputLock input(path, options.expect_file);
-  api::refuse_non_module(input);
-  api::refuse_sign_outputs(api::signer_files(signer), input, out, p7s, options);
-  if (!options.raw && module::streamable_file(FileReader(input), options.stream_above))
+  if (!options.raw && input.identity().size > options.stream_above &&
+      module::streamable_file(FileReader(input), options.stream_above)) {
+    api::refuse_non_module(input);
+    api::refuse_sign_outputs(api::signer_files(signer), input, out, p7s, options);
     return api::sign_streaming(signer, path, options, &input);
+  }
+  // Read once: every check below works on these bytes.
+  Bytes file = read_module_bytes(input, options.max_size);
+  api::refuse_non_module_head(file, file.size(), path);
+  api::refuse_sign_outputs(api::signer_files(signer), input, out, p7s, options);
+  // raw (sign-file): the file as it is; with recompress or p7s_only a compressed one's
+  // decompressed image as it is, existing signature and all.
+  const bool raw_as_is = options.raw && (!(options.recompress || options.p7s_only) ||
+                                         module::detect_compression(file) == module::Compression::none);
   SignedImage si;
-  if (options.raw && (options.recompress || options.p7s_only) && compressed_file(input)) {
-    // raw with recompress (sign-file): the decompressed image as it is, existing signature and all.
-    const auto sm = api::read_stored_module(input, options.max_size);
-    si = api::sign_stored(signer, sm.stored, &sm.m, options, path + ": ");
-  } else if (options.raw) {
-    const Bytes file = read_module_bytes(input, kMaxModuleSize);
+  if (raw_as_is) {
     si = api::sign_stored(signer, file, nullptr, options, path + ": ");
   } else {
-    const auto sm = api::read_stored_module(input, options.max_size);
+    const auto sm = api::stored_module(std::move(file), path, options.max_size);
     si = api::sign_stored(signer, sm.stored, &sm.m, options, path + ": ");
   }
   return api::write_signed(si, out, p7s, options, &input);

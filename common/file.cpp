@@ -108,13 +108,9 @@ Bytes read_module_bytes(const std::string& path, std::uint64_t max_size) {
 }
 
 namespace {
-/// The whole regular file open as `fd` (owned: closed here), read with pread from offset
-/// 0; `path` names it in messages.
+/// The whole regular file open as `fd` (not closed here), read with pread from offset 0;
+/// `path` names it in messages.
 Bytes read_bounded_fd(const std::string& path, int fd, std::uint64_t max_size, const char* too_big) {
-  struct Close {
-    int fd;
-    ~Close() { ::close(fd); }
-  } close_fd{fd};
   struct stat st {};
   if (::fstat(fd, &st) != 0) throw IoError(sys_error(path, "stat"));
   if (!S_ISREG(st.st_mode)) throw IoError(path + ": " + kind(st.st_mode));
@@ -147,14 +143,17 @@ Bytes read_bounded(const std::string& path, std::uint64_t max_size, const char* 
   // O_NONBLOCK so that opening a FIFO does not wait for a writer; fstat then refuses it.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw IoError(file_detail::open_error(path));
+  struct Close {
+    int fd;
+    ~Close() { ::close(fd); }
+  } close_fd{fd};
   return read_bounded_fd(path, fd, max_size, too_big);
 }
 }  // namespace
 
 Bytes read_module_bytes(const InputLock& lock, std::uint64_t max_size) {
-  const int fd = ::fcntl(lock.fd(), F_DUPFD_CLOEXEC, 0);
-  if (fd < 0) throw IoError(sys_error(lock.path(), "dup"));
-  return read_bounded_fd(lock.path(), fd, std::max<std::uint64_t>(max_size, kMaxModuleSize),
+  // pread on the lock's own descriptor: no file offset is shared or moved.
+  return read_bounded_fd(lock.path(), lock.fd(), std::max<std::uint64_t>(max_size, kMaxModuleSize),
                          " bytes modsign reads into memory (raise --max-size)");
 }
 
