@@ -31,14 +31,15 @@ Status mldsa_signature_decodes(crypto::KeyAlgo level, ByteView sig) {
   if (sig.size() != p.sig_len) return ok_status();  // the length check reports it
   const std::size_t bits = p.l == 4 ? 18 : 20;
   const std::uint8_t* z = sig.data() + p.ctilde_len;
-  // decode_z: l polynomials of 256 coefficients, `bits` each, little-endian bit order.
+  const std::uint8_t* end = sig.data() + sig.size();
+  // decode_z: l polynomials of 256 coefficients, `bits` each, little-endian bit order: a
+  // coefficient lies within the 4 bytes from its first bit's byte (bits + 7 <= 27).
   for (std::size_t c = 0; c < static_cast<std::size_t>(p.l) * 256; ++c) {
-    std::uint32_t v = 0;
     const std::size_t bit = c * bits;
-    for (std::size_t b = 0; b < bits; ++b) {
-      const std::size_t at = bit + b;
-      v |= static_cast<std::uint32_t>((z[at / 8] >> (at % 8)) & 1) << b;
-    }
+    const std::uint8_t* at = z + bit / 8;
+    std::uint32_t word = 0;
+    for (std::size_t i = 0; i < 4 && at + i < end; ++i) word |= static_cast<std::uint32_t>(at[i]) << (8 * i);
+    const std::uint32_t v = (word >> (bit % 8)) & ((std::uint32_t{1} << bits) - 1);
     const std::int32_t x = p.gamma1 - static_cast<std::int32_t>(v);
     if (x <= -(p.gamma1 - p.beta) || x >= p.gamma1 - p.beta)
       return make_error(KErr::ebadmsg, "ML-DSA signature: z coefficient " + std::to_string(c) +

@@ -111,6 +111,43 @@ TEST(KernelMutants, MlDsaSignatureThatDoesNotDecode) {
   EXPECT_EQ(verify(ctilde, true), KErr::ekeyrejected);
 }
 
+// sigDecode's z range at every parameter set, for coefficients at each bit alignment and the
+// last one of the vector (the decoder reads a coefficient as a 4-byte window): FIPS 204
+// Alg. 27 line 6 / Table 1 (gamma1, beta), bits = 1 + bitlen(gamma1 - 1).
+TEST(KernelMutants, MlDsaZRangeAtEveryCoefficientPosition) {
+  struct Set {
+    KeyAlgo algo;
+    std::size_t ctilde, l, bits;
+    std::uint32_t gamma1, beta;
+  };
+  for (const Set p : {Set{KeyAlgo::ml_dsa_44, 32, 4, 18, 1u << 17, 78}, Set{KeyAlgo::ml_dsa_65, 48, 5, 20, 1u << 19, 196},
+                      Set{KeyAlgo::ml_dsa_87, 64, 7, 20, 1u << 19, 120}}) {
+    const Bytes good = crypto::sign_message(signer(p.algo).key, HashAlgo::sha512, content()).value();
+    // z coefficient c encoded as v (x = gamma1 - v), every other bit as signed
+    auto with = [&](std::size_t c, std::uint32_t v) {
+      Bytes b = good;
+      for (std::size_t i = 0; i < p.bits; ++i) {
+        const std::size_t at = p.ctilde * 8 + c * p.bits + i;
+        b[at / 8] = static_cast<std::uint8_t>((b[at / 8] & ~(1u << (at % 8))) | (((v >> i) & 1u) << (at % 8)));
+      }
+      return kernel::mldsa_signature_decodes(p.algo, b);
+    };
+    const std::size_t last = p.l * 256 - 1;
+    for (const std::size_t c : {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{255},
+                                std::size_t{257}, last - 1, last}) {
+      EXPECT_TRUE(with(c, p.beta + 1).ok()) << c;                  // x = gamma1 - beta - 1
+      EXPECT_TRUE(with(c, 2 * p.gamma1 - p.beta - 1).ok()) << c;  // x = -(gamma1 - beta) + 1
+      const auto low = with(c, p.beta);                             // x = gamma1 - beta
+      ASSERT_FALSE(low.ok()) << c;
+      EXPECT_EQ(low.error().code, KErr::ebadmsg);
+      EXPECT_EQ(low.error().message, "ML-DSA signature: z coefficient " + std::to_string(c) +
+                                         " outside +-(gamma1 - beta) (sigDecode)");
+      EXPECT_FALSE(with(c, 2 * p.gamma1 - p.beta).ok()) << c;     // x = -(gamma1 - beta)
+      EXPECT_FALSE(with(c, (1u << p.bits) - 1).ok()) << c;        // all ones
+    }
+  }
+}
+
 // certificate.tag (20261202:2901 on Debian 12's 6.1): pkcs7_extract_cert wants the identifier
 // octet 0x30 itself; the primitive form 0x10, which the grammar would take for a SEQUENCE,
 // is EBADMSG before the certificate is parsed (so before 6.1's ENOPKG for an ML-DSA one).
