@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <modsign/output.hpp>
 #include <modsign/result.hpp>
@@ -115,4 +116,31 @@ TEST_F(Batch, SameFileThroughALinkedDirectoryUnderR) {
   auto split = module::split(signed_module);
   ASSERT_TRUE(split.ok());
   EXPECT_EQ(Bytes(split->content.begin(), split->content.end()), content(1800, 9));  // one signature
+}
+
+// Named files (issue 28: canonical paths worked out per directory, each directory once): one
+// module under every spelling that leads to it — through a linked directory, "..", ".", a
+// symbolic link to the file itself, relative — is handled once; a hard link (another name
+// in another directory entry, no link to follow) stays a file of its own, as before.
+TEST_F(Batch, SameNamedFileUnderEverySpelling) {
+  const std::string t = d_ / "t";
+  std::filesystem::create_directories(t + "/sub/deeper");
+  const std::string m = t + "/sub/x.ko";
+  test::spit(m, content(1700, 4));
+  ASSERT_EQ(::symlink((t + "/sub").c_str(), (t + "/alias").c_str()), 0);
+  ASSERT_EQ(::symlink("sub/x.ko", (t + "/ln.ko").c_str()), 0);
+  ASSERT_EQ(::link(m.c_str(), (t + "/hard.ko").c_str()), 0);
+  const std::vector<std::string> same = {t + "/alias/x.ko", t + "/sub/deeper/../x.ko", t + "/sub/./x.ko", t + "/ln.ko",
+                                         "sub/x.ko"};
+  std::string names = q(m);
+  for (const auto& n : same) names += " " + q(n);
+  names += " " + q(t + "/hard.ko");
+  auto r = test::run("cd " + q(t) + " && " + M() + " verify --cert " + q(crt("rsa-2048")) + " " + names + " --jobs 1");
+  EXPECT_EQ(r.status, 1) << r.err;  // unsigned, so refused (m and hard.ko); the rest skipped
+  std::string skipped;
+  for (const auto& n : same) skipped += "modsign: " + n + ": skipped: same file as " + m + "; handled once\n";
+  EXPECT_EQ(r.err.substr(0, r.err.find("modsign: verify: ")), skipped) << r.err;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 2) << r.out;
+  EXPECT_EQ(r.out.rfind(m + ": ", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("\n" + t + "/hard.ko: "), std::string::npos) << r.out;
 }
