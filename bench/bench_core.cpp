@@ -263,6 +263,8 @@ BENCHMARK_CAPTURE(BM_RawSignThreads, mldsa65_botan, KeyAlgo::ml_dsa_65, crypto::
 BENCHMARK_CAPTURE(BM_RawSignThreads, rsa4096, KeyAlgo::rsa, crypto::Backend::openssl)->Threads(1)->Threads(2)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Shake256Threads)->Threads(1)->Threads(2)->UseRealTime();
 BENCHMARK_CAPTURE(BM_RawVerify, rsa4096, KeyAlgo::rsa, crypto::Backend::openssl)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_RawSign, ecdsa_p384, KeyAlgo::ecdsa_p384, crypto::Backend::openssl)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_RawVerify, ecdsa_p384, KeyAlgo::ecdsa_p384, crypto::Backend::openssl)->Unit(benchmark::kMicrosecond);
 #define RAW(level, algo)                                                                                          \
   BENCHMARK_CAPTURE(BM_RawSign, level##_openssl, algo, crypto::Backend::openssl)->Unit(benchmark::kMicrosecond);   \
   BENCHMARK_CAPTURE(BM_RawSign, level##_botan, algo, crypto::Backend::botan)->Unit(benchmark::kMicrosecond);       \

@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # bench/ima-speed.sh [--files N] [--runs R] (issue 16 §4)
 # security.ima file signatures over a /usr-like tree, all in one run per repetition:
-#   tree    N regular files drawn at random (fixed seed) from this machine's /usr, so the
-#           sample keeps /usr's size distribution; copied once and cached under
-#           ${MODSIGN_CACHE:-~/.cache/modsign}/bench/ima-usr-N (outside the checkout).
+#   tree    N regular files drawn at random from this machine's /usr (bench/usr-sample.sh,
+#           cached under ${MODSIGN_CACHE:-~/.cache/modsign}/bench/ima-usr-N).
 #   sign    modsign ima sign --sigfile (one process, --jobs 1 and --jobs 2) with ECDSA P-384
 #           (v2) and ML-DSA-44/65/87 (v3), against a loop of one
 #           `evmctl ima_sign --key KEY -a sha256 --sigfile` per file (ECDSA P-384, v2).
@@ -35,23 +34,10 @@ command -v evmctl >/dev/null || { echo "evmctl not installed (apt-get install im
 openssl=${OPENSSL:-openssl}
 command -v "$openssl" >/dev/null || { echo "$openssl: not installed (set OPENSSL)" >&2; exit 3; }
 
-# --- the cached /usr sample ----------------------------------------------------------------
-cache=${MODSIGN_CACHE:-$HOME/.cache/modsign}/bench/ima-usr-$nfiles
-if [ ! -f "$cache/.complete" ]; then
-  rm -rf "$cache.tmp"; mkdir -p "$cache.tmp"
-  find /usr -xdev -type f -readable -print0 2>/dev/null | sort -z |
-    shuf -z -n "$nfiles" --random-source=<(yes modsign-ima-bench) |
-    xargs -0 cp --parents -t "$cache.tmp"
-  rm -rf "$cache"; mv "$cache.tmp" "$cache"; touch "$cache/.complete"
-fi
-
 w=$(mktemp -d /tmp/modsign-ima.XXXXXX); trap 'rm -rf "$w"' EXIT
-cp -a "$cache/usr" "$w/t"
+. bench/usr-sample.sh
+usr_sample "$w/t" "$nfiles"  # sets F, n, bytes, sizes
 cd "$w/t"
-mapfile -t F < <(find . -type f | sort)
-n=${#F[@]}
-bytes=$(find . -type f -printf '%s\n' | awk '{s += $1} END {print s}')
-sizes=$(find . -type f -printf '%s\n' | sort -n | awk '{a[NR] = $1} END {printf "median %d B, p90 %d B, max %d B", a[int(NR/2)+1], a[int(NR*0.9)], a[NR]}')
 algs=(ecdsa-p384 ml-dsa-44 ml-dsa-65 ml-dsa-87)
 for a in "${algs[@]}"; do
   "$modsign" keygen --algo "$a" --out "$w/$a.pem" --cert-out "$w/$a.crt" >/dev/null

@@ -7,7 +7,7 @@
 // tree must at least do.
 //
 //   io_floor --list FILE [--jobs J] [--committers C] [--out-size N] [--suffix S]
-//            [--read-only]
+//            [--read-only] [--xattr NAME] [--read-suffix S] [--piece N]
 //
 // --jobs J        reader/writer threads (default 1)
 // --committers C  fsync+rename threads (default 8, as CommitBatch)
@@ -15,12 +15,19 @@
 // --suffix S      output = MODULE + S (default "": the module itself is replaced by a copy
 //                 of its own bytes, so the tree is unchanged)
 // --read-only     no outputs (the floor of `modsign verify`)
+// --xattr NAME    (issue 28, `modsign ima sign --setxattr` / `ima verify`) the output is the
+//                 extended attribute NAME of the file itself, --out-size bytes, set with
+//                 fsetxattr on the open input; with --read-only it is read (fgetxattr)
+// --read-suffix S with --read-only: also read MODULE + S whole (`ima verify --sigfile`)
+// --piece N       read each file in pieces of N bytes into one reused buffer (as `modsign
+//                 ima` hashes, 1 MiB) instead of whole (not with an output of the input's size)
 //
 // Prints one line: "io_floor: M modules, B bytes read, W bytes written, T s wall,
 // U s user, S s sys, J jobs".
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -121,9 +128,10 @@ void write_all(int fd, const unsigned char* p, std::size_t n, const std::string&
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string list, suffix;
+  std::string list, suffix, xattr, read_suffix;
   unsigned jobs = 1, committers = 8;
   long long out_size = -1;
+  std::size_t piece = 0;
   bool read_only = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -140,8 +148,13 @@ int main(int argc, char** argv) {
     else if (a == "--out-size") out_size = std::stoll(val());
     else if (a == "--suffix") suffix = val();
     else if (a == "--read-only") read_only = true;
+    else if (a == "--xattr") xattr = val();
+    else if (a == "--read-suffix") read_suffix = val();
+    else if (a == "--piece") piece = static_cast<std::size_t>(std::stoul(val()));
     else {
-      std::fprintf(stderr, "usage: io_floor --list FILE [--jobs J] [--committers C] [--out-size N] [--suffix S] [--read-only]\n");
+      std::fprintf(stderr,
+                   "usage: io_floor --list FILE [--jobs J] [--committers C] [--out-size N] [--suffix S] [--read-only] "
+                   "[--xattr NAME] [--read-suffix S] [--piece N]\n");
       return 2;
     }
   }
@@ -153,7 +166,7 @@ int main(int argc, char** argv) {
       if (!l.empty()) paths.push_back(l);
   }
   const auto t0 = std::chrono::steady_clock::now();
-  Committers commit(read_only ? 0 : committers);
+  Committers commit(read_only || !xattr.empty() ? 0 : committers);
   std::atomic<std::size_t> next{0};
   std::atomic<unsigned long long> bytes_in{0}, bytes_out{0};
   auto worker = [&] {
@@ -163,16 +176,44 @@ int main(int argc, char** argv) {
       const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
       struct stat st {};
       if (fd < 0 || ::fstat(fd, &st) != 0) die(p);
-      buf.resize(static_cast<std::size_t>(st.st_size));
+      const std::size_t size = static_cast<std::size_t>(st.st_size);
+      const bool pieces = piece > 0 && (read_only || !xattr.empty() || out_size >= 0);
+      if (buf.size() < (pieces ? std::min(piece, size) : size)) buf.resize(pieces ? std::min(piece, size) : size);
       std::size_t got = 0;
-      while (got < buf.size()) {
-        const ssize_t r = ::pread(fd, buf.data() + got, buf.size() - got, static_cast<off_t>(got));
+      while (got < size) {
+        const std::size_t want = pieces ? std::min(piece, size - got) : size - got;
+        const ssize_t r = ::pread(fd, buf.data() + (pieces ? 0 : got), want, static_cast<off_t>(got));
         if (r < 0 && errno == EINTR) continue;
         if (r <= 0) die(p + ": read");
         got += static_cast<std::size_t>(r);
       }
-      ::close(fd);
       bytes_in += got;
+      if (!xattr.empty()) {
+        if (read_only) {
+          std::vector<unsigned char> v(65536);
+          const ssize_t n = ::fgetxattr(fd, xattr.c_str(), v.data(), v.size());
+          if (n < 0) die(p + ": fgetxattr " + xattr);
+          bytes_in += static_cast<unsigned long long>(n);
+        } else {
+          const std::size_t n = out_size < 0 ? 64 : static_cast<std::size_t>(out_size);
+          if (n > buf.size()) buf.resize(n);
+          if (::fsetxattr(fd, xattr.c_str(), buf.data(), n, 0) != 0) die(p + ": fsetxattr " + xattr);
+          bytes_out += n;
+        }
+        ::close(fd);
+        continue;
+      }
+      ::close(fd);
+      if (read_only && !read_suffix.empty()) {
+        const std::string q = p + read_suffix;
+        const int sfd = ::open(q.c_str(), O_RDONLY | O_CLOEXEC);
+        struct stat sst {};
+        if (sfd < 0 || ::fstat(sfd, &sst) != 0) die(q);
+        std::vector<unsigned char> v(static_cast<std::size_t>(sst.st_size));
+        if (::pread(sfd, v.data(), v.size(), 0) != static_cast<ssize_t>(v.size())) die(q + ": read");
+        ::close(sfd);
+        bytes_in += v.size();
+      }
       if (read_only) continue;
       const std::string target = p + suffix;
       const auto slash = target.rfind('/');
