@@ -169,15 +169,22 @@ InputLock::InputLock(const std::string& path, const std::optional<WalkedFile>& w
                                    : ": changed by another process since the command started (no longer the file "
                                      "it named then); not handled"));
   };
-  // A walked entry is opened beneath its DIR, never through a symbolic link below it.
-  const auto open_at_path = [&](const std::string& p, int flags) {
-    if (!beneath) return ::open(p.c_str(), flags | O_CLOEXEC);
-    const int fd = open_beneath(walked->root, p, flags);
-    if (fd < 0 && (errno == ELOOP || errno == EXDEV || errno == ENOTDIR)) throw replaced();
-    return fd;
-  };
   for (;;) {
-    const int fd = open_at_path(path, O_RDONLY | O_NONBLOCK);
+    // A walked entry is opened in its directory, which is opened beneath its DIR: no
+    // symbolic link below DIR is followed (the file itself O_NOFOLLOW), and the directory
+    // is walked once (it is also where outputs beside the file are made).
+    std::shared_ptr<const int> dir;
+    int fd = -1;
+    if (beneath) {
+      const int d = open_beneath(walked->root, dir_of(path), O_RDONLY | O_DIRECTORY);
+      if (d < 0 && (errno == ELOOP || errno == EXDEV || errno == ENOTDIR)) throw replaced();
+      if (d < 0) throw IoError(file_detail::open_error(path));
+      dir = owned_fd(d);
+      fd = ::openat(d, base_of(path).c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0 && errno == ELOOP) throw replaced();
+    } else {
+      fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    }
     if (fd < 0) throw IoError(file_detail::open_error(path));  // as FileReader says it
     auto owned = owned_fd(fd);
     struct stat st {};
@@ -198,8 +205,10 @@ InputLock::InputLock(const std::string& path, const std::optional<WalkedFile>& w
     // Replaced while we waited (another writer's rename): lock what the name is now.  Its
     // directory, checked to hold it, is where outputs beside it are made (dir()).
     if (::fstat(fd, &st) != 0) throw IoError(sys_error(path, "stat"));
-    const int d = open_at_path(dir_of(path), O_RDONLY | O_DIRECTORY);
-    std::shared_ptr<const int> dir = d >= 0 ? owned_fd(d) : nullptr;
+    if (!dir) {
+      const int d = ::open(dir_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (d >= 0) dir = owned_fd(d);
+    }
     struct stat in_dir {};
     const bool there = dir && ::fstatat(*dir, base_of(path).c_str(), &in_dir, AT_SYMLINK_NOFOLLOW) == 0 &&
                        in_dir.st_dev == st.st_dev && in_dir.st_ino == st.st_ino;
