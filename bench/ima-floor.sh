@@ -170,7 +170,7 @@ for verb, outs in (("sign", ["sigfile", "setxattr", "manifest"]), ("verify", ["s
             floor = lambda r, a, j=j, I=I: max(crypto(r, a) / j, I(r, a))
             row(f"{o} -j{j}: modsign, s", W)
             row(f"{o} -j{j}: its CPU user+sys, s", lambda r, a, k=k: cpu[r][(a, k)])
-            row(f"{o} -j{j}: I/O floor, s (CPU)", I)
+            row(f"{o} -j{j}: I/O floor (wall), s", I)
             row(f"{o} -j{j}: floor max(crypto/{j}, I/O), s", floor)
             row(f"**{o} -j{j}: efficiency floor / modsign**", lambda r, a, W=W, floor=floor: floor(r, a) / W(r, a))
             row(f"{o} -j{j}: efficiency against (crypto + I/O CPU)/{j}",
