@@ -144,3 +144,37 @@ TEST_F(Batch, SameNamedFileUnderEverySpelling) {
   EXPECT_EQ(r.out.rfind(m + ": ", 0), 0u) << r.out;
   EXPECT_NE(r.out.find("\n" + t + "/hard.ko: "), std::string::npos) << r.out;
 }
+
+// A name that leads nowhere is no duplicate of the file its text tidies to ("missing/.."
+// resolves in the kernel only through an existing directory; weakly_canonical drops it as
+// text): it reports its own error and the real file is handled (hostile review, issue 28).
+// `ima sign --sigfile` writes NAME.sig, so a symbolic link named beside its target is its
+// own name there and gets its own .sig (new user's trial); sign and verify still take it
+// for the same file.
+TEST_F(Batch, MissingPathIsNoDuplicateAndSigfileLinksKeepTheirNames) {
+  const std::string t = d_ / "t";
+  std::filesystem::create_directories(t + "/real");
+  const std::string m = t + "/real/a.ko";
+  test::spit(m, content(1600, 2));
+  const std::string ghost = t + "/missing/../real/a.ko";
+  auto r = test::run(sign_cmd("rsa-2048") + q(ghost) + " " + q(m) + " --jobs 1");
+  EXPECT_EQ(r.status, 3) << r.err;
+  EXPECT_EQ(r.err.find("skipped: same file"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("modsign: " + ghost + ": "), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.rfind(m + ": signed (RSA, no signedAttrs, sha512, CMS ", 0), 0u) << r.out;
+  r = test::run(M() + " verify --cert " + q(crt("rsa-2048")) + " " + q(m) + " " + q(ghost) + " --jobs 1");
+  EXPECT_EQ(r.status, 3) << r.err;
+  EXPECT_EQ(r.err.find("skipped: same file"), std::string::npos) << r.err;
+  // ima sign --sigfile: the link gets its own NAME.sig; without --sigfile it is the same file.
+  const std::string f = t + "/real/f", l = t + "/real/l";
+  test::spit(f, content(900, 3));
+  ASSERT_EQ(::symlink("f", l.c_str()), 0);
+  const std::string ima = M() + " ima sign --key " + q(key("rsa-2048")) + " --cert " + q(crt("rsa-2048"));
+  r = test::run(ima + " --sigfile " + q(f) + " " + q(l) + " --jobs 1");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(test::slurp(f + ".sig").size(), test::slurp(l + ".sig").size());
+  EXPECT_EQ(r.err.find("skipped: same file"), std::string::npos) << r.err;
+  r = test::run(ima + " --manifest " + q(t + "/m.jsonl") + " " + q(f) + " " + q(l) + " --jobs 1");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err.substr(0, r.err.find("modsign: ima sign: ")), "modsign: " + l + ": skipped: same file as " + f + "; handled once\n");
+}

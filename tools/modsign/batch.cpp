@@ -162,19 +162,19 @@ namespace {
 /// weakly_canonical(path), worked out from its directory's, each directory once (`known`):
 /// a last component that is a plain name and no symbolic link only adds itself.  Spares
 /// the readlink and stat per path component of every file in a batch (issue 28's profile:
-/// 9 readlinks and 8 stats per file of a /usr sample).  Sets `ec` as weakly_canonical does.
+/// 9 readlinks and 8 stats per file of a /usr sample).  With `keep_link` a symbolic link as
+/// the last component is not followed (its own name).  Sets `ec` as weakly_canonical does.
 std::filesystem::path canonical_of(const std::filesystem::path& p, std::map<std::string, std::filesystem::path>& known,
-                                   std::error_code& ec) {
+                                   std::error_code& ec, bool keep_link = false) {
   ec.clear();
   const auto name = p.filename();
-  const auto parent = p.parent_path();
   struct stat st {};
-  if (name.empty() || name == "." || name == ".." || parent.empty() || parent == p ||
-      ::lstat(p.c_str(), &st) != 0 || S_ISLNK(st.st_mode))
+  if (name.empty() || name == "." || name == ".." || ::lstat(p.c_str(), &st) != 0 || (S_ISLNK(st.st_mode) && !keep_link))
     return std::filesystem::weakly_canonical(p.empty() ? std::filesystem::path(".") : p, ec);
+  const std::filesystem::path parent = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
   auto it = known.find(parent.string());
   if (it == known.end()) {
-    auto dir = canonical_of(parent, known, ec);
+    auto dir = canonical_of(parent, known, ec);  // a directory: links followed
     if (ec) return {};
     it = known.emplace(parent.string(), std::move(dir)).first;
   }
@@ -182,7 +182,8 @@ std::filesystem::path canonical_of(const std::filesystem::path& p, std::map<std:
 }
 }  // namespace
 
-std::vector<std::size_t> duplicate_of(const std::vector<BatchInput>& inputs, const std::vector<std::string>& dirs) {
+std::vector<std::size_t> duplicate_of(const std::vector<BatchInput>& inputs, const std::vector<std::string>& dirs,
+                                      bool by_name) {
   std::vector<std::size_t> dup(inputs.size(), SIZE_MAX);
   std::map<std::string, std::size_t> first;
   // An entry found under -r is a regular file reached through no symbolic link (the walk
@@ -203,13 +204,15 @@ std::vector<std::size_t> duplicate_of(const std::vector<BatchInput>& inputs, con
       if (!ec && !below.empty() && *below.begin() != "..") canon = (it->second / below).lexically_normal().string();
       if (ec) dir_canon.erase(it);
     }
-    if (canon.empty()) canon = canonical_of(in.path, parent_canon, ec).string();
+    if (canon.empty()) canon = canonical_of(in.path, parent_canon, ec, by_name).string();
     const auto [it, inserted] = first.emplace(ec ? in.path : canon, i);
     // The same path now, and the same file when each was found: a path that leads to
     // another file meanwhile (a directory on it swapped) is no duplicate.  The first is
     // handled only if it is still that file (walked_file()).
     const auto& a = inputs[it->second].file;
-    if (!inserted && (!a || !in.file || *a == *in.file)) dup[i] = it->second;
+    // Both must be files found then: a name that led nowhere (weakly_canonical tidies
+    // "missing/.." away as text) is no duplicate of a real file; it reports its own error.
+    if (!inserted && a && in.file && *a == *in.file) dup[i] = it->second;
   }
   return dup;
 }
@@ -238,7 +241,7 @@ bool skip_sign_input(const std::vector<BatchInput>& inputs, const std::vector<st
 int run_file_batch(const std::string& verb, const std::vector<BatchInput>& inputs, const std::vector<std::string>& dirs,
                    bool compressed_ok, std::size_t dir_error, BatchOptions o,
                    const std::function<int(std::size_t, ItemResult&)>& handle) {
-  const auto duplicate = duplicate_of(inputs, dirs);
+  const auto duplicate = duplicate_of(inputs, dirs, o.outputs_by_name);
   auto work = [&](std::size_t i) {
     ItemResult r;
     CaptureComplaints capture(r.err);

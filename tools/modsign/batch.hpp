@@ -26,6 +26,9 @@ struct BatchOptions {
   /// Entries under -r DIR that could not be handled (already reported): the summary line
   /// says ", N not handled" after "skipped".
   std::size_t not_handled = 0;
+  /// Outputs belong to the names, not the files (ima sign --sigfile: NAME.sig): a named
+  /// symbolic link to another input is its own name, not a duplicate (duplicate_of()).
+  bool outputs_by_name = false;
 };
 /// Adds --jobs/-j, --quiet/-q and (if `with_sync`) --sync to a subcommand.
 void add_batch_options(CLI::App* c, BatchOptions& o, bool with_sync);
@@ -99,8 +102,10 @@ bool module_inputs_usable(const std::vector<BatchInput>& inputs, const std::vect
 /// SIZE_MAX for a first occurrence.  Inputs with
 /// `not_regular` set (e.g. a symbolic link found under -r) take no part: they are reported as
 /// skipped by the caller and neither count as an occurrence nor shadow the real file.  Hard
-/// links are separate names and are not duplicates.
-std::vector<std::size_t> duplicate_of(const std::vector<BatchInput>& inputs, const std::vector<std::string>& dirs);
+/// links are separate names and are not duplicates.  With `by_name` a named symbolic link
+/// as the last component is not followed: its name is what an output beside it belongs to.
+std::vector<std::size_t> duplicate_of(const std::vector<BatchInput>& inputs, const std::vector<std::string>& dirs,
+                                      bool by_name = false);
 
 /// The line a batch prints for a duplicate: "skipped: same file as FIRST; handled once".
 std::string duplicate_text(const std::string& first);

@@ -109,6 +109,7 @@ int cmd_ima_sign(const ImaSignArgs& a) {
   std::vector<std::string> lines(inputs.size());
   BatchOptions bo = a.batch;
   if (to_manifest && a.manifest == "-") bo.quiet = true;  // stdout carries the manifest
+  bo.outputs_by_name = a.sigfile;  // NAME.sig: a link named beside its target gets its own
   const int status = run_file_batch("ima sign", inputs, a.dirs, true, dir_error, bo, [&](std::size_t i, ItemResult& r) {
     const BatchInput& in = inputs[i];
     ImaSignOptions o = opt;
