@@ -127,8 +127,8 @@ void check_ima_sign_options(const Signer& signer, const ImaSignOptions& o) {
   sign_hash(o.hash);
   if (api::backend_named(o.backend) == crypto::Backend::botan && crypto::is_ml_dsa(signer.impl().key.algo()) &&
       !signer.impl().key.has_ml_dsa_seed())
-    throw InputError(signer.key_path() +
-                     ": the botan backend needs an ML-DSA key with its seed (RFC 9881 seed or both form)");
+    throw SignError(SignRefusal::backend_needs_seed,
+                    signer.key_path() + ": the botan backend needs an ML-DSA key with its seed (RFC 9881 seed or both form)");
   if (o.deterministic && crypto::is_ecdsa(signer.impl().key.algo()) && crypto::pkcs11::is_uri(signer.key_path()))
     throw InputError(signer.key_path() +
                      ": deterministic ECDSA (RFC 6979) is not available for a key on a PKCS#11 token: its signer "

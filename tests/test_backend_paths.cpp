@@ -6,6 +6,7 @@
 // without its seed, `-provparam ml-dsa.output_formats=priv-only` (expandedKey only).
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 
 #include <modsign/modsign.hpp>
@@ -100,9 +101,35 @@ TEST_F(BackendPaths, ImaSigning) {
   EXPECT_EQ(uses_of([&] { ima_sign_file(seed, file("c"), o); }), kOpensslSign);
   o.backend = "botan";
   EXPECT_EQ(uses_of([&] { ima_sign_file(seed, file("d"), o); }), kBotanSign);
-  EXPECT_THROW(ima_sign_file(noseed, file("e"), o), InputError);
+  try {
+    ima_sign_file(noseed, file("e"), o);
+    ADD_FAILURE() << "no exception";
+  } catch (const SignError& e) {
+    EXPECT_EQ(e.reason(), SignRefusal::backend_needs_seed);
+  }
   o.backend = "fastest";
   EXPECT_THROW(ima_sign_file(seed, file("f"), o), UsageError);
+}
+
+// The CLI says the same for sign and ima sign, exit 2 (new user's trial: ima sign said
+// it otherwise, exit 3), and nothing is written.
+TEST_F(BackendPaths, CliBotanWithoutSeedIsAUsageError) {
+  const std::string m = file("m.ko"), f = file("f");
+  const std::string want = "modsign: " + key("noseed") +
+                           ": --backend botan needs an ML-DSA key with its seed (RFC 9881 seed or both form); "
+                           "--backend auto signs with OpenSSL a key without it\n";
+  const std::string kc = " --key " + q(key("noseed")) + " --cert " + q(crt("noseed")) + " --backend ";
+  auto r = test::run(test::modsign_cli() + " sign" + kc + "botan " + q(m));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, want);
+  r = test::run(test::modsign_cli() + " ima sign --sigfile" + kc + "botan " + q(f));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, want);
+  EXPECT_FALSE(std::filesystem::exists(f + ".sig"));
+  EXPECT_EQ(test::slurp(m), test::pattern(5000));
+  r = test::run(test::modsign_cli() + " ima sign --sigfile -q" + kc + "auto " + q(f));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(test::slurp(f + ".sig").size(), 9u + 3309u);
 }
 
 TEST_F(BackendPaths, ImaAppraisal) {

@@ -54,8 +54,9 @@ struct ImaSignOptions {
   /// As SignOptions::expect_file: the file a walk of -r DIR (or a batch) found at the path.
   std::optional<WalkedFile> expect_file;
   /// The ML-DSA signing library, as SignOptions::backend: "auto" (Botan for a key with its
-  /// seed, else OpenSSL), "openssl" or "botan" (InputError "<key>: the botan backend
-  /// needs an ML-DSA key with its seed ..." for a key without).  Unknown: UsageError.
+  /// seed, else OpenSSL), "openssl" or "botan" (SignError backend_needs_seed "<key>: the
+  /// botan backend needs an ML-DSA key with its seed ..." for a key without, from
+  /// check_ima_sign_options()).  Unknown: UsageError.
   std::string backend = "auto";
 };
 

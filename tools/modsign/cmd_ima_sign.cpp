@@ -76,6 +76,10 @@ int cmd_ima_sign(const ImaSignArgs& a) {
   } catch (const UsageError& e) {
     complain("", std::string("--hash: ") + e.what());
     return kExitUsage;
+  } catch (const SignError& e) {
+    const bool seed = e.reason() == SignRefusal::backend_needs_seed;
+    complain(seed ? a.key : "", seed ? backend_needs_seed_text() : std::string(e.what()));
+    return seed ? kExitUsage : kExitInput;
   } catch (const InputError& e) {
     complain("", e.what());
     return kExitInput;

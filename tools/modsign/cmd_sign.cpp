@@ -66,7 +66,7 @@ int report_option_refusal(const SignError& e, const SignArgs& a) {
                    "(crypto/asymmetric_keys/public_key.c)");
       return kExitUsage;
     case SignRefusal::backend_needs_seed:
-      complain(a.key, "--backend botan needs an ML-DSA key with its seed (RFC 9881 seed or both form)");
+      complain(a.key, backend_needs_seed_text());
       return kExitUsage;
     default: complain("", e.what()); return kExitInput;
   }

@@ -151,10 +151,17 @@ void add_json_flag(CLI::App* cmd, bool& json, const std::string& per) {
 }
 
 void add_backend_option(CLI::App* cmd, std::string& backend, const std::string& what) {
+  const bool signing = what == "signing";
   cmd->add_option("--backend", backend,
-                  "ML-DSA " + what + " library (auto: the faster one measured; Botan signs only with a seed key)")
+                  "ML-DSA " + what + " library (auto: Botan, measured faster on the project's machine" +
+                      (signing ? std::string(", for a key with its seed; OpenSSL for one without)") : std::string(")")))
       ->check(CLI::IsMember({"auto", "openssl", "botan"}))
       ->capture_default_str();
+}
+
+std::string backend_needs_seed_text() {
+  return "--backend botan needs an ML-DSA key with its seed (RFC 9881 seed or both form); --backend auto signs "
+         "with OpenSSL a key without it";
 }
 
 CLI::Option* not_stdout(CLI::Option* o) {

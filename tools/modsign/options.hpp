@@ -100,6 +100,8 @@ void add_ima_file_inputs(CLI::App* cmd, std::vector<std::string>& files, std::ve
                          const std::string& what);
 /// --backend auto|openssl|botan: the ML-DSA library for `what` ("signing", "verification").
 void add_backend_option(CLI::App* cmd, std::string& backend, const std::string& what);
+/// What sign and ima sign say (exit 2) for --backend botan with a key without its seed.
+std::string backend_needs_seed_text();
 /// The output file: -o/--out, plus the command's older spellings in `aliases` (e.g.
 /// "--dest", "--output"; comma separated), which stay accepted.
 /// One rule for "-" as an output (modsign(1), FILE HANDLING): with `stdout_ok` (a text
