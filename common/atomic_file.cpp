@@ -423,6 +423,10 @@ void commit_together(const std::vector<AtomicFile*>& files) {
   if (!error.empty()) throw IoError(error);
 }
 
+void check_output_file(const std::string& path, unsigned mode, bool keep_mode) {
+  const AtomicFile probe(path, mode, keep_mode);  // its destructor removes the temporary
+}
+
 void write_file_atomic(const std::string& path, ByteView data, unsigned mode, bool keep_mode) {
   AtomicFile f(path, mode, keep_mode);
   f.write(data);

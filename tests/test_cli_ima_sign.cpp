@@ -193,6 +193,21 @@ TEST_F(CliImaSign, Sha3SignatureIsNoHashOfLinux61) {
 }
 
 // --sigfile -r: the FILE.sig files in the tree are the signatures, neither signed nor checked.
+// A --manifest that cannot be written is said before anything is signed (new user's
+// trial: it was said after the whole run, whose summary read as success), exit 3.
+TEST_F(CliImaSign, ManifestDestinationCheckedFirst) {
+  spit(d_ / "a", std::string("one"));
+  for (const std::string& dest : {std::string("/dev/null"), d_ / "missing/m.jsonl"}) {
+    const auto r = run(sign("ec") + " --manifest " + q(dest) + " " + q(d_ / "a"));
+    EXPECT_EQ(r.status, 3) << dest;
+    EXPECT_EQ(r.out, "") << dest;
+    EXPECT_EQ(r.err, dest == "/dev/null" ? "modsign: /dev/null: is a device, not a regular file; not replacing it\n"
+                                         : "modsign: " + dest + ": cannot create temporary file: No such file or directory\n");
+  }
+  const auto left = snapshot_dir(d_.path());
+  EXPECT_EQ(left.size(), 1u);  // "a" alone: no temporary left behind
+}
+
 TEST_F(CliImaSign, SigfileTreeRoundTrip) {
   run("mkdir " + q(d_ / "t"));
   spit(d_ / "t/f", std::string("x"));

@@ -63,6 +63,14 @@ MODSIGN_API bool same_file(const std::string& a, const std::string& b);
 /// Throws IoError naming the file.
 MODSIGN_API void write_file_atomic(const std::string& path, ByteView data, unsigned mode = 0644, bool keep_mode = true);
 
+/// The checks write_file_atomic() makes before it writes, made now: its directory takes a
+/// temporary file (made and removed again), and an existing `path` is a regular file this
+/// process may replace (not a device, FIFO, socket or directory; not immutable or
+/// append-only; not another user's in a sticky directory; a name the file system takes).
+/// For an output written at the end of a long run (ima sign --manifest): its problem is said
+/// before the run, not after.  Throws IoError naming the file, as write_file_atomic() would.
+MODSIGN_API void check_output_file(const std::string& path, unsigned mode = 0644, bool keep_mode = true);
+
 // ---- durability --------------------------------------------------------------------------
 
 /// How an output is made durable before it replaces its target.

@@ -105,6 +105,9 @@ int cmd_ima_sign(const ImaSignArgs& a) {
                                       {signer->certificate_path(), "the certificate"},
                                       {a.key_options.pin_file, "the PIN file"}});
       refuse_input(a.manifest);
+      // A destination that cannot be written is said before anything is signed, not after
+      // the whole tree.
+      check_output_file(a.manifest);
     } catch (const IoError& e) {
       complain("", e.what());
       return kExitInput;
