@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/ima-floor.sh [--files N] [--runs R] (issue 28)
+# bench/ima-floor.sh [--files N] [--runs R]: IMA signing and verifying at the floor (issue 28)
 # `modsign ima sign` and `ima verify` against their floors, everything in one run per
 # repetition, over N files drawn from this machine's /usr (bench/usr-sample.sh; the sample
 # bench/ima-speed.sh uses):
@@ -14,8 +14,15 @@
 #             security.ima read.  Its wall and CPU time.
 #   floor     max(crypto / jobs, I/O wall), as bench/sign-floor.sh states it for modules;
 #             efficiency = floor / modsign wall.  Also against (crypto + I/O CPU) / jobs.
-# Every command runs against a warm page cache.  The table gives the median over R
-# (default 3) with the single values in brackets.
+# Every command runs against a warm page cache, after a global `sync`.  The table gives the
+# median over R (default 3) with the single values in brackets.  A value the file system
+# cannot hold as security.ima (ML-DSA-87's 4,636 bytes on ext4 with 4 KiB blocks) leaves
+# its setxattr rows out ("—").  Beside each ML-DSA `auto` run it also times `--backend
+# openssl` (the table's gain).
+# Needs: root (security.ima), modsign, modsign_bench (Google Benchmark) and io_floor built,
+# python3, GNU time (/usr/bin/time); disk for the sample twice (the cache and a copy under
+# /tmp; 250 MiB for 5,000 files here).  About 5 minutes per repetition on a 2-core machine.
+# Run it on a quiet machine: other work changes every figure.
 # MODSIGN, BENCH, IO_FLOOR: the binaries (default: build/bin/ of this checkout).
 set -euo pipefail
 cd "$(dirname "$0")/.."
