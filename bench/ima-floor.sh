@@ -26,15 +26,8 @@
 # MODSIGN, BENCH, IO_FLOOR: the binaries (default: build/bin/ of this checkout).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-runs=3; nfiles=5000
-while [ $# -gt 0 ]; do
-  case $1 in
-    --files) nfiles=$2; shift ;;
-    --runs) runs=$2; shift ;;
-    *) echo "usage: $0 [--files N] [--runs R]" >&2; exit 2 ;;
-  esac
-  shift
-done
+. bench/usr-sample.sh
+usr_sample_args "$@"  # sets nfiles, runs
 modsign=${MODSIGN:-$PWD/build/bin/modsign}
 bench=${BENCH:-$PWD/build/bin/modsign_bench}
 iofloor=${IO_FLOOR:-$PWD/build/bin/io_floor}
@@ -44,7 +37,6 @@ done
 [ "$(id -u)" = 0 ] || { echo "security.ima needs root (CAP_SYS_ADMIN)" >&2; exit 3; }
 
 w=$(mktemp -d /tmp/modsign-ima-floor.XXXXXX); trap 'rm -rf "$w"' EXIT
-. bench/usr-sample.sh
 usr_sample "$w/t" "$nfiles"  # the tree in $w/t; sets F (its files, sorted), n, bytes, sizes
 printf '%s\n' "${F[@]}" >"$w/list"
 algs=(ecdsa-p384 rsa-4096 ml-dsa-44 ml-dsa-65 ml-dsa-87)

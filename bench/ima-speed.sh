@@ -19,15 +19,8 @@
 # openssl for the hashing and the DER certificate (default: openssl on PATH).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-runs=3; nfiles=5000
-while [ $# -gt 0 ]; do
-  case $1 in
-    --files) nfiles=$2; shift ;;
-    --runs) runs=$2; shift ;;
-    *) echo "usage: $0 [--files N] [--runs R]" >&2; exit 2 ;;
-  esac
-  shift
-done
+. bench/usr-sample.sh
+usr_sample_args "$@"  # sets nfiles, runs
 modsign=${MODSIGN:-$PWD/build/bin/modsign}
 [ -x "$modsign" ] || { echo "$modsign: not built (set MODSIGN or build the modsign target)" >&2; exit 3; }
 command -v evmctl >/dev/null || { echo "evmctl not installed (apt-get install ima-evm-utils)" >&2; exit 3; }
@@ -35,7 +28,6 @@ openssl=${OPENSSL:-openssl}
 command -v "$openssl" >/dev/null || { echo "$openssl: not installed (set OPENSSL)" >&2; exit 3; }
 
 w=$(mktemp -d /tmp/modsign-ima.XXXXXX); trap 'rm -rf "$w"' EXIT
-. bench/usr-sample.sh
 usr_sample "$w/t" "$nfiles"  # sets F, n, bytes, sizes
 cd "$w/t"
 algs=(ecdsa-p384 ml-dsa-44 ml-dsa-65 ml-dsa-87)

@@ -1,4 +1,17 @@
 # bench/usr-sample.sh: sourced by bench/ima-speed.sh and bench/ima-floor.sh.
+# usr_sample_args ARGS...: --files N (default 5000) and --runs R (default 3) into nfiles and
+# runs; anything else is a usage error (exit 2).
+usr_sample_args() {
+  runs=3; nfiles=5000
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --files) nfiles=$2; shift ;;
+      --runs) runs=$2; shift ;;
+      *) echo "usage: $0 [--files N] [--runs R]" >&2; exit 2 ;;
+    esac
+    shift
+  done
+}
 # usr_sample DEST N: N regular files drawn at random (fixed seed) from this machine's /usr,
 # so the sample keeps /usr's size distribution; copied once and cached under
 # ${MODSIGN_CACHE:-~/.cache/modsign}/bench/ima-usr-N (outside the checkout), then copied to
