@@ -75,8 +75,9 @@ std::string ima_hash_setup(std::string_view name, const KernelProfile& profile) 
   return std::string(crypto::hash_info(digest::ima_hash_setup(name, api::to_kernel(profile))).name);
 }
 
-TemplateEntry ima_buffer_template(const std::string& event_name, ByteView buf, const std::string& ima_hash) {
-  return digest::ima_buffer_template(event_name, buf, hash_named(ima_hash, "IMA hash"));
+TemplateEntry ima_buffer_template(const std::string& event_name, ByteView buf, const std::string& ima_hash,
+                                  const KernelProfile& profile) {
+  return digest::ima_buffer_template(event_name, buf, hash_named(ima_hash, "IMA hash"), api::to_kernel(profile));
 }
 
 Result<TemplateEntry> ima_template_file(const std::string& template_name, const std::string& path,
@@ -94,8 +95,9 @@ std::optional<std::size_t> pcr_bank_size(std::string_view bank) {
   return crypto::hash_info(*h).size;
 }
 
-Result<std::vector<MeasurementRecord>> parse_measurement_list(ByteView list, std::string_view bank) {
-  return digest::parse_measurement_list(list, hash_named(bank, "bank"));
+Result<std::vector<MeasurementRecord>> parse_measurement_list(ByteView list, std::string_view bank,
+                                                             std::optional<ByteOrder> order) {
+  return digest::parse_measurement_list(list, hash_named(bank, "bank"), order);
 }
 
 Result<std::map<std::uint32_t, Bytes>> parse_expected_pcrs(std::string_view text, std::string_view bank) {
@@ -174,9 +176,10 @@ std::vector<PcrReplay> replay_pcrs(const std::vector<MeasurementRecord>& records
 
 Result<ListReplay> replay_measurement_list_file(const std::string& path, std::string_view bank,
                                                 const std::map<std::uint32_t, Bytes>& expected,
-                                                const std::function<void(std::uint64_t, const MeasurementRecord&)>& each) {
+                                                const std::function<void(std::uint64_t, const MeasurementRecord&)>& each,
+                                                std::optional<ByteOrder> order) {
   const auto h = hash_named(bank, "bank");
-  digest::MeasurementListReader reader(path, h);
+  digest::MeasurementListReader reader(path, h, order);
   digest::PcrReplayer replayer(h);
   ListReplay out;
   for (;;) {
@@ -191,6 +194,7 @@ Result<ListReplay> replay_measurement_list_file(const std::string& path, std::st
     if (each) each(out.records, rec);
   }
   out.pcrs = pcr_results(replayer.pcrs(), h, expected);
+  out.byte_order = reader.byte_order();
   return out;
 }
 

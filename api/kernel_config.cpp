@@ -74,6 +74,7 @@ KernelProfile kernel_profile_of(const KernelConfig& config) {
   p.set_module_decompress(module::module_decompress_of(config));
   p.set_absent_sig_algos(module::absent_sig_algos_of(config));
   p.set_absent_hashes(module::absent_hashes_of(config));
+  p.set_byte_order(config.value("CPU_BIG_ENDIAN") == "y" ? ByteOrder::big : ByteOrder::little);
   return p;
 }
 

@@ -57,6 +57,8 @@ kernel::KernelProfile to_kernel(const KernelProfile& p) {
   k.module_decompress = p.module_decompress();
   k.absent_sig_algos.insert(p.absent_sig_algos().begin(), p.absent_sig_algos().end());
   k.absent_hashes.insert(p.absent_hashes().begin(), p.absent_hashes().end());
+  k.big_endian = p.byte_order() == ByteOrder::big;
+  k.ima_canonical_fmt = p.ima_canonical_fmt();
   return k;
 }
 

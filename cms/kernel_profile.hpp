@@ -57,6 +57,14 @@ struct KernelProfile {
   /// signatures behave alike, IMA file signatures do not (digest/ima_appraise.cpp
   /// ima_sigv3_file_signatures, digest/digsig_asymmetric.cpp asymmetric_verify_v3).
   int release = 0;
+  /// The kernel's own byte order: CONFIG_CPU_BIG_ENDIAN=y (s390, big-endian arm64/ppc64/
+  /// mips builds).  The signature formats do not depend on it (module_signature and
+  /// signature_v2_hdr are big-endian, PE/COFF and EFI little-endian, on every kernel);
+  /// IMA's measurement list and template hashes do (digest/ima_fs.cpp ima_list_big_endian).
+  bool big_endian = false;
+  /// The ima_canonical_fmt boot parameter (security/integrity/ima/ima_fs.c); it changes
+  /// anything only on a big-endian kernel.
+  bool ima_canonical_fmt = false;
 
   static KernelProfile v6() { return KernelProfile{Generation::v6}; }
   static KernelProfile v6_1() {

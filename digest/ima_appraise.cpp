@@ -83,7 +83,7 @@ modsign::Appraisal ima_appraise_modsig(const ModuleFile& f, const kernel::Keyrin
   //    adds a "blacklisted-hash" ima-buf record of the modsig digest.
   if (auto hit = check_blacklist()) {
     a.blacklist_entry = hit->entry;
-    a.ima_record = ima_buffer_template("blacklisted-hash", hit->ima_buffer, ima_hash);
+    a.ima_record = ima_buffer_template("blacklisted-hash", hit->ima_buffer, ima_hash, profile);
     return refuse("blacklisted", hit->err, "ima_check_blacklist: " + hit->entry + " is listed");
   }
   // 2. ima_appraise_measurement(): without security.ima only the modsig can pass.

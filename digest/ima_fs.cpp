@@ -1,4 +1,4 @@
-// mirrors security/integrity/ima/ima_fs.c ima_measurements_show (the binary measurement list) and, for the "ima" template hash, ima_crypto.c ima_calc_field_array_hash, Linux 7.2.13
+// mirrors security/integrity/ima/ima_fs.c ima_measurements_show (the binary measurement list, in the kernel's byte order unless ima_canonical_fmt) and, for the "ima" template hash, ima_crypto.c ima_calc_field_array_hash, Linux 7.2.13
 #include "digest/ima_fs.hpp"
 
 #include <algorithm>
@@ -9,12 +9,24 @@
 
 namespace modsign::digest {
 
-namespace {
-std::uint32_t get_u32le(ByteView b, std::size_t off) {
-  return static_cast<std::uint32_t>(b[off]) | static_cast<std::uint32_t>(b[off + 1]) << 8 |
-         static_cast<std::uint32_t>(b[off + 2]) << 16 | static_cast<std::uint32_t>(b[off + 3]) << 24;
+bool ima_list_big_endian(const kernel::KernelProfile& profile) {
+  // default_canonical_fmt_setup: ima_canonical_fmt is set only #ifdef __BIG_ENDIAN, and
+  // ima_measurements_show, ima_show_template_data_binary and ima_calc_field_array_hash_tfm
+  // write "!ima_canonical_fmt ? len : cpu_to_le32(len)".
+  return profile.big_endian && !profile.ima_canonical_fmt;
 }
 
+void put_ima_u32(Bytes& out, std::uint32_t v, bool big_endian) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * (big_endian ? 3 - i : i))));
+}
+
+std::uint32_t get_ima_u32(ByteView b, std::size_t off, bool big_endian) {
+  std::uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v |= static_cast<std::uint32_t>(b[off + i]) << (8 * (big_endian ? 3 - i : i));
+  return v;
+}
+
+namespace {
 // The n / n-ng field (ima_template_lib.c ima_eventname_init / ima_eventname_ng_init): a
 // NUL-terminated name; shown without the NUL.
 std::string event_name(const MeasurementRecord& r) {
@@ -25,9 +37,10 @@ std::string event_name(const MeasurementRecord& r) {
              r.template_name == "ima-buf" || r.template_name == "ima-ngv2" || r.template_name == "ima-sigv2") {
     std::size_t q = 0;
     if (r.data.size() < 4) return "";
-    q = 4 + get_u32le(r.data, 0);  // d-ng / d-ngv2
+    const bool be = r.byte_order == ByteOrder::big;
+    q = 4 + get_ima_u32(r.data, 0, be);  // d-ng / d-ngv2
     if (r.data.size() - q < 4) return "";
-    f = ByteView(r.data).subspan(q + 4, get_u32le(r.data, q));
+    f = ByteView(r.data).subspan(q + 4, get_ima_u32(r.data, q, be));
   }
   std::string name(f.begin(), f.end());
   if (!name.empty() && name.back() == '\0') name.pop_back();
@@ -79,8 +92,9 @@ class FileSource final : public Source {
 };
 
 /// The record at `off` (the `index`th, from 1), `off` moved past it; nullopt at the end.
+/// `order` unset: worked out from this record's template name length and kept for the next.
 Result<std::optional<MeasurementRecord>> parse_one(Source& s, std::uint64_t& off, std::uint64_t index,
-                                                   crypto::HashAlgo bank) {
+                                                   crypto::HashAlgo bank, std::optional<ByteOrder>& order) {
   const std::size_t dsize = crypto::hash_info(bank).size;
   const std::uint64_t total = s.size();
   if (off >= total) return std::optional<MeasurementRecord>();
@@ -91,7 +105,18 @@ Result<std::optional<MeasurementRecord>> parse_one(Source& s, std::uint64_t& off
     return make_error(KErr::ebadmsg, "record " + std::to_string(index) + " at offset " + std::to_string(off) + ": " + what);
   };
   auto need = [&](std::uint64_t n) { return total - p >= n; };
-  auto u32 = [&](std::uint64_t at) { return get_u32le(s.at(at, 4), 0); };
+  if (!order && need(4 + dsize + 4)) {
+    // A name of 1-255 bytes read in the other order is 2^24 or more: at most one order fits.
+    const std::uint32_t le = get_ima_u32(s.at(p + 4 + dsize, 4), 0, false);
+    const std::uint32_t be = get_ima_u32(s.at(p + 4 + dsize, 4), 0, true);
+    if ((le == 0 || le > 255) && (be == 0 || be > 255))
+      return bad("template name length " + to_hex(s.at(p + 4 + dsize, 4)) +
+                 " is 1-255 in neither byte order (not a binary measurement list)");
+    order = le >= 1 && le <= 255 ? ByteOrder::little : ByteOrder::big;
+  }
+  const bool be = order == ByteOrder::big;
+  r.byte_order = be ? ByteOrder::big : ByteOrder::little;
+  auto u32 = [&](std::uint64_t at) { return get_ima_u32(s.at(at, 4), 0, be); };
   auto bytes = [&](std::uint64_t at, std::size_t n) {
     const ByteView v = s.at(at, n);
     return Bytes(v.begin(), v.end());
@@ -125,7 +150,7 @@ Result<std::optional<MeasurementRecord>> parse_one(Source& s, std::uint64_t& off
     // Every field's length must fit inside the template data.
     for (std::size_t q = 0; q < r.data.size();) {
       if (r.data.size() - q < 4) return bad("truncated field length in template data");
-      const std::uint32_t fl = get_u32le(r.data, q);
+      const std::uint32_t fl = get_ima_u32(r.data, q, be);
       if (r.data.size() - q - 4 < fl) return bad("field length " + std::to_string(fl) + " beyond the template data");
       q += 4 + fl;
     }
@@ -150,11 +175,12 @@ Result<std::optional<MeasurementRecord>> parse_one(Source& s, std::uint64_t& off
 
 }  // namespace
 
-Result<std::vector<MeasurementRecord>> parse_measurement_list(ByteView list, crypto::HashAlgo bank) {
+Result<std::vector<MeasurementRecord>> parse_measurement_list(ByteView list, crypto::HashAlgo bank,
+                                                             std::optional<ByteOrder> order) {
   MemorySource src(list);
   std::vector<MeasurementRecord> out;
   for (std::uint64_t off = 0;;) {
-    auto r = parse_one(src, off, out.size() + 1, bank);
+    auto r = parse_one(src, off, out.size() + 1, bank, order);
     if (!r) return r.error();
     if (!*r) return out;
     out.push_back(std::move(**r));
@@ -162,18 +188,22 @@ Result<std::vector<MeasurementRecord>> parse_measurement_list(ByteView list, cry
 }
 
 struct MeasurementListReader::Impl {
-  Impl(const std::string& path, crypto::HashAlgo b) : src(path), bank(b) {}
+  Impl(const std::string& path, crypto::HashAlgo b, std::optional<ByteOrder> o) : src(path), bank(b), order(o) {}
   FileSource src;
   crypto::HashAlgo bank;
+  std::optional<ByteOrder> order;
   std::uint64_t off = 0, index = 0;
 };
 
-MeasurementListReader::MeasurementListReader(const std::string& path, crypto::HashAlgo bank)
-    : impl_(std::make_unique<Impl>(path, bank)) {}
+MeasurementListReader::MeasurementListReader(const std::string& path, crypto::HashAlgo bank,
+                                             std::optional<ByteOrder> order)
+    : impl_(std::make_unique<Impl>(path, bank, order)) {}
 MeasurementListReader::~MeasurementListReader() = default;
 
 Result<std::optional<MeasurementRecord>> MeasurementListReader::next() {
-  return parse_one(impl_->src, impl_->off, ++impl_->index, impl_->bank);
+  return parse_one(impl_->src, impl_->off, ++impl_->index, impl_->bank, impl_->order);
 }
+
+std::optional<ByteOrder> MeasurementListReader::byte_order() const { return impl_->order; }
 
 }  // namespace modsign::digest

@@ -3,17 +3,12 @@
 
 #include "digest/hash_info.hpp"
 #include "digest/ima_appraise.hpp"
+#include "digest/ima_fs.hpp"
 #include "digest/module_digest.hpp"
 #include "module/decompress.hpp"
 #include "module/module_signature.hpp"
 
 namespace modsign::digest {
-
-namespace {
-void put_u32le(Bytes& out, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
-}
-}  // namespace
 
 Result<TemplateEntry> ima_template(const std::string& template_name, const std::string& path, ByteView file,
                                    const std::optional<Bytes>& security_ima, const kernel::KernelProfile& profile,
@@ -122,7 +117,7 @@ Result<TemplateEntry> ima_template(const std::string& template_name, const std::
         if (split) f.data.assign(split->cms.begin(), split->cms.end());
       }
     }
-    put_u32le(e.data, static_cast<std::uint32_t>(f.data.size()));
+    put_ima_u32(e.data, static_cast<std::uint32_t>(f.data.size()), ima_list_big_endian(profile));
     e.data.insert(e.data.end(), f.data.begin(), f.data.end());
     e.fields.push_back(std::move(f));
   }
@@ -131,7 +126,8 @@ Result<TemplateEntry> ima_template(const std::string& template_name, const std::
   return e;
 }
 
-TemplateEntry ima_buffer_template(const std::string& event_name, ByteView buf, crypto::HashAlgo ima_hash) {
+TemplateEntry ima_buffer_template(const std::string& event_name, ByteView buf, crypto::HashAlgo ima_hash,
+                                  const kernel::KernelProfile& profile) {
   TemplateEntry e;
   e.name = "ima-buf";
   Bytes name(event_name.begin(), event_name.end());
@@ -140,7 +136,7 @@ TemplateEntry ima_buffer_template(const std::string& event_name, ByteView buf, c
               {"n-ng", std::move(name)},
               {"buf", Bytes(buf.begin(), buf.end())}};
   for (const auto& f : e.fields) {
-    put_u32le(e.data, static_cast<std::uint32_t>(f.data.size()));
+    put_ima_u32(e.data, static_cast<std::uint32_t>(f.data.size()), ima_list_big_endian(profile));
     e.data.insert(e.data.end(), f.data.begin(), f.data.end());
   }
   e.sha1 = crypto::digest(crypto::HashAlgo::sha1, e.data);

@@ -38,6 +38,8 @@ inline constexpr std::size_t kImaDigestFieldMax = 201;
 /// the hash of the file as stored (collected on the first, deferred read) and d-modsig and
 /// modsig from the decompressed image; under v6 IMA sees only the compressed file (no modsig).
 /// Templates: "ima-ng" (d-ng|n-ng), "ima-sig" (+sig), "ima-modsig" (+sig|d-modsig|modsig).
+/// Each field's length goes into the template data (and so the hashes) in `profile`'s IMA
+/// byte order (digest/ima_fs.hpp ima_list_big_endian).
 /// `side_sha256` replaces the kernel's d-modsig digest by the side SHA-256 of the signed
 /// content ("what IMA would record" under the proposal).  Errors: EINVAL when an appended
 /// signature exists but pkcs7_get_digest has no digest (ima_eventdigest_modsig_init fails,
@@ -55,8 +57,9 @@ Result<TemplateEntry> ima_template(const std::string& template_name, const std::
 /// The "ima-buf" entry (d-ng|n-ng|buf) process_buffer_measurement() records for a buffer
 /// (security/integrity/ima/ima_main.c, kernel 7.2): d-ng = "<algo>:" '\0' H(buf) with H =
 /// `ima_hash` (IMA's ima_hash= setting), n-ng = `event_name` and a NUL, buf = the bytes.
-/// Used for the "blacklisted-hash" record of ima_check_blacklist().  No errors.
-TemplateEntry ima_buffer_template(const std::string& event_name, ByteView buf,
-                                  crypto::HashAlgo ima_hash = crypto::HashAlgo::sha256);
+/// Used for the "blacklisted-hash" record of ima_check_blacklist().  Field lengths in
+/// `profile`'s IMA byte order (ima_list_big_endian), as ima_template's.  No errors.
+TemplateEntry ima_buffer_template(const std::string& event_name, ByteView buf, crypto::HashAlgo ima_hash,
+                                  const kernel::KernelProfile& profile);
 
 }  // namespace modsign::digest

@@ -311,7 +311,7 @@ TEST(Ima, ExpectedPcrFileFormats) {
 // kernel leaves empty.
 TEST(Ima, BufferTemplateMatchesTheKernelsBlacklistedHashRecords) {
   const Bytes digest = from_hex("5c0b666bd81961e2bcd771ec639e599348287c5666b35c2a805f2855f57be9f5");
-  auto e = digest::ima_buffer_template("blacklisted-hash", digest);
+  auto e = digest::ima_buffer_template("blacklisted-hash", digest, HashAlgo::sha256, KernelProfile::v7(2));
   EXPECT_EQ(e.name, "ima-buf");
   ASSERT_EQ(e.fields.size(), 3u);
   EXPECT_EQ(e.fields[0].name, "d-ng");
@@ -325,13 +325,13 @@ TEST(Ima, BufferTemplateMatchesTheKernelsBlacklistedHashRecords) {
   EXPECT_EQ(to_hex(e.sha1), tool_hash("sha1sum", e.data));
   EXPECT_EQ(to_hex(e.sha256), tool_hash("sha256sum", e.data));
 
-  auto empty = digest::ima_buffer_template("blacklisted-hash", {});
+  auto empty = digest::ima_buffer_template("blacklisted-hash", {}, HashAlgo::sha256, KernelProfile::v7(2));
   EXPECT_EQ(to_hex(empty.data),
             "28000000" "7368613235363a00" "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
             "11000000" "626c61636b6c69737465642d6861736800" "00000000");
   EXPECT_EQ(to_hex(empty.sha1), "3ed42715de7bcf37dd7f7d2fc58891c130c1ed47");  // as recorded by 7.2.13
 
-  auto s512 = digest::ima_buffer_template("x", str("ab"), HashAlgo::sha512);
+  auto s512 = digest::ima_buffer_template("x", str("ab"), HashAlgo::sha512, KernelProfile::v7(2));
   // d-ng: 72 bytes = "sha512:" NUL and the 64-byte SHA-512 of the buffer.
   EXPECT_EQ(to_hex(s512.data).substr(0, 24), "48000000" "7368613531323a00");
   EXPECT_EQ(to_hex(s512.data).substr(24, 128), tool_hash("sha512sum", str("ab")));

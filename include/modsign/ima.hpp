@@ -63,7 +63,10 @@ struct TemplateOptions {
 /// parses; modsig = the appended PKCS#7 DER or empty.  A compressed module under v7.0 is
 /// taken as loaded with MODULE_INIT_COMPRESSED_FILE: d-ng hashes the file as stored,
 /// d-modsig and modsig come from the decompressed image; under v6 IMA sees only the
-/// compressed file (no modsig).
+/// compressed file (no modsig).  TemplateEntry::data holds each field's u32 length in
+/// `profile`'s KernelProfile::ima_byte_order() (big-endian on a big-endian kernel without
+/// ima_canonical_fmt, as ima_calc_field_array_hash_tfm in ima_crypto.c hashes it), so the
+/// template hashes differ between the orders; the fields themselves do not.
 /// Mirrors ima_eventdigest_ng_init, ima_eventname_ng_init, ima_eventsig_init,
 /// ima_eventdigest_modsig_init, ima_eventmodsig_init (ima_template_lib.c), Linux 7.2.13.
 /// Predictions (the returned Error): EINVAL when IMA records no entry: an appended
@@ -91,9 +94,11 @@ MODSIGN_API Result<TemplateEntry> ima_template(const std::string& template_name,
 /// n-ng = `event_name` and a NUL, buf = `buf` itself; e.g. the "blacklisted-hash" record
 /// ima_check_blacklist() adds (Appraisal::ima_record, BlacklistStop::ima_buffer).
 /// Mirrors ima_eventdigest_ng_init, ima_eventname_ng_init and ima_eventbuf_init
-/// (ima_template_lib.c), Linux 7.2.13.  Throws UsageError "unknown IMA hash 'X'".
+/// (ima_template_lib.c), Linux 7.2.13.  Field lengths in `profile`'s
+/// KernelProfile::ima_byte_order(), as ima_template().  Throws UsageError "unknown IMA hash 'X'".
 MODSIGN_API TemplateEntry ima_buffer_template(const std::string& event_name, ByteView buf,
-                                              const std::string& ima_hash = "sha256");
+                                              const std::string& ima_hash = "sha256",
+                                              const KernelProfile& profile = KernelProfile());
 
 /// The same for the file at `path`: its bytes and its security.ima extended attribute
 /// (absent or unreadable: none); `recorded_path` empty means `path`.
@@ -109,13 +114,23 @@ MODSIGN_API Result<TemplateEntry> ima_template_file(const std::string& template_
 MODSIGN_API std::optional<std::size_t> pcr_bank_size(std::string_view bank);
 
 /// Parse a binary measurement list whose record digests are `bank`-sized ("sha1" for
-/// binary_runtime_measurements, "sha256" for ..._sha256, any hash name IMA knows).
-/// Mirrors ima_measurements_show (ima_fs.c) and, for the legacy "ima" template,
-/// ima_calc_field_array_hash (ima_crypto.c), Linux 7.2.13.
+/// binary_runtime_measurements, "sha256" for ..._sha256, any hash name IMA knows), with its
+/// u32 fields (PCR index, template name length, template data length, each field's length)
+/// in `order`: the kernel's own byte order, or little-endian with ima_canonical_fmt
+/// (KernelProfile::ima_byte_order()).  nullopt: the list says, unambiguously: the order in
+/// which its first template name length is 1-255 bytes (in the other it is 2^24 or more);
+/// every record is then read in that order (MeasurementRecord::byte_order).  The list
+/// cannot say whether a little-endian list came from a little-endian kernel or a
+/// big-endian one booted with ima_canonical_fmt; the records and template hashes are the
+/// same either way.  Mirrors ima_measurements_show (ima_fs.c) and, for the legacy "ima"
+/// template, ima_calc_field_array_hash (ima_crypto.c), Linux 7.2.13.
 /// Errors (returned): EBADMSG "record N at offset O: <what>" for a truncated record, a
-/// length beyond the list or the template data, a template name of 0 or over 255 bytes.
+/// length beyond the list or the template data, a template name of 0 or over 255 bytes
+/// (without `order`, for the first record: "template name length <hex> is 1-255 in neither
+/// byte order (not a binary measurement list)").
 /// Throws UsageError "unknown bank 'X'" for a name that is no hash.
-MODSIGN_API Result<std::vector<MeasurementRecord>> parse_measurement_list(ByteView list, std::string_view bank);
+MODSIGN_API Result<std::vector<MeasurementRecord>> parse_measurement_list(ByteView list, std::string_view bank,
+                                                                         std::optional<ByteOrder> order = std::nullopt);
 
 /// Expected PCR values (bank-sized, by PCR index) from text, one PCR a line:
 /// "PCR-10: <hex>", "10: <hex>", "pcr10 <hex>", the TPM 1.2 sysfs form with spaced bytes
@@ -139,18 +154,23 @@ struct ListReplay {
   std::uint64_t violations = 0;
   std::uint64_t template_hash_mismatches = 0;
   std::vector<PcrReplay> pcrs;  ///< as replay_pcrs() gives them
+  /// The order the list was read in (as given, else as its first record says); nullopt
+  /// for an empty list.
+  std::optional<ByteOrder> byte_order;
 };
 
 /// parse_measurement_list() and replay_pcrs() over the list in the file `path`, read one
 /// record at a time: memory is one record plus a 1 MiB piece of the file, whatever the
 /// list's size (parse_measurement_list() holds every record, about ten times the list).
 /// Calls `each(index, record)` (index from 1) for every record, in order, when given.
+/// `order` as for parse_measurement_list().
 /// Errors (returned): those of parse_measurement_list(), for the first bad record; records
 /// before it have been passed to `each`.  Throws IoError "<path>: <reason>" when the file
 /// cannot be opened or read, UsageError "unknown bank 'X'".
 MODSIGN_API Result<ListReplay> replay_measurement_list_file(
     const std::string& path, std::string_view bank, const std::map<std::uint32_t, Bytes>& expected = {},
-    const std::function<void(std::uint64_t, const MeasurementRecord&)>& each = {});
+    const std::function<void(std::uint64_t, const MeasurementRecord&)>& each = {},
+    std::optional<ByteOrder> order = std::nullopt);
 
 // ---- modsig appraisal (ima_appraise.c, ima_modsig.c) -------------------------------------
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "modsign/byte_order.hpp"
 #include "modsign/result.hpp"
 
 namespace modsign {
@@ -21,8 +22,9 @@ struct TemplateField {
 };
 
 /// A template entry: its fields, the template data as the kernel hashes and exports it
-/// (per field: u32 little-endian length ‖ data; x86's native order, as ima_canonical_fmt),
-/// and the template hashes of the SHA-1 (20 bytes) and SHA-256 (32 bytes) banks.
+/// (per field: u32 length ‖ data, the length in KernelProfile::ima_byte_order(): the
+/// kernel's own byte order, little-endian with ima_canonical_fmt), and the template hashes
+/// of the SHA-1 (20 bytes) and SHA-256 (32 bytes) banks.
 struct TemplateEntry {
   std::string name;  ///< "ima-ng", "ima-sig", "ima-modsig", "ima-buf"
   std::vector<TemplateField> fields;
@@ -41,6 +43,9 @@ struct MeasurementRecord {
   std::string template_name;
   Bytes data;                 ///< template data (for "ima": digest ‖ u32 length ‖ name)
   std::uint64_t offset = 0;   ///< byte offset of the record in the list
+  /// The order of the record's u32 fields (PCR index, lengths): the kernel's own, or
+  /// little-endian with ima_canonical_fmt (KernelProfile::ima_byte_order()).
+  ByteOrder byte_order = ByteOrder::little;
   bool violation = false;     ///< all-zero digest: the PCR was extended with all 0xFF
   Bytes recomputed;           ///< template hash recomputed from `data` (empty for violations)
   /// The event name the record carries, without its NUL: the "n" field of template "ima",

@@ -72,7 +72,9 @@ MODSIGN_API void check_kernel_config_hash(const KernelConfig& config);
 /// lacks (KernelProfile::absent_sig_algos(): "rsa", "ecdsa", "mldsa" for CONFIG_CRYPTO_RSA,
 /// _ECDSA, _MLDSA not =y; "mldsa" on 7.x only), the digests it lacks (KernelProfile::
 /// absent_hashes(): "sm3", "streebog" for CONFIG_CRYPTO_SM3 or _SM3_GENERIC, and
-/// CONFIG_CRYPTO_STREEBOG, neither =y nor =m).  Lockdown is left off (a boot setting).
+/// CONFIG_CRYPTO_STREEBOG, neither =y nor =m), the byte order (KernelProfile::byte_order():
+/// big for CONFIG_CPU_BIG_ENDIAN=y, which every s390 and big-endian arm64, powerpc and mips
+/// configuration sets).  Lockdown and ima_canonical_fmt are left off (boot settings).
 MODSIGN_API KernelProfile kernel_profile_of(const KernelConfig& config);
 
 /// Why the kernel of `config` would not accept a signature made with a key of

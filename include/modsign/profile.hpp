@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "modsign/byte_order.hpp"
 #include "modsign/export.hpp"
 
 namespace modsign {
@@ -95,6 +96,28 @@ class MODSIGN_API KernelProfile {
   /// profile is left unchanged); duplicates are dropped.
   void set_absent_hashes(const std::vector<std::string>& families);
 
+  /// The kernel's byte order (ByteOrder::little, the default; kernel_profile_of() reads
+  /// CONFIG_CPU_BIG_ENDIAN).  Module signatures, security.ima values, Authenticode and EFI
+  /// structures do not depend on it (module_signature and signature_v2_hdr are big-endian,
+  /// PE/COFF and EFI little-endian, on every kernel).  IMA's binary measurement list and its
+  /// template hashes do: a big-endian kernel writes the list's u32 fields (PCR index, name
+  /// and data lengths, each field's length) and hashes each field's length big-endian,
+  /// unless it boots with ima_canonical_fmt (security/integrity/ima/ima_fs.c
+  /// ima_measurements_show, ima_crypto.c ima_calc_field_array_hash_tfm, Linux 7.2.13).
+  ByteOrder byte_order() const noexcept { return byte_order_; }
+  void set_byte_order(ByteOrder order) noexcept { byte_order_ = order; }
+
+  /// The ima_canonical_fmt boot parameter: IMA's list and template hashes little-endian on a
+  /// big-endian kernel.  A no-op on a little-endian kernel (ima_fs.c
+  /// default_canonical_fmt_setup sets it only #ifdef __BIG_ENDIAN).
+  bool ima_canonical_fmt() const noexcept { return ima_canonical_fmt_; }
+  void set_ima_canonical_fmt(bool on) noexcept { ima_canonical_fmt_ = on; }
+  /// The order of IMA's u32 fields on this kernel: big only for a big-endian kernel without
+  /// ima_canonical_fmt.
+  ByteOrder ima_byte_order() const noexcept {
+    return byte_order_ == ByteOrder::big && !ima_canonical_fmt_ ? ByteOrder::big : ByteOrder::little;
+  }
+
  private:
   explicit KernelProfile(std::string generation) : generation_(std::move(generation)) {}
   std::string generation_;
@@ -104,6 +127,8 @@ class MODSIGN_API KernelProfile {
   std::string module_decompress_;
   std::vector<std::string> absent_sig_algos_;
   std::vector<std::string> absent_hashes_;
+  ByteOrder byte_order_ = ByteOrder::little;
+  bool ima_canonical_fmt_ = false;
 };
 
 }  // namespace modsign

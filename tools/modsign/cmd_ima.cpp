@@ -35,6 +35,7 @@ struct AppraiseArgs {
   std::vector<std::string> modules;
   std::string kernel = "v7.0", ima_hash = "sha256";
   std::vector<std::string> kernel_lacks;
+  ByteOrderOptions byte_order;
   bool waive = false, json = false;
   std::uint64_t max_size = std::uint64_t{1} << 30;  // --max-size
 };
@@ -43,6 +44,7 @@ int cmd_appraise(const AppraiseArgs& a) {
   auto profile = public_profile(a.kernel);
   if (!profile) return kExitUsage;
   apply_kernel_lacks(*profile, a.kernel_lacks);
+  apply_byte_order(*profile, a.byte_order);
   if (!set_waive_option(*profile, a.waive)) return kExitUsage;
   if (!ima_hash_option(a.ima_hash, *profile)) return kExitUsage;
   const auto trust = load_trust(a.trust, *profile);
@@ -99,6 +101,8 @@ int cmd_appraise(const AppraiseArgs& a) {
 struct ImaArgs {
   std::string template_name = "ima-modsig", path, kernel = "v7.2", ima_hash = "sha256", bank = "sha1", pcrs;
   std::string file, security_ima;
+  std::string list_order = "auto";  // ima replay --byte-order
+  ByteOrderOptions byte_order;      // ima template
   std::vector<std::string> kernel_lacks;
   bool side = false, json = false, strict = false;
   std::uint64_t max_size = std::uint64_t{1} << 30;  // --max-size (ima template)
@@ -108,6 +112,7 @@ int cmd_ima_template(const ImaArgs& a) {
   auto profile = public_profile(a.kernel);
   if (!profile) return kExitUsage;
   apply_kernel_lacks(*profile, a.kernel_lacks);
+  apply_byte_order(*profile, a.byte_order);
   if (!ima_hash_option(a.ima_hash, *profile)) return kExitUsage;
   Result<TemplateEntry> e = make_error(KErr::einval, "");
   std::optional<Bytes> security_ima;
@@ -150,12 +155,17 @@ int cmd_ima_template(const ImaArgs& a) {
     nlohmann::json f = nlohmann::json::array();
     for (const auto& fld : e->fields) f.push_back({{"name", fld.name}, {"hex", to_hex(fld.data)}, {"length", fld.data.size()}});
     std::cout << dump({{"template", e->name}, {"kernel", profile->name()}, {"fields", f}, {"template_data", to_hex(e->data)},
+                       {"byte_order", byte_order_name(profile->byte_order())},
+                       {"ima_canonical_fmt", profile->ima_canonical_fmt()},
+                       {"field_length_order", byte_order_name(profile->ima_byte_order())},
                        {"template_hash_sha1", to_hex(e->sha1)}, {"template_hash_sha256", to_hex(e->sha256)},
                        {"notes", e->notes}})
               << "\n";
     return kExitOk;
   }
-  std::cout << "template: " << e->name << " (kernel " << profile->name() << (a.side ? ", side SHA-256 d-modsig" : "") << ")\n";
+  std::cout << "template: " << e->name << " (kernel " << profile->name() << ", "
+            << byte_order_name(profile->byte_order()) << (profile->ima_canonical_fmt() ? ", ima_canonical_fmt" : "")
+            << (a.side ? ", side SHA-256 d-modsig" : "") << ")\n";
   for (const auto& fld : e->fields)
     std::cout << "  " << fld.name << " (" << fld.data.size() << " bytes): "
               << (fld.data.size() > 48 ? to_hex(ByteView(fld.data).first(48)) + "..." : to_hex(fld.data)) << "\n";
@@ -183,6 +193,12 @@ std::variant<std::map<std::uint32_t, Bytes>, int> expected_pcrs(const ImaArgs& a
   return std::move(ex.value());
 }
 
+/// --byte-order of ima replay: nullopt for "auto" (the list says).
+std::optional<ByteOrder> list_order(const ImaArgs& a) {
+  if (a.list_order == "auto") return std::nullopt;
+  return a.list_order == "big" ? ByteOrder::big : ByteOrder::little;
+}
+
 nlohmann::json violation_json(std::uint64_t i, const MeasurementRecord& r) {
   return {{"record", i}, {"offset", r.offset}, {"template", r.template_name}, {"file", r.file_name}};
 }
@@ -196,11 +212,14 @@ void stream_json_array(const ImaArgs& a, bool (*pick)(const MeasurementRecord&),
                        nlohmann::json (*to_json)(std::uint64_t, const MeasurementRecord&)) {
   bool first = true;
   std::cout << "[";
-  (void)replay_measurement_list_file(a.file, a.bank, {}, [&](std::uint64_t i, const MeasurementRecord& r) {
-    if (!pick(r)) return;
-    std::cout << (first ? "" : ",") << dump(to_json(i, r));
-    first = false;
-  });
+  (void)replay_measurement_list_file(
+      a.file, a.bank, {},
+      [&](std::uint64_t i, const MeasurementRecord& r) {
+        if (!pick(r)) return;
+        std::cout << (first ? "" : ",") << dump(to_json(i, r));
+        first = false;
+      },
+      list_order(a));
   std::cout << "]";
 }
 }  // namespace
@@ -218,7 +237,7 @@ int cmd_ima_replay(const ImaArgs& a) {
   const auto& expected = std::get<std::map<std::uint32_t, Bytes>>(ex);
   Result<ListReplay> rep = Error{};
   try {
-    rep = replay_measurement_list_file(a.file, a.bank, expected);
+    rep = replay_measurement_list_file(a.file, a.bank, expected, {}, list_order(a));
   } catch (const IoError& e) {
     complain("", e.what());
     return kExitInput;
@@ -245,7 +264,9 @@ int cmd_ima_replay(const ImaArgs& a) {
   const auto is_mismatch = [](const MeasurementRecord& r) { return r.template_hash_mismatch(); };
   if (a.json) {
     // The keys in nlohmann::json's (sorted) order, the two arrays streamed.
-    std::cout << "{\"bank\":" << dump(a.bank) << ",\"list\":" << dump(a.file) << ",\"pcr_mismatches\":" << pcr_mismatch
+    std::cout << "{\"bank\":" << dump(a.bank) << ",\"byte_order\":"
+              << (rep->byte_order ? dump(std::string(byte_order_name(*rep->byte_order))) : std::string("null"))
+              << ",\"list\":" << dump(a.file) << ",\"pcr_mismatches\":" << pcr_mismatch
               << ",\"pcrs\":" << dump(pj) << ",\"records\":" << rep->records << ",\"template_hash_mismatches\":";
     if (rep->template_hash_mismatches) stream_json_array(a, is_mismatch, mismatch_json);
     else std::cout << "[]";
@@ -255,20 +276,27 @@ int cmd_ima_replay(const ImaArgs& a) {
     std::cout << ",\"violations\":" << rep->violations << "}\n";
   } else {
     if (rep->violations || rep->template_hash_mismatches)
-      (void)replay_measurement_list_file(a.file, a.bank, {}, [&](std::uint64_t i, const MeasurementRecord& r) {
-        if (r.violation)
-          std::cout << "record " << i << " (" << printable(r.template_name) << ", offset " << r.offset
-                    << "): violation: " << printable(r.file_name) << "\n";
-        else if (r.template_hash_mismatch())
-          std::cout << "record " << i << " (" << printable(r.template_name) << ", offset " << r.offset
-                    << "): template hash " << to_hex(r.digest) << " != recomputed " << to_hex(r.recomputed) << "\n";
-      });
+      (void)replay_measurement_list_file(
+          a.file, a.bank, {},
+          [&](std::uint64_t i, const MeasurementRecord& r) {
+            if (r.violation)
+              std::cout << "record " << i << " (" << printable(r.template_name) << ", offset " << r.offset
+                        << "): violation: " << printable(r.file_name) << "\n";
+            else if (r.template_hash_mismatch())
+              std::cout << "record " << i << " (" << printable(r.template_name) << ", offset " << r.offset
+                        << "): template hash " << to_hex(r.digest) << " != recomputed " << to_hex(r.recomputed)
+                        << "\n";
+          },
+          list_order(a));
     for (const auto& p : rep->pcrs)
       std::cout << "PCR-" << p.index << ": " << to_hex(p.value)
                 << (!p.expected ? "" : !p.matches() ? "  MISMATCH (expected " + to_hex(*p.expected) + ")" : "  matches")
                 << "\n";
     std::cout << counted(rep->records, "record", "records") << ", " << counted(rep->violations, "violation", "violations")
               << ", " << counted(rep->template_hash_mismatches, "template hash mismatch", "template hash mismatches")
+              << (rep->byte_order ? " (" + std::string(byte_order_name(*rep->byte_order)) + " list" +
+                                        (a.list_order == "auto" ? ", as its first record says" : "") + ")"
+                                  : std::string())
               << "\n";
   }
   return rep->template_hash_mismatches || pcr_mismatch || (a.strict && rep->violations) ? kExitVerdict : kExitOk;
@@ -284,6 +312,7 @@ Runner setup_ima(CLI::App& ima) {
   add_ima_kernel_option(t, im->kernel);
   add_kernel_lacks_option(t, im->kernel_lacks);
   add_ima_hash_option(t, im->ima_hash);
+  add_byte_order_options(t, im->byte_order);
   t->add_flag("--side-sha256", im->side, "d-modsig from the side SHA-256 (the proposal)");
   t->add_option("--security-ima", im->security_ima, "the file's security.ima value (hex) instead of its own xattr");
   add_json_flag(t, im->json, "");
@@ -296,6 +325,11 @@ Runner setup_ima(CLI::App& ima) {
       ->capture_default_str();
   r->add_option("--pcrs", im->pcrs, "expected PCR values (lines 'PCR-10: <hex>')");
   r->add_flag("--strict", im->strict, "exit 1 when the list holds any violation record");
+  r->add_option("--byte-order", im->list_order,
+                "the order of the list's u32 fields: the kernel's own (big: s390x), little with ima_canonical_fmt; "
+                "auto: as the first record's template name length says")
+      ->check(CLI::IsMember({"auto", "little", "big"}))
+      ->capture_default_str();
   add_json_flag(r, im->json, "");
   r->add_option("LIST", im->file, "binary_runtime_measurements file")->required();
   subs.emplace_back(r, [im] { return cmd_ima_replay(*im); });
@@ -309,6 +343,7 @@ Runner setup_ima(CLI::App& ima) {
   add_kernel_lacks_option(c, ap->kernel_lacks);
   add_waive_option(c, ap->waive);
   add_ima_hash_option(c, ap->ima_hash);
+  add_byte_order_options(c, ap->byte_order);
   add_json_flag(c, ap->json);
   add_module_inputs(c, ap->max_size);
   c->add_option("MODULE", ap->modules, "modules")->required();

@@ -79,6 +79,21 @@ void add_ima_hash_option(CLI::App* cmd, std::string& ima_hash) {
       ->capture_default_str();
 }
 
+void add_byte_order_options(CLI::App* cmd, ByteOrderOptions& o) {
+  cmd->add_option("--byte-order", o.order,
+                  "the kernel's byte order: little (x86_64, arm64) or big (s390x; CONFIG_CPU_BIG_ENDIAN=y): IMA hashes "
+                  "each template field's length in it")
+      ->check(CLI::IsMember({"little", "big"}))
+      ->capture_default_str();
+  cmd->add_flag("--ima-canonical-fmt", o.canonical,
+                "the kernel boots with ima_canonical_fmt: little-endian IMA lengths on a big-endian kernel");
+}
+
+void apply_byte_order(KernelProfile& profile, const ByteOrderOptions& o) {
+  profile.set_byte_order(o.order == "big" ? ByteOrder::big : ByteOrder::little);
+  profile.set_ima_canonical_fmt(o.canonical);
+}
+
 void add_bytes_option(CLI::App* cmd, const std::string& name, std::uint64_t& value, const std::string& help) {
   cmd->add_option(name, value, help)
       ->check(CLI::Validator(

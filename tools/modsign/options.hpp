@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include <modsign/profile.hpp>
+
 namespace CLI {
 class App;
 class Option;
@@ -51,6 +53,15 @@ void add_waive_option(CLI::App* cmd, bool& waive);
 void add_enforce_options(CLI::App* cmd, bool& enforce, bool& lockdown);
 /// --ima-hash, IMA's file hash (the ima_hash= boot parameter); read with ima_hash_option().
 void add_ima_hash_option(CLI::App* cmd, std::string& ima_hash);
+/// The kernel's byte order and IMA's list format: --byte-order little|big (CONFIG_CPU_BIG_ENDIAN)
+/// and --ima-canonical-fmt (the boot parameter), for the commands that build template data.
+struct ByteOrderOptions {
+  std::string order = "little";
+  bool canonical = false;
+};
+void add_byte_order_options(CLI::App* cmd, ByteOrderOptions& o);
+/// `profile` with those settings.
+void apply_byte_order(KernelProfile& profile, const ByteOrderOptions& o);
 
 /// Declares an option taking a number of bytes (--max-size, --stream-above), with its default
 /// shown.  Only decimal digits that fit in 64 bits are accepted: CLI11 2.1 alone turns "-1"
