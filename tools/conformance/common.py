@@ -30,13 +30,18 @@ def run(cmd, **kw):
     return p.stdout
 
 
-def static_helper(work, name, source):
-    """The bytes of a guest helper: tests/kernel/<source> built statically with the host's C
-    compiler into work/<name>."""
+# The C cross compiler of each guest architecture other than the host's (Debian's
+# gcc-<triplet> packages).
+CROSS_CC = {"s390x": "s390x-linux-gnu-gcc", "arm64": "aarch64-linux-gnu-gcc"}
+
+
+def static_helper(work, name, source, arch=None):
+    """The bytes of a guest helper: tests/kernel/<source> built statically into work/<name>
+    with the host's C compiler, or for `arch` (a CROSS_CC key) with Debian's cross compiler."""
     import shutil
-    cc = shutil.which("cc") or shutil.which("gcc")
+    cc = shutil.which(CROSS_CC[arch]) if arch else shutil.which("cc") or shutil.which("gcc")
     if not cc:
-        die("no C compiler for tests/kernel/%s" % source, 77)
+        die("no C compiler for tests/kernel/%s%s" % (source, " (%s)" % CROSS_CC[arch] if arch else ""), 77)
     exe = os.path.join(work, name)
     run([cc, "-static", "-Os", "-Wall", "-o", exe, os.path.join(HERE, "tests", "kernel", source)])
     with open(exe, "rb") as f:

@@ -17,6 +17,7 @@ from .cases_kexec import KEXEC, kexec_cases, kexec_initramfs, kexec_predict, kex
 from .qemu import GCOV, boot, crypto_modules, finit_entry, make_initramfs, parse_serial, tag
 from .files_run import run_files
 from .fit_run import run_fit
+from .foreign_run import foreign_kernel, run_foreign
 from .predict import (ima_initramfs, ima_kernel_view, ima_policy_row, ima_predict, ima_replay_row, ima_rows,
                       predict)
 
@@ -130,8 +131,13 @@ KERNELS = {
                         lambda: built_kernel("waive", "7.3")),
     "mldsa73-ima": ("7.3-rc7 ML-DSA + IMA (appraise_type=imasig|modsig), waiver off", "v7.0", BUILT_LACKS,
                     "ima_template=ima-modsig", lambda: built_kernel("ima", "7.3")),
+    # Another architecture under qemu-system-s390x (tools/conformance/foreign_run.py): IMA in
+    # the big-endian kernel's byte order, ima_canonical_fmt off and on.
+    "debsid-s390x": ("Debian unstable s390x 7.2 (big-endian), IMA ima-sig, ima_canonical_fmt off/on", "v7.2",
+                     ["--byte-order", "big"], "ima_hash=sha256 [ima_canonical_fmt]",
+                     lambda: foreign_kernel("unstable", "s390x")),
 }
-FILE_KERNELS = {"mldsa-ima-files": run_files, "mldsa-ima-xattr": run_fit}
+FILE_KERNELS = {"mldsa-ima-files": run_files, "mldsa-ima-xattr": run_fit, "debsid-s390x": run_foreign}
 
 
 def run_kernel(name, args, modsign, openssl):

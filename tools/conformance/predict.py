@@ -43,14 +43,14 @@ def predict(modsign, profile, flags, keyring, paths, blacklist=None):
 
 
 # --- IMA -------------------------------------------------------------------------------------
-def ima_records(data):
+def ima_records(data, order="little"):
     """The records of a binary_runtime_measurements list (ima_measurements_show in
-    security/integrity/ima/ima_fs.c, little-endian host): PCR (u32), SHA-1 template digest (20
-    bytes), template name (u32 length + bytes), template data (u32 length + bytes, itself a
-    sequence of u32 length + field bytes).  Each record: start/end offsets, pcr, digest, name,
-    data and fields."""
+    security/integrity/ima/ima_fs.c): PCR (u32), SHA-1 template digest (20 bytes), template
+    name (u32 length + bytes), template data (u32 length + bytes, itself a sequence of u32
+    length + field bytes), every u32 in `order` ("big": a big-endian kernel without
+    ima_canonical_fmt).  Each record: start/end offsets, pcr, digest, name, data and fields."""
     out, pos = [], 0
-    u32 = lambda p: int.from_bytes(data[p:p + 4], "little")
+    u32 = lambda p: int.from_bytes(data[p:p + 4], order)  # noqa: E731
     while pos < len(data):
         start = pos
         pcr, digest = u32(pos), data[pos + 4:pos + 24]
@@ -62,7 +62,7 @@ def ima_records(data):
         pos += 4 + ln
         fields, q = [], 0
         while q + 4 <= len(tdata):
-            fl = int.from_bytes(tdata[q:q + 4], "little")
+            fl = int.from_bytes(tdata[q:q + 4], order)
             fields.append(tdata[q + 4:q + 4 + fl])
             q += 4 + fl
         out.append({"start": start, "end": pos, "pcr": pcr, "digest": digest, "name": name,

@@ -175,10 +175,11 @@ def crypto_modules(moddir):
     return entries
 
 
-def finit_entry(work):
+def finit_entry(work, arch=None):
     """The initramfs entry /bin/msc-finit (tests/kernel/finit.c, built statically with the host
-    compiler): finit_module(2) alone, with -c MODULE_INIT_COMPRESSED_FILE (compressed cases)."""
-    return ("bin/msc-finit", 0o100755, static_helper(work, "msc-finit", "finit.c"), 0, 0)
+    compiler, or the cross compiler of `arch`): finit_module(2) alone, with -c
+    MODULE_INIT_COMPRESSED_FILE (compressed cases)."""
+    return ("bin/msc-finit", 0o100755, static_helper(work, "msc-finit", "finit.c", arch), 0, 0)
 
 
 def batch_entry(work):
@@ -187,8 +188,9 @@ def batch_entry(work):
     return ("bin/msc-batch", 0o100755, static_helper(work, "msc-batch", "batch.c"), 0, 0)
 
 
-def make_initramfs(path, cases, modname, extra=()):
-    busybox = shutil.which("busybox") or "/bin/busybox"
+def make_initramfs(path, cases, modname, extra=(), busybox=None):
+    """busybox: the static busybox to put in (another architecture's); default the host's."""
+    busybox = busybox or shutil.which("busybox") or "/bin/busybox"
     with open(busybox, "rb") as f:
         bb = f.read()
     entries = [("bin", 0o40755, b"", 0, 0), ("dev", 0o40755, b"", 0, 0),
@@ -218,15 +220,28 @@ ERRNOS = {
 }
 
 
-def boot(kernel, initrd, serial_log, timeout, cmdline="", drives=(), stall=None):
-    """Boots kernel with initrd under qemu until /init powers off (or prints MSC-DONE), for at
-    most `timeout` seconds, or `stall` seconds without new serial output; drives: raw disk
-    images attached as virtio disks (/dev/vda, /dev/vdb, ... in order).  Returns the time."""
-    qemu = shutil.which("qemu-system-x86_64")
-    cmd = [qemu, "-accel", "tcg", "-cpu", "max", "-m", "768", "-smp", "1", "-display", "none",
-           "-monitor", "none", "-serial", "file:" + serial_log, "-no-reboot",
-           "-kernel", kernel, "-initrd", initrd,
-           "-append", ("console=ttyS0 loglevel=1 panic=-1 rdinit=/init " + cmdline).strip()]
+# Per guest architecture: the qemu-system program, its machine arguments and the kernel's
+# console (s390x: the SCLP console qemu connects to -serial; arm64: the virt machine's PL011).
+QEMU_ARCH = {
+    "x86_64": ("qemu-system-x86_64", [], "ttyS0"),
+    "s390x": ("qemu-system-s390x", ["-machine", "s390-ccw-virtio"], "ttysclp0"),
+    "arm64": ("qemu-system-aarch64", ["-machine", "virt"], "ttyAMA0"),
+}
+
+
+def boot(kernel, initrd, serial_log, timeout, cmdline="", drives=(), stall=None, arch="x86_64"):
+    """Boots kernel with initrd under qemu (TCG, the `arch` machine of QEMU_ARCH) until /init
+    powers off (or prints MSC-DONE), for at most `timeout` seconds, or `stall` seconds without
+    new serial output; drives: raw disk images attached as virtio disks (/dev/vda, /dev/vdb,
+    ... in order).  Returns the time."""
+    program, machine, console = QEMU_ARCH[arch]
+    qemu = shutil.which(program)
+    if not qemu:
+        die("no %s (Debian's qemu-system-%s)" % (program, "x86" if arch == "x86_64" else "misc" if arch == "s390x" else "arm"), 77)
+    cmd = [qemu] + machine + ["-accel", "tcg", "-cpu", "max", "-m", "768", "-smp", "1", "-display", "none",
+                              "-monitor", "none", "-serial", "file:" + serial_log, "-no-reboot",
+                              "-kernel", kernel, "-initrd", initrd,
+                              "-append", ("console=%s loglevel=1 panic=-1 rdinit=/init %s" % (console, cmdline)).strip()]
     for d in drives:
         cmd += ["-drive", "file=%s,if=virtio,format=raw" % d]
     t0 = time.time()

@@ -7,8 +7,10 @@ check_packages=(cmake g++ make pkg-config perl python3 libgtest-dev libbenchmark
       gawk efitools sbsigntool pesign osslsigncode binutils go-md2man ccache
       softhsm2 opensc meson ninja-build ima-evm-utils acl
       e2fsprogs xfsprogs btrfs-progs f2fs-tools)  # mkfs: ima fit tests, IMA file-system conformance
-# --kernels: qemu, a static busybox for the initramfs, and what a kernel build needs.
-check_kernel_packages=(qemu-system-x86 busybox-static flex bison bc libelf-dev libssl-dev kmod gcc make)
+# --kernels: qemu, a static busybox for the initramfs, and what a kernel build needs; for the
+# s390x kernel (debsid-s390x) qemu-system-s390x and the cross compiler of its guest helper.
+check_kernel_packages=(qemu-system-x86 busybox-static flex bison bc libelf-dev libssl-dev kmod gcc make
+      qemu-system-misc gcc-s390x-linux-gnu libc6-dev-s390x-cross)
 # clang and its runtimes (libFuzzer, ASan, UBSan) for --sanitize and --fuzz
 check_sanitize_packages=(clang-14 libclang-rt-14-dev)
 
