@@ -16,10 +16,13 @@ std::string_view kexec_outcome_name(KexecOutcome o) {
   return "refused";
 }
 
+std::string_view kexec_arch_name(KexecArch a) { return a == KexecArch::arm64 ? "arm64" : "x86_64"; }
+
 KexecVerdict kexec_verdict(ByteView image, const TrustStore& trust, const TrustStore* platform,
                            const KernelProfile& profile, const KexecOptions& options) {
   return module::kexec_file_check(image, trust.impl().keyring, platform ? &platform->impl().keyring : nullptr,
-                                  api::to_kernel(profile), options.sig_force, api::backend_named(options.backend));
+                                  api::to_kernel(profile), options.sig_force, api::backend_named(options.backend),
+                                  options.arch);
 }
 
 KexecVerdict kexec_verdict_file(const std::string& path, const TrustStore& trust, const TrustStore* platform,

@@ -1,8 +1,9 @@
-// mirrors kernel/kexec_file.c kexec_kernel_verify_pe_sig, kexec_image_verify_sig, kimage_validate_signature, kimage_file_prepare_segments (the order of its checks), Linux 7.2.13
+// mirrors kernel/kexec_file.c kexec_kernel_verify_pe_sig, kexec_image_verify_sig, kimage_validate_signature, kimage_file_prepare_segments (the order of its checks), kexec_image_probe_default, Linux 7.2.13
 #include "module/kexec_file.hpp"
 
 #include "cms/verify_pefile.hpp"
 #include "module/kexec_bzimage64.hpp"
+#include "module/kexec_image.hpp"
 
 namespace modsign::module {
 
@@ -23,10 +24,12 @@ void take(KexecVerdict& v, const kernel::PefileReport& r, const char* keyring) {
 }  // namespace
 
 KexecVerdict kexec_file_check(ByteView image, const kernel::Keyring& secondary, const kernel::Keyring* platform,
-                              const kernel::KernelProfile& profile, bool sig_force, crypto::Backend backend) {
+                              const kernel::KernelProfile& profile, bool sig_force, crypto::Backend backend,
+                              KexecArch arch) {
   KexecVerdict v;
   // arch_kexec_kernel_image_probe comes first: an image no loader takes is never checked.
-  if (auto st = bzimage64_probe(image); !st) {
+  // kexec_image_probe_default returns the (only) loader's own error.
+  if (auto st = arch == KexecArch::arm64 ? arm64_image_probe(image) : bzimage64_probe(image); !st) {
     v.outcome = KexecOutcome::refused;
     v.err = v.load_errno = st.error().code;
     v.reason = st.error().message;

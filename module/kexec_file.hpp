@@ -1,4 +1,4 @@
-// mirrors kernel/kexec_file.c kexec_kernel_verify_pe_sig, kexec_image_verify_sig, kimage_validate_signature, kimage_file_prepare_segments (the order of its checks), Linux 7.2.13
+// mirrors kernel/kexec_file.c kexec_kernel_verify_pe_sig, kexec_image_verify_sig, kimage_validate_signature, kimage_file_prepare_segments (the order of its checks), kexec_image_probe_default, Linux 7.2.13
 #pragma once
 
 #include "cms/kernel_profile.hpp"
@@ -11,11 +11,13 @@ namespace modsign::module {
 using KexecVerdict = modsign::KexecVerdict;
 
 /// kimage_file_prepare_segments() up to the signature check, for an image already read:
-/// bzImage64_probe, then kimage_validate_signature() with kexec_kernel_verify_pe_sig()
+/// the probe of `arch`'s loader (bzImage64_probe, arm64's image_probe), then
+/// kimage_validate_signature() with kexec_kernel_verify_pe_sig()
 /// (`secondary`, then `platform` on ENOKEY when it is not nullptr).  `sig_force` is
 /// CONFIG_KEXEC_SIG_FORCE, profile.lockdown LOCKDOWN_KEXEC.  Outcomes as kexec_verdict()
 /// in include/modsign/kexec.hpp.
 KexecVerdict kexec_file_check(ByteView image, const kernel::Keyring& secondary, const kernel::Keyring* platform,
-                              const kernel::KernelProfile& profile, bool sig_force, crypto::Backend backend);
+                              const kernel::KernelProfile& profile, bool sig_force, crypto::Backend backend,
+                              KexecArch arch = KexecArch::x86_64);
 
 }  // namespace modsign::module

@@ -2,7 +2,7 @@
 // bzImage's PE/COFF (Authenticode) signature, predicted errno for errno.  Mirrors
 // kimage_file_prepare_segments(), kimage_validate_signature() and
 // kexec_kernel_verify_pe_sig() in kernel/kexec_file.c, bzImage64_probe() in
-// arch/x86/kernel/kexec-bzimage64.c, verify_pefile_signature() in
+// arch/x86/kernel/kexec-bzimage64.c, image_probe() in arch/arm64/kernel/kexec_image.c, verify_pefile_signature() in
 // crypto/asymmetric_keys/verify_pefile.c and mscode_parse() in
 // crypto/asymmetric_keys/mscode_parser.c, Linux 7.2.13 (docs/kernel-semantics.md, "kexec").
 #pragma once
@@ -34,9 +34,19 @@ MODSIGN_API std::string_view kexec_outcome_name(KexecOutcome o);
 /// prints it as "predicts".
 inline constexpr std::string_view kKexecVerdictPredicts = "kimage_validate_signature";
 
+/// The architecture of the kernel doing kexec_file_load(), which decides the image loader:
+/// x86_64 bzImage64 (kexec_bzimage64_ops) or arm64 Image (kexec_image_ops; Debian's arm64
+/// vmlinuz is such an Image, its EFI stub's PE/COFF signed for Secure Boot).  Both then
+/// check the PE/COFF signature the same way (kexec_kernel_verify_pe_sig).
+enum class KexecArch { x86_64, arm64 };
+/// "x86_64", "arm64".
+MODSIGN_API std::string_view kexec_arch_name(KexecArch a);
+
 /// The kernel configuration kexec's verdict depends on, beyond KernelProfile::lockdown()
 /// (lockdown=integrity or confidentiality: LOCKDOWN_KEXEC).
 struct KexecOptions {
+  /// The kernel's architecture: its loader's probe (step 1 of kexec_verdict()).
+  KexecArch arch = KexecArch::x86_64;
   /// CONFIG_KEXEC_SIG_FORCE (or set_kexec_sig_enforced(), s390 secure boot): a failed
   /// verification refuses the image with its own errno.
   bool sig_force = false;
@@ -74,8 +84,11 @@ struct KexecVerdict {
 };
 
 /// Predict kexec_file_load() for the image bytes `image` on the kernel of `profile`:
-///  1. bzImage64_probe: ENOEXEC (refused, no signature check) for anything but an x86-64
-///     bzImage of boot protocol 2.12 or later loadable above 4 GiB;
+///  1. the loader's probe (refused, no signature check): on x86_64 bzImage64_probe, ENOEXEC
+///     for anything but an x86-64 bzImage of boot protocol 2.12 or later loadable above
+///     4 GiB; on arm64 image_probe, EINVAL for anything without the arm64 Image header's
+///     magic "ARM\x64" at byte 56 (a zboot or gzip-compressed image included: kexec-tools
+///     unpacks those before the call);
 ///  2. kexec_kernel_verify_pe_sig: verify_pefile_signature against `trust` (the
 ///     .secondary_trusted_keys: builtin and secondary certificates, with trust's
 ///     .blacklist) — ENODATA unsigned, ELIBBAD unparsable PE, ENOTSUPP (524) a

@@ -33,6 +33,7 @@ struct VerifyArgs {
   KernelBuildOptions kernel_build;  // --kernel-build / --kernel-config: the profile from that kernel
   std::string usage = "module";
   bool kexec_sig_force = false;
+  std::string kexec_arch = "x86_64";  ///< --kexec-arch (KexecOptions::arch)
   std::string module_decompress;  ///< --module-decompress (KernelProfile::module_decompress)
   std::vector<std::string> platform;  ///< --platform-keyring
   std::vector<std::string> kernel_lacks;  ///< --kernel-lacks (KernelProfile::absent_sig_algos, absent_hashes)
@@ -96,6 +97,7 @@ int cmd_verify_kexec(const VerifyArgs& a) {
   KexecOptions ko;
   ko.sig_force = a.kexec_sig_force;
   ko.backend = a.backend;
+  ko.arch = a.kexec_arch == "arm64" ? KexecArch::arm64 : KexecArch::x86_64;
   int status = kExitOk;
   for (const auto& path : a.modules) {
     KexecVerdict v;
@@ -111,7 +113,7 @@ int cmd_verify_kexec(const VerifyArgs& a) {
       continue;
     }
     if (a.json) {
-      nlohmann::json j{{"path", path}, {"kernel", profile->name()}, {"usage", "kexec"},
+      nlohmann::json j{{"path", path}, {"kernel", profile->name()}, {"usage", "kexec"}, {"arch", kexec_arch_name(ko.arch)},
                        {"outcome", kexec_outcome_name(v.outcome)}, {"predicts", kKexecVerdictPredicts},
                        {"errno", errno_name(v.err)},
                        {"sig_errno", errno_name(v.sig_errno)}, {"load_errno", errno_name(v.load_errno)},
@@ -134,8 +136,11 @@ int cmd_verify_kexec(const VerifyArgs& a) {
 
 int cmd_verify(const VerifyArgs& a) {
   if (a.usage == "kexec") return cmd_verify_kexec(a);
-  if (a.kexec_sig_force || !a.platform.empty()) {
-    complain("", std::string(a.kexec_sig_force ? "--kexec-sig-force" : "--platform-keyring") + " requires --usage kexec");
+  if (a.kexec_sig_force || !a.platform.empty() || a.kexec_arch != "x86_64") {
+    complain("", std::string(a.kexec_sig_force ? "--kexec-sig-force"
+                             : !a.platform.empty() ? "--platform-keyring"
+                                                   : "--kexec-arch") +
+                     " requires --usage kexec");
     return kExitUsage;
   }
   if (a.modules.empty() && a.dirs.empty()) {  // exit 0 would claim that every module loads
@@ -267,6 +272,11 @@ Runner setup_verify(CLI::App& c) {
       ->check(CLI::IsMember({"none", "gzip", "xz", "zstd"}));
   add_kernel_lacks_option(&c, a->kernel_lacks);
   c.add_flag("--kexec-sig-force", a->kexec_sig_force, "CONFIG_KEXEC_SIG_FORCE=y (with --usage kexec)");
+  c.add_option("--kexec-arch", a->kexec_arch,
+               "the kernel's architecture, whose loader probes the image (with --usage kexec): x86_64 (bzImage) or "
+               "arm64 (Image)")
+      ->check(CLI::IsMember({"x86_64", "arm64"}))
+      ->capture_default_str();
   c.add_option("--platform-keyring", a->platform,
                "certificates of the .platform keyring (UEFI db, MOK), tried on ENOKEY (with --usage kexec); repeatable")
       ->allow_extra_args(false);
