@@ -35,10 +35,14 @@ enum class Backend { automatic, openssl, botan };
 
 /// The ML-DSA operations whose library modsign chooses.
 enum class MlDsaOp { sign, verify };
-/// The library `automatic` means for `op`: the one measured faster per operation on x86-64
+/// The library `automatic` means for `op`: on x86_64 the one measured faster per operation
 /// with OpenSSL 3.5.7 / 4.0.3 and Botan 3.7.1 / 3.13 (bench/RESULTS.md, issues 5, 26, 28;
-/// Botan reuses one signer/verifier per thread and key).  Hashing of module contents
-/// (digests, the streamed μ) always uses OpenSSL, measured faster than Botan's.
+/// Botan reuses one signer/verifier per thread and key): Botan for both.  On every other
+/// architecture OpenSSL, not measured (issue 27: only emulators run them here): ML-DSA's
+/// time goes mostly to SHAKE, and OpenSSL's Keccak uses the hardware there (s390x: CPACF
+/// KIMD/KLMD SHA-3 functions; arm64: its ARMv8 assembly, with the SHA3 extension where the
+/// CPU has it) while Botan's is portable C++.  Hashing of module contents (digests, the
+/// streamed μ) always uses OpenSSL, measured faster than Botan's.
 Backend default_ml_dsa_backend(MlDsaOp op);
 
 /// ML-DSA operations per library since the process started: what tests read to see which
