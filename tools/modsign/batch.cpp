@@ -37,9 +37,9 @@ bool ends_with(const std::string& s, const std::string& sfx) {
 
 }  // namespace
 
-void add_batch_options(CLI::App* c, BatchOptions& o, bool with_sync) {
+void add_batch_options(CLI::App* c, BatchOptions& o, bool with_sync, const char* inputs) {
   c->add_option("--jobs,-j", o.jobs, "worker threads (default: the number of CPUs)");
-  c->add_flag("--quiet,-q", o.quiet, "no progress bar, no summary, no line for modules that succeed");
+  c->add_flag("--quiet,-q", o.quiet, std::string("no progress bar, no summary, no line for ") + inputs + " that succeed");
   if (with_sync)
     c->add_option("--sync", o.sync,
                   "durability of the outputs: batch (background threads fsync and rename each output while the "

@@ -31,7 +31,7 @@ struct BatchOptions {
   bool outputs_by_name = false;
 };
 /// Adds --jobs/-j, --quiet/-q and (if `with_sync`) --sync to a subcommand.
-void add_batch_options(CLI::App* c, BatchOptions& o, bool with_sync);
+void add_batch_options(CLI::App* c, BatchOptions& o, bool with_sync, const char* inputs = "modules");
 
 /// One input of a batch.
 struct BatchInput {

@@ -189,7 +189,7 @@ void add_ima_sign_command(CLI::App& ima, Commands& subs) {
                 "file_size, sha256, hash");
   c->add_flag("--xattr-user", a->xattr_user, "use user.ima instead of security.ima (as evmctl --xattr-user)");
   add_backend_option(c, a->sign.backend, "signing");
-  add_batch_options(c, a->batch, true);
+  add_batch_options(c, a->batch, true, "files");
   add_ima_file_inputs(c, a->files, a->dirs, "files to sign");
   subs.emplace_back(c, [a] { return cmd_ima_sign(*a); });
 }

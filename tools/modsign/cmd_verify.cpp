@@ -270,7 +270,7 @@ Runner setup_verify(CLI::App& c) {
                "MODULE_INIT_COMPRESSED_FILE): none (no CONFIG_MODULE_DECOMPRESS), gzip, xz or zstd; default: the "
                "module's own format")
       ->check(CLI::IsMember({"none", "gzip", "xz", "zstd"}));
-  add_kernel_lacks_option(&c, a->kernel_lacks);
+  add_kernel_lacks_option(&c, a->kernel_lacks, true);
   c.add_flag("--kexec-sig-force", a->kexec_sig_force, "CONFIG_KEXEC_SIG_FORCE=y (with --usage kexec)");
   c.add_option("--kexec-arch", a->kexec_arch,
                "the kernel's architecture, whose loader probes the image (with --usage kexec): x86_64 (bzImage) or "

@@ -48,11 +48,12 @@ void add_ima_kernel_option(CLI::App* cmd, std::string& profile) {
       ->capture_default_str();
 }
 
-void add_kernel_lacks_option(CLI::App* cmd, std::vector<std::string>& families) {
+void add_kernel_lacks_option(CLI::App* cmd, std::vector<std::string>& families, bool from_config) {
   cmd->add_option("--kernel-lacks", families,
-                  "crypto the kernel lacks: a signature algorithm (CONFIG_CRYPTO_RSA, _ECDSA, _MLDSA not =y) rsa, "
-                  "ecdsa or mldsa, or a digest (CONFIG_CRYPTO_SM3, _STREEBOG neither =y nor =m) sm3 or streebog; "
-                  "repeatable (--kernel-config reads it from the .config)")
+                  std::string("crypto the kernel lacks: a signature algorithm (CONFIG_CRYPTO_RSA, _ECDSA, _MLDSA not "
+                              "=y) rsa, ecdsa or mldsa, or a digest (CONFIG_CRYPTO_SM3, _STREEBOG neither =y nor =m) "
+                              "sm3 or streebog; repeatable") +
+                      (from_config ? " (--kernel-config reads it from the .config)" : ""))
       ->check(CLI::IsMember({"rsa", "ecdsa", "mldsa", "sm3", "streebog"}))
       ->allow_extra_args(false);
 }

@@ -43,7 +43,7 @@ void add_ima_kernel_option(CLI::App* cmd, std::string& profile);
 /// --kernel-lacks FAMILY (repeatable): crypto the kernel's configuration leaves out, a
 /// signature algorithm (rsa, ecdsa, mldsa) or a digest (sm3, streebog); see
 /// apply_kernel_lacks().
-void add_kernel_lacks_option(CLI::App* cmd, std::vector<std::string>& families);
+void add_kernel_lacks_option(CLI::App* cmd, std::vector<std::string>& families, bool from_config = false);
 /// The signer: --key (help text `key_help`), --cert, --pin-file (sign, ima sign).
 void add_signer_options(CLI::App* cmd, std::string& key, std::string& cert, std::string& pin_file,
                         const std::string& key_help);
