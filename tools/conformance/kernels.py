@@ -186,7 +186,7 @@ def run_kernel(name, args, modsign, openssl):
         extra.append(finit_entry(work))
     if k.get("ima"):
         pred = ima_predict(modsign, paths, k["keyring"], k["blacklist"], flags)
-        extra += ima_initramfs(work)
+        extra += ima_initramfs(work, k.get("arch"))
     else:
         pred = predict(modsign, profile, flags, k["keyring"], paths, k.get("blacklist"))
     mextra = list(extra)  # the mutant batches' entries: no kexec cases
@@ -212,9 +212,9 @@ def run_kernel(name, args, modsign, openssl):
                               k.get("blacklist"), sig_force)
         extra += kexec_initramfs(work, kx)
         log("%s: %d kexec cases prepared in %.0f s" % (name, len(kx), time.time() - t1))
-    make_initramfs(initrd, cases, k["modname"], extra)
+    make_initramfs(initrd, cases, k["modname"], extra, busybox=k.get("busybox"))
     serial = os.path.join(work, "serial.log")
-    t_boot = boot(k["vmlinuz"], initrd, serial, args.timeout, cmdline)
+    t_boot = boot(k["vmlinuz"], initrd, serial, args.timeout, cmdline, arch=k.get("arch", "x86_64"))
     results, logs, keys, release, done, ima = parse_serial(serial)
     if release is None:
         log("%s: the kernel did not reach /init (see %s)" % (name, serial))
@@ -224,7 +224,8 @@ def run_kernel(name, args, modsign, openssl):
     if k.get("ima"):
         for e in ima["errors"]:
             log("%s: %s" % (name, e))
-        recs, view = ima_kernel_view(ima, cases)
+        big = "--byte-order" in flags and "big" in flags and "--ima-canonical-fmt" not in flags
+        recs, view = ima_kernel_view(ima, cases, "big" if big else "little")
         rows = ima_rows(cases, descs, results, logs, pred, view)
         rows.append(ima_replay_row(modsign, work, ima, recs))
         rows.append(ima_policy_row(ima, recs, k["measures_policy_writes"]))

@@ -37,9 +37,11 @@ def boot_batch(name, b, k, bdir, cases, extra, args, cmdline):
     while rest and tries < 3:
         n += 1
         initrd = os.path.join(bdir, "initramfs.cpio")
-        make_initramfs(initrd, rest, k["modname"], list(extra) + [batch_entry(bdir)])
+        make_initramfs(initrd, rest, k["modname"], list(extra) + [batch_entry(bdir, k.get("arch"))],
+                       busybox=k.get("busybox"))
         serial = os.path.join(bdir, "serial.log" if n == 1 else "serial-%d.log" % n)
-        ima["t_boot"] += boot(k["vmlinuz"], initrd, serial, max(args.timeout, 2 * len(rest)), mcmd, stall=120)
+        ima["t_boot"] += boot(k["vmlinuz"], initrd, serial, max(args.timeout, 2 * len(rest)), mcmd, stall=120,
+                              arch=k.get("arch", "x86_64"))
         os.unlink(initrd)
         r, lg, _, release, _, im = parse_serial(serial)
         if release is None:
@@ -115,7 +117,8 @@ def run_mutants(name, k, c, args, profile, flags, extra, plain_rows, cmdline, de
         release = release or imainfo.pop("release", None)
         descs = {f: meta[f][1] for f in meta}
         if ima:
-            _, view = ima_kernel_view(imainfo, cases)
+            big = "--byte-order" in flags and "big" in flags and "--ima-canonical-fmt" not in flags
+            _, view = ima_kernel_view(imainfo, cases, "big" if big else "little")
             brows = ima_rows(cases, descs, results, logs, pred, view)
         else:
             brows = plain_rows(cases, descs, results, logs, pred)

@@ -70,10 +70,11 @@ def ima_records(data, order="little"):
     return out
 
 
-def ima_kernel_view(ima, cases):
+def ima_kernel_view(ima, cases, order="little"):
     """Per case file name: (its ima-modsig record or None, [blacklisted-hash records]), from
-    the measurement list and the list's size after each load (MSC-IMA-SIZE)."""
-    recs = ima_records(ima["list"] or b"")
+    the measurement list (its u32 fields in `order`, as ima_records) and the list's size after
+    each load (MSC-IMA-SIZE)."""
+    recs = ima_records(ima["list"] or b"", order)
     view, prev = {}, 0
     ends = dict(ima["sizes"])
     for fname, _ in cases:
@@ -94,9 +95,13 @@ def ima_predict(modsign, paths, builtin, blacklist, flags=()):
     `ima template` (the ima-modsig record).  `flags`: the kernel's --kernel-lacks, given to
     all three."""
     lacks = [f for i, f in enumerate(flags) if f == "--kernel-lacks" or (i and flags[i - 1] == "--kernel-lacks")]
+    # A big-endian kernel's IMA byte order (--byte-order big [--ima-canonical-fmt]): only the
+    # records (ima template, ima appraise's ima-buf record) depend on it, not verify's verdict.
+    order = [f for i, f in enumerate(flags) if f in ("--byte-order", "--ima-canonical-fmt") or
+             (i and flags[i - 1] == "--byte-order")]
     loader = predict(modsign, "v7.0", lacks, builtin, paths, blacklist)
     p = subprocess.run([modsign, "ima", "appraise", "--json", "--keyring", os.path.join(KEYS, IMA_CERT + ".cert.pem"),
-                        "--blacklist", blacklist[0]] + lacks + paths, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                        "--blacklist", blacklist[0]] + lacks + order + paths, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     ap = {}
     for line in p.stdout.decode().splitlines():
         j = json.loads(line)
@@ -105,7 +110,8 @@ def ima_predict(modsign, paths, builtin, blacklist, flags=()):
     for path in paths:
         f = os.path.basename(path)
         t = subprocess.run([modsign, "ima", "template", "--json", "--template", "ima-modsig",
-                            "--path", "/cases/" + f] + lacks + [path], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            "--path", "/cases/" + f] + lacks + order + [path], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE)
         tmpl = json.loads(t.stdout) if t.returncode == 0 else None
         a = ap.get(f)
         if a is None:
@@ -173,15 +179,16 @@ def ima_rows(cases, descs, results, logs, pred, view):
     return rows
 
 
-def ima_initramfs(work):
+def ima_initramfs(work, arch=None):
     """initramfs entries of the IMA kernel: the .ima certificate at CONFIG_IMA_X509_PATH, the
-    policy, and msc-finit (tests/kernel/finit.c, built statically with the host compiler)."""
+    policy, and msc-finit (tests/kernel/finit.c, built statically with the host compiler, or
+    the cross compiler of `arch`)."""
     der = run(["openssl", "x509", "-in", os.path.join(KEYS, IMA_CERT + ".cert.pem"), "-outform", "DER"])
     return [("etc", 0o40755, b"", 0, 0), ("etc/keys", 0o40755, b"", 0, 0),
             ("etc/keys/x509_ima.der", 0o100644, der, 0, 0),
             ("etc/ima-policy", 0o100644, IMA_POLICY.encode(), 0, 0),
             ("etc/ima-policy-probe", 0o100644, "".join(IMA_POLICY_PROBE).encode(), 0, 0),
-            finit_entry(work)]
+            finit_entry(work, arch)]
 
 
 def ima_replay_row(modsign, work, ima, recs):

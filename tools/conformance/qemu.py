@@ -182,10 +182,11 @@ def finit_entry(work, arch=None):
     return ("bin/msc-finit", 0o100755, static_helper(work, "msc-finit", "finit.c", arch), 0, 0)
 
 
-def batch_entry(work):
+def batch_entry(work, arch=None):
     """The initramfs entry /bin/msc-batch (tests/kernel/batch.c, built statically with the host
-    compiler): loads every module of /cases/list in one process (the mutant batches)."""
-    return ("bin/msc-batch", 0o100755, static_helper(work, "msc-batch", "batch.c"), 0, 0)
+    compiler, or the cross compiler of `arch`): loads every module of /cases/list in one
+    process (the mutant batches)."""
+    return ("bin/msc-batch", 0o100755, static_helper(work, "msc-batch", "batch.c", arch), 0, 0)
 
 
 def make_initramfs(path, cases, modname, extra=(), busybox=None):
