@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # tools/lib/packages.sh: the Debian packages the build and the tests use, sourced by
-# tools/check (which installs the missing ones) and tools/distro-test (which puts them in
-# its chroot), and debian_build_depends (tools/package-test too).  Sourcing runs nothing.
+# tools/check (which installs the missing ones), tools/distro-test and tools/cross-test
+# (which put them in their chroots), and debian_build_depends (tools/package-test too).  Sourcing runs nothing.
 check_packages=(cmake g++ make pkg-config perl python3 libgtest-dev libbenchmark-dev libcli11-dev
       nlohmann-json3-dev liblzma-dev libzstd-dev zlib1g-dev xz-utils zstd gzip lz4 openssl dpkg-dev time
       gawk efitools sbsigntool pesign osslsigncode binutils go-md2man ccache
@@ -13,6 +13,21 @@ check_kernel_packages=(qemu-system-x86 busybox-static flex bison bc libelf-dev l
       qemu-system-misc gcc-s390x-linux-gnu libc6-dev-s390x-cross)
 # clang and its runtimes (libFuzzer, ASan, UBSan) for --sanitize and --fuzz
 check_sanitize_packages=(clang-14 libclang-rt-14-dev)
+# --cross ARCH (tools/cross-test): a Debian 13 amd64 chroot with ARCH added.  Host (amd64):
+# the cross compiler comes with crossbuild-essential-ARCH, qemu-user runs ARCH programs,
+# and the tools the tests only call as independent programs on files of portable formats.
+cross_host_packages=(cmake make ninja-build pkgconf ccache perl python3 dpkg-dev time gawk git
+      xz-utils zstd gzip lz4 efitools sbsigntool pesign osslsigncode binutils go-md2man
+      ima-evm-utils acl e2fsprogs xfsprogs btrfs-progs f2fs-tools qemu-user
+      debian-archive-keyring ca-certificates)
+# Target (each as PKG:ARCH): the libraries modsign links, and what the test process and the
+# CLI load or drive in process: openssl (the CLI that loads pkcs11-provider, the same
+# libcrypto as the library's), pkcs11-provider, SoftHSM2 and OpenSC (pkcs11-tool and
+# pkcs11-spy load the token module: one architecture for the whole chain).
+cross_target_packages=(libssl-dev libbotan-3-dev liblzma-dev libzstd-dev zlib1g-dev libgtest-dev
+      libgmock-dev openssl pkcs11-provider softhsm2 opensc)
+# Header-only, Architecture: all.
+cross_all_packages=(libcli11-dev nlohmann-json3-dev)
 
 debian_build_depends() {
   # The Build-Depends of debian/control (run from the checkout), one per line, sorted:
