@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # tools/lib/packages.sh: the Debian packages the build and the tests use, sourced by
 # tools/check (which installs the missing ones), tools/distro-test and tools/cross-test
-# (which put them in their chroots), and debian_build_depends (tools/package-test too).  Sourcing runs nothing.
+# (which put them in their chroots), and debian_build_depends (tools/package-test too).
+# Sourcing runs nothing.
 check_packages=(cmake g++ make pkg-config perl python3 libgtest-dev libbenchmark-dev libcli11-dev
       nlohmann-json3-dev liblzma-dev libzstd-dev zlib1g-dev xz-utils zstd gzip lz4 openssl dpkg-dev time
       gawk efitools sbsigntool pesign osslsigncode binutils go-md2man ccache
@@ -24,8 +25,11 @@ cross_host_packages=(cmake make ninja-build pkgconf ccache perl python3 dpkg-dev
 # CLI load or drive in process: openssl (the CLI that loads pkcs11-provider, the same
 # libcrypto as the library's), pkcs11-provider, SoftHSM2 and OpenSC (pkcs11-tool and
 # pkcs11-spy load the token module: one architecture for the whole chain).
+# libbz2-dev, libsqlite3-dev and libtspi-dev: Debian 13's botan-3.pc names -lbz2 -lsqlite3
+# -ltspi in Libs.private, which libbotan-3-dev does not pull in, and tests/install/consumer.sh
+# links `pkg-config --static --libs modsign`.
 cross_target_packages=(libssl-dev libbotan-3-dev liblzma-dev libzstd-dev zlib1g-dev libgtest-dev
-      libgmock-dev openssl pkcs11-provider softhsm2 opensc)
+      libgmock-dev openssl pkcs11-provider softhsm2 opensc libbz2-dev libsqlite3-dev libtspi-dev)
 # Header-only, Architecture: all.
 cross_all_packages=(libcli11-dev nlohmann-json3-dev)
 
