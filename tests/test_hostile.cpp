@@ -294,6 +294,12 @@ TEST(Hostile, MeasurementListLengths4GiB) {
   Bytes big_name = cat({u32(10), digest, u32(0xffffffffu)});
   auto n = digest::parse_measurement_list(big_name, crypto::HashAlgo::sha1);
   ASSERT_FALSE(n.ok());
+  // The first record's name length decides the list's byte order (issue 27): 4 GiB is
+  // 1-255 in neither, so the list is refused there; in a given order it is the length.
+  EXPECT_EQ(n.error().message, "record 1 at offset 0: template name length ffffffff is 1-255 in neither byte order "
+                               "(not a binary measurement list)");
+  n = digest::parse_measurement_list(big_name, crypto::HashAlgo::sha1, ByteOrder::little);
+  ASSERT_FALSE(n.ok());
   EXPECT_NE(n.error().message.find("template name length 4294967295"), std::string::npos) << n.error().message;
   // A field inside the template data claiming 4 GiB.
   Bytes field = cat({u32(10), digest, u32(6), ByteView(reinterpret_cast<const std::uint8_t*>(name.data()), 6), u32(8),
