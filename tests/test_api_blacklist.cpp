@@ -13,12 +13,8 @@ using namespace modsign;
 using test::q;
 
 namespace {
+using test::sh;
 
-std::string sh(const std::string& cmd) {
-  auto r = test::run(cmd);
-  EXPECT_EQ(r.status, 0) << cmd << "\n" << r.err;
-  return r.out;
-}
 std::string first_word(const std::string& s) { return s.substr(0, s.find_first_of(" \n")); }
 std::string text(const Bytes& b) { return std::string(b.begin(), b.end()); }
 

@@ -13,6 +13,7 @@ using namespace modsign;
 using test::q;
 
 namespace {
+using test::tool_hash;
 
 Bytes str(const std::string& s) { return Bytes(s.begin(), s.end()); }
 void put_u32le(Bytes& out, std::uint32_t v) {
@@ -31,11 +32,6 @@ Bytes template_data(std::initializer_list<ByteView> fields) {
     out.insert(out.end(), f.begin(), f.end());
   }
   return out;
-}
-std::string tool_hash(const char* tool, ByteView data) {
-  test::TempDir d;
-  test::spit(d / "in", data);
-  return test::run(std::string(tool) + " " + q(d / "in")).out.substr(0, std::string(tool) == "sha1sum" ? 40 : 64);
 }
 /// "sha256:" NUL digest, as d-ng and d-modsig hold it.
 Bytes field(const std::string& algo, const std::string& hex) { return cat({str(algo + ":"), Bytes{0}, from_hex(hex)}); }

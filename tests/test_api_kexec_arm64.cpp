@@ -15,14 +15,9 @@
 
 namespace modsign {
 namespace {
+using test::sh;
 
 using test::q;
-
-std::string sh(const std::string& cmd) {
-  auto r = test::run(cmd);
-  EXPECT_EQ(r.status, 0) << cmd << "\n" << r.err;
-  return r.out;
-}
 
 struct Arm64Images {
   test::TempDir dir;

@@ -19,15 +19,10 @@ using namespace modsign;
 using namespace modsign::test::efi_tests;
 
 namespace {
+using test::sh;
 
 const std::string kSeeds = test::source_dir() + "/tests/fuzz/corpus/pe/";
 const std::string kJson = test::vector_path("msft-secureboot-objects/dbx_info_msft_latest-excerpt.json");
-
-std::string sh(const std::string& cmd) {
-  auto r = run(cmd);
-  EXPECT_EQ(r.status, 0) << cmd << "\n" << r.err;
-  return r.out;
-}
 
 /// d/k.pem, d/c.pem (self-signed "CN=<cn>"), d/c.der; d/signed.efi: the x86-64 fuzz seed
 /// signed with it by sbsign.

@@ -18,12 +18,7 @@ using kernel::KernelProfile;
 using test::q;
 
 namespace {
-std::string tool_hash(const char* tool, ByteView data) {
-  test::TempDir d;
-  test::spit(d / "in", data);
-  const std::string t = tool;
-  return test::run(t + " " + q(d / "in")).out.substr(0, t == "sha1sum" ? 40 : t == "sha512sum" ? 128 : 64);
-}
+using test::tool_hash;
 void put_u32le(Bytes& out, std::uint32_t v) {
   for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
 }

@@ -21,12 +21,7 @@ using crypto::HashAlgo;
 using test::q;
 
 namespace {
-std::string tool_hash(const char* tool, ByteView data) {
-  test::TempDir d;
-  test::spit(d / "in", data);
-  const std::string t = tool;
-  return test::run(t + " " + q(d / "in")).out.substr(0, t == "sha1sum" ? 40 : 64);
-}
+using test::tool_hash;
 Bytes str(const std::string& s) { return Bytes(s.begin(), s.end()); }
 kernel::KernelProfile profile(bool big, bool canonical) {
   kernel::KernelProfile p = kernel::KernelProfile::v7(2);

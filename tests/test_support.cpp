@@ -57,6 +57,19 @@ std::string q(const std::string& s) {
   return r + "'";
 }
 
+std::string sh(const std::string& cmd) {
+  auto r = run(cmd);
+  EXPECT_EQ(r.status, 0) << cmd << "\n" << r.err;
+  return r.out;
+}
+
+std::string tool_hash(const std::string& tool, ByteView data) {
+  TempDir d;
+  spit(d / "in", data);
+  const std::string out = run(tool + " " + q(d / "in")).out;
+  return out.substr(0, out.find(' '));
+}
+
 Run run(const std::string& cmd) {
   TempDir d;
   const std::string full = "( " + cmd + " ) >" + q(d / "out") + " 2>" + q(d / "err") + " </dev/null";

@@ -96,6 +96,14 @@ void expect_cli_refused(const std::string& dir, const std::string& args, int sta
 /// Shell-quote one word.
 std::string q(const std::string& s);
 
+/// Runs `cmd` and expects exit 0 (a test failure naming it and its stderr otherwise); its
+/// standard output.
+std::string sh(const std::string& cmd);
+
+/// The first word `tool` (sha1sum, sha256sum, sha512sum, ...) prints for a file holding
+/// `data`: its hex digest, from an independent tool.
+std::string tool_hash(const std::string& tool, ByteView data);
+
 /// Deterministic test content: n bytes, byte i = (i*7+3) & 0xff (the vectors' content.bin).
 Bytes pattern(std::size_t n);
 
