@@ -39,7 +39,7 @@ inline std::string pesign_hash(const std::string& path, const std::string& diges
   return "(no " + digest + " hash in: " + out + ")";
 }
 
-/// pesign's version as one number: 112 for Debian 12's 0.112, 117 for unstable's 117
+/// pesign's version as one number: 112 for Debian 12's 0.112, 116 for Debian 13's, 117 for unstable's
 /// (dpkg's record of the installed package; pesign has no --version).  Behaviour that
 /// differs by version is pinned per version in the tests (test_authenticode_debian.cpp).
 inline int pesign_version() {

@@ -211,11 +211,11 @@ TEST_F(Pkcs11, BatchOverATreeWithTwoWorkers) {
 // then one provider login for the whole batch (in a session of its own) and at most one
 // session per concurrent worker (2), one C_Sign per module.
 TEST_F(Pkcs11, BatchLogsInOnceWithASessionPerWorker) {
-  constexpr const char* kSpy = "/usr/lib/x86_64-linux-gnu/pkcs11-spy.so";
-  if (::access(kSpy, R_OK) != 0) GTEST_SKIP() << kSpy << " not installed (Debian's opensc-pkcs11)";
+  const std::string spy = std::string("/usr/lib/") + MODSIGN_MULTIARCH + "/pkcs11-spy.so";
+  if (::access(spy.c_str(), R_OK) != 0) GTEST_SKIP() << spy << " not installed (Debian's opensc-pkcs11)";
   run("mkdir -p " + q(d_ / "tree"));
   for (int i = 0; i < 8; ++i) spit(d_ / ("tree/m" + std::to_string(i) + ".ko"), pattern(4096 + i));
-  auto r = run("KBUILD_SIGN_PIN=1234 PKCS11_PROVIDER_MODULE=" + std::string(kSpy) + " PKCS11SPY=" + kSoftHsm +
+  auto r = run("KBUILD_SIGN_PIN=1234 PKCS11_PROVIDER_MODULE=" + spy + " PKCS11SPY=" + kSoftHsm +
                " PKCS11SPY_OUTPUT=" + q(d_ / "spy.log") + " " + M() + " sign -q --key " + q(uri("rsa2048")) +
                " --cert " + q(crt("rsa2048")) + " -j2 -r " + q(d_ / "tree"));
   ASSERT_EQ(r.status, 0) << r.err;
