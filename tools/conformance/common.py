@@ -30,6 +30,15 @@ def run(cmd, **kw):
     return p.stdout
 
 
+def find_module(moddir, filename):
+    """The path of the module `filename` (nls_iso8859-1.ko, .ko.xz) under a kernel package's
+    modules directory."""
+    for root, _, files in os.walk(moddir):
+        if filename in files:
+            return os.path.join(root, filename)
+    die("no %s in %s" % (filename, moddir))
+
+
 # The C cross compiler of each guest architecture other than the host's (Debian's
 # gcc-<triplet> packages).
 CROSS_CC = {"s390x": "s390x-linux-gnu-gcc", "arm64": "aarch64-linux-gnu-gcc"}

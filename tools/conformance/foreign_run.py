@@ -1,18 +1,19 @@
 """A Debian kernel of another architecture under qemu-system (TCG): kernel "debsid-s390x" is
-Debian unstable's s390x kernel (Linux 7.2.13, big-endian, CONFIG_IMA=y with the ima-sig
-template), fetched with its busybox by tools/fetch-debian-foreign, its guest helper built by
-Debian's cross compiler.
+Debian unstable's s390x kernel (Linux 7.2.13, big-endian), "debsid-arm64" its arm64 kernel
+(little-endian), both CONFIG_IMA=y with the ima-sig template, fetched with their busybox by
+tools/fetch-debian-foreign, the guest helper built by Debian's cross compiler.
 
 Two boots, ima_canonical_fmt off and on.  /init writes the policy "measure func=MODULE_CHECK"
 and loads each case with finit_module (tests/kernel/finit.c; -c for the .ko.xz).  Rows:
   - per case and boot, the ima-sig record of the case (SHA-1 template hash, template data
-    bytes) against `modsign ima template --byte-order big [--ima-canonical-fmt]`: the
-    lengths IMA hashes are big-endian without the parameter, little-endian with it;
+    bytes) against `modsign ima template --byte-order ORDER [--ima-canonical-fmt]`: the
+    lengths IMA hashes are in the kernel's own order without the parameter (big-endian on
+    s390x), little-endian with it;
   - per boot, `modsign ima replay` of the whole list (the boot_aggregate record included):
     every template hash recomputed, and the byte order it reads off the list;
   - per module case that does not need Debian's built-in key (unsigned, signed by a key the
     kernel lacks, a damaged signature), the load result against `modsign verify` (the first
-    boot's; Debian's s390x built-in certificate is not extracted from the image)."""
+    boot's; Debian's built-in certificate is not extracted from these images)."""
 import json
 import lzma
 import os
@@ -20,7 +21,7 @@ import shutil
 import subprocess
 import time
 
-from .common import HERE, KEYS, die, run
+from .common import HERE, KEYS, die, find_module, run
 from .predict import ima_records, predict
 from .qemu import boot, finit_entry, make_initramfs, parse_serial, tag
 
@@ -28,6 +29,8 @@ POLICY = "measure func=MODULE_CHECK\n"
 # The kernel's configuration (its lib/modules/<kver>/config): no CONFIG_CRYPTO_MLDSA, no SM3,
 # CONFIG_CRYPTO_STREEBOG=m, CONFIG_MODULE_COMPRESS_XZ with CONFIG_MODULE_DECOMPRESS.
 FLAGS = ["--module-decompress", "xz", "--kernel-lacks", "mldsa", "--kernel-lacks", "sm3"]
+# Each architecture's byte order: IMA's lengths without ima_canonical_fmt.
+NATIVE_ORDER = {"s390x": "big", "arm64": "little"}
 
 
 def foreign_kernel(suite, arch):
@@ -38,12 +41,7 @@ def foreign_kernel(suite, arch):
     if p.returncode != 0:
         die("fetch-debian-foreign %s %s failed" % (suite, arch))
     e = dict(line.split("=", 1) for line in p.stdout.decode().splitlines() if "=" in line)
-    mod = None
-    for root, _, files in os.walk(os.path.join(e["MODULES"], "lib", "modules", e["KVER"])):
-        if "nls_iso8859-1.ko.xz" in files:
-            mod = os.path.join(root, "nls_iso8859-1.ko.xz")
-    if not mod:
-        die("no nls_iso8859-1.ko.xz in %s" % e["MODULES"])
+    mod = find_module(os.path.join(e["MODULES"], "lib", "modules", e["KVER"]), "nls_iso8859-1.ko.xz")
     return {"vmlinuz": e["VMLINUZ"], "kver": e["KVER"], "module": mod, "modname": "nls_iso8859_1",
             "busybox": e["BUSYBOX"], "config": e["CONFIG"], "arch": arch}
 
@@ -86,8 +84,8 @@ def cases(modsign, k, work):
     ]
 
 
-def template_prediction(modsign, path, fname, canonical):
-    cmd = [modsign, "ima", "template", "--json", "--template", "ima-sig", "--kernel", "v7.2", "--byte-order", "big",
+def template_prediction(modsign, path, fname, order, canonical):
+    cmd = [modsign, "ima", "template", "--json", "--template", "ima-sig", "--kernel", "v7.2", "--byte-order", order,
            "--path", "/cases/" + fname] + (["--ima-canonical-fmt"] if canonical else []) + [path]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if p.returncode != 0:
@@ -95,13 +93,13 @@ def template_prediction(modsign, path, fname, canonical):
     return json.loads(p.stdout), ""
 
 
-def replay_row(modsign, bdir, lst, canonical, recs):
+def replay_row(modsign, bdir, lst, order, canonical, recs):
     path = os.path.join(bdir, "binary_runtime_measurements")
     with open(path, "wb") as f:
         f.write(lst)
     p = subprocess.run([modsign, "ima", "replay", "--json", "--bank", "sha1", path], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE)
-    want = "little-endian" if canonical else "big-endian"
+    want = ("little" if canonical else order) + "-endian"
     try:
         j = json.loads(p.stdout)
         got = "%d records, %d template hash mismatches, %s" % (j["records"], len(j["template_hash_mismatches"]),
@@ -117,7 +115,8 @@ def replay_row(modsign, bdir, lst, canonical, recs):
 
 def run_foreign(k, args, modsign, openssl):
     """Both boots; returns (rows, boots, boot time) as files_run.run_files does."""
-    work = os.path.join(args.workdir, "debsid-s390x")
+    work = os.path.join(args.workdir, "debsid-" + k["arch"])
+    order = NATIVE_ORDER[k["arch"]]
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     defs = cases(modsign, k, work)
@@ -143,12 +142,12 @@ def run_foreign(k, args, modsign, openssl):
         results, logs, _, release, done, ima = parse_serial(serial)
         boots.append({"cmdline": cmdline, "release": release, "done": done, "seconds": round(time.time() - t0)})
         lst = ima["list"] or b""
-        recs = ima_records(lst, "little" if canonical else "big")
+        recs = ima_records(lst, "little" if canonical else order)
         suffix = " (ima_canonical_fmt)" if canonical else ""
         for fname, desc, _, verdict in defs:
             name = ("/cases/" + fname).replace(" ", "_").encode() + b"\0"
             rec = next((r for r in recs if r["name"] == "ima-sig" and len(r["fields"]) > 1 and r["fields"][1] == name), None)
-            pred, why = template_prediction(modsign, paths[fname], fname, canonical)
+            pred, why = template_prediction(modsign, paths[fname], fname, order, canonical)
             kern = "no record" if rec is None else "sha1 %s" % rec["digest"].hex()
             mine = "no record (%s)" % why if pred is None else "sha1 %s" % pred["template_hash_sha1"]
             agree = rec is not None and pred is not None and rec["data"].hex() == pred["template_data"] and \
@@ -163,5 +162,5 @@ def run_foreign(k, args, modsign, openssl):
                              "kernel": got["result"], "taint": got["taint"], "insmod": got["insmod"],
                              "log": logs.get(tag(fname), []), "modsign": want["result"],
                              "reason": want["reason"], "agree": got["result"] == want["result"]})
-        rows.append(replay_row(modsign, bdir, lst, canonical, recs))
+        rows.append(replay_row(modsign, bdir, lst, order, canonical, recs))
     return rows, boots, t_boot

@@ -6,7 +6,7 @@ import shutil
 import subprocess
 import time
 
-from .common import HERE, KEYS, die, log, run
+from .common import HERE, KEYS, die, find_module, log, run
 from .cases_common import Ctx
 from .cases_mldsa import mldsa_cases
 from .cases_debian import debian_cases
@@ -18,8 +18,8 @@ from .qemu import GCOV, boot, crypto_modules, finit_entry, make_initramfs, parse
 from .files_run import run_files
 from .fit_run import run_fit
 from .foreign_run import foreign_kernel, run_foreign
-from .predict import (ima_initramfs, ima_kernel_view, ima_policy_row, ima_predict, ima_replay_row, ima_rows,
-                      predict)
+from .predict import (ima_initramfs, ima_kernel_view, ima_list_order, ima_policy_row, ima_predict, ima_replay_row,
+                      ima_rows, predict)
 
 
 def kv(text):
@@ -35,12 +35,7 @@ def debian_kernel(suite):
     if p.returncode != 0:
         die("fetch-debian-kernel %s failed" % (suite or ""))
     e = kv(p.stdout)
-    mod = None
-    for root, _, files in os.walk(os.path.join(e["MODULES"], "lib", "modules", e["KVER"])):
-        if "nls_iso8859-1.ko" in files:
-            mod = os.path.join(root, "nls_iso8859-1.ko")
-    if not mod:
-        die("no nls_iso8859-1.ko in %s" % e["MODULES"])
+    mod = find_module(os.path.join(e["MODULES"], "lib", "modules", e["KVER"]), "nls_iso8859-1.ko")
     deps = run(["modinfo", "-F", "depends", mod]).decode().strip() if shutil.which("modinfo") else ""
     if deps:
         die("%s depends on %s" % (mod, deps))
@@ -76,11 +71,14 @@ def bundle_keyring(bundle):
     return out
 
 
-def built_kernel(variant=None, version="7.2"):
+def built_kernel(variant=None, version="7.2", arch=None):
     """variant: None (waiver off), "waive" or "ima"; version: the series, 7.2 or 7.3
-    (tools/build-test-kernel --version <version> --<variant>, and --gcov under --gcov)."""
+    (tools/build-test-kernel --version <version> --<variant>, and --gcov under --gcov);
+    arch: another architecture (--arch s390x), whose initramfs takes Debian's busybox of
+    that architecture (tools/fetch-debian-foreign)."""
     cmd = [os.path.join(HERE, "tools", "build-test-kernel"), "--version", version] + (["--" + variant] if variant else [])
     cmd += ["--gcov"] if GCOV["dir"] else []  # tools/kernel-coverage: the instrumented build
+    cmd += ["--arch", arch] if arch else []
     p = subprocess.run(cmd, stdout=subprocess.PIPE)
     if p.returncode == 77:
         die("build-test-kernel --version %s: skipped" % version, 77)
@@ -88,9 +86,12 @@ def built_kernel(variant=None, version="7.2"):
         die("build-test-kernel --version %s failed" % version)
     e = kv(p.stdout)
     keyring = bundle_keyring(e["CERTS"])
-    return {"vmlinuz": e["BZIMAGE"], "kver": e["KVER"], "module": e["TESTMOD"], "modname": "modsign_test",
-            "keyring": keyring, "blacklist": (e["BLACKLIST"], [os.path.join(KEYS, "blacklisted-rsa.cert.pem")]),
-            "ima": variant == "ima", "measures_policy_writes": version != "7.2"}
+    k = {"vmlinuz": e["BZIMAGE"], "kver": e["KVER"], "module": e["TESTMOD"], "modname": "modsign_test",
+         "keyring": keyring, "blacklist": (e["BLACKLIST"], [os.path.join(KEYS, "blacklisted-rsa.cert.pem")]),
+         "ima": variant == "ima", "measures_policy_writes": version != "7.2"}
+    if arch:
+        k.update({"arch": arch, "busybox": foreign_kernel("unstable", arch)["busybox"]})
+    return k
 
 
 # name: (title, modsign profile, extra verify flags, extra kernel command line, getter).
@@ -136,8 +137,21 @@ KERNELS = {
     "debsid-s390x": ("Debian unstable s390x 7.2 (big-endian), IMA ima-sig, ima_canonical_fmt off/on", "v7.2",
                      ["--byte-order", "big"], "ima_hash=sha256 [ima_canonical_fmt]",
                      lambda: foreign_kernel("unstable", "s390x")),
+    "debsid-arm64": ("Debian unstable arm64 7.2 (little-endian), IMA ima-sig, ima_canonical_fmt off/on", "v7.2",
+                     ["--byte-order", "little"], "ima_hash=sha256 [ima_canonical_fmt]",
+                     lambda: foreign_kernel("unstable", "arm64")),
+    # The 7.2.13 IMA kernel built for s390x (tools/build-test-kernel --arch s390x): the module
+    # and IMA-modsig cases of mldsa-ima, records in the big-endian kernel's order, and with
+    # ima_canonical_fmt in little-endian.
+    "mldsa-ima-s390x": ("7.2.13 ML-DSA + IMA on s390x (big-endian), waiver off", "v7.0",
+                        BUILT_LACKS + ["--byte-order", "big"], "ima_template=ima-modsig",
+                        lambda: built_kernel("ima", arch="s390x")),
+    "mldsa-ima-s390x-canonical": ("7.2.13 ML-DSA + IMA on s390x, ima_canonical_fmt", "v7.0",
+                                  BUILT_LACKS + ["--byte-order", "big", "--ima-canonical-fmt"],
+                                  "ima_template=ima-modsig ima_canonical_fmt", lambda: built_kernel("ima", arch="s390x")),
 }
-FILE_KERNELS = {"mldsa-ima-files": run_files, "mldsa-ima-xattr": run_fit, "debsid-s390x": run_foreign}
+FILE_KERNELS = {"mldsa-ima-files": run_files, "mldsa-ima-xattr": run_fit, "debsid-s390x": run_foreign,
+                "debsid-arm64": run_foreign}
 
 
 def run_kernel(name, args, modsign, openssl):
@@ -224,8 +238,7 @@ def run_kernel(name, args, modsign, openssl):
     if k.get("ima"):
         for e in ima["errors"]:
             log("%s: %s" % (name, e))
-        big = "--byte-order" in flags and "big" in flags and "--ima-canonical-fmt" not in flags
-        recs, view = ima_kernel_view(ima, cases, "big" if big else "little")
+        recs, view = ima_kernel_view(ima, cases, ima_list_order(flags))
         rows = ima_rows(cases, descs, results, logs, pred, view)
         rows.append(ima_replay_row(modsign, work, ima, recs))
         rows.append(ima_policy_row(ima, recs, k["measures_policy_writes"]))

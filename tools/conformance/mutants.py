@@ -15,7 +15,7 @@ import time
 
 from .common import log
 from .mutate import mutants, originals
-from .predict import ima_kernel_view, ima_predict, ima_rows, predict
+from .predict import ima_kernel_view, ima_list_order, ima_predict, ima_rows, predict
 from .qemu import batch_entry, boot, make_initramfs, parse_serial
 
 BATCH = 2000
@@ -117,8 +117,7 @@ def run_mutants(name, k, c, args, profile, flags, extra, plain_rows, cmdline, de
         release = release or imainfo.pop("release", None)
         descs = {f: meta[f][1] for f in meta}
         if ima:
-            big = "--byte-order" in flags and "big" in flags and "--ima-canonical-fmt" not in flags
-            _, view = ima_kernel_view(imainfo, cases, "big" if big else "little")
+            _, view = ima_kernel_view(imainfo, cases, ima_list_order(flags))
             brows = ima_rows(cases, descs, results, logs, pred, view)
         else:
             brows = plain_rows(cases, descs, results, logs, pred)

@@ -87,6 +87,13 @@ def ima_kernel_view(ima, cases, order="little"):
     return recs, view
 
 
+def ima_list_order(flags):
+    """The byte order of the lengths in a kernel's binary measurement list and template data,
+    from its flags: "big" for --byte-order big without --ima-canonical-fmt, else "little"."""
+    big = "--byte-order" in flags and flags[flags.index("--byte-order") + 1] == "big"
+    return "big" if big and "--ima-canonical-fmt" not in flags else "little"
+
+
 def ima_predict(modsign, paths, builtin, blacklist, flags=()):
     """modsign's prediction for each case on the IMA kernel, from three modsign commands:
     `ima appraise` with the .ima keyring and the blacklist (ima_check_blacklist, then the

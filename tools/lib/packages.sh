@@ -9,9 +9,11 @@ check_packages=(cmake g++ make pkg-config perl python3 libgtest-dev libbenchmark
       softhsm2 opensc meson ninja-build ima-evm-utils acl
       e2fsprogs xfsprogs btrfs-progs f2fs-tools)  # mkfs: ima fit tests, IMA file-system conformance
 # --kernels: qemu, a static busybox for the initramfs, and what a kernel build needs; for the
-# s390x kernel (debsid-s390x) qemu-system-s390x and the cross compiler of its guest helper.
+# s390x and arm64 kernels (debsid-s390x, debsid-arm64, mldsa-ima-s390x) qemu-system-s390x and
+# qemu-system-aarch64 and the cross compilers of their guest helpers (and of the s390x build).
 check_kernel_packages=(qemu-system-x86 busybox-static flex bison bc libelf-dev libssl-dev kmod gcc make
-      qemu-system-misc gcc-s390x-linux-gnu libc6-dev-s390x-cross)
+      qemu-system-misc gcc-s390x-linux-gnu libc6-dev-s390x-cross
+      qemu-system-arm gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 # clang and its runtimes (libFuzzer, ASan, UBSan) for --sanitize and --fuzz
 check_sanitize_packages=(clang-14 libclang-rt-14-dev)
 # --cross ARCH (tools/cross-test): a Debian 13 amd64 chroot with ARCH added.  Host (amd64):
