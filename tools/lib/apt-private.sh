@@ -49,10 +49,12 @@ apt_private_fresh() {  # $1 DIR, $2 TYPES: true if its lists were fetched less t
 }
 
 apt_private_setup() {
-  # $1 DIR, $2 SUITE, $3 TYPES (default "deb deb-src"), $4 "force" to update in any case.
+  # $1 DIR, $2 SUITE, $3 TYPES (default "deb deb-src"), $4 "force" to update in any case,
+  # then apt options for the update (another architecture's -o APT::Architecture=...).
   # Writes DIR/sources.list (main component) and refreshes the lists at most once a day.
   # Returns non-zero (with a log line) if there is no Debian archive URI or the update fails.
-  local a=$1 suite=$2 types=${3:-deb deb-src} uri keyring t
+  local a=$1 suite=$2 types=${3:-deb deb-src} force=${4:-} uri keyring t
+  if [ $# -ge 4 ]; then shift 4; else shift $#; fi
   uri=$(apt_private_uri) || { log "no Debian archive found in /etc/apt sources"; return 1; }
   keyring=/usr/share/keyrings/debian-archive-keyring.gpg
   mkdir -p "$a/sources.list.d" "$a/lists/partial" "$a/cache/archives/partial" || return
@@ -61,9 +63,9 @@ apt_private_setup() {
   done > "$a/sources.list.new" || return
   mv "$a/sources.list.new" "$a/sources.list" || return
   # Refresh the package lists at most once a day.
-  if [ "${4:-}" = force ] || ! apt_private_fresh "$a" "$types"; then
-    log "updating private apt lists (suite $suite)"
-    apt_private_get "$a" update >&2 || return
+  if [ "$force" = force ] || ! apt_private_fresh "$a" "$types"; then
+    log "updating private apt lists (suite $suite${*:+, $*})"
+    apt_private_get "$a" "$@" update >&2 || return
   fi
 }
 
