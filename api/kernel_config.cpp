@@ -75,6 +75,7 @@ KernelProfile kernel_profile_of(const KernelConfig& config) {
   p.set_absent_sig_algos(module::absent_sig_algos_of(config));
   p.set_absent_hashes(module::absent_hashes_of(config));
   p.set_byte_order(config.value("CPU_BIG_ENDIAN") == "y" ? ByteOrder::big : ByteOrder::little);
+  p.set_machine(config.value("S390") == "y" ? Machine::s390x : config.value("ARM64") == "y" ? Machine::arm64 : Machine::x86_64);
   return p;
 }
 

@@ -59,6 +59,7 @@ kernel::KernelProfile to_kernel(const KernelProfile& p) {
   k.absent_hashes.insert(p.absent_hashes().begin(), p.absent_hashes().end());
   k.big_endian = p.byte_order() == ByteOrder::big;
   k.ima_canonical_fmt = p.ima_canonical_fmt();
+  k.machine = p.machine();
   return k;
 }
 

@@ -11,6 +11,7 @@
 
 #include "common/result.hpp"
 #include "crypto/crypto.hpp"
+#include "modsign/machine.hpp"
 
 namespace modsign::kernel {
 
@@ -65,6 +66,10 @@ struct KernelProfile {
   /// The ima_canonical_fmt boot parameter (security/integrity/ima/ima_fs.c); it changes
   /// anything only on a big-endian kernel.
   bool ima_canonical_fmt = false;
+  /// The machine the kernel is built for (CONFIG_X86_64, CONFIG_ARM64, CONFIG_S390): only
+  /// the measured outcome of the d-modsig stack overflow depends on it
+  /// (digest/ima_template_lib.hpp ima_digest_field_survivable).
+  Machine machine = Machine::x86_64;
 
   static KernelProfile v6() { return KernelProfile{Generation::v6}; }
   static KernelProfile v6_1() {

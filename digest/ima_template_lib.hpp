@@ -24,6 +24,19 @@ using TemplateEntry = modsign::TemplateEntry;
 /// IMA_MAX_DIGEST_SIZE (64) = 201 bytes and copies the digest without a length check.
 inline constexpr std::size_t kImaDigestFieldMax = 201;
 
+/// The longest d-modsig field a kernel built for `machine` survives writing into that
+/// buffer: past kImaDigestFieldMax the C code's behaviour is undefined, and what happens is
+/// the build's.  Measured on the Linux 7.2.13 builds of tools/build-test-kernel (Debian 12's
+/// gcc 12, no CONFIG_STACKPROTECTOR) under qemu:
+///  - x86_64: 201 (202 bytes oops: a NULL pointer dereference, the task killed);
+///  - s390x: 265.  The buffer is bytes 167-367 of a 296-byte frame; past it lie the
+///    caller's unused save slot of r6 and the saved r7-r13, then the saved return address
+///    (r14) at byte 265 of the field.  Fields of 202 to 265 bytes were recorded whole (the
+///    bytes written past the buffer were the zeros of a padding attribute), 266 bytes
+///    killed the task (SIGSEGV), 278 panicked the kernel ("Invalid kernel stack pointer");
+///  - arm64: not measured; taken as x86_64's.
+std::size_t ima_digest_field_survivable(Machine machine);
+
 /// The template data IMA records for a file, under a kernel profile:
 ///  - d-ng: "<algo>:" '\0' H(whole file), H = the hash `security_ima` names (signature v2/v3
 ///    or digest-ng xattr; ima_get_hash_algo), else `ima_hash` (IMA's ima_hash= setting);
@@ -45,11 +58,13 @@ inline constexpr std::size_t kImaDigestFieldMax = 201;
 /// signature exists but pkcs7_get_digest has no digest (ima_eventdigest_modsig_init fails,
 /// so no entry is recorded: 7.0 ML-DSA without signedAttrs), the template is unknown, or a
 /// compressed file (v7.0) the kernel's module_decompress() refuses (no entry either);
-/// EMSGSIZE when the d-modsig field would exceed kImaDigestFieldMax (7.0 ML-DSA with
-/// signedAttrs longer than 193 bytes with SHA-512, e.g. with an extra attribute; the 140
-/// bytes of `openssl cms -sign -nosmimecap` fit): pkcs7_get_digest hands IMA the re-tagged
-/// signedAttrs, the kernel overflows its stack buffer and oopses (confirmed on 7.2.13 under
-/// qemu: 194 bytes of signedAttrs already oops), so there is no record to predict.
+/// EMSGSIZE when the d-modsig field would exceed ima_digest_field_survivable() of the
+/// profile's machine (7.0 ML-DSA with signedAttrs longer than 193 bytes with SHA-512, e.g.
+/// with an extra attribute; the 140 bytes of `openssl cms -sign -nosmimecap` fit):
+/// pkcs7_get_digest hands IMA the re-tagged signedAttrs, the kernel overflows its stack
+/// buffer and the task dies (x86_64: 194 bytes of signedAttrs already oops), so there is
+/// no record to predict.  A field past kImaDigestFieldMax that the machine survives (s390x)
+/// is recorded whole, with a note of the overflow.
 Result<TemplateEntry> ima_template(const std::string& template_name, const std::string& path, ByteView file,
                                    const std::optional<Bytes>& security_ima, const kernel::KernelProfile& profile,
                                    crypto::HashAlgo ima_hash = crypto::HashAlgo::sha256, bool side_sha256 = false);

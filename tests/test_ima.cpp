@@ -397,8 +397,8 @@ std::pair<Bytes, Bytes> mldsa_cms_with_attrs(ByteView content, std::size_t attrs
 TEST(Ima, MlDsaSignedAttrsDigestFieldAndTheKernelsBuffer) {
   // pkcs7_get_digest() gives IMA the re-tagged signedAttrs of an ML-DSA signer as the d-modsig
   // digest.  ima_eventdigest_init_common() builds "sha512:" NUL digest in a 201-byte stack
-  // buffer: 193 bytes of signedAttrs fill it exactly, 194 overflow it (the 7.2.13 kernel
-  // oopses; tools/kernel-conformance case mldsa65-signedattrs-194-oops).
+  // buffer: 193 bytes of signedAttrs fill it exactly, 194 overflow it (the 7.2.13 x86_64
+  // kernel oopses; tools/kernel-conformance case mldsa65-signedattrs-194-overflow).
   EXPECT_EQ(digest::kImaDigestFieldMax, 201u);
   const Bytes content = test::pattern(3000);
   auto [cms193, attrs193] = mldsa_cms_with_attrs(content, 193);
@@ -443,6 +443,71 @@ TEST(Ima, MlDsaSignedAttrsDigestFieldAndTheKernelsBuffer) {
                                   std::nullopt, KernelProfile::v7_0());
   ASSERT_TRUE(cms.ok()) << cms.error().message;
   EXPECT_EQ(cms->fields[3].data.size(), 8u + 140u);
+}
+
+// Past the 201-byte buffer the kernel's behaviour is undefined and the build's: the 7.2.13
+// x86_64 build oopses at 202 bytes, the s390x build records fields up to 265 bytes whole (the
+// saved return address begins at byte 265 of the field) and kills the task at 266
+// (tools/kernel-conformance kernel mldsa-ima-s390x, cases mldsa65-signedattrs-*).
+TEST(Ima, DigestFieldOverflowIsTheMachines) {
+  EXPECT_EQ(digest::ima_digest_field_survivable(Machine::x86_64), 201u);
+  EXPECT_EQ(digest::ima_digest_field_survivable(Machine::arm64), 201u);  // not measured: x86_64's
+  EXPECT_EQ(digest::ima_digest_field_survivable(Machine::s390x), 265u);
+  KernelProfile s390x = KernelProfile::v7_0();
+  s390x.machine = Machine::s390x;
+  s390x.big_endian = true;
+  const Bytes content = test::pattern(3000);
+  for (std::size_t attrs_len : {194u, 257u}) {
+    SCOPED_TRACE(attrs_len);
+    auto [cms, attrs] = mldsa_cms_with_attrs(content, attrs_len);
+    const Bytes file = module::append_signature(content, cms);
+    auto x86 = digest::ima_template("ima-modsig", "/m.ko", file, std::nullopt, KernelProfile::v7_0());
+    ASSERT_FALSE(x86.ok());
+    EXPECT_EQ(x86.error().code, KErr::emsgsize);
+    auto e = digest::ima_template("ima-modsig", "/m.ko", file, std::nullopt, s390x);
+    ASSERT_TRUE(e.ok()) << e.error().message;
+    Bytes retagged = attrs;
+    retagged[0] = 0x31;
+    EXPECT_EQ(to_hex(e->fields[3].data), "7368613531323a00" + to_hex(retagged));
+    EXPECT_EQ(e->fields[3].data.size(), 8 + attrs_len);
+    EXPECT_EQ(to_hex(e->sha1), tool_hash("sha1sum", e->data));
+    ASSERT_EQ(e->notes.size(), 1u);
+    const std::string want = "d-modsig: " + std::to_string(8 + attrs_len) +
+                             " bytes (\"sha512:\" NUL and the " + std::to_string(attrs_len) +
+                             "-byte digest pkcs7_get_digest returns, here the re-tagged signedAttrs) exceed the 201-byte "
+                             "stack buffer of ima_eventdigest_init_common (security/integrity/ima/ima_template_lib.c): "
+                             "the kernel writes " + std::to_string(8 + attrs_len - 201) +
+                             " bytes past it, short of the saved return address on s390x";
+    EXPECT_EQ(e->notes[0].substr(0, want.size()), want);
+  }
+  auto [cms258, attrs258] = mldsa_cms_with_attrs(content, 258);
+  auto over = digest::ima_template("ima-modsig", "/m.ko", module::append_signature(content, cms258), std::nullopt, s390x);
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.error().code, KErr::emsgsize);
+  EXPECT_NE(over.error().message.find("266 bytes"), std::string::npos) << over.error().message;
+  EXPECT_NE(over.error().message.find("over the saved return address on s390x"), std::string::npos);
+
+  // The CLI: --kernel-arch s390x (big-endian by default), the note on stderr.
+  test::TempDir d;
+  auto [cms194, attrs194] = mldsa_cms_with_attrs(content, 194);
+  test::spit(d / "m.ko", module::append_signature(content, cms194));
+  auto r = test::run(test::modsign_cli() + " ima template --json --kernel-arch s390x --path /m.ko " + q(d / "m.ko"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["kernel_arch"], "s390x");
+  EXPECT_EQ(j["byte_order"], "big-endian");
+  EXPECT_EQ(j["fields"][3]["length"], 202);
+  EXPECT_EQ(j["notes"].size(), 1u);
+  EXPECT_EQ(r.err.substr(0, r.err.find(" (")), "modsign: " + (d / "m.ko") + ": note: d-modsig: 202 bytes");
+  r = test::run(test::modsign_cli() + " ima template --json --kernel-arch s390x --byte-order little --path /m.ko " +
+                q(d / "m.ko"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["byte_order"], "little-endian");
+  r = test::run(test::modsign_cli() + " ima template --kernel-arch arm64 --path /m.ko " + q(d / "m.ko"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("oopses (arm64, taken as x86_64's: not measured;"), std::string::npos) << r.err;
+  r = test::run(test::modsign_cli() + " ima template --kernel-arch ppc64 " + q(d / "m.ko"));
+  EXPECT_EQ(r.status, 2);
 }
 
 TEST(Ima, CompressedModuleRecordMixesFileHashAndImageModsig) {

@@ -198,7 +198,7 @@ TEST(ImaByteOrder, CliReplaySaysTheOrderAndTemplateTakesIt) {
   r = test::run(test::modsign_cli() + " ima template --template ima-ng --path /a --byte-order big "
                                       "--ima-canonical-fmt " + q(d / "f"));
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.out.substr(0, r.out.find('\n')), "template: ima-ng (kernel v7.2, big-endian, ima_canonical_fmt)");
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')), "template: ima-ng (kernel v7.2, x86_64, big-endian, ima_canonical_fmt)");
   r = test::run(test::modsign_cli() + " ima template --byte-order middle " + q(d / "f"));
   EXPECT_EQ(r.status, 2);
 }
@@ -214,4 +214,11 @@ TEST(ImaByteOrder, KernelConfigGivesTheByteOrder) {
   EXPECT_EQ(kernel_profile_of(read_kernel_config(d / "s390.config")).byte_order(), ByteOrder::big);
   EXPECT_EQ(kernel_profile_of(read_kernel_config(d / "x86.config")).byte_order(), ByteOrder::little);
   EXPECT_FALSE(kernel_profile_of(read_kernel_config(d / "s390.config")).ima_canonical_fmt());
+  // The machine, from CONFIG_S390 and CONFIG_ARM64.
+  test::spit(d / "arm64.config", std::string("# Linux/arm64 7.2.13 Kernel Configuration\nCONFIG_ARM64=y\n"
+                                             "CONFIG_MODULE_SIG=y\n"));
+  EXPECT_EQ(kernel_profile_of(read_kernel_config(d / "s390.config")).machine(), Machine::s390x);
+  EXPECT_EQ(kernel_profile_of(read_kernel_config(d / "x86.config")).machine(), Machine::x86_64);
+  EXPECT_EQ(kernel_profile_of(read_kernel_config(d / "arm64.config")).machine(), Machine::arm64);
+  EXPECT_EQ(kernel_profile_of(read_kernel_config(d / "arm64.config")).byte_order(), ByteOrder::little);
 }

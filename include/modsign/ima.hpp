@@ -72,8 +72,11 @@ struct TemplateOptions {
 /// Predictions (the returned Error): EINVAL when IMA records no entry: an appended
 /// signature whose pkcs7_get_digest() gives no digest (7.0 ML-DSA without signedAttrs),
 /// or a compressed file (v7.0) module_decompress() refuses; EMSGSIZE when the d-modsig
-/// field would exceed the kernel's 201-byte buffer (7.0 ML-DSA with signedAttrs over 193
-/// bytes: the kernel overflows it and oopses, so there is no record).
+/// field exceeds the kernel's 201-byte stack buffer (7.0 ML-DSA with signedAttrs over 193
+/// bytes) by more than the profile's machine survives: undefined behaviour, measured on
+/// the 7.2.13 builds: x86_64 (and arm64, not measured) oopses at once, so there is no
+/// record; s390x records fields of up to 265 bytes whole (TemplateEntry::notes says so)
+/// and kills the task beyond (KernelProfile::machine()).
 /// The file hash is the one security.ima names for the profile's release
 /// (ima_get_hash_algo); when the value carries a hash_algo the kernel does not take (a
 /// version 3 signature before 7.1, a value beyond HASH_ALGO__LAST, a signature of 9 bytes

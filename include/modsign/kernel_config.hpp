@@ -74,7 +74,9 @@ MODSIGN_API void check_kernel_config_hash(const KernelConfig& config);
 /// absent_hashes(): "sm3", "streebog" for CONFIG_CRYPTO_SM3 or _SM3_GENERIC, and
 /// CONFIG_CRYPTO_STREEBOG, neither =y nor =m), the byte order (KernelProfile::byte_order():
 /// big for CONFIG_CPU_BIG_ENDIAN=y, which every s390 and big-endian arm64, powerpc and mips
-/// configuration sets).  Lockdown and ima_canonical_fmt are left off (boot settings).
+/// configuration sets), and the machine (KernelProfile::machine(): s390x for CONFIG_S390=y,
+/// arm64 for CONFIG_ARM64=y, else x86_64).  Lockdown and ima_canonical_fmt are left off
+/// (boot settings).
 MODSIGN_API KernelProfile kernel_profile_of(const KernelConfig& config);
 
 /// Why the kernel of `config` would not accept a signature made with a key of

@@ -4,6 +4,7 @@
 
 #include "modsign/authenticode.hpp"
 #include "modsign/blacklist.hpp"
+#include "modsign/byte_order.hpp"
 #include "modsign/cms.hpp"
 #include "modsign/dbx.hpp"
 #include "modsign/digest.hpp"
@@ -15,6 +16,7 @@
 #include "modsign/kexec.hpp"
 #include "modsign/keygen.hpp"
 #include "modsign/load_verdict.hpp"
+#include "modsign/machine.hpp"
 #include "modsign/module.hpp"
 #include "modsign/module_image.hpp"
 #include "modsign/output.hpp"

@@ -9,6 +9,7 @@
 
 #include "modsign/byte_order.hpp"
 #include "modsign/export.hpp"
+#include "modsign/machine.hpp"
 
 namespace modsign {
 
@@ -118,6 +119,14 @@ class MODSIGN_API KernelProfile {
     return byte_order_ == ByteOrder::big && !ima_canonical_fmt_ ? ByteOrder::big : ByteOrder::little;
   }
 
+  /// The machine the kernel is built for (Machine::x86_64, the default; kernel_profile_of()
+  /// reads CONFIG_X86_64, CONFIG_ARM64 and CONFIG_S390).  It does not set the byte order.
+  /// It decides one outcome of undefined behaviour, taken from measured 7.2.13 builds: a
+  /// d-modsig field longer than the kernel's 201-byte stack buffer (ima_template(),
+  /// include/modsign/ima.hpp), which an s390x build survives up to 265 bytes.
+  Machine machine() const noexcept { return machine_; }
+  void set_machine(Machine machine) noexcept { machine_ = machine; }
+
  private:
   explicit KernelProfile(std::string generation) : generation_(std::move(generation)) {}
   std::string generation_;
@@ -129,6 +138,7 @@ class MODSIGN_API KernelProfile {
   std::vector<std::string> absent_hashes_;
   ByteOrder byte_order_ = ByteOrder::little;
   bool ima_canonical_fmt_ = false;
+  Machine machine_ = Machine::x86_64;
 };
 
 }  // namespace modsign

@@ -73,12 +73,29 @@ def ima_cases(c):
     cases += [x for x in common_malformed(c, "mldsa65") if x[0] != "s9.37-unsigned"]
     cases += ima_more_cases(c)
     cases += producer_cases(c)
-    # Last, as it leaves the kernel tainted (D): signedAttrs one byte longer than the d-modsig
-    # buffer of ima_eventdigest_init_common() holds.  The kernel overflows its stack and oopses.
-    cases.append(("mldsa65-signedattrs-194-oops",
-                  "ML-DSA-65, signedAttrs padded to 194 bytes: d-modsig overflows the kernel's 201-byte stack buffer",
+    # Last, as it leaves the x86_64 kernel tainted (D): signedAttrs one byte longer than the
+    # d-modsig buffer of ima_eventdigest_init_common() holds.  The kernel writes past its stack
+    # buffer: the x86_64 build oopses, the s390x build records the field whole.
+    cases.append(("mldsa65-signedattrs-194-overflow",
+                  "ML-DSA-65, signedAttrs padded to 194 bytes: d-modsig writes 1 byte past the kernel's 201-byte "
+                  "stack buffer",
                   lambda: (lambda p: (pad_attrs(p, 194), c.mod(p))[1])(c.p7("mldsa65", attrs=True))))
     return cases
+
+
+def overflow_cases(c, machine):
+    """After ima_cases(), on the kernels of `machine` alone: the d-modsig stack overflow's
+    measured edge there (digest/ima_template_lib.hpp ima_digest_field_survivable).  s390x:
+    a 265-byte field (257 bytes of signedAttrs) is recorded whole, 266 bytes reach the saved
+    return address and kill the task.  Last, as the second leaves the kernel tainted."""
+    if machine != "s390x":
+        return []
+    return [("mldsa65-signedattrs-%d-%s" % (n, what),
+             "ML-DSA-65, signedAttrs padded to %d bytes: d-modsig writes %d bytes past the 201-byte stack buffer%s"
+             % (n, n + 8 - 201, note),
+             (lambda n: lambda: (lambda p: (pad_attrs(p, n), c.mod(p))[1])(c.p7("mldsa65", attrs=True)))(n))
+            for n, what, note in ((257, "survives", ", short of the saved return address (s390x)"),
+                                  (258, "killed", ", its last over the saved return address (s390x)"))]
 
 
 OID_DIGESTS = {"sha1": "1.3.14.3.2.26", "sha256": OID_SHA256, "sha384": "2.16.840.1.101.3.4.2.2",

@@ -84,8 +84,9 @@ def cases(modsign, k, work):
     ]
 
 
-def template_prediction(modsign, path, fname, order, canonical):
-    cmd = [modsign, "ima", "template", "--json", "--template", "ima-sig", "--kernel", "v7.2", "--byte-order", order,
+def template_prediction(modsign, path, fname, arch, order, canonical):
+    cmd = [modsign, "ima", "template", "--json", "--template", "ima-sig", "--kernel", "v7.2", "--kernel-arch", arch,
+           "--byte-order", order,
            "--path", "/cases/" + fname] + (["--ima-canonical-fmt"] if canonical else []) + [path]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if p.returncode != 0:
@@ -147,7 +148,7 @@ def run_foreign(k, args, modsign, openssl):
         for fname, desc, _, verdict in defs:
             name = ("/cases/" + fname).replace(" ", "_").encode() + b"\0"
             rec = next((r for r in recs if r["name"] == "ima-sig" and len(r["fields"]) > 1 and r["fields"][1] == name), None)
-            pred, why = template_prediction(modsign, paths[fname], fname, order, canonical)
+            pred, why = template_prediction(modsign, paths[fname], fname, k["arch"], order, canonical)
             kern = "no record" if rec is None else "sha1 %s" % rec["digest"].hex()
             mine = "no record (%s)" % why if pred is None else "sha1 %s" % pred["template_hash_sha1"]
             agree = rec is not None and pred is not None and rec["data"].hex() == pred["template_data"] and \

@@ -10,7 +10,7 @@ from .common import HERE, KEYS, die, find_module, log, run
 from .cases_common import Ctx
 from .cases_mldsa import mldsa_cases
 from .cases_debian import debian_cases
-from .cases_ima import ima_cases
+from .cases_ima import ima_cases, overflow_cases
 from .mutants import run_mutants
 from .gen_grammar import generated
 from .cases_kexec import KEXEC, kexec_cases, kexec_initramfs, kexec_predict, kexec_rows
@@ -144,10 +144,10 @@ KERNELS = {
     # and IMA-modsig cases of mldsa-ima, records in the big-endian kernel's order, and with
     # ima_canonical_fmt in little-endian.
     "mldsa-ima-s390x": ("7.2.13 ML-DSA + IMA on s390x (big-endian), waiver off", "v7.0",
-                        BUILT_LACKS + ["--byte-order", "big"], "ima_template=ima-modsig",
+                        BUILT_LACKS + ["--kernel-arch", "s390x", "--byte-order", "big"], "ima_template=ima-modsig",
                         lambda: built_kernel("ima", arch="s390x")),
     "mldsa-ima-s390x-canonical": ("7.2.13 ML-DSA + IMA on s390x, ima_canonical_fmt", "v7.0",
-                                  BUILT_LACKS + ["--byte-order", "big", "--ima-canonical-fmt"],
+                                  BUILT_LACKS + ["--kernel-arch", "s390x", "--byte-order", "big", "--ima-canonical-fmt"],
                                   "ima_template=ima-modsig ima_canonical_fmt", lambda: built_kernel("ima", arch="s390x")),
 }
 FILE_KERNELS = {"mldsa-ima-files": run_files, "mldsa-ima-xattr": run_fit, "debsid-s390x": run_foreign,
@@ -179,7 +179,7 @@ def run_kernel(name, args, modsign, openssl):
     c = Ctx(modsign, openssl, base, work)
     only = getattr(args, "mutants_only", False)
     defs = ([] if only else debian_cases(c, k["module"]) if name.startswith("deb") else
-            ima_cases(c) if k.get("ima") else mldsa_cases(c))
+            ima_cases(c) + overflow_cases(c, k.get("arch")) if k.get("ima") else mldsa_cases(c))
     cases, descs = [], {}
     for i, (cname, desc, fn) in enumerate(defs, 1):
         # A compressed case keeps its suffix (.ko.xz): /init loads it with

@@ -102,10 +102,11 @@ def ima_predict(modsign, paths, builtin, blacklist, flags=()):
     `ima template` (the ima-modsig record).  `flags`: the kernel's --kernel-lacks, given to
     all three."""
     lacks = [f for i, f in enumerate(flags) if f == "--kernel-lacks" or (i and flags[i - 1] == "--kernel-lacks")]
-    # A big-endian kernel's IMA byte order (--byte-order big [--ima-canonical-fmt]): only the
-    # records (ima template, ima appraise's ima-buf record) depend on it, not verify's verdict.
-    order = [f for i, f in enumerate(flags) if f in ("--byte-order", "--ima-canonical-fmt") or
-             (i and flags[i - 1] == "--byte-order")]
+    # A big-endian kernel's IMA byte order (--byte-order big [--ima-canonical-fmt]) and its
+    # machine (--kernel-arch: the d-modsig overflow's outcome): only the records (ima
+    # template, ima appraise's ima-buf record) depend on them, not verify's verdict.
+    order = [f for i, f in enumerate(flags) if f in ("--byte-order", "--kernel-arch", "--ima-canonical-fmt") or
+             (i and flags[i - 1] in ("--byte-order", "--kernel-arch"))]
     loader = predict(modsign, "v7.0", lacks, builtin, paths, blacklist)
     p = subprocess.run([modsign, "ima", "appraise", "--json", "--keyring", os.path.join(KEYS, IMA_CERT + ".cert.pem"),
                         "--blacklist", blacklist[0]] + lacks + order + paths, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

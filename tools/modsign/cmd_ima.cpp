@@ -155,6 +155,7 @@ int cmd_ima_template(const ImaArgs& a) {
     nlohmann::json f = nlohmann::json::array();
     for (const auto& fld : e->fields) f.push_back({{"name", fld.name}, {"hex", to_hex(fld.data)}, {"length", fld.data.size()}});
     std::cout << dump({{"template", e->name}, {"kernel", profile->name()}, {"fields", f}, {"template_data", to_hex(e->data)},
+                       {"kernel_arch", machine_name(profile->machine())},
                        {"byte_order", byte_order_name(profile->byte_order())},
                        {"ima_canonical_fmt", profile->ima_canonical_fmt()},
                        {"field_length_order", byte_order_name(profile->ima_byte_order())},
@@ -163,8 +164,8 @@ int cmd_ima_template(const ImaArgs& a) {
               << "\n";
     return kExitOk;
   }
-  std::cout << "template: " << e->name << " (kernel " << profile->name() << ", "
-            << byte_order_name(profile->byte_order()) << (profile->ima_canonical_fmt() ? ", ima_canonical_fmt" : "")
+  std::cout << "template: " << e->name << " (kernel " << profile->name() << ", " << machine_name(profile->machine())
+            << ", " << byte_order_name(profile->byte_order()) << (profile->ima_canonical_fmt() ? ", ima_canonical_fmt" : "")
             << (a.side ? ", side SHA-256 d-modsig" : "") << ")\n";
   for (const auto& fld : e->fields)
     std::cout << "  " << fld.name << " (" << fld.data.size() << " bytes): "

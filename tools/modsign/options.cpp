@@ -81,17 +81,24 @@ void add_ima_hash_option(CLI::App* cmd, std::string& ima_hash) {
 }
 
 void add_byte_order_options(CLI::App* cmd, ByteOrderOptions& o) {
+  cmd->add_option("--kernel-arch", o.arch,
+                  "the kernel's architecture: x86_64, arm64 or s390x (CONFIG_S390=y); what a d-modsig past the "
+                  "kernel's stack buffer does is measured per architecture")
+      ->check(CLI::IsMember({"x86_64", "arm64", "s390x"}))
+      ->capture_default_str();
   cmd->add_option("--byte-order", o.order,
                   "the kernel's byte order: little (x86_64, arm64) or big (s390x; CONFIG_CPU_BIG_ENDIAN=y): IMA hashes "
-                  "each template field's length in it")
-      ->check(CLI::IsMember({"little", "big"}))
-      ->capture_default_str();
+                  "each template field's length in it [default: the architecture's]")
+      ->check(CLI::IsMember({"little", "big"}));
   cmd->add_flag("--ima-canonical-fmt", o.canonical,
                 "the kernel boots with ima_canonical_fmt: little-endian IMA lengths on a big-endian kernel");
 }
 
 void apply_byte_order(KernelProfile& profile, const ByteOrderOptions& o) {
-  profile.set_byte_order(o.order == "big" ? ByteOrder::big : ByteOrder::little);
+  const Machine machine = parse_machine(o.arch).value_or(Machine::x86_64);  // checked by the option
+  profile.set_machine(machine);
+  const bool big = o.order.empty() ? machine == Machine::s390x : o.order == "big";
+  profile.set_byte_order(big ? ByteOrder::big : ByteOrder::little);
   profile.set_ima_canonical_fmt(o.canonical);
 }
 

@@ -53,10 +53,13 @@ void add_waive_option(CLI::App* cmd, bool& waive);
 void add_enforce_options(CLI::App* cmd, bool& enforce, bool& lockdown);
 /// --ima-hash, IMA's file hash (the ima_hash= boot parameter); read with ima_hash_option().
 void add_ima_hash_option(CLI::App* cmd, std::string& ima_hash);
-/// The kernel's byte order and IMA's list format: --byte-order little|big (CONFIG_CPU_BIG_ENDIAN)
-/// and --ima-canonical-fmt (the boot parameter), for the commands that build template data.
+/// The kernel's machine, byte order and IMA's list format, for the commands that build
+/// template data: --kernel-arch x86_64|arm64|s390x (KernelProfile::machine()), --byte-order
+/// little|big (CONFIG_CPU_BIG_ENDIAN; by default the machine's: big for s390x) and
+/// --ima-canonical-fmt (the boot parameter).
 struct ByteOrderOptions {
-  std::string order = "little";
+  std::string arch = "x86_64";
+  std::string order;  // "" = the machine's
   bool canonical = false;
 };
 void add_byte_order_options(CLI::App* cmd, ByteOrderOptions& o);
