@@ -100,6 +100,12 @@ Result<std::vector<MeasurementRecord>> parse_measurement_list(ByteView list, std
   return digest::parse_measurement_list(list, hash_named(bank, "bank"), order);
 }
 
+Result<std::map<std::uint32_t, Bytes>> read_expected_pcrs(const std::string& path, std::string_view bank) {
+  hash_named(bank, "bank");  // a usage error before any reading
+  const Bytes text = FileReader(path).read_to_end(kMaxSmallFileSize);
+  return parse_expected_pcrs(std::string_view(reinterpret_cast<const char*>(text.data()), text.size()), bank);
+}
+
 Result<std::map<std::uint32_t, Bytes>> parse_expected_pcrs(std::string_view text, std::string_view bank) {
   const auto want = hash_named(bank, "bank");
   const std::size_t size = crypto::hash_info(want).size;

@@ -196,6 +196,26 @@ void FileReader::read_at(std::uint64_t off, std::size_t len, Bytes& out) const {
   }
 }
 
+Bytes FileReader::read_to_end(std::uint64_t max_size) const {
+  Bytes out;
+  constexpr std::size_t kPiece = std::size_t{1} << 16;
+  for (;;) {
+    const std::size_t at = out.size();
+    out.resize(at + kPiece);
+    const ssize_t n = ::pread(fd_, out.data() + at, kPiece, static_cast<off_t>(at));
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) {
+      out.resize(at);
+      continue;
+    }
+    if (n < 0) throw IoError(sys_error(path_, "read"));
+    out.resize(at + static_cast<std::size_t>(n));
+    if (n == 0) return out;
+    if (out.size() > max_size)
+      throw IoError(path_ + ": more than " + std::to_string(max_size) + " bytes (read to its end: its size shows " +
+                    std::to_string(size_) + ")");
+  }
+}
+
 bool same_file(const std::string& a, const std::string& b) {
   struct stat sa {}, sb {};
   const bool ea = ::stat(a.c_str(), &sa) == 0;

@@ -56,6 +56,10 @@ class FileReader {
     read_at(off, len, b);
     return b;
   }
+  /// The whole file, read from the start to its end whatever size() says: the pseudo-files
+  /// of securityfs and procfs (IMA's binary_runtime_measurements) show size 0.  Throws
+  /// IoError if it cannot be read or holds more than `max_size` bytes.
+  Bytes read_to_end(std::uint64_t max_size) const;
 
  private:
   std::string path_;

@@ -73,9 +73,17 @@ class MemorySource final : public Source {
 /// A file read in pieces of 1 MiB (or one record, when it is larger).
 class FileSource final : public Source {
  public:
-  explicit FileSource(const std::string& path) : f_(path) {}
-  std::uint64_t size() const override { return f_.size(); }
+  // securityfs shows binary_runtime_measurements with size 0 (a seq_file): such a file is
+  // read to its end at once; a regular file in 1 MiB pieces as the parser goes.
+  explicit FileSource(const std::string& path) : f_(path) {
+    if (f_.size() == 0) {
+      buf_ = f_.read_to_end(kMaxModuleSize);
+      whole_ = true;
+    }
+  }
+  std::uint64_t size() const override { return whole_ ? buf_.size() : f_.size(); }
   ByteView at(std::uint64_t off, std::size_t n) override {
+    if (whole_) return ByteView(buf_).subspan(static_cast<std::size_t>(off), n);
     if (off < buf_off_ || off + n > buf_off_ + buf_.size()) {
       constexpr std::size_t kPiece = std::size_t{1} << 20;
       const std::size_t len = static_cast<std::size_t>(std::min<std::uint64_t>(std::max(n, kPiece), f_.size() - off));
@@ -89,6 +97,7 @@ class FileSource final : public Source {
   FileReader f_;
   Bytes buf_;
   std::uint64_t buf_off_ = 0;
+  bool whole_ = false;
 };
 
 /// The record at `off` (the `index`th, from 1), `off` moved past it; nullopt at the end.
@@ -110,8 +119,9 @@ Result<std::optional<MeasurementRecord>> parse_one(Source& s, std::uint64_t& off
     const std::uint32_t le = get_ima_u32(s.at(p + 4 + dsize, 4), 0, false);
     const std::uint32_t be = get_ima_u32(s.at(p + 4 + dsize, 4), 0, true);
     if ((le == 0 || le > 255) && (be == 0 || be > 255))
-      return bad("template name length " + to_hex(s.at(p + 4 + dsize, 4)) +
-                 " is 1-255 in neither byte order (not a binary measurement list)");
+      return bad("template name length 0x" + to_hex(s.at(p + 4 + dsize, 4)) +
+                 " (as stored) is 1-255 in neither byte order (not a binary measurement list with " +
+                 std::to_string(dsize) + "-byte " + std::string(crypto::hash_info(bank).name) + " template hashes)");
     order = le >= 1 && le <= 255 ? ByteOrder::little : ByteOrder::big;
   }
   const bool be = order == ByteOrder::big;
@@ -128,7 +138,9 @@ Result<std::optional<MeasurementRecord>> parse_one(Source& s, std::uint64_t& off
   p += dsize;
   const std::uint32_t name_len = u32(p);
   p += 4;
-  if (name_len == 0 || name_len > 255) return bad("template name length " + std::to_string(name_len));
+  if (name_len == 0 || name_len > 255)
+    return bad("template name length " + std::to_string(name_len) + " (read " + std::string(byte_order_name(r.byte_order)) +
+               ")");
   if (!need(name_len)) return bad("template name beyond the end of the list");
   const Bytes name = bytes(p, name_len);
   r.template_name.assign(name.begin(), name.end());

@@ -26,11 +26,13 @@ std::string d_modsig_overflow(const ModuleDigests& md, Machine machine) {
                     "-byte digest pkcs7_get_digest returns, here the re-tagged signedAttrs) exceed the " +
                     std::to_string(kImaDigestFieldMax) +
                     "-byte stack buffer of ima_eventdigest_init_common (security/integrity/ima/ima_template_lib.c): "
-                    "the kernel writes " + std::to_string(size - kImaDigestFieldMax) + " bytes past it";
+                    "the kernel writes " + std::to_string(size - kImaDigestFieldMax) +
+                    (size - kImaDigestFieldMax == 1 ? " byte" : " bytes") + " past it";
   const std::string arch(machine_name(machine));
   if (size <= ima_digest_field_survivable(machine))
     return out + ", short of the saved return address on " + arch +
-           " (Linux 7.2.13 under qemu survived up to 265 bytes), and records the field whole";
+           ", and records the field whole (Linux 7.2.13 under qemu, up to 265 bytes, with zeros past the buffer: "
+           "other bytes land in the caller's saved r7-r13, untried)";
   if (machine == Machine::s390x)
     return out + ", over the saved return address on s390x: the task is killed or the kernel panics (Linux 7.2.13 "
                  "under qemu), no entry is recorded";

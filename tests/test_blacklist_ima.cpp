@@ -132,6 +132,15 @@ TEST_F(BlacklistCli, ImaAppraiseModsig) {
   EXPECT_EQ(j["check_errno"], "EPERM");
   EXPECT_EQ(j["blacklist_entry"], "bin:" + dmodsig);
   EXPECT_EQ(j["ima_record"]["buf"], dmodsig);
+  EXPECT_EQ(j["ima_record"]["field_length_order"], "little-endian");
+  EXPECT_EQ(std::string(j["ima_record"]["template_data"]).substr(0, 8), "28000000");  // d-ng: 40 bytes, LE
+  // On s390x the record's lengths are big-endian, and the JSON says so.
+  r = test::run(M() + " ima appraise --kernel-arch s390x --keyring " + q(key("rsa.crt")) + " --blacklist " +
+                q(d_ / "list") + " --json " + q(mod));
+  EXPECT_EQ(r.status, 1);
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["ima_record"]["field_length_order"], "big-endian");
+  EXPECT_EQ(std::string(j["ima_record"]["template_data"]).substr(0, 8), "00000028");
   // Unsigned: no modsig and no security.ima.
   test::spit(d_ / "plain.ko", test::pattern(3000));
   r = test::run(M() + " ima appraise --keyring " + q(key("rsa.crt")) + " " + q(d_ / "plain.ko"));

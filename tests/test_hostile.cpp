@@ -296,8 +296,8 @@ TEST(Hostile, MeasurementListLengths4GiB) {
   ASSERT_FALSE(n.ok());
   // The first record's name length decides the list's byte order (issue 27): 4 GiB is
   // 1-255 in neither, so the list is refused there; in a given order it is the length.
-  EXPECT_EQ(n.error().message, "record 1 at offset 0: template name length ffffffff is 1-255 in neither byte order "
-                               "(not a binary measurement list)");
+  EXPECT_EQ(n.error().message, "record 1 at offset 0: template name length 0xffffffff (as stored) is 1-255 in neither "
+                               "byte order (not a binary measurement list with 20-byte sha1 template hashes)");
   n = digest::parse_measurement_list(big_name, crypto::HashAlgo::sha1, ByteOrder::little);
   ASSERT_FALSE(n.ok());
   EXPECT_NE(n.error().message.find("template name length 4294967295"), std::string::npos) << n.error().message;

@@ -148,7 +148,7 @@ TEST(ImaByteOrder, MeasurementListReadInTheOrderItsFirstRecordShows) {
   auto wrong = digest::parse_measurement_list(list, HashAlgo::sha1, ByteOrder::little);
   ASSERT_FALSE(wrong.ok());
   EXPECT_EQ(wrong.error().code, KErr::ebadmsg);
-  EXPECT_EQ(wrong.error().message, "record 1 at offset 0: template name length 100663296");
+  EXPECT_EQ(wrong.error().message, "record 1 at offset 0: template name length 100663296 (read little-endian)");
   // A later record in the other order is refused too (one kernel writes one order).
   Bytes mixed = record(false, ld);
   const Bytes other = record(true, bd);
@@ -156,14 +156,14 @@ TEST(ImaByteOrder, MeasurementListReadInTheOrderItsFirstRecordShows) {
   auto m = digest::parse_measurement_list(mixed, HashAlgo::sha1);
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.error().message, "record 2 at offset " + std::to_string(record(false, ld).size()) +
-                                   ": template name length 100663296");
+                                   ": template name length 100663296 (read little-endian)");
   // Neither order gives a name length of 1-255: not a list.
   Bytes junk(4 + 20 + 4 + 8, 0x41);
   auto j = digest::parse_measurement_list(junk, HashAlgo::sha1);
   ASSERT_FALSE(j.ok());
   EXPECT_EQ(j.error().message,
-            "record 1 at offset 0: template name length 41414141 is 1-255 in neither byte order (not a binary "
-            "measurement list)");
+            "record 1 at offset 0: template name length 0x41414141 (as stored) is 1-255 in neither byte order (not a "
+            "binary measurement list with 20-byte sha1 template hashes)");
 }
 
 TEST(ImaByteOrder, CliReplaySaysTheOrderAndTemplateTakesIt) {
@@ -180,7 +180,8 @@ TEST(ImaByteOrder, CliReplaySaysTheOrderAndTemplateTakesIt) {
   EXPECT_EQ(nlohmann::json::parse(r.out)["byte_order"], "big-endian");
   r = test::run(test::modsign_cli() + " ima replay --byte-order little " + q(d / "be"));
   EXPECT_EQ(r.status, 3);
-  EXPECT_EQ(r.err, "modsign: " + (d / "be") + ": record 1 at offset 0: template name length 100663296\n");
+  EXPECT_EQ(r.err, "modsign: " + (d / "be") + ": record 1 at offset 0: template name length 100663296 (read "
+                   "little-endian)\n");
   EXPECT_EQ(r.out, "");
 
   test::spit(d / "f", str("hello\n"));
@@ -201,6 +202,30 @@ TEST(ImaByteOrder, CliReplaySaysTheOrderAndTemplateTakesIt) {
   EXPECT_EQ(r.out.substr(0, r.out.find('\n')), "template: ima-ng (kernel v7.2, x86_64, big-endian, ima_canonical_fmt)");
   r = test::run(test::modsign_cli() + " ima template --byte-order middle " + q(d / "f"));
   EXPECT_EQ(r.status, 2);
+}
+
+// securityfs shows binary_runtime_measurements with size 0 (a seq_file), as procfs shows its
+// files: such a list is read to its end, not taken as empty.  /proc/version is no list, so
+// what was read is refused, naming its first bytes.
+TEST(ImaByteOrder, ReplayReadsAFileWhoseSizeShowsZero) {
+  const std::string version = test::sh("cat /proc/version");
+  ASSERT_GT(version.size(), 32u);
+  auto r = test::run(test::modsign_cli() + " ima replay /proc/version");
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.out, "");
+  const std::string want = "modsign: /proc/version: record 1 at offset 0: template name length 0x" +
+                           to_hex(Bytes(version.begin() + 24, version.begin() + 28)) + " (as stored)";
+  EXPECT_EQ(r.err.substr(0, want.size()), want) << r.err;
+  // --pcrs reads the same way: sysfs shows 4096 bytes for a few (TPM 1.2's
+  // /sys/class/tpm/tpm0/pcrs; here /sys/devices/system/cpu/online, no PCR values), procfs 0.
+  test::TempDir d;
+  test::spit(d / "list", Bytes{});
+  for (const std::string pseudo : {"/sys/devices/system/cpu/online", "/proc/version"}) {
+    const std::string first = test::sh("head -n 1 " + pseudo);
+    r = test::run(test::modsign_cli() + " ima replay --pcrs " + pseudo + " " + q(d / "list"));
+    EXPECT_EQ(r.status, 3);
+    EXPECT_EQ(r.err, "modsign: " + pseudo + ": line 1: not a PCR value: " + first.substr(0, first.find('\n')) + "\n");
+  }
 }
 
 // kernel_profile_of(): CONFIG_CPU_BIG_ENDIAN=y (every s390 configuration sets it) is a

@@ -144,6 +144,12 @@ MODSIGN_API Result<std::vector<MeasurementRecord>> parse_measurement_list(ByteVi
 /// Throws UsageError "unknown bank 'X'".
 MODSIGN_API Result<std::map<std::uint32_t, Bytes>> parse_expected_pcrs(std::string_view text, std::string_view bank);
 
+/// parse_expected_pcrs() of the file at `path`, read to its end whatever size it shows, so
+/// that a sysfs file (TPM 1.2's /sys/class/tpm/tpm0/pcrs shows 4096 bytes) is read as is.
+/// Throws IoError "<path>: <reason>" when it cannot be opened or read, is not a regular
+/// file, or holds more than kMaxSmallFileSize bytes; UsageError "unknown bank 'X'".
+MODSIGN_API Result<std::map<std::uint32_t, Bytes>> read_expected_pcrs(const std::string& path, std::string_view bank);
+
 /// Replay `records` into PCRs reset to zero, as ima_pcr_extend() does: PCR = H(PCR ‖
 /// template hash), all 0xFF for a violation (ima_queue.c ima_add_template_entry, Linux
 /// 7.2.13).  Every PCR a record extends, plus every PCR of `expected` (one the list never

@@ -44,7 +44,7 @@ int cmd_appraise(const AppraiseArgs& a) {
   auto profile = public_profile(a.kernel);
   if (!profile) return kExitUsage;
   apply_kernel_lacks(*profile, a.kernel_lacks);
-  apply_byte_order(*profile, a.byte_order);
+  if (!apply_byte_order(*profile, a.byte_order)) return kExitUsage;
   if (!set_waive_option(*profile, a.waive)) return kExitUsage;
   if (!ima_hash_option(a.ima_hash, *profile)) return kExitUsage;
   const auto trust = load_trust(a.trust, *profile);
@@ -85,7 +85,10 @@ int cmd_appraise(const AppraiseArgs& a) {
                        {"reason", ap->reason},
                        {"trusted_by", ap->trusted_by}};
       if (ap->blacklist_entry) j["blacklist_entry"] = *ap->blacklist_entry;
-      if (ap->ima_record) j["ima_record"] = blacklisted_hash_record_json(*ap->ima_record);
+      if (ap->ima_record) {
+        j["ima_record"] = blacklisted_hash_record_json(*ap->ima_record);
+        j["ima_record"]["field_length_order"] = byte_order_name(profile->ima_byte_order());
+      }
       std::cout << dump(j) << "\n";
     } else if (pass) {
       std::cout << printable(path) << ": passes: modsig verified"
@@ -112,7 +115,7 @@ int cmd_ima_template(const ImaArgs& a) {
   auto profile = public_profile(a.kernel);
   if (!profile) return kExitUsage;
   apply_kernel_lacks(*profile, a.kernel_lacks);
-  apply_byte_order(*profile, a.byte_order);
+  if (!apply_byte_order(*profile, a.byte_order)) return kExitUsage;
   if (!ima_hash_option(a.ima_hash, *profile)) return kExitUsage;
   Result<TemplateEntry> e = make_error(KErr::einval, "");
   std::optional<Bytes> security_ima;
@@ -159,6 +162,7 @@ int cmd_ima_template(const ImaArgs& a) {
                        {"byte_order", byte_order_name(profile->byte_order())},
                        {"ima_canonical_fmt", profile->ima_canonical_fmt()},
                        {"field_length_order", byte_order_name(profile->ima_byte_order())},
+                       {"side_sha256", a.side},
                        {"template_hash_sha1", to_hex(e->sha1)}, {"template_hash_sha256", to_hex(e->sha256)},
                        {"notes", e->notes}})
               << "\n";
@@ -178,15 +182,13 @@ namespace {
 /// The expected PCRs of --pcrs FILE (empty without it), or the exit status of an error.
 std::variant<std::map<std::uint32_t, Bytes>, int> expected_pcrs(const ImaArgs& a) {
   if (a.pcrs.empty()) return std::map<std::uint32_t, Bytes>{};
-  std::string text;
+  Result<std::map<std::uint32_t, Bytes>> ex = make_error(KErr::einval, "");
   try {
-    Bytes t = read_file(a.pcrs, kMaxSmallFileSize);
-    text.assign(t.begin(), t.end());
+    ex = read_expected_pcrs(a.pcrs, a.bank);
   } catch (const IoError& e) {
     complain("", e.what());
     return kExitInput;
   }
-  auto ex = parse_expected_pcrs(text, a.bank);
   if (!ex) {
     complain(a.pcrs, ex.error().message);
     return kExitInput;

@@ -76,16 +76,16 @@ void add_enforce_options(CLI::App* cmd, bool& enforce, bool& lockdown) {
 }
 
 void add_ima_hash_option(CLI::App* cmd, std::string& ima_hash) {
-  cmd->add_option("--ima-hash", ima_hash, "IMA's file hash (ima_hash=), for files IMA sees without a modsig")
+  cmd->add_option("--ima-hash", ima_hash,
+                  "IMA's file hash (ima_hash=): d-ng's digest, unless security.ima names another")
       ->capture_default_str();
 }
 
 void add_byte_order_options(CLI::App* cmd, ByteOrderOptions& o) {
   cmd->add_option("--kernel-arch", o.arch,
-                  "the kernel's architecture: x86_64, arm64 or s390x (CONFIG_S390=y); what a d-modsig past the "
-                  "kernel's stack buffer does is measured per architecture")
-      ->check(CLI::IsMember({"x86_64", "arm64", "s390x"}))
-      ->capture_default_str();
+                  "the kernel's architecture: x86_64 (default), arm64 or s390x (CONFIG_S390=y): the default byte order, "
+                  "and (ima template) what a d-modsig past the kernel's stack buffer does, measured per architecture")
+      ->check(CLI::IsMember({"x86_64", "arm64", "s390x"}));
   cmd->add_option("--byte-order", o.order,
                   "the kernel's byte order: little (x86_64, arm64) or big (s390x; CONFIG_CPU_BIG_ENDIAN=y): IMA hashes "
                   "each template field's length in it [default: the architecture's]")
@@ -94,12 +94,19 @@ void add_byte_order_options(CLI::App* cmd, ByteOrderOptions& o) {
                 "the kernel boots with ima_canonical_fmt: little-endian IMA lengths on a big-endian kernel");
 }
 
-void apply_byte_order(KernelProfile& profile, const ByteOrderOptions& o) {
-  const Machine machine = parse_machine(o.arch).value_or(Machine::x86_64);  // checked by the option
+bool apply_byte_order(KernelProfile& profile, const ByteOrderOptions& o) {
+  const Machine machine = parse_machine(o.arch).value_or(Machine::x86_64);  // "" and checked names
+  // An x86_64 kernel is little-endian and an s390x one big-endian whatever their configuration.
+  if ((o.arch == "x86_64" && o.order == "big") || (o.arch == "s390x" && o.order == "little")) {
+    complain("", "--byte-order " + o.order + ": an " + o.arch + " kernel is " + (o.order == "big" ? "little" : "big") +
+                     "-endian");
+    return false;
+  }
   profile.set_machine(machine);
   const bool big = o.order.empty() ? machine == Machine::s390x : o.order == "big";
   profile.set_byte_order(big ? ByteOrder::big : ByteOrder::little);
   profile.set_ima_canonical_fmt(o.canonical);
+  return true;
 }
 
 void add_bytes_option(CLI::App* cmd, const std::string& name, std::uint64_t& value, const std::string& help) {

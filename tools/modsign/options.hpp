@@ -58,13 +58,14 @@ void add_ima_hash_option(CLI::App* cmd, std::string& ima_hash);
 /// little|big (CONFIG_CPU_BIG_ENDIAN; by default the machine's: big for s390x) and
 /// --ima-canonical-fmt (the boot parameter).
 struct ByteOrderOptions {
-  std::string arch = "x86_64";
+  std::string arch;   // "" = x86_64
   std::string order;  // "" = the machine's
   bool canonical = false;
 };
 void add_byte_order_options(CLI::App* cmd, ByteOrderOptions& o);
-/// `profile` with those settings.
-void apply_byte_order(KernelProfile& profile, const ByteOrderOptions& o);
+/// `profile` with those settings; false (with the message) for an order the architecture
+/// given cannot have (x86_64 big-endian, s390x little-endian): a usage error.
+bool apply_byte_order(KernelProfile& profile, const ByteOrderOptions& o);
 
 /// Declares an option taking a number of bytes (--max-size, --stream-above), with its default
 /// shown.  Only decimal digits that fit in 64 bits are accepted: CLI11 2.1 alone turns "-1"
