@@ -8,10 +8,15 @@ is empty (no UEFI under qemu), so Debian's own signature is ENOKEY there: withou
 KEXEC_SIG_FORCE every failure is logged and the image loads (0), under lockdown=integrity it
 is EPERM.  The built 7.2 and 7.3 IMA kernels (mldsa-ima, mldsa73-ima) have
 CONFIG_KEXEC_SIG_FORCE, which returns the verification's own errno, and trust the test keys,
-so they also take images re-signed with them (rsa: loads; blacklisted-rsa: its tbs: is listed, EKEYREJECTED)."""
+so they also take images re-signed with them (rsa: loads; blacklisted-rsa: its tbs: is listed, EKEYREJECTED).
+The built arm64 IMA kernel (mldsa-ima-arm64) loads Debian unstable's signed arm64 Image and its
+copies (arch/arm64/kernel/kexec_image.c).  arm64 has no KEXEC_SIG_FORCE, so every image loads;
+its command line's dyndbg makes kimage_validate_signature() log the check's errno ("kernel
+signature verification failed (-N)"), and the row compares that errno with modsign's sig_errno."""
 import errno
 import json
 import os
+import re
 import shutil
 import subprocess
 
@@ -25,6 +30,7 @@ KEXEC = {
     "debsid": (False, None, False),
     "mldsa-ima": (True, "unstable", True),
     "mldsa73-ima": (True, "unstable", True),
+    "mldsa-ima-arm64": (False, "unstable", True),
 }
 ERRNO_NAMES = {**errno.errorcode, 524: "ENOTSUPP"}
 
@@ -96,18 +102,20 @@ def kexec_cases(work, vmlinuz, test_keys):
     return cases
 
 
-def kexec_initramfs(work, cases):
-    """initramfs entries: /kexec/<case>, /kexec/list and /bin/msc-kexec (built statically)."""
-    helper = static_helper(work, "msc-kexec", "kexec_load.c")
+def kexec_initramfs(work, cases, arch=None):
+    """initramfs entries: /kexec/<case>, /kexec/list and /bin/msc-kexec (built statically, for
+    `arch` with Debian's cross compiler)."""
+    helper = static_helper(work, "msc-kexec", "kexec_load.c", arch)
     entries = [("kexec", 0o40755, b"", 0, 0), ("bin/msc-kexec", 0o100755, helper, 0, 0)]
     entries += [("kexec/" + n, 0o100644, data, 0, 0) for n, _, data in cases]
     entries.append(("kexec/list", 0o100644, "".join(n + "\n" for n, _, _ in cases).encode(), 0, 0))
     return entries
 
 
-def kexec_predict(modsign, profile, flags, keyring, paths, blacklist, sig_force):
-    """modsign verify --usage kexec --json: {case: json}."""
+def kexec_predict(modsign, profile, flags, keyring, paths, blacklist, sig_force, arch=None):
+    """modsign verify --usage kexec --json [--kexec-arch ARCH]: {case: json}."""
     cmd = [modsign, "verify", "--usage", "kexec", "--kernel", profile, "--json"]
+    cmd += ["--kexec-arch", arch] if arch else []
     cmd += [f for f in flags if f == "--lockdown"]
     if sig_force:
         cmd.append("--kexec-sig-force")
@@ -119,9 +127,15 @@ def kexec_predict(modsign, profile, flags, keyring, paths, blacklist, sig_force)
     return {os.path.basename(j["path"]): j for j in map(json.loads, p.stdout.decode().splitlines())}
 
 
-def kexec_rows(serial, cases, pred):
+SIG_FAILED = re.compile(r"kernel signature verification failed \((-\d+)\)")
+
+
+def kexec_rows(serial, cases, pred, sig_logged=False):
     """Rows: the kernel's kexec_file_load result against the prediction.  The kernel's `loads`
-    (0) agrees with modsign's loads and loads-unverified (the kernel does not say which)."""
+    (0) agrees with modsign's loads and loads-unverified (the kernel does not say which),
+    unless `sig_logged` (dyndbg on kimage_validate_signature): then a load after a failed
+    check is "loads (signature ERRNO)" on both sides, ERRNO the kernel's logged one and
+    modsign's sig_errno."""
     got, logs = {}, {}
     with open(serial, "rb") as f:
         for line in f.read().decode(errors="replace").replace("\r", "").split("\n"):
@@ -142,12 +156,18 @@ def kexec_rows(serial, cases, pred):
     rows = []
     for name, desc, _ in cases:
         k, out = got.get(name, ("no result", ""))
+        failed = next((SIG_FAILED.search(t) for t in logs.get(name, []) if SIG_FAILED.search(t)), None)
+        if sig_logged and k == "loads" and failed:
+            n = -int(failed.group(1))
+            k = "loads (signature %s)" % ERRNO_NAMES.get(n, str(n))
         j = pred.get(name)
         if j is None:
             m, want, reason = "no prediction", "?", ""
         else:
             m = j["outcome"] if j["outcome"] == "loads" else "%s %s" % (j["outcome"], j["errno"])
             want = "loads" if j["outcome"] in ("loads", "loads-unverified") else "refused " + j["errno"]
+            if sig_logged and j["outcome"] == "loads-unverified":
+                want = "loads (signature %s)" % j["sig_errno"]
             reason = j["reason"]
         rows.append({"case": "kexec-" + name, "desc": desc, "kernel": k, "taint": "", "insmod": out,
                      "log": logs.get(name, []), "modsign": m, "reason": reason, "agree": k == want})

@@ -1,6 +1,12 @@
 """Running the file-signature boots of the IMA kernel (issue 16 §2): disks made on the host
 with mkfs, one boot per IMA policy, the kernel's open/exec result and ima-sig record per file
-against `modsign ima verify --json` and `modsign ima template --template ima-sig`."""
+against `modsign ima verify --json` and `modsign ima template --template ima-sig`.
+
+The same boots on the IMA kernel built for big-endian s390x (kernel mldsa-ima-files-s390x):
+Debian's s390x busybox, the guest helpers (and the BPRM_CHECK executable) cross-built, the disks
+made by the same mkfs on the host, and the records in the kernel's own byte order
+(`modsign ima template --kernel-arch s390x`); ima_canonical_fmt is the module kernels' matter
+(mldsa-ima-s390x-canonical), not repeated here."""
 import json
 import os
 import re
@@ -38,8 +44,11 @@ def make_disk(path, cmd, size_mb=512):
     run([shutil.which(tool) or "/sbin/" + tool] + cmd[1:] + [path])
 
 
-def initramfs(path, work, entries):
-    busybox = shutil.which("busybox") or "/bin/busybox"
+def initramfs(path, work, entries, kernel):
+    """The cpio of one boot: busybox (the host's, or Debian's of the kernel's architecture),
+    /init, msc-xattr and `entries`."""
+    arch = kernel.get("arch")
+    busybox = kernel.get("busybox") or shutil.which("busybox") or "/bin/busybox"
     with open(busybox, "rb") as f:
         bb = f.read()
     base = [("bin", 0o40755, b"", 0, 0), ("dev", 0o40755, b"", 0, 0), ("dev/console", 0o20600, b"", 5, 1),
@@ -47,7 +56,7 @@ def initramfs(path, work, entries):
             ("tmp", 0o40755, b"", 0, 0), ("etc", 0o40755, b"", 0, 0), ("keys", 0o40755, b"", 0, 0),
             ("files", 0o40755, b"", 0, 0), ("bin/busybox", 0o100755, bb, 0, 0),
             ("init", 0o100755, FILES_INIT.encode(), 0, 0),
-            ("bin/msc-xattr", 0o100755, static_helper(work, "msc-xattr", "xattr.c"), 0, 0)]
+            ("bin/msc-xattr", 0o100755, static_helper(work, "msc-xattr", "xattr.c", arch), 0, 0)]
     with open(path, "wb") as f:
         f.write(cpio_newc(base + entries))
 
@@ -103,7 +112,7 @@ def boot_parsed(kernel, initrd, serial, timeout, cmdline, drives):
             g["t_boot"] = 0.0
             return g
     for attempt in range(3):
-        t += boot(kernel["vmlinuz"], initrd, serial, timeout, cmdline, drives=drives)
+        t += boot(kernel["vmlinuz"], initrd, serial, timeout, cmdline, drives=drives, arch=kernel.get("arch", "x86_64"))
         g = parse(serial)
         if g["release"] is not None:
             break
@@ -140,9 +149,9 @@ def verify_json(modsign, path, xattr, appraise_type, certs, func):
         return None, "exit %d: %s" % (p.returncode, p.stderr.decode(errors="replace").strip()[-300:])
 
 
-def template_json(modsign, path, guest_path, xattr, template):
+def template_json(modsign, path, guest_path, xattr, template, arch=None):
     cmd = [modsign, "ima", "template", "--json", "--kernel", KERNEL_PROFILE, "--template", template,
-           "--path", guest_path]
+           "--path", guest_path] + (["--kernel-arch", arch] if arch else [])
     if xattr is not None:
         cmd += ["--security-ima", xattr.hex()]
     p = subprocess.run(cmd + [path], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -154,13 +163,15 @@ def template_json(modsign, path, guest_path, xattr, template):
 
 def run_files(kernel, args, modsign, openssl):
     """All boots of the file cases (one per POLICIES entry); returns rows as run_kernel does."""
-    work = os.path.join(args.workdir, "mldsa-ima-files")
+    arch = kernel.get("arch")
+    name = "mldsa-ima-files" + ("-" + arch if arch else "")
+    work = os.path.join(args.workdir, name)
     if not os.environ.get("MODSIGN_CONF_REUSE"):
         shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work, exist_ok=True)
     s = Signer(openssl, work)
     certs = [s.cert(k) for k in IMA_KEYS]
-    exe = static_helper(work, "msc-xattr", "xattr.c")
+    exe = static_helper(work, "msc-xattr", "xattr.c", arch)
     rows, boots, t_boot = [], [], 0.0
     for pname, (func, policy, atype) in POLICIES.items():
         bdir = os.path.join(work, pname)
@@ -197,26 +208,27 @@ def run_files(kernel, args, modsign, openssl):
             disks += "vd%s %s %s\n" % (chr(ord("a") + j), fs, DISKS[fs][1])
         entries.append(("etc/disks", 0o100644, disks.encode(), 0, 0))
         initrd = os.path.join(bdir, "initramfs.cpio")
-        initramfs(initrd, work, entries)
+        initramfs(initrd, work, entries, kernel)
         serial = os.path.join(bdir, "serial.log")
         template = TEMPLATES.get(pname, "ima-sig")
-        g = boot_parsed(kernel, initrd, serial, args.timeout, "rootfstype=ramfs no_timer_check ima_template=" + template, drives)
+        cmdline = "rootfstype=ramfs %sima_template=%s" % ("" if arch else "no_timer_check ", template)  # x86's timer check
+        g = boot_parsed(kernel, initrd, serial, args.timeout, cmdline, drives)
         t_boot += g["t_boot"]
         for e in g["errors"]:
-            log("mldsa-ima-files %s: %s" % (pname, e))
+            log("%s %s: %s" % (name, pname, e))
         if not g["done"]:
-            log("mldsa-ima-files %s: /init did not finish (see %s)" % (pname, serial))
+            log("%s %s: /init did not finish (see %s)" % (name, pname, serial))
         for img in drives:
             if os.path.exists(img):
                 os.unlink(img)
-        rows += files_rows(modsign, bdir, pname, atype, certs, meta, g, template, func)
+        rows += files_rows(modsign, bdir, pname, atype, certs, meta, g, template, func, arch)
         boots.append({"policy": pname, "release": g["release"], "mounts": g["mounts"], "addkey": g["addkey"],
                       "policy_lines": g["policy"], "keys": g["keys"]})
     return rows, boots, t_boot
 
 
-def files_rows(modsign, bdir, pname, atype, certs, meta, g, template, func):
-    recs = ima_records(g["list"])
+def files_rows(modsign, bdir, pname, atype, certs, meta, g, template, func, arch=None):
+    recs = ima_records(g["list"], "big" if arch == "s390x" else "little")
     ends, prev, rows = dict(g["sizes"]), 0, []
     for fs, fname, desc, x in meta:
         t = "%s/%s" % (fs, fname)
@@ -232,7 +244,7 @@ def files_rows(modsign, bdir, pname, atype, certs, meta, g, template, func):
             k = "setxattr %s; %s" % ((setx or "?").split()[1] if setx else "?", k)
         local = os.path.join(bdir, "files", fname)
         v, verr = verify_json(modsign, local, held, atype, certs, func)
-        tm, terr = template_json(modsign, local, gpath, held, template)
+        tm, terr = template_json(modsign, local, gpath, held, template, arch)
         if v is None:
             m = "no prediction"
         else:

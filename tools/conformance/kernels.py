@@ -74,7 +74,7 @@ def bundle_keyring(bundle):
 def built_kernel(variant=None, version="7.2", arch=None):
     """variant: None (waiver off), "waive" or "ima"; version: the series, 7.2 or 7.3
     (tools/build-test-kernel --version <version> --<variant>, and --gcov under --gcov);
-    arch: another architecture (--arch s390x), whose initramfs takes Debian's busybox of
+    arch: another architecture (--arch s390x or arm64), whose initramfs takes Debian's busybox of
     that architecture (tools/fetch-debian-foreign)."""
     cmd = [os.path.join(HERE, "tools", "build-test-kernel"), "--version", version] + (["--" + variant] if variant else [])
     cmd += ["--gcov"] if GCOV["dir"] else []  # tools/kernel-coverage: the instrumented build
@@ -105,13 +105,19 @@ def built_kernel(variant=None, version="7.2", arch=None):
 # (Debian 12: not set; Debian 13 and unstable: xz), what finit_module(MODULE_INIT_COMPRESSED_FILE)
 # of the .ko.xz cases meets.
 BUILT_LACKS = ["--kernel-lacks", "sm3", "--kernel-lacks", "streebog"]  # tests/kernel/kernel.config
+# KEXEC_DEBUG: on a kernel without KEXEC_SIG_FORCE (Debian's, the arm64 build), the pr_debug
+# line of kimage_validate_signature that gives a failed check's errno (cases_kexec.kexec_rows).
+KEXEC_DEBUG = 'dyndbg="func kimage_validate_signature +p"'
 KERNELS = {
-    "deb12": ("Debian 12 cloud 6.1", "v6.1", ["--module-decompress", "none", "--kernel-lacks", "ecdsa", "--kernel-lacks", "sm3"], "", lambda: debian_kernel("bookworm")),
-    "deb13": ("Debian 13 cloud 6.12", "v6", ["--module-decompress", "xz", "--kernel-lacks", "sm3"], "", lambda: debian_kernel("trixie")),
+    "deb12": ("Debian 12 cloud 6.1", "v6.1", ["--module-decompress", "none", "--kernel-lacks", "ecdsa", "--kernel-lacks", "sm3"],
+              KEXEC_DEBUG, lambda: debian_kernel("bookworm")),
+    "deb13": ("Debian 13 cloud 6.12", "v6", ["--module-decompress", "xz", "--kernel-lacks", "sm3"], KEXEC_DEBUG,
+              lambda: debian_kernel("trixie")),
     "deb13-lockdown": ("Debian 13 cloud 6.12, lockdown=integrity", "v6", ["--lockdown", "--module-decompress", "xz", "--kernel-lacks", "sm3"],
-                       "lockdown=integrity",
+                       "lockdown=integrity " + KEXEC_DEBUG,
                        lambda: debian_kernel("trixie")),
-    "debsid": ("Debian unstable cloud 7.2", "v7.0", ["--module-decompress", "xz", "--kernel-lacks", "mldsa", "--kernel-lacks", "sm3"], "", lambda: debian_kernel("unstable")),
+    "debsid": ("Debian unstable cloud 7.2", "v7.0", ["--module-decompress", "xz", "--kernel-lacks", "mldsa", "--kernel-lacks", "sm3"],
+               KEXEC_DEBUG, lambda: debian_kernel("unstable")),
     "mldsa": ("7.2.13 ML-DSA, waiver off", "v7.0", BUILT_LACKS, "", lambda: built_kernel()),
     "mldsa-waive": ("7.2.13 ML-DSA, waiver on", "v7.0", ["--waive-mldsa-authattrs"] + BUILT_LACKS, "", lambda: built_kernel("waive")),
     "mldsa-enforce": ("7.2.13 ML-DSA, waiver on, module.sig_enforce=1", "v7.0",
@@ -135,22 +141,33 @@ KERNELS = {
     # Another architecture under qemu-system-s390x (tools/conformance/foreign_run.py): IMA in
     # the big-endian kernel's byte order, ima_canonical_fmt off and on.
     "debsid-s390x": ("Debian unstable s390x 7.2 (big-endian), IMA ima-sig, ima_canonical_fmt off/on", "v7.2",
-                     ["--byte-order", "big"], "ima_hash=sha256 [ima_canonical_fmt]",
+                     ["--kernel-arch", "s390x"], "ima_hash=sha256 [ima_canonical_fmt]",
                      lambda: foreign_kernel("unstable", "s390x")),
     "debsid-arm64": ("Debian unstable arm64 7.2 (little-endian), IMA ima-sig, ima_canonical_fmt off/on", "v7.2",
-                     ["--byte-order", "little"], "ima_hash=sha256 [ima_canonical_fmt]",
+                     ["--kernel-arch", "arm64"], "ima_hash=sha256 [ima_canonical_fmt]",
                      lambda: foreign_kernel("unstable", "arm64")),
     # The 7.2.13 IMA kernel built for s390x (tools/build-test-kernel --arch s390x): the module
     # and IMA-modsig cases of mldsa-ima, records in the big-endian kernel's order, and with
     # ima_canonical_fmt in little-endian.
     "mldsa-ima-s390x": ("7.2.13 ML-DSA + IMA on s390x (big-endian), waiver off", "v7.0",
-                        BUILT_LACKS + ["--kernel-arch", "s390x", "--byte-order", "big"], "ima_template=ima-modsig",
+                        BUILT_LACKS + ["--kernel-arch", "s390x"], "ima_template=ima-modsig",
                         lambda: built_kernel("ima", arch="s390x")),
+    # The 7.2.13 IMA kernel built for arm64 (tools/build-test-kernel --arch arm64): the same
+    # cases, and kexec_file_load of Debian unstable's signed arm64 Image (cases_kexec.py).
+    # arm64 has no KEXEC_SIG_FORCE: dyndbg prints the errno of a failed check.
+    "mldsa-ima-arm64": ("7.2.13 ML-DSA + IMA on arm64, kexec of Debian's signed arm64 Image, waiver off", "v7.0",
+                        BUILT_LACKS + ["--kernel-arch", "arm64"],
+                        "ima_template=ima-modsig " + KEXEC_DEBUG,
+                        lambda: built_kernel("ima", arch="arm64")),
+    # The file-signature boots of mldsa-ima-files on the s390x build (files_run.py).
+    "mldsa-ima-files-s390x": ("7.2.13 IMA on s390x (big-endian), files with security.ima (FILE_CHECK imasig/sigv3, "
+                              "BPRM_CHECK)", "v7.2", ["--kernel-arch", "s390x"],
+                              "rootfstype=ramfs ima_template=ima-sig|ima-sigv2", lambda: built_kernel("ima", arch="s390x")),
     "mldsa-ima-s390x-canonical": ("7.2.13 ML-DSA + IMA on s390x, ima_canonical_fmt", "v7.0",
-                                  BUILT_LACKS + ["--kernel-arch", "s390x", "--byte-order", "big", "--ima-canonical-fmt"],
+                                  BUILT_LACKS + ["--kernel-arch", "s390x", "--ima-canonical-fmt"],
                                   "ima_template=ima-modsig ima_canonical_fmt", lambda: built_kernel("ima", arch="s390x")),
 }
-FILE_KERNELS = {"mldsa-ima-files": run_files, "mldsa-ima-xattr": run_fit, "debsid-s390x": run_foreign,
+FILE_KERNELS = {"mldsa-ima-files": run_files, "mldsa-ima-files-s390x": run_files, "mldsa-ima-xattr": run_fit, "debsid-s390x": run_foreign,
                 "debsid-arm64": run_foreign}
 
 
@@ -215,16 +232,19 @@ def run_kernel(name, args, modsign, openssl):
     kx = None
     if name in KEXEC:  # kexec_file_load cases, run after the module cases (cases_kexec.py)
         sig_force, suite, test_keys = KEXEC[name]
+        karch = k.get("arch")  # the image: Debian's vmlinuz of the kernel's architecture
         t1 = time.time()
-        kx = kexec_cases(work, debian_kernel(suite)["vmlinuz"] if suite else k["vmlinuz"], test_keys)
+        image = ((foreign_kernel(suite, karch) if karch else debian_kernel(suite))["vmlinuz"] if suite
+                 else k["vmlinuz"])
+        kx = kexec_cases(work, image, test_keys)
         kdir = os.path.join(work, "kexec")
         os.makedirs(kdir, exist_ok=True)
         for n, _, data in kx:
             with open(os.path.join(kdir, n), "wb") as f:
                 f.write(data)
         kpred = kexec_predict(modsign, profile, flags, k["keyring"], [os.path.join(kdir, n) for n, _, _ in kx],
-                              k.get("blacklist"), sig_force)
-        extra += kexec_initramfs(work, kx)
+                              k.get("blacklist"), sig_force, karch)
+        extra += kexec_initramfs(work, kx, karch)
         log("%s: %d kexec cases prepared in %.0f s" % (name, len(kx), time.time() - t1))
     make_initramfs(initrd, cases, k["modname"], extra, busybox=k.get("busybox"))
     serial = os.path.join(work, "serial.log")
@@ -246,7 +266,7 @@ def run_kernel(name, args, modsign, openssl):
     else:
         rows = plain_rows(cases, descs, results, logs, pred)
     if kx is not None:
-        rows += kexec_rows(serial, kx, kpred)
+        rows += kexec_rows(serial, kx, kpred, "dyndbg=" in cmdline)
     mut = None
     if getattr(args, "mutants", 0):
         mut = run_mutants(*mutant_args)
