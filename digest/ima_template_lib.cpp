@@ -11,8 +11,14 @@
 namespace modsign::digest {
 
 std::size_t ima_digest_field_survivable(Machine machine) {
-  // s390x: the saved r14 lies 265 bytes into the field (ima_template_lib.hpp); measured.
-  return machine == Machine::s390x ? 265 : kImaDigestFieldMax;
+  // Measured (ima_template_lib.hpp): the saved return address lies 265 bytes into the field
+  // on s390x (r14), 209 on arm64 (x30).
+  switch (machine) {
+    case Machine::s390x: return 265;
+    case Machine::arm64: return 209;
+    case Machine::x86_64: break;
+  }
+  return kImaDigestFieldMax;
 }
 
 namespace {
@@ -29,15 +35,20 @@ std::string d_modsig_overflow(const ModuleDigests& md, Machine machine) {
                     "the kernel writes " + std::to_string(size - kImaDigestFieldMax) +
                     (size - kImaDigestFieldMax == 1 ? " byte" : " bytes") + " past it";
   const std::string arch(machine_name(machine));
+  const std::string edge = std::to_string(ima_digest_field_survivable(machine));
   if (size <= ima_digest_field_survivable(machine))
     return out + ", short of the saved return address on " + arch +
-           ", and records the field whole (Linux 7.2.13 under qemu, up to 265 bytes, with zeros past the buffer: "
-           "other bytes land in the caller's saved r7-r13, untried)";
+           ", and records the field whole (Linux 7.2.13 under qemu, up to " + edge + " bytes" +
+           (machine == Machine::s390x ? ", with zeros past the buffer: other bytes land in the caller's saved r7-r13, "
+                                        "untried)"
+                                      : ": the bytes past the buffer land in a saved frame pointer, x29)");
   if (machine == Machine::s390x)
     return out + ", over the saved return address on s390x: the task is killed or the kernel panics (Linux 7.2.13 "
                  "under qemu), no entry is recorded";
-  return out + " and oopses (" + arch + (machine == Machine::arm64 ? ", taken as x86_64's: not measured" : "") +
-         "; Linux 7.2.13 under qemu), no entry is recorded";
+  if (machine == Machine::arm64)
+    return out + ", over the saved return address (x30) on arm64: the task oopses at the address written and is "
+                 "killed (Linux 7.2.13 under qemu), no entry is recorded";
+  return out + " and oopses (x86_64; Linux 7.2.13 under qemu), no entry is recorded";
 }
 
 }  // namespace

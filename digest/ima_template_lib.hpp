@@ -34,7 +34,11 @@ inline constexpr std::size_t kImaDigestFieldMax = 201;
 ///    (r14) at byte 265 of the field.  Fields of 202 to 265 bytes were recorded whole (the
 ///    bytes written past the buffer were the zeros of a padding attribute), 266 bytes
 ///    killed the task (SIGSEGV), 278 panicked the kernel ("Invalid kernel stack pointer");
-///  - arm64: not measured; taken as x86_64's.
+///  - arm64: 209.  The buffer's last byte is followed by a saved frame pointer (x29, field
+///    bytes 201-208) and then a saved return address (x30, from byte 209).  Fields of 202 to
+///    209 bytes were recorded whole (the bytes past the buffer were a padding attribute's
+///    0x5a), 210 to 408 bytes oopsed at the address written ("pc : 0xffff80008035eb5a" for
+///    210, 0x5a5a... beyond) and killed the task; the kernel went on.
 std::size_t ima_digest_field_survivable(Machine machine);
 
 /// The template data IMA records for a file, under a kernel profile:

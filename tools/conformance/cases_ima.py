@@ -78,24 +78,40 @@ def ima_cases(c):
     # buffer: the x86_64 build oopses, the s390x build records the field whole.
     cases.append(("mldsa65-signedattrs-194-overflow",
                   "ML-DSA-65, signedAttrs padded to 194 bytes: d-modsig writes 1 byte past the kernel's 201-byte "
-                  "stack buffer",
-                  lambda: (lambda p: (pad_attrs(p, 194), c.mod(p))[1])(c.p7("mldsa65", attrs=True))))
+                  "stack buffer", padded_attrs(c, 194)))
     return cases
+
+
+def padded_attrs(c, n):
+    """The builder of an ML-DSA-65 module whose signedAttrs' DER is `n` bytes (pad_attrs): its
+    d-modsig field is n + 8 bytes ("sha256:" NUL and the re-tagged signedAttrs)."""
+    def build():
+        p = c.p7("mldsa65", attrs=True)
+        pad_attrs(p, n)
+        return c.mod(p)
+    return build
+
+
+# The signedAttrs sizes at the d-modsig overflow's measured edge per machine (the field is 8
+# bytes longer): the longest the kernel survives, and one byte more.
+OVERFLOW_EDGE = {"s390x": 257, "arm64": 201}
 
 
 def overflow_cases(c, machine):
     """After ima_cases(), on the kernels of `machine` alone: the d-modsig stack overflow's
     measured edge there (digest/ima_template_lib.hpp ima_digest_field_survivable).  s390x:
     a 265-byte field (257 bytes of signedAttrs) is recorded whole, 266 bytes reach the saved
-    return address and kill the task.  Last, as the second leaves the kernel tainted."""
-    if machine != "s390x":
+    return address and kill the task; arm64: 209 and 210 bytes.  Last, as the second leaves
+    the kernel tainted."""
+    if machine not in OVERFLOW_EDGE:
         return []
-    return [("mldsa65-signedattrs-%d-%s" % (n, what),
-             "ML-DSA-65, signedAttrs padded to %d bytes: d-modsig writes %d bytes past the 201-byte stack buffer%s"
-             % (n, n + 8 - 201, note),
-             (lambda n: lambda: (lambda p: (pad_attrs(p, n), c.mod(p))[1])(c.p7("mldsa65", attrs=True)))(n))
-            for n, what, note in ((257, "survives", ", short of the saved return address (s390x)"),
-                                  (258, "killed", ", its last over the saved return address (s390x)"))]
+    n = OVERFLOW_EDGE[machine]
+    return [("mldsa65-signedattrs-%d-%s" % (m, what),
+             "ML-DSA-65, signedAttrs padded to %d bytes: d-modsig writes %d bytes past the 201-byte stack buffer%s (%s)"
+             % (m, m + 8 - 201, note, machine),
+             padded_attrs(c, m))
+            for m, what, note in ((n, "survives", ", short of the saved return address"),
+                                  (n + 1, "killed", ", its last over the saved return address"))]
 
 
 OID_DIGESTS = {"sha1": "1.3.14.3.2.26", "sha256": OID_SHA256, "sha384": "2.16.840.1.101.3.4.2.2",

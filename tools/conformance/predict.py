@@ -89,9 +89,12 @@ def ima_kernel_view(ima, cases, order="little"):
 
 def ima_list_order(flags):
     """The byte order of the lengths in a kernel's binary measurement list and template data,
-    from its flags: "big" for --byte-order big without --ima-canonical-fmt, else "little"."""
-    big = "--byte-order" in flags and flags[flags.index("--byte-order") + 1] == "big"
-    return "big" if big and "--ima-canonical-fmt" not in flags else "little"
+    from its modsign flags: "big" for a big-endian kernel (--byte-order big, or --kernel-arch
+    s390x without --byte-order) without --ima-canonical-fmt, else "little"."""
+    def value(opt):
+        return flags[flags.index(opt) + 1] if opt in flags else None
+    order = value("--byte-order") or ("big" if value("--kernel-arch") == "s390x" else "little")
+    return "big" if order == "big" and "--ima-canonical-fmt" not in flags else "little"
 
 
 def ima_predict(modsign, paths, builtin, blacklist, flags=()):
@@ -102,8 +105,8 @@ def ima_predict(modsign, paths, builtin, blacklist, flags=()):
     `ima template` (the ima-modsig record).  `flags`: the kernel's --kernel-lacks, given to
     all three."""
     lacks = [f for i, f in enumerate(flags) if f == "--kernel-lacks" or (i and flags[i - 1] == "--kernel-lacks")]
-    # A big-endian kernel's IMA byte order (--byte-order big [--ima-canonical-fmt]) and its
-    # machine (--kernel-arch: the d-modsig overflow's outcome): only the records (ima
+    # The kernel's machine (--kernel-arch: its IMA byte order, s390x big-endian, and the
+    # d-modsig overflow's outcome) and --ima-canonical-fmt: only the records (ima
     # template, ima appraise's ima-buf record) depend on them, not verify's verdict.
     order = [f for i, f in enumerate(flags) if f in ("--byte-order", "--kernel-arch", "--ima-canonical-fmt") or
              (i and flags[i - 1] in ("--byte-order", "--kernel-arch"))]
@@ -157,7 +160,9 @@ def ima_rows(cases, descs, results, logs, pred, view):
     for fname, _ in cases:
         note = ""
         got = dict(results.get(tag(fname), {"result": "no result", "taint": "", "insmod": ""}))
-        if any(re.search(r"\bOops: ", line) for line in logs.get(tag(fname), [])):
+        # x86_64 and s390x print "Oops: ...", arm64's die() "Internal error: <kind>: ... [#n]"
+        # (a paging request, or an SP/PC alignment exception after a return to 0x...5a5a).
+        if any(re.search(r"\bOops: |\bInternal error: .*\[#\d+\]", line) for line in logs.get(tag(fname), [])):
             got["result"] = "oops (process killed)"
         rec, bls = view.get(fname, (None, []))
         k = got["result"] + "; " + ("measured sha1:%s" % rec["digest"].hex()[:12] if rec else "not measured")
