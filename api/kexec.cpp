@@ -18,10 +18,13 @@ std::string_view kexec_outcome_name(KexecOutcome o) {
 
 std::string_view kexec_arch_name(KexecArch a) { return a == KexecArch::arm64 ? "arm64" : "x86_64"; }
 
+bool kexec_sig_force_supported(KexecArch a) { return module::kexec_sig_force_supported(a); }
+
 KexecVerdict kexec_verdict(ByteView image, const TrustStore& trust, const TrustStore* platform,
                            const KernelProfile& profile, const KexecOptions& options) {
   return module::kexec_file_check(image, trust.impl().keyring, platform ? &platform->impl().keyring : nullptr,
-                                  api::to_kernel(profile), options.sig_force, api::backend_named(options.backend),
+                                  api::to_kernel(profile), options.sig_force && kexec_sig_force_supported(options.arch),
+                                  api::backend_named(options.backend),
                                   options.arch);
 }
 

@@ -23,6 +23,8 @@ void take(KexecVerdict& v, const kernel::PefileReport& r, const char* keyring) {
 
 }  // namespace
 
+bool kexec_sig_force_supported(KexecArch arch) { return arch == KexecArch::x86_64; }
+
 KexecVerdict kexec_file_check(ByteView image, const kernel::Keyring& secondary, const kernel::Keyring* platform,
                               const kernel::KernelProfile& profile, bool sig_force, crypto::Backend backend,
                               KexecArch arch) {

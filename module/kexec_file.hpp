@@ -16,6 +16,10 @@ using KexecVerdict = modsign::KexecVerdict;
 /// (`secondary`, then `platform` on ENOKEY when it is not nullptr).  `sig_force` is
 /// CONFIG_KEXEC_SIG_FORCE, profile.lockdown LOCKDOWN_KEXEC.  Outcomes as kexec_verdict()
 /// in include/modsign/kexec.hpp.
+/// CONFIG_KEXEC_SIG_FORCE's dependency ARCH_SUPPORTS_KEXEC_SIG_FORCE (kernel/Kconfig.kexec):
+/// selected by arch/x86/Kconfig alone.
+bool kexec_sig_force_supported(KexecArch arch);
+
 KexecVerdict kexec_file_check(ByteView image, const kernel::Keyring& secondary, const kernel::Keyring* platform,
                               const kernel::KernelProfile& profile, bool sig_force, crypto::Backend backend,
                               KexecArch arch = KexecArch::x86_64);

@@ -3,7 +3,9 @@
 // 56, EINVAL without it), then the same PE/COFF signature check as x86's.  Input: Debian
 // unstable's signed arm64 vmlinuz (an Image whose EFI stub carries Debian's Secure Boot
 // signature; tools/fetch-debian-foreign --image-only), stripped, re-signed with sbsign and
-// edited; sbverify confirms every signature modsign calls good or bad.
+// edited; sbverify confirms every signature modsign calls good or bad.  arm64 has no
+// CONFIG_KEXEC_SIG_FORCE (only x86 selects ARCH_SUPPORTS_KEXEC_SIG_FORCE): a failed check
+// loads unverified, or is EPERM under lockdown.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -63,11 +65,13 @@ const Arm64Images& images() {
 TrustStore trust(const std::string& cert) { return TrustStore::load({{cert}, {}, {}, {}, false}, *KernelProfile::parse("v7.0")); }
 
 KexecVerdict verdict(const std::string& path, const TrustStore& t, const TrustStore* platform = nullptr,
-                     bool force = true, KexecArch arch = KexecArch::arm64) {
+                     bool force = false, KexecArch arch = KexecArch::arm64, bool lockdown = false) {
   KexecOptions o;
   o.sig_force = force;
   o.arch = arch;
-  return kexec_verdict_file(path, t, platform, *KernelProfile::parse("v7.0"), o);
+  auto profile = *KernelProfile::parse("v7.0");
+  profile.set_lockdown(lockdown);
+  return kexec_verdict_file(path, t, platform, profile, o);
 }
 
 TEST(ApiKexecArm64, DebianSignedImageThroughThePlatformKeyring) {
@@ -81,10 +85,15 @@ TEST(ApiKexecArm64, DebianSignedImageThroughThePlatformKeyring) {
   EXPECT_EQ(v.digest_algo, "sha256");
   EXPECT_EQ(v.signed_digest, v.image_digest);
   EXPECT_EQ(test::run("sbverify --cert " + q(im.signer) + " " + q(im.signed_)).status, 0);
-  // Without it: ENOKEY, refused under CONFIG_KEXEC_SIG_FORCE.
+  // Without it: ENOKEY, logged, and the image loads; under lockdown EPERM.
   v = verdict(im.signed_, builtin);
+  EXPECT_EQ(v.outcome, KexecOutcome::loads_unverified);
+  EXPECT_EQ(v.sig_errno, KErr::enokey);
+  EXPECT_EQ(v.load_errno, KErr::none);
+  v = verdict(im.signed_, builtin, nullptr, false, KexecArch::arm64, true);
   EXPECT_EQ(v.outcome, KexecOutcome::refused);
-  EXPECT_EQ(v.load_errno, KErr::enokey);
+  EXPECT_EQ(v.sig_errno, KErr::enokey);
+  EXPECT_EQ(v.load_errno, KErr::eperm);
   // The x86 loader does not take an arm64 Image: bzImage64_probe, ENOEXEC, no check.
   v = verdict(im.signed_, builtin, &platform, true, KexecArch::x86_64);
   EXPECT_EQ(v.load_errno, KErr::enoexec);
@@ -96,16 +105,21 @@ TEST(ApiKexecArm64, UnsignedResignedAndFlipped) {
   const std::string rsa = test::source_dir() + "/tests/kernel/keys/rsa.cert.pem";
   const TrustStore t = trust(rsa);
   auto v = verdict(im.unsigned_, t);
-  EXPECT_EQ(v.load_errno, KErr::enodata);
-  v = verdict(im.unsigned_, t, nullptr, false);
   EXPECT_EQ(v.outcome, KexecOutcome::loads_unverified);
   EXPECT_EQ(v.sig_errno, KErr::enodata);
+  // sig_force asks for a kernel that cannot exist on arm64: ignored.
+  v = verdict(im.unsigned_, t, nullptr, true);
+  EXPECT_EQ(v.outcome, KexecOutcome::loads_unverified);
+  EXPECT_EQ(v.load_errno, KErr::none);
+  EXPECT_FALSE(kexec_sig_force_supported(KexecArch::arm64));
+  EXPECT_TRUE(kexec_sig_force_supported(KexecArch::x86_64));
   v = verdict(im.test_rsa, t);
   EXPECT_EQ(v.outcome, KexecOutcome::loads) << v.reason;
   EXPECT_EQ(v.keyring, "secondary");
   EXPECT_EQ(test::run("sbverify --cert " + q(rsa) + " " + q(im.test_rsa)).status, 0);
   v = verdict(im.flipped, t);
-  EXPECT_EQ(v.load_errno, KErr::ekeyrejected);
+  EXPECT_EQ(v.outcome, KexecOutcome::loads_unverified);
+  EXPECT_EQ(v.sig_errno, KErr::ekeyrejected);
   EXPECT_NE(v.signed_digest, v.image_digest);  // "Digest mismatch"
   EXPECT_NE(test::run("sbverify --cert " + q(rsa) + " " + q(im.flipped)).status, 0);
 }
@@ -131,7 +145,7 @@ TEST(ApiKexecArm64, ImageProbe) {
 
 TEST(CliKexecArm64, VerifyKexecArch) {
   NEED_IMAGES();
-  const std::string M = test::modsign_cli() + " verify --usage kexec --kexec-sig-force --keyring " +
+  const std::string M = test::modsign_cli() + " verify --usage kexec --keyring " +
                         q(test::source_dir() + "/tests/kernel/keys/rsa.cert.pem");
   auto r = test::run(M + " --kexec-arch arm64 --json " + q(im.test_rsa));
   EXPECT_EQ(r.status, 0) << r.err;
@@ -141,6 +155,19 @@ TEST(CliKexecArm64, VerifyKexecArch) {
   r = test::run(M + " --kexec-arch x86_64 " + q(im.test_rsa));
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, im.test_rsa + ": refused (ENOEXEC): kexec-bzImage64: Not a bzImage\n");
+  // A failed check: loads-unverified, exit 1, the check's errno in the JSON.
+  r = test::run(M + " --kexec-arch arm64 --json " + q(im.flipped));
+  EXPECT_EQ(r.status, 1) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["outcome"], "loads-unverified");
+  EXPECT_EQ(j["sig_errno"], "EKEYREJECTED");
+  EXPECT_EQ(j["load_errno"], "OK");
+  // No arm64 kernel has CONFIG_KEXEC_SIG_FORCE: a usage error, nothing read.
+  r = test::run(M + " --kexec-arch arm64 --kexec-sig-force " + q(im.flipped));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("--kexec-sig-force: an arm64 kernel cannot have CONFIG_KEXEC_SIG_FORCE"), std::string::npos)
+      << r.err;
   r = test::run(test::modsign_cli() + " verify --kexec-arch arm64 --keyring " +
                 q(test::source_dir() + "/tests/kernel/keys/rsa.cert.pem") + " " + q(im.test_rsa));
   EXPECT_EQ(r.status, 2);

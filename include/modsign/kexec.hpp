@@ -41,6 +41,10 @@ inline constexpr std::string_view kKexecVerdictPredicts = "kimage_validate_signa
 enum class KexecArch { x86_64, arm64 };
 /// "x86_64", "arm64".
 MODSIGN_API std::string_view kexec_arch_name(KexecArch a);
+/// Whether a kernel of `a` can have CONFIG_KEXEC_SIG_FORCE: it depends on
+/// ARCH_SUPPORTS_KEXEC_SIG_FORCE (kernel/Kconfig.kexec), which only x86 selects (Linux 7.2.13).
+/// An arm64 kernel logs a failed check and loads the image unless it is locked down.
+MODSIGN_API bool kexec_sig_force_supported(KexecArch a);
 
 /// The kernel configuration kexec's verdict depends on, beyond KernelProfile::lockdown()
 /// (lockdown=integrity or confidentiality: LOCKDOWN_KEXEC).
@@ -48,7 +52,8 @@ struct KexecOptions {
   /// The kernel's architecture: its loader's probe (step 1 of kexec_verdict()).
   KexecArch arch = KexecArch::x86_64;
   /// CONFIG_KEXEC_SIG_FORCE (or set_kexec_sig_enforced(), s390 secure boot): a failed
-  /// verification refuses the image with its own errno.
+  /// verification refuses the image with its own errno.  Ignored where
+  /// kexec_sig_force_supported(arch) is false: no such kernel exists.
   bool sig_force = false;
   /// Verification backend for ML-DSA, as PredictOptions::backend ("auto", "openssl", "botan").
   std::string backend = "auto";

@@ -81,6 +81,13 @@ int cmd_verify_kexec(const VerifyArgs& a) {
                      " does not apply to --usage kexec (use --kexec-sig-force for CONFIG_KEXEC_SIG_FORCE)");
     return kExitUsage;
   }
+  const KexecArch arch = a.kexec_arch == "arm64" ? KexecArch::arm64 : KexecArch::x86_64;
+  if (a.kexec_sig_force && !kexec_sig_force_supported(arch)) {
+    complain("", "--kexec-sig-force: an " + a.kexec_arch +
+                     " kernel cannot have CONFIG_KEXEC_SIG_FORCE (only x86 selects ARCH_SUPPORTS_KEXEC_SIG_FORCE); it "
+                     "loads an image whose check failed unless locked down (--lockdown)");
+    return kExitUsage;
+  }
   auto profile = public_profile(a.kernel);
   if (!profile) return kExitUsage;
   profile->set_lockdown(a.lockdown);
@@ -97,7 +104,7 @@ int cmd_verify_kexec(const VerifyArgs& a) {
   KexecOptions ko;
   ko.sig_force = a.kexec_sig_force;
   ko.backend = a.backend;
-  ko.arch = a.kexec_arch == "arm64" ? KexecArch::arm64 : KexecArch::x86_64;
+  ko.arch = arch;
   int status = kExitOk;
   for (const auto& path : a.modules) {
     KexecVerdict v;
