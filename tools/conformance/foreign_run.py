@@ -6,7 +6,7 @@ tools/fetch-debian-foreign, the guest helper built by Debian's cross compiler.
 Two boots, ima_canonical_fmt off and on.  /init writes the policy "measure func=MODULE_CHECK"
 and loads each case with finit_module (tests/kernel/finit.c; -c for the .ko.xz).  Rows:
   - per case and boot, the ima-sig record of the case (SHA-1 template hash, template data
-    bytes) against `modsign ima template --byte-order ORDER [--ima-canonical-fmt]`: the
+    bytes) against `modsign ima template --kernel-arch ARCH [--ima-canonical-fmt]`: the
     lengths IMA hashes are in the kernel's own order without the parameter (big-endian on
     s390x), little-endian with it;
   - per boot, `modsign ima replay` of the whole list (the boot_aggregate record included):
@@ -22,15 +22,13 @@ import subprocess
 import time
 
 from .common import HERE, KEYS, die, find_module, run
-from .predict import ima_records, predict
+from .predict import ima_list_order, ima_records, predict
 from .qemu import boot, finit_entry, make_initramfs, parse_serial, tag
 
 POLICY = "measure func=MODULE_CHECK\n"
 # The kernel's configuration (its lib/modules/<kver>/config): no CONFIG_CRYPTO_MLDSA, no SM3,
 # CONFIG_CRYPTO_STREEBOG=m, CONFIG_MODULE_COMPRESS_XZ with CONFIG_MODULE_DECOMPRESS.
 FLAGS = ["--module-decompress", "xz", "--kernel-lacks", "mldsa", "--kernel-lacks", "sm3"]
-# Each architecture's byte order: IMA's lengths without ima_canonical_fmt.
-NATIVE_ORDER = {"s390x": "big", "arm64": "little"}
 
 
 def foreign_kernel(suite, arch):
@@ -84,9 +82,8 @@ def cases(modsign, k, work):
     ]
 
 
-def template_prediction(modsign, path, fname, arch, order, canonical):
+def template_prediction(modsign, path, fname, arch, canonical):
     cmd = [modsign, "ima", "template", "--json", "--template", "ima-sig", "--kernel", "v7.2", "--kernel-arch", arch,
-           "--byte-order", order,
            "--path", "/cases/" + fname] + (["--ima-canonical-fmt"] if canonical else []) + [path]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if p.returncode != 0:
@@ -95,12 +92,13 @@ def template_prediction(modsign, path, fname, arch, order, canonical):
 
 
 def replay_row(modsign, bdir, lst, order, canonical, recs):
+    """`order`: the list's byte order (ima_list_order)."""
     path = os.path.join(bdir, "binary_runtime_measurements")
     with open(path, "wb") as f:
         f.write(lst)
     p = subprocess.run([modsign, "ima", "replay", "--json", "--bank", "sha1", path], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE)
-    want = ("little" if canonical else order) + "-endian"
+    want = order + "-endian"
     try:
         j = json.loads(p.stdout)
         got = "%d records, %d template hash mismatches, %s" % (j["records"], len(j["template_hash_mismatches"]),
@@ -117,7 +115,6 @@ def replay_row(modsign, bdir, lst, order, canonical, recs):
 def run_foreign(k, args, modsign, openssl):
     """Both boots; returns (rows, boots, boot time) as files_run.run_files does."""
     work = os.path.join(args.workdir, "debsid-" + k["arch"])
-    order = NATIVE_ORDER[k["arch"]]
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     defs = cases(modsign, k, work)
@@ -143,12 +140,13 @@ def run_foreign(k, args, modsign, openssl):
         results, logs, _, release, done, ima = parse_serial(serial)
         boots.append({"cmdline": cmdline, "release": release, "done": done, "seconds": round(time.time() - t0)})
         lst = ima["list"] or b""
-        recs = ima_records(lst, "little" if canonical else order)
+        order = ima_list_order(["--kernel-arch", k["arch"]] + (["--ima-canonical-fmt"] if canonical else []))
+        recs = ima_records(lst, order)
         suffix = " (ima_canonical_fmt)" if canonical else ""
         for fname, desc, _, verdict in defs:
             name = ("/cases/" + fname).replace(" ", "_").encode() + b"\0"
             rec = next((r for r in recs if r["name"] == "ima-sig" and len(r["fields"]) > 1 and r["fields"][1] == name), None)
-            pred, why = template_prediction(modsign, paths[fname], fname, k["arch"], order, canonical)
+            pred, why = template_prediction(modsign, paths[fname], fname, k["arch"], canonical)
             kern = "no record" if rec is None else "sha1 %s" % rec["digest"].hex()
             mine = "no record (%s)" % why if pred is None else "sha1 %s" % pred["template_hash_sha1"]
             agree = rec is not None and pred is not None and rec["data"].hex() == pred["template_data"] and \

@@ -41,11 +41,14 @@ apt_private_cache() {  # $1 DIR, then apt-cache arguments
     -o Dir::State::Lists="$a/lists" -o Dir::Cache="$a/cache" "$@"
 }
 
-apt_private_fresh() {  # $1 DIR, $2 TYPES: true if its lists were fetched less than a day ago
-  # With deb-src the Sources lists are the ones looked at, else the Packages lists.
-  local pat='*Packages*'
-  case " ${2:-deb deb-src} " in *" deb-src "*) pat='*Sources*' ;; esac
-  [ -n "$(find "$1/lists" -maxdepth 1 -name "$pat" -mtime -1 2>/dev/null)" ]
+apt_private_stamp() {  # $1 DIR, $2 TYPES, then the update's apt options: its stamp file
+  printf '%s/lists/.updated-%s' "$1" "$(printf '%s\n' "${2:-deb deb-src}" "${@:3}" | sha256sum | cut -c1-12)"
+}
+
+apt_private_fresh() {  # $1 DIR, $2 TYPES, then apt options: true if that update ran less than a day ago
+  # A stamp written after each successful update: the lists themselves keep the archive's
+  # date when they have not changed, which says nothing of when they were checked.
+  [ -n "$(find "$(apt_private_stamp "$@")" -mtime -1 2>/dev/null)" ]
 }
 
 apt_private_setup() {
@@ -63,9 +66,10 @@ apt_private_setup() {
   done > "$a/sources.list.new" || return
   mv "$a/sources.list.new" "$a/sources.list" || return
   # Refresh the package lists at most once a day.
-  if [ "$force" = force ] || ! apt_private_fresh "$a" "$types"; then
+  if [ "$force" = force ] || ! apt_private_fresh "$a" "$types" "$@"; then
     log "updating private apt lists (suite $suite${*:+, $*})"
     apt_private_get "$a" "$@" update >&2 || return
+    touch "$(apt_private_stamp "$a" "$types" "$@")"
   fi
 }
 
