@@ -312,7 +312,7 @@ Runner setup_ima(CLI::App& ima) {
   auto* t = ima.add_subcommand("template", "the template data and hashes IMA records for a file");
   t->add_option("--template", im->template_name, "ima-modsig|ima-sig|ima-ng|ima-sigv2|ima-ngv2")->capture_default_str();
   t->add_option("--path", im->path, "the path IMA would record (n-ng); default: FILE");
-  add_ima_kernel_option(t, im->kernel);
+  add_kernel_option(t, im->kernel);
   add_kernel_lacks_option(t, im->kernel_lacks);
   add_ima_hash_option(t, im->ima_hash);
   add_byte_order_options(t, im->byte_order);
@@ -342,7 +342,7 @@ Runner setup_ima(CLI::App& ima) {
       "appraise",
       "would an enforcing 'appraise func=MODULE_CHECK appraise_type=imasig|modsig' rule let each module through");
   add_trust_options(c, ap->trust);
-  add_ima_kernel_option(c, ap->kernel);
+  add_kernel_option(c, ap->kernel);
   add_kernel_lacks_option(c, ap->kernel_lacks);
   add_waive_option(c, ap->waive);
   add_ima_hash_option(c, ap->ima_hash);

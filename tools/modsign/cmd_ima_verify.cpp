@@ -193,7 +193,7 @@ void add_ima_verify_command(CLI::App& ima, Commands& subs) {
   auto* c = ima.add_subcommand(
       "verify", "would an enforcing 'appraise func=FILE_CHECK appraise_type=imasig|sigv3' rule let each file through");
   add_trust_options(c, a->trust);
-  add_ima_kernel_option(c, a->kernel);
+  add_kernel_option(c, a->kernel);
   add_kernel_lacks_option(c, a->kernel_lacks);
   c->add_option("--appraise-type", a->types, "imasig (default), sigv3 or imasig|modsig; repeatable: one verdict each")
       ->allow_extra_args(false);

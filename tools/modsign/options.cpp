@@ -34,16 +34,10 @@ void add_trust_options(CLI::App* cmd, TrustOptions& t) {
 
 void add_kernel_option(CLI::App* cmd, std::string& profile, const std::string& what) {
   cmd->add_option("--kernel", profile,
-                  "kernel profile: v6.1 (6.1-6.6: md4/md5 digests, no SHA-3), v6 (before the ML-DSA series) or v7.0" +
+                  "kernel profile: v6.1 (6.1-6.6: md4/md5 digests, no SHA-3), v6 (before the ML-DSA series), v7.0, "
+                  "v7.1 or v7.2 (v7.x alike for modules; for security.ima, sigv3 from v7.1, of ML-DSA keys from "
+                  "v7.2)" +
                       (what.empty() ? std::string() : "; " + what))
-      ->check(CLI::IsMember({"v6.1", "v6", "v7.0"}))
-      ->capture_default_str();
-}
-
-void add_ima_kernel_option(CLI::App* cmd, std::string& profile) {
-  cmd->add_option("--kernel", profile,
-                  "kernel profile: v6.1, v6, v7.0 (no sigv3 for security.ima), v7.1 (sigv3 of RSA/ECDSA keys) or "
-                  "v7.2 (also ML-DSA keys)")
       ->check(CLI::IsMember({"v6.1", "v6", "v7.0", "v7.1", "v7.2"}))
       ->capture_default_str();
 }

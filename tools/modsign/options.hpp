@@ -33,13 +33,10 @@ void add_trust_options(CLI::App* cmd, TrustOptions& t);
 void add_keyring_option(CLI::App* cmd, std::vector<std::string>& keyrings);
 
 /// Declares `--kernel` on cmd, bound to profile (its current value is the default): v6.1
-/// (6.1-6.6), v6 (before the ML-DSA series) or v7.0, the names kernel::KernelProfile::parse
-/// takes.  `what` ends the help text (what the profile changes for this command).
+/// (6.1-6.6), v6 (before the ML-DSA series), v7.0, v7.1 or v7.2 (alike for modules; they
+/// differ for IMA file signatures), the canonical names KernelProfile::parse takes, the same
+/// for every command.  `what` ends the help text (what the profile changes for this command).
 void add_kernel_option(CLI::App* cmd, std::string& profile, const std::string& what = "");
-/// `--kernel` for the IMA file-signature commands (ima verify): the profiles of
-/// add_kernel_option() and v7.1 (sigv3 of RSA/ECDSA keys) and v7.2 (also ML-DSA), bound to
-/// `profile` (its current value is the default).
-void add_ima_kernel_option(CLI::App* cmd, std::string& profile);
 /// --kernel-lacks FAMILY (repeatable): crypto the kernel's configuration leaves out, a
 /// signature algorithm (rsa, ecdsa, mldsa) or a digest (sm3, streebog); see
 /// apply_kernel_lacks().
