@@ -97,7 +97,7 @@ def run_fit(kernel, args, modsign, openssl):
                ("files/list", 0o100644, b"", 0, 0), ("files/xattrs", 0o100644, b"", 0, 0),
                ("etc/action", 0o100644, b"open", 0, 0)]
     initrd = os.path.join(work, "initramfs.cpio")
-    initramfs(initrd, work, entries)
+    initramfs(initrd, work, entries, kernel)
     serial = os.path.join(work, "serial.log")
     g = boot_parsed(kernel, initrd, serial, max(args.timeout, 3600), "rootfstype=ramfs no_timer_check", drives)
     for img in drives:
