@@ -27,7 +27,7 @@ expect "--cert --content" cms verify --c
 expect "sign sign-file" "si"
 expect "--kernel-build --kernel-config --key --keyid" sign --ke
 expect "add-cert add-hash" dbx add-
-expect "v6 v6.1 v7.0" verify --kernel ""
+expect "v6 v6.1 v7.0 v7.1 v7.2" verify --kernel ""
 expect "auto botan openssl" sign --backend ""
 expect "batch each none" sign --sync ""
 expect "ml-dsa-44 ml-dsa-65 ml-dsa-87" keygen --algo ml-
