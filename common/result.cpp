@@ -18,6 +18,7 @@ std::string_view errno_name(KErr e) noexcept {
     case KErr::emsgsize: return "EMSGSIZE";
     case KErr::enoexec: return "ENOEXEC";
     case KErr::elibbad: return "ELIBBAD";
+    case KErr::enosys: return "ENOSYS";
     case KErr::enotsupp: return "ENOTSUPP";
     case KErr::eopnotsupp: return "EOPNOTSUPP";
   }

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "common/file.hpp"
+#include "digest/ima_policy.hpp"
 
 namespace modsign::digest {
 
@@ -141,6 +142,10 @@ Result<std::optional<MeasurementRecord>> parse_one(Source& s, std::uint64_t& off
   if (name_len == 0 || name_len > 255)
     return bad("template name length " + std::to_string(name_len) + " (read " + std::string(byte_order_name(r.byte_order)) +
                ")");
+  // After the name length, which tells a list read in the wrong order first.
+  if (r.pcr >= kImaPcrLimit)
+    return bad("PCR " + std::to_string(r.pcr) + " (read " + std::string(byte_order_name(r.byte_order)) +
+               "): no kernel measures into it (a policy's pcr= is 0-63, ima_policy.c INVALID_PCR)");
   if (!need(name_len)) return bad("template name beyond the end of the list");
   const Bytes name = bytes(p, name_len);
   r.template_name.assign(name.begin(), name.end());

@@ -1,6 +1,7 @@
 // mirrors security/integrity/ima/ima_policy.c ima_parse_rule (Opt_appraise_type), ima_validate_rule (the flags each func takes), Linux 7.2.13
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -8,6 +9,11 @@
 #include "common/result.hpp"
 
 namespace modsign::digest {
+
+/// The PCRs a measurement can go to: a rule's pcr= must pass INVALID_PCR (ima_policy.c: 0 to
+/// the bits of ima_iint_cache.measured_pcrs, an unsigned long, less one: 0-63 on a 64-bit
+/// kernel) and the default is CONFIG_IMA_MEASURE_PCR_IDX (8-14).
+inline constexpr std::uint32_t kImaPcrLimit = 64;
 
 /// The IMA_* flags (security/integrity/ima/ima.h) an appraise rule's appraise_type sets.
 struct ImaRuleFlags {

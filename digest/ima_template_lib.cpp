@@ -39,8 +39,8 @@ std::string d_modsig_overflow(const ModuleDigests& md, Machine machine) {
   if (size <= ima_digest_field_survivable(machine))
     return out + ", short of the saved return address on " + arch +
            ", and records the field whole (Linux 7.2.13 under qemu, up to " + edge + " bytes" +
-           (machine == Machine::s390x ? ", with zeros past the buffer: other bytes land in the caller's saved r7-r13, "
-                                        "untried)"
+           (machine == Machine::s390x ? ": the bytes past the buffer land in the caller's saved r7-r13; measured with a "
+                                        "padding attribute's 0x5a there, other values untried)"
                                       : ": the bytes past the buffer land in a saved frame pointer, x29)");
   if (machine == Machine::s390x)
     return out + ", over the saved return address on s390x: the task is killed or the kernel panics (Linux 7.2.13 "

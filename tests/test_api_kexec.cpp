@@ -273,6 +273,72 @@ TEST(CliKexec, VerifyUsageKexec) {
   r = test::run(M + " " + q(im.dir / "missing.efi"));
   EXPECT_EQ(r.status, 3);
   EXPECT_NE(r.err.find("missing.efi"), std::string::npos) << r.err;
+  // An error record has every key of a verdict record.
+  r = test::run(M + " --json " + q(im.dir / "missing.efi"));
+  EXPECT_EQ(r.status, 3);
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["outcome"], "error");
+  EXPECT_EQ(j["errno"], nullptr);
+  EXPECT_EQ(j["arch"], "x86_64");
+  EXPECT_EQ(j["predicts"], "kimage_validate_signature");
+  EXPECT_EQ(j.size(), 15u) << j.dump();
+}
+
+// A trial found options of module loading accepted and ignored with --usage kexec
+// (--kernel-config with CONFIG_KEXEC_SIG_FORCE=y predicted loads-unverified).  The
+// configuration now gives the architecture and sig_force (kexec_options_of), --kernel-lacks
+// applies, and the options kexec_file_load has no counterpart for are usage errors.
+TEST(CliKexec, KernelConfigAndModuleOnlyOptions) {
+  NEED_IMAGES();
+  const test::TempDir d;
+  // With the crypto Debian's image needs (an unset CONFIG_CRYPTO_RSA is a kernel without RSA).
+  const std::string base = "CONFIG_X86_64=y\nCONFIG_CRYPTO_RSA=y\nCONFIG_CRYPTO_SHA256=y\nCONFIG_KEXEC_FILE=y\n"
+                           "CONFIG_KEXEC_SIG=y\nCONFIG_KEXEC_BZIMAGE_VERIFY_SIG=y\n";
+  test::spit(d / "forced", base + "CONFIG_KEXEC_SIG_FORCE=y\n");
+  test::spit(d / "unforced", base);
+  test::spit(d / "nosig", std::string("CONFIG_X86_64=y\nCONFIG_KEXEC_FILE=y\n"));
+  test::spit(d / "nofile", std::string("CONFIG_X86_64=y\n"));
+  test::spit(d / "arm64", std::string("CONFIG_ARM64=y\nCONFIG_KEXEC_FILE=y\nCONFIG_KEXEC_SIG=y\nCONFIG_KEXEC_IMAGE_VERIFY_SIG=y\n"));
+  const std::string M = test::modsign_cli() + " verify --usage kexec --keyring " + q(im.builtin);
+  auto r = test::run(M + " --kernel-config " + q(d / "forced") + " " + q(im.signed_));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out.substr(0, r.out.find(':', im.signed_.size() + 2)), im.signed_ + ": refused (ENOKEY)");
+  r = test::run(M + " --kernel-config " + q(d / "unforced") + " " + q(im.signed_));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out.substr(0, r.out.find(':', im.signed_.size() + 2)), im.signed_ + ": loads-unverified (ENOKEY)");
+  r = test::run(M + " --kernel-config " + q(d / "nosig") + " " + q(im.signed_));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err, "modsign: " + (d / "nosig") + ": CONFIG_KEXEC_SIG is not set: kexec_file_load checks no signature "
+                                                 "(not modelled)\n");
+  r = test::run(M + " --kernel-config " + q(d / "nofile") + " " + q(im.signed_));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err, "modsign: " + (d / "nofile") + ": CONFIG_KEXEC_FILE is not set: kexec_file_load is ENOSYS\n");
+  // The configuration's architecture: arm64's probe refuses a bzImage; --kexec-arch may not contradict it.
+  r = test::run(M + " --kernel-config " + q(d / "arm64") + " --json " + q(im.signed_));
+  EXPECT_EQ(r.status, 1);
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["arch"], "arm64");
+  EXPECT_EQ(j["load_errno"], "EINVAL");
+  r = test::run(M + " --kernel-config " + q(d / "arm64") + " --kexec-arch x86_64 " + q(im.signed_));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "modsign: --kexec-arch x86_64: " + (d / "arm64") + " is an arm64 kernel's configuration\n");
+  // --kernel-lacks rsa: no RSA to check the signature with: crypto_alloc_sig()'s ENOENT,
+  // which public_key_verify_signature() returns as it is (as on Debian 12 without ECDSA).
+  r = test::run(M + " --kexec-sig-force --platform-keyring " + q(im.signer) + " --kernel-lacks rsa --json " +
+                q(im.signed_));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(nlohmann::json::parse(r.out)["load_errno"], "ENOENT") << r.out;
+  r = test::run(M + " --kexec-sig-force --platform-keyring " + q(im.signer) + " --json " + q(im.signed_));
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(nlohmann::json::parse(r.out)["load_errno"], "OK") << r.out;
+  // Options of module loading: usage errors naming the option, nothing read.
+  for (const std::string& opt :
+       std::vector<std::string>{"--max-size 100", "--module-decompress xz", "-r " + q(d.path()), "--waive-mldsa-authattrs"}) {
+    r = test::run(M + " " + opt + " " + q(im.signed_));
+    EXPECT_EQ(r.status, 2) << opt;
+    EXPECT_EQ(r.err, "modsign: " + opt.substr(0, opt.find(' ')) + " does not apply to --usage kexec\n") << opt;
+    EXPECT_EQ(r.out, "");
+  }
 }
 
 }  // namespace

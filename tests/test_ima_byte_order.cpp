@@ -183,10 +183,29 @@ TEST(ImaByteOrder, CliReplaySaysTheOrderAndTemplateTakesIt) {
   EXPECT_EQ(r.err, "modsign: " + (d / "be") + ": record 1 at offset 0: template name length 100663296 (read "
                    "little-endian)\n");
   EXPECT_EQ(r.out, "");
+  // A PCR no policy can name (ima_policy.c INVALID_PCR: 0-63): not a kernel's list.
+  Bytes pcr = record(true, field_data(true));
+  pcr[0] = pcr[1] = pcr[2] = pcr[3] = 0xff;
+  test::spit(d / "pcr", pcr);
+  r = test::run(test::modsign_cli() + " ima replay " + q(d / "pcr"));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err, "modsign: " + (d / "pcr") + ": record 1 at offset 0: PCR 4294967295 (read big-endian): no kernel "
+                   "measures into it (a policy's pcr= is 0-63, ima_policy.c INVALID_PCR)\n");
+  EXPECT_EQ(r.out, "");
+  pcr[0] = pcr[1] = pcr[2] = 0;
+  pcr[3] = 63;
+  test::spit(d / "pcr", pcr);
+  EXPECT_EQ(test::run(test::modsign_cli() + " ima replay " + q(d / "pcr")).status, 0);
 
   test::spit(d / "f", str("hello\n"));
-  r = test::run(test::modsign_cli() + " ima template --json --template ima-ng --path /a --byte-order big " +
-                q(d / "f"));
+  // Without --kernel-arch the kernel is x86_64's, which is never big-endian.
+  r = test::run(test::modsign_cli() + " ima template --template ima-ng --path /a --byte-order big " + q(d / "f"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "modsign: --byte-order big: an x86_64 kernel is little-endian (the default --kernel-arch; give "
+                   "--kernel-arch s390x or arm64)\n");
+  EXPECT_EQ(r.out, "");
+  r = test::run(test::modsign_cli() + " ima template --json --template ima-ng --path /a --kernel-arch arm64 "
+                                      "--byte-order big " + q(d / "f"));
   ASSERT_EQ(r.status, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   const std::string want = "00000028" "7368613235363a00"
@@ -196,10 +215,10 @@ TEST(ImaByteOrder, CliReplaySaysTheOrderAndTemplateTakesIt) {
   EXPECT_EQ(j["ima_canonical_fmt"], false);
   EXPECT_EQ(j["field_length_order"], "big-endian");
   EXPECT_EQ(j["template_hash_sha1"], tool_hash("sha1sum", from_hex(want)));
-  r = test::run(test::modsign_cli() + " ima template --template ima-ng --path /a --byte-order big "
+  r = test::run(test::modsign_cli() + " ima template --template ima-ng --path /a --kernel-arch arm64 --byte-order big "
                                       "--ima-canonical-fmt " + q(d / "f"));
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.out.substr(0, r.out.find('\n')), "template: ima-ng (kernel v7.2, x86_64, big-endian, ima_canonical_fmt)");
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')), "template: ima-ng (kernel v7.2, arm64, big-endian, ima_canonical_fmt)");
   r = test::run(test::modsign_cli() + " ima template --byte-order middle " + q(d / "f"));
   EXPECT_EQ(r.status, 2);
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "modsign/export.hpp"
+#include "modsign/kernel_config.hpp"
 #include "modsign/load_verdict.hpp"
 #include "modsign/profile.hpp"
 #include "modsign/result.hpp"
@@ -58,6 +59,18 @@ struct KexecOptions {
   /// Verification backend for ML-DSA, as PredictOptions::backend ("auto", "openssl", "botan").
   std::string backend = "auto";
 };
+
+/// The KexecOptions of the kernel whose configuration is `config` (read_kernel_build,
+/// read_kernel_config): arch arm64 for CONFIG_ARM64=y, x86_64 for CONFIG_X86_64=y;
+/// sig_force for CONFIG_KEXEC_SIG_FORCE=y.  An error (the message names the file and the
+/// symbol) where kexec_verdict() would not describe that kernel: KErr::enosys, the kernel's
+/// own answer, for the first; KErr::eopnotsupp with Error::Reason::unpredictable for the
+/// others: CONFIG_KEXEC_FILE not set (kexec_file_load is ENOSYS), CONFIG_KEXEC_SIG not
+/// set (no signature is checked), the loader's own check not set
+/// (CONFIG_KEXEC_BZIMAGE_VERIFY_SIG, CONFIG_KEXEC_IMAGE_VERIFY_SIG: every image is
+/// EKEYREJECTED, "kernel loader does not support signature verification"), or another
+/// architecture.
+MODSIGN_API Result<KexecOptions> kexec_options_of(const KernelConfig& config);
 
 /// The predicted outcome of kexec_file_load(kernel_fd, -1, cmdline, KEXEC_FILE_NO_INITRAMFS)
 /// for one image (`modsign verify --usage kexec` prints it).

@@ -42,6 +42,7 @@ enum class KErr : int {
   eopnotsupp = EOPNOTSUPP,      // 95: finit_module(MODULE_INIT_COMPRESSED_FILE) without CONFIG_MODULE_DECOMPRESS
   enoexec = ENOEXEC,            // 8: not an image the loader knows (bzImage64_probe)
   elibbad = ELIBBAD,            // 80: a PE image verify_pefile cannot parse
+  enosys = ENOSYS,              // 38: a system call the kernel was built without (kexec_file_load, no CONFIG_KEXEC_FILE)
   /// 524, the kernel-internal ENOTSUPP (include/linux/errno.h), which reaches user space
   /// from pefile_strip_sig_wrapper (glibc has no name for it: "Unknown error 524").
   enotsupp = 524,

@@ -33,7 +33,7 @@ struct VerifyArgs {
   KernelBuildOptions kernel_build;  // --kernel-build / --kernel-config: the profile from that kernel
   std::string usage = "module";
   bool kexec_sig_force = false;
-  std::string kexec_arch = "x86_64";  ///< --kexec-arch (KexecOptions::arch)
+  std::string kexec_arch;  ///< --kexec-arch (KexecOptions::arch); "": x86_64 or the --kernel-config's
   std::string module_decompress;  ///< --module-decompress (KernelProfile::module_decompress)
   std::vector<std::string> platform;  ///< --platform-keyring
   std::vector<std::string> kernel_lacks;  ///< --kernel-lacks (KernelProfile::absent_sig_algos, absent_hashes)
@@ -70,27 +70,97 @@ void report_verdict(const VerifyArgs& a, nlohmann::json& j, const std::string& p
   }
 }
 
+/// The option of module loading given with --usage kexec, or nullptr: kexec_file_load has no
+/// counterpart (its size bound is KEXEC_FILE_SIZE_MAX, it decompresses nothing).
+const char* module_only_option(const VerifyArgs& a) {
+  if (!a.dirs.empty()) return "-r";
+  if (a.enforce) return "--enforce";
+  if (a.waive) return "--waive-mldsa-authattrs";
+  if (!a.module_decompress.empty()) return "--module-decompress";
+  if (a.max_size != kDefaultMaxModuleSize) return "--max-size";
+  if (a.stream_above != VerifyArgs{}.stream_above) return "--stream-above";
+  return nullptr;
+}
+
+/// The profile and KexecOptions of --usage kexec: --kernel, or the --kernel-build /
+/// --kernel-config's (its architecture and CONFIG_KEXEC_SIG_FORCE, kexec_options_of), then
+/// --kernel-lacks, --lockdown, --kexec-arch and --kexec-sig-force.  Exit status on failure.
+int kexec_setup(const VerifyArgs& a, std::optional<KernelProfile>& profile, KexecOptions& ko) {
+  bool config_failed = false;
+  const auto kconfig = load_kernel_config(a.kernel_build, &config_failed);
+  if (config_failed) return kExitInput;
+  if (kconfig) {
+    auto from = kexec_options_of(*kconfig);
+    if (!from) {
+      complain("", from.error().message);
+      return kExitInput;
+    }
+    ko = *from;
+    profile = kernel_profile_of(*kconfig);
+  } else {
+    profile = public_profile(a.kernel);
+    if (!profile) return kExitUsage;
+  }
+  profile->set_lockdown(a.lockdown);
+  apply_kernel_lacks(*profile, a.kernel_lacks);
+  if (!a.kexec_arch.empty()) {
+    const KexecArch arch = a.kexec_arch == "arm64" ? KexecArch::arm64 : KexecArch::x86_64;
+    if (kconfig && arch != ko.arch) {
+      complain("", "--kexec-arch " + a.kexec_arch + ": " + kconfig->source + " is an " +
+                       std::string(kexec_arch_name(ko.arch)) + " kernel's configuration");
+      return kExitUsage;
+    }
+    ko.arch = arch;
+  }
+  if (a.kexec_sig_force && !kexec_sig_force_supported(ko.arch)) {
+    complain("", "--kexec-sig-force: an " + std::string(kexec_arch_name(ko.arch)) +
+                     " kernel cannot have CONFIG_KEXEC_SIG_FORCE (only x86 selects ARCH_SUPPORTS_KEXEC_SIG_FORCE); it "
+                     "loads an image whose check failed unless locked down (--lockdown)");
+    return kExitUsage;
+  }
+  ko.sig_force = ko.sig_force || a.kexec_sig_force;
+  ko.backend = a.backend;
+  return kExitOk;
+}
+
+/// One --usage kexec line (or JSON object); an error has the same JSON keys as a verdict.
+void report_kexec(const VerifyArgs& a, const std::string& path, const KernelProfile& profile, const KexecOptions& ko,
+                  const KexecVerdict* v, const std::string& error) {
+  if (a.json) {
+    nlohmann::json j{{"path", path}, {"kernel", profile.name()}, {"usage", "kexec"}, {"arch", kexec_arch_name(ko.arch)},
+                     {"outcome", v ? kexec_outcome_name(v->outcome) : "error"}, {"predicts", kKexecVerdictPredicts},
+                     {"errno", v ? nlohmann::json(errno_name(v->err)) : nlohmann::json(nullptr)},
+                     {"sig_errno", v ? nlohmann::json(errno_name(v->sig_errno)) : nlohmann::json(nullptr)},
+                     {"load_errno", v ? nlohmann::json(errno_name(v->load_errno)) : nlohmann::json(nullptr)},
+                     {"keyring", v ? v->keyring : ""}, {"reason", v ? v->reason : error},
+                     {"signers", signers_json(v ? v->signers : std::vector<SignerSummary>{})},
+                     {"digest_algo", v ? v->digest_algo : ""}, {"signed_digest", v ? to_hex(v->signed_digest) : ""},
+                     {"image_digest", v ? to_hex(v->image_digest) : ""}};
+    std::cout << dump(j) << "\n";
+  } else if (v) {
+    std::cout << printable(path) << ": " << kexec_outcome_name(v->outcome) << " (" << errno_name(v->err)
+              << "): " << printable(v->reason)
+              << (v->outcome != KexecOutcome::refused
+                      ? " [predicts " + std::string(kKexecVerdictPredicts) + ", not the load]"
+                      : "")
+              << "\n";
+  }
+}
+
 /// --usage kexec: each IMAGE on its own, in order; exit 0 only when every image loads verified.
 int cmd_verify_kexec(const VerifyArgs& a) {
   if (a.modules.empty()) {
     complain("", "no kernel images given (IMAGE...)");
     return kExitUsage;
   }
-  if (!a.dirs.empty() || a.enforce || a.waive) {
-    complain("", std::string(!a.dirs.empty() ? "-r" : a.enforce ? "--enforce" : "--waive-mldsa-authattrs") +
-                     " does not apply to --usage kexec (use --kexec-sig-force for CONFIG_KEXEC_SIG_FORCE)");
+  if (const char* opt = module_only_option(a)) {
+    complain("", std::string(opt) + " does not apply to --usage kexec" +
+                     (a.enforce ? " (use --kexec-sig-force for CONFIG_KEXEC_SIG_FORCE)" : ""));
     return kExitUsage;
   }
-  const KexecArch arch = a.kexec_arch == "arm64" ? KexecArch::arm64 : KexecArch::x86_64;
-  if (a.kexec_sig_force && !kexec_sig_force_supported(arch)) {
-    complain("", "--kexec-sig-force: an " + a.kexec_arch +
-                     " kernel cannot have CONFIG_KEXEC_SIG_FORCE (only x86 selects ARCH_SUPPORTS_KEXEC_SIG_FORCE); it "
-                     "loads an image whose check failed unless locked down (--lockdown)");
-    return kExitUsage;
-  }
-  auto profile = public_profile(a.kernel);
-  if (!profile) return kExitUsage;
-  profile->set_lockdown(a.lockdown);
+  std::optional<KernelProfile> profile;
+  KexecOptions ko;
+  if (const int st = kexec_setup(a, profile, ko); st != kExitOk) return st;
   const auto trust = load_trust(a.trust, *profile);
   if (!trust) return kExitInput;
   std::optional<TrustStore> platform;
@@ -101,10 +171,6 @@ int cmd_verify_kexec(const VerifyArgs& a) {
     platform = load_trust(p, *profile);
     if (!platform) return kExitInput;
   }
-  KexecOptions ko;
-  ko.sig_force = a.kexec_sig_force;
-  ko.backend = a.backend;
-  ko.arch = arch;
   int status = kExitOk;
   for (const auto& path : a.modules) {
     KexecVerdict v;
@@ -112,30 +178,11 @@ int cmd_verify_kexec(const VerifyArgs& a) {
       v = kexec_verdict_file(path, *trust, platform ? &*platform : nullptr, *profile, ko);
     } catch (const std::runtime_error& e) {  // IoError, InputError
       complain("", e.what());
-      if (a.json)
-        std::cout << dump({{"path", path}, {"kernel", profile->name()}, {"usage", "kexec"}, {"outcome", "error"},
-                           {"errno", nullptr}, {"reason", e.what()}})
-                  << "\n";
+      report_kexec(a, path, *profile, ko, nullptr, e.what());
       status = std::max(status, kExitInput);
       continue;
     }
-    if (a.json) {
-      nlohmann::json j{{"path", path}, {"kernel", profile->name()}, {"usage", "kexec"}, {"arch", kexec_arch_name(ko.arch)},
-                       {"outcome", kexec_outcome_name(v.outcome)}, {"predicts", kKexecVerdictPredicts},
-                       {"errno", errno_name(v.err)},
-                       {"sig_errno", errno_name(v.sig_errno)}, {"load_errno", errno_name(v.load_errno)},
-                       {"keyring", v.keyring}, {"reason", v.reason}, {"signers", signers_json(v.signers)},
-                       {"digest_algo", v.digest_algo}, {"signed_digest", to_hex(v.signed_digest)},
-                       {"image_digest", to_hex(v.image_digest)}};
-      std::cout << dump(j) << "\n";
-    } else {
-      std::cout << printable(path) << ": " << kexec_outcome_name(v.outcome) << " (" << errno_name(v.err)
-                << "): " << printable(v.reason)
-                << (v.outcome != KexecOutcome::refused
-                        ? " [predicts " + std::string(kKexecVerdictPredicts) + ", not the load]"
-                        : "")
-                << "\n";
-    }
+    report_kexec(a, path, *profile, ko, &v, "");
     if (v.outcome != KexecOutcome::loads) status = std::max(status, kExitVerdict);
   }
   return status;
@@ -143,7 +190,7 @@ int cmd_verify_kexec(const VerifyArgs& a) {
 
 int cmd_verify(const VerifyArgs& a) {
   if (a.usage == "kexec") return cmd_verify_kexec(a);
-  if (a.kexec_sig_force || !a.platform.empty() || a.kexec_arch != "x86_64") {
+  if (a.kexec_sig_force || !a.platform.empty() || !a.kexec_arch.empty()) {
     complain("", std::string(a.kexec_sig_force ? "--kexec-sig-force"
                              : !a.platform.empty() ? "--platform-keyring"
                                                    : "--kexec-arch") +
@@ -281,9 +328,8 @@ Runner setup_verify(CLI::App& c) {
   c.add_flag("--kexec-sig-force", a->kexec_sig_force, "CONFIG_KEXEC_SIG_FORCE=y (with --usage kexec)");
   c.add_option("--kexec-arch", a->kexec_arch,
                "the kernel's architecture, whose loader probes the image (with --usage kexec): x86_64 (bzImage) or "
-               "arm64 (Image)")
-      ->check(CLI::IsMember({"x86_64", "arm64"}))
-      ->capture_default_str();
+               "arm64 (Image); default x86_64, or the --kernel-build/--kernel-config's")
+      ->check(CLI::IsMember({"x86_64", "arm64"}));
   c.add_option("--platform-keyring", a->platform,
                "certificates of the .platform keyring (UEFI db, MOK), tried on ENOKEY (with --usage kexec); repeatable")
       ->allow_extra_args(false);

@@ -90,10 +90,12 @@ void add_byte_order_options(CLI::App* cmd, ByteOrderOptions& o) {
 
 bool apply_byte_order(KernelProfile& profile, const ByteOrderOptions& o) {
   const Machine machine = parse_machine(o.arch).value_or(Machine::x86_64);  // "" and checked names
-  // An x86_64 kernel is little-endian and an s390x one big-endian whatever their configuration.
-  if ((o.arch == "x86_64" && o.order == "big") || (o.arch == "s390x" && o.order == "little")) {
-    complain("", "--byte-order " + o.order + ": an " + o.arch + " kernel is " + (o.order == "big" ? "little" : "big") +
-                     "-endian");
+  const std::string arch(machine_name(machine));
+  // An x86_64 kernel is little-endian and an s390x one big-endian whatever their configuration
+  // (x86_64 also when --kernel-arch is not given: the default may not be contradicted either).
+  if ((machine == Machine::x86_64 && o.order == "big") || (machine == Machine::s390x && o.order == "little")) {
+    complain("", "--byte-order " + o.order + ": an " + arch + " kernel is " + (o.order == "big" ? "little" : "big") +
+                     "-endian" + (o.arch.empty() ? " (the default --kernel-arch; give --kernel-arch s390x or arm64)" : ""));
     return false;
   }
   profile.set_machine(machine);
