@@ -172,7 +172,10 @@ IMA=/sys/kernel/security/ima
 mkdir -p /mnt/tmpfs && mount -t tmpfs -o size=256m tmpfs /mnt/tmpfs
 while read -r dev fs opts; do
   mkdir -p /mnt/$fs
-  if mount -t ${fs%%-*} ${opts:+-o $opts} /dev/$dev /mnt/$fs 2>/tmp/m; then echo "MSC-MOUNT $fs ok"
+  # LABEL=<name>: the disk whose file system has that label (virtio-ccw probes the disks
+  # in no fixed order, so vda... need not follow qemu's -drive order on s390x).
+  case $dev in LABEL=*) dev=$(findfs "$dev") ;; *) dev=/dev/$dev ;; esac
+  if mount -t ${fs%%-*} ${opts:+-o $opts} $dev /mnt/$fs 2>/tmp/m; then echo "MSC-MOUNT $fs ok"
   else echo "MSC-MOUNT $fs failed $(cat /tmp/m)"; dmesg -c | while IFS= read -r l; do echo "MSC-LOG mount-$fs $l"; done; fi
 done < /etc/disks
 for k in /keys/*.der; do echo "MSC-ADDKEY $k $(/bin/msc-xattr addkey $k)"; done

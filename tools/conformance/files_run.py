@@ -31,6 +31,8 @@ DISKS = {
 # command): the IMA conformance kernel is 7.2.13.
 KERNEL_PROFILE = "v7.2"
 MKFS_TOOLS = {"mkfs.ext4": "e2fsprogs", "mkfs.xfs": "xfsprogs", "mkfs.btrfs": "btrfs-progs", "mkfs.f2fs": "f2fs-tools"}
+# Each tool's label option: the boots find a disk by its label (/init: findfs LABEL=...).
+MKFS_LABEL = {"mkfs.ext4": "-L", "mkfs.xfs": "-L", "mkfs.btrfs": "-L", "mkfs.f2fs": "-l"}
 
 
 def make_disk(path, cmd, size_mb=512):
@@ -201,11 +203,12 @@ def run_files(kernel, args, modsign, openssl):
                     ("etc/keys", 0o40755, b"", 0, 0), ("etc/keys/x509_ima.der", 0o100644, s.der("mldsa65"), 0, 0)]
         entries += [("keys/%s.der" % k, 0o100644, s.der(k), 0, 0) for k in IMA_KEYS if k != "mldsa65"]
         disks, drives = "", []
-        for j, fs in enumerate([f for f in FILESYSTEMS if f != "tmpfs"]):
+        for fs in [f for f in FILESYSTEMS if f != "tmpfs"]:
             img = os.path.join(bdir, fs + ".img")
-            make_disk(img, DISKS[fs][0])
+            cmd = DISKS[fs][0]
+            make_disk(img, cmd[:1] + [MKFS_LABEL[cmd[0]], fs] + cmd[1:])
             drives.append(img)
-            disks += "vd%s %s %s\n" % (chr(ord("a") + j), fs, DISKS[fs][1])
+            disks += "LABEL=%s %s %s\n" % (fs, fs, DISKS[fs][1])
         entries.append(("etc/disks", 0o100644, disks.encode(), 0, 0))
         initrd = os.path.join(bdir, "initramfs.cpio")
         initramfs(initrd, work, entries, kernel)
