@@ -266,7 +266,7 @@ def run_kernel(name, args, modsign, openssl):
     else:
         rows = plain_rows(cases, descs, results, logs, pred)
     if kx is not None:
-        rows += kexec_rows(serial, kx, kpred, "dyndbg=" in cmdline)
+        rows += kexec_rows(serial, kx, kpred, KEXEC_DEBUG in cmdline)
     mut = None
     if getattr(args, "mutants", 0):
         mut = run_mutants(*mutant_args)

@@ -90,17 +90,17 @@ void add_byte_order_options(CLI::App* cmd, ByteOrderOptions& o) {
 
 bool apply_byte_order(KernelProfile& profile, const ByteOrderOptions& o) {
   const Machine machine = parse_machine(o.arch).value_or(Machine::x86_64);  // "" and checked names
-  const std::string arch(machine_name(machine));
-  // An x86_64 kernel is little-endian and an s390x one big-endian whatever their configuration
-  // (x86_64 also when --kernel-arch is not given: the default may not be contradicted either).
-  if ((machine == Machine::x86_64 && o.order == "big") || (machine == Machine::s390x && o.order == "little")) {
-    complain("", "--byte-order " + o.order + ": an " + arch + " kernel is " + (o.order == "big" ? "little" : "big") +
-                     "-endian" + (o.arch.empty() ? " (the default --kernel-arch; give --kernel-arch s390x or arm64)" : ""));
+  const ByteOrder order =
+      o.order.empty() ? default_byte_order(machine) : o.order == "big" ? ByteOrder::big : ByteOrder::little;
+  // The default x86_64 (no --kernel-arch) may not be contradicted either.
+  if (!byte_order_possible(machine, order)) {
+    complain("", "--byte-order " + o.order + ": an " + std::string(machine_name(machine)) + " kernel is " +
+                     std::string(byte_order_name(default_byte_order(machine))) +
+                     (o.arch.empty() ? " (the default --kernel-arch; give --kernel-arch s390x or arm64)" : ""));
     return false;
   }
   profile.set_machine(machine);
-  const bool big = o.order.empty() ? machine == Machine::s390x : o.order == "big";
-  profile.set_byte_order(big ? ByteOrder::big : ByteOrder::little);
+  profile.set_byte_order(order);
   profile.set_ima_canonical_fmt(o.canonical);
   return true;
 }
