@@ -75,9 +75,11 @@ KernelProfile kernel_profile_of(const KernelConfig& config) {
   p.set_absent_sig_algos(module::absent_sig_algos_of(config));
   p.set_absent_hashes(module::absent_hashes_of(config));
   p.set_byte_order(config.value("CPU_BIG_ENDIAN") == "y" ? ByteOrder::big : ByteOrder::little);
-  p.set_machine(config.value("S390") == "y" ? Machine::s390x : config.value("ARM64") == "y" ? Machine::arm64 : Machine::x86_64);
+  p.set_machine(module::machine_of(config).value_or(Machine::x86_64));
   return p;
 }
+
+Status module_sig_modelled(const KernelConfig& config) { return module::module_sig_modelled(config); }
 
 std::vector<std::string> kernel_config_warnings(const KernelConfig& config, std::string_view what,
                                                 std::string_view algorithm, std::string_view hash, bool signed_attrs) {

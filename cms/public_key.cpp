@@ -80,7 +80,7 @@ Status crypto_alloc_sig(const std::string& alg_name, const std::string& pkey_alg
   const std::string symbol = pkey_algo.rfind("mldsa", 0) == 0   ? "CONFIG_CRYPTO_MLDSA"
                              : pkey_algo.rfind("ecdsa", 0) == 0 ? "CONFIG_CRYPTO_ECDSA"
                                                                 : "CONFIG_CRYPTO_RSA";
-  return make_error(KErr::enoent, "crypto_alloc_sig(" + alg_name + "): no such algorithm (" + symbol + " is not set)");
+  return make_error(KErr::enoent, "crypto_alloc_sig(" + alg_name + "): no such algorithm (" + symbol + " is not built in)");
 }
 
 // The subjectPublicKey bytes x509_extract_key_data keeps (BIT STRING contents after the

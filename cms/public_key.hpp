@@ -32,7 +32,7 @@ Result<crypto::PublicKey> crypto_sig_set_pubkey(const crypto::PublicKey& key);
 /// With `profile`, an algorithm its configuration leaves out (KernelProfile::
 /// absent_sig_algos) fails as crypto_alloc_sig() does when no such algorithm is
 /// registered (crypto_alg_mod_lookup in crypto/api.c): ENOENT "crypto_alloc_sig(<name>):
-/// no such algorithm (CONFIG_CRYPTO_<X> is not set)", after the encoding and hash checks
+/// no such algorithm (CONFIG_CRYPTO_<X> is not built in)", after the encoding and hash checks
 /// of software_key_determine_akcipher().  Callers map it as the kernel does: EKEYREJECTED
 /// in pkcs7_validate_trust_one(), x509_cert_parse() fails for a self-signed certificate.
 Status public_key_verify_signature(const crypto::PublicKey& key, const SignedInfo& si, ByteView m,

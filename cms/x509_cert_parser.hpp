@@ -18,7 +18,7 @@ namespace modsign::kernel {
 /// the error of x509_check_for_self_signed() (which x509_cert_parse() ends with) when the
 /// self-signature's algorithm is one `profile` leaves out (KernelProfile::absent_sig_algos):
 /// ENOENT "self-signature: crypto_alloc_sig(mldsa65): no such algorithm (CONFIG_CRYPTO_MLDSA
-/// is not set)" — such a certificate never reaches a keyring.
+/// is not built in)" — such a certificate never reaches a keyring.
 Status x509_supported(const crypto::Certificate& cert, const KernelProfile& profile);
 
 /// The certificate as x509_cert_parse() keeps it: id (serial ‖ issuer), SKID and AKID

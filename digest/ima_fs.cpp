@@ -161,14 +161,18 @@ Result<std::optional<MeasurementRecord>> parse_one(Source& s, std::uint64_t& off
     if (!need(4)) return bad("truncated template data length");
     const std::uint32_t len = u32(p);
     p += 4;
-    if (!need(len)) return bad("template data length " + std::to_string(len) + " beyond the end of the list");
+    if (!need(len))
+      return bad("template data length " + std::to_string(len) + " (read " + std::string(byte_order_name(r.byte_order)) +
+                 ") beyond the end of the list");
     r.data = bytes(p, len);
     p += len;
     // Every field's length must fit inside the template data.
     for (std::size_t q = 0; q < r.data.size();) {
       if (r.data.size() - q < 4) return bad("truncated field length in template data");
       const std::uint32_t fl = get_ima_u32(r.data, q, be);
-      if (r.data.size() - q - 4 < fl) return bad("field length " + std::to_string(fl) + " beyond the template data");
+      if (r.data.size() - q - 4 < fl)
+        return bad("field length " + std::to_string(fl) + " (read " + std::string(byte_order_name(r.byte_order)) +
+                   ") beyond the template data");
       q += 4 + fl;
     }
   }

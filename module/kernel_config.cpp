@@ -1,4 +1,4 @@
-// mirrors scripts/Makefile.modinst cmd_sign, certs/Makefile signing_key.x509, kernel/module/Kconfig MODULE_SIG_HASH and the key-type symbols, Linux 7.2.13
+// mirrors scripts/Makefile.modinst cmd_sign, certs/Makefile signing_key.x509, kernel/module/Kconfig MODULE_SIG, MODULE_SIG_HASH and the key-type symbols, Linux 7.2.13
 #include "module/kernel_config.hpp"
 
 #include <cctype>
@@ -148,6 +148,25 @@ std::vector<std::string> absent_hashes_of(const KernelConfig& c) {
   if (!sm3) out.emplace_back("sm3");
   if (!built("CRYPTO_STREEBOG")) out.emplace_back("streebog");
   return out;
+}
+
+std::optional<Machine> machine_of(const KernelConfig& c) {
+  std::optional<Machine> found;
+  for (const auto& [symbol, machine] : {std::pair{"S390", Machine::s390x}, std::pair{"ARM64", Machine::arm64},
+                                        std::pair{"X86_64", Machine::x86_64}}) {
+    if (!is_set_y(c, symbol)) continue;
+    if (found) return std::nullopt;  // no kernel is built for two
+    found = machine;
+  }
+  return found;
+}
+
+Status module_sig_modelled(const KernelConfig& c) {
+  if (is_set_y(c, "MODULE_SIG")) return ok_status();
+  return make_error(KErr::eopnotsupp,
+                    c.source + ": CONFIG_MODULE_SIG is not set: this kernel checks no module signature and loads "
+                               "every module untainted (not modelled)",
+                    Error::Reason::unpredictable);
 }
 
 std::string generation_of(const KernelConfig& c) {

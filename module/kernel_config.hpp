@@ -1,14 +1,16 @@
-// mirrors scripts/Makefile.modinst cmd_sign, certs/Makefile signing_key.x509, kernel/module/Kconfig MODULE_SIG_HASH and the key-type symbols, Linux 7.2.13
+// mirrors scripts/Makefile.modinst cmd_sign, certs/Makefile signing_key.x509, kernel/module/Kconfig MODULE_SIG, MODULE_SIG_HASH and the key-type symbols, Linux 7.2.13
 // modsign — what a kernel's configuration says about signing its modules and checking
 // their signatures (the plain data is modsign::KernelConfig, include/modsign/kernel_config.hpp).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/result.hpp"
 #include "modsign/kernel_config.hpp"
+#include "modsign/machine.hpp"
 
 namespace modsign::module {
 
@@ -43,6 +45,12 @@ std::vector<std::string> absent_sig_algos_of(const KernelConfig& config);
 /// architecture's SM3 driver; 6.x's CONFIG_CRYPTO_SM3 is the library alone) =y or =m, "streebog" without CONFIG_CRYPTO_STREEBOG =y or =m.  =m counts as present: a module
 /// signature is checked after boot, and crypto_alloc_shash() loads the module on demand.
 std::vector<std::string> absent_hashes_of(const KernelConfig& config);
+/// The machine `config` builds for (arch/Kconfig's per-architecture symbols): s390x for
+/// CONFIG_S390=y, arm64 for CONFIG_ARM64=y, x86_64 for CONFIG_X86_64=y; nullopt for any
+/// other architecture, a configuration that names none, or one that names several.
+std::optional<Machine> machine_of(const KernelConfig& config);
+/// module_sig_modelled() (include/modsign/kernel_config.hpp): CONFIG_MODULE_SIG.
+Status module_sig_modelled(const KernelConfig& config);
 /// "v6.1", "v6" or "v7.0" for config.version (see kernel_profile_of()).
 std::string generation_of(const KernelConfig& config);
 /// kernel_config_warnings() (include/modsign/kernel_config.hpp).

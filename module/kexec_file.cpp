@@ -1,9 +1,13 @@
 // mirrors kernel/kexec_file.c kexec_kernel_verify_pe_sig, kexec_image_verify_sig, kimage_validate_signature, kimage_file_prepare_segments (the order of its checks), kexec_image_probe_default, Linux 7.2.13
 #include "module/kexec_file.hpp"
 
+#include <optional>
+#include <string>
+
 #include "cms/verify_pefile.hpp"
 #include "module/kexec_bzimage64.hpp"
 #include "module/kexec_image.hpp"
+#include "module/kernel_config.hpp"
 
 namespace modsign::module {
 
@@ -24,6 +28,39 @@ void take(KexecVerdict& v, const kernel::PefileReport& r, const char* keyring) {
 }  // namespace
 
 bool kexec_sig_force_supported(KexecArch arch) { return arch == KexecArch::x86_64; }
+
+Machine machine_of(KexecArch arch) { return arch == KexecArch::arm64 ? Machine::arm64 : Machine::x86_64; }
+
+Result<KexecOptions> kexec_options_of(const KernelConfig& config) {
+  auto set = [&](std::string_view name) { return config.value(name) == "y"; };
+  const std::optional<Machine> machine = module::machine_of(config);
+  const bool arm64 = machine == Machine::arm64;
+  constexpr auto unmodelled = Error::Reason::unpredictable;
+  if (!arm64 && machine != Machine::x86_64)
+    return make_error(KErr::eopnotsupp,
+                      config.source + ": " + (machine ? "an " + std::string(machine_name(*machine)) + " kernel"
+                                                : std::string("not exactly one of CONFIG_X86_64, CONFIG_ARM64 and "
+                                                              "CONFIG_S390 is y")) +
+                          ": kexec_file_load of another architecture's image is not modelled",
+                      unmodelled);
+  if (!set("KEXEC_FILE"))
+    return make_error(KErr::enosys, config.source + ": CONFIG_KEXEC_FILE is not set: kexec_file_load is ENOSYS");
+  if (!set("KEXEC_SIG"))
+    return make_error(KErr::eopnotsupp,
+                      config.source + ": CONFIG_KEXEC_SIG is not set: kexec_file_load checks no signature (not modelled)",
+                      unmodelled);
+  const char* loader = arm64 ? "KEXEC_IMAGE_VERIFY_SIG" : "KEXEC_BZIMAGE_VERIFY_SIG";
+  if (!set(loader))
+    return make_error(KErr::eopnotsupp, config.source + ": CONFIG_" + loader +
+                                            " is not set: the loader has no verify_sig and every image is EKEYREJECTED "
+                                            "(not modelled)",
+                      unmodelled);
+  KexecOptions o;
+  o.arch = arm64 ? KexecArch::arm64 : KexecArch::x86_64;
+  o.sig_force = set("KEXEC_SIG_FORCE") && module::kexec_sig_force_supported(o.arch);
+  o.platform_keyring = set("INTEGRITY_PLATFORM_KEYRING");
+  return o;
+}
 
 KexecVerdict kexec_file_check(ByteView image, const kernel::Keyring& secondary, const kernel::Keyring* platform,
                               const kernel::KernelProfile& profile, bool sig_force, crypto::Backend backend,

@@ -5,6 +5,7 @@
 #include "common/result.hpp"
 #include "crypto/crypto.hpp"
 #include "modsign/kexec.hpp"
+#include "modsign/machine.hpp"
 
 namespace modsign::module {
 
@@ -19,6 +20,12 @@ using KexecVerdict = modsign::KexecVerdict;
 /// CONFIG_KEXEC_SIG_FORCE's dependency ARCH_SUPPORTS_KEXEC_SIG_FORCE (kernel/Kconfig.kexec):
 /// selected by arch/x86/Kconfig alone.
 bool kexec_sig_force_supported(KexecArch arch);
+/// The Machine whose loader `arch` names.
+Machine machine_of(KexecArch arch);
+/// kexec_options_of() (include/modsign/kexec.hpp): the architecture (module::machine_of),
+/// then kernel/Kconfig.kexec's KEXEC_FILE, KEXEC_SIG, the loader's *_VERIFY_SIG and
+/// KEXEC_SIG_FORCE.
+Result<KexecOptions> kexec_options_of(const KernelConfig& config);
 
 KexecVerdict kexec_file_check(ByteView image, const kernel::Keyring& secondary, const kernel::Keyring* platform,
                               const kernel::KernelProfile& profile, bool sig_force, crypto::Backend backend,

@@ -341,5 +341,62 @@ TEST(CliKexec, KernelConfigAndModuleOnlyOptions) {
   }
 }
 
+// A hostile review: a configuration without CONFIG_INTEGRITY_PLATFORM_KEYRING still retried
+// ENOKEY against --platform-keyring (a false "loads"); one with two architectures was read as
+// arm64; a probe's refusal printed "sig_errno": "OK" for a check that never ran.
+TEST(CliKexec, PlatformKeyringArchitecturesAndUncheckedImages) {
+  NEED_IMAGES();
+  const test::TempDir d;
+  const std::string base = "CONFIG_X86_64=y\nCONFIG_CRYPTO_RSA=y\nCONFIG_CRYPTO_SHA256=y\nCONFIG_KEXEC_FILE=y\n"
+                           "CONFIG_KEXEC_SIG=y\nCONFIG_KEXEC_BZIMAGE_VERIFY_SIG=y\nCONFIG_KEXEC_SIG_FORCE=y\n";
+  test::spit(d / "noplatform", base);
+  test::spit(d / "platform", base + "CONFIG_INTEGRITY_PLATFORM_KEYRING=y\n");
+  test::spit(d / "two", base + "CONFIG_ARM64=y\n");
+  KernelConfig cfg = read_kernel_config(d / "noplatform");
+  ASSERT_TRUE(kexec_options_of(cfg));
+  EXPECT_FALSE(kexec_options_of(cfg)->platform_keyring);
+  EXPECT_TRUE(kexec_options_of(read_kernel_config(d / "platform"))->platform_keyring);
+  const auto two = kexec_options_of(read_kernel_config(d / "two"));
+  ASSERT_FALSE(two);
+  EXPECT_EQ(two.error().code, KErr::eopnotsupp);
+  EXPECT_EQ(two.error().reason, Error::Reason::unpredictable);
+  // The library: options.platform_keyring false never consults `platform`.
+  const TrustStore builtin = trust({im.builtin});
+  const TrustStore platform = trust({im.signer});
+  KexecOptions ko = *kexec_options_of(cfg);
+  EXPECT_EQ(kexec_verdict_file(im.signed_, builtin, &platform, *KernelProfile::parse("v6"), ko).load_errno, KErr::enokey);
+  ko.platform_keyring = true;
+  EXPECT_EQ(kexec_verdict_file(im.signed_, builtin, &platform, *KernelProfile::parse("v6"), ko).outcome,
+            KexecOutcome::loads);
+  // The CLI: --platform-keyring against such a configuration is a usage error.
+  const std::string M = test::modsign_cli() + " verify --usage kexec --keyring " + q(im.builtin);
+  auto r = test::run(M + " --kernel-config " + q(d / "noplatform") + " --platform-keyring " + q(im.signer) + " " +
+                     q(im.signed_));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "modsign: --platform-keyring: " + (d / "noplatform") +
+                       " has no CONFIG_INTEGRITY_PLATFORM_KEYRING: kexec_file_load never consults a platform keyring\n");
+  EXPECT_EQ(r.out, "");
+  r = test::run(M + " --kernel-config " + q(d / "platform") + " --platform-keyring " + q(im.signer) + " " +
+                q(im.signed_));
+  EXPECT_EQ(r.status, 0) << r.err;
+  r = test::run(M + " --kernel-config " + q(d / "two") + " " + q(im.signed_));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err, "modsign: " + (d / "two") + ": not exactly one of CONFIG_X86_64, CONFIG_ARM64 and CONFIG_S390 is y: "
+                                               "kexec_file_load of another architecture's image is not modelled\n");
+  // The probe refuses: no signature was checked, so no sig_errno and no keyring.
+  test::spit(d / "short", Bytes(1023, 0));
+  r = test::run(M + " --kernel v6 --json " + q(d / "short"));
+  EXPECT_EQ(r.status, 1);
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["load_errno"], "ENOEXEC");
+  EXPECT_EQ(j["sig_errno"], nullptr);
+  EXPECT_EQ(j["keyring"], nullptr);
+  EXPECT_EQ(j.size(), 15u);
+  r = test::run(M + " --kernel v6 --json " + q(im.unsigned_));
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["sig_errno"], "ENODATA");
+  EXPECT_EQ(j["keyring"], "secondary");
+}
+
 }  // namespace
 }  // namespace modsign

@@ -419,7 +419,7 @@ TEST_F(BadInput, MeasurementListLength4GiB) {
   test::spit(d_ / "list", list);
   auto r = test::run(M() + " ima replay " + q(d_ / "list"));
   EXPECT_EQ(r.status, 3) << r.err;
-  EXPECT_NE(r.err.find("template data length 4294967295 beyond the end of the list"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("template data length 4294967295 (read little-endian) beyond the end of the list"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.rfind("modsign: " + (d_ / "list") + ": ", 0), 0u) << r.err;
   EXPECT_EQ(test::slurp(d_ / "list"), list);
 }

@@ -179,7 +179,7 @@ TEST(Ima, BadMeasurementLists) {
   auto e = digest::parse_measurement_list(r, HashAlgo::sha1);
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.error().code, KErr::ebadmsg);
-  EXPECT_EQ(e.error().message, "record 1 at offset 0: template data length 1000 beyond the end of the list");
+  EXPECT_EQ(e.error().message, "record 1 at offset 0: template data length 1000 (read little-endian) beyond the end of the list");
   auto t = digest::parse_measurement_list(ByteView(r).first(10), HashAlgo::sha1);
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.error().message, "record 1 at offset 0: truncated record header");
@@ -194,13 +194,13 @@ TEST(Ima, BadMeasurementLists) {
   put_u32le(f, 0);
   auto b = digest::parse_measurement_list(f, HashAlgo::sha1);
   ASSERT_FALSE(b.ok());
-  EXPECT_EQ(b.error().message, "record 1 at offset 0: field length 99 beyond the template data");
+  EXPECT_EQ(b.error().message, "record 1 at offset 0: field length 99 (read little-endian) beyond the template data");
   // CLI: exit 3, nothing written, and an unknown template for `ima template` is a usage error.
   test::TempDir d;
   test::spit(d / "bad", r);
   auto c = test::run(test::modsign_cli() + " ima replay " + q(d / "bad"));
   EXPECT_EQ(c.status, 3);
-  EXPECT_EQ(c.err, "modsign: " + (d / "bad") + ": record 1 at offset 0: template data length 1000 beyond the end of the list\n");
+  EXPECT_EQ(c.err, "modsign: " + (d / "bad") + ": record 1 at offset 0: template data length 1000 (read little-endian) beyond the end of the list\n");
   test::spit(d / "f", str("x"));
   c = test::run(test::modsign_cli() + " ima template --template ima-nope " + q(d / "f"));
   EXPECT_EQ(c.status, 2);

@@ -300,7 +300,7 @@ TEST_F(KernelSettings, KernelWithoutMldsaHasNoKeyOrRefuses) {
   EXPECT_EQ(r.status, 1) << r.out << r.err;
   EXPECT_EQ(r.out.rfind(m + ": loads-tainted (ENOKEY): ", 0), 0u) << r.out;
   EXPECT_EQ(r.err, "modsign: note: " + file("ml.crt") + " certificate 1 is not loaded by a v7.0 kernel (ENOENT: "
-                   "self-signature: crypto_alloc_sig(mldsa65): no such algorithm (CONFIG_CRYPTO_MLDSA is not set))\n" +
+                   "self-signature: crypto_alloc_sig(mldsa65): no such algorithm (CONFIG_CRYPTO_MLDSA is not built in))\n" +
                        warning)
       << r.err;
   // The kernel with ML-DSA: the same module loads.
@@ -318,7 +318,7 @@ TEST_F(KernelSettings, KernelWithoutMldsaHasNoKeyOrRefuses) {
   r = test::run(test::modsign_cli() + " verify --kernel-build " + q(t) + " --cert " + q(d_ / "leaf.crt") + " " + q(m2));
   EXPECT_EQ(r.status, 1) << r.out << r.err;
   EXPECT_EQ(r.out, m2 + ": refused (EKEYREJECTED): Sig 1: crypto_alloc_sig(mldsa65): no such algorithm "
-                        "(CONFIG_CRYPTO_MLDSA is not set)\n");
+                        "(CONFIG_CRYPTO_MLDSA is not built in)\n");
   EXPECT_EQ(r.err, warning);
 }
 
@@ -332,7 +332,7 @@ TEST_F(KernelSettings, KernelLacksFlagIsTheConfigsAbsentAlgorithm) {
   EXPECT_EQ(r.status, 1) << r.out << r.err;
   EXPECT_EQ(r.out.rfind(m + ": loads-tainted (ENOKEY): ", 0), 0u) << r.out;
   EXPECT_EQ(r.err, "modsign: note: " + file("ml.crt") + " certificate 1 is not loaded by a v7.0 kernel (ENOENT: "
-                   "self-signature: crypto_alloc_sig(mldsa65): no such algorithm (CONFIG_CRYPTO_MLDSA is not set))\n")
+                   "self-signature: crypto_alloc_sig(mldsa65): no such algorithm (CONFIG_CRYPTO_MLDSA is not built in))\n")
       << r.err;
   // Another algorithm missing changes nothing for this module.
   r = test::run(test::modsign_cli() + " verify --kernel v7.0 --kernel-lacks ecdsa --cert " + q(file("ml.crt")) + " " + q(m));
@@ -359,6 +359,30 @@ TEST_F(KernelSettings, BadModuleSigHashNamesTheConfigLine) {
   // --hash given: the tree's hash is not used, so not checked.
   r = test::run(test::modsign_cli() + " sign -q --kernel-build " + q(t) + " --hash sha256 " + q(m));
   EXPECT_EQ(r.status, 0) << r.err;
+}
+
+// A kernel without CONFIG_MODULE_SIG checks nothing and loads every module untainted
+// (module_sig_check() is the stub): verify refuses to predict for it (exit 3), rather than
+// the loads-tainted a hostile review found.
+TEST_F(KernelSettings, KernelWithoutModuleSigIsNotPredicted) {
+  const std::string t = tree("nosig", "7.2.13-waive.config");
+  test::spit(t + "/.config", std::string("# Linux/x86 7.2.13 Kernel Configuration\nCONFIG_X86_64=y\nCONFIG_CRYPTO_RSA=y\n"));
+  const auto modelled = module_sig_modelled(read_kernel_build(t));
+  ASSERT_FALSE(modelled);
+  EXPECT_EQ(modelled.error().code, KErr::eopnotsupp);
+  EXPECT_EQ(modelled.error().reason, Error::Reason::unpredictable);
+  KernelConfig with;
+  with.symbols = {{"CONFIG_MODULE_SIG", "y"}};
+  EXPECT_TRUE(module_sig_modelled(with));
+  const std::string m = module();
+  auto r = test::run(test::modsign_cli() + " sign -q --key " + q(file("rsa.pem")) + " --cert " + q(file("rsa.crt")) + " " +
+                     q(m));
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = test::run(test::modsign_cli() + " verify --kernel-build " + q(t) + " --cert " + q(file("rsa.crt")) + " " + q(m));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "modsign: " + t + "/.config: CONFIG_MODULE_SIG is not set: this kernel checks no module signature "
+                   "and loads every module untainted (not modelled)\n");
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "modsign/export.hpp"
+#include "modsign/result.hpp"
 #include "modsign/profile.hpp"
 
 namespace modsign {
@@ -78,6 +79,13 @@ MODSIGN_API void check_kernel_config_hash(const KernelConfig& config);
 /// arm64 for CONFIG_ARM64=y, else x86_64).  Lockdown and ima_canonical_fmt are left off
 /// (boot settings).
 MODSIGN_API KernelProfile kernel_profile_of(const KernelConfig& config);
+
+/// Whether verify() describes what the kernel of `config` does with a module's signature:
+/// an error (KErr::eopnotsupp, Error::Reason::unpredictable; the message names the file)
+/// without CONFIG_MODULE_SIG=y.  Such a kernel's module_sig_check() is the stub that
+/// returns 0 (kernel/module/internal.h): every module loads untainted, signed or not, and
+/// nothing is checked.
+MODSIGN_API Status module_sig_modelled(const KernelConfig& config);
 
 /// Why the kernel of `config` would not accept a signature made with a key of
 /// `algorithm` (Signer::algorithm() "RSA", "ECDSA-P256", "ML-DSA-65" ..., or the kernel's

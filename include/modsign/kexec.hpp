@@ -56,20 +56,25 @@ struct KexecOptions {
   /// verification refuses the image with its own errno.  Ignored where
   /// kexec_sig_force_supported(arch) is false: no such kernel exists.
   bool sig_force = false;
+  /// CONFIG_INTEGRITY_PLATFORM_KEYRING: an ENOKEY from the secondary keyring is retried
+  /// against the platform keyring (kexec_verdict()'s `platform`); without it `platform` is
+  /// never consulted.
+  bool platform_keyring = true;
   /// Verification backend for ML-DSA, as PredictOptions::backend ("auto", "openssl", "botan").
   std::string backend = "auto";
 };
 
 /// The KexecOptions of the kernel whose configuration is `config` (read_kernel_build,
 /// read_kernel_config): arch arm64 for CONFIG_ARM64=y, x86_64 for CONFIG_X86_64=y;
-/// sig_force for CONFIG_KEXEC_SIG_FORCE=y.  An error (the message names the file and the
+/// sig_force for CONFIG_KEXEC_SIG_FORCE=y; platform_keyring for
+/// CONFIG_INTEGRITY_PLATFORM_KEYRING=y.  An error (the message names the file and the
 /// symbol) where kexec_verdict() would not describe that kernel: KErr::enosys, the kernel's
 /// own answer, for the first; KErr::eopnotsupp with Error::Reason::unpredictable for the
 /// others: CONFIG_KEXEC_FILE not set (kexec_file_load is ENOSYS), CONFIG_KEXEC_SIG not
 /// set (no signature is checked), the loader's own check not set
 /// (CONFIG_KEXEC_BZIMAGE_VERIFY_SIG, CONFIG_KEXEC_IMAGE_VERIFY_SIG: every image is
-/// EKEYREJECTED, "kernel loader does not support signature verification"), or another
-/// architecture.
+/// EKEYREJECTED, "kernel loader does not support signature verification"), another
+/// architecture, or more than one of CONFIG_X86_64, CONFIG_ARM64 and CONFIG_S390.
 MODSIGN_API Result<KexecOptions> kexec_options_of(const KernelConfig& config);
 
 /// The predicted outcome of kexec_file_load(kernel_fd, -1, cmdline, KEXEC_FILE_NO_INITRAMFS)
@@ -113,9 +118,9 @@ struct KexecVerdict {
 ///     WIN_CERTIFICATE not revision 2.0 / PKCS, EMSGSIZE, EBADMSG and ENOPKG from the
 ///     PKCS#7 and SpcIndirectDataContent, ENOKEY untrusted signer, EKEYREJECTED bad
 ///     signature, revoked or tbs:-listed certificate, or image digest mismatch; on ENOKEY,
-///     when `platform` is given (CONFIG_INTEGRITY_PLATFORM_KEYRING with the UEFI db/MOK
-///     certificates it holds), the same against `platform`'s certificates (and trust's
-///     .blacklist).  bin: hashes (dbx EFI_CERT_SHA256 entries) are never consulted: no
+///     when `platform` is given and options.platform_keyring is set
+///     (CONFIG_INTEGRITY_PLATFORM_KEYRING with the UEFI db/MOK certificates it holds), the
+///     same against `platform`'s certificates (and trust's .blacklist).  bin: hashes (dbx EFI_CERT_SHA256 entries) are never consulted: no
 ///     kexec path calls is_binary_blacklisted();
 ///  3. kimage_validate_signature: a failure refuses the image with its errno under
 ///     options.sig_force, with EPERM under profile.lockdown(), else loads unverified.

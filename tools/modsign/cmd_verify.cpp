@@ -84,7 +84,8 @@ const char* module_only_option(const VerifyArgs& a) {
 
 /// The profile and KexecOptions of --usage kexec: --kernel, or the --kernel-build /
 /// --kernel-config's (its architecture and CONFIG_KEXEC_SIG_FORCE, kexec_options_of), then
-/// --kernel-lacks, --lockdown, --kexec-arch and --kexec-sig-force.  Exit status on failure.
+/// --kernel-lacks, --lockdown, --kexec-arch, --kexec-sig-force and --platform-keyring (which a
+/// configuration without CONFIG_INTEGRITY_PLATFORM_KEYRING refuses).  Exit status on failure.
 int kexec_setup(const VerifyArgs& a, std::optional<KernelProfile>& profile, KexecOptions& ko) {
   bool config_failed = false;
   const auto kconfig = load_kernel_config(a.kernel_build, &config_failed);
@@ -118,6 +119,11 @@ int kexec_setup(const VerifyArgs& a, std::optional<KernelProfile>& profile, Kexe
                      "loads an image whose check failed unless locked down (--lockdown)");
     return kExitUsage;
   }
+  if (!a.platform.empty() && !ko.platform_keyring) {
+    complain("", "--platform-keyring: " + kconfig->source +
+                     " has no CONFIG_INTEGRITY_PLATFORM_KEYRING: kexec_file_load never consults a platform keyring");
+    return kExitUsage;
+  }
   ko.sig_force = ko.sig_force || a.kexec_sig_force;
   ko.backend = a.backend;
   return kExitOk;
@@ -127,15 +133,18 @@ int kexec_setup(const VerifyArgs& a, std::optional<KernelProfile>& profile, Kexe
 void report_kexec(const VerifyArgs& a, const std::string& path, const KernelProfile& profile, const KexecOptions& ko,
                   const KexecVerdict* v, const std::string& error) {
   if (a.json) {
+    static const KexecVerdict kNone;  // an error: every key, empty
+    const KexecVerdict& r = v ? *v : kNone;
+    auto errno_json = [&](KErr e) { return v ? nlohmann::json(errno_name(e)) : nlohmann::json(nullptr); };
+    // No signature was checked (an error, or the loader's probe refused the image): no
+    // sig_errno and no keyring, rather than an "OK" no check gave.
+    const bool checked = !r.keyring.empty();
     nlohmann::json j{{"path", path}, {"kernel", profile.name()}, {"usage", "kexec"}, {"arch", kexec_arch_name(ko.arch)},
-                     {"outcome", v ? kexec_outcome_name(v->outcome) : "error"}, {"predicts", kKexecVerdictPredicts},
-                     {"errno", v ? nlohmann::json(errno_name(v->err)) : nlohmann::json(nullptr)},
-                     {"sig_errno", v ? nlohmann::json(errno_name(v->sig_errno)) : nlohmann::json(nullptr)},
-                     {"load_errno", v ? nlohmann::json(errno_name(v->load_errno)) : nlohmann::json(nullptr)},
-                     {"keyring", v ? v->keyring : ""}, {"reason", v ? v->reason : error},
-                     {"signers", signers_json(v ? v->signers : std::vector<SignerSummary>{})},
-                     {"digest_algo", v ? v->digest_algo : ""}, {"signed_digest", v ? to_hex(v->signed_digest) : ""},
-                     {"image_digest", v ? to_hex(v->image_digest) : ""}};
+                     {"outcome", v ? kexec_outcome_name(r.outcome) : "error"}, {"predicts", kKexecVerdictPredicts},
+                     {"errno", errno_json(r.err)}, {"sig_errno", checked ? errno_json(r.sig_errno) : nullptr},
+                     {"load_errno", errno_json(r.load_errno)}, {"keyring", checked ? nlohmann::json(r.keyring) : nullptr}, {"reason", v ? r.reason : error},
+                     {"signers", signers_json(r.signers)}, {"digest_algo", r.digest_algo},
+                     {"signed_digest", to_hex(r.signed_digest)}, {"image_digest", to_hex(r.image_digest)}};
     std::cout << dump(j) << "\n";
   } else if (v) {
     std::cout << printable(path) << ": " << kexec_outcome_name(v->outcome) << " (" << errno_name(v->err)
@@ -204,6 +213,12 @@ int cmd_verify(const VerifyArgs& a) {
   bool config_failed = false;
   const auto kconfig = load_kernel_config(a.kernel_build, &config_failed);
   if (config_failed) return kExitInput;
+  if (kconfig) {
+    if (auto modelled = module_sig_modelled(*kconfig); !modelled) {
+      complain("", modelled.error().message);
+      return kExitInput;
+    }
+  }
   auto profile = kconfig ? std::optional<KernelProfile>(kernel_profile_of(*kconfig)) : public_profile(a.kernel);
   if (!profile) return kExitUsage;
   if (a.waive && !set_waive_option(*profile, a.waive)) return kExitUsage;
