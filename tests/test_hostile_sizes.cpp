@@ -132,7 +132,7 @@ Bytes multiplied(std::size_t n_signers, std::size_t n_certs) {
 
 }  // namespace
 
-TEST(Hostile, Asn1DeclaredLengthBeyondInput) {
+TEST(HostileSizes, Asn1DeclaredLengthBeyondInput) {
   const Bytes four = {0x30, 0x84, 0xff, 0xff, 0xff, 0xff, 0x02, 0x01, 0x00};
   const Bytes two = {0x30, 0x82, 0xff, 0xff, 0x02, 0x01, 0x00};
   const Bytes eight = {0x30, 0x88, 0, 0, 0, 1, 0, 0, 0, 0, 0x02};
@@ -150,7 +150,7 @@ TEST(Hostile, Asn1DeclaredLengthBeyondInput) {
   EXPECT_EQ(reason(eight, asn1::Rules::der), "length field longer than 4 octets");
 }
 
-TEST(Hostile, Pkcs7DeclaredLengthBeyondInput) {
+TEST(HostileSizes, Pkcs7DeclaredLengthBeyondInput) {
   // The sample's ContentInfo with its length octets replaced by 82 ff f0: it claims
   // 65,520 bytes; the input has ~ 200.
   const Bytes& orig = sample().cms;
@@ -166,7 +166,7 @@ TEST(Hostile, Pkcs7DeclaredLengthBeyondInput) {
   EXPECT_EQ(c.error().code, KErr::ebadmsg);
 }
 
-TEST(Hostile, ModuleSigLen4GiB) {
+TEST(HostileSizes, ModuleSigLen4GiB) {
   const Bytes content = pattern(100);
   Bytes trailer = module::encode_module_signature(0xffffffffu);
   const Bytes file = cat({content, trailer, ByteView(reinterpret_cast<const std::uint8_t*>(module::kMarker.data()),
@@ -183,7 +183,7 @@ TEST(Hostile, ModuleSigLen4GiB) {
   EXPECT_EQ(t->content_len, (std::uint64_t{5} << 30) - 40 - 0xffffffffull);
 }
 
-TEST(Hostile, ModuleSigLen4GiBCli) {
+TEST(HostileSizes, ModuleSigLen4GiBCli) {
   TempDir d;
   const Bytes content = pattern(100);
   Bytes file = cat({content, module::encode_module_signature(0xffffffffu),
@@ -204,7 +204,7 @@ TEST(Hostile, ModuleSigLen4GiBCli) {
   EXPECT_EQ(b.out, big + ": refused (EMSGSIZE): PKCS#7 message of 4294967295 bytes exceeds the ASN.1 decoder's 65535\n");
 }
 
-TEST(Hostile, DeeplyNestedIndefiniteBer) {
+TEST(HostileSizes, DeeplyNestedIndefiniteBer) {
   // 30 80 repeated: the grammar walks into the ContentInfo and finds a SEQUENCE where
   // contentType's OID belongs, as lib/asn1_decoder.c does.
   Bytes nested;
@@ -242,7 +242,7 @@ TEST(Hostile, DeeplyNestedIndefiniteBer) {
   EXPECT_EQ(d.error().code, KErr::ebadmsg);
 }
 
-TEST(Hostile, HundredThousandSignerInfos) {
+TEST(HostileSizes, HundredThousandSignerInfos) {
   const Bytes der = multiplied(100'000, 0);
   ASSERT_GT(der.size(), 65535u);
   auto m = kernel::pkcs7_parse_message(der, kernel::KernelProfile::v7_0());
@@ -269,7 +269,7 @@ TEST(Hostile, HundredThousandSignerInfos) {
   });
 }
 
-TEST(Hostile, HundredThousandCertificates) {
+TEST(HostileSizes, HundredThousandCertificates) {
   const Bytes der = multiplied(1, 100'000);
   auto m = kernel::pkcs7_parse_message(der, kernel::KernelProfile::v7_0());
   ASSERT_FALSE(m.ok());
@@ -280,7 +280,7 @@ TEST(Hostile, HundredThousandCertificates) {
   });
 }
 
-TEST(Hostile, MeasurementListLengths4GiB) {
+TEST(HostileSizes, MeasurementListLengths4GiB) {
   auto u32 = [](std::uint32_t v) { return Bytes{std::uint8_t(v), std::uint8_t(v >> 8), std::uint8_t(v >> 16), std::uint8_t(v >> 24)}; };
   const Bytes digest(20, 0x11);
   const std::string name = "ima-ng";
@@ -310,7 +310,7 @@ TEST(Hostile, MeasurementListLengths4GiB) {
       << f.error().message;
 }
 
-TEST(Hostile, DecompressionBombBounded) {
+TEST(HostileSizes, DecompressionBombBounded) {
   // 64 MiB of zeros compress to a few KiB; opening with a 1 MiB bound stops at the bound.
   for (auto fmt : {module::Compression::xz, module::Compression::zstd, module::Compression::gzip}) {
     SCOPED_TRACE(std::string(module::compression_name(fmt)));
@@ -329,7 +329,7 @@ TEST(Hostile, DecompressionBombBounded) {
   }
 }
 
-TEST(Hostile, ZstdWindowBeyondTheBound) {
+TEST(HostileSizes, ZstdWindowBeyondTheBound) {
   // Found by fuzz_compression: a 10-byte zstd frame header declaring a 2 GiB window made
   // libzstd reserve 2 GiB whatever the size bound.  Now the window may take at most twice
   // the bound (at least 64 MiB); the file is tests/fuzz/corpus/compression/regress-zstd-2gib-window.
@@ -351,7 +351,7 @@ TEST(Hostile, ZstdWindowBeyondTheBound) {
   EXPECT_EQ(d.error().message.find("zstd window"), std::string::npos) << d.error().message;
 }
 
-TEST(Hostile, EfiListSizesOverflow32Bit) {
+TEST(HostileSizes, EfiListSizesOverflow32Bit) {
   namespace efi = modsign::blacklist::efi;
   // EFI_SIGNATURE_LIST headers whose sizes wrap 32-bit arithmetic (28 + header_size,
   // list_size - 28 - header_size, count * signature_size): each is EBADMSG with no list,

@@ -14,7 +14,7 @@ using namespace modsign::test::efi_tests;
 // ---------------------------------------------------------------------------------------
 // Review: hostile inputs and kernel exactness
 
-TEST(EfiReview, NeverMatchesDependsOnKernelGeneration) {
+TEST(EfiInputs, NeverMatchesDependsOnKernelGeneration) {
   // 7.0 looks up tbs:<SHA-256 of the TBS> (32 bytes); v6 the TBS digest in the certificate's
   // own signature hash (x509_get_sig_params), so 20/28/32/48/64-byte keys can match there.
   Bytes f = good_list(guids::cert_x509_sha256, {{kOwnerA, fill(48, 0)}});
@@ -56,7 +56,7 @@ TEST(EfiReview, NeverMatchesDependsOnKernelGeneration) {
   EXPECT_EQ(nlohmann::json::parse(r.out)["summary"]["tbs_never_matching"], 3);
 }
 
-TEST(EfiReview, CertificateWithTrailingBytesIsLoaded) {
+TEST(EfiInputs, CertificateWithTrailingBytesIsLoaded) {
   // lib/asn1_decoder.c returns at ASN1_OP_COMPLETE without checking dp == datalen, so an
   // EFI_CERT_X509 entry padded after the certificate still loads (db) or is revoked (dbx).
   const SizedCert& c = cert_932();
@@ -104,7 +104,7 @@ TEST(EfiReview, CertificateWithTrailingBytesIsLoaded) {
       << r.out;
 }
 
-TEST(EfiReview, TruncatedAtEveryOffset) {
+TEST(EfiInputs, TruncatedAtEveryOffset) {
   // Two lists (56 + 92 bytes) behind an auth2 header with a 10-byte CertData: every prefix
   // either fails with the exact container error, or parses the complete lists before the
   // cut and stops with EBADMSG at the cut list.
@@ -154,7 +154,7 @@ TEST(EfiReview, TruncatedAtEveryOffset) {
   EXPECT_EQ(vf.error().message, "byte offset 16: dwLength 0 is smaller than the 24-byte WIN_CERTIFICATE_UEFI_GUID header");
 }
 
-TEST(EfiReview, CliHostileFiles) {
+TEST(EfiInputs, CliHostileFiles) {
   TempDir d;
   const std::string cli = test::modsign_cli();
   // efivarfs of 0-3 bytes: no attributes.
@@ -215,7 +215,7 @@ TEST(EfiReview, CliHostileFiles) {
   EXPECT_FALSE(std::ifstream(d / "x").good());
 }
 
-TEST(EfiReview, MergeRefusesEntriesWithoutData) {
+TEST(EfiInputs, MergeRefusesEntriesWithoutData) {
   // signature_size 16: parses (the kernel's handler refuses the entry, EINVAL), but an
   // entry of no data cannot be written: exit 3 naming the file and list, OUT untouched
   // (it used to end in "modsign: internal error: group_entries: an entry without data").

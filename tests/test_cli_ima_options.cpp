@@ -22,7 +22,7 @@ using nlohmann::json;
 
 std::string M() { return modsign_cli(); }
 
-class CliImaReview : public testing::Test {
+class CliImaOptions : public testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new TempDir();
@@ -36,13 +36,13 @@ class CliImaReview : public testing::Test {
   TempDir d_;
   static TempDir* dir_;
 };
-TempDir* CliImaReview::dir_ = nullptr;
+TempDir* CliImaOptions::dir_ = nullptr;
 
 std::string sha(const std::string& tool, const std::string& path) { return run(tool + " " + q(path)).out.substr(0, tool == "sha512sum" ? 128 : 64); }
 
 // 1. The profile names: `ima template` takes v7.1/v7.2 as `ima verify` does, and a version 3
 // value names the file hash (ima_get_hash_algo) only from 7.1, as it is appraised only there.
-TEST(ImaReview, V3HashAlgoIsVersionAware) {
+TEST(ImaOptions, V3HashAlgoIsVersionAware) {
   const Bytes v3{3, 3, 6, 0, 0, 0, 0, 0, 1, 0};  // sigv3, sha512, one signature byte
   const Bytes v2{3, 2, 6, 0, 0, 0, 0, 0, 1, 0};
   EXPECT_EQ(digest::ima_get_hash_algo(v3, 4, kernel::KernelProfile::v7_0()), 4);
@@ -53,7 +53,7 @@ TEST(ImaReview, V3HashAlgoIsVersionAware) {
   EXPECT_EQ(digest::ima_get_hash_algo(v2, 4, kernel::KernelProfile::v6_1()), 6);
 }
 
-TEST_F(CliImaReview, TemplateProfilesMeanWhatVerifyProfilesMean) {
+TEST_F(CliImaOptions, TemplateProfilesMeanWhatVerifyProfilesMean) {
   spit(d_ / "a", std::string("hello"));
   auto r = run(sign() + " -q --v3 --hash sha512 --sigfile " + q(d_ / "a"));
   ASSERT_EQ(r.status, 0) << r.err;
@@ -91,7 +91,7 @@ TEST_F(CliImaReview, TemplateProfilesMeanWhatVerifyProfilesMean) {
 // 2. A value naming a hash modsign cannot compute: the kernel hashes with it (no fallback to
 // ima_hash below HASH_ALGO__LAST), so no sha256 record is invented; beyond it, the kernel's
 // fallback to ima_hash is taken and said in a note.
-TEST_F(CliImaReview, TemplateNeverInventsTheFallbackHash) {
+TEST_F(CliImaOptions, TemplateNeverInventsTheFallbackHash) {
   spit(d_ / "a", std::string("hello"));
   auto r = run(M() + " ima template --template ima-sig --security-ima 03020300000000000100 " + q(d_ / "a"));
   EXPECT_EQ(r.status, 3) << r.out;
@@ -126,7 +126,7 @@ std::string without_dac_override(const std::string& cmd) {
 bool can_unshare() { return ::geteuid() == 0 && run("unshare --mount true").status == 0; }
 
 // 3. What --device/--mount read is not overridden: the geometry options exclude them.
-TEST_F(CliImaReview, GeometryOptionsExcludeDeviceAndMount) {
+TEST_F(CliImaOptions, GeometryOptionsExcludeDeviceAndMount) {
   auto r = run(M() + " ima fit --device " + q(d_ / "none.img") + " --block-size 4096");
   EXPECT_EQ(r.status, 2) << r.err;
   EXPECT_NE(r.err.find("--device excludes --block-size"), std::string::npos) << r.err;
@@ -159,7 +159,7 @@ TEST_F(CliImaReview, GeometryOptionsExcludeDeviceAndMount) {
 
 // 4. estimate -r: a file reached twice counts once (said in a note); an unreadable
 // directory is named, the rest counted, exit 3 (as sign -r).
-TEST_F(CliImaReview, EstimateCountsFilesOnceAndNamesUnreadableDirectories) {
+TEST_F(CliImaOptions, EstimateCountsFilesOnceAndNamesUnreadableDirectories) {
   run("mkdir -p " + q(d_ / "t/ok") + " " + q(d_ / "t/locked"));
   spit(d_ / "t/ok/f", std::string("12345"));
   spit(d_ / "t/locked/g", std::string("x"));
@@ -186,7 +186,7 @@ TEST_F(CliImaReview, EstimateCountsFilesOnceAndNamesUnreadableDirectories) {
 }
 
 // 5. A superblock with a value no such file system has: exit 3 naming the image.
-TEST_F(CliImaReview, CorruptSuperblockIsAnInputError) {
+TEST_F(CliImaOptions, CorruptSuperblockIsAnInputError) {
   Bytes img(4096, 0);
   img[1024 + 24] = 30;  // s_log_block_size: 1 KiB << 30
   img[1024 + 56] = 0x53;
@@ -201,7 +201,7 @@ TEST_F(CliImaReview, CorruptSuperblockIsAnInputError) {
 }
 
 // 6. /proc/self/mounts fields are octal-escaped by the kernel (mangle, seq_path_root).
-TEST(ImaReview, ProcMountsEscapesAreDecoded) {
+TEST(ImaOptions, ProcMountsEscapesAreDecoded) {
   EXPECT_EQ(digest::proc_mounts_unescape("/mnt/a\\040b\\011c\\012d\\134e"), "/mnt/a b\tc\nd\\e");
   EXPECT_EQ(digest::proc_mounts_unescape("dev\\043x"), "dev#x");
   EXPECT_EQ(digest::proc_mounts_unescape("keep\\9\\04"), "keep\\9\\04");
@@ -214,7 +214,7 @@ TEST(ImaReview, ProcMountsEscapesAreDecoded) {
   EXPECT_FALSE(digest::parse_proc_mounts_line("/dev/loop0 /mnt"));
 }
 
-TEST_F(CliImaReview, MountPointWithASpaceIsFound) {
+TEST_F(CliImaOptions, MountPointWithASpaceIsFound) {
   if (!can_unshare()) GTEST_SKIP() << "no private mount namespace (unshare --mount) here";
   run("mkdir -p " + q(d_ / "a b"));
   // tmpfs has no device to read: found, then "none: cannot open" (not "not a mount point").
@@ -225,7 +225,7 @@ TEST_F(CliImaReview, MountPointWithASpaceIsFound) {
 }
 
 // 7. Without /proc: the reason is named.
-TEST_F(CliImaReview, MountsUnreadableNamesTheErrno) {
+TEST_F(CliImaOptions, MountsUnreadableNamesTheErrno) {
   if (!can_unshare()) GTEST_SKIP() << "no private mount namespace (unshare --mount) here";
   if (!test::sanitize_build().empty())
     GTEST_SKIP() << "the " << test::sanitize_build() << " runtime needs the /proc this test unmounts (it runs in the plain suite)";
@@ -235,7 +235,7 @@ TEST_F(CliImaReview, MountsUnreadableNamesTheErrno) {
 }
 
 // 8. A write error on standard output is exit 3, in every ima command.
-TEST_F(CliImaReview, StdoutWriteErrorsAreExit3) {
+TEST_F(CliImaOptions, StdoutWriteErrorsAreExit3) {
   spit(d_ / "a", std::string("hello"));
   const std::string full = "modsign: stdout: No space left on device\n";
   for (const std::string& cmd : std::vector<std::string>{"ima verify " + q(d_ / "a"), "ima verify --json " + q(d_ / "a"),
@@ -249,7 +249,7 @@ TEST_F(CliImaReview, StdoutWriteErrorsAreExit3) {
 }
 
 // 9. verify --json: an input without a verdict has its records, with the verdict's keys.
-TEST_F(CliImaReview, VerifyJsonHasARecordForEveryInput) {
+TEST_F(CliImaOptions, VerifyJsonHasARecordForEveryInput) {
   spit(d_ / "a", std::string("hello"));
   const std::string missing = d_ / "missing";
   auto r = run(M() + " ima verify --json --appraise-type imasig --appraise-type sigv3 " + q(missing) + " " + q(d_ / "a"));
@@ -273,7 +273,7 @@ TEST_F(CliImaReview, VerifyJsonHasARecordForEveryInput) {
 
 // 10. A keyring certificate the kernel cannot load (Ed25519): skipped with a note, the rest
 // of the keyring used; --strict refuses it, naming the file.
-TEST_F(CliImaReview, UnsupportedKeyTypeInAKeyringIsSkipped) {
+TEST_F(CliImaOptions, UnsupportedKeyTypeInAKeyringIsSkipped) {
   run("mkdir " + q(d_ / "kr"));
   auto r = run(openssl() + " req -x509 -new -newkey ed25519 -nodes -keyout " + q(d_ / "ed.key") +
                " -subj /CN=ed -days 3 -out " + q(d_ / "kr/ed.crt"));
@@ -298,7 +298,7 @@ TEST_F(CliImaReview, UnsupportedKeyTypeInAKeyringIsSkipped) {
 
 // 10b. In a PEM bundle only that certificate is skipped: the bundle's others stay trusted
 // (x509_load_certificate_list goes on with the next certificate).
-TEST_F(CliImaReview, UnsupportedCertificateInABundleIsSkippedAlone) {
+TEST_F(CliImaOptions, UnsupportedCertificateInABundleIsSkippedAlone) {
   auto r = run(openssl() + " req -x509 -new -newkey ed25519 -nodes -keyout " + q(d_ / "ed.key") +
                " -subj /CN=ed -days 3 -out " + q(d_ / "ed.crt"));
   ASSERT_EQ(r.status, 0) << r.err;
@@ -318,7 +318,7 @@ TEST_F(CliImaReview, UnsupportedCertificateInABundleIsSkippedAlone) {
 }
 
 // 11. An appraise_type typo is a usage error naming it and the accepted values.
-TEST_F(CliImaReview, AppraiseTypeTypoIsAUsageError) {
+TEST_F(CliImaOptions, AppraiseTypeTypoIsAUsageError) {
   spit(d_ / "a", std::string("hello"));
   auto r = run(M() + " ima verify --appraise-type imasg " + q(d_ / "a"));
   EXPECT_EQ(r.status, 2);
@@ -331,7 +331,7 @@ TEST_F(CliImaReview, AppraiseTypeTypoIsAUsageError) {
 }
 
 // 11b. So is a func typo: the kernel's policy parser has no such func, so no rule exists.
-TEST_F(CliImaReview, FuncTypoIsAUsageError) {
+TEST_F(CliImaOptions, FuncTypoIsAUsageError) {
   spit(d_ / "a", std::string("hello"));
   auto r = run(M() + " ima verify --func FILECHECK " + q(d_ / "a"));
   EXPECT_EQ(r.status, 2);
@@ -355,7 +355,7 @@ TEST_F(CliImaReview, FuncTypoIsAUsageError) {
 }
 
 // 12. The summary counts the bytes read.
-TEST_F(CliImaReview, VerifySummaryCountsBytes) {
+TEST_F(CliImaOptions, VerifySummaryCountsBytes) {
   spit(d_ / "a", std::string("hello"));
   spit(d_ / "b", std::string("world!"));
   auto r = run(M() + " ima verify " + q(d_ / "a") + " " + q(d_ / "b"));
@@ -364,7 +364,7 @@ TEST_F(CliImaReview, VerifySummaryCountsBytes) {
 }
 
 // 13. One decoder of the MSC-IMA block for both serial-log parsers (tools/conformance).
-TEST(ImaReview, SerialLogImaBlockIsDecodedOnce) {
+TEST(ImaOptions, SerialLogImaBlockIsDecodedOnce) {
   TempDir d;
   spit(d / "serial.log", std::string("MSC-BOOT 7.2.13\r\nMSC-IMA-BEGIN\naGVs\nbG8=\nMSC-IMA-END\nMSC-IMA-SIZE a 5\nMSC-DONE\n"));
   const std::string py =
