@@ -154,12 +154,7 @@ TEST_F(BlacklistCli, RevokedCertificateAndTbsEntryInVerify) {
   EXPECT_EQ(j["errno"], "EKEYREJECTED");
   // The same certificate embedded in the PKCS#7 (openssl cms, no signedAttrs): pkcs7_verify
   // finds it blacklisted: EKEYREJECTED, fatal even without enforcement.
-  const std::string content = d_ / "content";
-  test::spit(content, test::pattern(5000));
-  sh(test::openssl() + " cms -sign -binary -noattr -nosmimecap -md sha256 -outform DER -in " + q(content) +
-     " -signer " + q(key("rsa.crt")) + " -inkey " + q(key("rsa.pem")) + " -out " + q(d_ / "p7"));
-  const std::string emb = d_ / "emb.ko";
-  test::spit(emb, module::append_signature(test::pattern(5000), test::slurp(d_ / "p7")));
+  const std::string emb = test::openssl_cms_module(d_.path(), "emb.ko", "-noattr -nosmimecap", key("rsa.crt"), key("rsa.pem"));
   r = test::run(M() + " verify --json --cert " + q(key("rsa.crt")) + " " + q(emb));
   EXPECT_EQ(nlohmann::json::parse(r.out)["outcome"], "loads") << r.out;
   r = test::run(M() + " verify --json --cert " + q(key("rsa.crt")) + " --blacklist " + q(d_ / "tbs") + " " + q(emb));

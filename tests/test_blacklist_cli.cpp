@@ -92,12 +92,7 @@ TEST_F(BlacklistCli, CertificateWithARefusedKeyHasItsTbsEntry) {
 // returns before pkcs7_get_digest(): IMA has a modsig without a digest and looks up "bin:",
 // so no key can stop the module — even though the attached content is the module content.
 TEST_F(BlacklistCli, AttachedContentModsigHasNoBinEntry) {
-  const std::string content = d_ / "content";
-  test::spit(content, test::pattern(5000));
-  sh(test::openssl() + " cms -sign -binary -nodetach -noattr -nosmimecap -md sha256 -outform DER -in " + q(content) +
-     " -signer " + q(key("rsa.crt")) + " -inkey " + q(key("rsa.pem")) + " -out " + q(d_ / "p7"));
-  const std::string mod = d_ / "att.ko";
-  test::spit(mod, module::append_signature(test::pattern(5000), test::slurp(d_ / "p7")));
+  const std::string mod = test::openssl_cms_module(d_.path(), "att.ko", "-nodetach -noattr -nosmimecap", key("rsa.crt"), key("rsa.pem"));
   auto r = test::run(M() + " blacklist entry --json " + q(mod));
   EXPECT_EQ(r.status, 1) << r.err;
   auto j = nlohmann::json::parse(r.out);
@@ -107,7 +102,7 @@ TEST_F(BlacklistCli, AttachedContentModsigHasNoBinEntry) {
                               "(the PKCS#7 carries its own content)), so ima_check_blacklist() looks up \"bin:\", which "
                               "no key can be");
   // The content's SHA-256 — what a detached signature's d-modsig would be — does not stop it.
-  const std::string content_key = "bin:" + first_word(sh("sha256sum " + q(content)));
+  const std::string content_key = "bin:" + first_word(sh("sha256sum " + q(d_ / "content")));
   EXPECT_EQ(j["side_sha256_entry"], content_key);
   test::spit(d_ / "list", "\"" + content_key + "\"\n");
   r = test::run(M() + " blacklist check --json --list " + q(d_ / "list") + " " + q(mod));
@@ -217,12 +212,7 @@ TEST_F(BlacklistCli, CheckStopsCiteTheKernelLines) {
   EXPECT_EQ(nj["outcome"], "not-stopped");
   EXPECT_TRUE(nj["errno"].is_null());
   EXPECT_EQ(nj["stopped"], false);
-  const std::string content = d_ / "content";
-  test::spit(content, test::pattern(5000));
-  sh(test::openssl() + " cms -sign -binary -noattr -nosmimecap -md sha256 -outform DER -in " + q(content) +
-     " -signer " + q(key("rsa.crt")) + " -inkey " + q(key("rsa.pem")) + " -out " + q(d_ / "p7"));
-  const std::string emb = d_ / "emb.ko";
-  test::spit(emb, module::append_signature(test::pattern(5000), test::slurp(d_ / "p7")));
+  const std::string emb = test::openssl_cms_module(d_.path(), "emb.ko", "-noattr -nosmimecap", key("rsa.crt"), key("rsa.pem"));
   r = test::run(M() + " blacklist check --list " + q(d_ / "tbs") + " " + q(emb));
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, emb + ": stopped by " + tbs + " (" + (d_ / "tbs") +
@@ -276,13 +266,8 @@ TEST_F(BlacklistCli, RevocationIsOneTrustCheckOverTheWholeKeyring) {
 TEST_F(BlacklistCli, ListedCertificateOffTheSignerChainIsOnlyANote) {
   sh(test::openssl() + " req -x509 -newkey rsa:2048 -nodes -keyout " + q(d_ / "other.pem") +
      " -subj '/CN=bystander' -days 30 -out " + q(d_ / "other.crt") + " 2>/dev/null");
-  const std::string content = d_ / "content";
-  test::spit(content, test::pattern(5000));
-  sh(test::openssl() + " cms -sign -binary -noattr -nosmimecap -md sha256 -outform DER -in " + q(content) +
-     " -signer " + q(key("rsa.crt")) + " -inkey " + q(key("rsa.pem")) + " -certfile " + q(d_ / "other.crt") +
-     " -out " + q(d_ / "p7"));
-  const std::string mod = d_ / "two-certs.ko";
-  test::spit(mod, module::append_signature(test::pattern(5000), test::slurp(d_ / "p7")));
+  const std::string mod = test::openssl_cms_module(d_.path(), "two-certs.ko", "-noattr -nosmimecap -certfile " + q(d_ / "other.crt"),
+                                                    key("rsa.crt"), key("rsa.pem"));
   auto tbs_of = [](const std::string& pem) {
     auto c = crypto::Certificate::load_all(pem);
     EXPECT_TRUE(c.ok());
@@ -311,12 +296,7 @@ TEST_F(BlacklistCli, ListedCertificateOffTheSignerChainIsOnlyANote) {
 // of the signedAttrs re-tagged as a SET (pkcs7_verify.c:114-115), not of the module, and
 // that is the bin: key — confirmed with openssl asn1parse and sha256sum.
 TEST_F(BlacklistCli, RsaWithSignedAttrsKeyIsHashOfRetaggedAttributes) {
-  const std::string content = d_ / "content";
-  test::spit(content, test::pattern(5000));
-  sh(test::openssl() + " cms -sign -binary -nosmimecap -nocerts -md sha256 -outform DER -in " + q(content) +
-     " -signer " + q(key("rsa.crt")) + " -inkey " + q(key("rsa.pem")) + " -out " + q(d_ / "p7"));
-  const std::string mod = d_ / "sa.ko";
-  test::spit(mod, module::append_signature(test::pattern(5000), test::slurp(d_ / "p7")));
+  const std::string mod = test::openssl_cms_module(d_.path(), "sa.ko", "-nosmimecap -nocerts", key("rsa.crt"), key("rsa.pem"));
   // The signedAttrs: the [0] at depth 5 (ContentInfo > content > SignedData > signerInfos > SignerInfo).
   const std::string line = sh(test::openssl() + " asn1parse -inform DER -in " + q(d_ / "p7") +
                               " | grep 'd=5 .*cont \\[ 0 \\]' | head -n 1");
@@ -331,7 +311,7 @@ TEST_F(BlacklistCli, RsaWithSignedAttrsKeyIsHashOfRetaggedAttributes) {
   EXPECT_EQ(j["entry"], want);
   EXPECT_EQ(j["source"], "d-modsig");
   EXPECT_EQ(j["explanation"], "d-modsig: sha256 of the signedAttrs (pkcs7_get_digest with signedAttrs)");
-  EXPECT_NE(j["entry"], "bin:" + first_word(sh("sha256sum " + q(content))));
+  EXPECT_NE(j["entry"], "bin:" + first_word(sh("sha256sum " + q(d_ / "content"))));
   test::spit(d_ / "list", "\"" + want + "\"\n");
   r = test::run(M() + " blacklist check --json --list " + q(d_ / "list") + " " + q(mod));
   EXPECT_EQ(r.status, 1);
@@ -472,12 +452,8 @@ TEST_F(BlacklistCli, V61KnowsNoSha3Certificates) {
   EXPECT_EQ(r.out, "\"tbs:" + tbs + "\"\n");
   // Embedded in a PKCS#7 next to the signer's own certificate: x509_cert_parse() fails, so
   // the whole message is unsupported crypto under v6.1.
-  const std::string content = d_ / "content";
-  test::spit(content, test::pattern(5000));
-  sh(test::openssl() + " cms -sign -binary -noattr -nosmimecap -md sha256 -outform DER -in " + q(content) + " -signer " +
-     q(key("rsa.crt")) + " -inkey " + q(key("rsa.pem")) + " -certfile " + q(crt) + " -out " + q(d_ / "p7"));
-  const std::string emb = d_ / "emb.ko";
-  test::spit(emb, module::append_signature(test::pattern(5000), test::slurp(d_ / "p7")));
+  const std::string emb =
+      test::openssl_cms_module(d_.path(), "emb.ko", "-noattr -nosmimecap -certfile " + q(crt), key("rsa.crt"), key("rsa.pem"));
   r = test::run(M() + " verify --kernel v6 --keyring " + q(key("rsa.crt")) + " " + q(emb));
   EXPECT_EQ(r.status, 0) << r.out << r.err;
   r = test::run(M() + " verify --kernel v6.1 --keyring " + q(key("rsa.crt")) + " " + q(emb));

@@ -1,6 +1,7 @@
 #include "test_support.hpp"
 
 #include "crypto/crypto.hpp"
+#include "module/module_signature.hpp"
 
 #include <gtest/gtest.h>
 
@@ -95,6 +96,15 @@ int openssl_major() {
     return out.rfind("OpenSSL ", 0) == 0 ? std::atoi(out.c_str() + 8) : 0;
   }();
   return v;
+}
+std::string openssl_cms_module(const std::string& dir, const std::string& name, const std::string& flags,
+                               const std::string& cert, const std::string& key) {
+  const std::string content = dir + "/content", p7 = dir + "/p7", out = dir + "/" + name;
+  spit(content, pattern(5000));
+  sh(openssl() + " cms -sign -binary -md sha256 -outform DER " + flags + " -in " + q(content) + " -signer " + q(cert) +
+     " -inkey " + q(key) + " -out " + q(p7));
+  spit(out, module::append_signature(pattern(5000), slurp(p7)));
+  return out;
 }
 std::string openssl_mldsa_noattr_refusal(bool attached) {
   if (openssl_major() == 3) return "provider signature not supported";

@@ -50,6 +50,12 @@ std::string openssl();
 /// The major version of that openssl binary (`openssl version`: 3 or 4), for behaviour that
 /// differs by version and is pinned per version in the tests.
 int openssl_major();
+/// DIR/NAME: a module of pattern(5000) with the SignedData that `openssl cms -sign -binary
+/// -md sha256 -outform DER FLAGS -signer CERT -inkey KEY` makes of those bytes appended as
+/// the kernel's sign-file appends one (module_signature, marker); DIR/p7 keeps the
+/// SignedData, DIR/content the signed bytes.  Fails the test when openssl fails.
+std::string openssl_cms_module(const std::string& dir, const std::string& name, const std::string& flags,
+                               const std::string& cert, const std::string& key);
 /// What each openssl major does with an ML-DSA SignerInfo without signedAttrs
 /// (`openssl cms -verify`): 3 (3.5.7) refuses every one ("provider signature not
 /// supported"); 4 (4.0.3) verifies the detached form and refuses the attached one
