@@ -17,8 +17,11 @@ for page in "$dir"/*.1; do
   if grep -q '^\.so ' "$page"; then echo "$page: a .so link"; fail=1; continue; fi
   grep -q "^\\.TH $title 1 " "$page" || { echo "$page: no '.TH $title 1' line"; fail=1; }
   # A text line that starts with . or ' is a roff request, and its text is lost (a wrapped
-  # "..." at the start of a source line did that to modsign-sign(1)).
-  if grep -n "^\\.[^A-Za-z\\]\|^'" "$page"; then echo "$page: text lines roff takes as requests (above)"; fail=1; fi
+  # "..." at the start of a source line did that to modsign-sign(1)). A roff comment ('\"
+  # or .\") is not text: newer go-md2man starts a page that has tables with '\" t.
+  if grep -n -e '^\.[^A-Za-z\]' -e "^'" "$page" | grep -v -e '^[0-9]*:['"'"'.]\\"'; then
+    echo "$page: text lines roff takes as requests (above)"; fail=1
+  fi
   # (stderr apart: groff warns about wide tables there)
   out=$(MANWIDTH=80 man -l "$page" 2>"$err") || { echo "man -l $page failed: $(cat "$err")"; fail=1; continue; }
   printf '%s\n' "$out" | head -n 1 | grep -q "^$title(1) " ||
