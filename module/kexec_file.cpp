@@ -8,6 +8,7 @@
 #include "module/kexec_bzimage64.hpp"
 #include "module/kexec_image.hpp"
 #include "module/kernel_config.hpp"
+#include "module/signing.hpp"
 
 namespace modsign::module {
 
@@ -19,6 +20,7 @@ void take(KexecVerdict& v, const kernel::PefileReport& r, const char* keyring) {
   v.keyring = keyring;
   v.signers = r.pkcs7.signers;
   v.trusted_by = r.pkcs7.trusted_by;
+  v.trusted_keys = r.pkcs7.trusted_keys;
   v.log = r.pkcs7.log;
   v.digest_algo = r.ctx.digest_algo;
   v.signed_digest = r.ctx.digest;
@@ -85,6 +87,7 @@ KexecVerdict kexec_file_check(ByteView image, const kernel::Keyring& secondary, 
   if (v.sig_errno == KErr::none) {
     v.outcome = KexecOutcome::loads;
     v.reason = "signature verified (" + v.keyring + " keyring)";
+    if (!v.trusted_keys.empty()) v.reason += ": " + trusted_key_text(v.trusted_keys.front());
     return v;
   }
   // kimage_validate_signature

@@ -66,14 +66,15 @@ std::string verified_detail(const LoadVerdict& v, const kernel::VerifyReport& re
   if (v.signers.empty()) return "";
   std::string d = v.signers.front().sig_algo + " signature";
   if (v.signers.front().signed_attrs) d += " with signedAttrs";
-  if (!rep.trusted_keys.empty()) {
-    const auto& k = rep.trusted_keys.front();
-    d += ", trusted key \"" + k.cn + "\" (" + (k.skid.empty() ? std::string("no skid") : "skid " + k.skid) +
-         ", serial " + k.serial + ")";
-  }
+  if (!rep.trusted_keys.empty()) d += ", " + trusted_key_text(rep.trusted_keys.front());
   return d;
 }
 }  // namespace
+
+std::string trusted_key_text(const TrustedKey& k) {
+  return "trusted key \"" + k.cn + "\" (" + (k.skid.empty() ? std::string("no skid") : "skid " + k.skid) +
+         ", serial " + k.serial + ")";
+}
 
 LoadVerdict module_sig_check(ByteView file, const kernel::Keyring& keyring, const kernel::KernelProfile& profile,
                              bool mangled, crypto::Backend backend) {

@@ -29,6 +29,10 @@ using LoadVerdict = modsign::Verdict;
 /// else loads tainted; every other errno refuses the module with it.  Sets outcome,
 /// sig_errno, load_errno and reason of `v` (the rest is kept).  The one place this rule
 /// lives: predictions and blacklist verdicts both use it.
+/// `trusted key "CN" (skid HEX, serial HEX)`: the certificate that vouched for a signer, as
+/// verdicts name it (module and kexec alike).
+std::string trusted_key_text(const TrustedKey& key);
+
 LoadVerdict decide(LoadVerdict v, KErr err, const std::string& detail, const kernel::KernelProfile& profile);
 
 /// Predict module loading (kernel-semantics §5.2): `mangled` = init_module flags

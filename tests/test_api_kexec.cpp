@@ -261,7 +261,21 @@ TEST(CliKexec, VerifyUsageKexec) {
   EXPECT_EQ(j["usage"], "kexec");
   r = test::run(M + " --kexec-sig-force --platform-keyring " + q(im.signer) + " " + q(im.signed_));
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.out, im.signed_ + ": loads (OK): signature verified (platform keyring)" + test::kKexecLoadScope + "\n");
+  EXPECT_EQ(r.out, im.signed_ +
+                       ": loads (OK): signature verified (platform keyring): trusted key \"Debian Secure Boot Signer 2022 "
+                       "- linux\" (skid 14011249c2675ea8e5148542202005810584b25f, serial "
+                       "32a0287f841a036fa393c1e065c43ae6b2422643)" +
+                       test::kKexecLoadScope + "\n");
+  // The key that vouched, in JSON too (a new user missed it); -q hides a verified image's
+  // line as it hides a module's, not a failed one's.
+  r = test::run(M + " --kexec-sig-force --json --platform-keyring " + q(im.signer) + " " + q(im.signed_));
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["trusted_keys"], nlohmann::json::parse(R"([{"cn":"Debian Secure Boot Signer 2022 - linux",
+      "skid":"14011249c2675ea8e5148542202005810584b25f","serial":"32a0287f841a036fa393c1e065c43ae6b2422643"}])"));
+  r = test::run(M + " -q --platform-keyring " + q(im.signer) + " " + q(im.signed_) + " " + q(im.unsigned_));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out.find(im.signed_ + ":"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.rfind(im.unsigned_ + ": loads-unverified (ENODATA): ", 0), 0u) << r.out;
   r = test::run(M + " --kexec-sig-force " + q(im.revision));
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, im.revision + ": refused (ENOTSUPP): Enforced kernel signature verification failed (ENOTSUPP): PEFILE: Signature is not revision 2.0\n");
@@ -281,7 +295,7 @@ TEST(CliKexec, VerifyUsageKexec) {
   EXPECT_EQ(j["errno"], nullptr);
   EXPECT_EQ(j["arch"], "x86_64");
   EXPECT_EQ(j["predicts"], "kimage_validate_signature");
-  EXPECT_EQ(j.size(), 15u) << j.dump();
+  EXPECT_EQ(j.size(), 16u) << j.dump();
 }
 
 // A trial found options of module loading accepted and ignored with --usage kexec
@@ -391,7 +405,7 @@ TEST(CliKexec, PlatformKeyringArchitecturesAndUncheckedImages) {
   EXPECT_EQ(j["load_errno"], "ENOEXEC");
   EXPECT_EQ(j["sig_errno"], nullptr);
   EXPECT_EQ(j["keyring"], nullptr);
-  EXPECT_EQ(j.size(), 15u);
+  EXPECT_EQ(j.size(), 16u);
   r = test::run(M + " --kernel v6 --json " + q(im.unsigned_));
   j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["sig_errno"], "ENODATA");

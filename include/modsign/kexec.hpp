@@ -97,6 +97,7 @@ struct KexecVerdict {
   std::string keyring;
   std::vector<SignerSummary> signers;   ///< every SignerInfo of the image's PKCS#7
   std::vector<std::string> trusted_by;  ///< CN of the trusted certificate(s) that vouched
+  std::vector<TrustedKey> trusted_keys; ///< the same certificates: CN, SKID and serial
   std::vector<std::string> log;         ///< other kernel log lines
   /// The image digest named by SpcIndirectDataContent ("sha256"), "" when not reached.
   std::string digest_algo;

@@ -46,6 +46,12 @@ nlohmann::json signers_json(const std::vector<SignerSummary>& ss) {
   return a;
 }
 
+nlohmann::json trusted_keys_json(const std::vector<TrustedKey>& keys) {
+  nlohmann::json tk = nlohmann::json::array();
+  for (const auto& k : keys) tk.push_back({{"cn", k.cn}, {"skid", k.skid}, {"serial", k.serial}});
+  return tk;
+}
+
 /// One verify line (or JSON object).
 void report_verdict(const VerifyArgs& a, nlohmann::json& j, const std::string& path, const Verdict& v, std::ostream& os) {
   if (a.json) {
@@ -56,9 +62,7 @@ void report_verdict(const VerifyArgs& a, nlohmann::json& j, const std::string& p
     j["signers"] = signers_json(v.signers);
     j["compressed"] = v.compression ? compression_json(*v.compression) : nlohmann::json(nullptr);
     j["log"] = v.log;  // always there, [] when the kernel logs nothing else
-    nlohmann::json tk = nlohmann::json::array();
-    for (const auto& k : v.trusted_keys) tk.push_back({{"cn", k.cn}, {"skid", k.skid}, {"serial", k.serial}});
-    j["trusted_keys"] = tk;
+    j["trusted_keys"] = trusted_keys_json(v.trusted_keys);
     os << dump(j) << "\n";
   } else {
     // A load passes the signature check; what the kernel checks after it is not predicted.
@@ -144,9 +148,10 @@ void report_kexec(const VerifyArgs& a, const std::string& path, const KernelProf
                      {"errno", errno_json(r.err)}, {"sig_errno", checked ? errno_json(r.sig_errno) : nullptr},
                      {"load_errno", errno_json(r.load_errno)}, {"keyring", checked ? nlohmann::json(r.keyring) : nullptr}, {"reason", v ? r.reason : error},
                      {"signers", signers_json(r.signers)}, {"digest_algo", r.digest_algo},
-                     {"signed_digest", to_hex(r.signed_digest)}, {"image_digest", to_hex(r.image_digest)}};
+                     {"signed_digest", to_hex(r.signed_digest)}, {"image_digest", to_hex(r.image_digest)},
+                     {"trusted_keys", trusted_keys_json(r.trusted_keys)}};
     std::cout << dump(j) << "\n";
-  } else if (v) {
+  } else if (v && !(a.batch.quiet && v->outcome == KexecOutcome::loads)) {  // -q: as for modules
     std::cout << printable(path) << ": " << kexec_outcome_name(v->outcome) << " (" << errno_name(v->err)
               << "): " << printable(v->reason)
               << (v->outcome != KexecOutcome::refused
