@@ -167,7 +167,7 @@ TEST_F(BlacklistCli, CheckStopsCiteTheKernelLines) {
   test::spit(d_ / "tbs", "\"" + tbs + "\"\n");
   r = test::run(M() + " blacklist check --list " + q(d_ / "tbs") + " --keyring " + q(key("rsa.crt")) + " " + q(mod));
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.out, mod + ": loads tainted: signing key not loaded: " + tbs + " (" + (d_ / "tbs") +
+  EXPECT_EQ(r.out, mod + ": loads-tainted (ENOKEY): signing key not loaded: " + tbs + " (" + (d_ / "tbs") +
                        " line 1): x509_key_preparse() keeps the certificate out of the keyring "
                        "(crypto/asymmetric_keys/x509_public_key.c:189-191, EKEYREJECTED); pkcs7_validate_trust() then "
                        "finds no key for the signer (crypto/asymmetric_keys/pkcs7_trust.c:158-187): ENOKEY "

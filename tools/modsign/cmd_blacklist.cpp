@@ -310,7 +310,7 @@ int cmd_check(const CheckArgs& a) {
         // The signer's key is kept out of the keyring (ENOKEY): tainted, or refused by
         // enforcement or lockdown (the library says which).
         const std::string how = v.outcome == "loads-tainted"
-                                    ? "loads tainted"
+                                    ? "loads-tainted (ENOKEY)"  // verify's words
                                     : "refused (" + std::string(errno_name(v.err)) + ", " + v.soft_refusal + ")";
         std::cout << printable(label) << ": " << how << ": signing key not loaded: " << printable(stop_text(v.stops[0]))
                   << "\n";
