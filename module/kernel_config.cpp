@@ -1,4 +1,4 @@
-// mirrors scripts/Makefile.modinst cmd_sign, certs/Makefile signing_key.x509, kernel/module/Kconfig MODULE_SIG, MODULE_SIG_HASH and the key-type symbols, Linux 7.2.13
+// mirrors scripts/kconfig/confdata.c conf_set_sym_val (how a .config line is read), scripts/Makefile.modinst cmd_sign, certs/Makefile signing_key.x509, kernel/module/Kconfig MODULE_SIG, MODULE_SIG_HASH and the key-type symbols, Linux 7.2.13
 #include "module/kernel_config.hpp"
 
 #include <cctype>
@@ -84,7 +84,12 @@ void parse_config_text(std::string_view text, KernelConfig& c) {
     const std::size_t eq = line.find('=');
     if (eq == std::string_view::npos) continue;
     const std::string name(trim(line.substr(0, eq)));
-    c.symbols[name] = unquote(trim(line.substr(eq + 1)));
+    const std::string_view raw = trim(line.substr(eq + 1));
+    // conf_set_sym_val() reads a bool or tristate by its first character ("y # note" is y).
+    // An unquoted value that starts with y, m or n can be nothing else: strings are quoted,
+    // ints and hexes are digits.
+    const bool tristate = !raw.empty() && (raw.front() == 'y' || raw.front() == 'm' || raw.front() == 'n');
+    c.symbols[name] = tristate ? std::string(1, raw.front()) : unquote(raw);
     if (name == "CONFIG_MODULE_SIG_HASH") c.sig_hash_line = line_no;
   }
   c.sig_hash = c.value("MODULE_SIG_HASH");

@@ -1,4 +1,4 @@
-// mirrors scripts/Makefile.modinst cmd_sign, certs/Makefile signing_key.x509, kernel/module/Kconfig MODULE_SIG, MODULE_SIG_HASH and the key-type symbols, Linux 7.2.13
+// mirrors scripts/kconfig/confdata.c conf_set_sym_val (how a .config line is read), scripts/Makefile.modinst cmd_sign, certs/Makefile signing_key.x509, kernel/module/Kconfig MODULE_SIG, MODULE_SIG_HASH and the key-type symbols, Linux 7.2.13
 // modsign — what a kernel's configuration says about signing its modules and checking
 // their signatures (the plain data is modsign::KernelConfig, include/modsign/kernel_config.hpp).
 #pragma once
@@ -17,7 +17,8 @@ namespace modsign::module {
 using KernelConfig = modsign::KernelConfig;
 
 /// The symbols of a .config / auto.conf text: "CONFIG_X=value" lines (a "..." value
-/// unquoted with \" and \\ undone); comments, "# CONFIG_X is not set" and blank lines
+/// unquoted with \" and \\ undone; an unquoted value starting with y, m or n is that one
+/// character, as kconfig reads a bool or tristate: "y # note" is y); comments, "# CONFIG_X is not set" and blank lines
 /// skipped.  Sets config.symbols, sig_hash, and version from the generated header line
 /// "# Linux/<arch> <release> Kernel Configuration" when found; sig_hash_line the line
 /// (from 1) of CONFIG_MODULE_SIG_HASH.

@@ -403,3 +403,26 @@ TEST(KernelSettingsDigests, Sm3FromTheConfigurationOfItsGeneration) {
   EXPECT_FALSE(lacks_sm3("7.2.13", {{"CONFIG_CRYPTO_SM3", "m"}}));
   EXPECT_TRUE(lacks_sm3("7.2.13", {{"CONFIG_CRYPTO_SM3_GENERIC", "y"}}));
 }
+
+// kconfig reads a bool or tristate by its first character (scripts/kconfig/confdata.c
+// conf_set_sym_val): a hand-edited "CONFIG_X86_64=y # note" is y (a hostile review found
+// modsign reading it as unset); strings, ints and hexes keep their values.
+TEST(KernelSettingsConfigText, BoolsAreReadByTheirFirstCharacter) {
+  const test::TempDir d;
+  test::spit(d / "config", std::string("CONFIG_X86_64=y # the architecture\nCONFIG_MODULE_SIG=yes\n"
+                                       "CONFIG_CRYPTO_SM3=m  # module\nCONFIG_KEXEC_FILE=n\n"
+                                       "CONFIG_MODULE_SIG_HASH=\"sha512\"\nCONFIG_NR_CPUS=64\nCONFIG_PHYS=0x1000000\n"
+                                       "CONFIG_LOCALVERSION=\"y\"\n"));
+  const KernelConfig c = read_kernel_config(d / "config");
+  EXPECT_EQ(c.value("X86_64"), "y");
+  EXPECT_EQ(c.value("MODULE_SIG"), "y");
+  EXPECT_EQ(c.value("CRYPTO_SM3"), "m");
+  EXPECT_EQ(c.value("KEXEC_FILE"), "n");
+  EXPECT_EQ(c.value("MODULE_SIG_HASH"), "sha512");
+  EXPECT_EQ(c.sig_hash, "sha512");
+  EXPECT_EQ(c.value("NR_CPUS"), "64");
+  EXPECT_EQ(c.value("PHYS"), "0x1000000");
+  EXPECT_EQ(c.value("LOCALVERSION"), "y");  // a string, quoted: kept
+  EXPECT_EQ(kernel_profile_of(c).machine(), Machine::x86_64);
+  EXPECT_TRUE(module_sig_modelled(c));
+}
