@@ -115,6 +115,10 @@ Result<std::optional<MeasurementRecord>> parse_one(Source& s, std::uint64_t& off
     return make_error(KErr::ebadmsg, "record " + std::to_string(index) + " at offset " + std::to_string(off) + ": " + what);
   };
   auto need = [&](std::uint64_t n) { return total - p >= n; };
+  // A length or PCR as read, and the byte order it was read in (r.byte_order, once known).
+  auto read_as = [&](std::uint64_t v) {
+    return std::to_string(v) + " (read " + std::string(byte_order_name(r.byte_order)) + ")";
+  };
   if (!order && need(4 + dsize + 4)) {
     // A name of 1-255 bytes read in the other order is 2^24 or more: at most one order fits.
     const std::uint32_t le = get_ima_u32(s.at(p + 4 + dsize, 4), 0, false);
@@ -140,12 +144,10 @@ Result<std::optional<MeasurementRecord>> parse_one(Source& s, std::uint64_t& off
   const std::uint32_t name_len = u32(p);
   p += 4;
   if (name_len == 0 || name_len > 255)
-    return bad("template name length " + std::to_string(name_len) + " (read " + std::string(byte_order_name(r.byte_order)) +
-               ")");
+    return bad("template name length " + read_as(name_len));
   // After the name length, which tells a list read in the wrong order first.
   if (r.pcr >= kImaPcrLimit)
-    return bad("PCR " + std::to_string(r.pcr) + " (read " + std::string(byte_order_name(r.byte_order)) +
-               "): no kernel measures into it (a policy's pcr= is 0-63, ima_policy.c INVALID_PCR)");
+    return bad("PCR " + read_as(r.pcr) + ": no kernel measures into it (a policy's pcr= is 0-63, ima_policy.c INVALID_PCR)");
   if (!need(name_len)) return bad("template name beyond the end of the list");
   const Bytes name = bytes(p, name_len);
   r.template_name.assign(name.begin(), name.end());
@@ -161,18 +163,14 @@ Result<std::optional<MeasurementRecord>> parse_one(Source& s, std::uint64_t& off
     if (!need(4)) return bad("truncated template data length");
     const std::uint32_t len = u32(p);
     p += 4;
-    if (!need(len))
-      return bad("template data length " + std::to_string(len) + " (read " + std::string(byte_order_name(r.byte_order)) +
-                 ") beyond the end of the list");
+    if (!need(len)) return bad("template data length " + read_as(len) + " beyond the end of the list");
     r.data = bytes(p, len);
     p += len;
     // Every field's length must fit inside the template data.
     for (std::size_t q = 0; q < r.data.size();) {
       if (r.data.size() - q < 4) return bad("truncated field length in template data");
       const std::uint32_t fl = get_ima_u32(r.data, q, be);
-      if (r.data.size() - q - 4 < fl)
-        return bad("field length " + std::to_string(fl) + " (read " + std::string(byte_order_name(r.byte_order)) +
-                   ") beyond the template data");
+      if (r.data.size() - q - 4 < fl) return bad("field length " + read_as(fl) + " beyond the template data");
       q += 4 + fl;
     }
   }

@@ -34,8 +34,6 @@ std::string major_minor(std::string_view s) {
   return j == i + 1 ? "" : std::string(s.substr(0, j));
 }
 
-bool is_set_y(const KernelConfig& c, std::string_view name) { return c.value(name) == "y"; }
-
 /// What a missing signature algorithm does (public_key_verify_signature's crypto_alloc_sig
 /// finds none: ENOENT; pkcs7_validate_trust_one turns it into EKEYREJECTED, and
 /// x509_check_for_self_signed keeps a self-signed certificate of that type out of the keyring).
@@ -68,6 +66,8 @@ KeyFamily family(std::string_view algorithm) {
 }
 
 }  // namespace
+
+bool is_set_y(const KernelConfig& c, std::string_view name) { return c.value(name) == "y"; }
 
 void parse_config_text(std::string_view text, KernelConfig& c) {
   for (std::size_t line_no = 1; !text.empty(); ++line_no) {

@@ -46,6 +46,8 @@ std::vector<std::string> absent_sig_algos_of(const KernelConfig& config);
 /// architecture's SM3 driver; 6.x's CONFIG_CRYPTO_SM3 is the library alone) =y or =m, "streebog" without CONFIG_CRYPTO_STREEBOG =y or =m.  =m counts as present: a module
 /// signature is checked after boot, and crypto_alloc_shash() loads the module on demand.
 std::vector<std::string> absent_hashes_of(const KernelConfig& config);
+/// Whether CONFIG_<name> is y (a bool or tristate built in).
+bool is_set_y(const KernelConfig& config, std::string_view name);
 /// The machine `config` builds for (arch/Kconfig's per-architecture symbols): s390x for
 /// CONFIG_S390=y, arm64 for CONFIG_ARM64=y, x86_64 for CONFIG_X86_64=y; nullopt for any
 /// other architecture, a configuration that names none, or one that names several.

@@ -34,7 +34,7 @@ bool kexec_sig_force_supported(KexecArch arch) { return arch == KexecArch::x86_6
 Machine machine_of(KexecArch arch) { return arch == KexecArch::arm64 ? Machine::arm64 : Machine::x86_64; }
 
 Result<KexecOptions> kexec_options_of(const KernelConfig& config) {
-  auto set = [&](std::string_view name) { return config.value(name) == "y"; };
+  auto set = [&](std::string_view name) { return is_set_y(config, name); };
   const std::optional<Machine> machine = module::machine_of(config);
   const bool arm64 = machine == Machine::arm64;
   constexpr auto unmodelled = Error::Reason::unpredictable;
