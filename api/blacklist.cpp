@@ -67,8 +67,8 @@ std::vector<Item> read_items(const std::string& path, std::uint64_t max_size, st
   const bool elf = head.size() >= 4 && head[0] == 0x7f && head[1] == 'E' && head[2] == 'L' && head[3] == 'F';
   static constexpr std::string_view kPem = "-----BEGIN";
   // Certificate files are small: a larger non-ELF file is a module whatever it contains.
-  const bool pem = head.size() <= kMaxSmallFileSize &&
-                   std::search(head.begin(), head.end(), kPem.begin(), kPem.end()) != head.end();
+  const bool pem =
+      head.size() <= kMaxSmallFileSize && std::search(head.begin(), head.end(), kPem.begin(), kPem.end()) != head.end();
   const bool der = head.size() >= 2 && head[0] == 0x30 && (head[1] == 0x82 || head[1] == 0x81);
   std::vector<Item> out;
   if (!elf && module::detect_compression(head) == module::Compression::none && (pem || der)) {
@@ -92,14 +92,16 @@ std::vector<crypto::Certificate> trusted_of(const TrustStore& trust) {
   const kernel::KernelProfile kp = api::to_kernel(trust.profile());
   std::vector<crypto::Certificate> out;
   std::copy_if(trust.impl().keyring.certificates.begin(), trust.impl().keyring.certificates.end(),
-               std::back_inserter(out), [&](const crypto::Certificate& c) { return kernel::x509_supported(c, kp).ok(); });
+               std::back_inserter(out),
+               [&](const crypto::Certificate& c) { return kernel::x509_supported(c, kp).ok(); });
   return out;
 }
 
 }  // namespace
 
-ModuleBlacklistEntry blacklist_entry_for_module(ByteView stored, const KernelProfile& profile, const std::string& ima_hash,
-                                                std::uint64_t max_size, const std::string& name) {
+ModuleBlacklistEntry blacklist_entry_for_module(ByteView stored, const KernelProfile& profile,
+                                                const std::string& ima_hash, std::uint64_t max_size,
+                                                const std::string& name) {
   const crypto::HashAlgo h = ima_algo(ima_hash);
   const Module md = open(Bytes(stored.begin(), stored.end()), max_size, name, nullptr);
   return blacklist::module_entry(md.stored, md.m, api::to_kernel(profile), h);
@@ -118,10 +120,8 @@ std::vector<BlacklistEntry> blacklist_entries_for_file(const std::string& path, 
   std::vector<BlacklistEntry> out;
   for (const Item& it : read_items(path, max_size, reason)) {
     BlacklistEntry e{it.label, std::nullopt, std::nullopt};
-    if (it.cert)
-      e.certificate = blacklist::certificate_blacklist_entry(*it.cert, kp);
-    else
-      e.module = blacklist::module_entry(it.module->stored, it.module->m, kp, h);
+    if (it.cert) e.certificate = blacklist::certificate_blacklist_entry(*it.cert, kp);
+    else e.module = blacklist::module_entry(it.module->stored, it.module->m, kp, h);
     out.push_back(std::move(e));
   }
   return out;

@@ -119,7 +119,8 @@ std::string string_value(const Element& e) {
 std::string time_text(const Element& e) {
   std::string s = string_value(e);
   std::string y;
-  if (e.tag == asn1::kUtcTime && s.size() == 13) y = (s.substr(0, 2) < "50" ? "20" : "19") + s.substr(0, 2), s = s.substr(2);
+  if (e.tag == asn1::kUtcTime && s.size() == 13)
+    y = (s.substr(0, 2) < "50" ? "20" : "19") + s.substr(0, 2), s = s.substr(2);
   else if (e.tag == asn1::kGeneralizedTime && s.size() == 15) y = s.substr(0, 4), s = s.substr(4);
   else return s;
   return y + "-" + s.substr(0, 2) + "-" + s.substr(2, 2) + "T" + s.substr(4, 2) + ":" + s.substr(6, 2) + ":" +
@@ -138,8 +139,7 @@ std::string cms_oid_name(const std::string& dotted) {
     try {
       const int n = std::stoi(dotted.substr(pkix.size()));
       if (n >= 37 && n <= 54 && dotted.find('.', pkix.size()) == std::string::npos) return "composite ML-DSA";
-    } catch (const std::exception&) {
-    }
+    } catch (const std::exception&) {}
   }
   if (dotted.rfind(entrust, 0) == 0) return "composite ML-DSA";
   return "";
@@ -163,9 +163,7 @@ std::string name_text(ByteView name_tlv) {
         out += (n.empty() ? oid : n) + "=" + string_value(v);
       }
     }
-  } catch (const asn1::DecodeError&) {
-    return "(malformed Name)";
-  }
+  } catch (const asn1::DecodeError&) { return "(malformed Name)"; }
   return out;
 }
 
@@ -190,8 +188,10 @@ Bytes decode_pem_cms(ByteView in, const std::string& name, bool& pem) {
       else if (c >= '0' && c <= '9') v = c - '0' + 52;
       else if (c == '+') v = 62;
       else if (c == '/') v = 63;
-      else if (c == '=') { ++pad; continue; }
-      else if (c == '\n' || c == '\r' || c == ' ' || c == '\t') continue;
+      else if (c == '=') {
+        ++pad;
+        continue;
+      } else if (c == '\n' || c == '\r' || c == ' ' || c == '\t') continue;
       else throw InputError(name + ": PEM " + label + " block is damaged (bad base64)");
       if (pad) throw InputError(name + ": PEM " + label + " block is damaged (bad base64)");
       acc = (acc << 6) | static_cast<unsigned>(v);
@@ -335,7 +335,8 @@ CmsDump dump_der(ByteView der, asn1::Rules rules) {
   d.content_type.name = cms_oid_name(d.content_type.oid);
   d.content_type.at = where(ct, der);
   if (d.content_type.oid != "1.2.840.113549.1.7.2")
-    throw asn1::DecodeError("ContentInfo.contentType is " + d.content_type.oid + ", not signedData (1.2.840.113549.1.7.2)");
+    throw asn1::DecodeError("ContentInfo.contentType is " + d.content_type.oid +
+                            ", not signedData (1.2.840.113549.1.7.2)");
   Reader explicit0 = cinfo.enter(asn1::context_cons(0), "ContentInfo.content");
   cinfo.finish("ContentInfo");
   const Element sde = explicit0.expect(asn1::kSequence, "SignedData");
@@ -401,9 +402,7 @@ CmsDump dump(ByteView der, const std::string& name) {
       CmsDump d = dump_der(der, asn1::Rules::ber);  // indefinite lengths (openssl cms -stream)
       d.ber = true;
       return d;
-    } catch (const asn1::DecodeError&) {
-      throw InputError(name + ": " + der_error.what());
-    }
+    } catch (const asn1::DecodeError&) { throw InputError(name + ": " + der_error.what()); }
   }
 }
 

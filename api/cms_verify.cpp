@@ -26,9 +26,7 @@ ByteView slice(ByteView der, const CmsTlv& at) { return der.subspan(at.offset, a
 Element element_at(ByteView der, const CmsTlv& at) {
   try {
     return Reader(slice(der, at)).next();
-  } catch (const asn1::DecodeError&) {
-    return Reader(slice(der, at), asn1::Rules::ber).next();
-  }
+  } catch (const asn1::DecodeError&) { return Reader(slice(der, at), asn1::Rules::ber).next(); }
 }
 
 using kernel::same;
@@ -48,7 +46,8 @@ SigKind kind_of(const std::string& name, const std::string& oid) {
   if (name == "rsaEncryption" || name.find("WithRSAEncryption") != std::string::npos) return SigKind::rsa;
   if (name.find("ecdsa-with-") != std::string::npos) return SigKind::ecdsa;
   if (name.rfind("id-ml-dsa-", 0) == 0) return SigKind::ml_dsa;
-  if (name.rfind("HashML-DSA", 0) == 0 || name == "composite ML-DSA" || name == "RSASSA-PSS") return SigKind::unsupported;
+  if (name.rfind("HashML-DSA", 0) == 0 || name == "composite ML-DSA" || name == "RSASSA-PSS")
+    return SigKind::unsupported;
   (void)oid;
   return SigKind::unknown;
 }
@@ -72,14 +71,15 @@ std::string check_signer(const CmsSignerInfo& si, const CmsDump& d, ByteView der
                          const crypto::Certificate& cert) {
   const crypto::PublicKey& key = cert.public_key();
   const SigKind kind = kind_of(si.signature_algorithm.name, si.signature_algorithm.oid);
-  const std::string alg =
-      (si.signature_algorithm.name.empty() ? "" : si.signature_algorithm.name + " ") + "(" + si.signature_algorithm.oid + ")";
+  const std::string alg = (si.signature_algorithm.name.empty() ? "" : si.signature_algorithm.name + " ") + "(" +
+                          si.signature_algorithm.oid + ")";
   if (kind == SigKind::unsupported) return "unsupported signature algorithm " + alg;
   if (kind == SigKind::unknown) return "unknown signature algorithm " + alg;
-  const bool key_fits = (kind == SigKind::rsa && key.algo() == crypto::KeyAlgo::rsa) ||
-                        (kind == SigKind::ecdsa && crypto::is_ecdsa(key.algo())) ||
-                        (kind == SigKind::ml_dsa && crypto::is_ml_dsa(key.algo()) &&
-                         si.signature_algorithm.name == "id-ml-dsa-" + std::string(crypto::key_algo_name(key.algo())).substr(7));
+  const bool key_fits =
+      (kind == SigKind::rsa && key.algo() == crypto::KeyAlgo::rsa) ||
+      (kind == SigKind::ecdsa && crypto::is_ecdsa(key.algo())) ||
+      (kind == SigKind::ml_dsa && crypto::is_ml_dsa(key.algo()) &&
+       si.signature_algorithm.name == "id-ml-dsa-" + std::string(crypto::key_algo_name(key.algo())).substr(7));
   if (!key_fits)
     return "signature algorithm " + alg + " does not match the certificate's " +
            std::string(crypto::key_algo_name(key.algo())) + " key";
@@ -117,7 +117,8 @@ CmsVerification cms_verify_file(const std::string& path, const CmsVerifyOptions&
   const CmsDump d = cms_detail::dump(der, path);
   CmsVerification v;
   v.detached = !d.econtent;
-  if (v.detached && !o.content) throw UsageError(path + ": detached SignedData: give the signed content with --content");
+  if (v.detached && !o.content)
+    throw UsageError(path + ": detached SignedData: give the signed content with --content");
   if (!v.detached && o.content) throw UsageError(path + ": the content is attached: --content cannot be used");
   Bytes content;
   if (o.content) content = read_file(*o.content, kMaxModuleSize);
@@ -138,8 +139,9 @@ CmsVerification cms_verify_file(const std::string& path, const CmsVerifyOptions&
       if (c) candidates.push_back(std::move(*c));
       else v.notes.push_back(path + ": certificate " + std::to_string(i + 1) + " is not usable: " + c.error().message);
     }
-    v.notes.push_back("no --cert or --keyring given: the signer was checked against the message's own certificates, "
-                      "which proves integrity, not who signed");
+    v.notes.push_back(
+        "no --cert or --keyring given: the signer was checked against the message's own certificates, "
+        "which proves integrity, not who signed");
   }
 
   for (const auto& si : d.signers) {
@@ -163,11 +165,11 @@ CmsVerification cms_verify_file(const std::string& path, const CmsVerifyOptions&
 
   if (o.kernel) {
     const kernel::Keyring keyring = trust ? trust->impl().keyring : kernel::Keyring{};
-    const auto report = kernel::verify_with(der, keyring, kernel::Usage::module, api::to_kernel(*o.kernel),
-                                            crypto::Backend::automatic, [&](kernel::Pkcs7Message& m) {
-                                              return v.detached ? kernel::pkcs7_supply_detached_data(m, content)
-                                                                : ok_status();
-                                            });
+    const auto report =
+        kernel::verify_with(der, keyring, kernel::Usage::module, api::to_kernel(*o.kernel), crypto::Backend::automatic,
+                            [&](kernel::Pkcs7Message& m) {
+                              return v.detached ? kernel::pkcs7_supply_detached_data(m, content) : ok_status();
+                            });
     v.kernel_errno = report.err;
     v.kernel_reason = report.reason;
   }

@@ -62,10 +62,10 @@ EfiListing list_efi_variable(EfiVariableFile file, EfiVariable variable, const K
       auto c = fx.entries[k].cert ? Result<crypto::Certificate>(*fx.entries[k].cert)
                                   : efi::parse_entry_certificate(l.entries[ef.entry].data, trailing);
       if (c)
-        le.certificate = EfiCertificateInfo{c->subject_text(), to_hex(crypto::digest(crypto::HashAlgo::sha256, c->der())),
-                                            to_hex(crypto::digest(crypto::HashAlgo::sha256, c->tbs()))};
-      else
-        le.certificate_error = err_text(c.error());
+        le.certificate =
+            EfiCertificateInfo{c->subject_text(), to_hex(crypto::digest(crypto::HashAlgo::sha256, c->der())),
+                               to_hex(crypto::digest(crypto::HashAlgo::sha256, c->tbs()))};
+      else le.certificate_error = err_text(c.error());
     }
     if (l.type == efi::guids::cert_sha256) {
       const auto& e = l.entries[ef.entry];
@@ -117,9 +117,10 @@ Result<Bytes> dbx_sha256_of_bin_key(const std::string& d) {
   if (!d.starts_with("bin:")) throw std::invalid_argument("not a bin: key: " + d);
   Bytes h = from_hex(std::string_view(d).substr(4));
   if (h.size() != 32)
-    return make_error(KErr::einval, d + " is a " + std::to_string(h.size()) +
-                                        "-byte hash: dbx carries bin: keys only as EFI_CERT_SHA256 (32 bytes); the kernel "
-                                        "ignores other hash types");
+    return make_error(KErr::einval,
+                      d + " is a " + std::to_string(h.size()) +
+                          "-byte hash: dbx carries bin: keys only as EFI_CERT_SHA256 (32 bytes); the kernel "
+                          "ignores other hash types");
   return h;
 }
 

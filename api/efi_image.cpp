@@ -55,7 +55,8 @@ EfiDatabase parse_msft_dbx_json(std::string_view text, const std::string& arch, 
 
 EfiDatabase read_efi_database(const std::string& path, const std::string& arch) {
   const Bytes b = read_file(path, kMaxSmallFileSize);
-  const auto first = std::find_if(b.begin(), b.end(), [](std::uint8_t c) { return c != ' ' && c != '\t' && c != '\n' && c != '\r'; });
+  const auto first =
+      std::find_if(b.begin(), b.end(), [](std::uint8_t c) { return c != ' ' && c != '\t' && c != '\n' && c != '\r'; });
   const bool bom = b.size() >= 3 && b[0] == 0xef && b[1] == 0xbb && b[2] == 0xbf;
   if (bom || (first != b.end() && *first == '{')) {
     const std::string dir = std::filesystem::path(path).parent_path().string();
@@ -169,9 +170,7 @@ Result<EfiImageVerdict> verify_efi_image(ByteView image, const std::string& file
           asn1::Reader r(*sig->signed_data.econtent);
           const asn1::Element e = r.next();
           s.content.assign(e.content.begin(), e.content.end());
-        } catch (const asn1::DecodeError& e) {
-          s.error = std::string("SpcIndirectDataContent: ") + e.what();
-        }
+        } catch (const asn1::DecodeError& e) { s.error = std::string("SpcIndirectDataContent: ") + e.what(); }
       } else {
         s.error = sig ? "no SpcIndirectDataContent" : sig.error().message;
       }
@@ -192,7 +191,8 @@ Result<EfiImageVerdict> verify_efi_image(ByteView image, const std::string& file
     } else {
       v.sbat = std::move(rows).value();
       v.sbat_refusals = blacklist::sbat::refusals(v.sbat, *policy.sbat_level);
-      if (!v.sbat_refusals.empty() && !v.refused) v.refused = true, v.rule = EfiImageRule::sbat_refused, v.entry.reset();
+      if (!v.sbat_refusals.empty() && !v.refused)
+        v.refused = true, v.rule = EfiImageRule::sbat_refused, v.entry.reset();
     }
   }
   return v;

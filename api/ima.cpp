@@ -13,10 +13,10 @@
 #include "common/file.hpp"
 #include "common/module_read.hpp"
 #include "digest/ima.hpp"
-#include "digest/ima_fs.hpp"
-#include "digest/ima_queue.hpp"
 #include "digest/ima_appraise.hpp"
+#include "digest/ima_fs.hpp"
 #include "digest/ima_main.hpp"
+#include "digest/ima_queue.hpp"
 
 namespace modsign {
 
@@ -96,7 +96,7 @@ std::optional<std::size_t> pcr_bank_size(std::string_view bank) {
 }
 
 Result<std::vector<MeasurementRecord>> parse_measurement_list(ByteView list, std::string_view bank,
-                                                             std::optional<ByteOrder> order) {
+                                                              std::optional<ByteOrder> order) {
   return digest::parse_measurement_list(list, hash_named(bank, "bank"), order);
 }
 
@@ -149,8 +149,8 @@ Result<std::map<std::uint32_t, Bytes>> parse_expected_pcrs(std::string_view text
   std::map<std::uint32_t, Bytes> out;
   for (const auto& [idx, hex] : hexes) {
     if (hex.size() != 2 * size)
-      return make_error(KErr::einval, "PCR " + std::to_string(idx) + ": " + std::to_string(hex.size() / 2) + " bytes, a " +
-                                          std::string(bank) + " PCR has " + std::to_string(size));
+      return make_error(KErr::einval, "PCR " + std::to_string(idx) + ": " + std::to_string(hex.size() / 2) +
+                                          " bytes, a " + std::string(bank) + " PCR has " + std::to_string(size));
     out.emplace(idx, from_hex(hex));
   }
   return out;
@@ -180,10 +180,9 @@ std::vector<PcrReplay> replay_pcrs(const std::vector<MeasurementRecord>& records
   return pcr_results(digest::replay_pcrs(records, h), h, expected);
 }
 
-Result<ListReplay> replay_measurement_list_file(const std::string& path, std::string_view bank,
-                                                const std::map<std::uint32_t, Bytes>& expected,
-                                                const std::function<void(std::uint64_t, const MeasurementRecord&)>& each,
-                                                std::optional<ByteOrder> order) {
+Result<ListReplay> replay_measurement_list_file(
+    const std::string& path, std::string_view bank, const std::map<std::uint32_t, Bytes>& expected,
+    const std::function<void(std::uint64_t, const MeasurementRecord&)>& each, std::optional<ByteOrder> order) {
   const auto h = hash_named(bank, "bank");
   digest::MeasurementListReader reader(path, h, order);
   digest::PcrReplayer replayer(h);

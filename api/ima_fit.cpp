@@ -31,7 +31,8 @@ bool pow2_in(std::uint32_t v, std::uint32_t lo, std::uint32_t hi) { return v >= 
 void check(const FsGeometry& g) {
   switch (g.fs) {
     case FsType::ext4:
-      if (!pow2_in(g.block_size, 1024, 65536)) throw UsageError("ext4 block size must be a power of two in 1024..65536");
+      if (!pow2_in(g.block_size, 1024, 65536))
+        throw UsageError("ext4 block size must be a power of two in 1024..65536");
       if (g.inode_size < 128 || g.inode_size > g.block_size || (g.inode_size & (g.inode_size - 1)) != 0)
         throw UsageError("ext4 inode size must be a power of two from 128 to the block size");
       if (g.inode_size > 128 && (g.extra_isize > g.inode_size - 128 || g.extra_isize % 4 != 0))
@@ -56,8 +57,8 @@ const std::vector<SignatureSize>& ima_signature_sizes() {
   // 1 type byte + 8 bytes of signature_v2_hdr + the largest signature of each algorithm
   // (DER ECDSA: SEQUENCE of two INTEGERs of the curve size plus a sign byte each).
   static const std::vector<SignatureSize> sizes = {
-      {"ecdsa-p256", 9 + 72},  {"ecdsa-p384", 9 + 104}, {"rsa-2048", 9 + 256},  {"rsa-3072", 9 + 384},
-      {"rsa-4096", 9 + 512},   {"ml-dsa-44", 9 + 2420}, {"ml-dsa-65", 9 + 3309}, {"ml-dsa-87", 9 + 4627}};
+      {"ecdsa-p256", 9 + 72}, {"ecdsa-p384", 9 + 104}, {"rsa-2048", 9 + 256},   {"rsa-3072", 9 + 384},
+      {"rsa-4096", 9 + 512},  {"ml-dsa-44", 9 + 2420}, {"ml-dsa-65", 9 + 3309}, {"ml-dsa-87", 9 + 4627}};
   return sizes;
 }
 
@@ -91,8 +92,8 @@ std::int64_t ima_xattr_cost(const FsGeometry& g, std::size_t xattr_size, std::ui
   return -1;
 }
 
-ImaEstimate ima_estimate(const FsGeometry& g, const std::string& algorithm, const std::vector<std::uint64_t>& file_sizes,
-                         const std::vector<Xattr>& others) {
+ImaEstimate ima_estimate(const FsGeometry& g, const std::string& algorithm,
+                         const std::vector<std::uint64_t>& file_sizes, const std::vector<Xattr>& others) {
   ImaEstimate e;
   e.algorithm = algorithm;
   e.xattr_size = ima_signature_size(algorithm);
@@ -131,16 +132,14 @@ TreeScan scan_tree_files(const std::vector<std::string>& dirs) {
     for (const auto& e : entries) {
       if (e.kind == TreeEntry::Kind::error || e.kind == TreeEntry::Kind::moved)
         out.errors.push_back(e.path + ": " + tree_problem_text(e));
-      else if (e.kind != TreeEntry::Kind::regular)
-        continue;  // no security.ima is measured on them
-      else if (seen.emplace(e.file.dev, e.file.ino).second)
-        out.sizes.push_back(e.size);
-      else
-        ++out.repeats;
+      else if (e.kind != TreeEntry::Kind::regular) continue;  // no security.ima is measured on them
+      else if (seen.emplace(e.file.dev, e.file.ino).second) out.sizes.push_back(e.size);
+      else ++out.repeats;
     }
   }
   if (out.repeats)
-    out.notes.push_back(std::to_string(out.repeats) + (out.repeats == 1 ? " path reaches a file" : " paths reach files") +
+    out.notes.push_back(std::to_string(out.repeats) +
+                        (out.repeats == 1 ? " path reaches a file" : " paths reach files") +
                         " already counted (a hard link, or a tree or file given twice): each file is counted once, by "
                         "device and inode");
   return out;
@@ -156,7 +155,8 @@ namespace {
 
 std::uint32_t le32(const std::string& b, std::size_t o) {
   return static_cast<std::uint8_t>(b[o]) | static_cast<std::uint8_t>(b[o + 1]) << 8 |
-         static_cast<std::uint8_t>(b[o + 2]) << 16 | static_cast<std::uint32_t>(static_cast<std::uint8_t>(b[o + 3])) << 24;
+         static_cast<std::uint8_t>(b[o + 2]) << 16 |
+         static_cast<std::uint32_t>(static_cast<std::uint8_t>(b[o + 3])) << 24;
 }
 std::uint32_t be32(const std::string& b, std::size_t o) {
   return static_cast<std::uint32_t>(static_cast<std::uint8_t>(b[o])) << 24 | static_cast<std::uint8_t>(b[o + 1]) << 16 |
@@ -171,9 +171,7 @@ namespace {
 FsGeometry checked_superblock(const std::string& device, const std::string& what, FsGeometry g) {
   try {
     check(g);
-  } catch (const UsageError& e) {
-    throw InputError(device + ": corrupt " + what + " superblock: " + e.what());
-  }
+  } catch (const UsageError& e) { throw InputError(device + ": corrupt " + what + " superblock: " + e.what()); }
   return g;
 }
 }  // namespace
@@ -184,7 +182,10 @@ FsGeometry read_fs_geometry(const std::string& device) {
   struct stat st {};
   if (::stat(device.c_str(), &st) != 0) throw IoError(device + ": cannot open: " + std::strerror(errno));
   if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
-    throw IoError(device + ": " + (S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" : "not a regular file") +
+    throw IoError(device + ": " +
+                  (S_ISDIR(st.st_mode)    ? "a directory"
+                   : S_ISFIFO(st.st_mode) ? "a FIFO"
+                                          : "not a regular file") +
                   ", not a block device or file system image");
   const int fd = ::open(device.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw IoError(device + ": cannot open: " + std::strerror(errno));
@@ -260,7 +261,8 @@ FsGeometry mounted_fs_geometry(const std::string& mount_point) {
     std::string o;
     while (std::getline(os, o, ',')) {
       if (o == "noinline_xattr") g.inline_xattr_words = 0;
-      if (o.rfind("inline_xattr_size=", 0) == 0) g.inline_xattr_words = static_cast<std::uint32_t>(std::stoul(o.substr(18)));
+      if (o.rfind("inline_xattr_size=", 0) == 0)
+        g.inline_xattr_words = static_cast<std::uint32_t>(std::stoul(o.substr(18)));
     }
   }
   return g;

@@ -100,8 +100,7 @@ std::pair<std::uint64_t, std::int64_t> content_stamp(int fd, const std::string& 
     case ENOSPC:
     case ERANGE:
       throw IoError(what + "a value of " + std::to_string(size) + " bytes does not fit (" + errno_text(e) + ")");
-    default:
-      throw IoError(what + std::strerror(e) + " (" + errno_text(e) + ")");
+    default: throw IoError(what + std::strerror(e) + " (" + errno_text(e) + ")");
   }
 }
 
@@ -127,8 +126,9 @@ void check_ima_sign_options(const Signer& signer, const ImaSignOptions& o) {
   sign_hash(o.hash);
   if (api::backend_named(o.backend) == crypto::Backend::botan && crypto::is_ml_dsa(signer.impl().key.algo()) &&
       !signer.impl().key.has_ml_dsa_seed())
-    throw SignError(SignRefusal::backend_needs_seed,
-                    signer.key_path() + ": the botan backend needs an ML-DSA key with its seed (RFC 9881 seed or both form)");
+    throw SignError(
+        SignRefusal::backend_needs_seed,
+        signer.key_path() + ": the botan backend needs an ML-DSA key with its seed (RFC 9881 seed or both form)");
   if (o.deterministic && crypto::is_ecdsa(signer.impl().key.algo()) && crypto::pkcs11::is_uri(signer.key_path()))
     throw InputError(signer.key_path() +
                      ": deterministic ECDSA (RFC 6979) is not available for a key on a PKCS#11 token: its signer "
@@ -251,7 +251,8 @@ std::optional<Bytes> read_security_ima(const std::string& path, const std::strin
 }
 
 std::optional<ImaSignatureHeader> ima_signature_header(ByteView value) {
-  if (value.empty() || value[0] != static_cast<std::uint8_t>(digest::XattrType::evm_ima_xattr_digsig)) return std::nullopt;
+  if (value.empty() || value[0] != static_cast<std::uint8_t>(digest::XattrType::evm_ima_xattr_digsig))
+    return std::nullopt;
   const auto h = digest::parse_signature_v2_hdr(value);
   if (!h) return std::nullopt;
   return public_header(*h);
@@ -267,8 +268,7 @@ void check_ima_func(const std::string& func) {
 }
 
 ImaFileAppraisal ima_appraise_file(const std::string& path, const std::optional<Bytes>& security_ima,
-                                   const TrustStore& ima, const KernelProfile& profile,
-                                   const ImaAppraiseOptions& o) {
+                                   const TrustStore& ima, const KernelProfile& profile, const ImaAppraiseOptions& o) {
   const kernel::KernelProfile kp = api::to_kernel(profile);
   // ima_hash= as hash_setup() takes it (UsageError for names that kernel refuses, SHA-3 under v6.1)
   const auto def = crypto::hash_by_name(ima_hash_setup(o.ima_hash, profile));

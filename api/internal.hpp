@@ -7,16 +7,16 @@
 #include <vector>
 
 #include "blacklist/sources.hpp"
-#include "common/file.hpp"
 #include "cms/kernel.hpp"
 #include "cms/signed_data.hpp"
+#include "common/file.hpp"
 #include "crypto/crypto.hpp"
-#include "module/decompress.hpp"
-#include "module/module_signature.hpp"
 #include "modsign/profile.hpp"
 #include "modsign/sign.hpp"
 #include "modsign/trust.hpp"
 #include "modsign/verdict.hpp"
+#include "module/decompress.hpp"
+#include "module/module_signature.hpp"
 
 namespace modsign {
 
@@ -140,8 +140,8 @@ SignReport sign_streaming(const Signer& signer, const std::string& path, const S
 /// The cms::BuildOptions of `options` for the certificate `cert` (read from `cert_path`):
 /// the checks of check_sign_options() that need no private key (unknown_hash,
 /// mldsa_signed_attrs_hash, no_skid, the backend name); backend left at openssl.
-cms::BuildOptions form_options(const crypto::Certificate& cert, const std::string& cert_path, const SignOptions& options,
-                               const std::string& prefix);
+cms::BuildOptions form_options(const crypto::Certificate& cert, const std::string& cert_path,
+                               const SignOptions& options, const std::string& prefix);
 /// The cms::BuildOptions of `options` for `signer`, after check_sign_options() (api/sign.cpp);
 /// `prefix` ("<path>: " or "") goes before the hash messages.
 cms::BuildOptions build_options(const Signer& signer, const SignOptions& options, const std::string& prefix);

@@ -61,9 +61,9 @@ void check_kernel_config_hash(const KernelConfig& config) {
     check_sign_options(o);
   } catch (const SignError& e) {
     if (e.reason() != SignRefusal::unknown_hash) throw;
-    throw InputError(config.source + ":" + std::to_string(config.sig_hash_line) + ": CONFIG_MODULE_SIG_HASH=\"" +
-                     config.sig_hash +
-                     "\" is not a digest modsign signs with (sha1|sha224|sha256|sha384|sha512|sha3-256|sha3-384|sha3-512)");
+    throw InputError(
+        config.source + ":" + std::to_string(config.sig_hash_line) + ": CONFIG_MODULE_SIG_HASH=\"" + config.sig_hash +
+        "\" is not a digest modsign signs with (sha1|sha224|sha256|sha384|sha512|sha3-256|sha3-384|sha3-512)");
   }
 }
 

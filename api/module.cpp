@@ -11,7 +11,6 @@
 #include "common/module_read.hpp"
 #include "module/decompress.hpp"
 #include "module/module_signature.hpp"
-#include "module/module_signature.hpp"
 
 namespace modsign {
 
@@ -33,8 +32,9 @@ std::string sig_algo_text(const cms::SignerInfo& si) {
 /// The profiles whose parser and module usage checks accept the signature.
 std::vector<std::string> accepted_by(ByteView cms_der, ByteView content) {
   std::vector<std::string> out;
-  auto profiles = std::vector<std::pair<std::string, kernel::KernelProfile>>{
-      {"v6.1", kernel::KernelProfile::v6_1()}, {"v6", kernel::KernelProfile::v6()}, {"v7.0", kernel::KernelProfile::v7_0()}};
+  auto profiles = std::vector<std::pair<std::string, kernel::KernelProfile>>{{"v6.1", kernel::KernelProfile::v6_1()},
+                                                                             {"v6", kernel::KernelProfile::v6()},
+                                                                             {"v7.0", kernel::KernelProfile::v7_0()}};
   auto waived = kernel::KernelProfile::v7_0();
   waived.waive_mldsa_authattrs = true;
   profiles.emplace_back("v7.0+waiver", waived);

@@ -55,7 +55,7 @@ void api::refuse_output_over(const FileAt& out, const std::vector<KeptFile>& kep
     for (const auto* m : {kElf, kXz, kZstd})
       if (magic.size() == 4 && std::equal(magic.begin(), magic.end(), m)) return;
     if (magic.size() >= 2 && magic[0] == 0x1f && magic[1] == 0x8b) return;  // gzip
-    if (f.size() > kMaxSmallFileSize) return;  // grew meanwhile: no key file
+    if (f.size() > kMaxSmallFileSize) return;                               // grew meanwhile: no key file
     content = f.read_at(0, static_cast<std::size_t>(f.size()));
   } catch (const IoError&) {
     return;  // unreadable: AtomicFile's own checks decide
@@ -146,8 +146,7 @@ CleanupOnSignal::CleanupOnSignal() : impl_(std::make_unique<Impl>()) {
       std::thread([] {
         const sigset_t& s = cleanup_signals();
         int sig = 0;
-        while (sigwait(&s, &sig) != 0) {
-        }
+        while (sigwait(&s, &sig) != 0) {}
         remove_temporary_files_and_freeze();
         // End the process as the signal would have: default action, raised on this thread.
         ::signal(sig, SIG_DFL);
@@ -159,9 +158,7 @@ CleanupOnSignal::CleanupOnSignal() : impl_(std::make_unique<Impl>()) {
         ::_exit(128 + sig);
       }).detach();
       return true;
-    } catch (const std::system_error&) {
-      return false;
-    }
+    } catch (const std::system_error&) { return false; }
   }();
   if (!started) pthread_sigmask(SIG_SETMASK, &impl_->old, nullptr);  // nobody would take them
 }

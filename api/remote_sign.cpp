@@ -191,17 +191,20 @@ void check_prepared(const SignerCertificate& cert, const PreparedModule& p) {
   auto edited = [&](const char* field, const std::string& why) {
     throw InputError(label + "\"" + field + "\" " + why + " (edited since prepare)");
   };
-  if (p.algorithm != cert.algorithm()) edited("algorithm", "is " + p.algorithm + ", the certificate's key is " + cert.algorithm());
+  if (p.algorithm != cert.algorithm())
+    edited("algorithm", "is " + p.algorithm + ", the certificate's key is " + cert.algorithm());
   const bool ml_dsa = crypto::is_ml_dsa(cert.impl().cert.public_key().algo());
   const ToSign kind = !ml_dsa ? ToSign::digest : p.signed_attrs ? ToSign::signed_attrs : ToSign::mu;
   if (!ml_dsa && p.kind != kind)
-    edited("to_sign_type", "is " + std::string(to_sign_name(p.kind)) + ", an " + cert.algorithm() + " key signs a digest");
+    edited("to_sign_type",
+           "is " + std::string(to_sign_name(p.kind)) + ", an " + cert.algorithm() + " key signs a digest");
   if (kind == ToSign::digest && p.signed_attrs != !p.signed_attrs_der.empty())
     edited("form", p.signed_attrs ? "is signedAttrs, but the line has no signed_attrs_der"
                                   : "is no signedAttrs, but the line has signed_attrs_der");
   if (p.kind != kind)
-    edited("form", "is " + std::string(p.signed_attrs ? "signedAttrs" : "no signedAttrs") + ", which makes to_sign_type " +
-                       std::string(to_sign_name(kind)) + ", not " + std::string(to_sign_name(p.kind)));
+    edited("form", "is " + std::string(p.signed_attrs ? "signedAttrs" : "no signedAttrs") +
+                       ", which makes to_sign_type " + std::string(to_sign_name(kind)) + ", not " +
+                       std::string(to_sign_name(p.kind)));
   const auto h = crypto::hash_by_name(p.hash);
   if (!h) edited("hash", "is " + p.hash + ", not a digest modsign knows");
   if (kind == ToSign::digest && p.to_sign.size() != crypto::hash_info(*h).size)
@@ -241,7 +244,8 @@ PreparedModule prepare_module_file(const SignerCertificate& cert, const std::str
   cms::SigningInput in;
   if (module::streamable_file(FileReader(input), so.stream_above)) {
     const FileReader f(input);
-    const auto pass = stream_pass(f, api::streamed_content_length(f, path, so), c.cert.public_key(), opt, true, nullptr);
+    const auto pass =
+        stream_pass(f, api::streamed_content_length(f, path, so), c.cert.public_key(), opt, true, nullptr);
     in = input_of(c.cert.public_key(), pass.cd, opt, label);
     p.size = f.size();
     p.sha256 = pass.file_sha256;
@@ -293,10 +297,13 @@ void recheck_prepared(const SignerCertificate& cert, const PreparedModule& p, co
   } catch (const SignError& e) {
     switch (e.reason()) {
       case SignRefusal::unknown_hash:
-      case SignRefusal::mldsa_signed_attrs_hash: return edited("hash", "is " + p.hash + ", which prepare refuses: " + e.what());
+      case SignRefusal::mldsa_signed_attrs_hash:
+        return edited("hash", "is " + p.hash + ", which prepare refuses: " + e.what());
       case SignRefusal::no_skid: return edited("keyid", std::string("is true: ") + e.what());
-      case SignRefusal::already_signed: return edited("replace", std::string("is false, the module is signed: ") + e.what());
-      case SignRefusal::compressed: return edited("recompress", "is false, the module is " + e.format() + "-compressed");
+      case SignRefusal::already_signed:
+        return edited("replace", std::string("is false, the module is signed: ") + e.what());
+      case SignRefusal::compressed:
+        return edited("recompress", "is false, the module is " + e.format() + "-compressed");
       default: throw;
     }
   }

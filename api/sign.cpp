@@ -66,7 +66,8 @@ Signer load_token(const std::string& uri, const std::string& cert_path, const Pa
                   const KeyOptions& ko, const std::optional<std::string>& pin) {
   const std::string shown = crypto::pkcs11::printable_uri(uri);  // never the PIN, no raw control bytes
   if (crypto::pkcs11::pin_in_uri(uri))
-    throw UsageError(shown + ": PINs are not accepted in the URI (pin-value): use KBUILD_SIGN_PIN, --pin-file or the prompt");
+    throw UsageError(shown +
+                     ": PINs are not accepted in the URI (pin-value): use KBUILD_SIGN_PIN, --pin-file or the prompt");
   std::vector<crypto::Certificate> certs;
   if (!cert_path.empty()) {
     auto c = crypto::Certificate::load_all(cert_path);
@@ -124,7 +125,8 @@ Signer Signer::load(const std::string& key_path, const std::string& cert_path, c
   const std::string cert_file = cert_path.empty() ? key_path : cert_path;
   auto certs = crypto::Certificate::load_all(cert_file);
   if (!certs && cert_path.empty())  // the key file alone, and it holds no certificate
-    throw InputError(cert_file + ": " + certs.error().message + "; the key file holds no certificate: give it with --cert");
+    throw InputError(cert_file + ": " + certs.error().message +
+                     "; the key file holds no certificate: give it with --cert");
   if (!certs) throw InputError(cert_file + ": " + certs.error().message);
   for (auto& c : certs.value())
     if (c.public_key() == key->public_key())
@@ -271,9 +273,9 @@ SignContent signing_content(ByteView stored, const module::ModuleImage* m, const
   c.compression = m ? m->compression : module::Compression::none;
   if (c.compression != module::Compression::none && !o.recompress && !o.p7s_only) {
     const std::string f(module::compression_name(c.compression));
-    throw SignError(SignRefusal::compressed,
-                    label + f + "-compressed module: set recompress, or decompress it, sign the .ko, then recompress it",
-                    n, f);
+    throw SignError(
+        SignRefusal::compressed,
+        label + f + "-compressed module: set recompress, or decompress it, sign the .ko, then recompress it", n, f);
   }
   c.content = m ? ByteView(m->image) : stored;
   if (m && !o.raw && module::has_marker(c.content)) {
@@ -305,7 +307,8 @@ SignedImage signed_image(const SignContent& c, Bytes cms, const SignOptions& o) 
       if (o.raw)
         r.report.notes.push_back("note: " + r.report.recompressed +
                                  "-compressed module: signed the decompressed image (what the kernel checks) and "
-                                 "compressed it again as " + r.report.recompressed);
+                                 "compressed it again as " +
+                                 r.report.recompressed);
     }
   } else if (o.raw && c.compression != module::Compression::none) {
     r.report.notes.push_back("note: " + std::string(module::compression_name(c.compression)) +
@@ -367,7 +370,9 @@ SignedImage sign_stored(const Signer& signer, ByteView stored, const module::Mod
 }  // namespace
 }  // namespace api
 
-void check_sign_options(const Signer& signer, const SignOptions& options) { (void)api::build_options(signer, options, ""); }
+void check_sign_options(const Signer& signer, const SignOptions& options) {
+  (void)api::build_options(signer, options, "");
+}
 void check_sign_options(const SignOptions& options) { (void)api::check_names(options, ""); }
 
 SignedImage sign_module_image(const Signer& signer, ByteView image, const SignOptions& options) {

@@ -46,8 +46,9 @@ StripReport strip_module_file(const std::string& path, const StripOptions& optio
                             st.error().message + (i ? " (signature " + std::to_string(i + 1) + " of the stack)" : "") +
                             " (strip --legacy removes such a trailer)",
                         r.bytes_read);
-      r.notes.push_back("note: removed a trailer with an empty signature (sig_len 0): the kernel refuses it "
-                        "(pkcs7_parse_message: EBADMSG)");
+      r.notes.push_back(
+          "note: removed a trailer with an empty signature (sig_len 0): the kernel refuses it "
+          "(pkcs7_parse_message: EBADMSG)");
     }
     r.cms_size += stack[i].cms.size();
     if (module::is_legacy(stack[i].trailer)) r.notes.push_back(api::legacy_note(stack[i].trailer));
@@ -82,7 +83,8 @@ StripReport strip_module_file(const std::string& path, const StripOptions& optio
 Bytes extract_signature(const std::string& path, std::uint64_t max_size) {
   const auto sm = api::read_stored_module(path, max_size);
   auto split = module::split(sm.m.image);
-  if (!split) throw InputError(path + ": " + std::string(errno_name(split.error().code)) + ": " + split.error().message);
+  if (!split)
+    throw InputError(path + ": " + std::string(errno_name(split.error().code)) + ": " + split.error().message);
   if (auto st = module::check_signature_present(*split); !st)
     throw InputError(path + ": " + std::string(errno_name(st.error().code)) + ": " + st.error().message);
   return Bytes(split->cms.begin(), split->cms.end());

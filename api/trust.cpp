@@ -47,7 +47,8 @@ TrustStore TrustStore::load(const TrustSources& src, const KernelProfile& profil
       throw InputError(f + ": " + st.error().message);
   // 4. load_uefi_certs(): dbx and MokListXRT share get_handler_for_dbx.
   for (const auto& f : src.dbx)
-    if (auto st = blacklist::efi::load_dbx_file(f, bl, blacklist::efi::Variable::dbx, blacklist::efi::Container::detect, kp);
+    if (auto st =
+            blacklist::efi::load_dbx_file(f, bl, blacklist::efi::Variable::dbx, blacklist::efi::Container::detect, kp);
         !st)
       throw InputError(f + ": " + std::string(errno_name(st.error().code)) + ": " + st.error().message);
   impl->keyring.blacklist = bl.keyring;

@@ -19,7 +19,8 @@ crypto::Backend api::backend_named(const std::string& name) {
 
 Verdict predict_module_image(const ModuleImage& m, const TrustStore& trust, const KernelProfile& profile,
                              const std::string& backend) {
-  Verdict v = module::module_sig_check_image(m, trust.impl().keyring, api::to_kernel(profile), api::backend_named(backend));
+  Verdict v =
+      module::module_sig_check_image(m, trust.impl().keyring, api::to_kernel(profile), api::backend_named(backend));
   if (const auto stack = module::split_stack(m.image); stack.size() > 1) {
     const std::size_t n = stack.size() - 1;
     v.notes.push_back("note: " + std::to_string(n) + (n == 1 ? " more signature" : " more signatures") +

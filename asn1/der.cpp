@@ -4,7 +4,8 @@
 
 namespace modsign::asn1 {
 
-std::optional<std::size_t> Reader::indefinite_extent(ByteView after_header, std::size_t& fail_at, std::string& why) const {
+std::optional<std::size_t> Reader::indefinite_extent(ByteView after_header, std::size_t& fail_at,
+                                                     std::string& why) const {
   // Walk the nested elements up to the end-of-contents octets 00 00.
   Reader inner(after_header, rules_, depth_ + 1);
   std::size_t used = 0;
@@ -163,9 +164,7 @@ Element Reader::expect(std::uint8_t tag, const char* what) {
   }
   try {
     return next();
-  } catch (const DecodeError& e) {
-    throw DecodeError(std::string(what) + ": " + e.what());
-  }
+  } catch (const DecodeError& e) { throw DecodeError(std::string(what) + ": " + e.what()); }
 }
 
 bool Reader::maybe(std::uint8_t tag, Element& out) {

@@ -67,15 +67,30 @@ class Reader {
  public:
   explicit Reader(ByteView in, Rules rules = Rules::der, int depth = 0) : in_(in), rules_(rules), depth_(depth) {}
   Rules rules() const { return rules_; }
-  bool empty() const { check_pending(); return in_.empty(); }
-  std::size_t remaining() const { check_pending(); return in_.size(); }
-  ByteView rest() const { check_pending(); return in_; }
+  bool empty() const {
+    check_pending();
+    return in_.empty();
+  }
+  std::size_t remaining() const {
+    check_pending();
+    return in_.size();
+  }
+  ByteView rest() const {
+    check_pending();
+    return in_;
+  }
   /// Identifier octet of the next element, or -1 at the end.
-  int peek_tag() const { check_pending(); return in_.empty() ? -1 : in_[0]; }
+  int peek_tag() const {
+    check_pending();
+    return in_.empty() ? -1 : in_[0];
+  }
   /// In BER mode a primitive identifier is accepted where a constructed one is expected
   /// (lib/asn1_decoder.c compares tags without the constructed bit for constructed
   /// grammar elements), never the reverse.
-  bool peek(std::uint8_t tag) const { check_pending(); return !in_.empty() && matches(in_[0], tag); }
+  bool peek(std::uint8_t tag) const {
+    check_pending();
+    return !in_.empty() && matches(in_[0], tag);
+  }
 
   /// Next element, whatever its tag.
   Element next();

@@ -34,17 +34,15 @@ const Bytes& grub() {
     }
     try {
       return path.empty() ? Bytes{} : read_file(path);
-    } catch (const IoError&) {
-      return Bytes{};
-    }
+    } catch (const IoError&) { return Bytes{}; }
   }();
   return b;
 }
 
-#define NEED_GRUB(state)                                                     \
-  if (grub().empty()) {                                                      \
+#define NEED_GRUB(state)                                                           \
+  if (grub().empty()) {                                                            \
     (state).SkipWithError("grubx64.efi not available (tools/fetch-efi-binaries)"); \
-    return;                                                                  \
+    return;                                                                        \
   }
 
 void BM_AuthenticodeSha256(benchmark::State& state) {

@@ -7,8 +7,8 @@
 #include <thread>
 
 #include "cms/signed_data.hpp"
-#include "digest/module_digest.hpp"
 #include "crypto/crypto.hpp"
+#include "digest/module_digest.hpp"
 #include "module/module_sig_check.hpp"
 #include "module/module_signature.hpp"
 
@@ -58,7 +58,8 @@ void BM_Verify(benchmark::State& st, KeyAlgo a, crypto::Backend backend, bool at
   cms::BuildOptions opt;
   opt.digest = a == KeyAlgo::rsa ? crypto::HashAlgo::sha256 : crypto::HashAlgo::sha512;
   opt.signed_attrs = attrs;
-  const Bytes signed_module = module::append_signature(content, cms::build_detached(s.key, s.cert, content, opt).value());
+  const Bytes signed_module =
+      module::append_signature(content, cms::build_detached(s.key, s.cert, content, opt).value());
   const std::vector<crypto::Certificate> certs{s.cert};
   for (auto _ : st) {
     auto split = module::split(signed_module).value();
@@ -75,7 +76,8 @@ void BM_ModuleSigCheck(benchmark::State& st, KeyAlgo a, crypto::Backend backend,
   cms::BuildOptions opt;
   opt.digest = a == KeyAlgo::rsa ? crypto::HashAlgo::sha256 : crypto::HashAlgo::sha512;
   opt.signed_attrs = attrs;
-  const Bytes signed_module = module::append_signature(content, cms::build_detached(s.key, s.cert, content, opt).value());
+  const Bytes signed_module =
+      module::append_signature(content, cms::build_detached(s.key, s.cert, content, opt).value());
   kernel::Keyring ring;
   ring.certificates.push_back(s.cert);
   auto prof = kernel::KernelProfile::v7_0();
@@ -143,7 +145,8 @@ void BM_OnePassPerMiB(benchmark::State& st) {
 void BM_RawSign(benchmark::State& st, KeyAlgo a, crypto::Backend backend) {
   const auto& s = signer(a);
   const Bytes msg = module_content(64);
-  for (auto _ : st) benchmark::DoNotOptimize(crypto::sign_message(s.key, crypto::HashAlgo::sha512, msg, backend).value());
+  for (auto _ : st)
+    benchmark::DoNotOptimize(crypto::sign_message(s.key, crypto::HashAlgo::sha512, msg, backend).value());
 }
 
 void BM_RawVerify(benchmark::State& st, KeyAlgo a, crypto::Backend backend) {
@@ -151,7 +154,8 @@ void BM_RawVerify(benchmark::State& st, KeyAlgo a, crypto::Backend backend) {
   const Bytes msg = module_content(64);
   const Bytes sig = crypto::sign_message(s.key, crypto::HashAlgo::sha512, msg).value();
   for (auto _ : st)
-    if (!crypto::verify_message(s.key.public_key(), crypto::HashAlgo::sha512, msg, sig, backend)) st.SkipWithError("verify");
+    if (!crypto::verify_message(s.key.public_key(), crypto::HashAlgo::sha512, msg, sig, backend))
+      st.SkipWithError("verify");
 }
 
 // The same on 2 threads at once (->Threads(2)->UseRealTime(): items_per_second is the
@@ -160,7 +164,8 @@ void BM_RawVerify(benchmark::State& st, KeyAlgo a, crypto::Backend backend) {
 void BM_RawSignThreads(benchmark::State& st, KeyAlgo a, crypto::Backend backend) {
   const auto& s = signer(a);
   const Bytes msg = module_content(64);
-  for (auto _ : st) benchmark::DoNotOptimize(crypto::sign_message(s.key, crypto::HashAlgo::sha512, msg, backend).value());
+  for (auto _ : st)
+    benchmark::DoNotOptimize(crypto::sign_message(s.key, crypto::HashAlgo::sha512, msg, backend).value());
   st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations()));
 }
 void BM_Shake256Threads(benchmark::State& st) {
@@ -246,11 +251,16 @@ BENCHMARK(BM_OnePassThreeHashes)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_ThreeSeparatePasses)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_ThreeHashesTwoThreads)->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
 BENCHMARK(BM_ParseCms);
-BENCHMARK_CAPTURE(BM_ModuleSigCheck, rsa4096, KeyAlgo::rsa, crypto::Backend::openssl, false)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_ModuleSigCheck, mldsa65_noattrs_openssl, KeyAlgo::ml_dsa_65, crypto::Backend::openssl, false)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_ModuleSigCheck, mldsa65_noattrs_botan, KeyAlgo::ml_dsa_65, crypto::Backend::botan, false)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_ModuleSigCheck, mldsa65_attrs_openssl, KeyAlgo::ml_dsa_65, crypto::Backend::openssl, true)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_ModuleSigCheck, mldsa65_attrs_botan, KeyAlgo::ml_dsa_65, crypto::Backend::botan, true)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_ModuleSigCheck, rsa4096, KeyAlgo::rsa, crypto::Backend::openssl, false)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_ModuleSigCheck, mldsa65_noattrs_openssl, KeyAlgo::ml_dsa_65, crypto::Backend::openssl, false)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_ModuleSigCheck, mldsa65_noattrs_botan, KeyAlgo::ml_dsa_65, crypto::Backend::botan, false)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_ModuleSigCheck, mldsa65_attrs_openssl, KeyAlgo::ml_dsa_65, crypto::Backend::openssl, true)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_ModuleSigCheck, mldsa65_attrs_botan, KeyAlgo::ml_dsa_65, crypto::Backend::botan, true)
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_Digest, sha256, crypto::HashAlgo::sha256);
 BENCHMARK_CAPTURE(BM_Digest, sha512, crypto::HashAlgo::sha512);
 BENCHMARK_CAPTURE(BM_DigestBotan, sha256, crypto::HashAlgo::sha256);
@@ -259,13 +269,22 @@ BENCHMARK_CAPTURE(BM_Shake256, openssl, false);
 BENCHMARK_CAPTURE(BM_Shake256, botan, true);
 BENCHMARK(BM_OnePassPerMiB);
 BENCHMARK_CAPTURE(BM_RawSign, rsa4096, KeyAlgo::rsa, crypto::Backend::openssl)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_RawSignThreads, mldsa65_botan, KeyAlgo::ml_dsa_65, crypto::Backend::botan)->Threads(1)->Threads(2)->UseRealTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_RawSignThreads, rsa4096, KeyAlgo::rsa, crypto::Backend::openssl)->Threads(1)->Threads(2)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_RawSignThreads, mldsa65_botan, KeyAlgo::ml_dsa_65, crypto::Backend::botan)
+    ->Threads(1)
+    ->Threads(2)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_RawSignThreads, rsa4096, KeyAlgo::rsa, crypto::Backend::openssl)
+    ->Threads(1)
+    ->Threads(2)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Shake256Threads)->Threads(1)->Threads(2)->UseRealTime();
 BENCHMARK_CAPTURE(BM_RawVerify, rsa4096, KeyAlgo::rsa, crypto::Backend::openssl)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_RawSign, ecdsa_p384, KeyAlgo::ecdsa_p384, crypto::Backend::openssl)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_RawVerify, ecdsa_p384, KeyAlgo::ecdsa_p384, crypto::Backend::openssl)->Unit(benchmark::kMicrosecond);
-#define RAW(level, algo)                                                                                          \
+BENCHMARK_CAPTURE(BM_RawVerify, ecdsa_p384, KeyAlgo::ecdsa_p384, crypto::Backend::openssl)
+    ->Unit(benchmark::kMicrosecond);
+#define RAW(level, algo)                                                                                           \
   BENCHMARK_CAPTURE(BM_RawSign, level##_openssl, algo, crypto::Backend::openssl)->Unit(benchmark::kMicrosecond);   \
   BENCHMARK_CAPTURE(BM_RawSign, level##_botan, algo, crypto::Backend::botan)->Unit(benchmark::kMicrosecond);       \
   BENCHMARK_CAPTURE(BM_RawVerify, level##_openssl, algo, crypto::Backend::openssl)->Unit(benchmark::kMicrosecond); \
@@ -274,26 +293,47 @@ RAW(mldsa44, KeyAlgo::ml_dsa_44)
 RAW(mldsa65, KeyAlgo::ml_dsa_65)
 RAW(mldsa87, KeyAlgo::ml_dsa_87)
 #undef RAW
-BENCHMARK_CAPTURE(BM_Sign, rsa4096_noattrs, KeyAlgo::rsa, crypto::Backend::openssl, false)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_Sign, ecdsa_p384_noattrs, KeyAlgo::ecdsa_p384, crypto::Backend::openssl, false)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_Sign, mldsa44_noattrs_openssl, KeyAlgo::ml_dsa_44, crypto::Backend::openssl, false)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_Sign, mldsa44_noattrs_botan, KeyAlgo::ml_dsa_44, crypto::Backend::botan, false)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_Sign, mldsa65_noattrs_openssl, KeyAlgo::ml_dsa_65, crypto::Backend::openssl, false)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_Sign, mldsa65_noattrs_botan, KeyAlgo::ml_dsa_65, crypto::Backend::botan, false)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_Sign, mldsa65_attrs_openssl, KeyAlgo::ml_dsa_65, crypto::Backend::openssl, true)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_Sign, mldsa65_attrs_botan, KeyAlgo::ml_dsa_65, crypto::Backend::botan, true)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_Sign, mldsa44_attrs_botan, KeyAlgo::ml_dsa_44, crypto::Backend::botan, true)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_Sign, mldsa87_attrs_botan, KeyAlgo::ml_dsa_87, crypto::Backend::botan, true)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_Sign, mldsa87_noattrs_openssl, KeyAlgo::ml_dsa_87, crypto::Backend::openssl, false)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_Sign, mldsa87_noattrs_botan, KeyAlgo::ml_dsa_87, crypto::Backend::botan, false)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Sign, rsa4096_noattrs, KeyAlgo::rsa, crypto::Backend::openssl, false)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Sign, ecdsa_p384_noattrs, KeyAlgo::ecdsa_p384, crypto::Backend::openssl, false)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Sign, mldsa44_noattrs_openssl, KeyAlgo::ml_dsa_44, crypto::Backend::openssl, false)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Sign, mldsa44_noattrs_botan, KeyAlgo::ml_dsa_44, crypto::Backend::botan, false)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Sign, mldsa65_noattrs_openssl, KeyAlgo::ml_dsa_65, crypto::Backend::openssl, false)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Sign, mldsa65_noattrs_botan, KeyAlgo::ml_dsa_65, crypto::Backend::botan, false)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Sign, mldsa65_attrs_openssl, KeyAlgo::ml_dsa_65, crypto::Backend::openssl, true)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Sign, mldsa65_attrs_botan, KeyAlgo::ml_dsa_65, crypto::Backend::botan, true)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Sign, mldsa44_attrs_botan, KeyAlgo::ml_dsa_44, crypto::Backend::botan, true)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Sign, mldsa87_attrs_botan, KeyAlgo::ml_dsa_87, crypto::Backend::botan, true)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Sign, mldsa87_noattrs_openssl, KeyAlgo::ml_dsa_87, crypto::Backend::openssl, false)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Sign, mldsa87_noattrs_botan, KeyAlgo::ml_dsa_87, crypto::Backend::botan, false)
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_Sign, rsa4096_attrs, KeyAlgo::rsa, crypto::Backend::openssl, true)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_Verify, rsa4096_noattrs, KeyAlgo::rsa, crypto::Backend::openssl, false)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_Verify, mldsa44_noattrs_openssl, KeyAlgo::ml_dsa_44, crypto::Backend::openssl, false)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_Verify, mldsa44_noattrs_botan, KeyAlgo::ml_dsa_44, crypto::Backend::botan, false)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_Verify, mldsa65_noattrs_openssl, KeyAlgo::ml_dsa_65, crypto::Backend::openssl, false)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_Verify, mldsa65_noattrs_botan, KeyAlgo::ml_dsa_65, crypto::Backend::botan, false)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_Verify, mldsa65_attrs_openssl, KeyAlgo::ml_dsa_65, crypto::Backend::openssl, true)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_Verify, mldsa65_attrs_botan, KeyAlgo::ml_dsa_65, crypto::Backend::botan, true)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_Verify, mldsa87_noattrs_openssl, KeyAlgo::ml_dsa_87, crypto::Backend::openssl, false)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_Verify, mldsa87_noattrs_botan, KeyAlgo::ml_dsa_87, crypto::Backend::botan, false)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Verify, rsa4096_noattrs, KeyAlgo::rsa, crypto::Backend::openssl, false)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Verify, mldsa44_noattrs_openssl, KeyAlgo::ml_dsa_44, crypto::Backend::openssl, false)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Verify, mldsa44_noattrs_botan, KeyAlgo::ml_dsa_44, crypto::Backend::botan, false)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Verify, mldsa65_noattrs_openssl, KeyAlgo::ml_dsa_65, crypto::Backend::openssl, false)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Verify, mldsa65_noattrs_botan, KeyAlgo::ml_dsa_65, crypto::Backend::botan, false)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Verify, mldsa65_attrs_openssl, KeyAlgo::ml_dsa_65, crypto::Backend::openssl, true)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Verify, mldsa65_attrs_botan, KeyAlgo::ml_dsa_65, crypto::Backend::botan, true)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Verify, mldsa87_noattrs_openssl, KeyAlgo::ml_dsa_87, crypto::Backend::openssl, false)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Verify, mldsa87_noattrs_botan, KeyAlgo::ml_dsa_87, crypto::Backend::botan, false)
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK_MAIN();

@@ -242,8 +242,9 @@ int main(int argc, char** argv) {
   struct rusage ru {};
   ::getrusage(RUSAGE_SELF, &ru);
   auto secs = [](const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6; };
-  std::printf("io_floor: %zu modules, %llu bytes read, %llu bytes written, %.4f s wall, %.4f s user, %.4f s sys, %u jobs\n",
-              paths.size(), static_cast<unsigned long long>(bytes_in), static_cast<unsigned long long>(bytes_out), wall,
-              secs(ru.ru_utime), secs(ru.ru_stime), jobs);
+  std::printf(
+      "io_floor: %zu modules, %llu bytes read, %llu bytes written, %.4f s wall, %.4f s user, %.4f s sys, %u jobs\n",
+      paths.size(), static_cast<unsigned long long>(bytes_in), static_cast<unsigned long long>(bytes_out), wall,
+      secs(ru.ru_utime), secs(ru.ru_stime), jobs);
   return 0;
 }

@@ -1,4 +1,5 @@
-// mirrors certs/blacklist.c blacklist_vet_description, get_raw_hash, mark_raw_hash_blacklisted, mark_hash_blacklisted, is_hash_blacklisted, is_binary_blacklisted, load_revocation_certificate_list, Linux 7.2.13
+// mirrors certs/blacklist.c blacklist_vet_description, get_raw_hash, mark_raw_hash_blacklisted, mark_hash_blacklisted,
+// is_hash_blacklisted, is_binary_blacklisted, load_revocation_certificate_list, Linux 7.2.13
 #include "blacklist/blacklist.hpp"
 
 #include "cms/x509_cert_parser.hpp"

@@ -1,9 +1,8 @@
-// mirrors certs/blacklist.c blacklist_vet_description, get_raw_hash, mark_raw_hash_blacklisted, mark_hash_blacklisted, is_hash_blacklisted, is_binary_blacklisted, load_revocation_certificate_list, Linux 7.2.13
-// modsign — blacklist key descriptions ("tbs:<hex>", "bin:<hex>") and the kernel's lookups
-// on the .blacklist keyring (certs/blacklist.c, Linux 7.2.13).
-// is_key_on_revocation_list() (certs/blacklist.c:289-299) is applied where the kernel
-// calls it, in kernel::verify_with() (cms/system_keyring.cpp): the cms/ layer cannot
-// depend on blacklist/.
+// mirrors certs/blacklist.c blacklist_vet_description, get_raw_hash, mark_raw_hash_blacklisted, mark_hash_blacklisted,
+// is_hash_blacklisted, is_binary_blacklisted, load_revocation_certificate_list, Linux 7.2.13 modsign — blacklist key
+// descriptions ("tbs:<hex>", "bin:<hex>") and the kernel's lookups on the .blacklist keyring (certs/blacklist.c,
+// Linux 7.2.13). is_key_on_revocation_list() (certs/blacklist.c:289-299) is applied where the kernel calls it, in
+// kernel::verify_with() (cms/system_keyring.cpp): the cms/ layer cannot depend on blacklist/.
 #pragma once
 
 #include <string>

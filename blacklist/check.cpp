@@ -1,4 +1,5 @@
-// modsign's own: which blacklist key (bin:, tbs:, revoked certificate) stops a module or certificate, and where it came from, composed from the mirrors of certs/blacklist.c, x509_public_key.c and ima_appraise.c
+// modsign's own: which blacklist key (bin:, tbs:, revoked certificate) stops a module or certificate, and where it came
+// from, composed from the mirrors of certs/blacklist.c, x509_public_key.c and ima_appraise.c
 #include "blacklist/check.hpp"
 
 #include "blacklist/blacklist.hpp"
@@ -29,7 +30,8 @@ const char* kRevoked =
     "(certs/system_keyring.c:333-337)";
 const char* kTbsKeyring =
     "x509_key_preparse() keeps the certificate out of the keyring (crypto/asymmetric_keys/x509_public_key.c:189-191, "
-    "EKEYREJECTED); pkcs7_validate_trust() then finds no key for the signer (crypto/asymmetric_keys/pkcs7_trust.c:158-187)";
+    "EKEYREJECTED); pkcs7_validate_trust() then finds no key for the signer "
+    "(crypto/asymmetric_keys/pkcs7_trust.c:158-187)";
 
 /// The outcome of a verdict: module_sig_check()'s decision (module::decide) on the errno of
 /// the first stop, "not-stopped" when there is none.
@@ -46,7 +48,8 @@ Verdict decided(Verdict v, const kernel::KernelProfile& profile) {
 Verdict module_stops(ByteView stored, const module::ModuleImage& m, const Sources& sources,
                      const std::vector<crypto::Certificate>& trusted, const kernel::KernelProfile& profile,
                      crypto::HashAlgo ima_hash);
-Verdict certificate_stops(const crypto::Certificate& cert, const Sources& sources, const kernel::KernelProfile& profile);
+Verdict certificate_stops(const crypto::Certificate& cert, const Sources& sources,
+                          const kernel::KernelProfile& profile);
 
 }  // namespace
 
@@ -56,21 +59,23 @@ Verdict check_module(ByteView stored, const module::ModuleImage& m, const Source
   return decided(module_stops(stored, m, sources, trusted, profile, ima_hash), profile);
 }
 
-Verdict check_certificate(const crypto::Certificate& cert, const Sources& sources, const kernel::KernelProfile& profile) {
+Verdict check_certificate(const crypto::Certificate& cert, const Sources& sources,
+                          const kernel::KernelProfile& profile) {
   return decided(certificate_stops(cert, sources, profile), profile);
 }
 
 modsign::CertificateBlacklistEntry certificate_blacklist_entry(const crypto::Certificate& cert,
-                                                              const kernel::KernelProfile& profile) {
+                                                               const kernel::KernelProfile& profile) {
   modsign::CertificateBlacklistEntry e;
   e.tbs = certificate_entry(cert, profile);
   e.der = cert.der();
   if (!e.tbs) {
     const auto sup = kernel::x509_supported(cert, profile);
-    e.explanation = "no tbs: entry under " + profile.name() +
-                    (sup ? std::string(": the certificate's signature hash is unavailable, x509_get_sig_params() skips the check")
-                         : ": x509_cert_parse() refuses the certificate (" + std::string(errno_name(sup.error().code)) +
-                               ": " + sup.error().message + "), so no key is ever looked up for it");
+    e.explanation =
+        "no tbs: entry under " + profile.name() +
+        (sup ? std::string(": the certificate's signature hash is unavailable, x509_get_sig_params() skips the check")
+             : ": x509_cert_parse() refuses the certificate (" + std::string(errno_name(sup.error().code)) + ": " +
+                   sup.error().message + "), so no key is ever looked up for it");
   }
   return e;
 }
@@ -140,11 +145,12 @@ Verdict module_stops(ByteView stored, const module::ModuleImage& m, const Source
                       "): finit_module fails with EINVAL before any signature or blacklist check of the image");
   // 1. IMA, in kernel_read_file() before load_module().
   if (e.description && listed(sources, *e.description))
-    v.stops.push_back(Stop{*e.description, origins_of(sources, *e.description), kImaCheck, KErr::eperm,
-                           e.source == ModuleEntry::Source::d_modsig
-                               ? "an IMA appraise rule for MODULE_CHECK that allows modsig (appraise_type=imasig|modsig)"
-                               : "an IMA appraise rule for MODULE_CHECK that requires a signature",
-                           e.source == ModuleEntry::Source::d_modsig ? from_hex(e.description->substr(4)) : Bytes{}});
+    v.stops.push_back(
+        Stop{*e.description, origins_of(sources, *e.description), kImaCheck, KErr::eperm,
+             e.source == ModuleEntry::Source::d_modsig
+                 ? "an IMA appraise rule for MODULE_CHECK that allows modsig (appraise_type=imasig|modsig)"
+                 : "an IMA appraise rule for MODULE_CHECK that requires a signature",
+             e.source == ModuleEntry::Source::d_modsig ? from_hex(e.description->substr(4)) : Bytes{}});
   // A policy rule that requires a signature without allowing modsig (appraise_type=imasig;
   // ima_policy.c:1846-1850 sets IMA_CHECK_BLACKLIST for it) never reads the modsig
   // (ima_main.c:414-420): ima_check_blacklist() then looks up IMA's hash of the whole file
@@ -154,13 +160,14 @@ Verdict module_stops(ByteView stored, const module::ModuleImage& m, const Source
     if (listed(sources, whole))
       v.stops.push_back(Stop{whole, origins_of(sources, whole), kImaCheck, KErr::eperm,
                              "an IMA appraise rule for MODULE_CHECK that requires a signature without allowing modsig "
-                             "(appraise_type=imasig): IMA's " + std::string(crypto::hash_info(ima_hash).name) +
-                                 " of the whole file as stored",
+                             "(appraise_type=imasig): IMA's " +
+                                 std::string(crypto::hash_info(ima_hash).name) + " of the whole file as stored",
                              Bytes{}, true});
   }
   if (e.source == ModuleEntry::Source::none) {
     std::string n = "no bin: entry can stop it under " + profile.name() + " through the modsig: " + e.explanation;
-    if (e.side_sha256) n += "; under the proposed behaviour (side SHA-256 of the signed content) " + *e.side_sha256 + " would";
+    if (e.side_sha256)
+      n += "; under the proposed behaviour (side SHA-256 of the signed content) " + *e.side_sha256 + " would";
     v.notes.push_back(n);
     if (e.side_sha256 && listed(sources, *e.side_sha256))
       v.notes.push_back(*e.side_sha256 + " is listed, but " + profile.name() + " does not look it up");
@@ -182,8 +189,9 @@ Verdict module_stops(ByteView stored, const module::ModuleImage& m, const Source
   if (auto sup = kernel::pkcs7_supply_detached_data(*msg, sp->content); !sup) {
     // verify_pkcs7_message_sig (certs/system_keyring.c:323-327): the PKCS#7 carries its own
     // content; refused before pkcs7_verify() looks at any certificate.
-    v.notes.push_back("module_sig_check: verify_pkcs7_message_sig() fails (EBADMSG: PKCS#7 signature with "
-                      "non-detached data), before any certificate check");
+    v.notes.push_back(
+        "module_sig_check: verify_pkcs7_message_sig() fails (EBADMSG: PKCS#7 signature with "
+        "non-detached data), before any certificate check");
     return v;
   }
   auto st = kernel::pkcs7_verify(*msg, kernel::Usage::module, profile);
@@ -208,10 +216,8 @@ Verdict module_stops(ByteView stored, const module::ModuleImage& m, const Source
   for (std::size_t i = 0; i < msg->certs.size(); ++i)
     if (msg->certs[i].blacklisted) {
       const std::string d = *certificate_entry(msg->certs[i].cert, profile);
-      if (reached[i])
-        tbs_hits.push_back(Stop{d, origins_of(sources, d), kTbsInMessage, KErr::ekeyrejected, ""});
-      else
-        tbs_unreached.push_back(d);
+      if (reached[i]) tbs_hits.push_back(Stop{d, origins_of(sources, d), kTbsInMessage, KErr::ekeyrejected, ""});
+      else tbs_unreached.push_back(d);
     }
   for (const auto& d : tbs_unreached)
     v.notes.push_back("certificate with " + d + " is in the PKCS#7 but no signer's chain reaches it");
@@ -250,7 +256,8 @@ Verdict module_stops(ByteView stored, const module::ModuleImage& m, const Source
       if (!all) {
         v.notes.push_back("revoked certificate " + revoked_in[k].subject_text() +
                           " vouches for the signer, but pkcs7_validate_trust() over the whole .blacklist keyring fails "
-                          "first (" + std::string(errno_name(all.error().code)) + ": " + all.error().message +
+                          "first (" +
+                          std::string(errno_name(all.error().code)) + ": " + all.error().message +
                           "), so is_key_on_revocation_list() does not refuse it; which of several keys with one "
                           "identifier the kernel's keyring search finds depends on the keyring's internal order");
         continue;
@@ -266,25 +273,25 @@ Verdict module_stops(ByteView stored, const module::ModuleImage& m, const Source
     std::vector<std::pair<const crypto::Certificate*, std::string>> refused;
     for (const auto& c : trusted) {
       auto d = certificate_entry(c, profile);
-      if (d && listed(sources, *d))
-        refused.emplace_back(&c, *d);
-      else
-        admitted.push_back(c);
+      if (d && listed(sources, *d)) refused.emplace_back(&c, *d);
+      else admitted.push_back(c);
     }
     if (!refused.empty() && kernel::pkcs7_validate_trust(*msg, trusted, profile)) {
       auto without = kernel::pkcs7_validate_trust(*msg, admitted, profile);
       if (!without && without.error().code == KErr::enokey)
         for (const auto& [c, d] : refused)
           if (kernel::pkcs7_validate_trust(*msg, {*c}, profile))
-            v.stops.push_back(Stop{d, origins_of(sources, d), kTbsKeyring, KErr::enokey,
-                                   "module_sig_check(): ENOKEY loads the module tainted; refused (EKEYREJECTED) "
-                                   "when signatures are enforced, EPERM under lockdown (kernel/module/signing.c:105-131)"});
+            v.stops.push_back(
+                Stop{d, origins_of(sources, d), kTbsKeyring, KErr::enokey,
+                     "module_sig_check(): ENOKEY loads the module tainted; refused (EKEYREJECTED) "
+                     "when signatures are enforced, EPERM under lockdown (kernel/module/signing.c:105-131)"});
     }
   }
   return v;
 }
 
-Verdict certificate_stops(const crypto::Certificate& cert, const Sources& sources, const kernel::KernelProfile& profile) {
+Verdict certificate_stops(const crypto::Certificate& cert, const Sources& sources,
+                          const kernel::KernelProfile& profile) {
   Verdict v;
   v.certificate = true;
   const auto supported = kernel::x509_supported(cert, profile);
@@ -299,18 +306,22 @@ Verdict certificate_stops(const crypto::Certificate& cert, const Sources& source
                       " the TBS hash is the certificate signature's own hash, which is unavailable here: "
                       "x509_get_sig_params() skips the tbs: check");
   } else if (listed(sources, *v.tbs)) {
-    v.stops.push_back(Stop{*v.tbs, origins_of(sources, *v.tbs),
-                           "x509_get_sig_params() marks it blacklisted (crypto/asymmetric_keys/x509_public_key.c:38-45); "
-                           "x509_key_preparse() refuses it from every keyring (:189-191), pkcs7_verify() refuses "
-                           "signatures whose chain reaches it (crypto/asymmetric_keys/pkcs7_verify.c:230-239, 468-472)",
-                           KErr::ekeyrejected, ""});
+    v.stops.push_back(
+        Stop{*v.tbs, origins_of(sources, *v.tbs),
+             "x509_get_sig_params() marks it blacklisted (crypto/asymmetric_keys/x509_public_key.c:38-45); "
+             "x509_key_preparse() refuses it from every keyring (:189-191), pkcs7_verify() refuses "
+             "signatures whose chain reaches it (crypto/asymmetric_keys/pkcs7_verify.c:230-239, 468-472)",
+             KErr::ekeyrejected, ""});
   }
   for (std::size_t i = 0; i < sources.keyring.revoked.size(); ++i) {
     const auto& rc = sources.keyring.revoked[i];
     const bool same_id = rc.kernel_id() == cert.kernel_id() || (rc.skid() && cert.skid() && *rc.skid() == *cert.skid());
     if (same_id && rc.public_key() == cert.public_key()) {
       const Origin o = i < sources.revoked_origins.size() ? sources.revoked_origins[i] : Origin{};
-      v.stops.push_back(Stop{"revoked certificate " + rc.subject_text(), {o}, kRevoked, KErr::ekeyrejected,
+      v.stops.push_back(Stop{"revoked certificate " + rc.subject_text(),
+                             {o},
+                             kRevoked,
+                             KErr::ekeyrejected,
                              "for PKCS#7 signatures this certificate's key vouches for"});
     }
   }

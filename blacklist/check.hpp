@@ -1,5 +1,6 @@
-// modsign's own: which blacklist key (bin:, tbs:, revoked certificate) stops a module or certificate, and where it came from, composed from the mirrors of certs/blacklist.c, x509_public_key.c and ima_appraise.c
-// modsign — would the kernel's blacklist stop a module or a certificate, and where?
+// modsign's own: which blacklist key (bin:, tbs:, revoked certificate) stops a module or certificate, and where it came
+// from, composed from the mirrors of certs/blacklist.c, x509_public_key.c and ima_appraise.c modsign — would the
+// kernel's blacklist stop a module or a certificate, and where?
 //
 // Lookups follow Linux 7.2.13 (v7.0 profile) and the pre-ML-DSA kernels (v6 profile):
 //  * bin: — IMA appraisal, ima_check_blacklist() (security/integrity/ima/ima_appraise.c:428-452)
@@ -62,16 +63,15 @@ using Verdict = modsign::BlacklistVerdict;
 /// The tbs: key of a certificate with, when there is none, why ("no tbs: entry under v6:
 /// ..."), and its DER.
 modsign::CertificateBlacklistEntry certificate_blacklist_entry(const crypto::Certificate& cert,
-                                                              const kernel::KernelProfile& profile);
+                                                               const kernel::KernelProfile& profile);
 
 /// Check a module: IMA's bin: lookup first (the IMA hook runs in kernel_read_file, before
 /// load_module) — the module_entry() key under a rule that allows modsig, and, for a
 /// module with a modsig, also IMA's hash of the whole file as stored, which a rule
-/// requiring a signature without modsig (appraise_type=imasig) looks up — then, for a signed image, module_sig_check's verify_pkcs7_signature:
-/// tbs: hits on certificates in the PKCS#7 (pkcs7_verify: EKEYREJECTED), revoked
-/// certificates that vouch for a signer (EKEYREJECTED), and — when `trusted` is given —
-/// trusted certificates the tbs: entries keep out of the keyring, leaving the signer
-/// without a key (ENOKEY: tainted, or refused when signatures are enforced).
+/// requiring a signature without modsig (appraise_type=imasig) looks up — then, for a signed image, module_sig_check's
+/// verify_pkcs7_signature: tbs: hits on certificates in the PKCS#7 (pkcs7_verify: EKEYREJECTED), revoked certificates
+/// that vouch for a signer (EKEYREJECTED), and — when `trusted` is given — trusted certificates the tbs: entries keep
+/// out of the keyring, leaving the signer without a key (ENOKEY: tainted, or refused when signatures are enforced).
 Verdict check_module(ByteView stored, const module::ModuleImage& m, const Sources& sources,
                      const std::vector<crypto::Certificate>& trusted, const kernel::KernelProfile& profile,
                      crypto::HashAlgo ima_hash = crypto::HashAlgo::sha256);
@@ -79,6 +79,7 @@ Verdict check_module(ByteView stored, const module::ModuleImage& m, const Source
 /// Check a certificate: its tbs: key (refused from every keyring, EKEYREJECTED) and revoked
 /// certificates with the same key and identifier (signatures it vouches for are refused by
 /// is_key_on_revocation_list, EKEYREJECTED).
-Verdict check_certificate(const crypto::Certificate& cert, const Sources& sources, const kernel::KernelProfile& profile);
+Verdict check_certificate(const crypto::Certificate& cert, const Sources& sources,
+                          const kernel::KernelProfile& profile);
 
 }  // namespace modsign::blacklist

@@ -1,4 +1,5 @@
-// mirrors EDK2 SecurityPkg/Library/DxeImageVerificationLib DxeImageVerificationHandler(), IsForbiddenByDbx(), IsAllowedByDb(), IsCertHashFoundInDbx(), IsSignatureFoundInDatabase(); UEFI 2.10 §32.5.3.3
+// mirrors EDK2 SecurityPkg/Library/DxeImageVerificationLib DxeImageVerificationHandler(), IsForbiddenByDbx(),
+// IsAllowedByDb(), IsCertHashFoundInDbx(), IsSignatureFoundInDatabase(); UEFI 2.10 §32.5.3.3
 #include "blacklist/efi_image_verify.hpp"
 
 #include <algorithm>
@@ -121,9 +122,10 @@ void decide(const Image& img, const EfiImagePolicy& pol, EfiImageVerdict& out) {
     const Bytes* digest = s.algo ? digest_of(img, *s.algo) : nullptr;
     sv.digest_matches = digest && *digest == s.signed_digest;
     if (!s.error.empty() || !digest) {  // the handler skips such an entry
-      out.notes.push_back("signature " + std::to_string(s.index) + ": " +
-                          (s.error.empty() ? "digest algorithm " + s.algo_name + " is not one firmware hashes with" : s.error) +
-                          "; skipped");
+      out.notes.push_back(
+          "signature " + std::to_string(s.index) + ": " +
+          (s.error.empty() ? "digest algorithm " + s.algo_name + " is not one firmware hashes with" : s.error) +
+          "; skipped");
       out.signatures.push_back(std::move(sv));
       continue;
     }

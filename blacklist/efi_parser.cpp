@@ -1,4 +1,5 @@
-// mirrors security/integrity/platform_certs/efi_parser.c parse_efi_signature_list (and the EFI_GUIDs of include/linux/efi.h), Linux 7.2.13
+// mirrors security/integrity/platform_certs/efi_parser.c parse_efi_signature_list (and the EFI_GUIDs of
+// include/linux/efi.h), Linux 7.2.13
 #include "blacklist/efi_parser.hpp"
 
 #include <cstdio>

@@ -1,6 +1,6 @@
-// mirrors security/integrity/platform_certs/efi_parser.c parse_efi_signature_list (and the EFI_GUIDs of include/linux/efi.h), Linux 7.2.13
-// UEFI signature databases (db, dbx, MokListRT, MokListXRT) as the Linux kernel reads them:
-// EFI GUIDs and EFI_SIGNATURE_LIST parsing with the kernel's validation.
+// mirrors security/integrity/platform_certs/efi_parser.c parse_efi_signature_list (and the EFI_GUIDs of
+// include/linux/efi.h), Linux 7.2.13 UEFI signature databases (db, dbx, MokListRT, MokListXRT) as the Linux kernel
+// reads them: EFI GUIDs and EFI_SIGNATURE_LIST parsing with the kernel's validation.
 //   parse_efi_signature_list()       security/integrity/platform_certs/efi_parser.c:37-108
 //   EFI_GUID(), efi_signature_list_t include/linux/efi.h:77-80, 611-623
 // Format: UEFI 2.10 §32.4.1 (EFI_SIGNATURE_LIST).

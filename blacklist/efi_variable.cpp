@@ -1,8 +1,9 @@
-// modsign's own: the EFI variable containers (efivarfs attribute prefix, EFI_VARIABLE_AUTHENTICATION_2, EFI_TIME) and writing/merging EFI_SIGNATURE_LISTs; not a kernel file
+// modsign's own: the EFI variable containers (efivarfs attribute prefix, EFI_VARIABLE_AUTHENTICATION_2, EFI_TIME) and
+// writing/merging EFI_SIGNATURE_LISTs; not a kernel file
 #include "blacklist/efi_variable.hpp"
 
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <stdexcept>
 #include <tuple>
@@ -56,9 +57,22 @@ std::optional<EfiTime> EfiTime::parse(std::string_view text) {
 
 std::array<std::uint8_t, EfiTime::kSize> EfiTime::bytes() const {
   const auto tz = std::uint16_t(time_zone);
-  return {std::uint8_t(year), std::uint8_t(year >> 8), month, day, hour, minute, second, pad1,
-          std::uint8_t(nanosecond), std::uint8_t(nanosecond >> 8), std::uint8_t(nanosecond >> 16),
-          std::uint8_t(nanosecond >> 24), std::uint8_t(tz), std::uint8_t(tz >> 8), daylight, pad2};
+  return {std::uint8_t(year),
+          std::uint8_t(year >> 8),
+          month,
+          day,
+          hour,
+          minute,
+          second,
+          pad1,
+          std::uint8_t(nanosecond),
+          std::uint8_t(nanosecond >> 8),
+          std::uint8_t(nanosecond >> 16),
+          std::uint8_t(nanosecond >> 24),
+          std::uint8_t(tz),
+          std::uint8_t(tz >> 8),
+          daylight,
+          pad2};
 }
 
 std::string EfiTime::str() const {
@@ -86,7 +100,8 @@ void put32(Bytes& out, std::uint32_t v) {
 bool looks_like_text(ByteView d) {
   if (d.empty()) return false;
   const ByteView head = d.first(std::min<std::size_t>(d.size(), 4096));
-  return std::all_of(head.begin(), head.end(), [](std::uint8_t c) { return (c >= 0x20 && c < 0x7f) || c == '\t' || c == '\r' || c == '\n'; });
+  return std::all_of(head.begin(), head.end(),
+                     [](std::uint8_t c) { return (c >= 0x20 && c < 0x7f) || c == '\t' || c == '\r' || c == '\n'; });
 }
 
 Error at(std::uint64_t offset, const std::string& what) {
@@ -94,7 +109,6 @@ Error at(std::uint64_t offset, const std::string& what) {
 }
 
 }  // namespace
-
 
 // ---------------------------------------------------------------------------------------
 // Containers
@@ -140,8 +154,9 @@ Result<VariableFile> parse_variable_file(ByteView data, Container form) {
       break;
     case Container::auth2: {
       if (size < 40)
-        return at(0, "EFI_VARIABLE_AUTHENTICATION_2 needs 40 bytes (EFI_TIME + WIN_CERTIFICATE_UEFI_GUID header), file has " +
-                         std::to_string(size));
+        return at(
+            0, "EFI_VARIABLE_AUTHENTICATION_2 needs 40 bytes (EFI_TIME + WIN_CERTIFICATE_UEFI_GUID header), file has " +
+                   std::to_string(size));
       Auth2Header a;
       a.timestamp = EfiTime::from_bytes(data.data());
       a.dw_length = le32(data.data() + 16);
@@ -155,13 +170,16 @@ Result<VariableFile> parse_variable_file(ByteView data, Container form) {
       }
       if (a.certificate_type != 0x0EF1) {
         char b[80];
-        std::snprintf(b, sizeof b, "wCertificateType 0x%04x, not WIN_CERT_TYPE_EFI_GUID 0x0ef1", unsigned(a.certificate_type));
+        std::snprintf(b, sizeof b, "wCertificateType 0x%04x, not WIN_CERT_TYPE_EFI_GUID 0x0ef1",
+                      unsigned(a.certificate_type));
         return at(22, b);
       }
       if (a.cert_type != guids::cert_type_pkcs7)
         return at(24, "CertType " + a.cert_type.str() + ", not EFI_CERT_TYPE_PKCS7_GUID");
       const std::uint64_t dw = a.dw_length;
-      if (dw < 24) return at(16, "dwLength " + std::to_string(dw) + " is smaller than the 24-byte WIN_CERTIFICATE_UEFI_GUID header");
+      if (dw < 24)
+        return at(16,
+                  "dwLength " + std::to_string(dw) + " is smaller than the 24-byte WIN_CERTIFICATE_UEFI_GUID header");
       if (16 + dw > size)
         return at(16, "dwLength " + std::to_string(dw) + " exceeds the " + std::to_string(size - 16) +
                           " bytes after the timestamp");
@@ -175,8 +193,9 @@ Result<VariableFile> parse_variable_file(ByteView data, Container form) {
   // A bare list that fails at its first byte and is printable text (JSON, a hash list,
   // `dbx list` output): say so rather than quote the sizes its characters spell.
   if (vf.form == Container::esl && vf.lists.lists.empty() && vf.lists.error && looks_like_text(data))
-    return make_error(KErr::ebadmsg, "this is text, not an EFI signature list (EFI_SIGNATURE_LIST is binary: a "
-                                     "SignatureType GUID, then u32 sizes)");
+    return make_error(KErr::ebadmsg,
+                      "this is text, not an EFI signature list (EFI_SIGNATURE_LIST is binary: a "
+                      "SignatureType GUID, then u32 sizes)");
   return vf;
 }
 
@@ -265,9 +284,9 @@ void Merge::add(const ParsedLists& lists, const std::string& file) {
       ++duplicates;
       const FlatEntry& kept = entries[it->second];
       if (kept.owner != e.owner)
-        owner_conflicts.push_back(file + ": list " + std::to_string(li + 1) + " entry " + std::to_string(ei + 1) + ": " +
-                                  type_name(l.type) + " already present with owner " + kept.owner.str() + "; owner " +
-                                  e.owner.str() + " dropped");
+        owner_conflicts.push_back(file + ": list " + std::to_string(li + 1) + " entry " + std::to_string(ei + 1) +
+                                  ": " + type_name(l.type) + " already present with owner " + kept.owner.str() +
+                                  "; owner " + e.owner.str() + " dropped");
     }
   }
 }
@@ -286,12 +305,13 @@ std::vector<std::string> timestamp_notes(const EfiTime& t) {
   must_be_zero("Daylight", t.daylight);
   must_be_zero("Pad2", t.pad2);
   if (!nonzero.empty())
-    notes.push_back("timestamp: " + nonzero + " not 0: EDK2 refuses this update (EFI_SECURITY_VIOLATION; UEFI 2.10 "
+    notes.push_back("timestamp: " + nonzero +
+                    " not 0: EDK2 refuses this update (EFI_SECURITY_VIOLATION; UEFI 2.10 "
                     "§8.2.2 requires Pad1, Nanosecond, TimeZone, Daylight and Pad2 to be 0)");
   auto in_range = [&](const char* name, unsigned v, unsigned lo, unsigned hi) {
     if (v < lo || v > hi)
-      notes.push_back("timestamp: " + std::string(name) + " " + std::to_string(v) + " is outside " + std::to_string(lo) +
-                      "-" + std::to_string(hi) + " (UEFI 2.10 §8.3)");
+      notes.push_back("timestamp: " + std::string(name) + " " + std::to_string(v) + " is outside " +
+                      std::to_string(lo) + "-" + std::to_string(hi) + " (UEFI 2.10 §8.3)");
   };
   in_range("Month", t.month, 1, 12);
   in_range("Day", t.day, 1, 31);

@@ -1,6 +1,6 @@
-// modsign's own: the EFI variable containers (efivarfs attribute prefix, EFI_VARIABLE_AUTHENTICATION_2, EFI_TIME) and writing/merging EFI_SIGNATURE_LISTs; not a kernel file
-// The containers a dbx arrives in (bare list, efivarfs dump, signed
-// EFI_VARIABLE_AUTHENTICATION_2 update) and the writing side.  Formats: UEFI 2.10 §8.2.2
+// modsign's own: the EFI variable containers (efivarfs attribute prefix, EFI_VARIABLE_AUTHENTICATION_2, EFI_TIME) and
+// writing/merging EFI_SIGNATURE_LISTs; not a kernel file The containers a dbx arrives in (bare list, efivarfs dump,
+// signed EFI_VARIABLE_AUTHENTICATION_2 update) and the writing side.  Formats: UEFI 2.10 §8.2.2
 // (EFI_VARIABLE_AUTHENTICATION_2), §8.3 (EFI_TIME), §32.4.1; efivarfs
 // (Documentation/filesystems/efivarfs.rst); dbxtool's guess_file_type().
 #pragma once
@@ -33,11 +33,9 @@ std::string_view container_name(Container c);
 std::optional<Container> parse_container(std::string_view name);
 
 /// EFI variable attributes (UEFI 2.10 §8.2).
-inline constexpr std::uint32_t kAttrNonVolatile = 0x01, kAttrBootserviceAccess = 0x02,
-                               kAttrRuntimeAccess = 0x04, kAttrHardwareErrorRecord = 0x08,
-                               kAttrAuthenticatedWriteAccess = 0x10,
-                               kAttrTimeBasedAuthenticatedWriteAccess = 0x20,
-                               kAttrAppendWrite = 0x40;
+inline constexpr std::uint32_t kAttrNonVolatile = 0x01, kAttrBootserviceAccess = 0x02, kAttrRuntimeAccess = 0x04,
+                               kAttrHardwareErrorRecord = 0x08, kAttrAuthenticatedWriteAccess = 0x10,
+                               kAttrTimeBasedAuthenticatedWriteAccess = 0x20, kAttrAppendWrite = 0x40;
 
 /// The container dbxtool's guess_file_type() would see (rhboot/dbxtool src/dbxtool.c), in
 /// this order:
@@ -94,8 +92,8 @@ Bytes x509_sha256_data(ByteView tbs_sha256, const EfiTime& time_of_revocation);
 
 /// De-duplicating merge of entries from several files.
 struct Merge {
-  std::vector<FlatEntry> entries;   ///< unique (type, data), first seen kept, input order
-  std::size_t duplicates = 0;       ///< entries dropped as identical (type, data)
+  std::vector<FlatEntry> entries;  ///< unique (type, data), first seen kept, input order
+  std::size_t duplicates = 0;      ///< entries dropped as identical (type, data)
   /// Duplicates whose owner differs from the kept entry's:
   /// "<file>: list L entry E: <TYPE> already present with owner X; owner Y dropped".
   std::vector<std::string> owner_conflicts;

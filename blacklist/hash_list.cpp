@@ -1,4 +1,5 @@
-// mirrors certs/check-blacklist-hashes.awk and certs/blacklist_hashes.c (the CONFIG_SYSTEM_BLACKLIST_HASH_LIST build checks), Linux 7.2.13
+// mirrors certs/check-blacklist-hashes.awk and certs/blacklist_hashes.c (the CONFIG_SYSTEM_BLACKLIST_HASH_LIST build
+// checks), Linux 7.2.13
 #include "blacklist/hash_list.hpp"
 
 #include <algorithm>
@@ -55,7 +56,8 @@ HashList parse_hash_list(std::string_view text) {
     out.problems.push_back(ListProblem{l, c, item, stage, std::move(msg), std::move(awk)});
   };
   if (text.empty()) {
-    problem(0, 0, ProblemStage::build, "empty file: the build would compile `{ , NULL }` (certs/Makefile appends \", NULL\")", "");
+    problem(0, 0, ProblemStage::build,
+            "empty file: the build would compile `{ , NULL }` (certs/Makefile appends \", NULL\")", "");
     return out;
   }
   std::set<std::string> seen;
@@ -69,13 +71,15 @@ HashList parse_hash_list(std::string_view text) {
     while (p < end && awk_space(text[p])) ++p;
     if (p == end) {
       // Nothing but blanks: an empty item (",," or a ',' before the end of the file).
-      const char* what = end == text.size() ? (start == 0 ? "no string: the file holds only blanks"
-                                                          : "',' after the last entry (only blanks follow it)")
-                                            : (start == 0 ? "',' with no string before it" : "empty item between two ','");
+      const char* what = end == text.size()
+                             ? (start == 0 ? "no string: the file holds only blanks"
+                                           : "',' after the last entry (only blanks follow it)")
+                             : (start == 0 ? "',' with no string before it" : "empty item between two ','");
       problem(p < text.size() ? p : (start > 0 ? start - 1 : 0), item, ProblemStage::awk, what,
               "Not a string (item " + n + ")");
     } else if (text[p] != '"') {
-      problem(p, item, ProblemStage::awk, show(text[p]) + " where a '\"' should open a string", "Not a string (item " + n + ")");
+      problem(p, item, ProblemStage::awk, show(text[p]) + " where a '\"' should open a string",
+              "Not a string (item " + n + ")");
     } else {
       const std::size_t q = text.find('"', p + 1);
       if (q == std::string_view::npos || q >= end) {
@@ -109,10 +113,12 @@ HashList parse_hash_list(std::string_view text) {
                       "Not a lowercase hexadecimal string (item " + n + ")");
             } else if (hex.size() > kMaxHashHexLen) {
               problem(s_off + 4, item, ProblemStage::awk,
-                      "hash of " + std::to_string(hex.size()) + " hex digits, more than 128 (the kernel refuses it: ENOPKG)",
+                      "hash of " + std::to_string(hex.size()) +
+                          " hex digits, more than 128 (the kernel refuses it: ENOPKG)",
                       "Hash string too long (item " + n + ")");
             } else if (hex.size() % 2) {
-              problem(s_off + 4, item, ProblemStage::awk, "odd number of hex digits (" + std::to_string(hex.size()) + ")",
+              problem(s_off + 4, item, ProblemStage::awk,
+                      "odd number of hex digits (" + std::to_string(hex.size()) + ")",
                       "Not an even number of hexadecimal characters (item " + n + ")");
             } else {
               auto [l, c] = lines.at(p);
@@ -148,7 +154,8 @@ std::string format_hash_list_problem(const std::string& file, const HashListProb
 }
 
 Result<std::string> write_hash_list(const std::vector<std::string>& descriptions) {
-  if (descriptions.empty()) return make_error(KErr::einval, "no entries: the kernel build cannot compile an empty hash list");
+  if (descriptions.empty())
+    return make_error(KErr::einval, "no entries: the kernel build cannot compile an empty hash list");
   std::string out;
   for (std::size_t i = 0; i < descriptions.size(); ++i) {
     if (auto st = vet_description(descriptions[i]); !st)
@@ -163,10 +170,8 @@ HashListMerge merge_hash_lists(const std::vector<HashList>& lists) {
   std::set<std::string> seen;
   for (const auto& l : lists)
     for (const auto& e : l.entries) {
-      if (seen.insert(e.description).second)
-        r.descriptions.push_back(e.description);
-      else
-        ++r.duplicates;
+      if (seen.insert(e.description).second) r.descriptions.push_back(e.description);
+      else ++r.duplicates;
     }
   return r;
 }

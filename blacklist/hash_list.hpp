@@ -1,8 +1,7 @@
-// mirrors certs/check-blacklist-hashes.awk and certs/blacklist_hashes.c (the CONFIG_SYSTEM_BLACKLIST_HASH_LIST build checks), Linux 7.2.13
-// modsign — CONFIG_SYSTEM_BLACKLIST_HASH_LIST files: comma-separated C string literals
-// that the kernel build checks with certs/check-blacklist-hashes.awk and then includes
-// into `const char *const blacklist_hashes[] = { <file> , NULL };`
-// (certs/Makefile:13-21, certs/blacklist_hashes.c:4-6, Linux 7.2.13).
+// mirrors certs/check-blacklist-hashes.awk and certs/blacklist_hashes.c (the CONFIG_SYSTEM_BLACKLIST_HASH_LIST build
+// checks), Linux 7.2.13 modsign — CONFIG_SYSTEM_BLACKLIST_HASH_LIST files: comma-separated C string literals that the
+// kernel build checks with certs/check-blacklist-hashes.awk and then includes into `const char *const
+// blacklist_hashes[] = { <file> , NULL };` (certs/Makefile:13-21, certs/blacklist_hashes.c:4-6, Linux 7.2.13).
 #pragma once
 
 #include <cstddef>

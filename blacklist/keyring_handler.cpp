@@ -1,4 +1,6 @@
-// mirrors security/integrity/platform_certs/keyring_handler.c get_handler_for_db, get_handler_for_mok, get_handler_for_dbx and their handlers (uefi_blacklist_x509_tbs, uefi_blacklist_binary, uefi_revocation_list_x509), Linux 7.2.13
+// mirrors security/integrity/platform_certs/keyring_handler.c get_handler_for_db, get_handler_for_mok,
+// get_handler_for_dbx and their handlers (uefi_blacklist_x509_tbs, uefi_blacklist_binary, uefi_revocation_list_x509),
+// Linux 7.2.13
 #include "blacklist/keyring_handler.hpp"
 
 #include <stdexcept>
@@ -35,7 +37,7 @@ EntryKind handler_for(Variable v, const Guid& type) {
 // builds from `len` bytes: "bin:"/"tbs:" + 2*len lower-case hex digits, so only the count
 // can fail.  A minimal local check; the full vetting lives with the hash-list code.
 KErr vet_hash_length(std::size_t len) {
-  if (len == 0) return KErr::einval;   // i == 0
+  if (len == 0) return KErr::einval;       // i == 0
   if (len * 2 > 128) return KErr::enopkg;  // more than MAX_HASH_LEN hex characters
   return KErr::none;
 }
@@ -122,7 +124,8 @@ VariableEffects apply_handlers(const ParsedLists& lists, Variable v, const kerne
         case EntryKind::platform_certificate: {
           ef.text = kind == EntryKind::revoked_certificate
                         ? "revoked certificate"
-                        : (v == Variable::MokListRT ? "machine/platform keyring certificate" : "platform keyring certificate");
+                        : (v == Variable::MokListRT ? "machine/platform keyring certificate"
+                                                    : "platform keyring certificate");
           if (se.data.empty()) {
             ef.key_error = KErr::einval;  // asymmetric_key_preparse: datalen == 0
           } else {

@@ -1,4 +1,6 @@
-// mirrors security/integrity/platform_certs/keyring_handler.c get_handler_for_db, get_handler_for_mok, get_handler_for_dbx and their handlers (uefi_blacklist_x509_tbs, uefi_blacklist_binary, uefi_revocation_list_x509), Linux 7.2.13
+// mirrors security/integrity/platform_certs/keyring_handler.c get_handler_for_db, get_handler_for_mok,
+// get_handler_for_dbx and their handlers (uefi_blacklist_x509_tbs, uefi_blacklist_binary, uefi_revocation_list_x509),
+// Linux 7.2.13
 //   get_handler_for_db/_mok/_dbx()   security/integrity/platform_certs/keyring_handler.c:50-102
 //   mark_hash_blacklisted()          certs/blacklist.c:205-217 (get_raw_hash 147-177)
 //   add_key_to_revocation_list()     certs/blacklist.c:263-283
@@ -32,10 +34,10 @@ struct EntryEffect : modsign::EfiEntryEffect {
 /// The kernel's view of one variable.
 struct VariableEffects {
   Variable variable = Variable::dbx;
-  std::vector<EntryEffect> entries;                  ///< every entry of every parsed list, in order
+  std::vector<EntryEffect> entries;                       ///< every entry of every parsed list, in order
   std::vector<crypto::Certificate> keyring_certificates;  ///< db/MokListRT certificates the kernel loads
   std::vector<crypto::Certificate> revoked_certificates;  ///< dbx/MokListXRT revoked certificates
-  std::vector<std::string> notes;                    ///< e.g. the never-matching tbs: entries
+  std::vector<std::string> notes;                         ///< e.g. the never-matching tbs: entries
 };
 
 /// The certificate x509_cert_parse() finds in an EFI_CERT_X509 entry's data: the first DER

@@ -1,4 +1,5 @@
-// mirrors security/integrity/platform_certs/load_uefi.c load_uefi_certs (which variables are read: db, dbx, MokListRT, MokListXRT), Linux 7.2.13
+// mirrors security/integrity/platform_certs/load_uefi.c load_uefi_certs (which variables are read: db, dbx, MokListRT,
+// MokListXRT), Linux 7.2.13
 //   load_uefi_certs()                security/integrity/platform_certs/load_uefi.c:160-237
 #pragma once
 

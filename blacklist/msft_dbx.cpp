@@ -20,9 +20,7 @@ Bytes hex32(const std::string& text, const std::string& name, const std::string&
   if (text.size() != 64) bad(name, where + ": \"" + text + "\" is not 64 hex digits");
   try {
     return from_hex(text);
-  } catch (const std::exception&) {
-    bad(name, where + ": \"" + text + "\" is not 64 hex digits");
-  }
+  } catch (const std::exception&) { bad(name, where + ": \"" + text + "\" is not 64 hex digits"); }
 }
 
 }  // namespace
@@ -50,7 +48,8 @@ EfiDatabase parse(std::string_view text, const std::string& want, const std::str
   auto doc = json::parse(text);
   if (!doc) bad(name, doc.error().message);
   const json::Value* images = doc->find("images");
-  if (!images || !images->is(json::Value::Kind::object)) bad(name, "no \"images\" object (not a dbx_info_msft JSON file)");
+  if (!images || !images->is(json::Value::Kind::object))
+    bad(name, "no \"images\" object (not a dbx_info_msft JSON file)");
   std::optional<std::string> only;
   if (!want.empty()) {
     only = arch(want);
@@ -75,7 +74,8 @@ EfiDatabase parse(std::string_view text, const std::string& want, const std::str
       if (!type.empty() && type != "SHA256") bad(name, where + ": hashType \"" + type + "\" is not SHA256");
       if (const json::Value* h = it.find("authenticodeHash"); h && !h->is(json::Value::Kind::string))
         bad(name, where + ".authenticodeHash is not a string");
-      add(efi_guids::cert_sha256, efi_guids::microsoft_owner, hex32(it.str("authenticodeHash"), name, where + ".authenticodeHash"),
+      add(efi_guids::cert_sha256, efi_guids::microsoft_owner,
+          hex32(it.str("authenticodeHash"), name, where + ".authenticodeHash"),
           where + " (" + it.str("filename") + ")");
     }
   }
@@ -92,7 +92,8 @@ EfiDatabase parse(std::string_view text, const std::string& want, const std::str
         continue;
       }
       Bytes der = read_file(p.string(), kMaxSmallFileSize);
-      if (auto cert = crypto::Certificate::from_der(der); !cert) bad(p.string(), "not a DER certificate: " + cert.error().message);
+      if (auto cert = crypto::Certificate::from_der(der); !cert)
+        bad(p.string(), "not a DER certificate: " + cert.error().message);
       add(efi_guids::cert_x509, efi_guids::microsoft_owner, std::move(der), where + " (" + value + ")");
     }
   }

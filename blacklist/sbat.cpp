@@ -1,4 +1,5 @@
-// mirrors rhboot/shim sbat.c parse_sbat_section(), parse_sbat_var_data(), verify_sbat_helper() and sbat_var.S (.sbatlevel), shim 16.1
+// mirrors rhboot/shim sbat.c parse_sbat_section(), parse_sbat_var_data(), verify_sbat_helper() and sbat_var.S
+// (.sbatlevel), shim 16.1
 #include "blacklist/sbat.hpp"
 
 #include <climits>
@@ -69,7 +70,8 @@ Result<std::vector<SbatEntry>> parse_section(ByteView data) {
       return make_error(KErr::einval, "line " + std::to_string(n) + ": " + std::to_string(f.size()) + " field" +
                                           (f.size() == 1 ? "" : "s") + ", 6 needed");
     for (std::size_t k = 0; k < f.size(); ++k)
-      if (f[k].empty()) return make_error(KErr::einval, "line " + std::to_string(n) + ": field " + std::to_string(k + 1) + " is empty");
+      if (f[k].empty())
+        return make_error(KErr::einval, "line " + std::to_string(n) + ": field " + std::to_string(k + 1) + " is empty");
     out.push_back({std::string(f[0]), atoi_like(f[1]), std::string(f[1]), std::string(f[2]), std::string(f[3]),
                    std::string(f[4]), std::string(f[5])});
   }
@@ -81,9 +83,11 @@ Result<SbatLevel> parse_level(std::string_view text) {
   SbatLevel lv;
   lv.text = std::string(text);
   // An efivarfs copy (SbatLevelRT-605dab50-...): 4 attribute bytes before the text.
-  if (text.size() >= 9 && text[1] == 0 && text[2] == 0 && text[3] == 0 && text.substr(4, 5) == "sbat,") text.remove_prefix(4);
+  if (text.size() >= 9 && text[1] == 0 && text[2] == 0 && text[3] == 0 && text.substr(4, 5) == "sbat,")
+    text.remove_prefix(4);
   if (text.substr(0, 3) == "\xef\xbb\xbf") text.remove_prefix(3);  // shim skips a UTF-8 BOM
-  for (const auto& [n, line] : lines_of(up_to_nul(ByteView(reinterpret_cast<const std::uint8_t*>(text.data()), text.size())))) {
+  for (const auto& [n, line] :
+       lines_of(up_to_nul(ByteView(reinterpret_cast<const std::uint8_t*>(text.data()), text.size())))) {
     const auto f = fields_of(line, 3);
     if (f.size() < 2 || f[0].empty() || f[1].empty())
       return make_error(KErr::einval, "line " + std::to_string(n) + ": not component,generation");

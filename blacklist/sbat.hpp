@@ -1,5 +1,5 @@
-// mirrors rhboot/shim sbat.c parse_sbat_section(), parse_sbat_var_data(), verify_sbat_helper() and sbat_var.S (.sbatlevel), shim 16.1
-// shim's SBAT (Secure Boot Advanced Targeting) check: a binary's .sbat rows against the
+// mirrors rhboot/shim sbat.c parse_sbat_section(), parse_sbat_var_data(), verify_sbat_helper() and sbat_var.S
+// (.sbatlevel), shim 16.1 shim's SBAT (Secure Boot Advanced Targeting) check: a binary's .sbat rows against the
 // SbatLevel revocations (SBAT.md).  Public shapes in include/modsign/efi_image.hpp.
 #pragma once
 

@@ -26,9 +26,9 @@ using Origin = modsign::TrustOrigin;
 /// order.  A description loaded twice stays one key (the kernel logs "Duplicate
 /// blacklisted hash", -EEXIST, and keeps the first); every origin is remembered.
 struct Sources {
-  kernel::Blacklist keyring;                                   ///< descriptions + revoked certificates
+  kernel::Blacklist keyring;                                       ///< descriptions + revoked certificates
   std::map<std::string, std::vector<Origin>> description_origins;  ///< key -> every origin, load order
-  std::vector<Origin> revoked_origins;                       ///< parallel to keyring.revoked
+  std::vector<Origin> revoked_origins;                             ///< parallel to keyring.revoked
   std::vector<std::string> notes;  ///< e.g. entries that can never match a lookup (§7.2 X509_SHA256)
 
   /// Add a vetted description ("bin:<hex>" / "tbs:<hex>"); returns false if it was

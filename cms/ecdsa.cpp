@@ -1,4 +1,5 @@
-// mirrors crypto/ecdsa.c (ecdsa_set_pub_key, ecdsa_verify and _ecdsa_verify) with the curve orders of crypto/ecc_curve_defs.h, Linux 7.2.13
+// mirrors crypto/ecdsa.c (ecdsa_set_pub_key, ecdsa_verify and _ecdsa_verify) with the curve orders of
+// crypto/ecc_curve_defs.h, Linux 7.2.13
 #include "cms/ecdsa.hpp"
 
 #include <algorithm>
@@ -63,10 +64,12 @@ Result<crypto::PublicKey> ecdsa_set_pub_key(const crypto::PublicKey& key, ByteVi
     case crypto::KeyAlgo::ecdsa_p384: field = 48; break;
     default: field = 66; break;
   }
-  if (k.empty() || (k.size() - 1) % 2 != 0) return make_error(KErr::einval, "EC point of " + std::to_string(k.size()) + " bytes");
+  if (k.empty() || (k.size() - 1) % 2 != 0)
+    return make_error(KErr::einval, "EC point of " + std::to_string(k.size()) + " bytes");
   if (k[0] != 4) return make_error(KErr::einval, "EC point is not uncompressed (04)");
   const std::size_t digitlen = (k.size() - 1) / 2;
-  if ((digitlen + 7) / 8 != (field + 7) / 8) return make_error(KErr::einval, "EC point coordinates of " + std::to_string(digitlen) + " bytes");
+  if ((digitlen + 7) / 8 != (field + 7) / 8)
+    return make_error(KErr::einval, "EC point coordinates of " + std::to_string(digitlen) + " bytes");
   if (key.usable()) return key;
   // Each coordinate as a big-endian number in ndigits 64-bit words, rewritten at the
   // curve's field size (a value that does not fit is beyond p: not a valid point).
@@ -83,7 +86,6 @@ Result<crypto::PublicKey> ecdsa_set_pub_key(const crypto::PublicKey& key, ByteVi
   if (!rebuilt) return make_error(KErr::einval, "EC key: " + rebuilt.error().message);
   return rebuilt;
 }
-
 
 Status ecdsa_verify(const crypto::PublicKey& key, crypto::HashAlgo hash, ByteView digest, const EcdsaRawSig& sig) {
   // _ecdsa_verify: 0 < r < n and 0 < s < n, else the signature is malformed.

@@ -1,4 +1,5 @@
-// mirrors crypto/ecdsa.c (ecdsa_set_pub_key, ecdsa_verify and _ecdsa_verify) with the curve orders of crypto/ecc_curve_defs.h, Linux 7.2.13
+// mirrors crypto/ecdsa.c (ecdsa_set_pub_key, ecdsa_verify and _ecdsa_verify) with the curve orders of
+// crypto/ecc_curve_defs.h, Linux 7.2.13
 #pragma once
 
 #include <cstddef>

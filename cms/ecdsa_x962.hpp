@@ -1,4 +1,5 @@
-// mirrors crypto/ecdsa-x962.c ecdsa_x962_verify (the ECDSA-Sig-Value decoding of crypto/ecdsasignature.asn1, ecdsa_get_signature_rs), Linux 7.2.13
+// mirrors crypto/ecdsa-x962.c ecdsa_x962_verify (the ECDSA-Sig-Value decoding of crypto/ecdsasignature.asn1,
+// ecdsa_get_signature_rs), Linux 7.2.13
 #pragma once
 
 #include <cstddef>

@@ -10,7 +10,9 @@ std::string KernelProfile::name() const {
 
 bool KernelProfile::has_sig_algo(const std::string& pkey_algo) const {
   if (absent_sig_algos.empty()) return true;
-  const std::string family = pkey_algo.rfind("mldsa", 0) == 0 ? "mldsa" : pkey_algo.rfind("ecdsa", 0) == 0 ? "ecdsa" : pkey_algo;
+  const std::string family = pkey_algo.rfind("mldsa", 0) == 0   ? "mldsa"
+                             : pkey_algo.rfind("ecdsa", 0) == 0 ? "ecdsa"
+                                                                : pkey_algo;
   return absent_sig_algos.count(family) == 0;
 }
 

@@ -1,4 +1,5 @@
-// mirrors crypto/asymmetric_keys/mscode_parser.c mscode_parse, mscode_note_content_type, mscode_note_digest_algo, mscode_note_digest (grammar mscode.asn1), Linux 7.2.13
+// mirrors crypto/asymmetric_keys/mscode_parser.c mscode_parse, mscode_note_content_type, mscode_note_digest_algo,
+// mscode_note_digest (grammar mscode.asn1), Linux 7.2.13
 #include "cms/mscode_parser.hpp"
 
 #include <algorithm>
@@ -176,9 +177,7 @@ Status mscode_parse(PefileContext& ctx, ByteView content, const KernelProfile& p
     ctx.digest_algo = std::string(it->second);
     // mscode_note_digest
     ctx.digest.assign(digest.content.begin(), digest.content.end());
-  } catch (const asn1::DecodeError& e) {
-    return bad(std::string("SpcIndirectDataContent: ") + e.what());
-  }
+  } catch (const asn1::DecodeError& e) { return bad(std::string("SpcIndirectDataContent: ") + e.what()); }
   return ok_status();
 }
 

@@ -1,4 +1,5 @@
-// mirrors crypto/asymmetric_keys/mscode_parser.c mscode_parse, mscode_note_content_type, mscode_note_digest_algo, mscode_note_digest (grammar mscode.asn1), Linux 7.2.13
+// mirrors crypto/asymmetric_keys/mscode_parser.c mscode_parse, mscode_note_content_type, mscode_note_digest_algo,
+// mscode_note_digest (grammar mscode.asn1), Linux 7.2.13
 #pragma once
 
 #include "cms/kernel_profile.hpp"

@@ -1,5 +1,6 @@
-// mirrors crypto/asymmetric_keys/pkcs7_parser.c pkcs7_parse_message, the pkcs7.asn1 callbacks (pkcs7_note_*, pkcs7_sig_note_*), pkcs7_check_authattrs, pkcs7_supply_detached_data, Linux 7.2.13
-// Function names follow the kernel's so that each piece can be checked against its source.
+// mirrors crypto/asymmetric_keys/pkcs7_parser.c pkcs7_parse_message, the pkcs7.asn1 callbacks (pkcs7_note_*,
+// pkcs7_sig_note_*), pkcs7_check_authattrs, pkcs7_supply_detached_data, Linux 7.2.13 Function names follow the kernel's
+// so that each piece can be checked against its source.
 #include "cms/pkcs7_parser.hpp"
 
 #include <algorithm>
@@ -108,8 +109,9 @@ void algorithm_parameters(Reader& r, const Element& seq, const char* what) {
     return;
   }
   if (seq.header_len() >= 2 && seq.tlv[1] == 0x80)
-    throw asn1::DecodeError(std::string(what) + ": indefinite length without parameters (the end-of-contents "
-                                                "octets are taken as the parameters)");
+    throw asn1::DecodeError(std::string(what) +
+                            ": indefinite length without parameters (the end-of-contents "
+                            "octets are taken as the parameters)");
 }
 
 /// Thrown by the callbacks; carries the errno that aborts the decoder.
@@ -231,7 +233,8 @@ SignedInfo parse_signer_info(ParseContext& ctx, const Element& el) {
   if (v.content.size() != 1 || (v.content[0] != 1 && v.content[0] != 3))
     fail(KErr::einval, "Unsupported SignerInfo version");
   if (v.content[0] == 1) {
-    if (ctx.msg.version != 1) fail(KErr::ebadmsg, "SignerInfo version 1 in SignedData version " + std::to_string(ctx.msg.version));
+    if (ctx.msg.version != 1)
+      fail(KErr::ebadmsg, "SignerInfo version 1 in SignedData version " + std::to_string(ctx.msg.version));
     ctx.expect_skid = false;
   } else {
     if (ctx.msg.version == 1) fail(KErr::ebadmsg, "SignerInfo version 3 in SignedData version 1");
@@ -267,9 +270,8 @@ SignedInfo parse_signer_info(ParseContext& ctx, const Element& el) {
     da.finish("digestAlgorithm");
     const auto& t = digest_oids();
     const int absent_era = ctx.profile.legacy_digests ? 2 : 1;
-    auto it = std::find_if(t.begin(), t.end(), [&](const DigestOid& d) {
-      return d.era != absent_era && same(d.oid, oid.content);
-    });
+    auto it = std::find_if(t.begin(), t.end(),
+                           [&](const DigestOid& d) { return d.era != absent_era && same(d.oid, oid.content); });
     if (it == t.end()) fail(KErr::enopkg, "Unsupported digest algo: " + asn1::oid_to_string(oid.content));
     si.hash_algo = it->name;
   }
@@ -328,7 +330,8 @@ SignedInfo parse_signer_info(ParseContext& ctx, const Element& el) {
   }
   if (!r.empty()) fail(KErr::ebadmsg, "unexpected data at the end of SignerInfo");
   // pkcs7_note_signed_info
-  if (same(ctx.msg.data_type, kOidMsIndirectData) && !si.authattrs) fail(KErr::ebadmsg, "Authenticode requires AuthAttrs");
+  if (same(ctx.msg.data_type, kOidMsIndirectData) && !si.authattrs)
+    fail(KErr::ebadmsg, "Authenticode requires AuthAttrs");
   si.expect_skid = ctx.expect_skid;
   if (!ctx.expect_skid) {
     si.auth_id = ctx.raw_serial;
@@ -343,7 +346,8 @@ SignedInfo parse_signer_info(ParseContext& ctx, const Element& el) {
 void parse_signed_data(ParseContext& ctx, Reader& sd, bool sd_indefinite) {
   // pkcs7_note_signeddata_version
   Element v = sd.expect(asn1::kInteger, "SignedData version");
-  if (v.content.size() != 1 || (v.content[0] != 1 && v.content[0] != 3)) fail(KErr::einval, "Unsupported SignedData version");
+  if (v.content.size() != 1 || (v.content[0] != 1 && v.content[0] != 3))
+    fail(KErr::einval, "Unsupported SignedData version");
   ctx.msg.version = v.content[0];
   // digestAlgorithms: SET OF or SEQUENCE OF; OIDs only noted.
   if (sd.peek(asn1::kSet) || sd.peek(asn1::kSequence)) {
@@ -440,7 +444,9 @@ void pkcs7_check_authattrs(Pkcs7Message& msg, const KernelProfile& profile) {
 Result<Pkcs7Message> pkcs7_parse_message(ByteView der, const KernelProfile& profile, const Blacklist* blacklist) {
   ParseContext ctx{Pkcs7Message{}, profile, blacklist, {}, {}, {}, false, 0, 0};
   // lib/asn1_decoder.c refuses inputs of 64 KiB or more.
-  if (der.size() > 65535) return make_error(KErr::emsgsize, "PKCS#7 message of " + std::to_string(der.size()) + " bytes exceeds the ASN.1 decoder's 65535");
+  if (der.size() > 65535)
+    return make_error(KErr::emsgsize,
+                      "PKCS#7 message of " + std::to_string(der.size()) + " bytes exceeds the ASN.1 decoder's 65535");
   try {
     try {
       Reader top(der, Rules::ber);
@@ -459,13 +465,9 @@ Result<Pkcs7Message> pkcs7_parse_message(ByteView der, const KernelProfile& prof
         explicit0.finish("content [0]");
       }
       if (!ci.empty()) fail(KErr::ebadmsg, "unexpected data at the end of ContentInfo");
-    } catch (const asn1::DecodeError& e) {
-      fail(KErr::ebadmsg, std::string("ASN.1 decoder: ") + e.what());
-    }
+    } catch (const asn1::DecodeError& e) { fail(KErr::ebadmsg, std::string("ASN.1 decoder: ") + e.what()); }
     pkcs7_check_authattrs(ctx.msg, profile);
-  } catch (const Abort& a) {
-    return make_error(a.code, a.message);
-  }
+  } catch (const Abort& a) { return make_error(a.code, a.message); }
   return std::move(ctx.msg);
 }
 

@@ -1,7 +1,7 @@
-// mirrors crypto/asymmetric_keys/pkcs7_parser.c pkcs7_parse_message, the pkcs7.asn1 callbacks (pkcs7_note_*, pkcs7_sig_note_*), pkcs7_check_authattrs, pkcs7_supply_detached_data, Linux 7.2.13
-// The structs are struct x509_certificate, struct pkcs7_signed_info and struct
-// pkcs7_message as far as the mirror needs them; the behaviour of each kernel generation
-// is chosen by a KernelProfile (docs/kernel-semantics.md §1).
+// mirrors crypto/asymmetric_keys/pkcs7_parser.c pkcs7_parse_message, the pkcs7.asn1 callbacks (pkcs7_note_*,
+// pkcs7_sig_note_*), pkcs7_check_authattrs, pkcs7_supply_detached_data, Linux 7.2.13 The structs are struct
+// x509_certificate, struct pkcs7_signed_info and struct pkcs7_message as far as the mirror needs them; the behaviour of
+// each kernel generation is chosen by a KernelProfile (docs/kernel-semantics.md §1).
 #pragma once
 
 #include <algorithm>
@@ -29,8 +29,8 @@ inline bool same(ByteView a, ByteView b) { return std::equal(a.begin(), a.end(),
 /// struct x509_certificate, as far as PKCS#7 handling needs it.
 struct X509Cert {
   crypto::Certificate cert;
-  Bytes id;    ///< serial contents ‖ issuer Name contents
-  std::optional<Bytes> skid;  ///< subjectKeyIdentifier contents
+  Bytes id;                                 ///< serial contents ‖ issuer Name contents
+  std::optional<Bytes> skid;                ///< subjectKeyIdentifier contents
   std::optional<Bytes> akid_id, akid_skid;  ///< sig->auth_ids[0], [1] from the AKID
   int index = 0;
   bool blacklisted = false;
@@ -43,12 +43,12 @@ struct X509Cert {
 /// struct pkcs7_signed_info with its public_key_signature.
 struct SignedInfo {
   int index = 0;
-  std::string hash_algo;    ///< kernel name ("sha256"), "none" (7.0 ML-DSA without authattrs)
-  std::string pkey_algo;    ///< "rsa", "ecdsa", "ecrdsa", "mldsa44", "mldsa65", "mldsa87"
-  std::string encoding;     ///< "pkcs1", "x962", "raw"
+  std::string hash_algo;  ///< kernel name ("sha256"), "none" (7.0 ML-DSA without authattrs)
+  std::string pkey_algo;  ///< "rsa", "ecdsa", "ecrdsa", "mldsa44", "mldsa65", "mldsa87"
+  std::string encoding;   ///< "pkcs1", "x962", "raw"
   bool algo_takes_data = false;
-  Bytes signature;          ///< encryptedDigest contents
-  Bytes auth_id;            ///< auth_ids[0]: serial ‖ issuer contents, or the SKID
+  Bytes signature;  ///< encryptedDigest contents
+  Bytes auth_id;    ///< auth_ids[0]: serial ‖ issuer contents, or the SKID
   bool expect_skid = false;
   /// The signed attributes as the kernel keeps them: `authattrs` is the [0] element from
   /// its length octets on (the tag byte is not kept); nullopt if absent or in the
@@ -73,8 +73,8 @@ struct Pkcs7Message {
   int version = 0;
   std::vector<X509Cert> certs;
   std::vector<SignedInfo> signed_infos;
-  Bytes data_type;                 ///< OID contents of eContentType
-  std::optional<Bytes> data;       ///< embedded eContent, or supplied detached data
+  Bytes data_type;            ///< OID contents of eContentType
+  std::optional<Bytes> data;  ///< embedded eContent, or supplied detached data
   /// Identifier and length octets of the embedded content element (pkcs7_note_data's
   /// hdrlen: what pkcs7_get_content_data reports, and mscode_parse steps back over).
   Bytes data_header;
@@ -103,7 +103,8 @@ struct Pkcs7Message {
 /// type, versions, no/inconsistent signers), EBADMSG (decoder, version mismatch,
 /// attribute rules, certificate tags), ENOPKG (digest/signature/key OIDs), EKEYREJECTED
 /// (repeated or Authenticode-only attributes).
-Result<Pkcs7Message> pkcs7_parse_message(ByteView der, const KernelProfile& profile, const Blacklist* blacklist = nullptr);
+Result<Pkcs7Message> pkcs7_parse_message(ByteView der, const KernelProfile& profile,
+                                         const Blacklist* blacklist = nullptr);
 
 /// pkcs7_supply_detached_data(): EINVAL "Data already supplied" if the message has data.
 Status pkcs7_supply_detached_data(Pkcs7Message& msg, ByteView data);

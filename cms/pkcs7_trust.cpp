@@ -67,9 +67,10 @@ Status pkcs7_validate_trust(Pkcs7Message& msg, const std::vector<crypto::Certifi
       sinfo_sig = &si;
     }
     if (sinfo_sig && !si.m && !si.m_is_data)
-      return make_error(KErr::einval, "Sig " + std::to_string(si.index) + ": pkcs7_verify() must run before trust validation");
-    Status st = sinfo_sig ? public_key_verify_signature(key->public_key(), *sinfo_sig, signed_bytes(msg, si), msg.backend,
-                                                        &msg, &profile)
+      return make_error(KErr::einval,
+                        "Sig " + std::to_string(si.index) + ": pkcs7_verify() must run before trust validation");
+    Status st = sinfo_sig ? public_key_verify_signature(key->public_key(), *sinfo_sig, signed_bytes(msg, si),
+                                                        msg.backend, &msg, &profile)
                           : verify_cert_signature(child->cert, key->public_key(), msg.backend, &profile);
     if (!st) {
       if (st.error().code == KErr::enomem) return st;

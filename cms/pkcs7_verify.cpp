@@ -1,4 +1,5 @@
-// mirrors crypto/asymmetric_keys/pkcs7_verify.c pkcs7_digest, pkcs7_get_digest, pkcs7_find_key, pkcs7_verify_sig_chain, pkcs7_verify_one, pkcs7_verify, Linux 7.2.13
+// mirrors crypto/asymmetric_keys/pkcs7_verify.c pkcs7_digest, pkcs7_get_digest, pkcs7_find_key, pkcs7_verify_sig_chain,
+// pkcs7_verify_one, pkcs7_verify, Linux 7.2.13
 #include "cms/pkcs7_verify.hpp"
 
 #include <algorithm>
@@ -12,9 +13,9 @@ namespace modsign::kernel {
 namespace {
 
 int hash_algo_index(const std::string& name) {
-  static const char* const names[] = {"md4",    "md5",    "sha1",   "rmd160", "sha256",      "sha384",
-                                      "sha512", "sha224", "rmd128", "rmd256", "rmd320",      "wp256",
-                                      "wp384",  "wp512",  "tgr128", "tgr160", "tgr192",      "sm3",
+  static const char* const names[] = {"md4",         "md5",         "sha1",     "rmd160",   "sha256",  "sha384",
+                                      "sha512",      "sha224",      "rmd128",   "rmd256",   "rmd320",  "wp256",
+                                      "wp384",       "wp512",       "tgr128",   "tgr160",   "tgr192",  "sm3",
                                       "streebog256", "streebog512", "sha3-256", "sha3-384", "sha3-512"};
   for (int i = 0; i < static_cast<int>(std::size(names)); ++i)
     if (name == names[i]) return i;
@@ -40,8 +41,8 @@ Status pkcs7_digest(Pkcs7Message& msg, std::size_t index, const KernelProfile& p
   // computes them with Botan.
   const auto h = hash_of(si.hash_algo);
   if (!h && (si.hash_algo == "none" || !profile.has_hash(si.hash_algo)))
-    return make_error(KErr::enopkg, "hash " + si.hash_algo + " not available" +
-                                        (si.hash_algo == "none" ? "" : " in this kernel"));
+    return make_error(KErr::enopkg,
+                      "hash " + si.hash_algo + " not available" + (si.hash_algo == "none" ? "" : " in this kernel"));
   auto hash = [&](ByteView bytes) -> std::optional<Bytes> {
     if (h) return crypto::digest(*h, bytes);
     return crypto::botan::kernel_only_digest(si.hash_algo, bytes);
@@ -52,13 +53,17 @@ Status pkcs7_digest(Pkcs7Message& msg, std::size_t index, const KernelProfile& p
     // The streaming paths hand over precomputed digests of the content, not the content:
     // SM3 and Streebog are not among them (hostile review: an empty content was hashed).
     if (!h && !msg.data)
-      return make_error(KErr::enopkg, "the kernel computes " + si.hash_algo + " of the content, which modsign reads as a stream "
-                                      "and hashes with its own set of digests only: not predicted",
+      return make_error(KErr::enopkg,
+                        "the kernel computes " + si.hash_algo +
+                            " of the content, which modsign reads as a stream "
+                            "and hashes with its own set of digests only: not predicted",
                         Error::Reason::unpredictable);
     auto d = hash(data);
     if (!d)
-      return make_error(KErr::enopkg, "the kernel computes " + si.hash_algo + " and modsign cannot (its Botan lacks it): not predicted",
-                        Error::Reason::unpredictable);
+      return make_error(
+          KErr::enopkg,
+          "the kernel computes " + si.hash_algo + " and modsign cannot (its Botan lacks it): not predicted",
+          Error::Reason::unpredictable);
     msg.data_digests.emplace_back(si.hash_algo, std::move(*d));
     cached = msg.data_digests.end() - 1;
   }
@@ -72,13 +77,12 @@ Status pkcs7_digest(Pkcs7Message& msg, std::size_t index, const KernelProfile& p
     if (si.msgdigest->size() != d.size())
       return make_error(KErr::ebadmsg, "Sig " + std::to_string(si.index) + ": Invalid digest size (" +
                                            std::to_string(si.msgdigest->size()) + ")");
-    if (*si.msgdigest != d) return make_error(KErr::ekeyrejected, "Sig " + std::to_string(si.index) + ": Message digest doesn't match");
+    if (*si.msgdigest != d)
+      return make_error(KErr::ekeyrejected, "Sig " + std::to_string(si.index) + ": Message digest doesn't match");
     Bytes set{asn1::kSet};
     set.insert(set.end(), si.authattrs->begin(), si.authattrs->end());
-    if (profile.generation == Generation::v7_0 && si.algo_takes_data)
-      d = std::move(set);
-    else
-      d = *hash(set);
+    if (profile.generation == Generation::v7_0 && si.algo_takes_data) d = std::move(set);
+    else d = *hash(set);
   }
   si.m = std::move(d);
   si.m_free = true;
@@ -142,12 +146,13 @@ Status pkcs7_verify_sig_chain(Pkcs7Message& msg, SignedInfo& si, const KernelPro
       for (std::size_t i = 0; i < msg.certs.size() && !issuer; ++i)
         if (msg.certs[i].id == *x.akid_id) issuer = i;
       if (issuer && x.akid_skid && (!msg.certs[*issuer].skid || *msg.certs[*issuer].skid != *x.akid_skid))
-        return make_error(KErr::ekeyrejected, "Sig " + std::to_string(si.index) + ": X.509 chain contains auth-skid nonmatch");
+        return make_error(KErr::ekeyrejected,
+                          "Sig " + std::to_string(si.index) + ": X.509 chain contains auth-skid nonmatch");
     } else if (x.akid_skid) {
       for (std::size_t i = 0; i < msg.certs.size() && !issuer; ++i)
         if (msg.certs[i].skid && *msg.certs[i].skid == *x.akid_skid) issuer = i;
     }
-    if (!issuer) return ok_status();  // the root of this chain is not in the message
+    if (!issuer) return ok_status();                  // the root of this chain is not in the message
     if (msg.certs[*issuer].seen) return ok_status();  // loop
     auto st = verify_cert_signature(x.cert, msg.certs[*issuer].cert.public_key(), msg.backend, &profile);
     if (!st) return st;
@@ -197,8 +202,7 @@ Status pkcs7_verify(Pkcs7Message& msg, Usage usage, const KernelProfile& profile
     case Usage::bpf:
       if (!data) return make_error(KErr::ekeyrejected, "Invalid unspecified sig (not pkcs7-data)");
       break;
-    case Usage::key_signature:
-      return make_error(KErr::einval, "Invalid usage for pkcs7_verify");
+    case Usage::key_signature: return make_error(KErr::einval, "Invalid usage for pkcs7_verify");
   }
   KErr actual = KErr::enopkg;
   std::string reason = "all signers use unsupported crypto";

@@ -1,4 +1,5 @@
-// mirrors crypto/asymmetric_keys/pkcs7_verify.c pkcs7_digest, pkcs7_get_digest, pkcs7_find_key, pkcs7_verify_sig_chain, pkcs7_verify_one, pkcs7_verify, Linux 7.2.13
+// mirrors crypto/asymmetric_keys/pkcs7_verify.c pkcs7_digest, pkcs7_get_digest, pkcs7_find_key, pkcs7_verify_sig_chain,
+// pkcs7_verify_one, pkcs7_verify, Linux 7.2.13
 #pragma once
 
 #include <cstddef>
@@ -15,7 +16,7 @@ namespace modsign::kernel {
 /// pkcs7_get_digest() result: the bytes IMA would measure and the hash_info.h index.
 struct KernelDigest {
   Bytes buf;
-  std::string hash_algo;  ///< kernel name of sig->hash_algo
+  std::string hash_algo;               ///< kernel name of sig->hash_algo
   std::optional<int> hash_algo_index;  ///< enum hash_algo; nullopt = left unchanged
 };
 

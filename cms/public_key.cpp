@@ -1,4 +1,6 @@
-// mirrors crypto/asymmetric_keys/public_key.c public_key_verify_signature (with crypto/rsassa-pkcs1.c rsassa_pkcs1_verify, the set_pub_key of crypto/rsa.c and crypto/mldsa.c; ECDSA in cms/ecdsa and cms/ecdsa_x962), Linux 7.2.13
+// mirrors crypto/asymmetric_keys/public_key.c public_key_verify_signature (with crypto/rsassa-pkcs1.c
+// rsassa_pkcs1_verify, the set_pub_key of crypto/rsa.c and crypto/mldsa.c; ECDSA in cms/ecdsa and cms/ecdsa_x962),
+// Linux 7.2.13
 #include "cms/public_key.hpp"
 
 #include <algorithm>
@@ -26,7 +28,9 @@ namespace {
 /// block checked field by field with the kernel's errno for each.
 Status rsassa_pkcs1_verify(const crypto::PublicKey& key, crypto::HashAlgo h, ByteView digest, ByteView sig) {
   const std::size_t k = static_cast<std::size_t>((key.bits() + 7) / 8);
-  if (sig.size() != k) return make_error(KErr::einval, "RSA signature is " + std::to_string(sig.size()) + " bytes, the key needs " + std::to_string(k));
+  if (sig.size() != k)
+    return make_error(KErr::einval,
+                      "RSA signature is " + std::to_string(sig.size()) + " bytes, the key needs " + std::to_string(k));
   // s <= 1 is refused before the public operation.
   if (std::all_of(sig.begin(), sig.end() - 1, [](std::uint8_t c) { return c == 0; }) && sig.back() <= 1)
     return make_error(KErr::einval, "RSA signature representative out of range");
@@ -54,7 +58,8 @@ Status rsassa_pkcs1_verify(const crypto::PublicKey& key, crypto::HashAlgo h, Byt
     prefix.insert(prefix.end(), inner.begin(), inner.end());
     prefix.insert(prefix.end(), octet_hdr.begin(), octet_hdr.end());
   }
-  if (b.size() - i != prefix.size() + hi.size || !std::equal(prefix.begin(), prefix.end(), b.begin() + static_cast<std::ptrdiff_t>(i)))
+  if (b.size() - i != prefix.size() + hi.size ||
+      !std::equal(prefix.begin(), prefix.end(), b.begin() + static_cast<std::ptrdiff_t>(i)))
     return make_error(KErr::ebadmsg, "DigestInfo does not match " + std::string(hi.name));
   if (!std::equal(digest.begin(), digest.end(), b.begin() + static_cast<std::ptrdiff_t>(i + prefix.size())))
     return make_error(KErr::ekeyrejected, "signature does not verify");
@@ -80,7 +85,8 @@ Status crypto_alloc_sig(const std::string& alg_name, const std::string& pkey_alg
   const std::string symbol = pkey_algo.rfind("mldsa", 0) == 0   ? "CONFIG_CRYPTO_MLDSA"
                              : pkey_algo.rfind("ecdsa", 0) == 0 ? "CONFIG_CRYPTO_ECDSA"
                                                                 : "CONFIG_CRYPTO_RSA";
-  return make_error(KErr::enoent, "crypto_alloc_sig(" + alg_name + "): no such algorithm (" + symbol + " is not built in)");
+  return make_error(KErr::enoent,
+                    "crypto_alloc_sig(" + alg_name + "): no such algorithm (" + symbol + " is not built in)");
 }
 
 // The subjectPublicKey bytes x509_extract_key_data keeps (BIT STRING contents after the
@@ -108,9 +114,7 @@ Result<crypto::PublicKey> rsa_set_pub_key(const crypto::PublicKey& key, ByteView
     if (e.content.empty() || e.content.size() > n.content.size())
       return make_error(KErr::einval, "RSA key: exponent empty or longer than the modulus");
     seq.finish("RsaPubKey");
-  } catch (const asn1::DecodeError& ex) {
-    return make_error(KErr::ebadmsg, std::string("RSA key: ") + ex.what());
-  }
+  } catch (const asn1::DecodeError& ex) { return make_error(KErr::ebadmsg, std::string("RSA key: ") + ex.what()); }
   std::size_t i = 0;
   while (i < n.content.size() && n.content[i] == 0) ++i;
   const std::size_t bits = (n.content.size() - i + 7) / 8 * 64;
@@ -158,7 +162,8 @@ Status public_key_verify_signature(const crypto::PublicKey& key, const SignedInf
     // software_key_determine_akcipher: raw encoding and a Streebog hash, else EINVAL; the
     // GOST verification itself is one modsign does not make.
     if (si.encoding != "raw" || (si.hash_algo != "streebog256" && si.hash_algo != "streebog512"))
-      return make_error(KErr::einval, "ecrdsa takes raw signatures over streebog256/512, not " + si.encoding + " " + si.hash_algo);
+      return make_error(KErr::einval,
+                        "ecrdsa takes raw signatures over streebog256/512, not " + si.encoding + " " + si.hash_algo);
     if (auto st = crypto_alloc_sig("ecrdsa", "ecrdsa", profile); !st) return st;
     return make_error(KErr::enopkg, "a GOST R 34.10-2012 signature, which modsign does not verify: not predicted",
                       Error::Reason::unpredictable);

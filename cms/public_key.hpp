@@ -1,4 +1,6 @@
-// mirrors crypto/asymmetric_keys/public_key.c public_key_verify_signature (with crypto/rsassa-pkcs1.c rsassa_pkcs1_verify, the set_pub_key of crypto/rsa.c and crypto/mldsa.c; ECDSA in cms/ecdsa and cms/ecdsa_x962), Linux 7.2.13
+// mirrors crypto/asymmetric_keys/public_key.c public_key_verify_signature (with crypto/rsassa-pkcs1.c
+// rsassa_pkcs1_verify, the set_pub_key of crypto/rsa.c and crypto/mldsa.c; ECDSA in cms/ecdsa and cms/ecdsa_x962),
+// Linux 7.2.13
 #pragma once
 
 #include <optional>
@@ -36,7 +38,7 @@ Result<crypto::PublicKey> crypto_sig_set_pubkey(const crypto::PublicKey& key);
 /// of software_key_determine_akcipher().  Callers map it as the kernel does: EKEYREJECTED
 /// in pkcs7_validate_trust_one(), x509_cert_parse() fails for a self-signed certificate.
 Status public_key_verify_signature(const crypto::PublicKey& key, const SignedInfo& si, ByteView m,
-                                   crypto::Backend backend = crypto::Backend::automatic, const Pkcs7Message* msg = nullptr,
-                                   const KernelProfile* profile = nullptr);
+                                   crypto::Backend backend = crypto::Backend::automatic,
+                                   const Pkcs7Message* msg = nullptr, const KernelProfile* profile = nullptr);
 
 }  // namespace modsign::kernel

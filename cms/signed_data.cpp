@@ -33,8 +33,7 @@ Bytes SignerInfo::kernel_key_id() const {
     Reader r(issuer);
     auto name = r.next();
     id.insert(id.end(), name.content.begin(), name.content.end());
-  } catch (const asn1::DecodeError&) {
-  }
+  } catch (const asn1::DecodeError&) {}
   return id;
 }
 
@@ -119,8 +118,8 @@ Result<Bytes> build_detached(const crypto::PrivateKey& key, const crypto::Certif
   if (auto st = check_signer(key, cert, opt); !st) return st.error();
   std::optional<Bytes> attrs_set;
   if (opt.signed_attrs) attrs_set = signed_attrs_set(crypto::digest(opt.digest, content));
-  auto sig = crypto::sign_message(key, opt.digest, attrs_set ? ByteView(*attrs_set) : content, opt.backend,
-                                  opt.deterministic);
+  auto sig =
+      crypto::sign_message(key, opt.digest, attrs_set ? ByteView(*attrs_set) : content, opt.backend, opt.deterministic);
   if (!sig) return sig.error();
   return assemble(key.algo(), cert, opt, attrs_set, *sig);
 }
@@ -185,8 +184,7 @@ Result<Bytes> build_detached_prehashed(const crypto::PrivateKey& key, const cryp
   if (auto st = check_signer(key, cert, opt); !st) return st.error();
   auto in = signing_input(key.public_key(), cd, opt);
   if (!in) return in.error();
-  Result<Bytes> sig = in->kind == SigningInput::Kind::mu
-                          ? crypto::ml_dsa_sign_mu(key, in->to_sign, opt.deterministic)
+  Result<Bytes> sig = in->kind == SigningInput::Kind::mu ? crypto::ml_dsa_sign_mu(key, in->to_sign, opt.deterministic)
                       : in->kind == SigningInput::Kind::signed_attrs
                           ? crypto::sign_message(key, opt.digest, in->to_sign, opt.backend, opt.deterministic)
                           : crypto::sign_digest(key, opt.digest, in->to_sign, opt.deterministic);
@@ -268,7 +266,7 @@ Result<SignedData> parse(ByteView der, asn1::Rules rules) {
     if (v != 1 && v != 3) return make_error(KErr::einval, "Unsupported SignedData version " + std::to_string(v));
     sd.version = static_cast<int>(v);
     Reader algs = s.peek(asn1::kSequence) ? s.enter(asn1::kSequence, "digestAlgorithms")
-                                         : s.enter(asn1::kSet, "digestAlgorithms");
+                                          : s.enter(asn1::kSet, "digestAlgorithms");
     while (!algs.empty()) {
       Reader a = algs.enter(asn1::kSequence, "digestAlgorithm");
       sd.digest_algorithm_oids.push_back(copy(a.expect(asn1::kOid, "digestAlgorithm OID").content));
@@ -285,8 +283,7 @@ Result<SignedData> parse(ByteView der, asn1::Rules rules) {
       while (!certs.empty()) sd.certificates.push_back(copy(certs.expect(asn1::kSequence, "certificate").tlv));
     }
     if (s.maybe(asn1::context_cons(1), e)) sd.has_crls = true;
-    Reader sis = s.peek(asn1::kSequence) ? s.enter(asn1::kSequence, "signerInfos")
-                                        : s.enter(asn1::kSet, "signerInfos");
+    Reader sis = s.peek(asn1::kSequence) ? s.enter(asn1::kSequence, "signerInfos") : s.enter(asn1::kSet, "signerInfos");
     s.finish("SignedData");
     while (!sis.empty()) sd.signers.push_back(parse_signer_info(sis));
     for (const auto& si : sd.signers) {
@@ -297,9 +294,7 @@ Result<SignedData> parse(ByteView der, asn1::Rules rules) {
     }
   } catch (const asn1::DecodeError& ex) {
     return make_error(KErr::ebadmsg, std::string("malformed PKCS#7: ") + ex.what());
-  } catch (const std::invalid_argument& ex) {
-    return make_error(KErr::einval, ex.what());
-  }
+  } catch (const std::invalid_argument& ex) { return make_error(KErr::einval, ex.what()); }
   return sd;
 }
 
@@ -326,8 +321,8 @@ Result<Verified> verify(const SignedData& sd, std::optional<ByteView> detached,
     }
   }
   if (!signer) {
-    std::string who = si.version == 3 ? "subjectKeyIdentifier " + to_colon_hex(si.skid)
-                                      : "serial " + to_colon_hex(si.serial);
+    std::string who =
+        si.version == 3 ? "subjectKeyIdentifier " + to_colon_hex(si.skid) : "serial " + to_colon_hex(si.serial);
     return make_error(KErr::enokey, "no certificate matches the signer (" + who + ")");
   }
   if (!si.digest_algorithm)
@@ -335,13 +330,14 @@ Result<Verified> verify(const SignedData& sd, std::optional<ByteView> detached,
   bool ecdsa = false;
   auto sig_key = crypto::key_algo_by_signature_oid(si.signature_algorithm_oid, &ecdsa);
   if (!sig_key)
-    return make_error(KErr::enopkg, "Unsupported signature algorithm " + asn1::oid_to_string(si.signature_algorithm_oid));
+    return make_error(KErr::enopkg,
+                      "Unsupported signature algorithm " + asn1::oid_to_string(si.signature_algorithm_oid));
   const KeyAlgo key_algo = signer->public_key().algo();
   const bool key_is_ecdsa = crypto::is_ecdsa(key_algo);
   if (ecdsa ? !key_is_ecdsa : *sig_key != key_algo)
     return make_error(KErr::ekeyrejected, "signature algorithm " + asn1::oid_to_string(si.signature_algorithm_oid) +
-                                              " does not match the " +
-                                              std::string(crypto::key_algo_name(key_algo)) + " key");
+                                              " does not match the " + std::string(crypto::key_algo_name(key_algo)) +
+                                              " key");
   const HashAlgo h = *si.digest_algorithm;
 
   Bytes attrs;

@@ -30,12 +30,12 @@ struct SignerInfo {
   std::optional<crypto::HashAlgo> digest_algorithm;  ///< nullopt if not a known digest
   /// signedAttrs exactly as received, starting with the [0] IMPLICIT tag 0xA0.
   std::optional<Bytes> signed_attrs;
-  std::optional<Bytes> content_type_attr;   ///< contentType attribute value (OID contents)
-  std::optional<Bytes> message_digest_attr; ///< messageDigest attribute value (OCTET STRING contents)
+  std::optional<Bytes> content_type_attr;    ///< contentType attribute value (OID contents)
+  std::optional<Bytes> message_digest_attr;  ///< messageDigest attribute value (OCTET STRING contents)
   bool has_signing_time = false;
   bool has_smime_capabilities = false;
   Bytes signature_algorithm_oid;
-  bool signature_algorithm_params_null = false;  ///< parameters present and NULL
+  bool signature_algorithm_params_null = false;       ///< parameters present and NULL
   std::optional<crypto::KeyAlgo> signature_key_algo;  ///< from signature_algorithm_oid
   Bytes signature;
 
@@ -51,9 +51,9 @@ struct SignerInfo {
 struct SignedData {
   int version = 1;
   std::vector<Bytes> digest_algorithm_oids;
-  Bytes econtent_type;                ///< eContentType OID contents (id-data for modules)
-  std::optional<Bytes> econtent;      ///< attached content (OCTET STRING contents); nullopt if detached
-  std::vector<Bytes> certificates;    ///< each certificate's DER
+  Bytes econtent_type;              ///< eContentType OID contents (id-data for modules)
+  std::optional<Bytes> econtent;    ///< attached content (OCTET STRING contents); nullopt if detached
+  std::vector<Bytes> certificates;  ///< each certificate's DER
   bool has_crls = false;
   std::vector<SignerInfo> signers;
 };
@@ -69,7 +69,7 @@ Result<SignedData> parse(ByteView der, asn1::Rules rules = asn1::Rules::der);
 /// What to build.
 struct BuildOptions {
   crypto::HashAlgo digest = crypto::HashAlgo::sha512;  ///< SignerInfo digestAlgorithm
-  bool signed_attrs = false;  ///< add signedAttrs {contentType id-data, messageDigest}
+  bool signed_attrs = false;                           ///< add signedAttrs {contentType id-data, messageDigest}
   SignerIdType sid = SignerIdType::issuer_and_serial;
   crypto::Backend backend = crypto::Backend::automatic;
   /// ML-DSA deterministic (rnd = 0^32, FIPS 204 Alg. 2) and ECDSA RFC 6979 nonces; RSA
@@ -87,8 +87,8 @@ struct BuildOptions {
 /// with them, the DER SET OF attributes is signed (RFC 9882 §3.3, RFC 5652 §5.4).
 /// Errors: ENOKEY when SKID is requested and the certificate has none; EKEYREJECTED when
 /// the key does not match the certificate; EINVAL if signing fails.
-Result<Bytes> build_detached(const crypto::PrivateKey& key, const crypto::Certificate& cert,
-                             ByteView content, const BuildOptions& opt);
+Result<Bytes> build_detached(const crypto::PrivateKey& key, const crypto::Certificate& cert, ByteView content,
+                             const BuildOptions& opt);
 
 /// Digests of content that is not held in memory: H(content) with BuildOptions::digest
 /// (needed with signedAttrs, and for RSA/ECDSA without them), and for ML-DSA without
@@ -117,7 +117,7 @@ struct SigningInput {
   Kind kind = Kind::mu;
   Bytes to_sign;
   std::optional<Bytes> attrs_set;  ///< the DER signedAttrs SET OF (RFC 5652 §5.4) when signed
-  Bytes mu;           ///< ML-DSA: μ of what is signed (to_sign itself for Kind::mu); else empty
+  Bytes mu;                        ///< ML-DSA: μ of what is signed (to_sign itself for Kind::mu); else empty
   Bytes digest_info;  ///< RSA: DER DigestInfo {digestAlgorithm + NULL, to_sign} (RFC 8017 §9.2); else empty
 };
 /// The SigningInput for `key` (the certificate's public key) and `cd`: H(content) is
@@ -149,8 +149,8 @@ struct Verified {
 /// attributes; without them, ML-DSA signs the content and RSA/ECDSA H(content).
 /// Errors: ENOKEY no candidate matches the signer; EBADMSG no SignerInfo, no content or
 /// both detached and attached content (kernel: "non-detached data"), malformed signature,
-/// missing contentType/messageDigest attribute, messageDigest of the wrong size; ENOPKG unknown digest or signature algorithm;
-/// EKEYREJECTED signature algorithm differs from the key's, or the signature is invalid.
+/// missing contentType/messageDigest attribute, messageDigest of the wrong size; ENOPKG unknown digest or signature
+/// algorithm; EKEYREJECTED signature algorithm differs from the key's, or the signature is invalid.
 Result<Verified> verify(const SignedData& sd, std::optional<ByteView> detached_content,
                         const std::vector<crypto::Certificate>& candidates,
                         crypto::Backend backend = crypto::Backend::automatic);

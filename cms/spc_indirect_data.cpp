@@ -88,9 +88,16 @@ std::string name_text(ByteView name_tlv) {
     const char* name;
   };
   static constexpr Short kShort[] = {
-      {"2.5.4.6", "C"},   {"2.5.4.8", "ST"},  {"2.5.4.7", "L"},           {"2.5.4.10", "O"},
-      {"2.5.4.11", "OU"}, {"2.5.4.3", "CN"},  {"1.2.840.113549.1.9.1", "emailAddress"},
-      {"2.5.4.5", "serialNumber"}, {"0.9.2342.19200300.100.1.25", "DC"}, {"0.9.2342.19200300.100.1.1", "UID"},
+      {"2.5.4.6", "C"},
+      {"2.5.4.8", "ST"},
+      {"2.5.4.7", "L"},
+      {"2.5.4.10", "O"},
+      {"2.5.4.11", "OU"},
+      {"2.5.4.3", "CN"},
+      {"1.2.840.113549.1.9.1", "emailAddress"},
+      {"2.5.4.5", "serialNumber"},
+      {"0.9.2342.19200300.100.1.25", "DC"},
+      {"0.9.2342.19200300.100.1.1", "UID"},
   };
   std::string out;
   try {
@@ -111,9 +118,7 @@ std::string name_text(ByteView name_tlv) {
         first = false;
       }
     }
-  } catch (const asn1::DecodeError&) {
-    return "(malformed Name)";
-  }
+  } catch (const asn1::DecodeError&) { return "(malformed Name)"; }
   return out;
 }
 

@@ -23,10 +23,10 @@ struct AuthenticodeSignedData {
   /// The SignedData as cms::parse() reads it; `econtent` holds the SpcIndirectDataContent
   /// TLV (the SEQUENCE, tag 0x30 first).
   SignedData signed_data;
-  Bytes data_type;                     ///< SpcAttributeTypeAndOptionalValue type (OID contents)
-  Bytes digest_algorithm_oid;          ///< messageDigest DigestInfo digestAlgorithm (OID contents)
+  Bytes data_type;                                   ///< SpcAttributeTypeAndOptionalValue type (OID contents)
+  Bytes digest_algorithm_oid;                        ///< messageDigest DigestInfo digestAlgorithm (OID contents)
   std::optional<crypto::HashAlgo> digest_algorithm;  ///< nullopt: not a digest modsign knows
-  Bytes digest;                        ///< messageDigest DigestInfo digest (OCTET STRING contents)
+  Bytes digest;                                      ///< messageDigest DigestInfo digest (OCTET STRING contents)
 };
 
 /// Parse the bCertificate of a WIN_CERT_TYPE_PKCS_SIGNED_DATA entry: one DER ContentInfo

@@ -1,4 +1,5 @@
-// mirrors certs/system_keyring.c verify_pkcs7_signature, verify_pkcs7_message_sig (verify_with), load_system_certificate_list (load_keyring_path), Linux 7.2.13
+// mirrors certs/system_keyring.c verify_pkcs7_signature, verify_pkcs7_message_sig (verify_with),
+// load_system_certificate_list (load_keyring_path), Linux 7.2.13
 #include "cms/system_keyring.hpp"
 
 #include <algorithm>
@@ -96,7 +97,8 @@ Status Keyring::add_path(const std::string& path, bool strict, std::vector<std::
   return add_certificates(path, read_file(path, kMaxSmallFileSize), strict, skipped);
 }
 
-Status Keyring::add_certificates(const std::string& file, ByteView bytes, bool strict, std::vector<std::string>* skipped) {
+Status Keyring::add_certificates(const std::string& file, ByteView bytes, bool strict,
+                                 std::vector<std::string>* skipped) {
   std::vector<Error> unsupported;
   auto certs = crypto::Certificate::from_bytes(bytes, &unsupported);
   if (!certs && certs.error().code == KErr::enopkg) return skip_unsupported(file, certs.error(), strict, skipped);
@@ -112,7 +114,8 @@ Status load_keyring_path(Keyring& out, const std::string& path, const KernelProf
   const std::size_t first = out.certificates.size();
   if (auto st = out.add_path(path, strict, &notes); !st) return st;
   for (std::size_t i = first; i < out.certificates.size(); ++i)
-    if (auto n = x509_unloadable_note(out.certificates[i], profile, path + " certificate " + std::to_string(i - first + 1)))
+    if (auto n =
+            x509_unloadable_note(out.certificates[i], profile, path + " certificate " + std::to_string(i - first + 1)))
       notes.push_back(std::move(*n));
   return ok_status();
 }
@@ -150,7 +153,8 @@ VerifyReport verify_with(ByteView pkcs7, const Keyring& keyring, Usage usage, co
     return out;
   };
   const auto loadable = [&](const std::vector<crypto::Certificate>& certs) {
-    return std::all_of(certs.begin(), certs.end(), [&](const crypto::Certificate& c) { return x509_supported(c, profile).ok(); });
+    return std::all_of(certs.begin(), certs.end(),
+                       [&](const crypto::Certificate& c) { return x509_supported(c, profile).ok(); });
   };
   const bool filter = !keyring.blacklist.descriptions.empty() || !loadable(keyring.certificates) ||
                       !loadable(keyring.blacklist.revoked);

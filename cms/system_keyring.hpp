@@ -1,4 +1,5 @@
-// mirrors certs/system_keyring.c verify_pkcs7_signature, verify_pkcs7_message_sig (verify_with), load_system_certificate_list (load_keyring_path), Linux 7.2.13
+// mirrors certs/system_keyring.c verify_pkcs7_signature, verify_pkcs7_message_sig (verify_with),
+// load_system_certificate_list (load_keyring_path), Linux 7.2.13
 #pragma once
 
 #include <functional>
@@ -42,12 +43,11 @@ struct VerifyReport {
   std::string reason;
   std::vector<SignerSummary> signers;
   std::vector<std::string> log;
-  std::vector<std::string> trusted_by;  ///< CN of the trusted certificate(s) used
+  std::vector<std::string> trusted_by;            ///< CN of the trusted certificate(s) used
   std::vector<modsign::TrustedKey> trusted_keys;  ///< the same: CN, SKID and serial
 };
 VerifyReport verify_pkcs7_signature(ByteView data, ByteView pkcs7, const Keyring& keyring, Usage usage,
                                     const KernelProfile& profile, crypto::Backend backend = crypto::Backend::automatic);
-
 
 /// verify_pkcs7_message_sig() on a message pkcs7_parse_message() parses from `pkcs7`: the
 /// data step is `supply` (its failure: EBADMSG "PKCS#7 signature with non-detached data"),

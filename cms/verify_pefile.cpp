@@ -1,4 +1,5 @@
-// mirrors crypto/asymmetric_keys/verify_pefile.c pefile_parse_binary, pefile_strip_sig_wrapper, pefile_compare_shdrs, pefile_digest_pe_contents, pefile_digest_pe, verify_pefile_signature, Linux 7.2.13
+// mirrors crypto/asymmetric_keys/verify_pefile.c pefile_parse_binary, pefile_strip_sig_wrapper, pefile_compare_shdrs,
+// pefile_digest_pe_contents, pefile_digest_pe, verify_pefile_signature, Linux 7.2.13
 #include "cms/verify_pefile.hpp"
 
 #include <cstring>
@@ -105,7 +106,8 @@ Status pefile_strip_sig_wrapper(ByteView pe, PefileContext& ctx) {
   const std::uint32_t length = le32(pe, ctx.sig_offset);
   const std::uint16_t revision = le16(pe, ctx.sig_offset + 4), cert_type = le16(pe, ctx.sig_offset + 6);
   if (length > ctx.sig_len)
-    return libbad("Signature wrapper bigger than sig len (" + std::to_string(length) + " > " + std::to_string(ctx.sig_len) + ")");
+    return libbad("Signature wrapper bigger than sig len (" + std::to_string(length) + " > " +
+                  std::to_string(ctx.sig_len) + ")");
   if (revision != 0x0200) return Error{KErr::enotsupp, "PEFILE: Signature is not revision 2.0"};
   if (cert_type != 0x0002) return Error{KErr::enotsupp, "PEFILE: Signature certificate type is not PKCS"};
   ctx.sig_len = length - kWinCertificate;
@@ -114,16 +116,11 @@ Status pefile_strip_sig_wrapper(ByteView pe, PefileContext& ctx) {
   const ByteView p = pe.subspan(ctx.sig_offset);
   if (p[0] != 0x30) return libbad("Signature data not PKCS#7");
   std::uint32_t len = 0;
-  if (p[1] < 0x80)
-    len = p[1] + 2u;
-  else if (p[1] == 0x80)
-    return ok_status();  // indefinite length: the whole wrapper
-  else if (p[1] == 0x81)
-    len = p[2] + 3u;
-  else if (p[1] == 0x82)
-    len = ((static_cast<std::uint32_t>(p[2]) << 8) | p[3]) + 4u;
-  else
-    return Error{KErr::emsgsize, "PEFILE: PKCS#7 length of " + std::to_string(p[1] - 0x80) + " octets"};
+  if (p[1] < 0x80) len = p[1] + 2u;
+  else if (p[1] == 0x80) return ok_status();  // indefinite length: the whole wrapper
+  else if (p[1] == 0x81) len = p[2] + 3u;
+  else if (p[1] == 0x82) len = ((static_cast<std::uint32_t>(p[2]) << 8) | p[3]) + 4u;
+  else return Error{KErr::emsgsize, "PEFILE: PKCS#7 length of " + std::to_string(p[1] - 0x80) + " octets"};
   if (len > ctx.sig_len) return libbad("Signature data not PKCS#7");
   ctx.sig_len = len;  // there may be padding
   return ok_status();
@@ -134,10 +131,11 @@ Status pefile_digest_pe(ByteView pe, const PefileContext& ctx, Bytes* computed) 
   if (!h) return Error{KErr::enopkg, "PEFILE: no " + ctx.digest_algo + " digest"};
   const std::size_t digest_size = crypto::hash_info(*h).size;
   if (digest_size != ctx.digest.size())
-    return Error{KErr::ebadmsg, "PEFILE: Digest size mismatch (" + std::to_string(digest_size) + " != " +
-                                    std::to_string(ctx.digest.size()) + ")"};
+    return Error{KErr::ebadmsg, "PEFILE: Digest size mismatch (" + std::to_string(digest_size) +
+                                    " != " + std::to_string(ctx.digest.size()) + ")"};
   // The header runs: the kernel hashes them unchecked; modsign refuses what would leave the image.
-  const std::uint64_t tmp1 = std::uint64_t{ctx.image_checksum_offset} + 4, tmp2 = std::uint64_t{ctx.cert_dirent_offset} + kDataDirent;
+  const std::uint64_t tmp1 = std::uint64_t{ctx.image_checksum_offset} + 4,
+                      tmp2 = std::uint64_t{ctx.cert_dirent_offset} + kDataDirent;
   if (ctx.cert_dirent_offset < tmp1 || ctx.header_size < tmp2) return libbad("header runs out of order");
   std::vector<std::pair<std::uint64_t, std::uint64_t>> runs = {
       {0, ctx.image_checksum_offset}, {tmp1, ctx.cert_dirent_offset - tmp1}, {tmp2, ctx.header_size - tmp2}};
@@ -194,7 +192,7 @@ PefileReport verify_pefile_signature(ByteView pe, const Keyring& keyring, const 
   rep.pkcs7 = verify_with(
       pe.subspan(ctx.sig_offset, ctx.sig_len), keyring, Usage::kexec_pe, profile, backend,
       [](Pkcs7Message&) { return ok_status(); },  // data == NULL: the content is embedded
-      [&](Pkcs7Message& m) -> Status {             // pkcs7_get_content_data, then mscode_parse
+      [&](Pkcs7Message& m) -> Status {            // pkcs7_get_content_data, then mscode_parse
         if (!m.data) return Error{KErr::enodata, "PKCS#7 message does not contain data"};
         Bytes tlv = m.data_header;
         tlv.insert(tlv.end(), m.data->begin(), m.data->end());

@@ -1,9 +1,9 @@
-// mirrors crypto/asymmetric_keys/verify_pefile.c pefile_parse_binary, pefile_strip_sig_wrapper, pefile_compare_shdrs, pefile_digest_pe_contents, pefile_digest_pe, verify_pefile_signature, Linux 7.2.13
-// The kernel's own reading of a signed PE image (the EFI stub of a bzImage) for
-// kexec_file_load.  It is not the PE reader of pe/: the kernel checks fewer fields, takes
-// the Section Table right after the data directories (SizeOfOptionalHeader is ignored),
-// orders sections by PointerToRawData with its own tie-breaks, and hashes the trailing
-// data as FILE_SIZE - (SUM_OF_BYTES_HASHED + Certificate Table size), in 32-bit arithmetic.
+// mirrors crypto/asymmetric_keys/verify_pefile.c pefile_parse_binary, pefile_strip_sig_wrapper, pefile_compare_shdrs,
+// pefile_digest_pe_contents, pefile_digest_pe, verify_pefile_signature, Linux 7.2.13 The kernel's own reading of a
+// signed PE image (the EFI stub of a bzImage) for kexec_file_load.  It is not the PE reader of pe/: the kernel checks
+// fewer fields, takes the Section Table right after the data directories (SizeOfOptionalHeader is ignored), orders
+// sections by PointerToRawData with its own tie-breaks, and hashes the trailing data as FILE_SIZE -
+// (SUM_OF_BYTES_HASHED + Certificate Table size), in 32-bit arithmetic.
 #pragma once
 
 #include <cstdint>
@@ -59,9 +59,9 @@ Status pefile_digest_pe(ByteView pe, const PefileContext& ctx, Bytes* computed =
 
 /// What verify_pefile_signature() found, beyond the verdict.
 struct PefileReport {
-  VerifyReport pkcs7;   ///< verify_pkcs7_signature()'s report; pkcs7.err is the verdict
+  VerifyReport pkcs7;  ///< verify_pkcs7_signature()'s report; pkcs7.err is the verdict
   PefileContext ctx;
-  Bytes computed;       ///< the kernel's image digest (empty when not reached)
+  Bytes computed;  ///< the kernel's image digest (empty when not reached)
 };
 
 /// verify_pefile_signature(): parse, strip the wrapper, verify_pkcs7_signature() of the

@@ -1,4 +1,6 @@
-// mirrors crypto/asymmetric_keys/x509_cert_parser.c x509_cert_parse, x509_note_sig_algo, x509_extract_key_data (algorithm acceptance), x509_note_signature, x509_process_extension and the x509.asn1 / x509_akid.asn1 grammar, Linux 7.2.13
+// mirrors crypto/asymmetric_keys/x509_cert_parser.c x509_cert_parse, x509_note_sig_algo, x509_extract_key_data
+// (algorithm acceptance), x509_note_signature, x509_process_extension and the x509.asn1 / x509_akid.asn1 grammar,
+// Linux 7.2.13
 #include "cms/x509_cert_parser.hpp"
 
 #include <algorithm>
@@ -40,7 +42,8 @@ Status x509_note_sig_algo(ByteView o, const KernelProfile& profile) {
   auto ka = crypto::key_algo_by_signature_oid(o, &ecdsa);
   const bool mldsa_sig = ka && crypto::is_ml_dsa(*ka);
   static constexpr std::uint8_t rsa_sha3_prefix[] = {0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03};
-  const bool rsa_sha3 = o.size() == 9 && std::equal(rsa_sha3_prefix, rsa_sha3_prefix + 8, o.begin()) && o[8] >= 0x0d && o[8] <= 0x10;
+  const bool rsa_sha3 =
+      o.size() == 9 && std::equal(rsa_sha3_prefix, rsa_sha3_prefix + 8, o.begin()) && o[8] >= 0x0d && o[8] <= 0x10;
   const bool rsa_pkcs1 = crypto::signature_hash_of(o).has_value() && !ecdsa;
   // id-ecdsa-with-sha3-* (2.16.840.1.101.3.4.3.10-12), as rsa_sha3 above.
   const bool ecdsa_sha3 = ecdsa && o.size() == 9 && std::equal(rsa_sha3_prefix, rsa_sha3_prefix + 8, o.begin()) &&
@@ -106,7 +109,6 @@ std::optional<std::string> x509_unloadable_note(const crypto::Certificate& cert,
          ": " + st.error().message + ")";
 }
 
-
 // ------------------------------------------------------------------ the x509.asn1 decoder
 
 namespace {
@@ -167,7 +169,8 @@ void process_extension(ByteView id, ByteView v, bool& have_skid, std::optional<B
   const std::size_t n = v.size();
   if (same(id, kOidSkid)) {
     if (have_skid || n < 3) x509_fail(KErr::ebadmsg, "subjectKeyIdentifier repeated or shorter than 3 bytes");
-    if (v[0] != asn1::kOctetString || v[1] != n - 2) x509_fail(KErr::ebadmsg, "subjectKeyIdentifier is not a short OCTET STRING");
+    if (v[0] != asn1::kOctetString || v[1] != n - 2)
+      x509_fail(KErr::ebadmsg, "subjectKeyIdentifier is not a short OCTET STRING");
     have_skid = true;
   } else if (same(id, kOidKeyUsage) && key_flags) {
     if (n < 4 || v[0] != asn1::kBitString || v[2] >= 8) x509_fail(KErr::ebadmsg, "malformed keyUsage");
@@ -277,7 +280,8 @@ void decode_certificate(ByteView der, const KernelProfile& profile) {
       if (params.tag != asn1::kOid || params.header_len() != 2 || params.content.empty())
         x509_fail(KErr::ebadmsg, "EC key parameters are not a curve OID (parse_OID)");
       const ByteView c = params.content;
-      if (!(same(c, kOidP192) || same(c, crypto::oid::prime256v1) || same(c, crypto::oid::secp384r1) || same(c, kOidP521)))
+      if (!(same(c, kOidP192) || same(c, crypto::oid::prime256v1) || same(c, crypto::oid::secp384r1) ||
+            same(c, kOidP521)))
         x509_fail(KErr::enopkg, "unsupported EC curve " + asn1::oid_to_string(c));
       // P-521 came with Linux 6.10 (ecdsa-nist-p521): Debian 12's 6.1 kernel image has no
       // such algorithm name, 6.12's has; the v6.1 profile (legacy_digests) is 6.1-6.6.
@@ -332,12 +336,8 @@ Status x509_decode(ByteView der, const KernelProfile& profile) {
   try {
     try {
       decode_certificate(der, profile);
-    } catch (const asn1::DecodeError& ex) {
-      x509_fail(KErr::ebadmsg, std::string("ASN.1 decoder: ") + ex.what());
-    }
-  } catch (const X509Abort& a) {
-    return make_error(a.code, a.message);
-  }
+    } catch (const asn1::DecodeError& ex) { x509_fail(KErr::ebadmsg, std::string("ASN.1 decoder: ") + ex.what()); }
+  } catch (const X509Abort& a) { return make_error(a.code, a.message); }
   return ok_status();
 }
 

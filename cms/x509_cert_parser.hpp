@@ -1,4 +1,6 @@
-// mirrors crypto/asymmetric_keys/x509_cert_parser.c x509_cert_parse, x509_note_sig_algo, x509_extract_key_data (algorithm acceptance), x509_note_signature, x509_process_extension and the x509.asn1 / x509_akid.asn1 grammar, Linux 7.2.13
+// mirrors crypto/asymmetric_keys/x509_cert_parser.c x509_cert_parse, x509_note_sig_algo, x509_extract_key_data
+// (algorithm acceptance), x509_note_signature, x509_process_extension and the x509.asn1 / x509_akid.asn1 grammar,
+// Linux 7.2.13
 #pragma once
 
 #include <optional>
@@ -13,12 +15,11 @@ namespace modsign::kernel {
 
 /// The kernel's X.509 acceptance (x509_cert_parse / x509_note_sig_algo / x509_extract_key_data
 /// in 7.2): signature algorithms sha{1,224,256,384,512}WithRSAEncryption, RSA with SHA-3,
-/// ecdsa-with-SHA1/SHA-2/SHA-3, id-ml-dsa-* (7.0 only); keys RSA, ECDSA P-192/256/384/521 (P-521 from 6.10, not under v6.1),
-/// ML-DSA (7.0 only).  Errors: ENOPKG otherwise (e.g. RSASSA-PSS-signed certificates);
-/// the error of x509_check_for_self_signed() (which x509_cert_parse() ends with) when the
-/// self-signature's algorithm is one `profile` leaves out (KernelProfile::absent_sig_algos):
-/// ENOENT "self-signature: crypto_alloc_sig(mldsa65): no such algorithm (CONFIG_CRYPTO_MLDSA
-/// is not built in)" — such a certificate never reaches a keyring.
+/// ecdsa-with-SHA1/SHA-2/SHA-3, id-ml-dsa-* (7.0 only); keys RSA, ECDSA P-192/256/384/521 (P-521 from 6.10, not under
+/// v6.1), ML-DSA (7.0 only).  Errors: ENOPKG otherwise (e.g. RSASSA-PSS-signed certificates); the error of
+/// x509_check_for_self_signed() (which x509_cert_parse() ends with) when the self-signature's algorithm is one
+/// `profile` leaves out (KernelProfile::absent_sig_algos): ENOENT "self-signature: crypto_alloc_sig(mldsa65): no such
+/// algorithm (CONFIG_CRYPTO_MLDSA is not built in)" — such a certificate never reaches a keyring.
 Status x509_supported(const crypto::Certificate& cert, const KernelProfile& profile);
 
 /// The certificate as x509_cert_parse() keeps it: id (serial ‖ issuer), SKID and AKID

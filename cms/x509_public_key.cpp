@@ -1,4 +1,5 @@
-// mirrors crypto/asymmetric_keys/x509_public_key.c x509_get_sig_params (the tbs: blacklist hash), x509_check_for_self_signed, and the certificate signature check, Linux 7.2.13
+// mirrors crypto/asymmetric_keys/x509_public_key.c x509_get_sig_params (the tbs: blacklist hash),
+// x509_check_for_self_signed, and the certificate signature check, Linux 7.2.13
 #include "cms/x509_public_key.hpp"
 
 #include "asn1/der.hpp"
@@ -15,8 +16,8 @@ std::optional<Bytes> x509_tbs_blacklist_hash(const crypto::Certificate& c, const
   auto h = c.signature_hash();
   if (!h) return std::nullopt;
   // 6.1-6.6 cannot parse a SHA-3-signed certificate at all (x509_supported): no lookup.
-  if (p.legacy_digests && (*h == crypto::HashAlgo::sha3_256 || *h == crypto::HashAlgo::sha3_384 ||
-                           *h == crypto::HashAlgo::sha3_512))
+  if (p.legacy_digests &&
+      (*h == crypto::HashAlgo::sha3_256 || *h == crypto::HashAlgo::sha3_384 || *h == crypto::HashAlgo::sha3_512))
     return std::nullopt;
   return crypto::digest(*h, c.tbs());
 }
@@ -54,14 +55,15 @@ Status verify_cert_signature(const crypto::Certificate& child, const crypto::Pub
   // x509_note_signature drops the unused-bits octet, which must be 0; a signature of no
   // octets then goes on to the algorithm (kmemdup of 0 bytes is not a failure).  Found by
   // the ECDSA-Sig-Value family (ecdsa-cert-sig-empty on 6.1: ENOENT, no ECDSA there).
-  if (child.signature_has_unused_bits()) return make_error(KErr::ebadmsg, "certificate signature BIT STRING has unused bits");
+  if (child.signature_has_unused_bits())
+    return make_error(KErr::ebadmsg, "certificate signature BIT STRING has unused bits");
   SignedInfo si = cert_sig(child);
-  if (si.hash_algo == "none") return public_key_verify_signature(issuer_key, si, child.tbs(), backend, nullptr, profile);
+  if (si.hash_algo == "none")
+    return public_key_verify_signature(issuer_key, si, child.tbs(), backend, nullptr, profile);
   // x509_get_sig_params: a hash the kernel cannot allocate marks the signature unsupported
   // (ENOPKG here); Streebog, where the kernel has it, is computed with Botan.
   std::optional<Bytes> digest;
-  if (auto h = hash_of(si.hash_algo))
-    digest = crypto::digest(*h, child.tbs());
+  if (auto h = hash_of(si.hash_algo)) digest = crypto::digest(*h, child.tbs());
   else if (!profile || profile->has_hash(si.hash_algo))
     digest = crypto::botan::kernel_only_digest(si.hash_algo, child.tbs());
   if (!digest) return make_error(KErr::enopkg, "unsupported certificate hash " + si.hash_algo);

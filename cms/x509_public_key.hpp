@@ -1,4 +1,5 @@
-// mirrors crypto/asymmetric_keys/x509_public_key.c x509_get_sig_params (the tbs: blacklist hash), x509_check_for_self_signed, and the certificate signature check, Linux 7.2.13
+// mirrors crypto/asymmetric_keys/x509_public_key.c x509_get_sig_params (the tbs: blacklist hash),
+// x509_check_for_self_signed, and the certificate signature check, Linux 7.2.13
 #pragma once
 
 #include <optional>
@@ -36,6 +37,7 @@ Status check_self_signed(X509Cert& x, const KernelProfile& profile);
 /// unused bits, ENOPKG for a hash modsign cannot compute, else public_key_verify_signature's
 /// (ENOENT for an algorithm `profile` leaves out, when given).
 Status verify_cert_signature(const crypto::Certificate& child, const crypto::PublicKey& issuer_key,
-                             crypto::Backend backend = crypto::Backend::automatic, const KernelProfile* profile = nullptr);
+                             crypto::Backend backend = crypto::Backend::automatic,
+                             const KernelProfile* profile = nullptr);
 
 }  // namespace modsign::kernel

@@ -120,7 +120,8 @@ int open_components(int dir, const std::string& rel, int flags) {
     const bool last = slash == std::string::npos;
     int next = -1;
     if (name == "..") errno = EXDEV;
-    else if (name.empty() || name == ".") next = last ? ::openat(cur, ".", flags | O_CLOEXEC) : ::fcntl(cur, F_DUPFD_CLOEXEC, 0);
+    else if (name.empty() || name == ".")
+      next = last ? ::openat(cur, ".", flags | O_CLOEXEC) : ::fcntl(cur, F_DUPFD_CLOEXEC, 0);
     else next = ::openat(cur, name.c_str(), (last ? flags : O_PATH | O_DIRECTORY) | O_NOFOLLOW | O_CLOEXEC);
     const int e = errno;
     ::close(cur);
@@ -138,8 +139,7 @@ int open_components(int dir, const std::string& rel, int flags) {
 int open_beneath(const std::string& root, const std::string& path, int flags) {
   std::string top = root;  // "DIR/" as given: its paths are "DIR/NAME", its own "DIR"
   while (top.size() > 1 && top.back() == '/') top.pop_back();
-  if (path.compare(0, top.size(), top) != 0 ||
-      (top != "/" && path.size() > top.size() && path[top.size()] != '/')) {
+  if (path.compare(0, top.size(), top) != 0 || (top != "/" && path.size() > top.size() && path[top.size()] != '/')) {
     errno = EXDEV;
     return -1;
   }
@@ -161,8 +161,9 @@ InputLock::InputLock(const std::string& path, const std::optional<WalkedFile>& w
   const auto deadline = std::chrono::steady_clock::now() + kLockWait;
   const bool beneath = walked && !walked->root.empty();  // else a file named: identity only
   const auto replaced = [&path] {
-    return IoError(path + ": not the file found there by the walk of -r DIR (a directory on its path replaced "
-                          "meanwhile, by a symbolic link?); not handled");
+    return IoError(path +
+                   ": not the file found there by the walk of -r DIR (a directory on its path replaced "
+                   "meanwhile, by a symbolic link?); not handled");
   };
   const auto changed = [&path, beneath] {
     return IoError(path + (beneath ? ": changed by another process since the walk of -r DIR found it; not handled"
@@ -303,10 +304,8 @@ void AtomicFile::check_target(const struct stat& st) {
     int flags = 0;
     const bool got = ::ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0;
     ::close(fd);
-    if (got && (flags & FS_IMMUTABLE_FL))
-      throw IoError(path_in_ + ": immutable (chattr +i); not replacing it");
-    if (got && (flags & FS_APPEND_FL))
-      throw IoError(path_in_ + ": append-only (chattr +a); not replacing it");
+    if (got && (flags & FS_IMMUTABLE_FL)) throw IoError(path_in_ + ": immutable (chattr +i); not replacing it");
+    if (got && (flags & FS_APPEND_FL)) throw IoError(path_in_ + ": append-only (chattr +a); not replacing it");
   }
   // sign-file opens the module for writing: a file this user may not write is refused
   // (root's CAP_DAC_OVERRIDE counts, as it does for that open).

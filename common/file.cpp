@@ -7,14 +7,14 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <algorithm>
-#include <atomic>
 #include <functional>
 #include <map>
 #include <set>
@@ -132,8 +132,7 @@ Bytes read_bounded_fd(const std::string& path, int fd, std::uint64_t max_size, c
   }
   std::uint8_t more = 0;
   ssize_t extra;
-  while ((extra = ::pread(fd, &more, 1, static_cast<off_t>(off))) < 0 && (errno == EINTR || errno == EAGAIN)) {
-  }
+  while ((extra = ::pread(fd, &more, 1, static_cast<off_t>(off))) < 0 && (errno == EINTR || errno == EAGAIN)) {}
   if (extra > 0)
     throw IoError(path + ": changed while being read (it grew beyond " + std::to_string(out.size()) + " bytes)");
   return out;
@@ -217,7 +216,8 @@ Bytes FileReader::read_to_end(std::uint64_t max_size) const {
 }
 
 bool same_file(const std::string& a, const std::string& b) {
-  struct stat sa {}, sb {};
+  struct stat sa {
+  }, sb{};
   const bool ea = ::stat(a.c_str(), &sa) == 0;
   const int errno_a = errno;
   const bool eb = ::stat(b.c_str(), &sb) == 0;
@@ -272,8 +272,7 @@ void CommitBatch::stage(Staged s) {
     // ones that exist do the work, and with none finish() does it.
     try {
       for (unsigned i = 0; i < committers_; ++i) pool_.emplace_back([this] { committer(); });
-    } catch (const std::system_error&) {
-    }
+    } catch (const std::system_error&) {}
   }
   cv_.notify_one();
 }
@@ -326,7 +325,8 @@ void CommitBatch::commit_one(const Staged& s) {
       for (const auto& p : s.parts) {
         struct stat st {};
         if (p.dir && ::fstat(*p.dir, &st) == 0)
-          dirs_.emplace(std::make_pair(static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)), p.dir);
+          dirs_.emplace(std::make_pair(static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)),
+                        p.dir);
       }
       if (dirs_.size() >= kMaxDirs) full.swap(dirs_);
     }
@@ -366,8 +366,7 @@ void parallel(std::size_t n, const std::function<void(std::size_t)>& f) {
   std::vector<std::thread> pool;
   try {
     for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(run);
-  } catch (const std::system_error&) {
-  }
+  } catch (const std::system_error&) {}
   run();
   for (auto& t : pool) t.join();
 }
@@ -397,7 +396,8 @@ std::vector<CommitBatch::Failure> CommitBatch::finish() {
     dirs.swap(dirs_);
     failures.swap(failures_);
   }
-  std::stable_sort(failures.begin(), failures.end(), [](const Failure& a, const Failure& b) { return a.item < b.item; });
+  std::stable_sort(failures.begin(), failures.end(),
+                   [](const Failure& a, const Failure& b) { return a.item < b.item; });
   // The renames themselves: fsync each directory once, through the descriptor it was
   // renamed in.
   const std::vector<std::shared_ptr<const int>> each = [&dirs] {

@@ -4,22 +4,22 @@
 #include <fcntl.h>  // AT_FDCWD (FileAt)
 #include <sys/stat.h>
 
-#include <cstdint>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <thread>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "common/result.hpp"
-#include "modsign/tree.hpp"    // FileId
 #include "modsign/output.hpp"  // kMaxModuleSize, kMaxSmallFileSize, read_file, write_file_atomic
+#include "modsign/tree.hpp"    // FileId
 
 namespace modsign {
 

@@ -160,7 +160,10 @@ struct Parser {
         if (!value(m, depth + 1)) return false;
         v.members.push_back(Member{std::move(key), std::move(m)});
         ws();
-        if (i < s.size() && s[i] == ',') { ++i; continue; }
+        if (i < s.size() && s[i] == ',') {
+          ++i;
+          continue;
+        }
         if (i < s.size() && s[i] == '}') return ++i, true;
         return fail("expected ',' or '}'");
       }
@@ -175,7 +178,10 @@ struct Parser {
         if (!value(m, depth + 1)) return false;
         v.items.push_back(std::move(m));
         ws();
-        if (i < s.size() && s[i] == ',') { ++i; continue; }
+        if (i < s.size() && s[i] == ',') {
+          ++i;
+          continue;
+        }
         if (i < s.size() && s[i] == ']') return ++i, true;
         return fail("expected ',' or ']'");
       }

@@ -18,9 +18,9 @@ struct Member;
 struct Value {
   enum class Kind { null, boolean, number, string, array, object } kind = Kind::null;
   bool boolean = false;
-  std::string text;                  ///< string contents, or a number's literal text
-  std::vector<Value> items;          ///< array elements
-  std::vector<Member> members;       ///< object members in order
+  std::string text;             ///< string contents, or a number's literal text
+  std::vector<Value> items;     ///< array elements
+  std::vector<Member> members;  ///< object members in order
 
   bool is(Kind k) const { return kind == k; }
   /// The first member named `key` of an object, nullptr when absent or not an object.

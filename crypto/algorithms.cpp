@@ -92,9 +92,7 @@ bool is_ecdsa(KeyAlgo a) {
   return a == KeyAlgo::ecdsa_p192 || a == KeyAlgo::ecdsa_p256 || a == KeyAlgo::ecdsa_p384 || a == KeyAlgo::ecdsa_p521;
 }
 
-bool is_ml_dsa(KeyAlgo a) {
-  return a == KeyAlgo::ml_dsa_44 || a == KeyAlgo::ml_dsa_65 || a == KeyAlgo::ml_dsa_87;
-}
+bool is_ml_dsa(KeyAlgo a) { return a == KeyAlgo::ml_dsa_44 || a == KeyAlgo::ml_dsa_65 || a == KeyAlgo::ml_dsa_87; }
 
 std::string_view kernel_pkey_name(KeyAlgo a) {
   switch (a) {

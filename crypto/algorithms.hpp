@@ -35,7 +35,18 @@ std::optional<HashAlgo> hash_by_oid(ByteView oid);
 /// Public-key algorithms (and, for ECDSA, the curve).  ecrdsa_256 / ecrdsa_512: GOST R
 /// 34.10-2012 keys (id-tc26-gost3410-12-256/512), which x509_extract_key_data takes as
 /// "ecrdsa": a certificate may hold one, modsign never signs or verifies with it.
-enum class KeyAlgo { rsa, ecdsa_p256, ecdsa_p384, ml_dsa_44, ml_dsa_65, ml_dsa_87, ecdsa_p192, ecdsa_p521, ecrdsa_256, ecrdsa_512 };
+enum class KeyAlgo {
+  rsa,
+  ecdsa_p256,
+  ecdsa_p384,
+  ml_dsa_44,
+  ml_dsa_65,
+  ml_dsa_87,
+  ecdsa_p192,
+  ecdsa_p521,
+  ecrdsa_256,
+  ecrdsa_512
+};
 
 bool is_ml_dsa(KeyAlgo a);
 /// ECDSA on any curve (P-192, P-256, P-384, P-521: the curves the kernel supports).
@@ -53,28 +64,28 @@ std::size_t ml_dsa_signature_size(KeyAlgo a);
 
 /// OIDs as DER contents octets.
 namespace oid {
-extern const ByteView rsa_encryption;   // 1.2.840.113549.1.1.1
-extern const ByteView ec_public_key;    // 1.2.840.10045.2.1
-extern const ByteView prime256v1;       // 1.2.840.10045.3.1.7
-extern const ByteView secp384r1;        // 1.3.132.0.34
-extern const ByteView ecdsa_with_sha1;    // 1.2.840.10045.4.1
-extern const ByteView ecdsa_with_sha224;  // 1.2.840.10045.4.3.1
-extern const ByteView ecdsa_with_sha3_256;  // 2.16.840.1.101.3.4.3.10
-extern const ByteView ecdsa_with_sha3_384;  // 2.16.840.1.101.3.4.3.11
-extern const ByteView ecdsa_with_sha3_512;  // 2.16.840.1.101.3.4.3.12
-extern const ByteView ecdsa_with_sha256;  // 1.2.840.10045.4.3.2
-extern const ByteView ecdsa_with_sha384;  // 1.2.840.10045.4.3.3
-extern const ByteView ecdsa_with_sha512;  // 1.2.840.10045.4.3.4
-extern const ByteView ml_dsa_44;        // 2.16.840.1.101.3.4.3.17
-extern const ByteView ml_dsa_65;        // 2.16.840.1.101.3.4.3.18
-extern const ByteView ml_dsa_87;        // 2.16.840.1.101.3.4.3.19
-extern const ByteView signed_data;      // 1.2.840.113549.1.7.2
-extern const ByteView data;             // 1.2.840.113549.1.7.1
-extern const ByteView content_type;     // 1.2.840.113549.1.9.3
-extern const ByteView message_digest;   // 1.2.840.113549.1.9.4
-extern const ByteView signing_time;     // 1.2.840.113549.1.9.5
-extern const ByteView smime_capabilities;  // 1.2.840.113549.1.9.15
-extern const ByteView common_name;      // 2.5.4.3
+extern const ByteView rsa_encryption;          // 1.2.840.113549.1.1.1
+extern const ByteView ec_public_key;           // 1.2.840.10045.2.1
+extern const ByteView prime256v1;              // 1.2.840.10045.3.1.7
+extern const ByteView secp384r1;               // 1.3.132.0.34
+extern const ByteView ecdsa_with_sha1;         // 1.2.840.10045.4.1
+extern const ByteView ecdsa_with_sha224;       // 1.2.840.10045.4.3.1
+extern const ByteView ecdsa_with_sha3_256;     // 2.16.840.1.101.3.4.3.10
+extern const ByteView ecdsa_with_sha3_384;     // 2.16.840.1.101.3.4.3.11
+extern const ByteView ecdsa_with_sha3_512;     // 2.16.840.1.101.3.4.3.12
+extern const ByteView ecdsa_with_sha256;       // 1.2.840.10045.4.3.2
+extern const ByteView ecdsa_with_sha384;       // 1.2.840.10045.4.3.3
+extern const ByteView ecdsa_with_sha512;       // 1.2.840.10045.4.3.4
+extern const ByteView ml_dsa_44;               // 2.16.840.1.101.3.4.3.17
+extern const ByteView ml_dsa_65;               // 2.16.840.1.101.3.4.3.18
+extern const ByteView ml_dsa_87;               // 2.16.840.1.101.3.4.3.19
+extern const ByteView signed_data;             // 1.2.840.113549.1.7.2
+extern const ByteView data;                    // 1.2.840.113549.1.7.1
+extern const ByteView content_type;            // 1.2.840.113549.1.9.3
+extern const ByteView message_digest;          // 1.2.840.113549.1.9.4
+extern const ByteView signing_time;            // 1.2.840.113549.1.9.5
+extern const ByteView smime_capabilities;      // 1.2.840.113549.1.9.15
+extern const ByteView common_name;             // 2.5.4.3
 extern const ByteView subject_key_identifier;  // 2.5.29.14
 }  // namespace oid
 

@@ -62,8 +62,9 @@ template <class Entry, class Also>
 Entry* find_entry(std::vector<Entry>& cache, KeyAlgo level, ByteView pk, Also also) {
   for (std::size_t i = 0; i < cache.size(); ++i)
     if (cache[i].level == level && std::ranges::equal(cache[i].pk, pk) && also(cache[i])) {
-      if (i != 0) std::rotate(cache.begin(), cache.begin() + static_cast<std::ptrdiff_t>(i),
-                              cache.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+      if (i != 0)
+        std::rotate(cache.begin(), cache.begin() + static_cast<std::ptrdiff_t>(i),
+                    cache.begin() + static_cast<std::ptrdiff_t>(i) + 1);
       return &cache.front();
     }
   return nullptr;
@@ -91,7 +92,8 @@ Bytes ml_dsa_sign(KeyAlgo level, ByteView seed, ByteView message, bool determini
 
 Bytes ml_dsa_sign_cached(KeyAlgo level, ByteView public_key, const std::function<std::optional<Bytes>()>& seed,
                          ByteView message, bool deterministic) {
-  CachedSigner* e = find_entry(t_signers, level, public_key, [&](const CachedSigner& c) { return c.deterministic == deterministic; });
+  CachedSigner* e =
+      find_entry(t_signers, level, public_key, [&](const CachedSigner& c) { return c.deterministic == deterministic; });
   if (!e) {
     auto s = seed();
     if (!s) throw std::invalid_argument("the Botan backend needs an ML-DSA key with a seed");
@@ -100,7 +102,8 @@ Bytes ml_dsa_sign_cached(KeyAlgo level, ByteView public_key, const std::function
     Botan::secure_scrub_memory(s->data(), s->size());
     if (fresh.key->public_key()->raw_public_key_bits() != fresh.pk)
       throw std::invalid_argument("ML-DSA seed does not give the key's public key");
-    fresh.op = std::make_unique<Botan::PK_Signer>(*fresh.key, thread_rng(), deterministic ? "Deterministic" : "Randomized");
+    fresh.op =
+        std::make_unique<Botan::PK_Signer>(*fresh.key, thread_rng(), deterministic ? "Deterministic" : "Randomized");
     e = &insert_entry(t_signers, std::move(fresh));
   }
   try {
@@ -127,9 +130,7 @@ bool ml_dsa_verify(KeyAlgo level, ByteView public_key, ByteView message, ByteVie
       t_verifiers.erase(t_verifiers.begin());
       throw;
     }
-  } catch (const Botan::Exception&) {
-    return false;
-  }
+  } catch (const Botan::Exception&) { return false; }
 }
 
 void clear_thread_cache() {

@@ -212,10 +212,10 @@ std::optional<std::string> key_material_kind(ByteView data);
 class Certificate {
  public:
   const Bytes& der() const { return der_; }
-  ByteView tbs() const;                 ///< TBSCertificate TLV
-  ByteView issuer() const;              ///< issuer Name TLV, as encoded in the certificate
-  ByteView subject() const;             ///< subject Name TLV
-  ByteView serial() const;              ///< serialNumber INTEGER contents octets
+  ByteView tbs() const;                                       ///< TBSCertificate TLV
+  ByteView issuer() const;                                    ///< issuer Name TLV, as encoded in the certificate
+  ByteView subject() const;                                   ///< subject Name TLV
+  ByteView serial() const;                                    ///< serialNumber INTEGER contents octets
   const std::optional<Bytes>& skid() const { return skid_; }  ///< subjectKeyIdentifier contents
   /// authorityKeyIdentifier (RFC 5280 §4.2.1.1) as the kernel keeps it
   /// (x509_akid_note_kid/name/serial): keyIdentifier, and authorityCertSerialNumber ‖
@@ -283,9 +283,8 @@ class Certificate {
 
  private:
   Bytes der_;
-  std::size_t tbs_off_ = 0, tbs_len_ = 0, issuer_off_ = 0, issuer_len_ = 0, subject_off_ = 0,
-              subject_len_ = 0, serial_off_ = 0, serial_len_ = 0, sigalg_off_ = 0, sigalg_len_ = 0,
-              sigval_off_ = 0, sigval_len_ = 0;
+  std::size_t tbs_off_ = 0, tbs_len_ = 0, issuer_off_ = 0, issuer_len_ = 0, subject_off_ = 0, subject_len_ = 0,
+              serial_off_ = 0, serial_len_ = 0, sigalg_off_ = 0, sigalg_len_ = 0, sigval_off_ = 0, sigval_len_ = 0;
   std::int64_t valid_from_ = 0, valid_to_ = 0;
   std::optional<Bytes> skid_, akid_keyid_, akid_id_;
   PublicKey pub_;
@@ -304,8 +303,8 @@ class Certificate {
 ///    ECDSA: DER Ecdsa-Sig-Value over hash(message) (RFC 5753 §7.2 / the kernel's "x962"
 ///    encoding), with `deterministic` its nonce per RFC 6979 (OpenSSL "nonce-type" 1).
 /// Errors: EINVAL if the backend refuses (message names the OpenSSL/Botan reason).
-Result<Bytes> sign_message(const PrivateKey& key, HashAlgo hash, ByteView message,
-                           Backend backend = Backend::automatic, bool deterministic = false);
+Result<Bytes> sign_message(const PrivateKey& key, HashAlgo hash, ByteView message, Backend backend = Backend::automatic,
+                           bool deterministic = false);
 
 /// RSA PKCS#1 v1.5 / ECDSA signature over an already computed digest (hash_info(hash).size
 /// bytes); `deterministic` as sign_message().  Errors: EINVAL for ML-DSA keys, a digest of

@@ -20,9 +20,9 @@ namespace modsign::crypto {
 namespace {
 
 using ossl::BioPtr;
+using ossl::ml_dsa_name;
 using ossl::PemStep;
 using ossl::read_pem_block;
-using ossl::ml_dsa_name;
 
 std::shared_ptr<void> share(EVP_PKEY* p) {
   return std::shared_ptr<void>(p, [](void* q) { EVP_PKEY_free(static_cast<EVP_PKEY*>(q)); });
@@ -108,10 +108,9 @@ Result<PublicKey> PublicKey::from_spki(ByteView spki) {
       seq.expect(asn1::kBitString, "subjectPublicKey");
       const bool known = std::ranges::equal(o.content, oid::rsa_encryption) ||
                          std::ranges::equal(o.content, oid::ec_public_key) ||
-                         std::ranges::equal(o.content, oid::ml_dsa_44) || std::ranges::equal(o.content, oid::ml_dsa_65) ||
-                         std::ranges::equal(o.content, oid::ml_dsa_87);
-      if (!known)
-        return make_error(KErr::enopkg, "unsupported public key algorithm " + asn1::oid_to_string(o.content));
+                         std::ranges::equal(o.content, oid::ml_dsa_44) ||
+                         std::ranges::equal(o.content, oid::ml_dsa_65) || std::ranges::equal(o.content, oid::ml_dsa_87);
+      if (!known) return make_error(KErr::enopkg, "unsupported public key algorithm " + asn1::oid_to_string(o.content));
     } catch (const asn1::DecodeError& e) {
       return make_error(KErr::ebadmsg, std::string("malformed SubjectPublicKeyInfo: ") + e.what());
     }
@@ -127,8 +126,7 @@ Result<PublicKey> PublicKey::from_spki(ByteView spki) {
       asn1::Reader seq = top.enter(asn1::kSequence, "SubjectPublicKeyInfo");
       asn1::Reader alg = seq.enter(asn1::kSequence, "algorithm");
       what = asn1::oid_to_string(alg.expect(asn1::kOid, "algorithm OID").content);
-    } catch (const asn1::DecodeError&) {
-    }
+    } catch (const asn1::DecodeError&) {}
     return make_error(KErr::enopkg, "unsupported public key algorithm " + what);
   }
   out.algo_ = *algo;
@@ -290,9 +288,8 @@ Result<PrivateKey> PrivateKey::from_bytes(ByteView in, const std::optional<std::
       std::string why = openssl_error();
       if (const int n = damaged_pem_block(in))
         return make_error(KErr::ebadmsg, "PEM block " + std::to_string(n) + " is damaged (bad base64 or armour)");
-      const bool encrypted =
-          std::string_view(reinterpret_cast<const char*>(in.data()), in.size()).find("ENCRYPTED") !=
-          std::string_view::npos;
+      const bool encrypted = std::string_view(reinterpret_cast<const char*>(in.data()), in.size()).find("ENCRYPTED") !=
+                             std::string_view::npos;
       if (encrypted && !pass)
         return make_error(KErr::ebadmsg, "private key is encrypted and no passphrase was given (set KBUILD_SIGN_PIN)",
                           Error::Reason::needs_passphrase);
@@ -342,9 +339,7 @@ Result<PrivateKey> PrivateKey::from_native(void* evp_pkey, std::shared_ptr<void>
 PrivateKey PrivateKey::generate(KeyAlgo algo, int rsa_bits) {
   EVP_PKEY* key = nullptr;
   switch (algo) {
-    case KeyAlgo::rsa:
-      key = EVP_PKEY_Q_keygen(nullptr, nullptr, "RSA", static_cast<size_t>(rsa_bits));
-      break;
+    case KeyAlgo::rsa: key = EVP_PKEY_Q_keygen(nullptr, nullptr, "RSA", static_cast<size_t>(rsa_bits)); break;
     case KeyAlgo::ecdsa_p256: key = EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-256"); break;
     case KeyAlgo::ecdsa_p384: key = EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-384"); break;
     case KeyAlgo::ecdsa_p521: key = EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-521"); break;

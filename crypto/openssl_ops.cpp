@@ -16,9 +16,9 @@ namespace modsign::crypto {
 namespace {
 
 using ossl::MdCtxPtr;
+using ossl::ml_dsa_name;
 using ossl::PkeyCtxPtr;
 using ossl::SigPtr;
-using ossl::ml_dsa_name;
 
 const EVP_MD* md_of(HashAlgo a) {
   const EVP_MD* md = EVP_get_digestbyname(std::string(hash_info(a).openssl_name).c_str());
@@ -156,13 +156,14 @@ void MlDsaMu::update(ByteView m) {
 }
 Bytes MlDsaMu::final() {
   Bytes mu(64);
-  if (!EVP_DigestFinalXOF(impl_->ctx.get(), mu.data(), mu.size())) throw std::runtime_error("SHAKE256: " + openssl_error());
+  if (!EVP_DigestFinalXOF(impl_->ctx.get(), mu.data(), mu.size()))
+    throw std::runtime_error("SHAKE256: " + openssl_error());
   return mu;
 }
 
-
 Result<Bytes> ml_dsa_sign_mu(const PrivateKey& key, ByteView mu, bool deterministic) {
-  if (!is_ml_dsa(key.algo()) || mu.size() != 64) return make_error(KErr::einval, "ML-DSA μ signing needs an ML-DSA key and 64 bytes");
+  if (!is_ml_dsa(key.algo()) || mu.size() != 64)
+    return make_error(KErr::einval, "ML-DSA μ signing needs an ML-DSA key and 64 bytes");
   count(g_uses.openssl_sign);
   EVP_PKEY* k = static_cast<EVP_PKEY*>(key.native());
   const auto turn = pkcs11::session_turn(k);
@@ -180,7 +181,8 @@ Result<Bytes> ml_dsa_sign_mu(const PrivateKey& key, ByteView mu, bool determinis
 }
 
 Status ml_dsa_verify_mu(const PublicKey& key, ByteView mu, ByteView signature) {
-  if (!is_ml_dsa(key.algo()) || mu.size() != 64) return make_error(KErr::einval, "ML-DSA μ verification needs an ML-DSA key and 64 bytes");
+  if (!is_ml_dsa(key.algo()) || mu.size() != 64)
+    return make_error(KErr::einval, "ML-DSA μ verification needs an ML-DSA key and 64 bytes");
   if (signature.size() != ml_dsa_signature_size(key.algo()))
     return make_error(KErr::ebadmsg, "ML-DSA signature of the wrong size");
   count(g_uses.openssl_verify);
@@ -216,11 +218,14 @@ Result<Bytes> sign_message(const PrivateKey& key, HashAlgo hash, ByteView messag
     // this thread has no signer for the key yet.
     bool no_seed = false;
     try {
-      auto sig = botan::ml_dsa_sign_cached(key.algo(), key.public_key().raw(), [&]() -> std::optional<Bytes> {
-        auto seed = key.ml_dsa_seed();
-        no_seed = !seed;
-        return seed;
-      }, message, deterministic);
+      auto sig = botan::ml_dsa_sign_cached(
+          key.algo(), key.public_key().raw(),
+          [&]() -> std::optional<Bytes> {
+            auto seed = key.ml_dsa_seed();
+            no_seed = !seed;
+            return seed;
+          },
+          message, deterministic);
       count(g_uses.botan_sign);
       return sig;
     } catch (const std::invalid_argument& e) {
@@ -288,8 +293,8 @@ Status ml_dsa_verify_with_context(const PublicKey& key, ByteView message, ByteVi
   if (signature.size() != ml_dsa_signature_size(key.algo()))
     return make_error(KErr::ebadmsg, "ML-DSA signature of the wrong size");
   const Backend use = backend != Backend::automatic ? backend
-                    : context.empty()                ? default_ml_dsa_backend(MlDsaOp::verify)
-                                                     : Backend::openssl;  // Botan's API has no context
+                      : context.empty()             ? default_ml_dsa_backend(MlDsaOp::verify)
+                                                    : Backend::openssl;  // Botan's API has no context
   if (use == Backend::botan) {
     if (!context.empty()) return make_error(KErr::einval, "Botan's ML-DSA API has no context string");
     return botan_ml_dsa_verify(key, message, signature);

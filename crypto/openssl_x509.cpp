@@ -47,8 +47,7 @@ std::string name_common_name(ByteView name_tlv, asn1::Rules rules) {
           return std::string(value.content.begin(), value.content.end());
       }
     }
-  } catch (const asn1::DecodeError&) {
-  }
+  } catch (const asn1::DecodeError&) {}
   return "";
 }
 
@@ -78,11 +77,14 @@ Status Certificate::verify_signed_by(const PublicKey& issuer_key) const {
   const KeyAlgo ka = issuer_key.algo();
   const bool key_ecdsa = is_ecdsa(ka);
   if (is_ml_dsa(ka)) {
-    if (!sig_key || *sig_key != ka) return make_error(KErr::ekeyrejected, "certificate signature algorithm differs from the key's");
+    if (!sig_key || *sig_key != ka)
+      return make_error(KErr::ekeyrejected, "certificate signature algorithm differs from the key's");
     return verify_message(issuer_key, HashAlgo::sha512, tbs(), signature_value());
   }
   auto h = signature_hash();
-  if (!h) return make_error(KErr::enopkg, "unsupported certificate signature algorithm " + asn1::oid_to_string(signature_algorithm()));
+  if (!h)
+    return make_error(KErr::enopkg,
+                      "unsupported certificate signature algorithm " + asn1::oid_to_string(signature_algorithm()));
   const bool rsa_sig = !ecdsa && !sig_key;  // sha*WithRSAEncryption
   if ((key_ecdsa && !ecdsa) || (ka == KeyAlgo::rsa && !rsa_sig))
     return make_error(KErr::ekeyrejected, "certificate signature algorithm differs from the key's");
@@ -111,9 +113,12 @@ std::optional<HashAlgo> signature_hash_of(ByteView o) {
   if (std::ranges::equal(o, ecdsa_sha1)) return HashAlgo::sha1;
   if (o.size() == 9 && std::equal(nist_sig, nist_sig + 8, o.begin())) {
     switch (o[8]) {
-      case 0x0a: case 0x0e: return HashAlgo::sha3_256;  // id-ecdsa-with-sha3-256, id-rsassa-pkcs1-v1_5-with-sha3-256
-      case 0x0b: case 0x0f: return HashAlgo::sha3_384;
-      case 0x0c: case 0x10: return HashAlgo::sha3_512;
+      case 0x0a:
+      case 0x0e: return HashAlgo::sha3_256;  // id-ecdsa-with-sha3-256, id-rsassa-pkcs1-v1_5-with-sha3-256
+      case 0x0b:
+      case 0x0f: return HashAlgo::sha3_384;
+      case 0x0c:
+      case 0x10: return HashAlgo::sha3_512;
       default: return std::nullopt;
     }
   }
@@ -170,8 +175,7 @@ std::optional<KeyAlgo> key_algo_of_spki(ByteView spki) {
       if (std::ranges::equal(c, ByteView(p192))) return KeyAlgo::ecdsa_p192;
       if (std::ranges::equal(c, ByteView(p521))) return KeyAlgo::ecdsa_p521;
     }
-  } catch (const asn1::DecodeError&) {
-  }
+  } catch (const asn1::DecodeError&) {}
   return std::nullopt;
 }
 }  // namespace
@@ -301,7 +305,8 @@ Result<std::vector<Certificate>> Certificate::load_all(const std::string& path, 
   return from_bytes(read_file(path, kMaxSmallFileSize), unsupported);
 }
 
-Result<std::vector<Certificate>> Certificate::from_bytes(ByteView in, std::vector<Error>* unsupported, asn1::Rules rules) {
+Result<std::vector<Certificate>> Certificate::from_bytes(ByteView in, std::vector<Error>* unsupported,
+                                                         asn1::Rules rules) {
   std::vector<Certificate> out;
   if (in.size() > kMaxSmallFileSize) return make_error(KErr::ebadmsg, "certificate input larger than 16 MiB");
   if (in.size() >= 2 && in[0] == 0x30 && in[1] == 0x82) {
@@ -419,10 +424,9 @@ Result<Certificate> Certificate::self_signed(const PrivateKey& key, const std::s
   X509V3_CTX ctx;
   X509V3_set_ctx_nodb(&ctx);
   X509V3_set_ctx(&ctx, x.get(), x.get(), nullptr, nullptr, 0);
-  for (auto [nid, value] : {std::pair{NID_basic_constraints, "critical,CA:FALSE"},
-                            std::pair{NID_key_usage, "digitalSignature"},
-                            std::pair{NID_subject_key_identifier, "hash"},
-                            std::pair{NID_authority_key_identifier, "keyid:always"}}) {
+  for (auto [nid, value] :
+       {std::pair{NID_basic_constraints, "critical,CA:FALSE"}, std::pair{NID_key_usage, "digitalSignature"},
+        std::pair{NID_subject_key_identifier, "hash"}, std::pair{NID_authority_key_identifier, "keyid:always"}}) {
     X509ExtPtr ext(X509V3_EXT_conf_nid(nullptr, &ctx, nid, value));
     if (!ext || !X509_add_ext(x.get(), ext.get(), -1))
       return make_error(KErr::einval, "cannot add extension: " + openssl_error());
@@ -469,7 +473,8 @@ std::optional<std::string> key_material_kind(ByteView data) {
   };
   if (whole([&](const unsigned char** p) { return d2i_X509(nullptr, p, len); }, X509_free))
     return "a certificate (DER)";
-  if (whole([&](const unsigned char** p) { return d2i_PKCS8_PRIV_KEY_INFO(nullptr, p, len); }, PKCS8_PRIV_KEY_INFO_free) ||
+  if (whole([&](const unsigned char** p) { return d2i_PKCS8_PRIV_KEY_INFO(nullptr, p, len); },
+            PKCS8_PRIV_KEY_INFO_free) ||
       whole([&](const unsigned char** p) { return d2i_X509_SIG(nullptr, p, len); }, X509_SIG_free) ||
       whole([&](const unsigned char** p) { return d2i_AutoPrivateKey(nullptr, p, len); }, EVP_PKEY_free)) {
     ERR_clear_error();

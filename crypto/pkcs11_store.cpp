@@ -13,14 +13,14 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <utility>
 #include <atomic>
-#include <map>
-#include <memory>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <memory>
+#include <utility>
 
 namespace modsign::crypto {
 std::string openssl_error();
@@ -33,18 +33,38 @@ namespace modsign::crypto::pkcs11 {
 /// "CKR 0x..." for another.
 std::string ckr_text(unsigned long rv) {
   static constexpr std::pair<unsigned long, const char*> kNames[] = {
-      {0x001, "CKR_CANCEL"}, {0x002, "CKR_HOST_MEMORY"}, {0x003, "CKR_SLOT_ID_INVALID"},
-      {0x005, "CKR_GENERAL_ERROR"}, {0x006, "CKR_FUNCTION_FAILED"}, {0x007, "CKR_ARGUMENTS_BAD"},
-      {0x030, "CKR_DEVICE_ERROR"}, {0x031, "CKR_DEVICE_MEMORY"}, {0x032, "CKR_DEVICE_REMOVED"},
-      {0x050, "CKR_FUNCTION_CANCELED"}, {0x054, "CKR_FUNCTION_NOT_SUPPORTED"}, {0x0a0, "CKR_PIN_INCORRECT"},
-      {0x0a1, "CKR_PIN_INVALID"}, {0x0a2, "CKR_PIN_LEN_RANGE"}, {0x0a3, "CKR_PIN_EXPIRED"},
-      {0x0a4, "CKR_PIN_LOCKED"}, {0x0b1, "CKR_SESSION_COUNT"}, {0x0b3, "CKR_SESSION_HANDLE_INVALID"},
-      {0x0b4, "CKR_SESSION_PARALLEL_NOT_SUPPORTED"}, {0x0b6, "CKR_SESSION_EXISTS"},
-      {0x0b7, "CKR_SESSION_READ_ONLY_EXISTS"}, {0x0b8, "CKR_SESSION_READ_WRITE_SO_EXISTS"},
-      {0x0e0, "CKR_TOKEN_NOT_PRESENT"}, {0x0e1, "CKR_TOKEN_NOT_RECOGNIZED"}, {0x101, "CKR_USER_NOT_LOGGED_IN"},
-      {0x102, "CKR_USER_PIN_NOT_INITIALIZED"}, {0x103, "CKR_USER_TYPE_INVALID"},
-      {0x104, "CKR_USER_ANOTHER_ALREADY_LOGGED_IN"}, {0x105, "CKR_USER_TOO_MANY_TYPES"},
-      {0x190, "CKR_CRYPTOKI_NOT_INITIALIZED"}, {0x1a0, "CKR_MUTEX_BAD"}, {0x1a1, "CKR_MUTEX_NOT_LOCKED"},
+      {0x001, "CKR_CANCEL"},
+      {0x002, "CKR_HOST_MEMORY"},
+      {0x003, "CKR_SLOT_ID_INVALID"},
+      {0x005, "CKR_GENERAL_ERROR"},
+      {0x006, "CKR_FUNCTION_FAILED"},
+      {0x007, "CKR_ARGUMENTS_BAD"},
+      {0x030, "CKR_DEVICE_ERROR"},
+      {0x031, "CKR_DEVICE_MEMORY"},
+      {0x032, "CKR_DEVICE_REMOVED"},
+      {0x050, "CKR_FUNCTION_CANCELED"},
+      {0x054, "CKR_FUNCTION_NOT_SUPPORTED"},
+      {0x0a0, "CKR_PIN_INCORRECT"},
+      {0x0a1, "CKR_PIN_INVALID"},
+      {0x0a2, "CKR_PIN_LEN_RANGE"},
+      {0x0a3, "CKR_PIN_EXPIRED"},
+      {0x0a4, "CKR_PIN_LOCKED"},
+      {0x0b1, "CKR_SESSION_COUNT"},
+      {0x0b3, "CKR_SESSION_HANDLE_INVALID"},
+      {0x0b4, "CKR_SESSION_PARALLEL_NOT_SUPPORTED"},
+      {0x0b6, "CKR_SESSION_EXISTS"},
+      {0x0b7, "CKR_SESSION_READ_ONLY_EXISTS"},
+      {0x0b8, "CKR_SESSION_READ_WRITE_SO_EXISTS"},
+      {0x0e0, "CKR_TOKEN_NOT_PRESENT"},
+      {0x0e1, "CKR_TOKEN_NOT_RECOGNIZED"},
+      {0x101, "CKR_USER_NOT_LOGGED_IN"},
+      {0x102, "CKR_USER_PIN_NOT_INITIALIZED"},
+      {0x103, "CKR_USER_TYPE_INVALID"},
+      {0x104, "CKR_USER_ANOTHER_ALREADY_LOGGED_IN"},
+      {0x105, "CKR_USER_TOO_MANY_TYPES"},
+      {0x190, "CKR_CRYPTOKI_NOT_INITIALIZED"},
+      {0x1a0, "CKR_MUTEX_BAD"},
+      {0x1a1, "CKR_MUTEX_NOT_LOCKED"},
   };
   char hex[32];
   std::snprintf(hex, sizeof hex, "0x%lx", static_cast<unsigned long>(rv));
@@ -85,9 +105,19 @@ struct Uri {
 
 std::optional<std::string> parse_part(std::string_view s, char sep, bool is_query,
                                       std::vector<std::pair<std::string, std::string>>& out) {
-  static constexpr std::string_view kPath[] = {"id",  "library-description", "library-manufacturer", "library-version",
-                                               "manufacturer", "model", "object", "serial", "slot-description",
-                                               "slot-id", "slot-manufacturer", "token", "type"};
+  static constexpr std::string_view kPath[] = {"id",
+                                               "library-description",
+                                               "library-manufacturer",
+                                               "library-version",
+                                               "manufacturer",
+                                               "model",
+                                               "object",
+                                               "serial",
+                                               "slot-description",
+                                               "slot-id",
+                                               "slot-manufacturer",
+                                               "token",
+                                               "type"};
   static constexpr std::string_view kQuery[] = {"module-name", "module-path", "pin-source", "pin-value"};
   while (!s.empty()) {
     const auto end = s.find(sep);
@@ -183,7 +213,9 @@ std::optional<std::string> provider_path(const std::string& given, std::string& 
 
 using CK_ULONG = unsigned long;
 using CK_RV = CK_ULONG;
-struct CkVersion { unsigned char major, minor; };
+struct CkVersion {
+  unsigned char major, minor;
+};
 struct CkTokenInfo {
   unsigned char label[32], manufacturer[32], model[16], serial[16];
   CK_ULONG flags, max_sessions, sessions, max_rw, rw, max_pin, min_pin, pub_total, pub_free, priv_total, priv_free;
@@ -266,8 +298,8 @@ Result<std::optional<TokenView>> probe(const std::string& module, const Uri& u, 
     for (CK_ULONG s : slots) {
       CkTokenInfo ti{};
       if (f->C_GetTokenInfo(s, &ti) != kCkrOk) continue;
-      const std::string label = padded(ti.label, 32), manuf = padded(ti.manufacturer, 32),
-                        model = padded(ti.model, 16), serial = padded(ti.serial, 16);
+      const std::string label = padded(ti.label, 32), manuf = padded(ti.manufacturer, 32), model = padded(ti.model, 16),
+                        serial = padded(ti.serial, 16);
       auto differs = [&](const char* attr, const std::string& v) {
         const std::string want = u.get(attr);
         return !want.empty() && want != v;
@@ -281,7 +313,8 @@ Result<std::optional<TokenView>> probe(const std::string& module, const Uri& u, 
       if (f->C_GetMechanismList(s, nullptr, &m) == kCkrOk && m) {
         std::vector<CK_ULONG> mechs(m);
         if (f->C_GetMechanismList(s, mechs.data(), &m) == kCkrOk)
-          v.ml_dsa = std::find(mechs.begin(), mechs.begin() + static_cast<long>(m), kCkmMlDsa) != mechs.begin() + static_cast<long>(m);
+          v.ml_dsa = std::find(mechs.begin(), mechs.begin() + static_cast<long>(m), kCkmMlDsa) !=
+                     mechs.begin() + static_cast<long>(m);
       }
       v.login_required = (ti.flags & kCkfLoginRequired) != 0;
       v.one_session = ti.max_sessions == 1;
@@ -296,8 +329,10 @@ Result<std::optional<TokenView>> probe(const std::string& module, const Uri& u, 
     }
     if (init == kCkrOk) f->C_Finalize(nullptr);
     ::dlclose(h);
-    if (pin_rv == kCkrPinIncorrect) return make_error(KErr::enokey, "token " + found->name + ": wrong PIN (CKR_PIN_INCORRECT)");
-    if (pin_rv == kCkrPinLocked) return make_error(KErr::enokey, "token " + found->name + ": PIN locked (CKR_PIN_LOCKED)");
+    if (pin_rv == kCkrPinIncorrect)
+      return make_error(KErr::enokey, "token " + found->name + ": wrong PIN (CKR_PIN_INCORRECT)");
+    if (pin_rv == kCkrPinLocked)
+      return make_error(KErr::enokey, "token " + found->name + ": PIN locked (CKR_PIN_LOCKED)");
     if (pin_rv != kCkrOk)
       return make_error(KErr::enokey, "token " + found->name + ": login failed (" + ckr_text(pin_rv) + ")");
   } else {
@@ -362,8 +397,8 @@ struct UiMethod {
 std::vector<OSSL_STORE_INFO*> store_load(Context& c, const std::string& uri, int kind, PinState& pin) {
   std::vector<OSSL_STORE_INFO*> out;
   UiMethod ui;
-  OSSL_STORE_CTX* s = OSSL_STORE_open_ex(uri.c_str(), c.libctx, "provider=pkcs11", ui.m, &pin, nullptr, nullptr,
-                                         nullptr);
+  OSSL_STORE_CTX* s =
+      OSSL_STORE_open_ex(uri.c_str(), c.libctx, "provider=pkcs11", ui.m, &pin, nullptr, nullptr, nullptr);
   if (!s) return out;
   OSSL_STORE_expect(s, kind);
   while (!OSSL_STORE_eof(s)) {
@@ -481,8 +516,9 @@ Result<TokenKey> load(const std::string& uri, const TokenOptions& o) {
   std::string tried;
   const auto prov = provider_path(o.provider, tried);
   if (!prov)
-    return make_error(KErr::enopkg, "pkcs11-provider not found (tried " + tried +
-                                        "): set MODSIGN_PKCS11_PROVIDER or OPENSSL_MODULES, or install pkcs11-provider");
+    return make_error(KErr::enopkg,
+                      "pkcs11-provider not found (tried " + tried +
+                          "): set MODSIGN_PKCS11_PROVIDER or OPENSSL_MODULES, or install pkcs11-provider");
   const char* module_env = std::getenv("PKCS11_PROVIDER_MODULE");
   const std::string module = module_env ? module_env : "";
   // The PKCS#11 module the provider would dlopen: a path that is not there is named here
@@ -535,7 +571,8 @@ Result<TokenKey> load(const std::string& uri, const TokenOptions& o) {
   if (!mod.empty()) params[n++] = OSSL_PARAM_construct_utf8_string("pkcs11-module-path", mod.data(), 0);
   params[n] = OSSL_PARAM_construct_end();
   ctx->p11 = OSSL_PROVIDER_load_ex(ctx->libctx, prov->c_str(), params);
-  if (!ctx->deflt || !ctx->p11) return make_error(KErr::enopkg, "cannot load pkcs11-provider " + *prov + ": " + openssl_error());
+  if (!ctx->deflt || !ctx->p11)
+    return make_error(KErr::enopkg, "cannot load pkcs11-provider " + *prov + ": " + openssl_error());
 
   auto cleanse_typed = [&] {
     if (pin.typed) cleanse(*pin.typed);
@@ -590,7 +627,8 @@ Result<TokenKey> load(const std::string& uri, const TokenOptions& o) {
         unsigned char* der = nullptr;
         const int len = i2d_X509(x, &der);
         if (len > 0) {
-          if (auto c = Certificate::from_der(ByteView(der, static_cast<std::size_t>(len)))) out.certs.push_back(std::move(c.value()));
+          if (auto c = Certificate::from_der(ByteView(der, static_cast<std::size_t>(len))))
+            out.certs.push_back(std::move(c.value()));
           OPENSSL_free(der);
         }
       }

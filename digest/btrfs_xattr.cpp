@@ -12,9 +12,9 @@
 namespace modsign::digest {
 namespace {
 
-constexpr long kHeader = 101;   // struct btrfs_header
-constexpr long kItem = 25;      // struct btrfs_item
-constexpr long kDirItem = 30;   // struct btrfs_dir_item
+constexpr long kHeader = 101;  // struct btrfs_header
+constexpr long kItem = 25;     // struct btrfs_item
+constexpr long kDirItem = 30;  // struct btrfs_dir_item
 
 }  // namespace
 

@@ -1,4 +1,6 @@
-// mirrors security/integrity/digsig_asymmetric.c request_asymmetric_key, asymmetric_verify_common, asymmetric_verify, calc_file_id_hash, asymmetric_verify_v3_hashless, asymmetric_verify_v3 (struct signature_v2_hdr, struct ima_file_id, enum evm_ima_xattr_type of security/integrity/integrity.h), Linux 7.2.13
+// mirrors security/integrity/digsig_asymmetric.c request_asymmetric_key, asymmetric_verify_common, asymmetric_verify,
+// calc_file_id_hash, asymmetric_verify_v3_hashless, asymmetric_verify_v3 (struct signature_v2_hdr, struct ima_file_id,
+// enum evm_ima_xattr_type of security/integrity/integrity.h), Linux 7.2.13
 #include "digest/digsig_asymmetric.hpp"
 
 #include <cstdio>
@@ -104,8 +106,9 @@ DigsigCheck asymmetric_verify_common(const crypto::Certificate* key, ByteView si
                 " signature bytes follow the header",
             key};
   if (h.hash_algo >= last)
-    return {KErr::enopkg, "hash_algo " + std::to_string(h.hash_algo) + " is no enum hash_algo value" +
-                              (last == kHashAlgoLastLegacy ? " of Linux 6.1-6.6 (SHA-3 came with 6.7)" : ""),
+    return {KErr::enopkg,
+            "hash_algo " + std::to_string(h.hash_algo) + " is no enum hash_algo value" +
+                (last == kHashAlgoLastLegacy ? " of Linux 6.1-6.6 (SHA-3 came with 6.7)" : ""),
             key};
   const crypto::KeyAlgo ka = key->public_key().algo();
   std::string encoding;
@@ -135,7 +138,8 @@ bool ima_mldsa_hashless(const kernel::KernelProfile& profile) {
 
 DigsigCheck asymmetric_verify_v3(const std::vector<const crypto::Certificate*>& keys, ByteView sig, ByteView digest,
                                  std::uint8_t algo, const kernel::KernelProfile& profile, crypto::Backend backend) {
-  if (algo >= hash_algo_last(profile)) return {KErr::enopkg, "hash algorithm " + std::to_string(algo) + " is no enum hash_algo value"};
+  if (algo >= hash_algo_last(profile))
+    return {KErr::enopkg, "hash algorithm " + std::to_string(algo) + " is no enum hash_algo value"};
   if (sig.size() <= kSignatureV2HdrSize)
     return {KErr::ebadmsg, std::to_string(sig.size()) + " bytes: no signature after the 9-byte header"};
   const auto h = *parse_signature_v2_hdr(sig);

@@ -1,5 +1,7 @@
-// mirrors security/integrity/digsig_asymmetric.c request_asymmetric_key, asymmetric_verify_common, asymmetric_verify, calc_file_id_hash, asymmetric_verify_v3_hashless, asymmetric_verify_v3 (struct signature_v2_hdr, struct ima_file_id, enum evm_ima_xattr_type of security/integrity/integrity.h), Linux 7.2.13
-// The security.ima signature format (versions 2 and 3) and its check against the .ima keyring.
+// mirrors security/integrity/digsig_asymmetric.c request_asymmetric_key, asymmetric_verify_common, asymmetric_verify,
+// calc_file_id_hash, asymmetric_verify_v3_hashless, asymmetric_verify_v3 (struct signature_v2_hdr, struct ima_file_id,
+// enum evm_ima_xattr_type of security/integrity/integrity.h), Linux 7.2.13 The security.ima signature format (versions
+// 2 and 3) and its check against the .ima keyring.
 #pragma once
 
 #include <cstdint>

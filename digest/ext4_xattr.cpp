@@ -1,5 +1,5 @@
-// mirrors fs/ext4/xattr.c ext4_xattr_set_handle ext4_xattr_set_entry ext4_xattr_ibody_set ext4_xattr_block_set, Linux 7.2.13
-// (fs/ext4/xattr.h EXT4_XATTR_LEN, EXT4_XATTR_SIZE, EXT4_XATTR_MIN_LARGE_EA_SIZE).
+// mirrors fs/ext4/xattr.c ext4_xattr_set_handle ext4_xattr_set_entry ext4_xattr_ibody_set ext4_xattr_block_set,
+// Linux 7.2.13 (fs/ext4/xattr.h EXT4_XATTR_LEN, EXT4_XATTR_SIZE, EXT4_XATTR_MIN_LARGE_EA_SIZE).
 //
 // ext4 keeps a file's extended attributes in the free tail of its inode (after the 128-byte
 // base inode and i_extra_isize, behind a 4-byte ibody header) and, when they do not fit
@@ -24,7 +24,9 @@ constexpr std::size_t kEntry = 16;              // struct ext4_xattr_entry witho
 
 std::size_t round4(std::size_t n) { return (n + 3) & ~std::size_t{3}; }
 std::size_t entry_len(std::size_t name_len) { return (name_len + 3 + kEntry) & ~std::size_t{3}; }  // EXT4_XATTR_LEN
-std::size_t min_large_ea(std::size_t bs) { return bs - entry_len(3) - kBlockHeader - 4; }  // EXT4_XATTR_MIN_LARGE_EA_SIZE
+std::size_t min_large_ea(std::size_t bs) {
+  return bs - entry_len(3) - kBlockHeader - 4;
+}  // EXT4_XATTR_MIN_LARGE_EA_SIZE
 
 struct Areas {
   long inode_free = 0;  // bytes left for entries + values in the inode (terminator counted)
@@ -62,8 +64,7 @@ Areas place(const FsGeometry& g, const std::vector<Xattr>& others) {
 XattrFit ext4_xattr_fit(const FsGeometry& g, const std::string& name, const std::vector<Xattr>& others) {
   Areas a = place(g, others);
   long entry = static_cast<long>(entry_len(xattr_suffix(name).size()));
-  if (g.ea_inode && (entry <= a.inode_free || entry <= a.block_free))
-    return {kXattrSizeMax, "E2BIG", "EA inode"};
+  if (g.ea_inode && (entry <= a.inode_free || entry <= a.block_free)) return {kXattrSizeMax, "E2BIG", "EA inode"};
   long in_inode = a.inode_free - entry, in_block = a.block_free - entry;
   if (in_inode >= in_block && in_inode > 0) return {static_cast<std::size_t>(in_inode), "ENOSPC", "in-inode"};
   if (in_block > 0) return {static_cast<std::size_t>(in_block), "ENOSPC", "xattr block"};

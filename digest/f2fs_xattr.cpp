@@ -13,11 +13,11 @@
 namespace modsign::digest {
 namespace {
 
-constexpr long kHeader = 24;           // struct f2fs_xattr_header
-constexpr long kEntry = 4;             // struct f2fs_xattr_entry without e_name
-constexpr long kNodeBlock = 4096;      // PAGE_SIZE / F2FS_BLKSIZE
+constexpr long kHeader = 24;             // struct f2fs_xattr_header
+constexpr long kEntry = 4;               // struct f2fs_xattr_entry without e_name
+constexpr long kNodeBlock = 4096;        // PAGE_SIZE / F2FS_BLKSIZE
 constexpr long kValidBlock = 4096 - 24;  // VALID_XATTR_BLOCK_SIZE: less struct node_footer
-constexpr long kPadding = 4;           // XATTR_PADDING_SIZE: the zero word after the last entry
+constexpr long kPadding = 4;             // XATTR_PADDING_SIZE: the zero word after the last entry
 
 long align4(long n) { return (n + 3) & ~3L; }
 long inline_bytes(const FsGeometry& g) { return static_cast<long>(g.inline_xattr_words) * 4; }

@@ -1,5 +1,5 @@
-// mirrors include/uapi/linux/hash_info.h enum hash_algo and crypto/hash_info.c hash_algo_name, hash_digest_size, Linux 7.2.13
-// The kernel's numbering of digest algorithms, as security.ima headers carry it.
+// mirrors include/uapi/linux/hash_info.h enum hash_algo and crypto/hash_info.c hash_algo_name, hash_digest_size,
+// Linux 7.2.13 The kernel's numbering of digest algorithms, as security.ima headers carry it.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,6 @@
-// mirrors security/integrity/ima/ima_appraise.c ima_get_hash_algo, xattr_verify, ima_check_blacklist, ima_appraise_measurement (the security.ima and modsig paths), with the MODULE_CHECK reads of kernel/module/main.c init_module_from_file and ima_main.c process_measurement, Linux 7.2.13
+// mirrors security/integrity/ima/ima_appraise.c ima_get_hash_algo, xattr_verify, ima_check_blacklist,
+// ima_appraise_measurement (the security.ima and modsig paths), with the MODULE_CHECK reads of kernel/module/main.c
+// init_module_from_file and ima_main.c process_measurement, Linux 7.2.13
 #include "digest/ima_appraise.hpp"
 
 #include <algorithm>
@@ -121,13 +123,11 @@ std::uint8_t ima_get_hash_algo(const std::optional<Bytes>& xattr, std::uint8_t i
       if ((x[1] != 2 && !(x[1] == 3 && sigv3_files)) || x.size() <= kSignatureV2HdrSize || x[2] >= hash_algo_last)
         return ima_hash_algo;
       return x[2];
-    case XattrType::ima_xattr_digest_ng:
-      return x[1] < hash_algo_last ? x[1] : ima_hash_algo;
+    case XattrType::ima_xattr_digest_ng: return x[1] < hash_algo_last ? x[1] : ima_hash_algo;
     case XattrType::ima_xattr_digest:  // the old form: md5 in 16 or 20 bytes, sha1 in 20
       if (x.size() == 21) return std::all_of(x.begin() + 17, x.end(), [](std::uint8_t b) { return b == 0; }) ? 1 : 2;
       return x.size() == 17 ? 1 : ima_hash_algo;
-    default:
-      return ima_hash_algo;
+    default: return ima_hash_algo;
   }
 }
 
@@ -162,7 +162,8 @@ modsign::ImaFileAppraisal ima_appraise_xattr(const std::optional<Bytes>& xattr, 
   v.hash_algo = std::string(hash_algo_name(algo));
   v.file_digest.assign(file_digest.begin(), file_digest.end());
   if (xattr && !xattr->empty() && (*xattr)[0] == static_cast<std::uint8_t>(XattrType::evm_ima_xattr_digsig))
-    if (auto h = parse_signature_v2_hdr(*xattr)) v.header = modsign::ImaSignatureHeader{h->type, h->version, h->hash_algo, h->keyid, h->sig_size};
+    if (auto h = parse_signature_v2_hdr(*xattr))
+      v.header = modsign::ImaSignatureHeader{h->type, h->version, h->hash_algo, h->keyid, h->sig_size};
   auto fail = [&](std::string cause, std::string reason) {
     v.status = "fail";
     v.open_err = KErr::eacces;
@@ -182,13 +183,15 @@ modsign::ImaFileAppraisal ima_appraise_xattr(const std::optional<Bytes>& xattr, 
   // 2. ima_appraise_measurement(): no value (ENODATA) or an empty one.
   const char* required = flags.verity_required ? "verity-signature-required" : "IMA-signature-required";
   if (!xattr || xattr->empty())
-    return fail(flags.digsig_required ? required : "missing-hash", "ima_appraise_measurement: the file has no security.ima");
+    return fail(flags.digsig_required ? required : "missing-hash",
+                "ima_appraise_measurement: the file has no security.ima");
   const Bytes& x = *xattr;
   // 3. xattr_verify().
   switch (static_cast<XattrType>(x[0])) {
     case XattrType::ima_xattr_digest:
     case XattrType::ima_xattr_digest_ng:
-      return fail(required, "xattr_verify: security.ima holds a digest (type " + std::to_string(x[0]) + "), not a signature");
+      return fail(required,
+                  "xattr_verify: security.ima holds a digest (type " + std::to_string(x[0]) + "), not a signature");
     case XattrType::evm_ima_xattr_digsig: {
       if (flags.digsig_required && flags.verity_required)
         return fail("verity-signature-required", "xattr_verify: the rule requires an fs-verity signature");
@@ -196,8 +199,9 @@ modsign::ImaFileAppraisal ima_appraise_xattr(const std::optional<Bytes>& xattr, 
       const std::uint8_t version = x.size() >= 2 ? x[1] : 0;
       const std::uint8_t newest = ima_sigv3_file_signatures(profile) ? 3 : 2;
       if (version > newest)
-        return fail("invalid-signature-version", "xattr_verify: signature version " + std::to_string(version) +
-                                                     (version == 3 ? " (this kernel appraises sigv3 only from 7.1)" : ""));
+        return fail("invalid-signature-version",
+                    "xattr_verify: signature version " + std::to_string(version) +
+                        (version == 3 ? " (this kernel appraises sigv3 only from 7.1)" : ""));
       if (flags.sigv3_required && version != 3)
         return fail("IMA-sigv3-required", "xattr_verify: the rule requires a version 3 signature, this is version " +
                                               std::to_string(version));

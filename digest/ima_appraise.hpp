@@ -1,5 +1,7 @@
-// mirrors security/integrity/ima/ima_appraise.c ima_get_hash_algo, xattr_verify, ima_check_blacklist, ima_appraise_measurement (the security.ima and modsig paths), with the MODULE_CHECK reads of kernel/module/main.c init_module_from_file and ima_main.c process_measurement, Linux 7.2.13
-// What IMA's MODULE_CHECK hook appraises for a module file, and its verdict on a modsig.
+// mirrors security/integrity/ima/ima_appraise.c ima_get_hash_algo, xattr_verify, ima_check_blacklist,
+// ima_appraise_measurement (the security.ima and modsig paths), with the MODULE_CHECK reads of kernel/module/main.c
+// init_module_from_file and ima_main.c process_measurement, Linux 7.2.13 What IMA's MODULE_CHECK hook appraises for a
+// module file, and its verdict on a modsig.
 #pragma once
 
 #include <functional>

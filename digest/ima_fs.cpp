@@ -1,4 +1,6 @@
-// mirrors security/integrity/ima/ima_fs.c ima_measurements_show (the binary measurement list, in the kernel's byte order unless ima_canonical_fmt) and, for the "ima" template hash, ima_crypto.c ima_calc_field_array_hash, Linux 7.2.13
+// mirrors security/integrity/ima/ima_fs.c ima_measurements_show (the binary measurement list, in the kernel's byte
+// order unless ima_canonical_fmt) and, for the "ima" template hash, ima_crypto.c ima_calc_field_array_hash,
+// Linux 7.2.13
 #include "digest/ima_fs.hpp"
 
 #include <algorithm>
@@ -112,7 +114,8 @@ Result<std::optional<MeasurementRecord>> parse_one(Source& s, std::uint64_t& off
   r.offset = off;
   std::uint64_t p = off;
   auto bad = [&](const std::string& what) {
-    return make_error(KErr::ebadmsg, "record " + std::to_string(index) + " at offset " + std::to_string(off) + ": " + what);
+    return make_error(KErr::ebadmsg,
+                      "record " + std::to_string(index) + " at offset " + std::to_string(off) + ": " + what);
   };
   auto need = [&](std::uint64_t n) { return total - p >= n; };
   // A length or PCR as read, and the byte order it was read in (r.byte_order, once known).
@@ -143,11 +146,11 @@ Result<std::optional<MeasurementRecord>> parse_one(Source& s, std::uint64_t& off
   p += dsize;
   const std::uint32_t name_len = u32(p);
   p += 4;
-  if (name_len == 0 || name_len > 255)
-    return bad("template name length " + read_as(name_len));
+  if (name_len == 0 || name_len > 255) return bad("template name length " + read_as(name_len));
   // After the name length, which tells a list read in the wrong order first.
   if (r.pcr >= kImaPcrLimit)
-    return bad("PCR " + read_as(r.pcr) + ": no kernel measures into it (a policy's pcr= is 0-63, ima_policy.c INVALID_PCR)");
+    return bad("PCR " + read_as(r.pcr) +
+               ": no kernel measures into it (a policy's pcr= is 0-63, ima_policy.c INVALID_PCR)");
   if (!need(name_len)) return bad("template name beyond the end of the list");
   const Bytes name = bytes(p, name_len);
   r.template_name.assign(name.begin(), name.end());
@@ -156,7 +159,8 @@ Result<std::optional<MeasurementRecord>> parse_one(Source& s, std::uint64_t& off
     // Legacy: 20-byte digest, u32 name length, name; no total length.
     if (!need(20 + 4)) return bad("truncated ima template data");
     const std::uint32_t n = u32(p + 20);
-    if (n > 255 || !need(24 + static_cast<std::uint64_t>(n))) return bad("ima template name beyond the end of the list");
+    if (n > 255 || !need(24 + static_cast<std::uint64_t>(n)))
+      return bad("ima template name beyond the end of the list");
     r.data = bytes(p, 24 + n);
     p += 24 + n;
   } else {
@@ -195,7 +199,7 @@ Result<std::optional<MeasurementRecord>> parse_one(Source& s, std::uint64_t& off
 }  // namespace
 
 Result<std::vector<MeasurementRecord>> parse_measurement_list(ByteView list, crypto::HashAlgo bank,
-                                                             std::optional<ByteOrder> order) {
+                                                              std::optional<ByteOrder> order) {
   MemorySource src(list);
   std::vector<MeasurementRecord> out;
   for (std::uint64_t off = 0;;) {

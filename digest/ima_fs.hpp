@@ -1,5 +1,6 @@
-// mirrors security/integrity/ima/ima_fs.c ima_measurements_show (the binary measurement list, in the kernel's byte order unless ima_canonical_fmt) and, for the "ima" template hash, ima_crypto.c ima_calc_field_array_hash, Linux 7.2.13
-// binary_runtime_measurements[_<bank>] as modsign reads it back.
+// mirrors security/integrity/ima/ima_fs.c ima_measurements_show (the binary measurement list, in the kernel's byte
+// order unless ima_canonical_fmt) and, for the "ima" template hash, ima_crypto.c ima_calc_field_array_hash,
+// Linux 7.2.13 binary_runtime_measurements[_<bank>] as modsign reads it back.
 #pragma once
 
 #include <cstdint>
@@ -43,7 +44,7 @@ std::uint32_t get_ima_u32(ByteView b, std::size_t off, bool big_endian);
 /// record without `order`: in both orders); EINVAL for a template whose data cannot be
 /// recomputed ("ima" with a bad layout).
 Result<std::vector<MeasurementRecord>> parse_measurement_list(ByteView list, crypto::HashAlgo bank,
-                                                             std::optional<ByteOrder> order = std::nullopt);
+                                                              std::optional<ByteOrder> order = std::nullopt);
 
 /// The same records from the list in a file, one at a time: the file is read in 1 MiB
 /// pieces (a larger record in one piece), so memory does not grow with the list.

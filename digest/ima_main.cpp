@@ -11,8 +11,8 @@ crypto::HashAlgo ima_hash_setup(std::string_view name, const kernel::KernelProfi
     throw UsageError("unsupported --ima-hash '" + std::string(name) +
                      "' (md5|sha1|sha224|sha256|sha384|sha512|sha3-256|sha3-384|sha3-512)");
   // 6.1-6.6: hash_algo_name[] ends before the SHA-3 entries, so match_string() fails.
-  const bool sha3 = *h == crypto::HashAlgo::sha3_256 || *h == crypto::HashAlgo::sha3_384 ||
-                    *h == crypto::HashAlgo::sha3_512;
+  const bool sha3 =
+      *h == crypto::HashAlgo::sha3_256 || *h == crypto::HashAlgo::sha3_384 || *h == crypto::HashAlgo::sha3_512;
   if (profile.legacy_digests && sha3) {
     const std::string canonical(crypto::hash_info(*h).name);
     throw UsageError("--ima-hash " + canonical + " does not exist under --kernel " + profile.name() +

@@ -1,4 +1,5 @@
-// mirrors security/integrity/ima/ima_policy.c ima_parse_rule (Opt_appraise_type), ima_validate_rule (the flags each func takes), Linux 7.2.13
+// mirrors security/integrity/ima/ima_policy.c ima_parse_rule (Opt_appraise_type), ima_validate_rule (the flags each
+// func takes), Linux 7.2.13
 #include "digest/ima_policy.hpp"
 
 #include <algorithm>
@@ -21,9 +22,9 @@ namespace {
 // the file hooks take appraise_type, the module and kexec hooks also modsig, and the rest
 // (KEXEC_CMDLINE, KEY_CHECK and CRITICAL_DATA measure only; SETXATTR_CHECK takes nothing but
 // appraise_algos) refuse any appraise_type.
-constexpr std::array<std::string_view, 9> kFileFuncs{"FILE_CHECK",  "PATH_CHECK",     "MMAP_CHECK",
+constexpr std::array<std::string_view, 9> kFileFuncs{"FILE_CHECK",  "PATH_CHECK",         "MMAP_CHECK",
                                                      "FILE_MMAP",   "MMAP_CHECK_REQPROT", "BPRM_CHECK",
-                                                     "CREDS_CHECK", "FIRMWARE_CHECK", "POLICY_CHECK"};
+                                                     "CREDS_CHECK", "FIRMWARE_CHECK",     "POLICY_CHECK"};
 constexpr std::array<std::string_view, 3> kModsigFuncs{"MODULE_CHECK", "KEXEC_KERNEL_CHECK", "KEXEC_INITRAMFS_CHECK"};
 constexpr std::array<std::string_view, 4> kOtherFuncs{"KEXEC_CMDLINE", "KEY_CHECK", "CRITICAL_DATA", "SETXATTR_CHECK"};
 template <std::size_t N>
@@ -42,7 +43,8 @@ Result<ImaRuleFlags> ima_parse_appraise_rule(std::string_view func, std::string_
   const std::string rule = "appraise func=" + std::string(func) + " appraise_type=" + std::string(type);
   if (!ima_func_known(func)) return make_error(KErr::einval, rule + ": unknown func");
   if (one_of(kOtherFuncs, func))
-    return make_error(KErr::einval, rule + ": func=" + std::string(func) + " takes no appraise_type (ima_validate_rule)");
+    return make_error(KErr::einval,
+                      rule + ": func=" + std::string(func) + " takes no appraise_type (ima_validate_rule)");
   ImaRuleFlags f;
   if (type == "imasig") {
     f.digsig_required = f.check_blacklist = true;
@@ -57,7 +59,8 @@ Result<ImaRuleFlags> ima_parse_appraise_rule(std::string_view func, std::string_
     return make_error(KErr::einval, rule + ": unknown appraise_type");
   }
   // ima_validate_rule: IMA_MODSIG_ALLOWED only for the module and kexec hooks.
-  if (f.modsig_allowed && !modsig_func(func)) return make_error(KErr::einval, rule + ": modsig is allowed only for MODULE_CHECK and KEXEC_*_CHECK");
+  if (f.modsig_allowed && !modsig_func(func))
+    return make_error(KErr::einval, rule + ": modsig is allowed only for MODULE_CHECK and KEXEC_*_CHECK");
   return f;
 }
 

@@ -1,4 +1,5 @@
-// mirrors security/integrity/ima/ima_policy.c ima_parse_rule (Opt_appraise_type), ima_validate_rule (the flags each func takes), Linux 7.2.13
+// mirrors security/integrity/ima/ima_policy.c ima_parse_rule (Opt_appraise_type), ima_validate_rule (the flags each
+// func takes), Linux 7.2.13
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,5 @@
-// mirrors security/integrity/ima/ima_queue.c ima_add_template_entry, ima_pcr_extend (a violation extends 0xFF..FF, ima_init_digests), Linux 7.2.13
+// mirrors security/integrity/ima/ima_queue.c ima_add_template_entry, ima_pcr_extend (a violation extends 0xFF..FF,
+// ima_init_digests), Linux 7.2.13
 #pragma once
 
 #include <cstdint>

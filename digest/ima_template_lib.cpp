@@ -1,4 +1,5 @@
-// mirrors security/integrity/ima/ima_template_lib.c and ima_template.c: the template fields (d-ng, d-ngv2, n-ng, sig, d-modsig, modsig, buf), ima_template, ima_buffer_template, Linux 7.2.13
+// mirrors security/integrity/ima/ima_template_lib.c and ima_template.c: the template fields (d-ng, d-ngv2, n-ng, sig,
+// d-modsig, modsig, buf), ima_template, ima_buffer_template, Linux 7.2.13
 #include "digest/ima_template_lib.hpp"
 
 #include "digest/hash_info.hpp"
@@ -32,22 +33,26 @@ std::string d_modsig_overflow(const ModuleDigests& md, Machine machine) {
                     "-byte digest pkcs7_get_digest returns, here the re-tagged signedAttrs) exceed the " +
                     std::to_string(kImaDigestFieldMax) +
                     "-byte stack buffer of ima_eventdigest_init_common (security/integrity/ima/ima_template_lib.c): "
-                    "the kernel writes " + std::to_string(size - kImaDigestFieldMax) +
-                    (size - kImaDigestFieldMax == 1 ? " byte" : " bytes") + " past it";
+                    "the kernel writes " +
+                    std::to_string(size - kImaDigestFieldMax) + (size - kImaDigestFieldMax == 1 ? " byte" : " bytes") +
+                    " past it";
   const std::string arch(machine_name(machine));
   const std::string edge = std::to_string(ima_digest_field_survivable(machine));
   if (size <= ima_digest_field_survivable(machine))
     return out + ", short of the saved return address on " + arch +
            ", and records the field whole (Linux 7.2.13 under qemu, up to " + edge + " bytes" +
-           (machine == Machine::s390x ? ": the bytes past the buffer land in the caller's saved r7-r13; measured with a "
-                                        "padding attribute's 0x5a there, other values untried)"
-                                      : ": the bytes past the buffer land in a saved frame pointer, x29)");
+           (machine == Machine::s390x
+                ? ": the bytes past the buffer land in the caller's saved r7-r13; measured with a "
+                  "padding attribute's 0x5a there, other values untried)"
+                : ": the bytes past the buffer land in a saved frame pointer, x29)");
   if (machine == Machine::s390x)
-    return out + ", over the saved return address on s390x: the task is killed or the kernel panics (Linux 7.2.13 "
-                 "under qemu), no entry is recorded";
+    return out +
+           ", over the saved return address on s390x: the task is killed or the kernel panics (Linux 7.2.13 "
+           "under qemu), no entry is recorded";
   if (machine == Machine::arm64)
-    return out + ", over the saved return address (x30) on arm64: the task oopses at the address written and is "
-                 "killed (Linux 7.2.13 under qemu), no entry is recorded";
+    return out +
+           ", over the saved return address (x30) on arm64: the task oopses at the address written and is "
+           "killed (Linux 7.2.13 under qemu), no entry is recorded";
   return out + " and oopses (x86_64; Linux 7.2.13 under qemu), no entry is recorded";
 }
 
@@ -77,7 +82,8 @@ Result<TemplateEntry> ima_template(const std::string& template_name, const std::
   const auto named = computable_hash(algo);
   if (!named)
     return make_error(KErr::enopkg,
-                      "security.ima names hash_algo " + std::to_string(algo) + " (" + std::string(hash_algo_name(algo)) +
+                      "security.ima names hash_algo " + std::to_string(algo) + " (" +
+                          std::string(hash_algo_name(algo)) +
                           "): IMA hashes the file with it, with no fallback to ima_hash (ima_alloc_tfm falls back only "
                           "beyond HASH_ALGO__LAST), and records no entry on a kernel without " +
                           std::string(hash_algo_name(algo)) + " (crypto_alloc_shash fails); modsign cannot compute it");
@@ -87,9 +93,12 @@ Result<TemplateEntry> ima_template(const std::string& template_name, const std::
     const bool sig = (x[0] == 0x03 || x[0] == 0x06) && x.size() >= 3;  // hash_algo at 2, digest-ng's at 1
     const std::uint8_t given = sig ? x[2] : x[1];
     if ((sig || x[0] == 0x04) && given != algo)
-      e.notes.push_back("security.ima (type " + std::to_string(x[0]) + (sig ? ", version " + std::to_string(x[1]) : "") +
-                        ", hash_algo " + std::to_string(given) + ") names no hash this kernel takes (ima_get_hash_algo: " +
-                        (sig ? std::string(x[0] == 0x03 && ima_sigv3_file_signatures(profile) ? "version 2 or 3" : x[0] == 0x03 ? "version 2 only before 7.1" : "version 3") +
+      e.notes.push_back("security.ima (type " + std::to_string(x[0]) +
+                        (sig ? ", version " + std::to_string(x[1]) : "") + ", hash_algo " + std::to_string(given) +
+                        ") names no hash this kernel takes (ima_get_hash_algo: " +
+                        (sig ? std::string(x[0] == 0x03 && ima_sigv3_file_signatures(profile) ? "version 2 or 3"
+                                           : x[0] == 0x03 ? "version 2 only before 7.1"
+                                                          : "version 3") +
                                    ", more than 9 bytes, "
                              : std::string()) +
                         "hash_algo below " + std::to_string(hash_algo_last(profile)) + "): d-ng uses ima_hash, " +
@@ -121,7 +130,8 @@ Result<TemplateEntry> ima_template(const std::string& template_name, const std::
       f.data = ima_digest_field(std::string(crypto::hash_info(file_hash).name), crypto::digest(file_hash, file));
     } else if (n == "d-ngv2") {
       // ima_eventdigest_ngv2_init: "<digest type>:<algo>:" NUL digest, type "ima" (no fs-verity rules).
-      f.data = ima_digest_field("ima:" + std::string(crypto::hash_info(file_hash).name), crypto::digest(file_hash, file));
+      f.data =
+          ima_digest_field("ima:" + std::string(crypto::hash_info(file_hash).name), crypto::digest(file_hash, file));
     } else if (n == "n-ng") {
       // ima_write_template_field_data(DATA_FMT_STRING): spaces become '_', NUL added.
       f.data.assign(path.begin(), path.end());

@@ -1,5 +1,6 @@
-// mirrors security/integrity/ima/ima_template_lib.c and ima_template.c: the template fields (d-ng, n-ng, sig, d-modsig, modsig, buf), ima_template, ima_buffer_template, Linux 7.2.13
-// The templates ima-ng, ima-sig, ima-modsig and ima-buf (docs/kernel-semantics.md).
+// mirrors security/integrity/ima/ima_template_lib.c and ima_template.c: the template fields (d-ng, n-ng, sig, d-modsig,
+// modsig, buf), ima_template, ima_buffer_template, Linux 7.2.13 The templates ima-ng, ima-sig, ima-modsig and ima-buf
+// (docs/kernel-semantics.md).
 #pragma once
 
 #include <cstdint>

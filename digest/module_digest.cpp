@@ -81,10 +81,10 @@ void finish(ModuleDigests& out, ByteView cms, const std::vector<std::pair<std::s
   auto h = crypto::hash_by_name(d->hash_algo);
   // SM3 and Streebog-256 give 32 bytes, Streebog-512 64; "none" (the re-tagged signedAttrs
   // of 7.0's ML-DSA quirk) has no size of its own.
-  const std::size_t size = h                                 ? crypto::hash_info(*h).size
-                           : d->hash_algo == "streebog512"   ? 64
+  const std::size_t size = h                                                        ? crypto::hash_info(*h).size
+                           : d->hash_algo == "streebog512"                          ? 64
                            : d->hash_algo == "sm3" || d->hash_algo == "streebog256" ? 32
-                                                             : 0;
+                                                                                    : 0;
   out.kernel.raw_attributes = size == 0 || d->buf.size() != size;
   // ima_eventdigest_modsig_init: the field needs a known hash_algo index and a digest.
   if (d->hash_algo_index && !d->buf.empty()) {
@@ -106,10 +106,8 @@ ModuleDigests digests_of(const Layout& l, ByteView cms, const kernel::KernelProf
   mh.add(crypto::HashAlgo::sha256);
   if (l.has_modsig)
     for (const auto& name : signer_hashes(cms, profile)) {
-      if (auto h = crypto::hash_by_name(name))
-        mh.add(*h);
-      else
-        mh.add_kernel_only(name);
+      if (auto h = crypto::hash_by_name(name)) mh.add(*h);
+      else mh.add_kernel_only(name);
     }
   feed(mh);
   auto ds = mh.final();
@@ -120,7 +118,8 @@ ModuleDigests digests_of(const Layout& l, ByteView cms, const kernel::KernelProf
     return out;
   }
   std::vector<std::pair<std::string, Bytes>> cd;
-  for (std::size_t i = 0; i < ds.size(); ++i) cd.emplace_back(std::string(crypto::hash_info(mh.algos()[i]).name), ds[i]);
+  for (std::size_t i = 0; i < ds.size(); ++i)
+    cd.emplace_back(std::string(crypto::hash_info(mh.algos()[i]).name), ds[i]);
   cd.insert(cd.end(), mh.named().begin(), mh.named().end());
   finish(out, cms, cd, std::nullopt, profile);
   return out;
@@ -182,8 +181,9 @@ Bytes ima_digest_field(const std::string& algo, ByteView digest) {
 ModuleDigests digest_module_image(ByteView image, const kernel::KernelProfile& profile) {
   const std::size_t tail = std::min<std::size_t>(image.size(), 40);
   const Layout l = layout_of(image.last(tail), image.size());
-  const ByteView cms = l.has_modsig ? image.subspan(static_cast<std::size_t>(l.cms_off), static_cast<std::size_t>(l.cms_len))
-                                    : ByteView();
+  const ByteView cms = l.has_modsig
+                           ? image.subspan(static_cast<std::size_t>(l.cms_off), static_cast<std::size_t>(l.cms_len))
+                           : ByteView();
   return digests_of(l, cms, profile,
                     [&](MultiHash& mh) { mh.update(image.first(static_cast<std::size_t>(l.content_len))); });
 }

@@ -1,4 +1,5 @@
-// mirrors fs/proc_namespace.c show_vfsmnt (the /proc/self/mounts line: mangle() of the device, seq_path_root() of the mount point), Linux 7.2.13
+// mirrors fs/proc_namespace.c show_vfsmnt (the /proc/self/mounts line: mangle() of the device, seq_path_root() of the
+// mount point), Linux 7.2.13
 #include "digest/proc_namespace.hpp"
 
 #include <vector>

@@ -1,6 +1,6 @@
-// mirrors fs/proc_namespace.c show_vfsmnt (the /proc/self/mounts line: mangle() of the device, seq_path_root() of the mount point), Linux 7.2.13
-// Each field is written with seq_escape(): the device with ' ', '\t', '\n', '\\' and '#', the
-// mount point with ' ', '\t', '\n' and '\\' as a backslash and three octal digits ("\040").
+// mirrors fs/proc_namespace.c show_vfsmnt (the /proc/self/mounts line: mangle() of the device, seq_path_root() of the
+// mount point), Linux 7.2.13 Each field is written with seq_escape(): the device with ' ', '\t', '\n', '\\' and '#',
+// the mount point with ' ', '\t', '\n' and '\\' as a backslash and three octal digits ("\040").
 #pragma once
 
 #include <optional>

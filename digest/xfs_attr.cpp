@@ -13,12 +13,12 @@
 namespace modsign::digest {
 namespace {
 
-constexpr long kDinodeCore = 176;      // struct xfs_dinode, v3
-constexpr long kMinDataFork = 40;      // roundup(XFS_BMDR_SPACE_CALC(MINDBTPTRS), 8)
-constexpr long kSfHeader = 4;          // struct xfs_attr_sf_hdr
-constexpr long kSfEntry = 3;           // struct xfs_attr_sf_entry without nameval
-constexpr long kSfEntsizeMax = 0xff;   // XFS_ATTR_SF_ENTSIZE_MAX
-constexpr long kRmtHeader = 56;        // struct xfs_attr3_rmt_hdr
+constexpr long kDinodeCore = 176;     // struct xfs_dinode, v3
+constexpr long kMinDataFork = 40;     // roundup(XFS_BMDR_SPACE_CALC(MINDBTPTRS), 8)
+constexpr long kSfHeader = 4;         // struct xfs_attr_sf_hdr
+constexpr long kSfEntry = 3;          // struct xfs_attr_sf_entry without nameval
+constexpr long kSfEntsizeMax = 0xff;  // XFS_ATTR_SF_ENTSIZE_MAX
+constexpr long kRmtHeader = 56;       // struct xfs_attr3_rmt_hdr
 
 long sf_size(const std::vector<Xattr>& xs) {
   long n = kSfHeader;

@@ -14,8 +14,8 @@ int main(int argc, char** argv) {
   try {
     const auto signer = modsign::Signer::load(argv[1]);
     const auto report = modsign::sign_module_file(signer, argv[2]);
-    std::cout << report.path << ": signed (" << report.algorithm << ", " << report.hash << ", CMS "
-              << report.cms_size << " bytes)\n";
+    std::cout << report.path << ": signed (" << report.algorithm << ", " << report.hash << ", CMS " << report.cms_size
+              << " bytes)\n";
     const auto kernel = *modsign::KernelProfile::parse("v7.0");
     const auto trust = modsign::TrustStore::from_certificates({signer.certificate_path()}, kernel);
     const auto verdict = modsign::predict_module_file(report.path, trust, kernel);

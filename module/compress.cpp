@@ -24,7 +24,8 @@ Bytes compress(ByteView image, Compression format) {
       // The streaming encoder, as the xz command uses it single-threaded (the buffer
       // encoder would record sizes in the block header and differ from `xz`).
       lzma_stream s = LZMA_STREAM_INIT;
-      if (lzma_stream_encoder(&s, filters, LZMA_CHECK_CRC32) != LZMA_OK) throw std::runtime_error("lzma_stream_encoder failed");
+      if (lzma_stream_encoder(&s, filters, LZMA_CHECK_CRC32) != LZMA_OK)
+        throw std::runtime_error("lzma_stream_encoder failed");
       Bytes out;
       std::uint8_t buf[kChunk];
       s.next_in = image.data();
@@ -41,7 +42,8 @@ Bytes compress(ByteView image, Compression format) {
       return out;
     }
     case Compression::gzip: {
-      if (image.size() > 0xffffffffu) throw std::runtime_error("gzip recompression of images over 4 GiB is not supported");
+      if (image.size() > 0xffffffffu)
+        throw std::runtime_error("gzip recompression of images over 4 GiB is not supported");
       z_stream z{};
       if (deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
         throw std::runtime_error("deflateInit2 failed");

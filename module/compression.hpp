@@ -1,4 +1,5 @@
-// modsign's own: umbrella for compressed modules: module/decompress.hpp (kernel/module/decompress.c) and module/compress.hpp (recompression)
+// modsign's own: umbrella for compressed modules: module/decompress.hpp (kernel/module/decompress.c) and
+// module/compress.hpp (recompression)
 #pragma once
 
 #include "module/compress.hpp"

@@ -1,4 +1,5 @@
-// mirrors kernel/module/decompress.c module_decompress (per format: module_gzip_decompress, module_xz_decompress, module_zstd_decompress), Linux 7.2.13
+// mirrors kernel/module/decompress.c module_decompress (per format: module_gzip_decompress, module_xz_decompress,
+// module_zstd_decompress), Linux 7.2.13
 #include "module/decompress.hpp"
 
 #include <lzma.h>
@@ -6,11 +7,11 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 
+#include <sys/stat.h>
 #include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
-#include <sys/stat.h>
 
 #include "common/file.hpp"
 
@@ -27,7 +28,6 @@ std::optional<Error> module_decompress_refusal(Compression c, const std::string&
                                  kernel_format + " compressed module (the kernel decompresses only " + kernel_format +
                                  ")"};
 }
-
 
 namespace {
 constexpr std::size_t kChunk = 64 * 1024;
@@ -107,7 +107,8 @@ Result<Bytes> unxz(ByteView in, std::uint64_t max, std::size_t* after) {
   lzma_stream s = LZMA_STREAM_INIT;
   // No LZMA_CONCATENATED: one stream, as the kernel's xz_dec decodes.
   // The memory limit covers the dictionary (plus liblzma's own ~ 100 KiB).
-  if (lzma_stream_decoder(&s, window_budget(max) + (std::uint64_t{1} << 20), 0) != LZMA_OK) throw std::runtime_error("lzma_stream_decoder failed");
+  if (lzma_stream_decoder(&s, window_budget(max) + (std::uint64_t{1} << 20), 0) != LZMA_OK)
+    throw std::runtime_error("lzma_stream_decoder failed");
   Bytes out;
   std::uint8_t buf[kChunk];
   s.next_in = in.data();
@@ -160,13 +161,15 @@ Result<Bytes> gunzip(ByteView in, std::uint64_t max, std::size_t* after) {
     }
     if (r != Z_OK && r != Z_STREAM_END) {
       inflateEnd(&z);
-      return make_error(KErr::einval, std::string("corrupt gzip data") + (z.msg ? std::string(" (") + z.msg + ")" : std::string()));
+      return make_error(KErr::einval,
+                        std::string("corrupt gzip data") + (z.msg ? std::string(" (") + z.msg + ")" : std::string()));
     }
   }
   const std::size_t rest = left;
   inflateEnd(&z);
   if (after) *after = rest;
-  else if (rest) return make_error(KErr::einval, std::to_string(rest) + " bytes of trailing data after the gzip member");
+  else if (rest)
+    return make_error(KErr::einval, std::to_string(rest) + " bytes of trailing data after the gzip member");
   return out;
 }
 
@@ -186,7 +189,8 @@ Result<Bytes> unzstd(ByteView in, std::uint64_t max, bool all_frames, std::size_
     if (ZSTD_isError(r)) {
       std::string why = zstd_error_text(r);
       ZSTD_freeDCtx(d);
-      if (ZSTD_getErrorCode(r) == ZSTD_error_frameParameter_windowTooLarge) return window_too_big("zstd window", max, Error::Reason::over_own_bound);
+      if (ZSTD_getErrorCode(r) == ZSTD_error_frameParameter_windowTooLarge)
+        return window_too_big("zstd window", max, Error::Reason::over_own_bound);
       return make_error(KErr::einval, why);
     }
     if (!grow(out, buf, ob.pos, max)) {
@@ -205,7 +209,8 @@ Result<Bytes> unzstd(ByteView in, std::uint64_t max, bool all_frames, std::size_
   ZSTD_freeDCtx(d);
   if (after) *after = in.size() - ib.pos;
   else if (ib.pos != in.size())
-    return make_error(KErr::einval, std::to_string(in.size() - ib.pos) + " bytes of trailing data after the zstd frame");
+    return make_error(KErr::einval,
+                      std::to_string(in.size() - ib.pos) + " bytes of trailing data after the zstd frame");
   return out;
 }
 // kernel/module/decompress.c module_gzip_header_len(): 10 bytes, plus a NUL-terminated
@@ -238,7 +243,8 @@ Result<Bytes> kernel_gunzip(ByteView in, std::uint64_t max) {
     }
   } while (r == Z_OK && (z.avail_out == 0 || z.avail_in > 0));
   inflateEnd(&z);
-  if (r != Z_STREAM_END) return make_error(KErr::einval, std::string("raw inflate failed") + (z.msg ? std::string(": ") + z.msg : ""));
+  if (r != Z_STREAM_END)
+    return make_error(KErr::einval, std::string("raw inflate failed") + (z.msg ? std::string(": ") + z.msg : ""));
   return out;
 }
 
@@ -270,10 +276,10 @@ std::string xz_kernel_filter_problem(ByteView in) {
   }
   for (std::size_t i = 0; i < n; ++i) free(filters[i].options);
   if (problem.empty()) return "";
-  return problem + ": the kernel's xz decoder refuses it (XZ_OPTIONS_ERROR), so in-kernel decompression fails with EINVAL";
+  return problem +
+         ": the kernel's xz decoder refuses it (XZ_OPTIONS_ERROR), so in-kernel decompression fails with EINVAL";
 }
 }  // namespace
-
 
 namespace {
 Result<Bytes> decompress_stream(ByteView in, Compression format, std::uint64_t max_size, std::size_t* after) {
@@ -303,7 +309,11 @@ Result<ModuleImage> open_stream(ByteView file, std::uint64_t max_size, const Ope
   if (m.compression == Compression::xz && file.size() >= 8) {
     // Stream header: magic (6) + stream flags (2); the check ID is the low nibble of byte 7.
     const int id = file[7] & 0x0f;
-    m.xz_check = id == 0 ? XzCheck::none : id == 1 ? XzCheck::crc32 : id == 4 ? XzCheck::crc64 : id == 10 ? XzCheck::sha256 : XzCheck::other;
+    m.xz_check = id == 0    ? XzCheck::none
+                 : id == 1  ? XzCheck::crc32
+                 : id == 4  ? XzCheck::crc64
+                 : id == 10 ? XzCheck::sha256
+                            : XzCheck::other;
     if (*m.xz_check != XzCheck::none && *m.xz_check != XzCheck::crc32)
       m.kernel_decompress_problem = "xz stream uses a " + std::string(xz_check_name(*m.xz_check)) +
                                     " check; the kernel's xz decoder accepts only CRC32 or none, so in-kernel "
@@ -334,12 +344,14 @@ Result<ModuleImage> open_stream(ByteView file, std::uint64_t max_size, const Ope
     // The kernel skips only FNAME: with FEXTRA, FCOMMENT or FHCRC it reads another image.
     auto k = kernel_gunzip(file, max_size);
     if (!k)
-      m.kernel_decompress_problem = "gzip header fields the kernel does not skip (FEXTRA, FCOMMENT or FHCRC): "
-                                    "module_gzip_header_len() then fails to inflate (" + k.error().message +
-                                    "), EINVAL";
+      m.kernel_decompress_problem =
+          "gzip header fields the kernel does not skip (FEXTRA, FCOMMENT or FHCRC): "
+          "module_gzip_header_len() then fails to inflate (" +
+          k.error().message + "), EINVAL";
     else if (*k != m.image)
-      m.kernel_decompress_problem = "the kernel's gzip decoder (module_gzip_header_len) reads a different image "
-                                    "than gzip does from this file: refused as ambiguous";
+      m.kernel_decompress_problem =
+          "the kernel's gzip decoder (module_gzip_header_len) reads a different image "
+          "than gzip does from this file: refused as ambiguous";
   }
   return m;
 }
@@ -359,7 +371,6 @@ Compression detect_compression(ByteView f) {
   if (f.size() >= 2 && f[0] == 0x1f && f[1] == 0x8b) return Compression::gzip;
   return Compression::none;
 }
-
 
 Result<ModuleImage> open_module(ByteView file, std::uint64_t max_size, const OpenFlags& flags) {
   const bool keep_bad_stream = flags.keep_bad_stream;

@@ -1,8 +1,7 @@
-// mirrors kernel/module/decompress.c module_decompress (per format: module_gzip_decompress, module_xz_decompress, module_zstd_decompress), Linux 7.2.13
-// Compressed modules (.ko.xz, .ko.zst, .ko.gz): streaming decompression with a size bound.
-// The signature sits inside the compressed stream and covers the decompressed image
-// (kernel-semantics.md §5.4); kernel/module/decompress.c decompresses before
-// module_sig_check.  Recompression is in module/compress.hpp.
+// mirrors kernel/module/decompress.c module_decompress (per format: module_gzip_decompress, module_xz_decompress,
+// module_zstd_decompress), Linux 7.2.13 Compressed modules (.ko.xz, .ko.zst, .ko.gz): streaming decompression with a
+// size bound. The signature sits inside the compressed stream and covers the decompressed image (kernel-semantics.md
+// §5.4); kernel/module/decompress.c decompresses before module_sig_check.  Recompression is in module/compress.hpp.
 #pragma once
 
 #include <cstdint>
@@ -23,8 +22,8 @@ namespace modsign::module {
 using modsign::Compression;
 using modsign::compression_name;
 using modsign::ModuleImage;
-using modsign::XzCheck;
 using modsign::xz_check_name;
+using modsign::XzCheck;
 
 /// The format whose magic starts `file`: xz FD 37 7A 58 5A 00, zstd 28 B5 2F FD (or a
 /// skippable frame 5X 2A 4D 18, as pzstd writes), gzip 1F 8B.

@@ -1,4 +1,6 @@
-// mirrors scripts/kconfig/confdata.c conf_set_sym_val (how a .config line is read), scripts/Makefile.modinst cmd_sign, certs/Makefile signing_key.x509, kernel/module/Kconfig MODULE_SIG, MODULE_SIG_HASH and the key-type symbols, Linux 7.2.13
+// mirrors scripts/kconfig/confdata.c conf_set_sym_val (how a .config line is read), scripts/Makefile.modinst cmd_sign,
+// certs/Makefile signing_key.x509, kernel/module/Kconfig MODULE_SIG, MODULE_SIG_HASH and the key-type symbols,
+// Linux 7.2.13
 #include "module/kernel_config.hpp"
 
 #include <cctype>
@@ -146,10 +148,9 @@ std::vector<std::string> absent_hashes_of(const KernelConfig& c) {
   std::vector<std::string> out;
   // The "sm3" shash: CRYPTO_SM3 on 7.x; on 6.x CRYPTO_SM3 is the library alone, and the hash
   // is CRYPTO_SM3_GENERIC or an architecture's driver (hostile review).
-  const bool sm3 = generation_of(c) == "v7.0"
-                       ? built("CRYPTO_SM3")
-                       : built("CRYPTO_SM3_GENERIC") || built("CRYPTO_SM3_AVX_X86_64") || built("CRYPTO_SM3_NEON") ||
-                             built("CRYPTO_SM3_ARM64_CE");
+  const bool sm3 = generation_of(c) == "v7.0" ? built("CRYPTO_SM3")
+                                              : built("CRYPTO_SM3_GENERIC") || built("CRYPTO_SM3_AVX_X86_64") ||
+                                                    built("CRYPTO_SM3_NEON") || built("CRYPTO_SM3_ARM64_CE");
   if (!sm3) out.emplace_back("sm3");
   if (!built("CRYPTO_STREEBOG")) out.emplace_back("streebog");
   return out;
@@ -157,8 +158,8 @@ std::vector<std::string> absent_hashes_of(const KernelConfig& c) {
 
 std::optional<Machine> machine_of(const KernelConfig& c) {
   std::optional<Machine> found;
-  for (const auto& [symbol, machine] : {std::pair{"S390", Machine::s390x}, std::pair{"ARM64", Machine::arm64},
-                                        std::pair{"X86_64", Machine::x86_64}}) {
+  for (const auto& [symbol, machine] :
+       {std::pair{"S390", Machine::s390x}, std::pair{"ARM64", Machine::arm64}, std::pair{"X86_64", Machine::x86_64}}) {
     if (!is_set_y(c, symbol)) continue;
     if (found) return std::nullopt;  // no kernel is built for two
     found = machine;
@@ -169,8 +170,9 @@ std::optional<Machine> machine_of(const KernelConfig& c) {
 Status module_sig_modelled(const KernelConfig& c) {
   if (is_set_y(c, "MODULE_SIG")) return ok_status();
   return make_error(KErr::eopnotsupp,
-                    c.source + ": CONFIG_MODULE_SIG is not set: this kernel checks no module signature and loads "
-                               "every module untainted (not modelled)",
+                    c.source +
+                        ": CONFIG_MODULE_SIG is not set: this kernel checks no module signature and loads "
+                        "every module untainted (not modelled)",
                     Error::Reason::unpredictable);
 }
 
@@ -201,28 +203,27 @@ std::vector<std::string> signature_warnings(const KernelConfig& c, std::string_v
     w.push_back(head + std::string(hash) + " needs " + hs + "=y, not =" + hv +
                 " (the digest must be built in to check module signatures)");
   if (hash == "sha1" && !is_set_y(c, "MODULE_SIG_SHA1"))
-    w.push_back(head + "sha1 is no module-signing choice of this kernel (CONFIG_MODULE_SIG_SHA1 is not set; "
-                       "Linux 7.x removed it)");
+    w.push_back(head +
+                "sha1 is no module-signing choice of this kernel (CONFIG_MODULE_SIG_SHA1 is not set; "
+                "Linux 7.x removed it)");
   const bool v7 = generation_of(c) == "v7.0";
   switch (family(algorithm)) {
     case KeyFamily::rsa:
-      if (!is_set_y(c, "CRYPTO_RSA"))
-        w.push_back(head + "RSA " + needs(c, "CONFIG_CRYPTO_RSA") + kNoSigAlgo);
+      if (!is_set_y(c, "CRYPTO_RSA")) w.push_back(head + "RSA " + needs(c, "CONFIG_CRYPTO_RSA") + kNoSigAlgo);
       break;
     case KeyFamily::ecdsa:
-      if (!is_set_y(c, "CRYPTO_ECDSA"))
-        w.push_back(head + "ECDSA " + needs(c, "CONFIG_CRYPTO_ECDSA") + kNoSigAlgo);
+      if (!is_set_y(c, "CRYPTO_ECDSA")) w.push_back(head + "ECDSA " + needs(c, "CONFIG_CRYPTO_ECDSA") + kNoSigAlgo);
       break;
     case KeyFamily::mldsa:
       if (!v7) {
         w.push_back(head + "Linux " + c.version + " knows no ML-DSA (added in 7.0; the kernel refuses it: ENOPKG)");
         break;
       }
-      if (!is_set_y(c, "CRYPTO_MLDSA"))
-        w.push_back(head + "ML-DSA " + needs(c, "CONFIG_CRYPTO_MLDSA") + kNoSigAlgo);
+      if (!is_set_y(c, "CRYPTO_MLDSA")) w.push_back(head + "ML-DSA " + needs(c, "CONFIG_CRYPTO_MLDSA") + kNoSigAlgo);
       if (signed_attrs && !is_set_y(c, "PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA"))
-        w.push_back(head + "ML-DSA with signedAttrs is refused (EKEYREJECTED) without "
-                           "CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA=y");
+        w.push_back(head +
+                    "ML-DSA with signedAttrs is refused (EKEYREJECTED) without "
+                    "CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA=y");
       break;
     case KeyFamily::other: break;
   }

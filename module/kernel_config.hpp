@@ -1,6 +1,7 @@
-// mirrors scripts/kconfig/confdata.c conf_set_sym_val (how a .config line is read), scripts/Makefile.modinst cmd_sign, certs/Makefile signing_key.x509, kernel/module/Kconfig MODULE_SIG, MODULE_SIG_HASH and the key-type symbols, Linux 7.2.13
-// modsign — what a kernel's configuration says about signing its modules and checking
-// their signatures (the plain data is modsign::KernelConfig, include/modsign/kernel_config.hpp).
+// mirrors scripts/kconfig/confdata.c conf_set_sym_val (how a .config line is read), scripts/Makefile.modinst cmd_sign,
+// certs/Makefile signing_key.x509, kernel/module/Kconfig MODULE_SIG, MODULE_SIG_HASH and the key-type symbols,
+// Linux 7.2.13 modsign — what a kernel's configuration says about signing its modules and checking their signatures
+// (the plain data is modsign::KernelConfig, include/modsign/kernel_config.hpp).
 #pragma once
 
 #include <optional>
@@ -43,8 +44,9 @@ std::string module_decompress_of(const KernelConfig& config);
 std::vector<std::string> absent_sig_algos_of(const KernelConfig& config);
 /// The digest families the kernel of `config` cannot compute (KernelProfile::
 /// absent_hashes): "sm3" without CONFIG_CRYPTO_SM3 (6.x: CONFIG_CRYPTO_SM3_GENERIC or an
-/// architecture's SM3 driver; 6.x's CONFIG_CRYPTO_SM3 is the library alone) =y or =m, "streebog" without CONFIG_CRYPTO_STREEBOG =y or =m.  =m counts as present: a module
-/// signature is checked after boot, and crypto_alloc_shash() loads the module on demand.
+/// architecture's SM3 driver; 6.x's CONFIG_CRYPTO_SM3 is the library alone) =y or =m, "streebog" without
+/// CONFIG_CRYPTO_STREEBOG =y or =m.  =m counts as present: a module signature is checked after boot, and
+/// crypto_alloc_shash() loads the module on demand.
 std::vector<std::string> absent_hashes_of(const KernelConfig& config);
 /// Whether CONFIG_<name> is y (a bool or tristate built in).
 bool is_set_y(const KernelConfig& config, std::string_view name);

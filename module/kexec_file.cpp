@@ -1,13 +1,14 @@
-// mirrors kernel/kexec_file.c kexec_kernel_verify_pe_sig, kexec_image_verify_sig, kimage_validate_signature, kimage_file_prepare_segments (the order of its checks), kexec_image_probe_default, Linux 7.2.13
+// mirrors kernel/kexec_file.c kexec_kernel_verify_pe_sig, kexec_image_verify_sig, kimage_validate_signature,
+// kimage_file_prepare_segments (the order of its checks), kexec_image_probe_default, Linux 7.2.13
 #include "module/kexec_file.hpp"
 
 #include <optional>
 #include <string>
 
 #include "cms/verify_pefile.hpp"
+#include "module/kernel_config.hpp"
 #include "module/kexec_bzimage64.hpp"
 #include "module/kexec_image.hpp"
-#include "module/kernel_config.hpp"
 #include "module/signing.hpp"
 
 namespace modsign::module {
@@ -40,22 +41,25 @@ Result<KexecOptions> kexec_options_of(const KernelConfig& config) {
   constexpr auto unmodelled = Error::Reason::unpredictable;
   if (!arm64 && machine != Machine::x86_64)
     return make_error(KErr::eopnotsupp,
-                      config.source + ": " + (machine ? "an " + std::string(machine_name(*machine)) + " kernel"
-                                                : std::string("not exactly one of CONFIG_X86_64, CONFIG_ARM64 and "
-                                                              "CONFIG_S390 is y")) +
+                      config.source + ": " +
+                          (machine ? "an " + std::string(machine_name(*machine)) + " kernel"
+                                   : std::string("not exactly one of CONFIG_X86_64, CONFIG_ARM64 and "
+                                                 "CONFIG_S390 is y")) +
                           ": kexec_file_load of another architecture's image is not modelled",
                       unmodelled);
   if (!set("KEXEC_FILE"))
     return make_error(KErr::enosys, config.source + ": CONFIG_KEXEC_FILE is not set: kexec_file_load is ENOSYS");
   if (!set("KEXEC_SIG"))
-    return make_error(KErr::eopnotsupp,
-                      config.source + ": CONFIG_KEXEC_SIG is not set: kexec_file_load checks no signature (not modelled)",
-                      unmodelled);
+    return make_error(
+        KErr::eopnotsupp,
+        config.source + ": CONFIG_KEXEC_SIG is not set: kexec_file_load checks no signature (not modelled)",
+        unmodelled);
   const char* loader = arm64 ? "KEXEC_IMAGE_VERIFY_SIG" : "KEXEC_BZIMAGE_VERIFY_SIG";
   if (!set(loader))
-    return make_error(KErr::eopnotsupp, config.source + ": CONFIG_" + loader +
-                                            " is not set: the loader has no verify_sig and every image is EKEYREJECTED "
-                                            "(not modelled)",
+    return make_error(KErr::eopnotsupp,
+                      config.source + ": CONFIG_" + loader +
+                          " is not set: the loader has no verify_sig and every image is EKEYREJECTED "
+                          "(not modelled)",
                       unmodelled);
   KexecOptions o;
   o.arch = arm64 ? KexecArch::arm64 : KexecArch::x86_64;
@@ -94,7 +98,8 @@ KexecVerdict kexec_file_check(ByteView image, const kernel::Keyring& secondary, 
   if (sig_force) {
     v.outcome = KexecOutcome::refused;
     v.err = v.load_errno = v.sig_errno;
-    v.reason = "Enforced kernel signature verification failed (" + std::string(errno_name(v.sig_errno)) + "): " + v.reason;
+    v.reason =
+        "Enforced kernel signature verification failed (" + std::string(errno_name(v.sig_errno)) + "): " + v.reason;
   } else if (profile.lockdown) {
     v.outcome = KexecOutcome::refused;
     v.err = v.load_errno = KErr::eperm;

@@ -1,4 +1,5 @@
-// mirrors kernel/kexec_file.c kexec_kernel_verify_pe_sig, kexec_image_verify_sig, kimage_validate_signature, kimage_file_prepare_segments (the order of its checks), kexec_image_probe_default, Linux 7.2.13
+// mirrors kernel/kexec_file.c kexec_kernel_verify_pe_sig, kexec_image_verify_sig, kimage_validate_signature,
+// kimage_file_prepare_segments (the order of its checks), kexec_image_probe_default, Linux 7.2.13
 #pragma once
 
 #include "cms/kernel_profile.hpp"

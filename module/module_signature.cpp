@@ -1,4 +1,5 @@
-// mirrors kernel/module_signature.c mod_check_sig and include/linux/module_signature.h struct module_signature, Linux 7.2.13
+// mirrors kernel/module_signature.c mod_check_sig and include/linux/module_signature.h struct module_signature,
+// Linux 7.2.13
 #include "module/module_signature.hpp"
 
 #include <algorithm>
@@ -66,7 +67,8 @@ SplitModule pieces(ByteView file, const TrailerInfo& t) {
 }  // namespace
 
 Result<SplitModule> split(ByteView file) {
-  auto t = parse_tail(file.last(std::min<std::size_t>(file.size(), kMarker.size() + kModuleSignatureSize)), file.size());
+  auto t =
+      parse_tail(file.last(std::min<std::size_t>(file.size(), kMarker.size() + kModuleSignatureSize)), file.size());
   if (!t) return t.error();
   return pieces(file, *t);
 }
@@ -77,7 +79,8 @@ bool is_legacy(const ModuleSignature& t) {
 }
 
 Result<SplitModule> split_any_trailer(ByteView file) {
-  auto t = parse_tail(file.last(std::min<std::size_t>(file.size(), kMarker.size() + kModuleSignatureSize)), file.size());
+  auto t =
+      parse_tail(file.last(std::min<std::size_t>(file.size(), kMarker.size() + kModuleSignatureSize)), file.size());
   if (t) return pieces(file, *t);
   if (t.error().code == KErr::enodata || !has_marker(file) || file.size() <= kMarker.size() + kModuleSignatureSize)
     return t.error();

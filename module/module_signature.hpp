@@ -1,5 +1,5 @@
-// mirrors kernel/module_signature.c mod_check_sig and include/linux/module_signature.h struct module_signature, Linux 7.2.13
-// modsign — the appended module signature: CMS ‖ struct module_signature ‖ marker
+// mirrors kernel/module_signature.c mod_check_sig and include/linux/module_signature.h struct module_signature,
+// Linux 7.2.13 modsign — the appended module signature: CMS ‖ struct module_signature ‖ marker
 // (include/linux/module_signature.h, kernel/module/signing.c, kernel/module_signature.c).
 #pragma once
 

@@ -1,4 +1,5 @@
-// mirrors kernel/module/signing.c module_sig_check, mod_verify_sig; kernel/module/main.c load_module (module_decompress before module_sig_check), Linux 7.2.13
+// mirrors kernel/module/signing.c module_sig_check, mod_verify_sig; kernel/module/main.c load_module (module_decompress
+// before module_sig_check), Linux 7.2.13
 #include "module/signing.hpp"
 
 #include "module/module_signature.hpp"
@@ -15,7 +16,6 @@
 #include "common/file.hpp"
 
 namespace modsign::module {
-
 
 /// The load decision for mod_verify_sig's result `err` (kernel/module/signing.c).
 /// Verdict::err: what `modsign verify` shows for the outcome.
@@ -55,7 +55,8 @@ LoadVerdict decide(LoadVerdict v, KErr err, const std::string& detail, const ker
     return shown(std::move(v));
   }
   v.outcome = LoadOutcome::loads_tainted;
-  v.reason = std::string(soft) + ": " + detail + "; module verification failed: signature and/or required key missing - tainting kernel";
+  v.reason = std::string(soft) + ": " + detail +
+             "; module verification failed: signature and/or required key missing - tainting kernel";
   return shown(std::move(v));
 }
 
@@ -72,23 +73,24 @@ std::string verified_detail(const LoadVerdict& v, const kernel::VerifyReport& re
 }  // namespace
 
 std::string trusted_key_text(const TrustedKey& k) {
-  return "trusted key \"" + k.cn + "\" (" + (k.skid.empty() ? std::string("no skid") : "skid " + k.skid) +
-         ", serial " + k.serial + ")";
+  return "trusted key \"" + k.cn + "\" (" + (k.skid.empty() ? std::string("no skid") : "skid " + k.skid) + ", serial " +
+         k.serial + ")";
 }
 
 LoadVerdict module_sig_check(ByteView file, const kernel::Keyring& keyring, const kernel::KernelProfile& profile,
                              bool mangled, crypto::Backend backend) {
   LoadVerdict v;
   KErr err = KErr::enodata;
-  std::string detail = mangled ? "signature ignored: module loaded with version information removed" : "no signature marker";
+  std::string detail =
+      mangled ? "signature ignored: module loaded with version information removed" : "no signature marker";
   if (!mangled && has_marker(file)) {
     auto split = module::split(file);
     if (!split) {
       err = split.error().code;
       detail = split.error().message;
     } else {
-      auto rep = kernel::verify_pkcs7_signature(split->content, split->cms, keyring, kernel::Usage::module, profile,
-                                                backend);
+      auto rep =
+          kernel::verify_pkcs7_signature(split->content, split->cms, keyring, kernel::Usage::module, profile, backend);
       v.signers = std::move(rep.signers);
       v.log = std::move(rep.log);
       v.trusted_by = rep.trusted_by;
@@ -109,7 +111,8 @@ LoadVerdict module_sig_check_file(const FileReader& in, const kernel::Keyring& k
                                   const kernel::KernelProfile& profile) {
   const std::uint64_t size = in.size();
   LoadVerdict v;
-  const Bytes tail = in.read_at(size - std::min<std::uint64_t>(size, 40), static_cast<std::size_t>(std::min<std::uint64_t>(size, 40)));
+  const Bytes tail =
+      in.read_at(size - std::min<std::uint64_t>(size, 40), static_cast<std::size_t>(std::min<std::uint64_t>(size, 40)));
   auto t = parse_tail(tail, size);
   if (!t)
     return decide(std::move(v), t.error().code,
@@ -117,7 +120,8 @@ LoadVerdict module_sig_check_file(const FileReader& in, const kernel::Keyring& k
   // lib/asn1_decoder.c refuses 64 KiB or more: no need to read a larger claimed PKCS#7.
   if (t->sig_len > 65535)
     return decide(std::move(v), KErr::emsgsize,
-                  "PKCS#7 message of " + std::to_string(t->sig_len) + " bytes exceeds the ASN.1 decoder's 65535", profile);
+                  "PKCS#7 message of " + std::to_string(t->sig_len) + " bytes exceeds the ASN.1 decoder's 65535",
+                  profile);
   const Bytes cms = in.read_at(t->content_len, t->sig_len);
   // Which digests the signers need (each once), and which ML-DSA keys could check the
   // data itself: those whose id or SKID is a signer's key id (keyring or message).
@@ -191,8 +195,13 @@ LoadVerdict module_sig_check_image(const ModuleImage& m, const kernel::Keyring& 
     v = module_sig_check(m.image, keyring, profile, false, backend);
   }
   if (m.compression != Compression::none) {
-    v.compression = ModuleImage{{}, m.compression, m.stored_size, m.xz_check, m.kernel_decompress_problem,
-                                m.bytes_after_stream, m.signature_after_stream};
+    v.compression = ModuleImage{{},
+                                m.compression,
+                                m.stored_size,
+                                m.xz_check,
+                                m.kernel_decompress_problem,
+                                m.bytes_after_stream,
+                                m.signature_after_stream};
   }
   return v;
 }

@@ -1,5 +1,5 @@
-// mirrors kernel/module/signing.c module_sig_check, mod_verify_sig; kernel/module/main.c load_module (module_decompress before module_sig_check), Linux 7.2.13
-// modsign — the load decision for a signed module (kernel/module/signing.c
+// mirrors kernel/module/signing.c module_sig_check, mod_verify_sig; kernel/module/main.c load_module (module_decompress
+// before module_sig_check), Linux 7.2.13 modsign — the load decision for a signed module (kernel/module/signing.c
 // module_sig_check / mod_verify_sig, kernel/module_signature.c mod_check_sig).
 #pragma once
 
@@ -9,8 +9,8 @@
 #include "cms/kernel_profile.hpp"
 #include "cms/system_keyring.hpp"
 #include "common/result.hpp"
-#include "module/decompress.hpp"
 #include "modsign/load_verdict.hpp"
+#include "module/decompress.hpp"
 
 namespace modsign {
 class FileReader;  // common/file.hpp
@@ -62,6 +62,7 @@ LoadVerdict module_sig_check_file(const FileReader& in, const kernel::Keyring& k
 /// every errno EINVAL); otherwise module_sig_check(m.image, ...).  Verdict::compression is
 /// `m` without its image for a compressed module.
 LoadVerdict module_sig_check_image(const ModuleImage& m, const kernel::Keyring& keyring,
-                                   const kernel::KernelProfile& profile, crypto::Backend backend = crypto::Backend::automatic);
+                                   const kernel::KernelProfile& profile,
+                                   crypto::Backend backend = crypto::Backend::automatic);
 
 }  // namespace modsign::module

@@ -45,7 +45,8 @@ Result<std::vector<Range>> authenticode_ranges(const PeImage& img) {
     if (img.file_size < sum + table)
       return make_error(KErr::ebadmsg, "headers and sections (SUM_OF_BYTES_HASHED " + std::to_string(sum) +
                                            ") and the Certificate Table (" + std::to_string(table) +
-                                           " bytes) exceed the file size (" + std::to_string(img.file_size) + " bytes)");
+                                           " bytes) exceed the file size (" + std::to_string(img.file_size) +
+                                           " bytes)");
     add(sum, img.file_size - table);
   }
   return r;

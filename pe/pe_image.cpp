@@ -23,9 +23,7 @@ std::string hex(std::uint64_t v) {
 }
 std::string dec(std::uint64_t v) { return std::to_string(v); }
 
-std::uint16_t le16(ByteView f, std::uint64_t off) {
-  return static_cast<std::uint16_t>(f[off] | f[off + 1] << 8);
-}
+std::uint16_t le16(ByteView f, std::uint64_t off) { return static_cast<std::uint16_t>(f[off] | f[off + 1] << 8); }
 std::uint32_t le32(ByteView f, std::uint64_t off) {
   return static_cast<std::uint32_t>(f[off]) | static_cast<std::uint32_t>(f[off + 1]) << 8 |
          static_cast<std::uint32_t>(f[off + 2]) << 16 | static_cast<std::uint32_t>(f[off + 3]) << 24;
@@ -89,8 +87,10 @@ Result<PeImage> parse(ByteView f) {
   img.pe_offset = le32(f, kLfanewOffset);
   const std::uint64_t pe = img.pe_offset;
   if (pe + 4 + kCoffHeaderSize > size)
-    return bad("e_lfanew " + hex(pe) + " (at offset 0x3c) leaves no room for the PE signature and the COFF File Header "
-               "(24 bytes) in a file of " + dec(size) + " bytes");
+    return bad("e_lfanew " + hex(pe) +
+               " (at offset 0x3c) leaves no room for the PE signature and the COFF File Header "
+               "(24 bytes) in a file of " +
+               dec(size) + " bytes");
   if (f[pe] != 'P' || f[pe + 1] != 'E' || f[pe + 2] != 0 || f[pe + 3] != 0)
     return bad("no PE signature \"PE\\0\\0\" at offset " + hex(pe) + " (e_lfanew)");
 
@@ -138,8 +138,8 @@ Result<PeImage> parse(ByteView f) {
   const std::uint64_t dirs = opt + fixed;
   const std::uint64_t dirs_room = opt_size - fixed;
   if (std::uint64_t{img.number_of_rva_and_sizes} * kDataDirectorySize > dirs_room)
-    return bad("NumberOfRvaAndSizes " + dec(img.number_of_rva_and_sizes) + " (at offset " + hex(nrva_off) +
-               ") needs " + dec(std::uint64_t{img.number_of_rva_and_sizes} * kDataDirectorySize) +
+    return bad("NumberOfRvaAndSizes " + dec(img.number_of_rva_and_sizes) + " (at offset " + hex(nrva_off) + ") needs " +
+               dec(std::uint64_t{img.number_of_rva_and_sizes} * kDataDirectorySize) +
                " bytes of data directories, SizeOfOptionalHeader leaves " + dec(dirs_room));
   for (std::uint32_t i = 0; i < img.number_of_rva_and_sizes; ++i) {
     const std::uint64_t d = dirs + std::uint64_t{i} * kDataDirectorySize;
@@ -185,8 +185,9 @@ Result<PeImage> parse(ByteView f) {
   // Attribute Certificate Table (directory entry 4; VirtualAddress is a file offset).
   const DataDirectory ct = img.certificate_table;
   if (ct.size == 0) return img;
-  const std::string ct_label = "Certificate Table (directory entry 4 at offset " + hex(*img.certificate_directory_offset) +
-                               ": file offset " + hex(ct.virtual_address) + ", " + dec(ct.size) + " bytes)";
+  const std::string ct_label = "Certificate Table (directory entry 4 at offset " +
+                               hex(*img.certificate_directory_offset) + ": file offset " + hex(ct.virtual_address) +
+                               ", " + dec(ct.size) + " bytes)";
   const std::uint64_t ct_begin = ct.virtual_address, ct_end = ct_begin + ct.size;
   if (ct_begin == 0) return bad(ct_label + " has file offset 0");
   if (ct_end > size) return bad(ct_label + " runs past the end of the file (" + dec(size) + " bytes)");

@@ -62,10 +62,10 @@ struct Section {
 
 /// One WIN_CERTIFICATE entry of the Attribute Certificate Table.
 struct WinCertificate {
-  std::uint64_t offset = 0;     ///< file offset of its dwLength field
-  std::uint32_t length = 0;     ///< dwLength: header (8 bytes) and bCertificate, without padding
-  std::uint16_t revision = 0;   ///< wRevision (0x0200 for Authenticode)
-  std::uint16_t type = 0;       ///< wCertificateType (0x0002 WIN_CERT_TYPE_PKCS_SIGNED_DATA)
+  std::uint64_t offset = 0;    ///< file offset of its dwLength field
+  std::uint32_t length = 0;    ///< dwLength: header (8 bytes) and bCertificate, without padding
+  std::uint16_t revision = 0;  ///< wRevision (0x0200 for Authenticode)
+  std::uint16_t type = 0;      ///< wCertificateType (0x0002 WIN_CERT_TYPE_PKCS_SIGNED_DATA)
   /// bCertificate: the `length - 8` bytes at offset + 8 (for type 2 a PKCS#7 SignedData,
   /// possibly followed by zero padding inside dwLength).
   std::uint64_t content_offset() const { return offset + kWinCertHeaderSize; }
@@ -75,8 +75,8 @@ struct WinCertificate {
 /// What parse() found.  All offsets are file offsets in bytes.
 struct PeImage {
   std::uint64_t file_size = 0;
-  std::uint32_t pe_offset = 0;           ///< e_lfanew: offset of the "PE\0\0" signature
-  std::uint16_t machine = 0;             ///< COFF Machine
+  std::uint32_t pe_offset = 0;  ///< e_lfanew: offset of the "PE\0\0" signature
+  std::uint16_t machine = 0;    ///< COFF Machine
   std::uint16_t number_of_sections = 0;
   std::uint32_t time_date_stamp = 0;
   std::uint32_t pointer_to_symbol_table = 0;  ///< COFF PointerToSymbolTable (file offset, 0 if none)
@@ -84,15 +84,15 @@ struct PeImage {
   std::uint16_t size_of_optional_header = 0;
   std::uint16_t characteristics = 0;
   std::uint64_t optional_header_offset = 0;
-  std::uint16_t magic = 0;               ///< kMagicPe32 or kMagicPe32Plus
+  std::uint16_t magic = 0;  ///< kMagicPe32 or kMagicPe32Plus
   bool pe32_plus() const { return magic == kMagicPe32Plus; }
-  std::uint64_t entry_point = 0;         ///< AddressOfEntryPoint (RVA)
+  std::uint64_t entry_point = 0;  ///< AddressOfEntryPoint (RVA)
   std::uint64_t image_base = 0;
   std::uint32_t size_of_image = 0;
   std::uint32_t size_of_headers = 0;
-  std::uint64_t checksum_offset = 0;     ///< file offset of the 4-byte CheckSum field
+  std::uint64_t checksum_offset = 0;  ///< file offset of the 4-byte CheckSum field
   std::uint32_t checksum = 0;
-  std::uint16_t subsystem = 0;           ///< 10 EFI application, 11 boot service driver, 12 runtime driver
+  std::uint16_t subsystem = 0;  ///< 10 EFI application, 11 boot service driver, 12 runtime driver
   std::uint32_t number_of_rva_and_sizes = 0;
   /// The data directories present (NumberOfRvaAndSizes of them).
   std::vector<DataDirectory> data_directories;
@@ -102,7 +102,7 @@ struct PeImage {
   /// Attribute Certificate Table, Size its length in bytes.
   DataDirectory certificate_table;
   std::uint64_t section_table_offset = 0;
-  std::vector<Section> sections;         ///< in Section Table order
+  std::vector<Section> sections;             ///< in Section Table order
   std::vector<WinCertificate> certificates;  ///< in table order
 };
 

@@ -32,8 +32,7 @@ inline std::map<std::string, std::string> snapshot(const std::string& dir) {
                "." + std::to_string(st.st_ctim.tv_nsec);
     else if (e.is_regular_file())
       s[rel] = to_hex(crypto::digest(crypto::HashAlgo::sha256, test::slurp(e.path().string())));
-    else
-      s[rel] = e.is_directory() ? "dir" : "special";
+    else s[rel] = e.is_directory() ? "dir" : "special";
   }
   return s;
 }

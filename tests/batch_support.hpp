@@ -25,7 +25,8 @@ inline Bytes content(std::size_t n, std::uint8_t seed) {
 }
 
 // The names of a small module tree (input order of -r: sorted paths).
-inline const std::vector<std::string> kTree = {"a.ko", "b.ko", "drivers/c.ko", "drivers/net/d.ko", "fs/e.ko", "fs/z.ko"};
+inline const std::vector<std::string> kTree = {"a.ko",    "b.ko",   "drivers/c.ko", "drivers/net/d.ko",
+                                               "fs/e.ko", "fs/z.ko"};
 
 class Batch : public testing::Test {
  protected:
@@ -54,7 +55,9 @@ class Batch : public testing::Test {
     }
     return paths;
   }
-  std::string sign_cmd(const std::string& algo) { return M() + " sign --key " + q(key(algo)) + " --cert " + q(crt(algo)) + " "; }
+  std::string sign_cmd(const std::string& algo) {
+    return M() + " sign --key " + q(key(algo)) + " --cert " + q(crt(algo)) + " ";
+  }
 
   static inline test::TempDir* dir_ = nullptr;
   test::TempDir d_;

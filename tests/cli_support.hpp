@@ -25,9 +25,11 @@ class Cli : public testing::Test {
     ASSERT_EQ(r.status, 0) << r.err;
     r = test::run(M() + " keygen --algo ml-dsa-65 --out " + q(*dir_ / "combined.pem"));
     ASSERT_EQ(r.status, 0) << r.err;
-    r = test::run(M() + " keygen --algo ecdsa-p256 --out " + q(*dir_ / "ec.pem") + " --cert-out " + q(*dir_ / "ec.crt"));
+    r = test::run(M() + " keygen --algo ecdsa-p256 --out " + q(*dir_ / "ec.pem") + " --cert-out " +
+                  q(*dir_ / "ec.crt"));
     ASSERT_EQ(r.status, 0) << r.err;
-    r = test::run(M() + " keygen --algo rsa-2048 --out " + q(*dir_ / "rsa.pem") + " --cert-out " + q(*dir_ / "rsa.crt"));
+    r = test::run(M() + " keygen --algo rsa-2048 --out " + q(*dir_ / "rsa.pem") + " --cert-out " +
+                  q(*dir_ / "rsa.crt"));
     ASSERT_EQ(r.status, 0) << r.err;
   }
   static void TearDownTestSuite() { delete dir_; }

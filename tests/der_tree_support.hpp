@@ -22,10 +22,8 @@ struct Node {
       asn1::Element e = r.next();
       Node n;
       n.tag = e.tag;
-      if (e.tag & 0x20)
-        n.kids = parse(e.content);
-      else
-        n.val.assign(e.content.begin(), e.content.end());
+      if (e.tag & 0x20) n.kids = parse(e.content);
+      else n.val.assign(e.content.begin(), e.content.end());
       out.push_back(std::move(n));
     }
     return out;

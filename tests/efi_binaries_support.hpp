@@ -72,8 +72,9 @@ inline const Tools& efi_binaries() {
     Tools r;
     for (const char* tool : {"pesign", "osslsigncode", "sbverify", "sbsign", "sbattach"})
       if (test::run(std::string("command -v ") + tool).status != 0)
-        ADD_FAILURE() << tool << " is not installed (Debian packages pesign, osslsigncode, sbsigntool; tools/check "
-                                 "installs them)";
+        ADD_FAILURE() << tool
+                      << " is not installed (Debian packages pesign, osslsigncode, sbsigntool; tools/check "
+                         "installs them)";
     auto f = test::run(test::q(test::source_dir() + "/tools/fetch-efi-binaries"));
     if (f.status == 77) return r;
     EXPECT_EQ(f.status, 0) << f.err;
@@ -92,8 +93,8 @@ inline const Tools& efi_binaries() {
 
 }  // namespace modsign::test::efi_binaries
 
-#define NEED_EFI_BINARIES()                                                                               \
-  const ::modsign::test::efi_binaries::Tools& efi = ::modsign::test::efi_binaries::efi_binaries();        \
-  if (efi.shim.empty() || efi.grub.empty() || efi.systemd_boot.empty()) {                                  \
+#define NEED_EFI_BINARIES()                                                                                         \
+  const ::modsign::test::efi_binaries::Tools& efi = ::modsign::test::efi_binaries::efi_binaries();                  \
+  if (efi.shim.empty() || efi.grub.empty() || efi.systemd_boot.empty()) {                                           \
     GTEST_SKIP() << "tools/fetch-efi-binaries could not download shimx64.efi, grubx64.efi and systemd-bootx64.efi"; \
   }

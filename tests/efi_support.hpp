@@ -32,7 +32,8 @@ inline void append(Bytes& b, ByteView v) { b.insert(b.end(), v.begin(), v.end())
 inline void append(Bytes& b, const Guid& g) { b.insert(b.end(), g.bytes.begin(), g.bytes.end()); }
 
 /// A list header with the given raw fields, followed by `body`.
-inline Bytes raw_list(const Guid& type, std::uint32_t lsize, std::uint32_t hsize, std::uint32_t esize, ByteView body = {}) {
+inline Bytes raw_list(const Guid& type, std::uint32_t lsize, std::uint32_t hsize, std::uint32_t esize,
+                      ByteView body = {}) {
   Bytes b;
   append(b, type);
   put32(b, lsize);
@@ -80,8 +81,8 @@ inline const SizedCert& cert_932() {
         // CN (at most 64 characters), then O: each character adds 2 bytes (subject = issuer).
         std::string subj = "/CN=" + std::string(std::min(n, 64), 'x');
         if (n > 64) subj += "/O=" + std::string(n - 64, 'o');
-        r = run(test::openssl() + " req -x509 -new -key " + q(s->key) + " -subj " + q(subj) +
-                " -days 30 -set_serial " + serial + " -outform DER -out " + q(s->dir / "c.der"));
+        r = run(test::openssl() + " req -x509 -new -key " + q(s->key) + " -subj " + q(subj) + " -days 30 -set_serial " +
+                serial + " -outform DER -out " + q(s->dir / "c.der"));
         EXPECT_EQ(r.status, 0) << r.err;
         s->der = slurp(s->dir / "c.der");
         if (s->der.size() > 932) break;
@@ -97,17 +98,19 @@ inline const SizedCert& cert_932() {
 /// A synthetic dbx like the firmware's: hash lists next to a certificate list.
 inline Bytes synthetic_dbx(const Bytes& cert, Bytes& tbs_data) {
   tbs_data = x509_sha256_data(fill(32, 0x90), *EfiTime::parse("2023-05-09 00:00:00"));
-  Bytes f = good_list(guids::cert_sha256, {{guids::microsoft_owner, fill(32, 0x00)}, {guids::microsoft_owner, fill(32, 0x20)}});
+  Bytes f = good_list(guids::cert_sha256,
+                      {{guids::microsoft_owner, fill(32, 0x00)}, {guids::microsoft_owner, fill(32, 0x20)}});
   append(f, good_list(guids::cert_sha256, {{kOwnerA, fill(32, 0x40)}}));
   append(f, good_list(guids::cert_x509, {{guids::microsoft_owner, cert}}));
-  append(f, good_list(guids::cert_sha256, {{kOwnerB, fill(32, 0x60)}, {kOwnerB, fill(32, 0x80)}, {kOwnerB, fill(32, 0xa0)}}));
+  append(f, good_list(guids::cert_sha256,
+                      {{kOwnerB, fill(32, 0x60)}, {kOwnerB, fill(32, 0x80)}, {kOwnerB, fill(32, 0xa0)}}));
   append(f, good_list(guids::cert_x509_sha256, {{guids::microsoft_owner, tbs_data}}));
   return f;
 }
 
 /// timestamp ‖ WIN_CERTIFICATE_UEFI_GUID{dwLength, 0x0200, 0x0EF1, PKCS7 GUID, p7} ‖ payload
-inline Bytes auth2(const EfiTime& t, ByteView p7, ByteView payload, std::uint16_t rev = 0x0200, std::uint16_t type = 0x0ef1,
-            std::optional<std::uint32_t> dw = std::nullopt) {
+inline Bytes auth2(const EfiTime& t, ByteView p7, ByteView payload, std::uint16_t rev = 0x0200,
+                   std::uint16_t type = 0x0ef1, std::optional<std::uint32_t> dw = std::nullopt) {
   Bytes b;
   const auto tb = t.bytes();
   append(b, tb);

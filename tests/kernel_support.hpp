@@ -74,7 +74,7 @@ struct SiSpec {
   std::optional<HashAlgo> hash;
   std::optional<std::vector<Bytes>> attrs;  // full Attribute TLVs, in wire order
   std::optional<Bytes> sig_oid;
-  std::optional<Bytes> signature;           // override
+  std::optional<Bytes> signature;  // override
   bool corrupt_signature = false;
   const Signer* who = nullptr;
 };
@@ -111,8 +111,8 @@ inline Bytes build_si(const SiSpec& s, ByteView content) {
   if (s.corrupt_signature) sig[sig.size() / 2] ^= 0x01;
   Bytes salg_oid = s.sig_oid ? *s.sig_oid : to_bytes(crypto::signature_oid(s.algo, h));
   Bytes salg = tlv(asn1::kSequence, cat({oid(salg_oid), s.algo == KeyAlgo::rsa ? Bytes{0x05, 0x00} : Bytes{}}));
-  return tlv(asn1::kSequence, cat({Writer().integer(static_cast<std::uint64_t>(s.version)).take(), sid, dalg, attrs_block,
-                                   salg, tlv(asn1::kOctetString, sig)}));
+  return tlv(asn1::kSequence, cat({Writer().integer(static_cast<std::uint64_t>(s.version)).take(), sid, dalg,
+                                   attrs_block, salg, tlv(asn1::kOctetString, sig)}));
 }
 
 inline Bytes build(const MsgSpec& m, ByteView content) {
@@ -121,9 +121,9 @@ inline Bytes build(const MsgSpec& m, ByteView content) {
     Bytes si = build_si(s, content);
     sis.insert(sis.end(), si.begin(), si.end());
   }
-  Bytes eci = tlv(asn1::kSequence, cat({oid(m.econtent_type),
-                                        m.econtent ? tlv(asn1::context_cons(0), tlv(asn1::kOctetString, *m.econtent))
-                                                   : Bytes{}}));
+  Bytes eci = tlv(asn1::kSequence,
+                  cat({oid(m.econtent_type),
+                       m.econtent ? tlv(asn1::context_cons(0), tlv(asn1::kOctetString, *m.econtent)) : Bytes{}}));
   Bytes certs;
   if (!m.certs.empty()) {
     Bytes body;
@@ -164,16 +164,14 @@ inline kernel::Keyring keyring_of(std::initializer_list<const Signer*> ss) {
 }
 
 inline kernel::VerifyReport verify_module_sig(const Bytes& der, const kernel::Keyring& k,
-                                       const KernelProfile& p = KernelProfile::v7_0()) {
+                                              const KernelProfile& p = KernelProfile::v7_0()) {
   return kernel::verify_pkcs7_signature(content(), der, k, Usage::module, p);
 }
 
 inline KErr verify_usage(const MsgSpec& m, Usage u, const KernelProfile& p = KernelProfile::v7_0()) {
   auto msg = kernel::pkcs7_parse_message(build(m, content()), p);
   if (!msg) return msg.error().code;
-  if (!msg->data) {
-    EXPECT_TRUE(kernel::pkcs7_supply_detached_data(*msg, content()).ok());
-  }
+  if (!msg->data) { EXPECT_TRUE(kernel::pkcs7_supply_detached_data(*msg, content()).ok()); }
   auto st = kernel::pkcs7_verify(*msg, u, p);
   return st ? KErr::none : st.error().code;
 }

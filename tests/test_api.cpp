@@ -19,12 +19,12 @@ class Api : public testing::Test {
   static void SetUpTestSuite() {
     dir_ = new test::TempDir();
     const std::string o = test::openssl();
-    auto r = test::run(o + " genpkey -algorithm ML-DSA-65 -out " + q(*dir_ / "k.pem") + " && " + o +
-                       " req -x509 -new -key " + q(*dir_ / "k.pem") +
-                       " -subj '/CN=api test/O=modsign' -days 30 -set_serial 0x0123456789abcdef -out " +
-                       q(*dir_ / "k.crt") + " && cat " + q(*dir_ / "k.pem") + " " + q(*dir_ / "k.crt") + " > " +
-                       q(*dir_ / "both.pem") + " && " + o + " req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes" +
-                       " -keyout " + q(*dir_ / "ec.key") + " -subj /CN=other -days 30 -out " + q(*dir_ / "ec.crt"));
+    auto r = test::run(
+        o + " genpkey -algorithm ML-DSA-65 -out " + q(*dir_ / "k.pem") + " && " + o + " req -x509 -new -key " +
+        q(*dir_ / "k.pem") + " -subj '/CN=api test/O=modsign' -days 30 -set_serial 0x0123456789abcdef -out " +
+        q(*dir_ / "k.crt") + " && cat " + q(*dir_ / "k.pem") + " " + q(*dir_ / "k.crt") + " > " +
+        q(*dir_ / "both.pem") + " && " + o + " req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes" +
+        " -keyout " + q(*dir_ / "ec.key") + " -subj /CN=other -days 30 -out " + q(*dir_ / "ec.crt"));
     ASSERT_EQ(r.status, 0) << r.err;
   }
   static void TearDownTestSuite() { delete dir_; }
@@ -142,9 +142,7 @@ TEST_F(Api, SignedAttrsSkidReplaceAndOut) {
   try {
     sign_module_file(signer, out);
     ADD_FAILURE() << "no InputError";
-  } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()), out + ": module is already signed");
-  }
+  } catch (const InputError& e) { EXPECT_EQ(std::string(e.what()), out + ": module is already signed"); }
   SignOptions again;
   again.replace = true;
   const SignReport r2 = sign_module_file(signer, out, again);
@@ -161,14 +159,12 @@ TEST_F(Api, Errors) {
     ADD_FAILURE() << "no InputError";
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()), file("ec.crt") + ": no certificate matches the private key " + file("k.pem") +
-                                     " (the key is ML-DSA-65, the certificate ECDSA-P256)");
+                                         " (the key is ML-DSA-65, the certificate ECDSA-P256)");
   }
   try {
     Signer::load(file("k.pem"));  // a key file without a certificate
     ADD_FAILURE() << "no InputError";
-  } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()).rfind(file("k.pem") + ": ", 0), 0u) << e.what();
-  }
+  } catch (const InputError& e) { EXPECT_EQ(std::string(e.what()).rfind(file("k.pem") + ": ", 0), 0u) << e.what(); }
   const auto signer = Signer::load(file("both.pem"));
   const std::string m = module();
   SignOptions o;
@@ -176,9 +172,7 @@ TEST_F(Api, Errors) {
   try {
     sign_module_file(signer, m, o);
     ADD_FAILURE() << "no InputError";
-  } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()), m + ": unknown hash 'md4'");
-  }
+  } catch (const InputError& e) { EXPECT_EQ(std::string(e.what()), m + ": unknown hash 'md4'"); }
   o.hash = "sha256";
   o.signed_attrs = true;
   EXPECT_THROW(sign_module_file(signer, m, o), InputError);

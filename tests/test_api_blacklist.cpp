@@ -68,9 +68,11 @@ TEST_F(ApiBlacklist, HashListProblemsWithLineNumbersAsLintPrintsThem) {
   // `blacklist lint` prints exactly these lines.
   const auto r = test::run(test::modsign_cli() + " blacklist lint " + q(path));
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.out, format_hash_list_problem(path, l.problems[0]) + "\n" + format_hash_list_problem(path, l.problems[1]) +
-                       "\n" + format_hash_list_problem(path, l.duplicates[0]) + " [warning]\n");
-  EXPECT_EQ(format_hash_list_problem(path, l.problems[1]).substr(0, path.size() + 5), path + ":3:8:");  // the hex digits
+  EXPECT_EQ(r.out, format_hash_list_problem(path, l.problems[0]) + "\n" +
+                       format_hash_list_problem(path, l.problems[1]) + "\n" +
+                       format_hash_list_problem(path, l.duplicates[0]) + " [warning]\n");
+  EXPECT_EQ(format_hash_list_problem(path, l.problems[1]).substr(0, path.size() + 5),
+            path + ":3:8:");  // the hex digits
 }
 
 TEST_F(ApiBlacklist, MergeGivesFirstSeenOrderAndTheBytesMergeWrites) {
@@ -209,8 +211,8 @@ TEST_F(ApiBlacklist, CheckVerdictsNameTheEntryItsOriginAndTheErrno) {
   ASSERT_EQ(v.size(), 1u);
   EXPECT_EQ(v[0].label, f("signed.ko"));
   EXPECT_EQ(v[0].verdict.outcome, "loads-tainted");
-  const auto r = test::run(test::modsign_cli() + " blacklist check --json --keyring " + q(f("k.crt")) + " --blacklist " +
-                           q(d_ / "tbs") + " " + q(f("signed.ko")));
+  const auto r = test::run(test::modsign_cli() + " blacklist check --json --keyring " + q(f("k.crt")) +
+                           " --blacklist " + q(d_ / "tbs") + " " + q(f("signed.ko")));
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.out.find(R"("errno":"ENOKEY","kernel":"v7.0","kind":"module")"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(R"("outcome":"loads-tainted")"), std::string::npos) << r.out;

@@ -61,8 +61,8 @@ TEST(ApiCms, Rfc9882WithoutSignedAttrsBotanAgrees) {
     const auto& s = d.signers.at(0);
     ASSERT_LT(d.econtent_length, 128u);  // a short-form OCTET STRING header: 2 bytes
     const ByteView content = ByteView(der).subspan(d.econtent_at->offset + 2, d.econtent_length);
-    const ByteView sig = ByteView(der).subspan(s.signature_at.offset + s.signature_at.length - s.signature_length,
-                                               s.signature_length);
+    const ByteView sig =
+        ByteView(der).subspan(s.signature_at.offset + s.signature_at.length - s.signature_length, s.signature_length);
     auto c = crypto::Certificate::load_all(cert);
     ASSERT_TRUE(c.ok());
     EXPECT_TRUE(crypto::botan::ml_dsa_verify(levels[i], c.value()[0].public_key().raw(), content, sig)) << f;
@@ -100,9 +100,7 @@ TEST(ApiCms, DumpRefusesOtherInput) {
   try {
     (void)cms_dump(junk, "junk.der");
     FAIL() << "no InputError";
-  } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("junk.der: ", 0), 0u) << e.what();
-  }
+  } catch (const InputError& e) { EXPECT_EQ(std::string(e.what()).rfind("junk.der: ", 0), 0u) << e.what(); }
   const std::string pem = "-----BEGIN PKCS7-----\nMII*\n-----END PKCS7-----\n";
   EXPECT_THROW((void)cms_dump(ByteView(reinterpret_cast<const std::uint8_t*>(pem.data()), pem.size()), "x.pem"),
                InputError);

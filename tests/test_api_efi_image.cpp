@@ -14,10 +14,11 @@ const std::string kSbatSeed = test::source_dir() + "/tests/fuzz/corpus/sbat/pe-w
 }  // namespace
 
 TEST(ApiEfiImage, JsonDatabaseDiffAndLists) {
-  const std::string json = R"({"images": {"x64": [{"authenticodeHash": ")" + std::string(64, 'A') +
-                           R"(", "hashType": "SHA256", "flatHash": ")" + std::string(64, 'F') +
-                           R"(", "filename": "a.efi"}], "arm": [{"authenticodeHash": ")" + std::string(64, 'C') +
-                           R"(", "filename": "b.efi"}]}, "svns": [{"value": "01612B139DD5598843AB1C185C3CB2EB92000009000000000000000000000000", "filename": "bootmgfw.efi"}]})";
+  const std::string json =
+      R"({"images": {"x64": [{"authenticodeHash": ")" + std::string(64, 'A') +
+      R"(", "hashType": "SHA256", "flatHash": ")" + std::string(64, 'F') +
+      R"(", "filename": "a.efi"}], "arm": [{"authenticodeHash": ")" + std::string(64, 'C') +
+      R"(", "filename": "b.efi"}]}, "svns": [{"value": "01612B139DD5598843AB1C185C3CB2EB92000009000000000000000000000000", "filename": "bootmgfw.efi"}]})";
   const EfiDatabase all = parse_msft_dbx_json(json, "", "j.json", "/nonexistent");
   ASSERT_EQ(all.entries.size(), 3u);
   EXPECT_EQ(all.form, "msft-json");

@@ -114,16 +114,17 @@ TEST_F(ApiIma, DigestViewOfASignedAndAnUnsignedModule) {
   try {
     digest_module_file(d_ / "bad.ko.xz", profile("v7.0"));
     ADD_FAILURE() << "no InputError";
-  } catch (const InputError& e) {
-    EXPECT_TRUE(std::string(e.what()).starts_with(d_ / "bad.ko.xz" + ": ")) << e.what();
-  }
+  } catch (const InputError& e) { EXPECT_TRUE(std::string(e.what()).starts_with(d_ / "bad.ko.xz" + ": ")) << e.what(); }
 }
 
 TEST_F(ApiIma, TemplateEntriesOfAModule) {
   // ima-ng of a fixed file, spelled out: u32le 40 | "sha256:" NUL SHA-256("hello\n") | u32le 3 | "/a" NUL.
   const std::string ng_hex =
-      "28000000" "7368613235363a00" "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03"
-      "03000000" "2f6100";
+      "28000000"
+      "7368613235363a00"
+      "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03"
+      "03000000"
+      "2f6100";
   auto ng = ima_template("ima-ng", "/a", str("hello\n"), std::nullopt, profile("v7.0"));
   ASSERT_TRUE(ng.ok()) << ng.error().message;
   EXPECT_EQ(ng->name, "ima-ng");
@@ -176,8 +177,12 @@ TEST_F(ApiIma, TemplateEntriesOfAModule) {
 
 TEST_F(ApiIma, MeasurementListReplay) {
   // Two SHA-1 records on PCR 10 (ima-ng, then a violation) and one on PCR 11.
-  const Bytes d1 = from_hex("28000000" "7368613235363a00" "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03"
-                            "03000000" "2f6100");
+  const Bytes d1 = from_hex(
+      "28000000"
+      "7368613235363a00"
+      "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03"
+      "03000000"
+      "2f6100");
   const Bytes d2 = template_data({field("sha256", std::string(64, '0')), cat({str("/b"), Bytes{0}})});
   const Bytes h1 = from_hex(tool_hash("sha1sum", d1)), h2 = from_hex(tool_hash("sha1sum", d2));
   auto record = [](std::uint32_t pcr, ByteView digest, ByteView data) {
@@ -234,7 +239,9 @@ TEST_F(ApiIma, MeasurementListReplay) {
   EXPECT_FALSE(wrong[0].matches());
 
   // Errors as data.
-  auto err = [](const std::string& t, const char* bank = "sha1") { return parse_expected_pcrs(t, bank).error().message; };
+  auto err = [](const std::string& t, const char* bank = "sha1") {
+    return parse_expected_pcrs(t, bank).error().message;
+  };
   EXPECT_EQ(err("PCR-10: zz\n"), "line 1: not a PCR value: PCR-10: zz");
   EXPECT_EQ(err("10: " + p10 + "\n\n10: " + p10), "line 3: PCR 10 given twice");
   EXPECT_EQ(err("10: abcd"), "PCR 10: 2 bytes, a sha1 PCR has 20");
@@ -289,7 +296,8 @@ TEST_F(ApiIma, AppraisalOfGoodTamperedBlacklistedAndUnsignedModules) {
   EXPECT_EQ(bl.blacklist_entry, "bin:" + side);
   ASSERT_TRUE(bl.ima_record.has_value());
   const Bytes buf = from_hex(side);
-  const Bytes rec = template_data({field("sha256", tool_hash("sha256sum", buf)), cat({str("blacklisted-hash"), Bytes{0}}), buf});
+  const Bytes rec =
+      template_data({field("sha256", tool_hash("sha256sum", buf)), cat({str("blacklisted-hash"), Bytes{0}}), buf});
   EXPECT_EQ(bl.ima_record->name, "ima-buf");
   EXPECT_EQ(bl.ima_record->data, rec);
   EXPECT_EQ(to_hex(bl.ima_record->sha1), tool_hash("sha1sum", rec));

@@ -149,8 +149,10 @@ TEST(ApiImaFit, ReadGeometryFromMkfsImages) {
     std::filesystem::resize_file(img, static_cast<std::uintmax_t>(mb) << 20);
     return std::system((path + " " + args + " " + img + " >/dev/null 2>&1").c_str()) == 0;
   };
-  const std::string e1 = d.path() + "/e1.img", x = d.path() + "/x.img", b = d.path() + "/b.img", f = d.path() + "/f.img";
-  if (!mkfs("mkfs.ext4", "-q -F -b 1024 -I 256 -O ea_inode", e1, 16)) GTEST_SKIP() << "mkfs.ext4 (e2fsprogs) not installed";
+  const std::string e1 = d.path() + "/e1.img", x = d.path() + "/x.img", b = d.path() + "/b.img",
+                    f = d.path() + "/f.img";
+  if (!mkfs("mkfs.ext4", "-q -F -b 1024 -I 256 -O ea_inode", e1, 16))
+    GTEST_SKIP() << "mkfs.ext4 (e2fsprogs) not installed";
   auto g = read_fs_geometry(e1);
   EXPECT_EQ(g.fs, FsType::ext4);
   EXPECT_EQ(g.block_size, 1024u);
@@ -170,9 +172,7 @@ TEST(ApiImaFit, ReadGeometryFromMkfsImages) {
     EXPECT_EQ(gb.node_size, 4096u);
     EXPECT_EQ(ima_fit(gb).max_security_ima, 3928u);
   }
-  if (mkfs("mkfs.f2fs", "-q -f", f, 64)) {
-    EXPECT_EQ(read_fs_geometry(f).fs, FsType::f2fs);
-  }
+  if (mkfs("mkfs.f2fs", "-q -f", f, 64)) { EXPECT_EQ(read_fs_geometry(f).fs, FsType::f2fs); }
   std::ofstream(d.path() + "/zero").write(std::string(70000, '\0').data(), 70000);
   EXPECT_THROW(read_fs_geometry(d.path() + "/zero"), InputError);
   EXPECT_THROW(read_fs_geometry(d.path() + "/none"), IoError);
@@ -187,7 +187,8 @@ TEST(CliImaFit, JsonExitStatusesAndDevice) {
   EXPECT_NE(r.out.find("\"ml-dsa-44\":false"), std::string::npos) << r.out;
   r = test::run(m + " ima fit --fs btrfs --node-size 4096");
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.out.find("btrfs (node 4096): largest security.ima 3928 bytes (leaf item; ENOSPC beyond)"), std::string::npos)
+  EXPECT_NE(r.out.find("btrfs (node 4096): largest security.ima 3928 bytes (leaf item; ENOSPC beyond)"),
+            std::string::npos)
       << r.out;
   r = test::run(m + " ima fit --fs zfs");
   EXPECT_EQ(r.status, 2);
@@ -200,7 +201,8 @@ TEST(CliImaFit, JsonExitStatusesAndDevice) {
   test::TempDir d;
   { std::ofstream(d.path() + "/f1") << std::string(3000, 'x'); }
   { std::ofstream(d.path() + "/f2") << "y"; }
-  r = test::run(m + " ima estimate --json -r " + test::q(d.path()) + " --alg ml-dsa-87 --alg ecdsa-p384 --fs ext4 --ea-inode");
+  r = test::run(m + " ima estimate --json -r " + test::q(d.path()) +
+                " --alg ml-dsa-87 --alg ecdsa-p384 --fs ext4 --ea-inode");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("\"algorithm\":\"ml-dsa-87\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"extra_bytes\":16384"), std::string::npos) << r.out;  // 2 files x 2 EA inode blocks

@@ -33,17 +33,19 @@ std::string skid_tail(const std::string& cert) {
 
 /// hash(file) computed by python3 hashlib (independent of modsign), hex.
 std::string py_hash(const std::string& algo, const std::string& file) {
-  const auto r = test::run("python3 -c 'import hashlib,sys; print(hashlib.new(sys.argv[1], open(sys.argv[2],\"rb\").read()).hexdigest())' " +
-                           q(algo) + " " + q(file));
+  const auto r = test::run(
+      "python3 -c 'import hashlib,sys; print(hashlib.new(sys.argv[1], open(sys.argv[2],\"rb\").read()).hexdigest())' " +
+      q(algo) + " " + q(file));
   EXPECT_EQ(r.status, 0) << r.err;
   return r.out.substr(0, r.out.find('\n'));
 }
 
 /// struct ima_file_id's used bytes for `file` (0x03 ‖ hash_algo ‖ digest), written by python3.
 void py_file_id(const std::string& algo, int hash_algo, const std::string& file, const std::string& out) {
-  const auto r = test::run("python3 -c 'import hashlib,sys; d=hashlib.new(sys.argv[1], open(sys.argv[2],\"rb\").read()).digest(); "
-                           "open(sys.argv[4],\"wb\").write(bytes([3,int(sys.argv[3])])+d)' " +
-                           q(algo) + " " + q(file) + " " + std::to_string(hash_algo) + " " + q(out));
+  const auto r = test::run(
+      "python3 -c 'import hashlib,sys; d=hashlib.new(sys.argv[1], open(sys.argv[2],\"rb\").read()).digest(); "
+      "open(sys.argv[4],\"wb\").write(bytes([3,int(sys.argv[3])])+d)' " +
+      q(algo) + " " + q(file) + " " + std::to_string(hash_algo) + " " + q(out));
   ASSERT_EQ(r.status, 0) << r.err;
 }
 
@@ -51,15 +53,19 @@ class ApiImaSign : public testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new test::TempDir();
-    const std::map<std::string, std::string> keys = {
-        {"rsa", "rsa:2048"},          {"p256", "ec -pkeyopt ec_paramgen_curve:P-256"},
-        {"p384", "ec -pkeyopt ec_paramgen_curve:P-384"}, {"mldsa44", "mldsa44"},
-        {"mldsa65", "mldsa65"},       {"mldsa87", "mldsa87"}};
+    const std::map<std::string, std::string> keys = {{"rsa", "rsa:2048"},
+                                                     {"p256", "ec -pkeyopt ec_paramgen_curve:P-256"},
+                                                     {"p384", "ec -pkeyopt ec_paramgen_curve:P-384"},
+                                                     {"mldsa44", "mldsa44"},
+                                                     {"mldsa65", "mldsa65"},
+                                                     {"mldsa87", "mldsa87"}};
     for (const auto& [name, spec] : keys) {
-      auto r = test::run(test::openssl() + " req -x509 -new -newkey " + spec + " -nodes -keyout " + q(*dir_ / (name + ".pem")) +
-                         " -subj '/CN=ima " + name + "/O=modsign' -days 30 -out " + q(*dir_ / (name + ".crt")));
+      auto r = test::run(test::openssl() + " req -x509 -new -newkey " + spec + " -nodes -keyout " +
+                         q(*dir_ / (name + ".pem")) + " -subj '/CN=ima " + name + "/O=modsign' -days 30 -out " +
+                         q(*dir_ / (name + ".crt")));
       ASSERT_EQ(r.status, 0) << r.err;
-      r = test::run(test::openssl() + " x509 -in " + q(*dir_ / (name + ".crt")) + " -outform DER -out " + q(*dir_ / (name + ".der")));
+      r = test::run(test::openssl() + " x509 -in " + q(*dir_ / (name + ".crt")) + " -outform DER -out " +
+                    q(*dir_ / (name + ".der")));
       ASSERT_EQ(r.status, 0) << r.err;
     }
     test::spit(*dir_ / "file", test::pattern(10000));
@@ -141,9 +147,9 @@ TEST_F(ApiImaSign, RsaAndEcdsaV3SignTheHashOfTheFileId) {
     EXPECT_EQ(s.value[2], 5);
     py_file_id("sha384", 5, file("file"), d_ / "id");
     test::spit(d_ / "sig", ByteView(s.value).subspan(9));
-    const auto r = test::run(test::openssl() + " x509 -in " + q(file(k + ".crt")) + " -pubkey -noout > " + q(d_ / "pub") + " && " +
-                             test::openssl() + " dgst -sha384 -verify " + q(d_ / "pub") + " -signature " + q(d_ / "sig") + " " +
-                             q(d_ / "id"));
+    const auto r = test::run(test::openssl() + " x509 -in " + q(file(k + ".crt")) + " -pubkey -noout > " +
+                             q(d_ / "pub") + " && " + test::openssl() + " dgst -sha384 -verify " + q(d_ / "pub") +
+                             " -signature " + q(d_ / "sig") + " " + q(d_ / "id"));
     EXPECT_EQ(r.status, 0) << k << ": " << r.out << r.err;
     EXPECT_EQ(appraise(file("file"), s.value, k, "v7.1", "sigv3").status, "pass") << k;
     EXPECT_EQ(appraise(file("file"), s.value, k, "v7.2", "imasig").status, "pass") << k;

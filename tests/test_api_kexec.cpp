@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "modsign/modsign.hpp"
 #include "efi_binaries_support.hpp"
+#include "modsign/modsign.hpp"
 #include "test_support.hpp"
 
 namespace modsign {
@@ -21,7 +21,8 @@ using test::q;
 
 std::string field(const std::string& out, const std::string& k) {
   const auto pos = out.find(k + "=");
-  return pos == std::string::npos ? std::string() : out.substr(pos + k.size() + 1, out.find('\n', pos) - pos - k.size() - 1);
+  return pos == std::string::npos ? std::string()
+                                  : out.substr(pos + k.size() + 1, out.find('\n', pos) - pos - k.size() - 1);
 }
 
 /// Debian's vmlinuz and the images made from it, once.
@@ -47,7 +48,9 @@ std::string edited(const Images& im, const std::string& from, const std::string&
 
 /// File offset of the Certificate Table (data directory 4) of a PE32+ image.
 std::size_t cert_table(const Bytes& b) {
-  auto u32 = [&](std::size_t o) { return std::size_t{b[o]} | b[o + 1] << 8 | b[o + 2] << 16 | std::size_t{b[o + 3]} << 24; };
+  auto u32 = [&](std::size_t o) {
+    return std::size_t{b[o]} | b[o + 1] << 8 | b[o + 2] << 16 | std::size_t{b[o + 3]} << 24;
+  };
   return u32(u32(0x3c) + 24 + 112 + 32);
 }
 
@@ -88,15 +91,15 @@ const Images& images() {
     r->signer = r->dir / "signer.pem";
     const std::string p7 = r->dir / "sig.p7";
     sh("sbattach --detach " + q(p7) + " " + q(r->signed_));
-    sh(test::openssl() + " pkcs7 -inform DER -in " + q(p7) + " -print_certs | " + test::openssl() +
-       " x509 -out " + q(r->signer));
+    sh(test::openssl() + " pkcs7 -inform DER -in " + q(p7) + " -print_certs | " + test::openssl() + " x509 -out " +
+       q(r->signer));
     return r;
   }();
   return *im;
 }
 
-#define NEED_IMAGES()                          \
-  const Images& im = images();                 \
+#define NEED_IMAGES()          \
+  const Images& im = images(); \
   if (!im.skip.empty()) GTEST_SKIP() << im.skip;
 
 TrustStore trust(const std::vector<std::string>& certs, const std::vector<std::string>& blacklists = {},
@@ -155,7 +158,8 @@ TEST(ApiKexec, UnsignedFlippedUnknownAndBadWrapper) {
   v = verdict(im.revision, builtin, true);
   EXPECT_EQ(v.load_errno, KErr::enotsupp);
   EXPECT_EQ(static_cast<int>(v.load_errno), 524);
-  EXPECT_EQ(v.reason, "Enforced kernel signature verification failed (ENOTSUPP): PEFILE: Signature is not revision 2.0");
+  EXPECT_EQ(v.reason,
+            "Enforced kernel signature verification failed (ENOTSUPP): PEFILE: Signature is not revision 2.0");
   // Unforced: every failure loads, and the CLI says so with exit 1.
   EXPECT_EQ(verdict(im.revision, builtin).outcome, KexecOutcome::loads_unverified);
 }
@@ -167,7 +171,8 @@ TEST(ApiKexec, ResignedWithATrustedKey) {
   auto v = verdict(im.test_rsa, t, true);
   EXPECT_EQ(v.outcome, KexecOutcome::loads) << v.reason;
   EXPECT_EQ(v.trusted_by, std::vector<std::string>{"modsign test RSA-3072"});
-  EXPECT_EQ(sh("sbverify --cert " + q(keys + "rsa.cert.pem") + " " + q(im.test_rsa) + " 2>&1"), "Signature verification OK\n");
+  EXPECT_EQ(sh("sbverify --cert " + q(keys + "rsa.cert.pem") + " " + q(im.test_rsa) + " 2>&1"),
+            "Signature verification OK\n");
   // Re-signing leaves the image digest as pesign computes it for the unsigned image.
   EXPECT_EQ(to_hex(v.image_digest), test::efi_binaries::pesign_hash(im.unsigned_));
   v = verdict(im.test_rsa_flipped, t, true);
@@ -208,7 +213,8 @@ TEST(ApiKexec, RevokedSignerAndDbxHash) {
   EXPECT_EQ(v.outcome, KexecOutcome::loads) << v.reason;
   EXPECT_EQ(to_hex(v.image_digest), hash);
   // The same hash as a dbx EFI_CERT_SHA256 entry (what firmware compares): still loads.
-  sh(test::modsign_cli() + " dbx add-hash --owner 77fa9abd-0359-4d32-bd60-28f4e78f784b -o " + q(d / "dbx.esl") + " " + hash);
+  sh(test::modsign_cli() + " dbx add-hash --owner 77fa9abd-0359-4d32-bd60-28f4e78f784b -o " + q(d / "dbx.esl") + " " +
+     hash);
   const TrustStore dbx = TrustStore::load({{im.builtin}, {}, {}, {d / "dbx.esl"}, false}, *KernelProfile::parse("v6"));
   EXPECT_EQ(dbx.blacklist_descriptions(), std::vector<std::string>{"bin:" + hash});
   v = verdict(im.signed_, dbx, true, false, &platform);
@@ -250,7 +256,10 @@ TEST(CliKexec, VerifyUsageKexec) {
   const std::string M = test::modsign_cli() + " verify --usage kexec --kernel v6 --keyring " + q(im.builtin);
   auto r = test::run(M + " " + q(im.signed_));
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.out, im.signed_ + ": loads-unverified (ENOKEY): kernel signature verification failed (ENOKEY): no trusted key matches the signer" + test::kKexecLoadScope + "\n");
+  EXPECT_EQ(r.out, im.signed_ +
+                       ": loads-unverified (ENOKEY): kernel signature verification failed (ENOKEY): no trusted key "
+                       "matches the signer" +
+                       test::kKexecLoadScope + "\n");
   r = test::run(M + " --lockdown --json " + q(im.unsigned_));
   EXPECT_EQ(r.status, 1);
   auto j = nlohmann::json::parse(r.out);
@@ -261,11 +270,12 @@ TEST(CliKexec, VerifyUsageKexec) {
   EXPECT_EQ(j["usage"], "kexec");
   r = test::run(M + " --kexec-sig-force --platform-keyring " + q(im.signer) + " " + q(im.signed_));
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.out, im.signed_ +
-                       ": loads (OK): signature verified (platform keyring): trusted key \"Debian Secure Boot Signer 2022 "
-                       "- linux\" (skid 14011249c2675ea8e5148542202005810584b25f, serial "
-                       "32a0287f841a036fa393c1e065c43ae6b2422643)" +
-                       test::kKexecLoadScope + "\n");
+  EXPECT_EQ(r.out,
+            im.signed_ +
+                ": loads (OK): signature verified (platform keyring): trusted key \"Debian Secure Boot Signer 2022 "
+                "- linux\" (skid 14011249c2675ea8e5148542202005810584b25f, serial "
+                "32a0287f841a036fa393c1e065c43ae6b2422643)" +
+                test::kKexecLoadScope + "\n");
   // The key that vouched, in JSON too (a new user missed it); -q hides a verified image's
   // line as it hides a module's, not a failed one's.
   r = test::run(M + " --kexec-sig-force --json --platform-keyring " + q(im.signer) + " " + q(im.signed_));
@@ -278,9 +288,14 @@ TEST(CliKexec, VerifyUsageKexec) {
   EXPECT_EQ(r.out.rfind(im.unsigned_ + ": loads-unverified (ENODATA): ", 0), 0u) << r.out;
   r = test::run(M + " --kexec-sig-force " + q(im.revision));
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.out, im.revision + ": refused (ENOTSUPP): Enforced kernel signature verification failed (ENOTSUPP): PEFILE: Signature is not revision 2.0\n");
+  EXPECT_EQ(r.out, im.revision +
+                       ": refused (ENOTSUPP): Enforced kernel signature verification failed (ENOTSUPP): PEFILE: "
+                       "Signature is not revision 2.0\n");
   // Usage errors (exit 2) and bad input (exit 3).
-  EXPECT_EQ(test::run(test::modsign_cli() + " verify --kexec-sig-force --keyring " + q(im.builtin) + " " + q(im.signed_)).status, 2);
+  EXPECT_EQ(
+      test::run(test::modsign_cli() + " verify --kexec-sig-force --keyring " + q(im.builtin) + " " + q(im.signed_))
+          .status,
+      2);
   EXPECT_EQ(test::run(M + " --enforce " + q(im.signed_)).status, 2);
   EXPECT_EQ(test::run(M).status, 2);
   EXPECT_EQ(test::run(M + " --usage firmware " + q(im.signed_)).status, 2);
@@ -306,13 +321,15 @@ TEST(CliKexec, KernelConfigAndModuleOnlyOptions) {
   NEED_IMAGES();
   const test::TempDir d;
   // With the crypto Debian's image needs (an unset CONFIG_CRYPTO_RSA is a kernel without RSA).
-  const std::string base = "CONFIG_X86_64=y\nCONFIG_CRYPTO_RSA=y\nCONFIG_CRYPTO_SHA256=y\nCONFIG_KEXEC_FILE=y\n"
-                           "CONFIG_KEXEC_SIG=y\nCONFIG_KEXEC_BZIMAGE_VERIFY_SIG=y\n";
+  const std::string base =
+      "CONFIG_X86_64=y\nCONFIG_CRYPTO_RSA=y\nCONFIG_CRYPTO_SHA256=y\nCONFIG_KEXEC_FILE=y\n"
+      "CONFIG_KEXEC_SIG=y\nCONFIG_KEXEC_BZIMAGE_VERIFY_SIG=y\n";
   test::spit(d / "forced", base + "CONFIG_KEXEC_SIG_FORCE=y\n");
   test::spit(d / "unforced", base);
   test::spit(d / "nosig", std::string("CONFIG_X86_64=y\nCONFIG_KEXEC_FILE=y\n"));
   test::spit(d / "nofile", std::string("CONFIG_X86_64=y\n"));
-  test::spit(d / "arm64", std::string("CONFIG_ARM64=y\nCONFIG_KEXEC_FILE=y\nCONFIG_KEXEC_SIG=y\nCONFIG_KEXEC_IMAGE_VERIFY_SIG=y\n"));
+  test::spit(d / "arm64",
+             std::string("CONFIG_ARM64=y\nCONFIG_KEXEC_FILE=y\nCONFIG_KEXEC_SIG=y\nCONFIG_KEXEC_IMAGE_VERIFY_SIG=y\n"));
   const std::string M = test::modsign_cli() + " verify --usage kexec --keyring " + q(im.builtin);
   auto r = test::run(M + " --kernel-config " + q(d / "forced") + " " + q(im.signed_));
   EXPECT_EQ(r.status, 1);
@@ -322,8 +339,9 @@ TEST(CliKexec, KernelConfigAndModuleOnlyOptions) {
   EXPECT_EQ(r.out.substr(0, r.out.find(':', im.signed_.size() + 2)), im.signed_ + ": loads-unverified (ENOKEY)");
   r = test::run(M + " --kernel-config " + q(d / "nosig") + " " + q(im.signed_));
   EXPECT_EQ(r.status, 3);
-  EXPECT_EQ(r.err, "modsign: " + (d / "nosig") + ": CONFIG_KEXEC_SIG is not set: kexec_file_load checks no signature "
-                                                 "(not modelled)\n");
+  EXPECT_EQ(r.err, "modsign: " + (d / "nosig") +
+                       ": CONFIG_KEXEC_SIG is not set: kexec_file_load checks no signature "
+                       "(not modelled)\n");
   r = test::run(M + " --kernel-config " + q(d / "nofile") + " " + q(im.signed_));
   EXPECT_EQ(r.status, 3);
   EXPECT_EQ(r.err, "modsign: " + (d / "nofile") + ": CONFIG_KEXEC_FILE is not set: kexec_file_load is ENOSYS\n");
@@ -346,8 +364,8 @@ TEST(CliKexec, KernelConfigAndModuleOnlyOptions) {
   EXPECT_EQ(r.status, 0);
   EXPECT_EQ(nlohmann::json::parse(r.out)["load_errno"], "OK") << r.out;
   // Options of module loading: usage errors naming the option, nothing read.
-  for (const std::string& opt :
-       std::vector<std::string>{"--max-size 100", "--module-decompress xz", "-r " + q(d.path()), "--waive-mldsa-authattrs"}) {
+  for (const std::string& opt : std::vector<std::string>{"--max-size 100", "--module-decompress xz",
+                                                         "-r " + q(d.path()), "--waive-mldsa-authattrs"}) {
     r = test::run(M + " " + opt + " " + q(im.signed_));
     EXPECT_EQ(r.status, 2) << opt;
     EXPECT_EQ(r.err, "modsign: " + opt.substr(0, opt.find(' ')) + " does not apply to --usage kexec\n") << opt;
@@ -361,8 +379,9 @@ TEST(CliKexec, KernelConfigAndModuleOnlyOptions) {
 TEST(CliKexec, PlatformKeyringArchitecturesAndUncheckedImages) {
   NEED_IMAGES();
   const test::TempDir d;
-  const std::string base = "CONFIG_X86_64=y\nCONFIG_CRYPTO_RSA=y\nCONFIG_CRYPTO_SHA256=y\nCONFIG_KEXEC_FILE=y\n"
-                           "CONFIG_KEXEC_SIG=y\nCONFIG_KEXEC_BZIMAGE_VERIFY_SIG=y\nCONFIG_KEXEC_SIG_FORCE=y\n";
+  const std::string base =
+      "CONFIG_X86_64=y\nCONFIG_CRYPTO_RSA=y\nCONFIG_CRYPTO_SHA256=y\nCONFIG_KEXEC_FILE=y\n"
+      "CONFIG_KEXEC_SIG=y\nCONFIG_KEXEC_BZIMAGE_VERIFY_SIG=y\nCONFIG_KEXEC_SIG_FORCE=y\n";
   test::spit(d / "noplatform", base);
   test::spit(d / "platform", base + "CONFIG_INTEGRITY_PLATFORM_KEYRING=y\n");
   test::spit(d / "two", base + "CONFIG_ARM64=y\n");
@@ -378,7 +397,8 @@ TEST(CliKexec, PlatformKeyringArchitecturesAndUncheckedImages) {
   const TrustStore builtin = trust({im.builtin});
   const TrustStore platform = trust({im.signer});
   KexecOptions ko = *kexec_options_of(cfg);
-  EXPECT_EQ(kexec_verdict_file(im.signed_, builtin, &platform, *KernelProfile::parse("v6"), ko).load_errno, KErr::enokey);
+  EXPECT_EQ(kexec_verdict_file(im.signed_, builtin, &platform, *KernelProfile::parse("v6"), ko).load_errno,
+            KErr::enokey);
   ko.platform_keyring = true;
   EXPECT_EQ(kexec_verdict_file(im.signed_, builtin, &platform, *KernelProfile::parse("v6"), ko).outcome,
             KexecOutcome::loads);
@@ -387,16 +407,18 @@ TEST(CliKexec, PlatformKeyringArchitecturesAndUncheckedImages) {
   auto r = test::run(M + " --kernel-config " + q(d / "noplatform") + " --platform-keyring " + q(im.signer) + " " +
                      q(im.signed_));
   EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(r.err, "modsign: --platform-keyring: " + (d / "noplatform") +
-                       " has no CONFIG_INTEGRITY_PLATFORM_KEYRING: kexec_file_load never consults a platform keyring\n");
+  EXPECT_EQ(r.err,
+            "modsign: --platform-keyring: " + (d / "noplatform") +
+                " has no CONFIG_INTEGRITY_PLATFORM_KEYRING: kexec_file_load never consults a platform keyring\n");
   EXPECT_EQ(r.out, "");
   r = test::run(M + " --kernel-config " + q(d / "platform") + " --platform-keyring " + q(im.signer) + " " +
                 q(im.signed_));
   EXPECT_EQ(r.status, 0) << r.err;
   r = test::run(M + " --kernel-config " + q(d / "two") + " " + q(im.signed_));
   EXPECT_EQ(r.status, 3);
-  EXPECT_EQ(r.err, "modsign: " + (d / "two") + ": not exactly one of CONFIG_X86_64, CONFIG_ARM64 and CONFIG_S390 is y: "
-                                               "kexec_file_load of another architecture's image is not modelled\n");
+  EXPECT_EQ(r.err, "modsign: " + (d / "two") +
+                       ": not exactly one of CONFIG_X86_64, CONFIG_ARM64 and CONFIG_S390 is y: "
+                       "kexec_file_load of another architecture's image is not modelled\n");
   // The probe refuses: no signature was checked, so no sig_errno and no keyring.
   test::spit(d / "short", Bytes(1023, 0));
   r = test::run(M + " --kernel v6 --json " + q(d / "short"));

@@ -58,11 +58,13 @@ const Arm64Images& images() {
   return *im;
 }
 
-#define NEED_IMAGES()            \
+#define NEED_IMAGES()               \
   const Arm64Images& im = images(); \
   if (!im.skip.empty()) GTEST_SKIP() << im.skip;
 
-TrustStore trust(const std::string& cert) { return TrustStore::load({{cert}, {}, {}, {}, false}, *KernelProfile::parse("v7.0")); }
+TrustStore trust(const std::string& cert) {
+  return TrustStore::load({{cert}, {}, {}, {}, false}, *KernelProfile::parse("v7.0"));
+}
 
 KexecVerdict verdict(const std::string& path, const TrustStore& t, const TrustStore* platform = nullptr,
                      bool force = false, KexecArch arch = KexecArch::arm64, bool lockdown = false) {

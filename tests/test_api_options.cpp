@@ -21,9 +21,7 @@ KernelProfile profile(const char* name) { return *KernelProfile::parse(name); }
 std::string usage_message(const std::function<void()>& f) {
   try {
     f();
-  } catch (const UsageError& e) {
-    return e.what();
-  }
+  } catch (const UsageError& e) { return e.what(); }
   return "(no UsageError)";
 }
 
@@ -63,7 +61,7 @@ TEST(ApiOptions, WaiverExistsOnlyOn70) {
               "--waive-mldsa-authattrs exists only for --kernel v7.0")
         << name;
     EXPECT_FALSE(p.waive_mldsa_authattrs()) << name;  // left unchanged
-    p.set_waive_mldsa_authattrs(false);              // off never throws
+    p.set_waive_mldsa_authattrs(false);               // off never throws
     EXPECT_FALSE(p.waive_mldsa_authattrs()) << name;
   }
 }
@@ -101,9 +99,7 @@ TEST(ApiOptions, WholeFileReadAndAtomicWrite) {
   try {
     read_file(d / "missing");
     ADD_FAILURE() << "no IoError for a missing file";
-  } catch (const IoError& e) {
-    EXPECT_EQ(std::string(e.what()), d / "missing" + ": No such file or directory");
-  }
+  } catch (const IoError& e) { EXPECT_EQ(std::string(e.what()), d / "missing" + ": No such file or directory"); }
   EXPECT_EQ(kMaxModuleSize, std::uint64_t{1} << 30);
   EXPECT_EQ(kMaxSmallFileSize, std::uint64_t{16} << 20);
 }

@@ -22,11 +22,11 @@ class ApiRemote : public testing::Test {
     dir_ = new test::TempDir();
     const std::string o = test::openssl();
     std::string cmd;
-    for (const auto& [name, alg] : {std::pair{"ml44", "-algorithm ML-DSA-44"}, std::pair{"ml65", "-algorithm ML-DSA-65"},
-                                    std::pair{"ml87", "-algorithm ML-DSA-87"},
-                                    std::pair{"rsa", "-algorithm RSA -pkeyopt rsa_keygen_bits:2048"},
-                                    std::pair{"ec", "-algorithm EC -pkeyopt ec_paramgen_curve:P-256"},
-                                    std::pair{"ec384", "-algorithm EC -pkeyopt ec_paramgen_curve:P-384"}}) {
+    for (const auto& [name, alg] :
+         {std::pair{"ml44", "-algorithm ML-DSA-44"}, std::pair{"ml65", "-algorithm ML-DSA-65"},
+          std::pair{"ml87", "-algorithm ML-DSA-87"}, std::pair{"rsa", "-algorithm RSA -pkeyopt rsa_keygen_bits:2048"},
+          std::pair{"ec", "-algorithm EC -pkeyopt ec_paramgen_curve:P-256"},
+          std::pair{"ec384", "-algorithm EC -pkeyopt ec_paramgen_curve:P-384"}}) {
       const std::string k = *dir_ / (std::string(name) + ".key"), c = *dir_ / (std::string(name) + ".crt");
       cmd += o + " genpkey " + alg + " -out " + q(k) + " && chmod 600 " + q(k) + " && " + o + " req -x509 -new -key " +
              q(k) + " -subj '/CN=remote " + name + "/O=modsign' -days 30 -set_serial 0x1234 -addext " +
@@ -86,8 +86,9 @@ Bytes raw_public_key(const std::string& cert) {
 }  // namespace
 
 TEST_F(ApiRemote, MlDsaExternalMuSignedByPkeyutlEqualsOneStepDeterministic) {
-  for (const auto& [k, algo, sig_size] : {std::tuple{"ml44", "ML-DSA-44", 2420u}, std::tuple{"ml65", "ML-DSA-65", 3309u},
-                                          std::tuple{"ml87", "ML-DSA-87", 4627u}}) {
+  for (const auto& [k, algo, sig_size] :
+       {std::tuple{"ml44", "ML-DSA-44", 2420u}, std::tuple{"ml65", "ML-DSA-65", 3309u},
+        std::tuple{"ml87", "ML-DSA-87", 4627u}}) {
     const std::string m = module(std::string(k) + ".ko");
     const auto cert = SignerCertificate::load(crt(k));
     EXPECT_EQ(cert.algorithm(), algo);
@@ -107,8 +108,8 @@ TEST_F(ApiRemote, MlDsaExternalMuSignedByPkeyutlEqualsOneStepDeterministic) {
     const Bytes sig = pkeyutl_sign(k, p.to_sign, "-pkeyopt mu:1 -pkeyopt deterministic:1");
     ASSERT_EQ(sig.size(), sig_size);
     // The signature is an ordinary pure ML-DSA signature over the module (Botan agrees).
-    EXPECT_TRUE(crypto::botan::ml_dsa_verify(crypto::Certificate::load_all(crt(k))->front().public_key().algo(), raw_public_key(crt(k)),
-                                             test::pattern(5000), sig));
+    EXPECT_TRUE(crypto::botan::ml_dsa_verify(crypto::Certificate::load_all(crt(k))->front().public_key().algo(),
+                                             raw_public_key(crt(k)), test::pattern(5000), sig));
     const SignReport rep = attach_signature_file(cert, p, sig);
     EXPECT_EQ(rep.path, m);
     EXPECT_EQ(rep.algorithm, algo);
@@ -222,9 +223,7 @@ TEST_F(ApiRemote, AttachRefusesAndLeavesTheModule) {
   EXPECT_EQ(refused(p, bad, cert), m + ": signature does not verify with " + crt("ml65"));
   try {
     attach_signature_file(cert, p, bad);
-  } catch (const SignError& e) {
-    EXPECT_EQ(e.reason(), SignRefusal::signature_mismatch);
-  }
+  } catch (const SignError& e) { EXPECT_EQ(e.reason(), SignRefusal::signature_mismatch); }
   EXPECT_EQ(refused(p, Bytes(sig.begin(), sig.begin() + 100), cert),
             m + ": signature does not verify with " + crt("ml65") + ": ML-DSA signature of the wrong size");
   EXPECT_EQ(refused(p, sig, SignerCertificate::load(crt("ml44"))),
@@ -248,8 +247,8 @@ TEST_F(ApiRemote, AttachRefusesAndLeavesTheModule) {
 }
 
 TEST_F(ApiRemote, StreamedPrepareAndAttachEqualWholeFileAndOneStep) {
-  for (const auto& [k, attrs, replace] : {std::tuple{"ml65", false, false}, std::tuple{"ml87", true, false},
-                                          std::tuple{"rsa", false, true}}) {
+  for (const auto& [k, attrs, replace] :
+       {std::tuple{"ml65", false, false}, std::tuple{"ml87", true, false}, std::tuple{"rsa", false, true}}) {
     const std::string m = module(std::string(k) + ".ko");
     SignOptions o;
     o.signed_attrs = attrs;
@@ -264,7 +263,7 @@ TEST_F(ApiRemote, StreamedPrepareAndAttachEqualWholeFileAndOneStep) {
     EXPECT_EQ(streamed.sha256, whole.sha256) << k;
     EXPECT_EQ(streamed.size, before.size());
     const Bytes sig = k == std::string("rsa") ? pkeyutl_sign(k, whole.to_sign, "-pkeyopt digest:sha512")
-                      : attrs ? pkeyutl_sign(k, whole.to_sign, "-rawin -pkeyopt deterministic:1")
+                      : attrs                 ? pkeyutl_sign(k, whole.to_sign, "-rawin -pkeyopt deterministic:1")
                               : pkeyutl_sign(k, whole.to_sign, "-pkeyopt mu:1 -pkeyopt deterministic:1");
     SignOptions out;
     out.stream_above = 1000;
@@ -291,9 +290,7 @@ TEST_F(ApiRemote, StreamedPrepareAndAttachEqualWholeFileAndOneStep) {
   try {
     attach_signature_file(cert, p, pkeyutl_sign("ml65", p.to_sign, "-pkeyopt mu:1"), o);
     ADD_FAILURE() << "no exception";
-  } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()), m + ": changed since prepare (SHA-256 differs)");
-  }
+  } catch (const InputError& e) { EXPECT_EQ(std::string(e.what()), m + ": changed since prepare (SHA-256 differs)"); }
   EXPECT_EQ(test::slurp(m), changed);
 }
 
@@ -359,7 +356,8 @@ TEST(RemoteVectors, WycheproofDeterministicSignaturesReproduced) {
       auto k = crypto::PrivateKey::from_bytes(from_hex(g.at("privateKeyPkcs8").get<std::string>()), std::nullopt);
       ASSERT_TRUE(k.ok()) << file;
       for (const auto& t : g.at("tests")) {
-        if (t.at("result") != "valid" || t.contains("rnd") || (t.contains("ctx") && !t.at("ctx").get<std::string>().empty()))
+        if (t.at("result") != "valid" || t.contains("rnd") ||
+            (t.contains("ctx") && !t.at("ctx").get<std::string>().empty()))
           continue;
         const Bytes sig = from_hex(t.at("sig").get<std::string>());
         const Bytes mu = from_hex(t.at("mu").get<std::string>());

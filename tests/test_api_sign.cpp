@@ -34,7 +34,8 @@ class ApiSign : public testing::Test {
     dir_ = new test::TempDir();
     const std::string o = test::openssl();
     std::string cmd;
-    for (const auto& [name, alg] : {std::pair{"ml", "-algorithm ML-DSA-65"}, std::pair{"rsa", "-algorithm RSA -pkeyopt rsa_keygen_bits:2048"}}) {
+    for (const auto& [name, alg] :
+         {std::pair{"ml", "-algorithm ML-DSA-65"}, std::pair{"rsa", "-algorithm RSA -pkeyopt rsa_keygen_bits:2048"}}) {
       const std::string k = *dir_ / (std::string(name) + ".key"), c = *dir_ / (std::string(name) + ".crt");
       cmd += o + " genpkey " + alg + " -out " + q(k) + " && " + o + " req -x509 -new -key " + q(k) +
              " -subj '/CN=api sign/O=modsign' -days 30 -set_serial 0x0123456789abcdef -out " + q(c) + " && cat " +
@@ -87,9 +88,7 @@ template <class E, class F>
 E expect_throw(F f) {
   try {
     f();
-  } catch (const E& e) {
-    return e;
-  }
+  } catch (const E& e) { return e; }
   ADD_FAILURE() << "no exception";
   if constexpr (std::is_same_v<E, SignError>) return E(SignRefusal::other, "no exception");
   else return E("no exception");
@@ -272,7 +271,8 @@ TEST_F(ApiSign, Refusals) {
   o.signed_attrs = true;
   o.hash = "sha256";
   e = expect_throw<SignError>([&] { sign_module_file(ml, m, o); });
-  EXPECT_EQ(std::string(e.what()), m + ": ML-DSA with signedAttrs needs sha512 (kernels refuse any other digest there)");
+  EXPECT_EQ(std::string(e.what()),
+            m + ": ML-DSA with signedAttrs needs sha512 (kernels refuse any other digest there)");
   EXPECT_EQ(e.reason(), SignRefusal::mldsa_signed_attrs_hash);
   EXPECT_EQ(e.bytes_read(), 0u);  // refused before reading
   e = expect_throw<SignError>([&] { check_sign_options(ml, o); });
@@ -314,7 +314,8 @@ TEST_F(ApiSign, PassphraseProviderAndNotes) {
   EXPECT_EQ(asked, std::vector<std::string>{key});
   EXPECT_EQ(s.algorithm(), "RSA");
   EXPECT_EQ(s.notes(), std::vector<std::string>{"warning: permissions 0644 let group or others access this private "
-                                                "key (chmod 600 " + key + ")"});
+                                                "key (chmod 600 " +
+                                                key + ")"});
   // KBUILD_SIGN_PIN comes first: the provider is not asked.
   ::setenv("KBUILD_SIGN_PIN", "s3cret", 1);
   asked.clear();
@@ -354,9 +355,7 @@ TEST_F(ApiSign, GenerateKey) {
   auto refusal = [&](KeygenOptions k) {
     try {
       generate_key(k);
-    } catch (const KeygenError& e) {
-      return std::pair{e.reason(), std::string(e.what())};
-    }
+    } catch (const KeygenError& e) { return std::pair{e.reason(), std::string(e.what())}; }
     return std::pair{KeygenRefusal::certificate, std::string("no error")};
   };
   KeygenOptions bad = o;

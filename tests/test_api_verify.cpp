@@ -52,8 +52,8 @@ class ApiVerify : public testing::Test {
   /// openssl asn1parse (offset 4 of the Certificate SEQUENCE).
   static std::string tbs_entry(const std::string& crt) {
     const std::string o = test::openssl();
-    const auto r = test::run(o + " x509 -in " + q(crt) + " -outform DER -out " + q(crt + ".der") + " && " + o + " asn1parse -inform DER -in " + q(crt + ".der") +
-                             " | sed -n 2p");
+    const auto r = test::run(o + " x509 -in " + q(crt) + " -outform DER -out " + q(crt + ".der") + " && " + o +
+                             " asn1parse -inform DER -in " + q(crt + ".der") + " | sed -n 2p");
     EXPECT_EQ(r.status, 0) << r.err;
     // "    4:d=1  hl=4 l= 718 cons: SEQUENCE": header length and content length.
     const auto hl = std::stoul(r.out.substr(r.out.find("hl=") + 3));
@@ -77,9 +77,9 @@ Bytes esl_x509(const Bytes& der) {
     for (int i = 0; i < 4; ++i) b.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
   };
   const auto sig_size = static_cast<std::uint32_t>(16 + der.size());
-  u32(28 + sig_size);  // SignatureListSize
-  u32(0);              // SignatureHeaderSize
-  u32(sig_size);       // SignatureSize
+  u32(28 + sig_size);                              // SignatureListSize
+  u32(0);                                          // SignatureHeaderSize
+  u32(sig_size);                                   // SignatureSize
   for (int i = 0; i < 16; ++i) b.push_back(0x11);  // SignatureOwner
   b.insert(b.end(), der.begin(), der.end());
   return b;
@@ -94,7 +94,8 @@ TEST_F(ApiVerify, KeyringNotesAreTheCliNotes) {
   EXPECT_EQ(t6.size(), 2u);
   const std::vector<std::string> want{file("mldsa.crt") +
                                       " certificate 1 is not loaded by a v6 kernel (ENOPKG: unsupported certificate "
-                                      "signature algorithm " + kMlDsaSigOid + ")"};
+                                      "signature algorithm " +
+                                      kMlDsaSigOid + ")"};
   EXPECT_EQ(t6.notes(), want);
   EXPECT_EQ(t6.keyring_notes(), want);
   EXPECT_TRUE(t6.blacklist_notes().empty());
@@ -116,8 +117,10 @@ TEST_F(ApiVerify, RevokedCertificatesInTheKernelsOrder) {
   const std::string list = d_ / "list.hash";
   test::spit(list, "\"" + tbs + "\"\n");
   const std::string revoked = d_ / "revoked.pem";
-  ASSERT_EQ(test::run("cat " + q(file("rsa.crt")) + " " + q(file("mldsa.crt")) + " " + q(file("ec.crt")) + " > " +
-                      q(revoked)).status, 0);
+  ASSERT_EQ(
+      test::run("cat " + q(file("rsa.crt")) + " " + q(file("mldsa.crt")) + " " + q(file("ec.crt")) + " > " + q(revoked))
+          .status,
+      0);
   const std::string dbx = d_ / "dbx.esl";
   test::spit(dbx, esl_x509(test::slurp(file("mldsa.der"))));
   TrustSources s;
@@ -130,8 +133,10 @@ TEST_F(ApiVerify, RevokedCertificatesInTheKernelsOrder) {
       revoked + " certificate 1 is not loaded: its " + tbs + " is listed (x509_key_preparse: EKEYREJECTED)",
       revoked + " certificate 2 is not loaded by a v6 kernel (ENOPKG: unsupported certificate signature algorithm " +
           kMlDsaSigOid + ")",
-      dbx + " list 1 entry 1 (EFI_CERT_X509) is not loaded by a v6 kernel (ENOPKG: unsupported certificate signature "
-            "algorithm " + kMlDsaSigOid + ")"};
+      dbx +
+          " list 1 entry 1 (EFI_CERT_X509) is not loaded by a v6 kernel (ENOPKG: unsupported certificate signature "
+          "algorithm " +
+          kMlDsaSigOid + ")"};
   EXPECT_EQ(t.notes(), want);
   EXPECT_EQ(t.blacklist_notes(), want);
   EXPECT_TRUE(t.keyring_notes().empty());
@@ -153,9 +158,7 @@ TEST_F(ApiVerify, TrustStoreLoadErrors) {
   auto message = [&](const TrustSources& s) -> std::string {
     try {
       (void)TrustStore::load(s, profile("v7.0"));
-    } catch (const InputError& e) {
-      return e.what();
-    }
+    } catch (const InputError& e) { return e.what(); }
     return "no InputError";
   };
   // What the CLI prints for the same input: "modsign: " + the message.
@@ -206,15 +209,25 @@ std::string openssl_signed(const test::TempDir& d, const std::string& name, cons
   test::spit(content, test::pattern(3000));
   const std::string sig = d / (name + ".p7s");
   const auto r = test::run(test::openssl() + " cms -sign -binary -nocerts -outform DER -md " + md +
-                           (attrs ? " -nosmimecap" : " -noattr") + " -in " + q(content) + " -signer " + q(crt) + " -inkey " +
-                           q(key) + " -out " + q(sig));
+                           (attrs ? " -nosmimecap" : " -noattr") + " -in " + q(content) + " -signer " + q(crt) +
+                           " -inkey " + q(key) + " -out " + q(sig));
   EXPECT_EQ(r.status, 0) << r.err;
   Bytes m = test::slurp(content);
   const Bytes s = test::slurp(sig);
   m.insert(m.end(), s.begin(), s.end());
   const std::uint32_t n = static_cast<std::uint32_t>(s.size());
-  const Bytes ms{0, 0, 2, 0, 0, 0, 0, 0, static_cast<std::uint8_t>(n >> 24), static_cast<std::uint8_t>(n >> 16),
-                 static_cast<std::uint8_t>(n >> 8), static_cast<std::uint8_t>(n)};
+  const Bytes ms{0,
+                 0,
+                 2,
+                 0,
+                 0,
+                 0,
+                 0,
+                 0,
+                 static_cast<std::uint8_t>(n >> 24),
+                 static_cast<std::uint8_t>(n >> 16),
+                 static_cast<std::uint8_t>(n >> 8),
+                 static_cast<std::uint8_t>(n)};
   m.insert(m.end(), ms.begin(), ms.end());
   const std::string marker = "~Module signature appended~\n";
   m.insert(m.end(), marker.begin(), marker.end());
@@ -317,9 +330,7 @@ TEST_F(ApiVerify, RevokedSignerAndCorruptXz) {
   try {
     (void)predict_module_file(d_ / "cut.ko.xz", trust, p, {});
     ADD_FAILURE() << "no InputError";
-  } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()), d_ / "cut.ko.xz" + ": " + v.reason);
-  }
+  } catch (const InputError& e) { EXPECT_EQ(std::string(e.what()), d_ / "cut.ko.xz" + ": " + v.reason); }
   // The whole .ko.xz decompresses: the verdict of the image, with its storage.
   v = predict_module_file(d_ / "rsa.ko.xz", TrustStore::load({.keyrings = {file("rsa.crt")}}, p), p, {});
   EXPECT_EQ(v.outcome, "loads");

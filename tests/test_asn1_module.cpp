@@ -45,9 +45,7 @@ TEST(Asn1, ReaderRejectsBadLengths) {
   auto err = [](Bytes b) -> std::string {
     try {
       asn1::Reader(b).next();
-    } catch (const asn1::DecodeError& e) {
-      return e.what();
-    }
+    } catch (const asn1::DecodeError& e) { return e.what(); }
     return "accepted";
   };
   EXPECT_EQ(err({0x30}), "truncated element header");
@@ -78,14 +76,15 @@ TEST(Asn1, ReaderElementViews) {
 
 TEST(ModuleTrailer, ByteLayout) {
   EXPECT_EQ(module::kMarker.size(), 28u);
-  EXPECT_EQ(module::encode_module_signature(0x0d8f),
-            (Bytes{0, 0, 2, 0, 0, 0, 0, 0, 0x00, 0x00, 0x0d, 0x8f}));
+  EXPECT_EQ(module::encode_module_signature(0x0d8f), (Bytes{0, 0, 2, 0, 0, 0, 0, 0, 0x00, 0x00, 0x0d, 0x8f}));
   const Bytes content{'E', 'L', 'F', 1};
   const Bytes cms{0x30, 0x03, 0x02, 0x01, 0x01};
   Bytes signed_mod = module::append_signature(content, cms);
   ASSERT_EQ(signed_mod.size(), 4u + 5u + 12u + 28u);
   EXPECT_EQ(to_hex(signed_mod),
-            "454c4601" "3003020101" "000002000000000000000005" +
+            "454c4601"
+            "3003020101"
+            "000002000000000000000005" +
                 to_hex(ByteView(reinterpret_cast<const std::uint8_t*>(module::kMarker.data()), 28)));
   auto split = module::split(signed_mod);
   ASSERT_TRUE(split.ok()) << split.error().message;
@@ -97,7 +96,8 @@ TEST(ModuleTrailer, ByteLayout) {
 TEST(ModuleTrailer, MatchesOpenSslVectorLayout) {
   // content.bin ‖ p7s ‖ module_signature ‖ marker, made with the openssl CLI and printf.
   const Bytes file = test::slurp(test::vector_path("openssl-3.5.7-generated/mldsa65.module-appended.bin"));
-  const Bytes p7s = test::slurp(test::vector_path("openssl-3.5.7-generated/mldsa65.detached.min-attrs.issuer-serial.p7s"));
+  const Bytes p7s =
+      test::slurp(test::vector_path("openssl-3.5.7-generated/mldsa65.detached.min-attrs.issuer-serial.p7s"));
   const Bytes content = test::slurp(test::vector_path("openssl-3.5.7-generated/content.bin"));
   EXPECT_EQ(module::append_signature(content, p7s), file);
   auto split = module::split(file);

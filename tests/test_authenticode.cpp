@@ -55,14 +55,14 @@ Bytes minimal_pe(const Mini& m = {}, std::uint32_t cert_len = 0) {
   put16(b, 0x54, static_cast<std::uint32_t>(m.opt_size()));
   put16(b, 0x56, 0x2022);
   put16(b, kOpt, m.plus ? 0x20b : 0x10b);
-  put32(b, kOpt + 16, 0x1000);  // AddressOfEntryPoint
-  put32(b, kOpt + 32, 0x1000);  // SectionAlignment
-  put32(b, kOpt + 36, 0x200);   // FileAlignment
-  put32(b, kOpt + 56, 0x3000);  // SizeOfImage
-  put32(b, kOpt + 60, 0x200);   // SizeOfHeaders
+  put32(b, kOpt + 16, 0x1000);      // AddressOfEntryPoint
+  put32(b, kOpt + 32, 0x1000);      // SectionAlignment
+  put32(b, kOpt + 36, 0x200);       // FileAlignment
+  put32(b, kOpt + 56, 0x3000);      // SizeOfImage
+  put32(b, kOpt + 60, 0x200);       // SizeOfHeaders
   put32(b, kOpt + 64, 0x12345678);  // CheckSum
-  put16(b, kOpt + 68, 10);      // EFI application
-  put32(b, m.dirs() - 4, 16);   // NumberOfRvaAndSizes
+  put16(b, kOpt + 68, 10);          // EFI application
+  put32(b, m.dirs() - 4, 16);       // NumberOfRvaAndSizes
   const char* names[] = {".text", ".data"};
   for (std::uint32_t i = 0; i < 2; ++i) {
     const std::size_t h = m.sections() + 40 * i;
@@ -201,7 +201,8 @@ TEST(Authenticode, HostileHeadersAreRefusedWithExactErrors) {
   const Mini m;
   const std::vector<Hostile> cases = {
       {"empty", [] { return Bytes{}; }, "truncated MS-DOS header: the file is 0 bytes, the header needs 64"},
-      {"in DOS header", [] { return truncated(63); }, "truncated MS-DOS header: the file is 63 bytes, the header needs 64"},
+      {"in DOS header", [] { return truncated(63); },
+       "truncated MS-DOS header: the file is 63 bytes, the header needs 64"},
       {"no MZ", [] { return with([](Bytes& b) { b[0] = 'Z'; }); },
        "no MS-DOS header: the file does not start with \"MZ\""},
       {"at e_lfanew", [] { return truncated(64); },
@@ -251,7 +252,8 @@ TEST(Authenticode, HostileHeadersAreRefusedWithExactErrors) {
       {"in the Certificate Table", [] { return truncated(0x60f, 16); },
        "Certificate Table (directory entry 4 at offset 0xe8: file offset 0x600, 16 bytes) runs past the end of the "
        "file (1551 bytes)"},
-      {"Certificate Table size huge", [m] { return with([m](Bytes& b) { put32(b, m.cert_dir() + 4, 0xffffffff); }, 16); },
+      {"Certificate Table size huge",
+       [m] { return with([m](Bytes& b) { put32(b, m.cert_dir() + 4, 0xffffffff); }, 16); },
        "Certificate Table (directory entry 4 at offset 0xe8: file offset 0x600, 4294967295 bytes) runs past the end "
        "of the file (1552 bytes)"},
       {"Certificate Table at 0", [m] { return with([m](Bytes& b) { put32(b, m.cert_dir(), 0); }, 16); },
@@ -269,27 +271,42 @@ TEST(Authenticode, HostileHeadersAreRefusedWithExactErrors) {
       {"dwLength 0xffffffff", [] { return with([](Bytes& b) { put32(b, 0x600, 0xffffffff); }, 16); },
        "WIN_CERTIFICATE at offset 0x600: dwLength 4294967295 runs past the end of the Certificate Table (offset "
        "0x610)"},
-      {"remainder of the table", [m] {
-         return with([m](Bytes& b) { put32(b, m.cert_dir() + 4, 20); b.resize(0x614, 0); }, 16); },
+      {"remainder of the table",
+       [m] {
+         return with(
+             [m](Bytes& b) {
+               put32(b, m.cert_dir() + 4, 20);
+               b.resize(0x614, 0);
+             },
+             16);
+       },
        "Certificate Table: the 4 bytes at offset 0x610 are too few for a WIN_CERTIFICATE header (8 bytes)"},
-      {"65 entries", [m] {
-         return with([m](Bytes& b) {
-           put32(b, m.cert_dir() + 4, 65 * 8);
-           b.resize(0x600 + 65 * 8, 0);
-           for (std::size_t i = 0; i < 65; ++i) put32(b, 0x600 + 8 * i, 8);
-         }, 16); },
+      {"65 entries",
+       [m] {
+         return with(
+             [m](Bytes& b) {
+               put32(b, m.cert_dir() + 4, 65 * 8);
+               b.resize(0x600 + 65 * 8, 0);
+               for (std::size_t i = 0; i < 65; ++i) put32(b, 0x600 + 8 * i, 8);
+             },
+             16);
+       },
        "Certificate Table holds more than 64 WIN_CERTIFICATE entries"},
-      {"sections and table exceed the file", [m] {
+      {"sections and table exceed the file",
+       [m] {
          // .data duplicates .text's raw data, the table sits where .data would be: the
          // file (0x610) is more than SUM_OF_BYTES_HASHED (0x600) and less than SUM + table.
-         return with([m](Bytes& b) {
-           put32(b, m.sections() + 40 + 20, 0x200);
-           put32(b, m.cert_dir(), 0x400);
-           put32(b, m.cert_dir() + 4, 0x200);
-           put32(b, 0x400, 0x200);
-           put16(b, 0x404, 0x200);
-           put16(b, 0x406, 2);
-         }, 16); },
+         return with(
+             [m](Bytes& b) {
+               put32(b, m.sections() + 40 + 20, 0x200);
+               put32(b, m.cert_dir(), 0x400);
+               put32(b, m.cert_dir() + 4, 0x200);
+               put32(b, 0x400, 0x200);
+               put16(b, 0x404, 0x200);
+               put16(b, 0x406, 2);
+             },
+             16);
+       },
        "headers and sections (SUM_OF_BYTES_HASHED 1536) and the Certificate Table (512 bytes) exceed the file size "
        "(1552 bytes)"},
   };

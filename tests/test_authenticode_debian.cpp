@@ -6,8 +6,8 @@
 #include <cctype>
 
 #include "crypto/crypto.hpp"
-#include "modsign/authenticode.hpp"
 #include "efi_binaries_support.hpp"
+#include "modsign/authenticode.hpp"
 #include "test_support.hpp"
 
 namespace modsign {
@@ -109,7 +109,9 @@ std::string cut_and_padded(const std::string& path, const AuthenticodeInfo& info
   b.resize((b.size() + 7) & ~std::size_t{7}, 0);
   const std::size_t lfanew = b[0x3c] | b[0x3d] << 8 | b[0x3e] << 16 | std::size_t{b[0x3f]} << 24;
   const std::size_t opt = lfanew + 24, dirs = opt + ((b[opt] | b[opt + 1] << 8) == 0x20b ? 112 : 96);
-  if (info.certificate_table_size != 0) std::fill(b.begin() + static_cast<std::ptrdiff_t>(dirs + 32), b.begin() + static_cast<std::ptrdiff_t>(dirs + 40), 0);
+  if (info.certificate_table_size != 0)
+    std::fill(b.begin() + static_cast<std::ptrdiff_t>(dirs + 32), b.begin() + static_cast<std::ptrdiff_t>(dirs + 40),
+              0);
   test::spit(d / "cut-and-padded.efi", b);
   return d / "cut-and-padded.efi";
 }
@@ -121,8 +123,8 @@ std::string cut_and_padded(const std::string& path, const AuthenticodeInfo& info
 void expect_digests_match_pesign(const std::string& path, const AuthenticodeInfo& info) {
   const bool padded = (info.file_size - info.certificate_table_size) % 8 != 0;
   const int pesign = test::efi_binaries::pesign_version();
-  ASSERT_TRUE(pesign == 112 || pesign == 116 || pesign == 117) << "pesign " << pesign
-                                                                << ": pin its hashing of unaligned images here";
+  ASSERT_TRUE(pesign == 112 || pesign == 116 || pesign == 117)
+      << "pesign " << pesign << ": pin its hashing of unaligned images here";
   if (padded && pesign >= 116) {
     test::TempDir d;
     const AuthenticodeInfo p = info_of(cut_and_padded(path, info, d));
@@ -158,8 +160,8 @@ TEST(AuthenticodeTools, FuzzSeedsAgreeWithPesign) {
   };
   EXPECT_EQ(hex(info.sha256), sha256({{0, 0x98}, {0x9c, 0x600}}));
   const int pesign = test::efi_binaries::pesign_version();
-  ASSERT_TRUE(pesign == 112 || pesign == 116 || pesign == 117) << "pesign " << pesign
-                                                                << ": pin what it does with four data directories";
+  ASSERT_TRUE(pesign == 112 || pesign == 116 || pesign == 117)
+      << "pesign " << pesign << ": pin what it does with four data directories";
   if (pesign == 117) {
     // pesign 117 refuses such an image ("could not parse signature list in EFI binary").
     const auto r = test::run("pesign -h -i " + q(four));

@@ -37,9 +37,7 @@ template <class F>
 std::optional<SignRefusal> refusal_of(F&& f) {
   try {
     f();
-  } catch (const SignError& e) {
-    return e.reason();
-  }
+  } catch (const SignError& e) { return e.reason(); }
   return std::nullopt;
 }
 
@@ -65,7 +63,8 @@ class BackendPaths : public testing::Test {
     dir_ = new test::TempDir();
     const std::string o = test::openssl();
     std::string cmd;
-    for (const auto& [name, extra] : {std::pair{"seed", ""}, std::pair{"noseed", " -provparam ml-dsa.output_formats=priv-only"}}) {
+    for (const auto& [name, extra] :
+         {std::pair{"seed", ""}, std::pair{"noseed", " -provparam ml-dsa.output_formats=priv-only"}}) {
       const std::string k = *dir_ / (std::string(name) + ".key"), c = *dir_ / (std::string(name) + ".crt");
       cmd += o + " genpkey -algorithm ML-DSA-65" + extra + " -out " + q(k) + " && chmod 600 " + q(k) + " && " + o +
              " req -x509 -new -key " + q(k) + " -subj '/CN=backend " + name + "' -days 30 -addext " +
@@ -217,7 +216,8 @@ TEST_F(BackendPaths, RemoteAttachCheck) {
                              (attrs ? " -rawin" : " -pkeyopt mu:1") + " -out " + q(d_ / "sig.bin"));
     ASSERT_EQ(r.status, 0) << r.err;
     const Bytes sig = test::slurp(d_ / "sig.bin");
-    EXPECT_EQ(uses_of([&] { attach_signature_file(cert, p, sig, SignOptions{}); }), attrs ? kAutoVerify : kOpensslVerify)
+    EXPECT_EQ(uses_of([&] { attach_signature_file(cert, p, sig, SignOptions{}); }),
+              attrs ? kAutoVerify : kOpensslVerify)
         << (attrs ? "signedAttrs" : "μ");
   }
 }

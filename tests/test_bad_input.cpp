@@ -17,10 +17,10 @@
 #include <filesystem>
 #include <map>
 
+#include "bad_input_support.hpp"
 #include "crypto/crypto.hpp"
 #include "module/compression.hpp"
 #include "module/module_signature.hpp"
-#include "bad_input_support.hpp"
 #include "test_support.hpp"
 
 using namespace modsign;
@@ -155,7 +155,8 @@ TEST_F(BadInput, CompressedWithoutRecompress) {
 TEST_F(BadInput, BrokenCompressedStreams) {
   const Bytes xz = module::compress(test::pattern(3000), module::Compression::xz);
   test::spit(d_ / "t.ko.xz", ByteView(xz).first(xz.size() / 2));
-  expect_refused(verify() + q(d_ / "t.ko.xz"), 3, "modsign: " + (d_ / "t.ko.xz") + ": xz-compressed module: truncated xz data\n");
+  expect_refused(verify() + q(d_ / "t.ko.xz"), 3,
+                 "modsign: " + (d_ / "t.ko.xz") + ": xz-compressed module: truncated xz data\n");
   Bytes two = xz;
   two.insert(two.end(), xz.begin(), xz.end());
   test::spit(d_ / "tr.ko.xz", two);
@@ -168,7 +169,9 @@ TEST_F(BadInput, BrokenCompressedStreams) {
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_EQ(r.err, "");
   EXPECT_EQ(r.out.rfind((d_ / "tr.ko.xz") + ": loads-tainted (ENODATA): ", 0), 0u) << r.out;
-  EXPECT_NE(r.out.find(std::to_string(xz.size()) + " bytes after the xz stream ignored]" + test::kLoadScope + "\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(std::to_string(xz.size()) + " bytes after the xz stream ignored]" + test::kLoadScope + "\n"),
+            std::string::npos)
+      << r.out;
   // A bomb: 8 MiB of zeros as zstd, opened with a 1 MiB bound.
   test::spit(d_ / "bomb.ko.zst", module::compress(Bytes(8 << 20, 0), module::Compression::zstd));
   expect_refused(verify() + "--max-size 1048576 " + q(d_ / "bomb.ko.zst"), 3,
@@ -195,7 +198,7 @@ TEST_F(BadInput, XzCrc64Check) {
   ASSERT_EQ(test::run("xz -C crc64 " + q(p)).status, 0);
   auto r = expect_refused(verify() + q(p + ".xz"), 1, "");
   EXPECT_EQ(r.out.rfind(p + ".xz: refused (EINVAL): xz stream uses a CRC64 check; the kernel's xz decoder accepts only "
-                              "CRC32 or none",
+                            "CRC32 or none",
                         0),
             0u)
       << r.out;
@@ -203,8 +206,9 @@ TEST_F(BadInput, XzCrc64Check) {
 
 TEST_F(BadInput, AlreadySigned) {
   const std::string p = signed_module();
-  expect_refused(sign() + q(p), 3,
-                 "modsign: " + p + ": module is already signed (use --replace to strip the old signature and re-sign)\n");
+  expect_refused(
+      sign() + q(p), 3,
+      "modsign: " + p + ": module is already signed (use --replace to strip the old signature and re-sign)\n");
 }
 
 TEST_F(BadInput, KeyDoesNotMatchCertificate) {
@@ -250,8 +254,8 @@ TEST_F(BadInput, WrongFormatKeyMessageHasNoKeyBytes) {
   EXPECT_EQ(r.err.find(to_hex(seed)), std::string::npos);
   EXPECT_EQ(r.err.find(to_colon_hex(seed)), std::string::npos);
   EXPECT_EQ(r.err.find(std::string(seed.begin(), seed.end())), std::string::npos);
-  const std::string pem_text = "-----BEGIN PRIVATE KEY-----\n" + body.substr(0, 10) + "!" + body.substr(11) +
-                               "\n-----END PRIVATE KEY-----\n";
+  const std::string pem_text =
+      "-----BEGIN PRIVATE KEY-----\n" + body.substr(0, 10) + "!" + body.substr(11) + "\n-----END PRIVATE KEY-----\n";
   test::spit(d_ / "bad.pem", pem_text);
   ASSERT_EQ(chmod((d_ / "bad.pem").c_str(), 0600), 0);
   r = test::run(M() + " sign --key " + q(d_ / "bad.pem") + " --cert " + q(key("ml.crt")) + " " + q(p));
@@ -270,8 +274,10 @@ TEST_F(BadInput, KeyReadableByOthersWarns) {
   const std::string p = module();
   auto r = test::run(M() + " sign --key " + q(d_ / "open.pem") + " --cert " + q(key("ec.crt")) + " " + q(p));
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.err, "modsign: " + (d_ / "open.pem") + ": warning: permissions 0644 let group or others access this "
-                   "private key (chmod 600 " + (d_ / "open.pem") + ")\n");
+  EXPECT_EQ(r.err, "modsign: " + (d_ / "open.pem") +
+                       ": warning: permissions 0644 let group or others access this "
+                       "private key (chmod 600 " +
+                       (d_ / "open.pem") + ")\n");
   ASSERT_EQ(chmod((d_ / "open.pem").c_str(), 0600), 0);
   const std::string p2 = module("m2.ko");
   r = test::run(M() + " sign --key " + q(d_ / "open.pem") + " --cert " + q(key("ec.crt")) + " " + q(p2));
@@ -286,10 +292,11 @@ TEST_F(BadInput, EncryptedKeyWithoutPassphrase) {
                      " -out " + q(d_ / "enc.pem") + " && chmod 600 " + q(d_ / "enc.pem"));
   ASSERT_EQ(e.status, 0) << e.err;
   const std::string p = module();
-  expect_refused("env -u KBUILD_SIGN_PIN " + sign().replace(sign().find(q(key("ec.pem"))), q(key("ec.pem")).size(),
-                                                             q(d_ / "enc.pem")) + q(p),
-                 3, "modsign: " + (d_ / "enc.pem") +
-                        ": private key is encrypted and no passphrase was given (set KBUILD_SIGN_PIN)\n");
+  expect_refused("env -u KBUILD_SIGN_PIN " +
+                     sign().replace(sign().find(q(key("ec.pem"))), q(key("ec.pem")).size(), q(d_ / "enc.pem")) + q(p),
+                 3,
+                 "modsign: " + (d_ / "enc.pem") +
+                     ": private key is encrypted and no passphrase was given (set KBUILD_SIGN_PIN)\n");
   auto wrong = test::run("KBUILD_SIGN_PIN=nope " + M() + " sign --key " + q(d_ / "enc.pem") + " --cert " +
                          q(key("ec.crt")) + " " + q(p));
   EXPECT_EQ(wrong.status, 3);
@@ -342,8 +349,8 @@ TEST_F(BadInput, EncryptedKeyPassphraseTypedOnTerminal) {
 // message as a wrong KBUILD_SIGN_PIN, nothing of it on the terminal or in the output, the
 // module unchanged and no --dest file created (no file in the directory changes).
 TEST_F(BadInput, EncryptedKeyWrongPassphraseOnTerminal) {
-  auto e = test::run(test::openssl() + " pkcs8 -topk8 -v2 aes-256-cbc -passout pass:Right-0ne -in " +
-                     q(key("ec.pem")) + " -out " + q(d_ / "enc.pem") + " && chmod 600 " + q(d_ / "enc.pem"));
+  auto e = test::run(test::openssl() + " pkcs8 -topk8 -v2 aes-256-cbc -passout pass:Right-0ne -in " + q(key("ec.pem")) +
+                     " -out " + q(d_ / "enc.pem") + " && chmod 600 " + q(d_ / "enc.pem"));
   ASSERT_EQ(e.status, 0) << e.err;
   const std::string p = module();
   const std::string prompt = "Enter pass phrase for " + (d_ / "enc.pem") + ":";
@@ -368,11 +375,11 @@ TEST_F(BadInput, EncryptedKeyWrongPassphraseOnTerminal) {
 
 TEST_F(BadInput, MlDsaSignedAttrsWithOtherHash) {
   const std::string p = module();
-  expect_refused(M() + " sign --key " + q(key("ml.pem")) + " --cert " + q(key("ml.crt")) + " --signed-attrs --hash sha256 " +
-                     q(p),
-                 2,
-                 "modsign: ML-DSA with --signed-attrs needs --hash sha512: kernels refuse any other digest there "
-                 "(crypto/asymmetric_keys/public_key.c)\n");
+  expect_refused(
+      M() + " sign --key " + q(key("ml.pem")) + " --cert " + q(key("ml.crt")) + " --signed-attrs --hash sha256 " + q(p),
+      2,
+      "modsign: ML-DSA with --signed-attrs needs --hash sha512: kernels refuse any other digest there "
+      "(crypto/asymmetric_keys/public_key.c)\n");
 }
 
 TEST_F(BadInput, MalformedCms) {
@@ -385,7 +392,8 @@ TEST_F(BadInput, MalformedCms) {
   test::spit(p, b);
   auto r = expect_refused(verify() + q(p), 1, "");
   EXPECT_EQ(r.out, p + ": refused (EBADMSG): ASN.1 decoder: ContentInfo: expected tag 0x30, found 0xff\n");
-  expect_refused(M() + " info " + q(p), 3, "modsign: " + p + ": EBADMSG: malformed PKCS#7: ContentInfo: expected tag 0x30, found 0xff\n");
+  expect_refused(M() + " info " + q(p), 3,
+                 "modsign: " + p + ": EBADMSG: malformed PKCS#7: ContentInfo: expected tag 0x30, found 0xff\n");
 }
 
 TEST_F(BadInput, TrailerWithNonZeroLegacyFields) {
@@ -396,8 +404,9 @@ TEST_F(BadInput, TrailerWithNonZeroLegacyFields) {
   auto r = expect_refused(verify() + q(p), 1, "");
   EXPECT_EQ(r.out, p + ": refused (EBADMSG): PKCS#7 signature info has unexpected non-zero params\n");
   expect_refused(sign() + "--replace " + q(p), 3,
-                 "modsign: " + p + ": cannot strip the existing signature: EBADMSG PKCS#7 signature info has unexpected "
-                                   "non-zero params\n");
+                 "modsign: " + p +
+                     ": cannot strip the existing signature: EBADMSG PKCS#7 signature info has unexpected "
+                     "non-zero params\n");
 }
 
 TEST_F(BadInput, SigLen4GiB) {
@@ -408,7 +417,8 @@ TEST_F(BadInput, SigLen4GiB) {
   b.insert(b.end(), module::kMarker.begin(), module::kMarker.end());
   test::spit(p, b);
   auto r = expect_refused(verify() + q(p), 1, "");
-  EXPECT_EQ(r.out, p + ": refused (EBADMSG): signature length 4294967295 does not fit in the 3000 bytes before the trailer\n");
+  EXPECT_EQ(r.out,
+            p + ": refused (EBADMSG): signature length 4294967295 does not fit in the 3000 bytes before the trailer\n");
 }
 
 TEST_F(BadInput, MeasurementListLength4GiB) {
@@ -419,19 +429,23 @@ TEST_F(BadInput, MeasurementListLength4GiB) {
   test::spit(d_ / "list", list);
   auto r = test::run(M() + " ima replay " + q(d_ / "list"));
   EXPECT_EQ(r.status, 3) << r.err;
-  EXPECT_NE(r.err.find("template data length 4294967295 (read little-endian) beyond the end of the list"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("template data length 4294967295 (read little-endian) beyond the end of the list"),
+            std::string::npos)
+      << r.err;
   EXPECT_EQ(r.err.rfind("modsign: " + (d_ / "list") + ": ", 0), 0u) << r.err;
   EXPECT_EQ(test::slurp(d_ / "list"), list);
 }
 
 TEST_F(BadInput, DeviceAsDest) {
   const std::string p = module();
-  expect_refused(sign() + "--dest /dev/null " + q(p), 3, "modsign: /dev/null: is a device, not a regular file; not replacing it\n");
+  expect_refused(sign() + "--dest /dev/null " + q(p), 3,
+                 "modsign: /dev/null: is a device, not a regular file; not replacing it\n");
 }
 
 TEST_F(BadInput, UsageError) {
   const std::string p = module();
-  expect_refused(verify() + "--bogus " + q(p), 2, "The following argument was not expected: --bogus\nRun with --help for more information.\n");
+  expect_refused(verify() + "--bogus " + q(p), 2,
+                 "The following argument was not expected: --bogus\nRun with --help for more information.\n");
   expect_refused(sign() + "--dest " + q(d_ / "o.ko") + " " + q(p) + " " + q(p), 2,
                  test::run(sign() + "--dest " + q(d_ / "o.ko") + " " + q(p) + " " + q(p)).err);
 }
@@ -482,15 +496,17 @@ TEST_F(BadInput, BadAuth2Header) {
   std::copy(pkcs7_guid.begin(), pkcs7_guid.end(), h.begin() + 24);
   test::spit(d_ / "dbx.auth", h);
   expect_refused(M() + " dbx list --form auth2 " + q(d_ / "dbx.auth"), 3,
-                 "modsign: " + (d_ / "dbx.auth") + ": EBADMSG: byte offset 16: dwLength 4294967295 exceeds the 84 bytes "
-                                                  "after the timestamp\n");
+                 "modsign: " + (d_ / "dbx.auth") +
+                     ": EBADMSG: byte offset 16: dwLength 4294967295 exceeds the 84 bytes "
+                     "after the timestamp\n");
 }
 
 TEST_F(BadInput, SizeThatIsNotAByteCount) {
   // CLI11 alone reads "-1" as 18446744073709551615 (no bomb bound at all) and "" as 0.
   const std::string p = signed_module();
-  const std::string tail = " is not a number of bytes (decimal digits, at most 18446744073709551615)\n"
-                           "Run with --help for more information.\n";
+  const std::string tail =
+      " is not a number of bytes (decimal digits, at most 18446744073709551615)\n"
+      "Run with --help for more information.\n";
   expect_refused(verify() + "--max-size -1 " + q(p), 2, "--max-size: '-1'" + tail);
   expect_refused(verify() + "--max-size 18446744073709551616 " + q(p), 2, "--max-size: '18446744073709551616'" + tail);
   expect_refused(verify() + "--max-size '' " + q(p), 2, "--max-size: ''" + tail);

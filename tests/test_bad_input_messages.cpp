@@ -14,7 +14,8 @@ TEST_F(BadInput, HashEntryGivenAsFileName) {
   // "tbs:<hex>" / "bin:<hex>" where a file name is expected: said to look like a hash entry.
   const std::string p = module();
   const std::string tbs = "tbs:" + std::string(64, 'a'), bin = "bin:" + std::string(64, 'b');
-  const std::string hint = " (this looks like a blacklist hash entry, not a file name: put it in a hash-list file, one ";
+  const std::string hint =
+      " (this looks like a blacklist hash entry, not a file name: put it in a hash-list file, one ";
   expect_refused("cd " + q(d_.path()) + " && " + verify() + "--blacklist " + tbs + " " + q(p), 3,
                  "modsign: " + tbs + ": No such file or directory" + hint + "\"tbs:<hex>\" a line)\n");
   expect_refused("cd " + q(d_.path()) + " && " + M() + " verify --cert " + bin + " " + q(p), 3,
@@ -29,7 +30,8 @@ TEST_F(BadInput, ModuleLargerThanTheReadLimitNamesMaxSize) {
   // naming --max-size (digest and verify stream it instead); ima template takes --max-size.
   const std::string big = d_ / "big.ko";
   ASSERT_EQ(test::run("truncate -s 1073741825 " + q(big)).status, 0);
-  const std::string why = "modsign: " + big + ": file is 1073741825 bytes, more than the 1073741824 bytes modsign reads "
+  const std::string why = "modsign: " + big +
+                          ": file is 1073741825 bytes, more than the 1073741824 bytes modsign reads "
                           "into memory (raise --max-size)\n";
   expect_refused(M() + " info " + q(big), 3, why);
   expect_refused(M() + " ima template " + q(big), 3, why);
@@ -52,8 +54,9 @@ TEST_F(BadInput, TextGivenAsEfiSignatureList) {
   // JSON (dbx list --json output) or a hash list given to dbx list / merge.
   test::spit(d_ / "dbx.json", std::string("{\"lists\": []}\n"));
   test::spit(d_ / "hashes.txt", std::string("\"bin:" + std::string(64, 'a') + "\"\n"));
-  const std::string why = ": EBADMSG: this is text, not an EFI signature list (EFI_SIGNATURE_LIST is binary: a "
-                          "SignatureType GUID, then u32 sizes)\n";
+  const std::string why =
+      ": EBADMSG: this is text, not an EFI signature list (EFI_SIGNATURE_LIST is binary: a "
+      "SignatureType GUID, then u32 sizes)\n";
   expect_refused(M() + " dbx list " + q(d_ / "dbx.json"), 3, "modsign: " + (d_ / "dbx.json") + why);
   expect_refused(M() + " dbx list --json " + q(d_ / "hashes.txt"), 3, "modsign: " + (d_ / "hashes.txt") + why);
   expect_refused(M() + " dbx merge -o " + q(d_ / "out.esl") + " " + q(d_ / "hashes.txt"), 3,

@@ -60,8 +60,9 @@ TEST_F(Batch, JobsBeyondTheThreadLimitRunOnTheThreadsThatExist) {
                      q(d_ / "m"));
   ASSERT_EQ(r.status, 0) << r.err;
   std::smatch m;
-  ASSERT_TRUE(std::regex_match(r.err, m, std::regex("modsign: sign: 300 done, 0 failed, 0 skipped, 60000 bytes, "
-                                                    "[0-9]+\\.[0-9]{3} s, ([0-9]+) jobs\n")))
+  ASSERT_TRUE(std::regex_match(r.err, m,
+                               std::regex("modsign: sign: 300 done, 0 failed, 0 skipped, 60000 bytes, "
+                                          "[0-9]+\\.[0-9]{3} s, ([0-9]+) jobs\n")))
       << r.err;
   const int jobs = std::stoi(m[1]);
   EXPECT_GT(jobs, 1);
@@ -95,8 +96,8 @@ TEST_F(Batch, SigtermMidBatchLeavesNoTemporaryFiles) {
 // the batch runs to its end.
 TEST_F(Batch, IgnoredSighupStaysIgnored) {
   tiny_modules(d_ / "m", 1000);
-  auto r = test::run("trap '' HUP; " + sign_cmd("ml-dsa-44") + "-q --jobs 2 -r " + q(d_ / "m") + " > " +
-                     q(d_ / "out") + " 2> " + q(d_ / "err") + " & pid=$!; sleep 0.2; kill -HUP $pid; wait $pid; echo $?");
+  auto r = test::run("trap '' HUP; " + sign_cmd("ml-dsa-44") + "-q --jobs 2 -r " + q(d_ / "m") + " > " + q(d_ / "out") +
+                     " 2> " + q(d_ / "err") + " & pid=$!; sleep 0.2; kill -HUP $pid; wait $pid; echo $?");
   ASSERT_EQ(r.out, "0\n") << r.err;
   EXPECT_EQ(test::slurp(d_ / "err"), Bytes{});
   for (int i = 0; i < 1000; ++i) EXPECT_TRUE(signed_tiny(test::slurp(d_ / ("m/m" + std::to_string(i) + ".ko")))) << i;
@@ -187,8 +188,12 @@ TEST_F(Batch, NonUtf8NamesInTextAndJson) {
   EXPECT_EQ(nlohmann::json::parse(l1).at("outcome"), "loads");
   // A C1 control as UTF-8 (C2 9B, CSI: "\xc2\x9b2J" clears an xterm screen) is escaped in
   // text lines and messages, in every command; other UTF-8 (C2 A9, the copyright sign) is not.
-  const std::string csi = d_ / "m/\xc2\x9b" "2J\xc2\xa9.ko";
-  const std::string shown = d_ / "m/\\xc2\\x9b" "2J\xc2\xa9.ko";
+  const std::string csi = d_ /
+                          "m/\xc2\x9b"
+                          "2J\xc2\xa9.ko";
+  const std::string shown = d_ /
+                            "m/\\xc2\\x9b"
+                            "2J\xc2\xa9.ko";
   test::spit(csi, test::pattern(302));
   auto c = test::run(M() + " verify --keyring " + q(crt("ml-dsa-44")) + " " + q(csi));
   EXPECT_EQ(c.status, 1);

@@ -27,9 +27,7 @@ namespace {
 std::string refusal(const std::string& out, const std::vector<KeptFile>& kept = {}) {
   try {
     refuse_output_over(out, kept);
-  } catch (const IoError& e) {
-    return e.what();
-  }
+  } catch (const IoError& e) { return e.what(); }
   return "";
 }
 
@@ -108,9 +106,10 @@ TEST_F(Batch, SameFileThroughALinkedDirectoryUnderR) {
   const auto summary_at = r.err.find("modsign: sign: ");
   ASSERT_NE(summary_at, std::string::npos) << r.err;
   EXPECT_EQ(r.err.substr(0, summary_at), "modsign: " + lnk + "/x.ko: skipped: same file as " + m + "; handled once\n");
-  EXPECT_TRUE(std::regex_match(r.err.substr(summary_at),
-                               std::regex("modsign: sign: 1 done, 0 failed, 1 skipped, 1800 bytes, [0-9]+\\.[0-9]{3} s, "
-                                          "1 job\n")))
+  EXPECT_TRUE(
+      std::regex_match(r.err.substr(summary_at),
+                       std::regex("modsign: sign: 1 done, 0 failed, 1 skipped, 1800 bytes, [0-9]+\\.[0-9]{3} s, "
+                                  "1 job\n")))
       << r.err.substr(summary_at);
   const Bytes signed_module = test::slurp(m);
   auto split = module::split(signed_module);
@@ -176,5 +175,6 @@ TEST_F(Batch, MissingPathIsNoDuplicateAndSigfileLinksKeepTheirNames) {
   EXPECT_EQ(r.err.find("skipped: same file"), std::string::npos) << r.err;
   r = test::run(ima + " --manifest " + q(t + "/m.jsonl") + " " + q(f) + " " + q(l) + " --jobs 1");
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.err.substr(0, r.err.find("modsign: ima sign: ")), "modsign: " + l + ": skipped: same file as " + f + "; handled once\n");
+  EXPECT_EQ(r.err.substr(0, r.err.find("modsign: ima sign: ")),
+            "modsign: " + l + ": skipped: same file as " + f + "; handled once\n");
 }

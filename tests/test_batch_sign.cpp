@@ -29,8 +29,9 @@ std::regex summary_re(const std::string& verb, int done, int failed, int skipped
                       int not_handled = 0) {
   return std::regex("modsign: " + verb + ": " + std::to_string(done) + " done, " + std::to_string(failed) +
                     " failed, " + std::to_string(skipped) + " skipped, " +
-                    (not_handled ? std::to_string(not_handled) + " not handled, " : std::string()) + std::to_string(bytes) +
-                    " bytes, [0-9]+\\.[0-9]{3} s, " + std::to_string(jobs) + (jobs == 1 ? " job" : " jobs") + "\n");
+                    (not_handled ? std::to_string(not_handled) + " not handled, " : std::string()) +
+                    std::to_string(bytes) + " bytes, [0-9]+\\.[0-9]{3} s, " + std::to_string(jobs) +
+                    (jobs == 1 ? " job" : " jobs") + "\n");
 }
 
 std::uint64_t tree_bytes() {
@@ -61,7 +62,8 @@ TEST_F(Batch, RsaBatchEqualsSingleFileByteForByte) {
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_TRUE(std::regex_match(r.err, summary_re("sign", 6, 0, 0, tree_bytes(), jobs))) << r.err;
     std::string out = r.out;
-    for (std::size_t pos; (pos = out.find(t.path())) != std::string::npos;) out.replace(pos, t.path().size(), d_.path());
+    for (std::size_t pos; (pos = out.find(t.path())) != std::string::npos;)
+      out.replace(pos, t.path().size(), d_.path());
     outs[jobs - 1] = out;
     for (const auto& p : paths) files[jobs - 1].push_back(test::slurp(p));
   }
@@ -74,7 +76,8 @@ TEST_F(Batch, RsaBatchEqualsSingleFileByteForByte) {
     EXPECT_EQ(files[1][i], one) << single[i];
     auto split = module::split(one);
     ASSERT_TRUE(split.ok());
-    EXPECT_EQ(Bytes(split->content.begin(), split->content.end()), content(1000 + 777u * (i + 1), static_cast<std::uint8_t>(i + 1)));
+    EXPECT_EQ(Bytes(split->content.begin(), split->content.end()),
+              content(1000 + 777u * (i + 1), static_cast<std::uint8_t>(i + 1)));
   }
   // The first line names the first module of the sorted tree.
   EXPECT_EQ(single_out.rfind(d_ / "single/a.ko: signed (RSA, no signedAttrs, sha512, CMS ", 0), 0u) << single_out;
@@ -91,8 +94,9 @@ TEST_F(Batch, MlDsaBatchVerifiesAndVerifyOutputIsIndependentOfJobs) {
   for (const auto& p : paths) {
     auto s = test::run(M() + " verify --cert " + q(crt("ml-dsa-65")) + " " + q(p));
     ASSERT_EQ(s.status, 0) << s.out << s.err;
-    EXPECT_EQ(s.out, p + ": loads (OK): signature verified: mldsa65 signature, trusted key \"modsign module signing key\"" +
-                         test::trusted_key_ids(crt("ml-dsa-65")) + test::kLoadScope + "\n");
+    EXPECT_EQ(s.out,
+              p + ": loads (OK): signature verified: mldsa65 signature, trusted key \"modsign module signing key\"" +
+                  test::trusted_key_ids(crt("ml-dsa-65")) + test::kLoadScope + "\n");
     single_text += s.out;
     s = test::run(M() + " verify --json --cert " + q(crt("ml-dsa-65")) + " " + q(p));
     ASSERT_EQ(s.status, 0) << s.err;
@@ -116,7 +120,8 @@ TEST_F(Batch, MlDsaBatchVerifiesAndVerifyOutputIsIndependentOfJobs) {
   auto v = test::run(M() + " verify --cert " + q(crt("ml-dsa-65")) + " -r " + q(d_ / "t") + " --jobs 2");
   EXPECT_EQ(v.status, 1);
   const auto nl1 = v.out.find('\n'), nl2 = v.out.find('\n', nl1 + 1), nl3 = v.out.find('\n', nl2 + 1);
-  EXPECT_EQ(v.out.substr(nl2 + 1, nl3 - nl2), paths[2] + ": refused (EKEYREJECTED): Sig 1: signature does not verify\n");
+  EXPECT_EQ(v.out.substr(nl2 + 1, nl3 - nl2),
+            paths[2] + ": refused (EKEYREJECTED): Sig 1: signature does not verify\n");
   EXPECT_TRUE(std::regex_match(v.err, summary_re("verify", 5, 1, 0, signed_bytes, 2))) << v.err;
 }
 
@@ -146,11 +151,17 @@ TEST_F(Batch, MixedTreeGivesPerFileMessagesAndExitStatus) {
   const std::string gone = d_ / "gone.ko";
   auto r = test::run(sign_cmd("rsa-2048") + q(gone) + " -r " + q(t) + " --jobs 2");
   EXPECT_EQ(r.status, 3) << r.err;
-  std::string want_err = "modsign: " + gone + ": No such file or directory\n"
-                         "modsign: " + t + "/b.ko: module is already signed (use --replace to strip the old signature and re-sign)\n"
-                         "modsign: " + t + "/drivers/x.ko.xz: skipped: compressed module (--recompress signs it and "
+  std::string want_err = "modsign: " + gone +
+                         ": No such file or directory\n"
+                         "modsign: " +
+                         t +
+                         "/b.ko: module is already signed (use --replace to strip the old signature and re-sign)\n"
+                         "modsign: " +
+                         t +
+                         "/drivers/x.ko.xz: skipped: compressed module (--recompress signs it and "
                          "recompresses it in the same format)\n"
-                         "modsign: " + t + "/fifo.ko: skipped: FIFO, not a regular file\n";
+                         "modsign: " +
+                         t + "/fifo.ko: skipped: FIFO, not a regular file\n";
   if (!root) want_err += "modsign: " + t + "/fs/locked.ko: Permission denied\n";
   want_err += "modsign: " + t + "/link.ko: skipped: symbolic link, not followed\n";
   const auto summary_at = r.err.find("modsign: sign: ");
@@ -216,8 +227,11 @@ TEST_F(Batch, QuietKeepsOnlyProblems) {
   r = test::run(sign_cmd("ml-dsa-44") + "--quiet " + q(paths[0]) + " " + q(paths[1]));
   EXPECT_EQ(r.status, 3);
   EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err, "modsign: " + paths[0] + ": module is already signed (use --replace to strip the old signature and re-sign)\n"
-                   "modsign: " + paths[1] + ": module is already signed (use --replace to strip the old signature and re-sign)\n");
+  EXPECT_EQ(r.err, "modsign: " + paths[0] +
+                       ": module is already signed (use --replace to strip the old signature and re-sign)\n"
+                       "modsign: " +
+                       paths[1] +
+                       ": module is already signed (use --replace to strip the old signature and re-sign)\n");
   auto v = test::run(M() + " verify -q --cert " + q(crt("ml-dsa-44")) + " -r " + q(d_ / "t"));
   EXPECT_EQ(v.status, 0);
   EXPECT_EQ(v.out, "");
@@ -410,8 +424,10 @@ TEST_F(Batch, SymlinkUnderDirIsSkippedBeforeDuplicateCheck) {
   ASSERT_EQ(test::run(sign_cmd("rsa-2048") + q(fat)).status, 0);  // already signed, as the trial's module was
   auto r = test::run(sign_cmd("rsa-2048") + "--replace -r " + q(t) + " --jobs 2");
   EXPECT_EQ(r.status, 0) << r.err;
-  const std::string skip_links = "modsign: " + t + "/a.ko: skipped: symbolic link, not followed\n"
-                                 "modsign: " + t + "/z.ko: skipped: symbolic link, not followed\n";
+  const std::string skip_links = "modsign: " + t +
+                                 "/a.ko: skipped: symbolic link, not followed\n"
+                                 "modsign: " +
+                                 t + "/z.ko: skipped: symbolic link, not followed\n";
   const auto summary_at = r.err.find("modsign: sign: ");
   ASSERT_NE(summary_at, std::string::npos) << r.err;
   EXPECT_EQ(r.err.substr(0, summary_at), skip_links);
@@ -432,7 +448,8 @@ TEST_F(Batch, SymlinkUnderDirIsSkippedBeforeDuplicateCheck) {
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, fat + ": signature removed (" + std::to_string(signed_size - 2000 - 28 - 12) + " bytes of CMS)\n");
   EXPECT_EQ(r.err.substr(0, r.err.find("modsign: strip: ")), skip_links);  // then strip's summary, as sign's
-  EXPECT_TRUE(std::regex_match(r.err.substr(r.err.find("modsign: strip: ")), summary_re("strip", 1, 0, 2, signed_size, 2)))
+  EXPECT_TRUE(
+      std::regex_match(r.err.substr(r.err.find("modsign: strip: ")), summary_re("strip", 1, 0, 2, signed_size, 2)))
       << r.err;
   EXPECT_EQ(test::slurp(fat), content(2000, 5));
   r = test::run(M() + " strip " + q(fat) + " " + q(t + "/a.ko"));
@@ -456,8 +473,10 @@ TEST_F(Batch, SameFileTwiceIsHandledOnceWithTruthfulMessage) {
   const auto summary_at = r.err.find("modsign: sign: ");
   ASSERT_NE(summary_at, std::string::npos) << r.err;
   EXPECT_EQ(r.err.substr(0, summary_at),
-            "modsign: " + m + ": module is already signed (use --replace to strip the old signature and re-sign)\n"
-            "modsign: " + other + ": skipped: same file as " + m + "; handled once\n");
+            "modsign: " + m +
+                ": module is already signed (use --replace to strip the old signature and re-sign)\n"
+                "modsign: " +
+                other + ": skipped: same file as " + m + "; handled once\n");
   EXPECT_TRUE(std::regex_match(r.err.substr(summary_at), summary_re("sign", 0, 1, 1, before.size(), 1)))
       << r.err.substr(summary_at);
   EXPECT_EQ(test::slurp(m), before);
@@ -468,8 +487,8 @@ TEST_F(Batch, SameFileTwiceIsHandledOnceWithTruthfulMessage) {
                        test::trusted_key_ids(crt("rsa-2048")) + test::kLoadScope + "\n");
   EXPECT_EQ(r.err.substr(0, r.err.find("modsign: verify: ")),
             "modsign: " + other + ": skipped: same file as " + m + "; handled once\n");
-  EXPECT_TRUE(std::regex_match(r.err.substr(r.err.find("modsign: verify: ")),
-                               summary_re("verify", 1, 0, 1, before.size(), 1)))
+  EXPECT_TRUE(
+      std::regex_match(r.err.substr(r.err.find("modsign: verify: ")), summary_re("verify", 1, 0, 1, before.size(), 1)))
       << r.err;
   r = test::run(M() + " verify --json --cert " + q(crt("rsa-2048")) + " " + q(m) + " " + q(other) + " --jobs 1");
   EXPECT_EQ(r.status, 0) << r.err;

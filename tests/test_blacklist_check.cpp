@@ -86,20 +86,29 @@ TEST_F(BlacklistCli, MlDsaWithoutSignedAttrsCannotBeStoppedByBinOnV7) {
   auto r = test::run(M() + " blacklist entry " + q(mod));
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err, "modsign: " + mod + ": no bin: entry exists under v7.0: pkcs7_get_digest() fails (EINVAL: No digest "
-                   "available), so ima_check_blacklist() looks up \"bin:\", which no key can be; the side SHA-256 "
-                   "entry " + side + " (--side-sha256) would stop it under the proposed behaviour\n"
-                   "modsign: no entries to write\n");
+  EXPECT_EQ(r.err, "modsign: " + mod +
+                       ": no bin: entry exists under v7.0: pkcs7_get_digest() fails (EINVAL: No digest "
+                       "available), so ima_check_blacklist() looks up \"bin:\", which no key can be; the side SHA-256 "
+                       "entry " +
+                       side +
+                       " (--side-sha256) would stop it under the proposed behaviour\n"
+                       "modsign: no entries to write\n");
   r = test::run(M() + " blacklist entry --side-sha256 -o " + q(d_ / "side") + " " + q(mod));
   EXPECT_EQ(r.status, 0) << r.err;
   const Bytes side_list = test::slurp(d_ / "side");
   EXPECT_EQ(std::string(side_list.begin(), side_list.end()), "\"" + side + "\"\n");
   r = test::run(M() + " blacklist check --list " + q(d_ / "side") + " " + q(mod));
   EXPECT_EQ(r.status, 0) << r.out;
-  EXPECT_EQ(r.out, mod + ": not stopped\n  note: no bin: entry can stop it under v7.0 through the modsig: pkcs7_get_digest() fails "
-                         "(EINVAL: No digest available), so ima_check_blacklist() looks up \"bin:\", which no key can "
-                         "be; under the proposed behaviour (side SHA-256 of the signed content) " + side + " would\n"
-                         "  note: " + side + " is listed, but v7.0 does not look it up\n");
+  EXPECT_EQ(
+      r.out,
+      mod +
+          ": not stopped\n  note: no bin: entry can stop it under v7.0 through the modsig: pkcs7_get_digest() fails "
+          "(EINVAL: No digest available), so ima_check_blacklist() looks up \"bin:\", which no key can "
+          "be; under the proposed behaviour (side SHA-256 of the signed content) " +
+          side +
+          " would\n"
+          "  note: " +
+          side + " is listed, but v7.0 does not look it up\n");
   // With signedAttrs (sign-file's OpenSSL 3 form, the waiver) the "digest" IMA gets is the
   // re-tagged attribute blob itself: longer than any key can be.
   test::spit(d_ / "mla.ko", test::pattern(6000));
@@ -113,7 +122,8 @@ TEST_F(BlacklistCli, MlDsaWithoutSignedAttrsCannotBeStoppedByBinOnV7) {
   EXPECT_EQ(j["side_sha256_entry"], side);
   const std::string ex = j["explanation"];
   EXPECT_EQ(ex.rfind("pkcs7_get_digest() returns the ", 0), 0u) << ex;
-  EXPECT_NE(ex.find("-byte re-tagged signedAttrs, longer than the 128 hex digits a key may hold"), std::string::npos) << ex;
+  EXPECT_NE(ex.find("-byte re-tagged signedAttrs, longer than the 128 hex digits a key may hold"), std::string::npos)
+      << ex;
   // v6 cannot parse ML-DSA: IMA has no modsig and looks up the hash of the whole file.
   r = test::run(M() + " blacklist entry --kernel v6 " + q(mod));
   EXPECT_EQ(r.status, 0);
@@ -143,18 +153,21 @@ TEST_F(BlacklistCli, RevokedCertificateAndTbsEntryInVerify) {
     const std::string tbs_line = first_word(sh("cat " + q(d_ / "tbs")));
     const std::string entry = tbs_line.substr(1, tbs_line.size() - 2);  // without the quotes
     ASSERT_EQ(entry.rfind("tbs:", 0), 0u) << tbs_line;
-    EXPECT_EQ(j["reason"], "module with unavailable key: no trusted key matches the signer; the signer's certificate \"" +
-                               crypto::Certificate::load_all(key("rsa.crt"))->front().subject_cn() +
-                               "\" is kept out of the keyring by blacklist entry " + entry +
-                               "; module verification failed: signature and/or required key missing - tainting kernel");
+    EXPECT_EQ(j["reason"],
+              "module with unavailable key: no trusted key matches the signer; the signer's certificate \"" +
+                  crypto::Certificate::load_all(key("rsa.crt"))->front().subject_cn() +
+                  "\" is kept out of the keyring by blacklist entry " + entry +
+                  "; module verification failed: signature and/or required key missing - tainting kernel");
   }
-  r = test::run(M() + " verify --enforce --json --cert " + q(key("rsa.crt")) + " --blacklist " + q(d_ / "tbs") + " " + q(mod));
+  r = test::run(M() + " verify --enforce --json --cert " + q(key("rsa.crt")) + " --blacklist " + q(d_ / "tbs") + " " +
+                q(mod));
   j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["outcome"], "refused");
   EXPECT_EQ(j["errno"], "EKEYREJECTED");
   // The same certificate embedded in the PKCS#7 (openssl cms, no signedAttrs): pkcs7_verify
   // finds it blacklisted: EKEYREJECTED, fatal even without enforcement.
-  const std::string emb = test::openssl_cms_module(d_.path(), "emb.ko", "-noattr -nosmimecap", key("rsa.crt"), key("rsa.pem"));
+  const std::string emb =
+      test::openssl_cms_module(d_.path(), "emb.ko", "-noattr -nosmimecap", key("rsa.crt"), key("rsa.pem"));
   r = test::run(M() + " verify --json --cert " + q(key("rsa.crt")) + " " + q(emb));
   EXPECT_EQ(nlohmann::json::parse(r.out)["outcome"], "loads") << r.out;
   r = test::run(M() + " verify --json --cert " + q(key("rsa.crt")) + " --blacklist " + q(d_ / "tbs") + " " + q(emb));
@@ -169,7 +182,8 @@ TEST_F(BlacklistCli, RevokedCertificateAndTbsEntryInVerify) {
   EXPECT_EQ(j["stops"][0]["entry"], "revoked certificate CN = blacklist test RSA");
   EXPECT_EQ(j["stops"][0]["errno"], "EKEYREJECTED");
   EXPECT_EQ(j["stops"][0]["origins"][0]["where"], "certificate 1");
-  r = test::run(M() + " blacklist check --json --list " + q(d_ / "tbs") + " --keyring " + q(key("rsa.crt")) + " " + q(mod));
+  r = test::run(M() + " blacklist check --json --list " + q(d_ / "tbs") + " --keyring " + q(key("rsa.crt")) + " " +
+                q(mod));
   EXPECT_EQ(r.status, 1);
   j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["stops"][0]["errno"], "ENOKEY");
@@ -178,8 +192,7 @@ TEST_F(BlacklistCli, RevokedCertificateAndTbsEntryInVerify) {
   j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["stops"][0]["errno"], "EKEYREJECTED");
   auto certs = crypto::Certificate::load_all(key("rsa.crt"));
-  EXPECT_EQ(j["stops"][0]["entry"],
-            "tbs:" + sha256_of(Bytes((*certs)[0].tbs().begin(), (*certs)[0].tbs().end())));
+  EXPECT_EQ(j["stops"][0]["entry"], "tbs:" + sha256_of(Bytes((*certs)[0].tbs().begin(), (*certs)[0].tbs().end())));
   // A revoked certificate whose own tbs: key is listed never reaches the .blacklist
   // keyring (x509_key_preparse refuses it), so it revokes nothing: only the keyring
   // exclusion remains (ENOKEY).
@@ -191,19 +204,24 @@ TEST_F(BlacklistCli, RevokedCertificateAndTbsEntryInVerify) {
   // An ML-DSA certificate means nothing to a v6 kernel.
   r = test::run(M() + " blacklist check --kernel v6 --revoked " + q(key("mldsa.crt")) + " " + q(mod));
   EXPECT_EQ(r.status, 0);
-  EXPECT_EQ(r.err.rfind("modsign: note: " + key("mldsa.crt") + " certificate 1 is not loaded by a v6 kernel (ENOPKG", 0), 0u)
+  EXPECT_EQ(
+      r.err.rfind("modsign: note: " + key("mldsa.crt") + " certificate 1 is not loaded by a v6 kernel (ENOPKG", 0), 0u)
       << r.err;
   // The same ML-DSA certificate as an EFI_CERT_X509 entry of a --dbx file gives the same
   // note, in blacklist check and verify alike.
-  ASSERT_EQ(test::run(M() + " blacklist entry --format esl --owner 77fa9abd-0359-4d32-bd60-28f4e78f784b -o " + q(d_ / "ml.esl") + " " + q(key("mldsa.crt"))).status, 0);
-  const std::string dbx_note = "modsign: note: " + (d_ / "ml.esl") +
-                               " list 1 entry 1 (EFI_CERT_X509) is not loaded by a v6 kernel (ENOPKG";
+  ASSERT_EQ(test::run(M() + " blacklist entry --format esl --owner 77fa9abd-0359-4d32-bd60-28f4e78f784b -o " +
+                      q(d_ / "ml.esl") + " " + q(key("mldsa.crt")))
+                .status,
+            0);
+  const std::string dbx_note =
+      "modsign: note: " + (d_ / "ml.esl") + " list 1 entry 1 (EFI_CERT_X509) is not loaded by a v6 kernel (ENOPKG";
   r = test::run(M() + " blacklist check --kernel v6 --dbx " + q(d_ / "ml.esl") + " " + q(mod));
   EXPECT_EQ(r.status, 0);
   EXPECT_EQ(r.out, mod + ": not stopped\n");
   EXPECT_EQ(r.err.rfind(dbx_note, 0), 0u) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  const std::string revoked_note = test::run(M() + " blacklist check --kernel v6 --revoked " + q(key("mldsa.crt")) + " " + q(mod)).err;
+  const std::string revoked_note =
+      test::run(M() + " blacklist check --kernel v6 --revoked " + q(key("mldsa.crt")) + " " + q(mod)).err;
   EXPECT_EQ(r.err.substr(dbx_note.size()), revoked_note.substr(revoked_note.find(" (ENOPKG") + 8)) << r.err;
   r = test::run(M() + " verify --kernel v6 --cert " + q(key("rsa.crt")) + " --dbx " + q(d_ / "ml.esl") + " " + q(mod));
   EXPECT_EQ(r.status, 0) << r.err;
@@ -217,15 +235,20 @@ TEST_F(BlacklistCli, LintAndMerge) {
   test::spit(d_ / "good", "\"bin:aa\",\n\"bin:bb\",\n\"bin:aa\"\n");
   auto r = test::run(M() + " blacklist lint " + q(d_ / "good"));
   EXPECT_EQ(r.status, 0);
-  EXPECT_EQ(r.out, (d_ / "good") + ":3:1: duplicate of an earlier entry (the kernel logs \"Duplicate blacklisted hash\" "
-                                   "and keeps one) [warning]\n" + (d_ / "good") + ": ok, 3 entries, 1 duplicate\n");
+  EXPECT_EQ(r.out, (d_ / "good") +
+                       ":3:1: duplicate of an earlier entry (the kernel logs \"Duplicate blacklisted hash\" "
+                       "and keeps one) [warning]\n" +
+                       (d_ / "good") + ": ok, 3 entries, 1 duplicate\n");
   test::spit(d_ / "bad", "\"bin:aa\",\n\"tbs:ABCD\",\n\"bin:abc\",\n");
   r = test::run(M() + " blacklist lint " + q(d_ / "bad"));
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.out, (d_ / "bad") + ":2:6: upper-case hex digit 'A' (awk: Not a lowercase hexadecimal string (item 2))\n" +
-                       (d_ / "bad") + ":3:6: odd number of hex digits (3) (awk: Not an even number of hexadecimal "
-                                      "characters (item 3))\n" +
-                       (d_ / "bad") + ":3:10: ',' after the last entry (only blanks follow it) (awk: Not a string (item 4))\n");
+  EXPECT_EQ(r.out, (d_ / "bad") +
+                       ":2:6: upper-case hex digit 'A' (awk: Not a lowercase hexadecimal string (item 2))\n" +
+                       (d_ / "bad") +
+                       ":3:6: odd number of hex digits (3) (awk: Not an even number of hexadecimal "
+                       "characters (item 3))\n" +
+                       (d_ / "bad") +
+                       ":3:10: ',' after the last entry (only blanks follow it) (awk: Not a string (item 4))\n");
   r = test::run(M() + " blacklist lint --json " + q(d_ / "bad"));
   EXPECT_EQ(r.status, 1);
   auto j = nlohmann::json::parse(r.out);
@@ -263,8 +286,9 @@ TEST_F(BlacklistCli, LintAndMerge) {
   // A bad input: exit 3, the problem named, nothing written.
   r = test::run(M() + " blacklist merge -o " + q(d_ / "m2") + " " + q(d_ / "good") + " " + q(d_ / "bad"));
   EXPECT_EQ(r.status, 3);
-  EXPECT_EQ(r.err, "modsign: " + (d_ / "bad") + ":2:6: upper-case hex digit 'A' (awk: Not a lowercase hexadecimal "
-                                               "string (item 2))\n");
+  EXPECT_EQ(r.err, "modsign: " + (d_ / "bad") +
+                       ":2:6: upper-case hex digit 'A' (awk: Not a lowercase hexadecimal "
+                       "string (item 2))\n");
   EXPECT_NE(test::run("test -e " + q(d_ / "m2")).status, 0);
   // check refuses a list the build would refuse.
   r = test::run(M() + " blacklist check --list " + q(d_ / "bad") + " " + q(d_ / "good"));
@@ -290,7 +314,8 @@ TEST(BlacklistRealModules, DebianModuleEntryIsSha256sumOfContent) {
   const std::size_t sig_len = (std::size_t{file[at]} << 24) | (std::size_t{file[at + 1]} << 16) |
                               (std::size_t{file[at + 2]} << 8) | file[at + 3];
   const std::size_t content = file.size() - 28 - 12 - sig_len;
-  const std::string want = "bin:" + first_word(sh("head -c " + std::to_string(content) + " " + q(mod) + " | sha256sum"));
+  const std::string want =
+      "bin:" + first_word(sh("head -c " + std::to_string(content) + " " + q(mod) + " | sha256sum"));
   auto r = test::run(M() + " blacklist entry --json " + q(mod));
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["entry"], want);
@@ -321,9 +346,10 @@ TEST_F(BlacklistCli, EslEntriesAndDbxChecks) {
   auto certs = crypto::Certificate::load_all(key("rsa.crt"));
   ASSERT_TRUE(certs.ok());
   const Bytes der = (*certs)[0].der();
-  Bytes want = {0x26, 0x16, 0xc4, 0xc1, 0x4c, 0x50, 0x92, 0x40, 0xac, 0xa9, 0x41, 0xf9, 0x36, 0x93, 0x43, 0x28,  // EFI_CERT_SHA256
-                76, 0, 0, 0, 0, 0, 0, 0, 48, 0, 0, 0,
-                0xbd, 0x9a, 0xfa, 0x77, 0x59, 0x03, 0x32, 0x4d, 0xbd, 0x60, 0x28, 0xf4, 0xe7, 0x8f, 0x78, 0x4b};  // owner
+  Bytes want = {
+      0x26, 0x16, 0xc4, 0xc1, 0x4c, 0x50, 0x92, 0x40, 0xac, 0xa9, 0x41, 0xf9, 0x36, 0x93, 0x43, 0x28,  // EFI_CERT_SHA256
+      76,   0,    0,    0,    0,    0,    0,    0,    48,   0,    0,    0,    0xbd, 0x9a, 0xfa, 0x77, 0x59,
+      0x03, 0x32, 0x4d, 0xbd, 0x60, 0x28, 0xf4, 0xe7, 0x8f, 0x78, 0x4b};  // owner
   want.insert(want.end(), hash.begin(), hash.end());
   const Bytes x509 = {0xa1, 0x59, 0xc0, 0xa5, 0xe4, 0x94, 0xa7, 0x4a, 0x87, 0xb5, 0xab, 0x15, 0x5c, 0x2b, 0xf0, 0x72};
   want.insert(want.end(), x509.begin(), x509.end());

@@ -65,8 +65,12 @@ TEST_F(BlacklistCli, CertificateLookalikesAreRefusedNotHashedAsModules) {
 // and blacklist check finds it: x509_cert_parse() keeps the key bytes undecoded (they are
 // parsed only when used), and x509_get_sig_params() hashes the TBSCertificate either way.
 TEST_F(BlacklistCli, CertificateWithARefusedKeyHasItsTbsEntry) {
-  ASSERT_EQ(test::run(M() + " keygen --algo ecdsa-p256 --out " + q(d_ / "ec.pem") + " --cert-out " + q(d_ / "ec.crt")).status, 0);
-  ASSERT_EQ(test::run(test::openssl() + " x509 -in " + q(d_ / "ec.crt") + " -outform DER -out " + q(d_ / "ec.der")).status, 0);
+  ASSERT_EQ(
+      test::run(M() + " keygen --algo ecdsa-p256 --out " + q(d_ / "ec.pem") + " --cert-out " + q(d_ / "ec.crt")).status,
+      0);
+  ASSERT_EQ(
+      test::run(test::openssl() + " x509 -in " + q(d_ / "ec.crt") + " -outform DER -out " + q(d_ / "ec.der")).status,
+      0);
   Bytes der = test::slurp(d_ / "ec.der");
   const Bytes point_head{0x03, 0x42, 0x00, 0x04};  // BIT STRING, no unused bits, uncompressed point
   auto at = std::search(der.begin(), der.end(), point_head.begin(), point_head.end());
@@ -78,7 +82,8 @@ TEST_F(BlacklistCli, CertificateWithARefusedKeyHasItsTbsEntry) {
   ASSERT_EQ(der[4], 0x30);
   ASSERT_EQ(der[5], 0x82);
   const std::size_t tbs_len = 4 + (std::size_t{der[6]} << 8 | der[7]);
-  const std::string tbs = "tbs:" + sha256_of(Bytes(der.begin() + 4, der.begin() + 4 + static_cast<std::ptrdiff_t>(tbs_len)));
+  const std::string tbs =
+      "tbs:" + sha256_of(Bytes(der.begin() + 4, der.begin() + 4 + static_cast<std::ptrdiff_t>(tbs_len)));
   auto r = test::run(M() + " blacklist entry " + q(d_ / "bad.der"));
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, "\"" + tbs + "\"\n");
@@ -92,15 +97,17 @@ TEST_F(BlacklistCli, CertificateWithARefusedKeyHasItsTbsEntry) {
 // returns before pkcs7_get_digest(): IMA has a modsig without a digest and looks up "bin:",
 // so no key can stop the module — even though the attached content is the module content.
 TEST_F(BlacklistCli, AttachedContentModsigHasNoBinEntry) {
-  const std::string mod = test::openssl_cms_module(d_.path(), "att.ko", "-nodetach -noattr -nosmimecap", key("rsa.crt"), key("rsa.pem"));
+  const std::string mod =
+      test::openssl_cms_module(d_.path(), "att.ko", "-nodetach -noattr -nosmimecap", key("rsa.crt"), key("rsa.pem"));
   auto r = test::run(M() + " blacklist entry --json " + q(mod));
   EXPECT_EQ(r.status, 1) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["entry"], nullptr);
   EXPECT_EQ(j["source"], "none");
-  EXPECT_EQ(j["explanation"], "ima_collect_modsig(): pkcs7_supply_detached_data() fails (EINVAL: Data already supplied "
-                              "(the PKCS#7 carries its own content)), so ima_check_blacklist() looks up \"bin:\", which "
-                              "no key can be");
+  EXPECT_EQ(j["explanation"],
+            "ima_collect_modsig(): pkcs7_supply_detached_data() fails (EINVAL: Data already supplied "
+            "(the PKCS#7 carries its own content)), so ima_check_blacklist() looks up \"bin:\", which "
+            "no key can be");
   // The content's SHA-256 — what a detached signature's d-modsig would be — does not stop it.
   const std::string content_key = "bin:" + first_word(sh("sha256sum " + q(d_ / "content")));
   EXPECT_EQ(j["side_sha256_entry"], content_key);
@@ -119,12 +126,14 @@ TEST_F(BlacklistCli, AttachedContentModsigHasNoBinEntry) {
   EXPECT_EQ(r.out, mod + ": refused (EBADMSG): PKCS#7 signature with non-detached data\n");
   r = test::run(M() + " blacklist check --revoked " + q(key("rsa.crt")) + " " + q(mod));
   EXPECT_EQ(r.status, 0) << r.out;
-  EXPECT_EQ(r.out, mod + ": not stopped\n  note: no bin: entry can stop it under v7.0 through the modsig: "
-                         "ima_collect_modsig(): pkcs7_supply_detached_data() fails (EINVAL: Data already supplied (the "
-                         "PKCS#7 carries its own content)), so ima_check_blacklist() looks up \"bin:\", which no key "
-                         "can be; under the proposed behaviour (side SHA-256 of the signed content) " + content_key +
-                         " would\n  note: module_sig_check: verify_pkcs7_message_sig() fails (EBADMSG: PKCS#7 signature "
-                         "with non-detached data), before any certificate check\n");
+  EXPECT_EQ(r.out, mod +
+                       ": not stopped\n  note: no bin: entry can stop it under v7.0 through the modsig: "
+                       "ima_collect_modsig(): pkcs7_supply_detached_data() fails (EINVAL: Data already supplied (the "
+                       "PKCS#7 carries its own content)), so ima_check_blacklist() looks up \"bin:\", which no key "
+                       "can be; under the proposed behaviour (side SHA-256 of the signed content) " +
+                       content_key +
+                       " would\n  note: module_sig_check: verify_pkcs7_message_sig() fails (EBADMSG: PKCS#7 signature "
+                       "with non-detached data), before any certificate check\n");
 }
 
 // Every command with --kernel takes the same five profiles (v7.1 and v7.2 differ from v7.0
@@ -174,33 +183,37 @@ TEST_F(BlacklistCli, CheckStopsCiteTheKernelLines) {
                        "[module_sig_check(): ENOKEY loads the module tainted; refused (EKEYREJECTED) when signatures "
                        "are enforced, EPERM under lockdown (kernel/module/signing.c:105-131)]\n");
   // The headline follows the enforcement policy, as verify's outcome does.
-  const std::string tail = " line 1): x509_key_preparse() keeps the certificate out of the keyring "
-                           "(crypto/asymmetric_keys/x509_public_key.c:189-191, EKEYREJECTED); pkcs7_validate_trust() then "
-                           "finds no key for the signer (crypto/asymmetric_keys/pkcs7_trust.c:158-187): ENOKEY "
-                           "[module_sig_check(): ENOKEY loads the module tainted; refused (EKEYREJECTED) when signatures "
-                           "are enforced, EPERM under lockdown (kernel/module/signing.c:105-131)]\n";
-  r = test::run(M() + " blacklist check --enforce --list " + q(d_ / "tbs") + " --keyring " + q(key("rsa.crt")) + " " + q(mod));
+  const std::string tail =
+      " line 1): x509_key_preparse() keeps the certificate out of the keyring "
+      "(crypto/asymmetric_keys/x509_public_key.c:189-191, EKEYREJECTED); pkcs7_validate_trust() then "
+      "finds no key for the signer (crypto/asymmetric_keys/pkcs7_trust.c:158-187): ENOKEY "
+      "[module_sig_check(): ENOKEY loads the module tainted; refused (EKEYREJECTED) when signatures "
+      "are enforced, EPERM under lockdown (kernel/module/signing.c:105-131)]\n";
+  r = test::run(M() + " blacklist check --enforce --list " + q(d_ / "tbs") + " --keyring " + q(key("rsa.crt")) + " " +
+                q(mod));
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, mod + ": refused (EKEYREJECTED, signatures enforced): signing key not loaded: " + tbs + " (" +
                        (d_ / "tbs") + tail);
-  r = test::run(M() + " blacklist check --lockdown --list " + q(d_ / "tbs") + " --keyring " + q(key("rsa.crt")) + " " + q(mod));
+  r = test::run(M() + " blacklist check --lockdown --list " + q(d_ / "tbs") + " --keyring " + q(key("rsa.crt")) + " " +
+                q(mod));
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, mod + ": refused (EPERM, lockdown): signing key not loaded: " + tbs + " (" + (d_ / "tbs") + tail);
   // JSON: outcome and errno agree with verify's for the same sources.
   for (const auto& [flags, outcome, err, stopped] :
        std::vector<std::tuple<std::string, std::string, std::string, bool>>{
-           {"", "loads-tainted", "ENOKEY", false}, {"--enforce ", "refused", "EKEYREJECTED", true},
+           {"", "loads-tainted", "ENOKEY", false},
+           {"--enforce ", "refused", "EKEYREJECTED", true},
            {"--lockdown ", "refused", "EPERM", true}}) {
-    r = test::run(M() + " blacklist check --json " + flags + "--list " + q(d_ / "tbs") + " --keyring " + q(key("rsa.crt")) +
-                  " " + q(mod));
+    r = test::run(M() + " blacklist check --json " + flags + "--list " + q(d_ / "tbs") + " --keyring " +
+                  q(key("rsa.crt")) + " " + q(mod));
     EXPECT_EQ(r.status, 1) << flags;
     auto j = nlohmann::json::parse(r.out);
     EXPECT_EQ(j["outcome"], outcome) << flags;
     EXPECT_EQ(j["errno"], err) << flags;
     EXPECT_EQ(j["stopped"], stopped) << flags;
     EXPECT_EQ(j["stops"][0]["errno"], "ENOKEY") << flags;
-    auto v = test::run(M() + " verify --json " + flags + "--cert " + q(key("rsa.crt")) + " --blacklist " + q(d_ / "tbs") +
-                       " " + q(mod));
+    auto v = test::run(M() + " verify --json " + flags + "--cert " + q(key("rsa.crt")) + " --blacklist " +
+                       q(d_ / "tbs") + " " + q(mod));
     auto vj = nlohmann::json::parse(v.out);
     EXPECT_EQ(vj["outcome"], outcome) << flags;
     EXPECT_EQ(vj["errno"], err) << flags;
@@ -212,7 +225,8 @@ TEST_F(BlacklistCli, CheckStopsCiteTheKernelLines) {
   EXPECT_EQ(nj["outcome"], "not-stopped");
   EXPECT_TRUE(nj["errno"].is_null());
   EXPECT_EQ(nj["stopped"], false);
-  const std::string emb = test::openssl_cms_module(d_.path(), "emb.ko", "-noattr -nosmimecap", key("rsa.crt"), key("rsa.pem"));
+  const std::string emb =
+      test::openssl_cms_module(d_.path(), "emb.ko", "-noattr -nosmimecap", key("rsa.crt"), key("rsa.pem"));
   r = test::run(M() + " blacklist check --list " + q(d_ / "tbs") + " " + q(emb));
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, emb + ": stopped by " + tbs + " (" + (d_ / "tbs") +
@@ -238,17 +252,19 @@ TEST_F(BlacklistCli, RevocationIsOneTrustCheckOverTheWholeKeyring) {
   ASSERT_TRUE(certs.ok());
   const std::string serial = to_hex((*certs)[0].serial());
   sh(test::openssl() + " genrsa -out " + q(d_ / "other.pem") + " 2048 2>/dev/null");
-  sh(test::openssl() + " req -x509 -new -key " + q(d_ / "other.pem") + " -subj '/CN=blacklist test RSA' -set_serial 0x" +
-     serial + " -days 30 -out " + q(d_ / "same-id.crt"));
+  sh(test::openssl() + " req -x509 -new -key " + q(d_ / "other.pem") +
+     " -subj '/CN=blacklist test RSA' -set_serial 0x" + serial + " -days 30 -out " + q(d_ / "same-id.crt"));
   const std::string real = key("rsa.crt"), fake = d_ / "same-id.crt";
-  auto r = test::run(M() + " verify --cert " + q(real) + " --revoked " + q(fake) + " --revoked " + q(real) + " " + q(mod));
+  auto r =
+      test::run(M() + " verify --cert " + q(real) + " --revoked " + q(fake) + " --revoked " + q(real) + " " + q(mod));
   EXPECT_EQ(r.status, 0) << r.out;
   r = test::run(M() + " blacklist check --revoked " + q(fake) + " --revoked " + q(real) + " " + q(mod));
   EXPECT_EQ(r.status, 0) << r.out;
-  EXPECT_EQ(r.out.rfind(mod + ": not stopped\n  note: revoked certificate CN = blacklist test RSA vouches for the signer, "
-                              "but pkcs7_validate_trust() over the whole .blacklist keyring fails first (EKEYREJECTED: ",
-                        0),
-            0u)
+  EXPECT_EQ(
+      r.out.rfind(mod + ": not stopped\n  note: revoked certificate CN = blacklist test RSA vouches for the signer, "
+                        "but pkcs7_validate_trust() over the whole .blacklist keyring fails first (EKEYREJECTED: ",
+                  0),
+      0u)
       << r.out;
   r = test::run(M() + " verify --cert " + q(real) + " --revoked " + q(real) + " --revoked " + q(fake) + " " + q(mod));
   EXPECT_EQ(r.status, 1);
@@ -266,8 +282,9 @@ TEST_F(BlacklistCli, RevocationIsOneTrustCheckOverTheWholeKeyring) {
 TEST_F(BlacklistCli, ListedCertificateOffTheSignerChainIsOnlyANote) {
   sh(test::openssl() + " req -x509 -newkey rsa:2048 -nodes -keyout " + q(d_ / "other.pem") +
      " -subj '/CN=bystander' -days 30 -out " + q(d_ / "other.crt") + " 2>/dev/null");
-  const std::string mod = test::openssl_cms_module(d_.path(), "two-certs.ko", "-noattr -nosmimecap -certfile " + q(d_ / "other.crt"),
-                                                    key("rsa.crt"), key("rsa.pem"));
+  const std::string mod =
+      test::openssl_cms_module(d_.path(), "two-certs.ko", "-noattr -nosmimecap -certfile " + q(d_ / "other.crt"),
+                               key("rsa.crt"), key("rsa.pem"));
   auto tbs_of = [](const std::string& pem) {
     auto c = crypto::Certificate::load_all(pem);
     EXPECT_TRUE(c.ok());
@@ -288,23 +305,24 @@ TEST_F(BlacklistCli, ListedCertificateOffTheSignerChainIsOnlyANote) {
   ASSERT_EQ(j["stops"].size(), 1u) << r.out;
   EXPECT_EQ(j["stops"][0]["entry"], signer);
   EXPECT_EQ(j["stops"][0]["origins"][0]["where"], "line 2");
-  EXPECT_EQ(j["notes"], nlohmann::json::array({"certificate with " + bystander +
-                                               " is in the PKCS#7 but no signer's chain reaches it"}));
+  EXPECT_EQ(j["notes"], nlohmann::json::array(
+                            {"certificate with " + bystander + " is in the PKCS#7 but no signer's chain reaches it"}));
 }
 
 // RSA with signedAttrs (openssl cms without -noattr): pkcs7_get_digest() returns the hash
 // of the signedAttrs re-tagged as a SET (pkcs7_verify.c:114-115), not of the module, and
 // that is the bin: key — confirmed with openssl asn1parse and sha256sum.
 TEST_F(BlacklistCli, RsaWithSignedAttrsKeyIsHashOfRetaggedAttributes) {
-  const std::string mod = test::openssl_cms_module(d_.path(), "sa.ko", "-nosmimecap -nocerts", key("rsa.crt"), key("rsa.pem"));
+  const std::string mod =
+      test::openssl_cms_module(d_.path(), "sa.ko", "-nosmimecap -nocerts", key("rsa.crt"), key("rsa.pem"));
   // The signedAttrs: the [0] at depth 5 (ContentInfo > content > SignedData > signerInfos > SignerInfo).
-  const std::string line = sh(test::openssl() + " asn1parse -inform DER -in " + q(d_ / "p7") +
-                              " | grep 'd=5 .*cont \\[ 0 \\]' | head -n 1");
+  const std::string line =
+      sh(test::openssl() + " asn1parse -inform DER -in " + q(d_ / "p7") + " | grep 'd=5 .*cont \\[ 0 \\]' | head -n 1");
   std::size_t off = 0, hl = 0, len = 0;
   ASSERT_EQ(std::sscanf(line.c_str(), " %zu:d=5 hl=%zu l=%zu", &off, &hl, &len), 3) << line;
-  const std::string want = "bin:" + first_word(sh("(printf '\\061'; tail -c +" + std::to_string(off + 2) + " " +
-                                                  q(d_ / "p7") + " | head -c " + std::to_string(hl + len - 1) +
-                                                  ") | sha256sum"));
+  const std::string want =
+      "bin:" + first_word(sh("(printf '\\061'; tail -c +" + std::to_string(off + 2) + " " + q(d_ / "p7") +
+                             " | head -c " + std::to_string(hl + len - 1) + ") | sha256sum"));
   auto r = test::run(M() + " blacklist entry --json " + q(mod));
   EXPECT_EQ(r.status, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
@@ -337,7 +355,8 @@ TEST_F(BlacklistCli, CheckJsonKeepsOneLinePerInput) {
   EXPECT_EQ(lines[0], nlohmann::json::parse(R"({"path":")" + d_ / "missing.ko" +
                                             R"(","kind":null,"kernel":"v7.0","stopped":false,"outcome":"error",)"
                                             R"("errno":null,"stops":[],"entry":null,"source":null,"notes":[],)"
-                                            R"("reason":")" + d_ / "missing.ko" + R"(: No such file or directory"})"));
+                                            R"("reason":")" +
+                                            d_ / "missing.ko" + R"(: No such file or directory"})"));
   EXPECT_EQ(lines[1]["path"], mod);
   EXPECT_EQ(lines[1]["outcome"], "not-stopped");
   EXPECT_EQ(lines[2]["outcome"], "error");
@@ -357,8 +376,8 @@ TEST_F(BlacklistCli, DigestNamesTheKeyBlacklistEntryNames) {
   const std::string xz = rsa + ".xz";
   auto whole = [&](const std::string& f) { return "bin:" + first_word(sh("sha256sum " + q(f))); };
   const std::string dmodsig_rsa = "bin:" + first_word(sh("head -c 5000 " + q(rsa) + " | sha256sum"));
-  const std::string dmodsig_sha3 = "bin:" + first_word(sh("head -c 5000 " + q(sha3) + " | " + test::openssl() +
-                                                            " dgst -sha3-256 -r"));
+  const std::string dmodsig_sha3 =
+      "bin:" + first_word(sh("head -c 5000 " + q(sha3) + " | " + test::openssl() + " dgst -sha3-256 -r"));
   struct Want {
     std::string file, kernel, key, source;
   };
@@ -381,9 +400,7 @@ TEST_F(BlacklistCli, DigestNamesTheKeyBlacklistEntryNames) {
     EXPECT_EQ(j["bin_source"], w.source);
     EXPECT_EQ(j["blacklist_visible"], true);
     EXPECT_EQ("bin:" + j["file_sha256"].get<std::string>(), whole(w.file));
-    if (w.source == "ima-hash") {
-      EXPECT_EQ(j["d_modsig"], nullptr);
-    }
+    if (w.source == "ima-hash") { EXPECT_EQ(j["d_modsig"], nullptr); }
     r = test::run(M() + " blacklist entry --json --kernel " + w.kernel + " " + q(w.file));
     ASSERT_EQ(r.status, 0) << r.err;
     auto e = nlohmann::json::parse(r.out);
@@ -414,7 +431,8 @@ TEST_F(BlacklistCli, V61KnowsNoSha3Certificates) {
   const std::string mod = d_ / "m.ko";
   test::spit(mod, test::pattern(5000));
   sh(M() + " sign --key " + q(key("rsa.pem")) + " --cert " + q(crt) + " --hash sha256 " + q(mod));
-  const std::string note = "modsign: note: " + crt + " certificate 1 is not loaded by a v6.1 kernel (ENOPKG: unsupported "
+  const std::string note = "modsign: note: " + crt +
+                           " certificate 1 is not loaded by a v6.1 kernel (ENOPKG: unsupported "
                            "certificate signature algorithm 2.16.840.1.101.3.4.3.14 (no SHA-3 before Linux 6.7))\n";
   // As the trusted key: v6 trusts it, v6.1 never loads it (a note says so).
   auto r = test::run(M() + " verify --kernel v6 --keyring " + q(crt) + " " + q(mod));
@@ -423,27 +441,32 @@ TEST_F(BlacklistCli, V61KnowsNoSha3Certificates) {
   r = test::run(M() + " verify --kernel v6.1 --keyring " + q(crt) + " " + q(mod));
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.err, note);
-  EXPECT_EQ(r.out, mod + ": loads-tainted (ENOKEY): module with unavailable key: no trusted key matches the signer; "
-                         "module verification failed: signature and/or required key missing - tainting kernel" +
-                             test::kLoadScope + "\n");
+  EXPECT_EQ(r.out, mod +
+                       ": loads-tainted (ENOKEY): module with unavailable key: no trusted key matches the signer; "
+                       "module verification failed: signature and/or required key missing - tainting kernel" +
+                       test::kLoadScope + "\n");
   r = test::run(M() + " ima appraise --kernel v6.1 --keyring " + q(crt) + " " + q(mod));
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.err, note);
-  EXPECT_EQ(r.out, mod + ": refused (EACCES): invalid-signature: ENOKEY: ima_modsig_verify: no trusted key matches the "
-                         "signer\n");
+  EXPECT_EQ(r.out, mod +
+                       ": refused (EACCES): invalid-signature: ENOKEY: ima_modsig_verify: no trusted key matches the "
+                       "signer\n");
   r = test::run(M() + " ima appraise --kernel v6 --keyring " + q(crt) + " " + q(mod));
   EXPECT_EQ(r.status, 0) << r.out << r.err;
   r = test::run(M() + " blacklist check --kernel v6.1 " + q(crt));
   EXPECT_EQ(r.status, 0);
-  EXPECT_EQ(r.out, crt + ": not stopped\n  note: the v6.1 kernel cannot use this certificate at all (ENOPKG: unsupported "
-                         "certificate signature algorithm 2.16.840.1.101.3.4.3.14 (no SHA-3 before Linux 6.7))\n");
+  EXPECT_EQ(r.out, crt +
+                       ": not stopped\n  note: the v6.1 kernel cannot use this certificate at all (ENOPKG: unsupported "
+                       "certificate signature algorithm 2.16.840.1.101.3.4.3.14 (no SHA-3 before Linux 6.7))\n");
   // No tbs: key under v6.1 (the certificate is never parsed); v6 hashes the TBS with SHA3-256.
   r = test::run(M() + " blacklist entry --kernel v6.1 " + q(crt));
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err, "modsign: " + crt + ": no tbs: entry under v6.1: x509_cert_parse() refuses the certificate (ENOPKG: "
-                   "unsupported certificate signature algorithm 2.16.840.1.101.3.4.3.14 (no SHA-3 before Linux 6.7)), so "
-                   "no key is ever looked up for it\nmodsign: no entries to write\n");
+  EXPECT_EQ(r.err,
+            "modsign: " + crt +
+                ": no tbs: entry under v6.1: x509_cert_parse() refuses the certificate (ENOPKG: "
+                "unsupported certificate signature algorithm 2.16.840.1.101.3.4.3.14 (no SHA-3 before Linux 6.7)), so "
+                "no key is ever looked up for it\nmodsign: no entries to write\n");
   r = test::run(M() + " blacklist entry --kernel v6 " + q(crt));
   EXPECT_EQ(r.status, 0) << r.err;
   const std::string tbs = first_word(sh(test::openssl() + " x509 -in " + q(crt) + " -outform DER | " + test::openssl() +
@@ -452,8 +475,8 @@ TEST_F(BlacklistCli, V61KnowsNoSha3Certificates) {
   EXPECT_EQ(r.out, "\"tbs:" + tbs + "\"\n");
   // Embedded in a PKCS#7 next to the signer's own certificate: x509_cert_parse() fails, so
   // the whole message is unsupported crypto under v6.1.
-  const std::string emb =
-      test::openssl_cms_module(d_.path(), "emb.ko", "-noattr -nosmimecap -certfile " + q(crt), key("rsa.crt"), key("rsa.pem"));
+  const std::string emb = test::openssl_cms_module(d_.path(), "emb.ko", "-noattr -nosmimecap -certfile " + q(crt),
+                                                   key("rsa.crt"), key("rsa.pem"));
   r = test::run(M() + " verify --kernel v6 --keyring " + q(key("rsa.crt")) + " " + q(emb));
   EXPECT_EQ(r.status, 0) << r.out << r.err;
   r = test::run(M() + " verify --kernel v6.1 --keyring " + q(key("rsa.crt")) + " " + q(emb));

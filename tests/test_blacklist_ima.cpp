@@ -42,7 +42,8 @@ TEST_F(BlacklistCli, SignedModuleWholeFileKeyStopsUnderImasigOnlyRule) {
   auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["stops"].size(), 2u);
   EXPECT_EQ(j["stops"][0]["entry"], dmodsig);
-  EXPECT_EQ(j["stops"][0]["condition"], "an IMA appraise rule for MODULE_CHECK that allows modsig (appraise_type=imasig|modsig)");
+  EXPECT_EQ(j["stops"][0]["condition"],
+            "an IMA appraise rule for MODULE_CHECK that allows modsig (appraise_type=imasig|modsig)");
   EXPECT_EQ(j["stops"][1]["entry"], whole);
   EXPECT_EQ(j["stops"][1]["origins"][0]["where"], "line 2");
   // An unsigned module: the whole-file key is the only one, named once.
@@ -65,8 +66,13 @@ TEST_F(BlacklistCli, ImaStopsCarryTheBlacklistedHashRecord) {
   auto record = [&](const std::string& buf_hex) {
     const Bytes buf = from_hex(buf_hex);
     test::spit(d_ / "buf", buf);
-    return std::string("28000000" "7368613235363a00") + first_word(sh("sha256sum " + q(d_ / "buf"))) +
-           "11000000" "626c61636b6c69737465642d6861736800" + (buf.empty() ? "00000000" : "20000000") + buf_hex;
+    return std::string(
+               "28000000"
+               "7368613235363a00") +
+           first_word(sh("sha256sum " + q(d_ / "buf"))) +
+           "11000000"
+           "626c61636b6c69737465642d6861736800" +
+           (buf.empty() ? "00000000" : "20000000") + buf_hex;
   };
   auto sha1_of_hex = [&](const std::string& hex) {
     test::spit(d_ / "data", from_hex(hex));
@@ -90,7 +96,9 @@ TEST_F(BlacklistCli, ImaStopsCarryTheBlacklistedHashRecord) {
   r = test::run(M() + " blacklist check --json --ima-hash sha512 --list " + q(d_ / "both") + " " + q(mod));
   j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["stops"].size(), 1u);
-  EXPECT_EQ(std::string(j["stops"][0]["ima_record"]["template_data"]).substr(0, 24), "48000000" "7368613531323a00");
+  EXPECT_EQ(std::string(j["stops"][0]["ima_record"]["template_data"]).substr(0, 24),
+            "48000000"
+            "7368613531323a00");
   // A stop outside IMA has no record: the signer's certificate listed by its tbs: entry.
   r = test::run(M() + " blacklist entry -o " + q(d_ / "tbs") + " " + q(key("rsa.crt")));
   ASSERT_EQ(r.status, 0) << r.err;
@@ -146,15 +154,16 @@ TEST_F(BlacklistCli, ImaAppraiseModsig) {
   r = test::run(M() + " ima appraise --keyring " + q(key("rsa.crt")) + " " + q(d_ / "plain.ko"));
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, d_ / "plain.ko" + std::string(": refused (EACCES): no-modsig: ENOENT: ima_read_modsig: no appended "
-                                                  "signature; no security.ima either (IMA-signature-required)\n"));
+                                                 "signature; no security.ima either (IMA-signature-required)\n"));
   // signedAttrs: ima_modsig_verify uses the module usage, which refuses authattrs.
   const std::string attrs = d_ / "attrs.ko";
   test::spit(attrs, test::pattern(5000));
   sh(M() + " sign --key " + q(key("rsa.pem")) + " --cert " + q(key("rsa.crt")) + " --signed-attrs " + q(attrs));
   r = test::run(M() + " ima appraise --keyring " + q(key("rsa.crt")) + " " + q(attrs));
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.out, attrs + ": refused (EACCES): invalid-signature: EKEYREJECTED: ima_modsig_verify: Invalid module sig "
-                           "(has authattrs)\n");
+  EXPECT_EQ(r.out, attrs +
+                       ": refused (EACCES): invalid-signature: EKEYREJECTED: ima_modsig_verify: Invalid module sig "
+                       "(has authattrs)\n");
   // A PKCS#7 that carries its own content, signed over other bytes: IMA verifies it over
   // those bytes and lets the file through; the module loader refuses it (EBADMSG).
   test::spit(d_ / "other", std::string("content that is not this module\n"));
@@ -202,8 +211,9 @@ TEST_F(BlacklistCli, ImaAppraiseHostileInputs) {
   r = test::run(M() + " verify --cert " + q(key("rsa.crt")) + " " + q(c64));
   EXPECT_EQ(r.out.rfind(c64 + ": refused (EINVAL): " + crc64, 0), 0u) << r.out;
   r = test::run(M() + " ima appraise --kernel v6 --keyring " + q(key("rsa.crt")) + " " + q(c64));
-  EXPECT_EQ(r.out, c64 + ": refused (EACCES): no-modsig: ENOENT: ima_read_modsig: no appended signature; no "
-                         "security.ima either (IMA-signature-required)\n");
+  EXPECT_EQ(r.out, c64 +
+                       ": refused (EACCES): no-modsig: ENOENT: ima_read_modsig: no appended signature; no "
+                       "security.ima either (IMA-signature-required)\n");
   EXPECT_EQ(test::slurp(c64), c64_before);
   // A truncated xz stream (the new-user trial): a prediction like the CRC64 one, not an
   // input error, as `ima template` predicts it; --max-size stays modsign's own bound (exit 3).
@@ -213,12 +223,14 @@ TEST_F(BlacklistCli, ImaAppraiseHostileInputs) {
   r = test::run(M() + " ima appraise --keyring " + q(key("rsa.crt")) + " " + q(cut));
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_EQ(r.err, "");
-  EXPECT_EQ(r.out, cut + ": refused (EINVAL): decompress: EINVAL: module_decompress: xz-compressed module: "
-                         "truncated xz data; IMA never appraises the image\n");
+  EXPECT_EQ(r.out, cut +
+                       ": refused (EINVAL): decompress: EINVAL: module_decompress: xz-compressed module: "
+                       "truncated xz data; IMA never appraises the image\n");
   r = test::run(M() + " ima appraise --kernel v6 --keyring " + q(key("rsa.crt")) + " " + q(cut));
   EXPECT_EQ(r.status, 1) << r.err;
-  EXPECT_EQ(r.out, cut + ": refused (EACCES): no-modsig: ENOENT: ima_read_modsig: no appended signature; no "
-                         "security.ima either (IMA-signature-required)\n");
+  EXPECT_EQ(r.out, cut +
+                       ": refused (EACCES): no-modsig: ENOENT: ima_read_modsig: no appended signature; no "
+                       "security.ima either (IMA-signature-required)\n");
   r = test::run(M() + " ima appraise --max-size 1000 --keyring " + q(key("rsa.crt")) + " " + q(d_ / "t.ko.xz"));
   EXPECT_EQ(r.status, 3);
   EXPECT_EQ(r.out, "");
@@ -233,8 +245,8 @@ TEST_F(BlacklistCli, ImaAppraiseHostileInputs) {
   r = test::run(M() + " ima appraise " + q(d_ / "zero.ko"));
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, d_ / "zero.ko" + std::string(": refused (EACCES): no-modsig: EBADMSG: ima_read_modsig: "
-                                                 "pkcs7_parse_message: ASN.1 decoder: missing ContentInfo; no "
-                                                 "security.ima either (IMA-signature-required)\n"));
+                                                "pkcs7_parse_message: ASN.1 decoder: missing ContentInfo; no "
+                                                "security.ima either (IMA-signature-required)\n"));
   // Unreadable inputs among good ones: each is named on stderr, the others are still
   // appraised, the exit status is the worst (3), and --json keeps line N for input N.
   ASSERT_EQ(mkfifo((d_ / "fifo.ko").c_str(), 0644), 0);

@@ -32,16 +32,16 @@ TEST(BlacklistVet, Item39Cases) {
 TEST(BlacklistVet, PrefixColonAndCharacterRules) {
   EXPECT_EQ(vet("bin:0123456789abcdef"), KErr::none);
   EXPECT_EQ(vet("tbs:00"), KErr::none);
-  EXPECT_EQ(vet("TBS:ab"), KErr::einval);   // prefix is case-sensitive
+  EXPECT_EQ(vet("TBS:ab"), KErr::einval);  // prefix is case-sensitive
   EXPECT_EQ(vet("Bin:ab"), KErr::einval);
-  EXPECT_EQ(vet("tbsab"), KErr::einval);    // no colon
+  EXPECT_EQ(vet("tbsab"), KErr::einval);  // no colon
   EXPECT_EQ(vet(""), KErr::einval);
   EXPECT_EQ(vet(":ab"), KErr::einval);
   EXPECT_EQ(vet("tb:ab"), KErr::einval);
   EXPECT_EQ(vet("tbsx:ab"), KErr::einval);  // the 4th character must be ':'
   EXPECT_EQ(vet(" tbs:ab"), KErr::einval);
-  EXPECT_EQ(vet("bbs:ab"), KErr::einval);   // mixes both prefixes
-  EXPECT_EQ(vet("tbs:"), KErr::einval);     // empty hash
+  EXPECT_EQ(vet("bbs:ab"), KErr::einval);  // mixes both prefixes
+  EXPECT_EQ(vet("tbs:"), KErr::einval);    // empty hash
   EXPECT_EQ(vet("tbs:zz"), KErr::einval);
   EXPECT_EQ(vet("tbs:ab:cd"), KErr::einval);
   EXPECT_EQ(vet("tbs:aB"), KErr::einval);
@@ -121,18 +121,25 @@ TEST(HashList, LinePreciseErrors) {
   };
   EXPECT_EQ(first("\"bin:aa\",\n\"tbs:ABCD\"\n"),
             "h.txt:2:6: upper-case hex digit 'A' (awk: Not a lowercase hexadecimal string (item 2))");
-  EXPECT_EQ(first("\"tbs:abc\""), "h.txt:1:6: odd number of hex digits (3) (awk: Not an even number of hexadecimal "
-                                  "characters (item 1))");
-  EXPECT_EQ(first("\"bin:\""), "h.txt:1:6: no hex digits after the prefix (awk: Not a lowercase hexadecimal string (item 1))");
-  EXPECT_EQ(first("\"sha:ab\""), "h.txt:1:2: entry does not start with \"tbs:\" or \"bin:\" (awk: Unknown prefix (item 1))");
-  EXPECT_EQ(first("\"TBS:ab\""), "h.txt:1:2: entry does not start with \"tbs:\" or \"bin:\" (awk: Unknown prefix (item 1))");
-  EXPECT_EQ(first("\"tbsab\""), "h.txt:1:2: entry does not start with \"tbs:\" or \"bin:\" (awk: Unknown prefix (item 1))");
-  EXPECT_EQ(first("\"tbs:" + hexes(130) + "\""),
-            "h.txt:1:6: hash of 130 hex digits, more than 128 (the kernel refuses it: ENOPKG) (awk: Hash string too long "
-            "(item 1))");
+  EXPECT_EQ(first("\"tbs:abc\""),
+            "h.txt:1:6: odd number of hex digits (3) (awk: Not an even number of hexadecimal "
+            "characters (item 1))");
+  EXPECT_EQ(first("\"bin:\""),
+            "h.txt:1:6: no hex digits after the prefix (awk: Not a lowercase hexadecimal string (item 1))");
+  EXPECT_EQ(first("\"sha:ab\""),
+            "h.txt:1:2: entry does not start with \"tbs:\" or \"bin:\" (awk: Unknown prefix (item 1))");
+  EXPECT_EQ(first("\"TBS:ab\""),
+            "h.txt:1:2: entry does not start with \"tbs:\" or \"bin:\" (awk: Unknown prefix (item 1))");
+  EXPECT_EQ(first("\"tbsab\""),
+            "h.txt:1:2: entry does not start with \"tbs:\" or \"bin:\" (awk: Unknown prefix (item 1))");
+  EXPECT_EQ(
+      first("\"tbs:" + hexes(130) + "\""),
+      "h.txt:1:6: hash of 130 hex digits, more than 128 (the kernel refuses it: ENOPKG) (awk: Hash string too long "
+      "(item 1))");
   EXPECT_EQ(first("\"tbs:zz\""), "h.txt:1:6: not a hex digit: 'z' (awk: Not a lowercase hexadecimal string (item 1))");
   EXPECT_EQ(first("bin:aa"), "h.txt:1:1: 'b' where a '\"' should open a string (awk: Not a string (item 1))");
-  EXPECT_EQ(first("\"bin:aa\",\n"), "h.txt:1:9: ',' after the last entry (only blanks follow it) (awk: Not a string (item 2))");
+  EXPECT_EQ(first("\"bin:aa\",\n"),
+            "h.txt:1:9: ',' after the last entry (only blanks follow it) (awk: Not a string (item 2))");
   EXPECT_EQ(first("\"bin:aa\",,\"bin:bb\""), "h.txt:1:10: empty item between two ',' (awk: Not a string (item 2))");
   // No comma at all, or a comma with nothing before it: the message does not invent one.
   EXPECT_EQ(first("\n"), "h.txt:1:1: no string: the file holds only blanks (awk: Not a string (item 1))");
@@ -141,16 +148,22 @@ TEST(HashList, LinePreciseErrors) {
   EXPECT_EQ(first("\n,\"bin:aa\""), "h.txt:2:1: ',' with no string before it (awk: Not a string (item 1))");
   EXPECT_EQ(first("\"bin:aa\" \"bin:bb\""),
             "h.txt:1:10: '\"' after the closing '\"' (one string per item) (awk: Not a string (item 1))");
-  EXPECT_EQ(first("\"bin:a,a\""),
-            "h.txt:1:1: string not closed before the next ',' (an entry cannot contain ',') (awk: Not a string (item 1))");
-  EXPECT_EQ(first("/* list */ \"bin:aa\""), "h.txt:1:1: '/' where a '\"' should open a string (awk: Not a string (item 1))");
-  EXPECT_EQ(first("\"bin:aa\"\f"), "h.txt:1:9: byte 0x0c after the closing '\"' (one string per item) (awk: Not a string "
-                                  "(item 1))");
-  EXPECT_EQ(first("\"bin:a\\x61\""), "h.txt:1:7: not a hex digit: '\\' (awk: Not a lowercase hexadecimal string (item 1))");
+  EXPECT_EQ(
+      first("\"bin:a,a\""),
+      "h.txt:1:1: string not closed before the next ',' (an entry cannot contain ',') (awk: Not a string (item 1))");
+  EXPECT_EQ(first("/* list */ \"bin:aa\""),
+            "h.txt:1:1: '/' where a '\"' should open a string (awk: Not a string (item 1))");
+  EXPECT_EQ(first("\"bin:aa\"\f"),
+            "h.txt:1:9: byte 0x0c after the closing '\"' (one string per item) (awk: Not a string "
+            "(item 1))");
+  EXPECT_EQ(first("\"bin:a\\x61\""),
+            "h.txt:1:7: not a hex digit: '\\' (awk: Not a lowercase hexadecimal string (item 1))");
   // Build failures the awk script lets through.
-  EXPECT_EQ(first(""), "h.txt:1:1: empty file: the build would compile `{ , NULL }` (certs/Makefile appends \", NULL\")");
-  EXPECT_EQ(first("\"bin:aa\","),
-            "h.txt:1:9: file ends with ',': the build appends \", NULL\" and the C array does not compile (\",, NULL\")");
+  EXPECT_EQ(first(""),
+            "h.txt:1:1: empty file: the build would compile `{ , NULL }` (certs/Makefile appends \", NULL\")");
+  EXPECT_EQ(
+      first("\"bin:aa\","),
+      "h.txt:1:9: file ends with ',': the build appends \", NULL\" and the C array does not compile (\",, NULL\")");
   EXPECT_TRUE(parse_hash_list("").awk_accepts());
   EXPECT_TRUE(parse_hash_list("\"bin:aa\",").awk_accepts());
   EXPECT_FALSE(parse_hash_list("\"bin:aa\",\n").awk_accepts());
@@ -177,7 +190,8 @@ TEST(HashList, AgreesWithTheKernelAwkScript) {
       // unterminated string, commas only, CR-only line ends, non-ASCII (valid UTF-8)
       std::string("\"bin:aa\"\0", 9), std::string("\"bin:a\0a\"", 10), "\"bin:aa\"\v", "\"\"", "\"bin:aa\"\"bb\"",
       "\"bin:aa\\\"bb\"", "\"bin:aa", "\"bin:aa,\"bin:bb\"", ",", ",,,", ",\"bin:aa\"", "\"bin:aa\",\r\"bin:bb\"\r",
-      "\"bin:\xc3\xa9\"", "\"tbs:" + hexes(127) + "\"", "\"tbs:" + hexes(129) + "\"", "\"tbs:" + hexes(129, 'A') + "\""};
+      "\"bin:\xc3\xa9\"", "\"tbs:" + hexes(127) + "\"", "\"tbs:" + hexes(129) + "\"",
+      "\"tbs:" + hexes(129, 'A') + "\""};
   for (const auto& c : cases) {
     test::spit(d / "list", c);
     auto r = test::run("gawk -f " + q(kernel_awk) + " " + q(d / "list"));

@@ -25,7 +25,7 @@ class CampaignRecord : public testing::Test {
     spit(d_ / "tools/conformance/mutate.py", "import random\n");
     spit(d_ / "covered.txt", "cms/pkcs7_parser.cpp\ntools/conformance/mutate.py\nnot/there.cpp\n");
     const test::Run w = run(tool() + " write --root " + q(d_.path()) + " --files " + q(d_ / "covered.txt") +
-                      " --meta commit=abc1234 --meta seed=7");
+                            " --meta commit=abc1234 --meta seed=7");
     ASSERT_EQ(w.status, 0) << w.err;
     EXPECT_EQ(w.out, "campaign-record: wrote docs/conformance-mutants.record.json: 2 covered files\n");
   }
@@ -36,8 +36,9 @@ class CampaignRecord : public testing::Test {
 TEST_F(CampaignRecord, AnUnchangedTreePasses) {
   const test::Run r = check();
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.out, "campaign-record: docs/conformance-mutants.record.json (commit abc1234): the 2 covered files are "
-                   "as recorded\n");
+  EXPECT_EQ(r.out,
+            "campaign-record: docs/conformance-mutants.record.json (commit abc1234): the 2 covered files are "
+            "as recorded\n");
 }
 
 TEST_F(CampaignRecord, AChangedCoveredFileFailsNamingIt) {

@@ -6,8 +6,8 @@
 //   - a module grown or shrunk after it was read is never replaced (in memory and
 //     streamed: the commit is held in an OutputBatch while the file is changed);
 //   - ima sign's xattr is the signature of what the file holds (one open file).
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -43,9 +43,7 @@ std::string io_error_of(const std::function<void()>& f) {
   try {
     f();
     return "handled";
-  } catch (const IoError& x) {
-    return x.what();
-  }
+  } catch (const IoError& x) { return x.what(); }
 }
 
 class ChangedInputs : public testing::Test {
@@ -119,7 +117,8 @@ TEST_F(ChangedInputs, AHardLinkOutsideReachedThroughASwappedDirectoryIsRefused) 
   const TreeEntry& e = entries[0];
   fs::rename(d_ / "DIR/sub", d_ / "DIR/sub.moved");
   fs::create_directory_symlink(d_ / "outside/sub", d_ / "DIR/sub");
-  struct stat in {}, out {};
+  struct stat in {
+  }, out{};
   ASSERT_EQ(::stat(e.path.c_str(), &in), 0);
   ASSERT_EQ(::stat((d_ / "DIR/sub.moved/m.ko").c_str(), &out), 0);
   ASSERT_EQ(in.st_ino, out.st_ino);  // the path now leads outside, to the very same file
@@ -157,8 +156,9 @@ TEST_F(ChangedInputs, AnotherFileAtTheFoundPathIsChangedByAnotherProcess) {
             e.path + ": changed by another process since the walk of -r DIR found it; not handled");
   o.expect_file = WalkedFile{"", e.file};
   EXPECT_EQ(io_error_of([&] { sign_module_file(signer(), e.path, o); }),
-            e.path + ": changed by another process since the command started (no longer the file it named then); "
-                     "not handled");
+            e.path +
+                ": changed by another process since the command started (no longer the file it named then); "
+                "not handled");
   EXPECT_EQ(slurp(e.path), pattern(100));
   EXPECT_EQ(std::distance(fs::directory_iterator(d_ / "DIR/sub"), fs::directory_iterator()), 1);
   // A named file that is still the one found (through a symbolic link too) is handled.
@@ -278,12 +278,13 @@ TEST_F(ChangedInputs, OutputChecksLookBesideTheLockedInput) {
     EXPECT_EQ(refused(FileAt::path(out)), out + ": holds a private key (PEM); refusing to overwrite it");
   }
   EXPECT_TRUE(api::is_input(lock.beside(m), lock));
-  EXPECT_FALSE(api::is_input(FileAt::path(m), lock));  // by path: the file outside
+  EXPECT_FALSE(api::is_input(FileAt::path(m), lock));             // by path: the file outside
   EXPECT_EQ(lock.beside(d_ / "DIR/sub/other.ko").dir, AT_FDCWD);  // not beside the input: a path
   // What is in the locked input's directory is checked: a key there is refused by its name.
   spit(d_ / "DIR/sub.moved/m.ko.p7s", key);
   EXPECT_EQ(refused(lock.beside(m + ".p7s")), m + ".p7s: holds a private key (PEM); refusing to overwrite it");
-  for (const char* name : {"m.ko", "m.ko.p7s", "m.ko.sig"}) EXPECT_EQ(slurp(d_ / ("outside/sub/" + std::string(name))), key);
+  for (const char* name : {"m.ko", "m.ko.p7s", "m.ko.sig"})
+    EXPECT_EQ(slurp(d_ / ("outside/sub/" + std::string(name))), key);
 }
 
 // ima sign --sigfile writes FILE.sig beside the file it read, not through the path (F1).
@@ -302,15 +303,16 @@ TEST_F(ChangedInputs, ImaSigfileIsWrittenBesideTheFileRead) {
   // is hashed or written.
   const Bytes key = slurp(*keys_ / "k.pem");
   spit(d_ / "DIR/sub.moved/m.ko.sig", key);
-  const auto refusal = [&](const std::string& path) { return io_error_of([&] { ima_sign_file_sigfile(signer(), path); }); };
+  const auto refusal = [&](const std::string& path) {
+    return io_error_of([&] { ima_sign_file_sigfile(signer(), path); });
+  };
   EXPECT_EQ(refusal(d_ / "DIR/sub.moved/m.ko"),
             (d_ / "DIR/sub.moved/m.ko.sig") + ": holds a private key (PEM); refusing to overwrite it");
   EXPECT_EQ(slurp(d_ / "DIR/sub.moved/m.ko.sig"), key);
   fs::copy_file(d_ / "DIR/sub.moved/m.ko", *keys_ / "k.crt.x", fs::copy_options::overwrite_existing);
   fs::create_symlink(*keys_ / "k.crt", *keys_ / "k.crt.x.sig");
-  EXPECT_EQ(refusal(*keys_ / "k.crt.x"),
-            (*keys_ / "k.crt.x.sig") + ": is the same file as the certificate " + (*keys_ / "k.crt") +
-                "; refusing to overwrite it");
+  EXPECT_EQ(refusal(*keys_ / "k.crt.x"), (*keys_ / "k.crt.x.sig") + ": is the same file as the certificate " +
+                                             (*keys_ / "k.crt") + "; refusing to overwrite it");
   fs::remove(*keys_ / "k.crt.x.sig");
   fs::remove(*keys_ / "k.crt.x");
 }

@@ -38,7 +38,9 @@ class CliImaOptions : public testing::Test {
 };
 TempDir* CliImaOptions::dir_ = nullptr;
 
-std::string sha(const std::string& tool, const std::string& path) { return run(tool + " " + q(path)).out.substr(0, tool == "sha512sum" ? 128 : 64); }
+std::string sha(const std::string& tool, const std::string& path) {
+  return run(tool + " " + q(path)).out.substr(0, tool == "sha512sum" ? 128 : 64);
+}
 
 // 1. The profile names: `ima template` takes v7.1/v7.2 as `ima verify` does, and a version 3
 // value names the file hash (ima_get_hash_algo) only from 7.1, as it is appraised only there.
@@ -59,7 +61,8 @@ TEST_F(CliImaOptions, TemplateProfilesMeanWhatVerifyProfilesMean) {
   ASSERT_EQ(r.status, 0) << r.err;
   const std::string value = to_hex(slurp(d_ / "a.sig"));
   auto tmpl = [&](const std::string& kernel) {
-    auto t = run(M() + " ima template --json --template ima-sig " + kernel + " --security-ima " + value + " " + q(d_ / "a"));
+    auto t =
+        run(M() + " ima template --json --template ima-sig " + kernel + " --security-ima " + value + " " + q(d_ / "a"));
     EXPECT_EQ(t.status, 0) << t.err;
     return json::parse(t.out.empty() ? "{}" : t.out);
   };
@@ -87,7 +90,6 @@ TEST_F(CliImaOptions, TemplateProfilesMeanWhatVerifyProfilesMean) {
   EXPECT_NE(r.err.find("v7.3 not in {v6.1,v6,v7.0,v7.1,v7.2}"), std::string::npos) << r.err;
 }
 
-
 // 2. A value naming a hash modsign cannot compute: the kernel hashes with it (no fallback to
 // ima_hash below HASH_ALGO__LAST), so no sha256 record is invented; beyond it, the kernel's
 // fallback to ima_hash is taken and said in a note.
@@ -102,7 +104,8 @@ TEST_F(CliImaOptions, TemplateNeverInventsTheFallbackHash) {
                        "kernel without rmd160 (crypto_alloc_shash fails); modsign cannot compute it\n");
   r = run(M() + " ima template --json --path /x --template ima-sig --security-ima 03020000000000000100 " + q(d_ / "a"));
   EXPECT_EQ(r.status, 3);
-  EXPECT_EQ(json::parse(r.out)["error"].get<std::string>().substr(0, 44), "security.ima names hash_algo 0 (md4): IMA ha");
+  EXPECT_EQ(json::parse(r.out)["error"].get<std::string>().substr(0, 44),
+            "security.ima names hash_algo 0 (md4): IMA ha");
   r = run(M() + " ima template --json --template ima-sig --security-ima 03021e00000000000100 " + q(d_ / "a"));
   ASSERT_EQ(r.status, 0) << r.err;
   const std::string note =
@@ -113,7 +116,6 @@ TEST_F(CliImaOptions, TemplateNeverInventsTheFallbackHash) {
   EXPECT_EQ(t["notes"], json::array({note}));
   EXPECT_EQ(t["fields"][0]["hex"], to_hex(Bytes{'s', 'h', 'a', '2', '5', '6', ':', 0}) + sha("sha256sum", d_ / "a"));
 }
-
 
 // Runs `cmd` without the capabilities that let root read any directory (so a mode 000
 // directory is unreadable, as for any other user); "" when setpriv is not there.
@@ -169,8 +171,9 @@ TEST_F(CliImaOptions, EstimateCountsFilesOnceAndNamesUnreadableDirectories) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(json::parse(r.out)["files"], 2);  // f (with its link) and g
   EXPECT_EQ(json::parse(r.out)["naive_bytes"], 2 * 3318);
-  EXPECT_EQ(r.err, "modsign: note: 3 paths reach files already counted (a hard link, or a tree or file given twice): "
-                   "each file is counted once, by device and inode\n");
+  EXPECT_EQ(r.err,
+            "modsign: note: 3 paths reach files already counted (a hard link, or a tree or file given twice): "
+            "each file is counted once, by device and inode\n");
   ASSERT_EQ(run("chmod 000 " + q(d_ / "t/locked")).status, 0);
   const std::string locked = without_dac_override(est);
   if (locked.empty()) {
@@ -218,8 +221,8 @@ TEST_F(CliImaOptions, MountPointWithASpaceIsFound) {
   if (!can_unshare()) GTEST_SKIP() << "no private mount namespace (unshare --mount) here";
   run("mkdir -p " + q(d_ / "a b"));
   // tmpfs has no device to read: found, then "none: cannot open" (not "not a mount point").
-  auto r = run("unshare --mount sh -c " + q("mount -t tmpfs none " + q(d_ / "a b") + " && " + M() + " ima fit --mount " +
-                                            q(d_ / "a b")));
+  auto r = run("unshare --mount sh -c " +
+               q("mount -t tmpfs none " + q(d_ / "a b") + " && " + M() + " ima fit --mount " + q(d_ / "a b")));
   EXPECT_EQ(r.status, 3);
   EXPECT_EQ(r.err, "modsign: none: cannot open: No such file or directory\n");
 }
@@ -228,7 +231,8 @@ TEST_F(CliImaOptions, MountPointWithASpaceIsFound) {
 TEST_F(CliImaOptions, MountsUnreadableNamesTheErrno) {
   if (!can_unshare()) GTEST_SKIP() << "no private mount namespace (unshare --mount) here";
   if (!test::sanitize_build().empty())
-    GTEST_SKIP() << "the " << test::sanitize_build() << " runtime needs the /proc this test unmounts (it runs in the plain suite)";
+    GTEST_SKIP() << "the " << test::sanitize_build()
+                 << " runtime needs the /proc this test unmounts (it runs in the plain suite)";
   auto r = run("unshare --mount sh -c " + q("umount -l /proc && " + M() + " ima fit --mount /"));
   EXPECT_EQ(r.status, 3);
   EXPECT_EQ(r.err, "modsign: /proc/self/mounts: cannot open: No such file or directory\n");
@@ -238,9 +242,9 @@ TEST_F(CliImaOptions, MountsUnreadableNamesTheErrno) {
 TEST_F(CliImaOptions, StdoutWriteErrorsAreExit3) {
   spit(d_ / "a", std::string("hello"));
   const std::string full = "modsign: stdout: No space left on device\n";
-  for (const std::string& cmd : std::vector<std::string>{"ima verify " + q(d_ / "a"), "ima verify --json " + q(d_ / "a"),
-                                 "ima template " + q(d_ / "a"), "ima fit --fs ext4",
-                                 "ima estimate --fs ext4 -r " + q(d_.path())}) {
+  for (const std::string& cmd : std::vector<std::string>{
+           "ima verify " + q(d_ / "a"), "ima verify --json " + q(d_ / "a"), "ima template " + q(d_ / "a"),
+           "ima fit --fs ext4", "ima estimate --fs ext4 -r " + q(d_.path())}) {
     auto r = run(M() + " " + cmd + " > /dev/full");
     EXPECT_EQ(r.status, 3) << cmd << ": " << r.err;
     EXPECT_NE(r.err.find(full), std::string::npos) << cmd << ": " << r.err;
@@ -252,17 +256,22 @@ TEST_F(CliImaOptions, StdoutWriteErrorsAreExit3) {
 TEST_F(CliImaOptions, VerifyJsonHasARecordForEveryInput) {
   spit(d_ / "a", std::string("hello"));
   const std::string missing = d_ / "missing";
-  auto r = run(M() + " ima verify --json --appraise-type imasig --appraise-type sigv3 " + q(missing) + " " + q(d_ / "a"));
+  auto r =
+      run(M() + " ima verify --json --appraise-type imasig --appraise-type sigv3 " + q(missing) + " " + q(d_ / "a"));
   EXPECT_EQ(r.status, 3) << r.err;
   std::vector<json> lines;
   for (std::size_t at = 0, nl; (nl = r.out.find('\n', at)) != std::string::npos; at = nl + 1)
     lines.push_back(json::parse(r.out.substr(at, nl - at)));
   ASSERT_EQ(lines.size(), 4u) << r.out;
-  json want{{"file", missing},  {"kernel", "v7.2"}, {"func", "FILE_CHECK"},  {"appraise_type", "imasig"},
-            {"status", "error"}, {"open", nullptr},  {"cause", nullptr},       {"digsig_errno", nullptr},
-            {"policy_errno", nullptr}, {"version", nullptr}, {"hash_algo", nullptr}, {"keyid", nullptr},
-            {"algorithm", nullptr}, {"key", nullptr}, {"file_hash", nullptr}, {"blacklist_entry", nullptr},
-            {"xattr_size", nullptr}, {"reason", "getxattr security.ima: No such file or directory"}};
+  json want{{"file", missing},         {"kernel", "v7.2"},
+            {"func", "FILE_CHECK"},    {"appraise_type", "imasig"},
+            {"status", "error"},       {"open", nullptr},
+            {"cause", nullptr},        {"digsig_errno", nullptr},
+            {"policy_errno", nullptr}, {"version", nullptr},
+            {"hash_algo", nullptr},    {"keyid", nullptr},
+            {"algorithm", nullptr},    {"key", nullptr},
+            {"file_hash", nullptr},    {"blacklist_entry", nullptr},
+            {"xattr_size", nullptr},   {"reason", "getxattr security.ima: No such file or directory"}};
   EXPECT_EQ(lines[0], want);
   want["appraise_type"] = "sigv3";
   EXPECT_EQ(lines[1], want);
@@ -289,7 +298,8 @@ TEST_F(CliImaOptions, UnsupportedKeyTypeInAKeyringIsSkipped) {
   EXPECT_NE(r.err.find("modsign: note: " + d_ / "kr/ed.crt" + ": skipped: PEM block 1: certificate: unsupported"),
             std::string::npos)
       << r.err;
-  r = run(M() + " ima verify --keyring " + q(d_ / "kr/ed.crt") + " --keyring " + q(f("ec.crt")) + " --sigfile " + q(d_ / "a"));
+  r = run(M() + " ima verify --keyring " + q(d_ / "kr/ed.crt") + " --keyring " + q(f("ec.crt")) + " --sigfile " +
+          q(d_ / "a"));
   EXPECT_EQ(r.status, 0) << r.err;
   r = run(M() + " ima verify --strict --keyring " + q(d_ / "kr") + " --sigfile " + q(d_ / "a"));
   EXPECT_EQ(r.status, 3);
@@ -336,9 +346,10 @@ TEST_F(CliImaOptions, FuncTypoIsAUsageError) {
   auto r = run(M() + " ima verify --func FILECHECK " + q(d_ / "a"));
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err, "modsign: --func: unknown func 'FILECHECK' (FILE_CHECK, PATH_CHECK, MMAP_CHECK, FILE_MMAP, "
-                   "MMAP_CHECK_REQPROT, BPRM_CHECK, CREDS_CHECK, FIRMWARE_CHECK, POLICY_CHECK, MODULE_CHECK, "
-                   "KEXEC_KERNEL_CHECK, KEXEC_INITRAMFS_CHECK, KEXEC_CMDLINE, KEY_CHECK, CRITICAL_DATA, SETXATTR_CHECK)\n");
+  EXPECT_EQ(r.err,
+            "modsign: --func: unknown func 'FILECHECK' (FILE_CHECK, PATH_CHECK, MMAP_CHECK, FILE_MMAP, "
+            "MMAP_CHECK_REQPROT, BPRM_CHECK, CREDS_CHECK, FIRMWARE_CHECK, POLICY_CHECK, MODULE_CHECK, "
+            "KEXEC_KERNEL_CHECK, KEXEC_INITRAMFS_CHECK, KEXEC_CMDLINE, KEY_CHECK, CRITICAL_DATA, SETXATTR_CHECK)\n");
   EXPECT_EQ(run(M() + " ima verify --func file_check " + q(d_ / "a")).status, 2);  // Opt_func compares exactly
   // Every word Opt_func takes is a verdict: the file hooks and their old names (PATH_CHECK,
   // FILE_MMAP) appraise (no security.ima here: a failure), the measure-only hooks refuse the rule.
@@ -366,7 +377,8 @@ TEST_F(CliImaOptions, VerifySummaryCountsBytes) {
 // 13. One decoder of the MSC-IMA block for both serial-log parsers (tools/conformance).
 TEST(ImaOptions, SerialLogImaBlockIsDecodedOnce) {
   TempDir d;
-  spit(d / "serial.log", std::string("MSC-BOOT 7.2.13\r\nMSC-IMA-BEGIN\naGVs\nbG8=\nMSC-IMA-END\nMSC-IMA-SIZE a 5\nMSC-DONE\n"));
+  spit(d / "serial.log",
+       std::string("MSC-BOOT 7.2.13\r\nMSC-IMA-BEGIN\naGVs\nbG8=\nMSC-IMA-END\nMSC-IMA-SIZE a 5\nMSC-DONE\n"));
   const std::string py =
       "import sys; sys.path.insert(0, sys.argv[1]); from conformance import qemu, files_run; "
       "lines, blob = qemu.serial_lines(sys.argv[2]); "

@@ -20,7 +20,8 @@ class CliImaSign : public testing::Test {
   static void SetUpTestSuite() {
     dir_ = new TempDir();
     for (const auto& [name, spec] : {std::pair<std::string, std::string>{"ec", "ec -pkeyopt ec_paramgen_curve:P-384"},
-                                     {"ml", "mldsa65"}, {"other", "ec -pkeyopt ec_paramgen_curve:P-256"}}) {
+                                     {"ml", "mldsa65"},
+                                     {"other", "ec -pkeyopt ec_paramgen_curve:P-256"}}) {
       auto r = run(openssl() + " req -x509 -new -newkey " + spec + " -nodes -keyout " + q(*dir_ / (name + ".pem")) +
                    " -subj '/CN=cli " + name + "' -days 30 -out " + q(*dir_ / (name + ".crt")));
       ASSERT_EQ(r.status, 0) << r.err;
@@ -28,7 +29,9 @@ class CliImaSign : public testing::Test {
   }
   static void TearDownTestSuite() { delete dir_; }
   static std::string f(const std::string& n) { return *dir_ / n; }
-  std::string sign(const std::string& key) { return M() + " ima sign --key " + q(f(key + ".pem")) + " --cert " + q(f(key + ".crt")); }
+  std::string sign(const std::string& key) {
+    return M() + " ima sign --key " + q(f(key + ".pem")) + " --cert " + q(f(key + ".crt"));
+  }
   json verify_json(const std::string& args) {
     const auto r = run(M() + " ima verify --json " + args);
     EXPECT_EQ(r.out.empty(), false) << r.err;
@@ -166,7 +169,6 @@ TEST_F(CliImaSign, TreeAndTemplateRecordOfTheValue) {
   EXPECT_EQ(t2["template_hash_sha256"], h.out.substr(0, 64));
 }
 
-
 // Linux 6.1-6.6 end enum hash_algo at 20 (SHA-3 came with 6.7): a SHA-3 signature is ENOPKG
 // there (asymmetric_verify: hash_algo >= HASH_ALGO__LAST), and ima_hash=sha3-256 is refused.
 TEST_F(CliImaSign, Sha3SignatureIsNoHashOfLinux61) {
@@ -176,19 +178,23 @@ TEST_F(CliImaSign, Sha3SignatureIsNoHashOfLinux61) {
   EXPECT_EQ(slurp(d_ / "a.sig").at(2), 20);
   r = run(M() + " ima verify --kernel v6.1 --keyring " + q(f("ec.crt")) + " --sigfile " + q(d_ / "a"));
   EXPECT_EQ(r.status, 1) << r.out << r.err;
-  EXPECT_NE(r.out.find(": imasig: fail (EACCES): invalid-signature: ENOPKG: integrity_digsig_verify: hash_algo 20 is no "
-                       "enum hash_algo value of Linux 6.1-6.6 (SHA-3 came with 6.7)"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find(": imasig: fail (EACCES): invalid-signature: ENOPKG: integrity_digsig_verify: hash_algo 20 is no "
+                 "enum hash_algo value of Linux 6.1-6.6 (SHA-3 came with 6.7)"),
+      std::string::npos)
       << r.out;
   r = run(M() + " ima verify --kernel v6 --keyring " + q(f("ec.crt")) + " --sigfile " + q(d_ / "a"));
   EXPECT_EQ(r.status, 0) << r.out << r.err;
-  r = run(M() + " ima verify --kernel v6.1 --ima-hash sha3-256 --keyring " + q(f("ec.crt")) + " --sigfile " + q(d_ / "a"));
+  r = run(M() + " ima verify --kernel v6.1 --ima-hash sha3-256 --keyring " + q(f("ec.crt")) + " --sigfile " +
+          q(d_ / "a"));
   EXPECT_EQ(r.status, 2) << r.out << r.err;
   // The record: d-ng falls back to ima_hash (sha256 of "hello").
-  r = run(M() + " ima template --kernel v6.1 --template ima-sig --security-ima " + to_hex(slurp(d_ / "a.sig")) + " " + q(d_ / "a"));
+  r = run(M() + " ima template --kernel v6.1 --template ima-sig --security-ima " + to_hex(slurp(d_ / "a.sig")) + " " +
+          q(d_ / "a"));
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.out.find("d-ng (40 bytes): 7368613235363a002cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find("d-ng (40 bytes): 7368613235363a002cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"),
+      std::string::npos)
       << r.out;
 }
 
@@ -201,8 +207,9 @@ TEST_F(CliImaSign, ManifestDestinationCheckedFirst) {
     const auto r = run(sign("ec") + " --manifest " + q(dest) + " " + q(d_ / "a"));
     EXPECT_EQ(r.status, 3) << dest;
     EXPECT_EQ(r.out, "") << dest;
-    EXPECT_EQ(r.err, dest == "/dev/null" ? "modsign: /dev/null: is a device, not a regular file; not replacing it\n"
-                                         : "modsign: " + dest + ": cannot create temporary file: No such file or directory\n");
+    EXPECT_EQ(r.err, dest == "/dev/null"
+                         ? "modsign: /dev/null: is a device, not a regular file; not replacing it\n"
+                         : "modsign: " + dest + ": cannot create temporary file: No such file or directory\n");
   }
   const auto left = snapshot_dir(d_.path());
   EXPECT_EQ(left.size(), 1u);  // "a" alone: no temporary left behind
@@ -215,7 +222,9 @@ TEST_F(CliImaSign, SigfileTreeRoundTrip) {
   ASSERT_EQ(r.status, 0) << r.err;
   r = run(sign("ec") + " --sigfile -r " + q(d_ / "t"));
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.err.find(d_ / "t/f.sig: skipped: signature file (--sigfile), not a file to sign or check"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(d_ / "t/f.sig: skipped: signature file (--sigfile), not a file to sign or check"),
+            std::string::npos)
+      << r.err;
   EXPECT_EQ(run("ls " + q(d_ / "t")).out, "f\nf.sig\n");
   r = run(M() + " ima verify --keyring " + q(f("ec.crt")) + " --sigfile -r " + q(d_ / "t"));
   EXPECT_EQ(r.status, 0) << r.out << r.err;
@@ -228,13 +237,17 @@ TEST_F(CliImaSign, OutputsNeverOverwriteInputs) {
   spit(d_ / "b", std::string("world"));
   auto r = run(sign("ec") + " --manifest " + q(d_ / "a") + " " + q(d_ / "a") + " " + q(d_ / "b"));
   EXPECT_EQ(r.status, 3) << r.err;
-  EXPECT_NE(r.err.find(d_ / "a: is the same file as the input " + d_ / "a" + "; refusing to overwrite it"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(d_ / "a: is the same file as the input " + d_ / "a" + "; refusing to overwrite it"),
+            std::string::npos)
+      << r.err;
   EXPECT_EQ(slurp(d_ / "a"), (Bytes{'h', 'e', 'l', 'l', 'o'}));
   spit(d_ / "p", std::string("q"));
   run("ln -s " + q(d_ / "b") + " " + q(d_ / "p.sig"));
   r = run(sign("ec") + " --sigfile " + q(d_ / "p") + " " + q(d_ / "b"));
   EXPECT_EQ(r.status, 3) << r.err;
-  EXPECT_NE(r.err.find(d_ / "p.sig: is the same file as the input " + d_ / "b" + "; refusing to overwrite it"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(d_ / "p.sig: is the same file as the input " + d_ / "b" + "; refusing to overwrite it"),
+            std::string::npos)
+      << r.err;
   EXPECT_EQ(slurp(d_ / "b"), (Bytes{'w', 'o', 'r', 'l', 'd'}));
 }
 

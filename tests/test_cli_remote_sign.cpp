@@ -26,7 +26,8 @@ class CliRemote : public Cli {
   /// Signs every manifest line's to_sign with `openssl pkeyutl` into DIR/<index>.sig.
   void sign_all(const std::string& manifest, const std::string& k, const std::string& opts, const std::string& dir) {
     ASSERT_EQ(run("mkdir -p " + q(dir)).status, 0);
-    for (const auto& j : jsonl(std::string(reinterpret_cast<const char*>(slurp(manifest).data()), slurp(manifest).size()))) {
+    for (const auto& j :
+         jsonl(std::string(reinterpret_cast<const char*>(slurp(manifest).data()), slurp(manifest).size()))) {
       spit(d_ / "tbs.bin", from_hex(j.at("to_sign").get<std::string>()));
       auto r = run(openssl() + " pkeyutl -sign -inkey " + q(key(k)) + " -in " + q(d_ / "tbs.bin") + " " + opts +
                    " -out " + q(dir + "/" + std::to_string(j.at("index").get<int>()) + ".sig"));
@@ -128,8 +129,8 @@ TEST_F(CliRemote, BadSignatureChangedModuleMissingSignature) {
   EXPECT_EQ(r.status, 3);
   EXPECT_EQ(r.out, c + ": signed (ECDSA-P256, no signedAttrs, sha256, CMS " +
                        std::to_string(slurp(c).size() - 6000 - 40) + " bytes)\n");
-  EXPECT_NE(r.err.find("modsign: " + a + ": signature does not verify with " + key("ec.crt") +
-                       " (the signature from " + d_ / "sigs/1.sig" + ")\n"),
+  EXPECT_NE(r.err.find("modsign: " + a + ": signature does not verify with " + key("ec.crt") + " (the signature from " +
+                       d_ / "sigs/1.sig" + ")\n"),
             std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("modsign: " + b + ": changed since prepare (SHA-256 differs)\n"), std::string::npos) << r.err;
@@ -166,21 +167,24 @@ TEST_F(CliRemote, UsageErrors) {
   };
   for (const Case& c : std::vector<Case>{
            {"sign " + q(m), "--key is required\nRun with --help for more information.\n"},
-           {"sign --prepare x.jsonl " + q(m), "modsign: --prepare needs --cert (the signer's certificate; the private "
-                                              "key stays with the signer)\n"},
+           {"sign --prepare x.jsonl " + q(m),
+            "modsign: --prepare needs --cert (the signer's certificate; the private "
+            "key stays with the signer)\n"},
            {"sign --prepare x.jsonl --key k.pem " + q(m),
             "modsign: --prepare and --attach take no --key (the private key stays with the signer)\n"},
            {"sign --attach x.jsonl " + q(m), "modsign: --attach needs --signatures FILE|DIR\n"},
-           {"sign --attach x.jsonl --prepare y.jsonl --signatures s", "modsign: --prepare and --attach are separate "
-                                                                      "steps: give one\n"},
+           {"sign --attach x.jsonl --prepare y.jsonl --signatures s",
+            "modsign: --prepare and --attach are separate "
+            "steps: give one\n"},
            {"sign --signatures s " + q(m), "modsign: --signatures is an option of --attach\n"},
            {"sign --prepare - --cert " + q(key("mldsa.crt")) + " --deterministic " + q(m),
             "modsign: --deterministic is the signer's choice with --prepare/--attach (e.g. openssl pkeyutl -pkeyopt "
             "deterministic:1)\n"},
            {"sign --prepare - --cert " + q(key("mldsa.crt")) + " -o y.ko " + q(m),
             "modsign: -o, --p7s and --p7s-only are options of --attach, which writes the modules\n"},
-           {"sign --attach x.jsonl --signatures s " + q(m), "modsign: --attach takes its modules from MANIFEST (no "
-                                                             "MODULE or -r)\n"},
+           {"sign --attach x.jsonl --signatures s " + q(m),
+            "modsign: --attach takes its modules from MANIFEST (no "
+            "MODULE or -r)\n"},
        }) {
     auto r = run(M() + " " + c.args);
     EXPECT_EQ(r.status, 2) << c.args;
@@ -277,8 +281,10 @@ TEST_F(CliRemote, EditedManifestFieldsAreRefusedBeforeAnythingIsWritten) {
   const std::vector<Case> cases = {
       {man, "\"algorithm\":\"RSA\"", "\"algorithm\":\"ECDSA-P256\"",
        a + ": \"algorithm\" is ECDSA-P256, the certificate's key is RSA"},
-      {man, "\"compression\":null", "\"compression\":\"xz\"", a + ": \"compression\" is xz, the module is not compressed"},
-      {man, "\"recompress\":false", "\"recompress\":true", a + ": \"recompress\" is true, the module is not compressed"},
+      {man, "\"compression\":null", "\"compression\":\"xz\"",
+       a + ": \"compression\" is xz, the module is not compressed"},
+      {man, "\"recompress\":false", "\"recompress\":true",
+       a + ": \"recompress\" is true, the module is not compressed"},
       {man, "\"hash\":\"sha256\"", "\"hash\":\"sha512\"", a + ": \"hash\" is sha512 (64 bytes), to_sign has 32"},
       {man, "\"hash\":\"sha256\"", "\"hash\":\"sha999\"", a + ": \"hash\" is sha999, not a digest modsign knows"},
       {man, "\"form\":\"no signedAttrs\"", "\"form\":\"signedAttrs\"",
@@ -298,7 +304,8 @@ TEST_F(CliRemote, EditedManifestFieldsAreRefusedBeforeAnythingIsWritten) {
             q(c.manifest == man ? d_ / "sigs" : d_ / "mlsigs"));
     EXPECT_EQ(r.status, 3);
     EXPECT_EQ(r.out, "");
-    EXPECT_EQ(r.err, "modsign: " + d_ / "edited.jsonl" + ": line 1: " + c.why + " (edited since prepare); nothing was written\n");
+    EXPECT_EQ(r.err, "modsign: " + d_ / "edited.jsonl" + ": line 1: " + c.why +
+                         " (edited since prepare); nothing was written\n");
     EXPECT_EQ(slurp(a), pattern(4096));
     EXPECT_EQ(slurp(ml), pattern(4096));
   }
@@ -334,8 +341,9 @@ TEST_F(CliRemote, EditedFieldsOfALaterLineAreRefusedBeforeAnyModuleIsWritten) {
   };
   for (const Case& k : std::vector<Case>{
            {line2, "\"hash\":\"sha256\"", "\"hash\":\"sha3-256\"",
-            "line 2: " + b + ": \"to_sign\" is not what the module gives with the recorded hash sha3-256 and form no "
-                             "signedAttrs (edited since prepare)"},
+            "line 2: " + b +
+                ": \"to_sign\" is not what the module gives with the recorded hash sha3-256 and form no "
+                "signedAttrs (edited since prepare)"},
            {line3, "\"recompress\":true", "\"recompress\":false",
             "line 3: " + c + ": \"recompress\" is false, the module is xz-compressed (edited since prepare)"},
            {line2, "\"index\":2", "\"index\":2,\"index\":3", "line 2: member \"index\" given twice"},
@@ -391,7 +399,8 @@ TEST_F(CliRemote, MlDsaSignedAttrsAttachesAndEqualsItsCheck) {
   sign_all(man, "mldsa.pem", "-rawin", d_ / "sigs");
   r = run(M() + " sign --attach " + q(man) + " --signatures " + q(d_ / "sigs"));
   EXPECT_EQ(r.status, 0) << r.err;
-  r = run(M() + " verify --keyring " + q(key("mldsa.crt")) + " --kernel v7.0 --waive-mldsa-authattrs " + q(a) + " " + q(b));
+  r = run(M() + " verify --keyring " + q(key("mldsa.crt")) + " --kernel v7.0 --waive-mldsa-authattrs " + q(a) + " " +
+          q(b));
   EXPECT_EQ(r.status, 0) << r.out << r.err;
 }
 
@@ -402,7 +411,8 @@ TEST_F(CliRemote, MlDsaSignedAttrsAttachesAndEqualsItsCheck) {
 TEST_F(CliRemote, AttachRefusesStrayOrMalformedSignaturesUpFront) {
   const std::string a = module("a.ko"), b = module("b.ko", 5000);
   const std::string man = d_ / "m.jsonl";
-  auto r = run(M() + " sign -q --prepare " + q(man) + " --cert " + q(key("rsa.crt")) + " --hash sha256 " + q(a) + " " + q(b));
+  auto r = run(M() + " sign -q --prepare " + q(man) + " --cert " + q(key("rsa.crt")) + " --hash sha256 " + q(a) + " " +
+               q(b));
   ASSERT_EQ(r.status, 0) << r.err;
   sign_all(man, "rsa.pem", "-pkeyopt digest:sha256", d_ / "sigs");
   auto refused = [&](const std::string& manifest, const std::string& sigs, const std::string& message) {
@@ -415,8 +425,9 @@ TEST_F(CliRemote, AttachRefusesStrayOrMalformedSignaturesUpFront) {
   for (const char* stray : {"99.sig", "02.sig", "0.sig"}) {
     SCOPED_TRACE(stray);
     spit(d_ / "sigs" + "/" + stray, "x");
-    refused(man, d_ / "sigs", d_ / "sigs" + "/" + stray + ": no index " +
-                                  std::string(stray).substr(0, std::string(stray).size() - 4) + " in the manifest");
+    refused(man, d_ / "sigs",
+            d_ / "sigs" + "/" + stray + ": no index " + std::string(stray).substr(0, std::string(stray).size() - 4) +
+                " in the manifest");
     std::filesystem::remove(d_ / "sigs" + "/" + stray);
   }
   const std::string good = to_hex(slurp(d_ / "sigs/1.sig"));
@@ -427,7 +438,8 @@ TEST_F(CliRemote, AttachRefusesStrayOrMalformedSignaturesUpFront) {
   std::string l = text(man);
   l.replace(l.find("\"compression\":null"), 18, "\"compression\":\"\"");
   spit(d_ / "e.jsonl", l);
-  refused(d_ / "e.jsonl", d_ / "sigs", d_ / "e.jsonl" + ": line 1: \"compression\" is \"\": null, or the format's name");
+  refused(d_ / "e.jsonl", d_ / "sigs",
+          d_ / "e.jsonl" + ": line 1: \"compression\" is \"\": null, or the format's name");
   // Once the modules are signed, a --prepare of them prepares nothing: the old manifest stays.
   r = run(M() + " sign -q --attach " + q(man) + " --signatures " + q(d_ / "sigs"));
   ASSERT_EQ(r.status, 0) << r.err;
@@ -469,7 +481,8 @@ TEST_F(CliRemote, AttachAgainAfterAPartialFailure) {
   spit(d_ / "sigs/1.sig", slurp(d_ / "sigs/3.sig"));
   r = run(M() + " sign --attach " + q(man) + " --signatures " + q(d_ / "sigs"));
   EXPECT_EQ(r.status, 3);
-  EXPECT_NE(r.err.find("modsign: " + a + ": changed since prepare (4552 bytes, prepared with 4096)\n"), std::string::npos)
+  EXPECT_NE(r.err.find("modsign: " + a + ": changed since prepare (4552 bytes, prepared with 4096)\n"),
+            std::string::npos)
       << r.err;
   EXPECT_EQ(slurp(a), signed_a);
 }

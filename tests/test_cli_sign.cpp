@@ -6,19 +6,21 @@
 
 #include <nlohmann/json.hpp>
 
+#include <modsign/version.hpp>
 #include "cli_support.hpp"
 #include "cms/signed_data.hpp"
 #include "crypto/crypto.hpp"
 #include "module/compression.hpp"
 #include "module/module_signature.hpp"
-#include <modsign/version.hpp>
 
 using namespace modsign;
 using namespace modsign::test::cli_tests;
 
 namespace {
 
-std::string sha256_file(const std::string& p) { return to_hex(crypto::digest(crypto::HashAlgo::sha256, test::slurp(p))); }
+std::string sha256_file(const std::string& p) {
+  return to_hex(crypto::digest(crypto::HashAlgo::sha256, test::slurp(p)));
+}
 
 }  // namespace
 
@@ -96,7 +98,8 @@ TEST_F(Cli, SignInfoVerifyDefaultForm) {
     EXPECT_EQ(jt["trusted_keys"][0]["serial"], to_hex(cert->front().serial()));
   }
   // Both backends, and the key file holding the certificate too.
-  r = test::run(M() + " verify --backend botan --cert " + q(key("ec.crt")) + " --cert " + q(key("mldsa.crt")) + " " + q(m));
+  r = test::run(M() + " verify --backend botan --cert " + q(key("ec.crt")) + " --cert " + q(key("mldsa.crt")) + " " +
+                q(m));
   EXPECT_EQ(r.status, 0) << r.out;
   // Signed with the combined file (key + certificate), no --cert.
   const std::string m2 = module("mod2.ko");
@@ -115,7 +118,8 @@ TEST_F(Cli, SignInfoVerifyDefaultForm) {
   EXPECT_EQ(j["log"], nlohmann::json::array());
   std::vector<std::string> keys;
   for (const auto& [k, v] : j.items()) keys.push_back(k);
-  EXPECT_EQ(keys, (std::vector<std::string>{"compressed", "errno", "kernel", "log", "outcome", "path", "predicts", "reason", "signers", "trusted_keys"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"compressed", "errno", "kernel", "log", "outcome", "path", "predicts",
+                                            "reason", "signers", "trusted_keys"}));
   r = test::run(M() + " verify --json " + q(d_ / "missing.ko"));
   EXPECT_EQ(r.status, 3);
   j = nlohmann::json::parse(r.out);
@@ -123,7 +127,8 @@ TEST_F(Cli, SignInfoVerifyDefaultForm) {
   EXPECT_EQ(j["log"], nlohmann::json::array());
   keys.clear();
   for (const auto& [k, v] : j.items()) keys.push_back(k);
-  EXPECT_EQ(keys, (std::vector<std::string>{"compressed", "errno", "kernel", "log", "outcome", "path", "predicts", "reason", "signers", "trusted_keys"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"compressed", "errno", "kernel", "log", "outcome", "path", "predicts",
+                                            "reason", "signers", "trusted_keys"}));
   r = test::run(M() + " verify --json --waive-mldsa-authattrs --cert " + q(key("combined.pem")) + " " + q(m2));
   EXPECT_EQ(r.status, 0) << r.out;
   j = nlohmann::json::parse(r.out);
@@ -144,13 +149,16 @@ TEST_F(Cli, SignInfoVerifyDefaultForm) {
 
 TEST_F(Cli, VerifyFailuresGiveErrnoAndExit1) {
   const std::string m = module();
-  ASSERT_EQ(test::run(M() + " sign --key " + q(key("mldsa.pem")) + " --cert " + q(key("mldsa.crt")) + " " + q(m)).status, 0);
+  ASSERT_EQ(
+      test::run(M() + " sign --key " + q(key("mldsa.pem")) + " --cert " + q(key("mldsa.crt")) + " " + q(m)).status, 0);
   // Wrong certificate: ENOKEY, a soft error: loads tainted, refused when enforcing.
   auto r = test::run(M() + " verify --cert " + q(key("ec.crt")) + " " + q(m));
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.out, m + ": loads-tainted (ENOKEY): module with unavailable key: no trusted key matches the signer; module "
-                       "verification failed: signature and/or required key missing - tainting kernel" +
-                       test::kLoadScope + "\n");
+  EXPECT_EQ(r.out,
+            m +
+                ": loads-tainted (ENOKEY): module with unavailable key: no trusted key matches the signer; module "
+                "verification failed: signature and/or required key missing - tainting kernel" +
+                test::kLoadScope + "\n");
   r = test::run(M() + " verify --enforce --cert " + q(key("ec.crt")) + " " + q(m));
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, m + ": refused (EKEYREJECTED): Loading of module with unavailable key is rejected (no trusted key "
@@ -168,8 +176,10 @@ TEST_F(Cli, VerifyFailuresGiveErrnoAndExit1) {
   const std::string u = module("unsigned.ko");
   r = test::run(M() + " verify --cert " + q(key("mldsa.crt")) + " " + q(u));
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.out, u + ": loads-tainted (ENODATA): unsigned module: no signature marker; module verification failed: "
-                       "signature and/or required key missing - tainting kernel" + test::kLoadScope + "\n");
+  EXPECT_EQ(r.out, u +
+                       ": loads-tainted (ENODATA): unsigned module: no signature marker; module verification failed: "
+                       "signature and/or required key missing - tainting kernel" +
+                       test::kLoadScope + "\n");
   // JSON form of a failure.
   r = test::run(M() + " verify --json --cert " + q(key("mldsa.crt")) + " " + q(u));
   EXPECT_EQ(r.status, 1);
@@ -186,7 +196,8 @@ TEST_F(Cli, AlreadySignedIsRefusedUnlessReplace) {
   const std::string before = sha256_file(m);
   auto r = test::run(sign + q(m));
   EXPECT_EQ(r.status, 3);
-  EXPECT_EQ(r.err, "modsign: " + m + ": module is already signed (use --replace to strip the old signature and re-sign)\n");
+  EXPECT_EQ(r.err,
+            "modsign: " + m + ": module is already signed (use --replace to strip the old signature and re-sign)\n");
   EXPECT_EQ(sha256_file(m), before);
   r = test::run(sign + "--replace --signed-attrs " + q(m));
   ASSERT_EQ(r.status, 0) << r.err;
@@ -224,14 +235,16 @@ TEST_F(Cli, BadInputsLeaveFilesUnchanged) {
     EXPECT_EQ(r.status, 3);
     // Of another algorithm, both are named; of the same, the key and certificate differ.
     const std::string algos = cert == key("ec.crt") ? " (the key is ML-DSA-65, the certificate ECDSA-P256)" : "";
-    EXPECT_EQ(r.err, "modsign: " + cert + ": no certificate matches the private key " + key("mldsa.pem") + algos + "\n");
+    EXPECT_EQ(r.err,
+              "modsign: " + cert + ": no certificate matches the private key " + key("mldsa.pem") + algos + "\n");
     EXPECT_EQ(test::slurp(m), test::pattern(4096));
   }
   // A certificate file that is not a certificate.
   test::spit(d_ / "junk.crt", std::string("hello\n"));
   r = test::run(M() + " verify --cert " + q(d_ / "junk.crt") + " " + q(m));
   EXPECT_EQ(r.status, 3);
-  EXPECT_EQ(r.err, "modsign: " + (d_ / "junk.crt") + ": no X.509 certificate found (neither DER nor PEM CERTIFICATE)\n");
+  EXPECT_EQ(r.err,
+            "modsign: " + (d_ / "junk.crt") + ": no X.509 certificate found (neither DER nor PEM CERTIFICATE)\n");
   // A key file that is not a key.
   r = test::run(M() + " sign --key " + q(key("mldsa.crt")) + " " + q(m));
   EXPECT_EQ(r.status, 3);
@@ -247,7 +260,8 @@ TEST_F(Cli, BadInputsLeaveFilesUnchanged) {
 
 TEST_F(Cli, MalformedSignaturesAreVerdictsAndCannotBeReplaced) {
   const std::string m = module();
-  ASSERT_EQ(test::run(M() + " sign --key " + q(key("mldsa.pem")) + " --cert " + q(key("mldsa.crt")) + " " + q(m)).status, 0);
+  ASSERT_EQ(
+      test::run(M() + " sign --key " + q(key("mldsa.pem")) + " --cert " + q(key("mldsa.crt")) + " " + q(m)).status, 0);
   const Bytes good = test::slurp(m);
   auto split = module::split(good);
   ASSERT_TRUE(split.ok());
@@ -278,7 +292,8 @@ TEST_F(Cli, MalformedSignaturesAreVerdictsAndCannotBeReplaced) {
 
 TEST_F(Cli, P7sOutputs) {
   const std::string m = module();
-  const std::string sign = M() + " sign --key " + q(key("rsa.pem")) + " --cert " + q(key("rsa.crt")) + " --hash sha256 ";
+  const std::string sign =
+      M() + " sign --key " + q(key("rsa.pem")) + " --cert " + q(key("rsa.crt")) + " --hash sha256 ";
   ASSERT_EQ(test::run(sign + "--p7s-only " + q(m)).status, 0);
   EXPECT_EQ(test::slurp(m), test::pattern(4096));  // module untouched
   const Bytes p7s = test::slurp(m + ".p7s");

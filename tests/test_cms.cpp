@@ -63,10 +63,10 @@ std::string case_name(const testing::TestParamInfo<Case>& i) {
 
 std::vector<Case> all_cases() {
   std::vector<Case> v;
-  for (auto [algo, bits] : {std::pair{KeyAlgo::rsa, 2048}, std::pair{KeyAlgo::rsa, 4096},
-                            std::pair{KeyAlgo::ecdsa_p256, 0}, std::pair{KeyAlgo::ecdsa_p384, 0},
-                            std::pair{KeyAlgo::ml_dsa_44, 0}, std::pair{KeyAlgo::ml_dsa_65, 0},
-                            std::pair{KeyAlgo::ml_dsa_87, 0}})
+  for (auto [algo, bits] :
+       {std::pair{KeyAlgo::rsa, 2048}, std::pair{KeyAlgo::rsa, 4096}, std::pair{KeyAlgo::ecdsa_p256, 0},
+        std::pair{KeyAlgo::ecdsa_p384, 0}, std::pair{KeyAlgo::ml_dsa_44, 0}, std::pair{KeyAlgo::ml_dsa_65, 0},
+        std::pair{KeyAlgo::ml_dsa_87, 0}})
     for (bool attrs : {false, true})
       for (auto sid : {cms::SignerIdType::issuer_and_serial, cms::SignerIdType::subject_key_id})
         v.push_back({algo, bits, attrs, sid});
@@ -129,8 +129,7 @@ TEST_P(RoundTrip, BuildParseVerify) {
     auto bad = cms::verify(*sd, altered, {s.cert}, backend);
     ASSERT_FALSE(bad.ok());
     EXPECT_EQ(bad.error().code, KErr::ekeyrejected);
-    EXPECT_EQ(bad.error().message,
-              c.signed_attrs ? "Message digest doesn't match" : "signature does not verify");
+    EXPECT_EQ(bad.error().message, c.signed_attrs ? "Message digest doesn't match" : "signature does not verify");
   }
   // Another key's certificate with the same issuer/serial would be rejected, and an
   // unrelated certificate does not match at all: ENOKEY.
@@ -154,8 +153,14 @@ TEST(Cms, SignedAttrsBlockIsExactDer) {
   // [0] { SEQ { contentType, SET { id-data } }, SEQ { messageDigest, SET { OCTET STRING(64) } } }
   const std::string expected =
       "a06b"
-      "3018" "06092a864886f70d010903" "310b" "06092a864886f70d010701"
-      "304f" "06092a864886f70d010904" "3142" "0440"
+      "3018"
+      "06092a864886f70d010903"
+      "310b"
+      "06092a864886f70d010701"
+      "304f"
+      "06092a864886f70d010904"
+      "3142"
+      "0440"
       "ed3ea71e2627334fc7fe8443d74b5851007086fefe73543a4423718cd9e0eb24"
       "e5fc80675e02cef94055944f65e1df45a8f69f776f59a4c3e32031ca7ef07387";
   EXPECT_EQ(to_hex(*sd->signers[0].signed_attrs), expected);
@@ -193,7 +198,8 @@ TEST(Cms, RsaIsByteIdenticalToOpenSslCmsCommand) {
   test::spit(d / "cert.pem", s.cert.pem());
   for (bool attrs : {false, true})
     for (bool keyid : {false, true}) {
-      const std::string flags = std::string(attrs ? "-nosmimecap -no_signing_time" : "-noattr") + (keyid ? " -keyid" : "");
+      const std::string flags =
+          std::string(attrs ? "-nosmimecap -no_signing_time" : "-noattr") + (keyid ? " -keyid" : "");
       auto r = test::run(test::openssl() + " cms -sign -binary -nocerts -md sha256 " + flags + " -in " +
                          test::q(d / "content.bin") + " -signer " + test::q(d / "cert.pem") + " -inkey " +
                          test::q(d / "key.pem") + " -outform DER -out " + test::q(d / "ref.p7s"));
@@ -276,17 +282,22 @@ TEST(Cms, CrossBackendMlDsa) {
     ASSERT_TRUE(by_openssl.ok() && by_botan.ok());
     EXPECT_EQ(by_openssl->size(), crypto::ml_dsa_signature_size(algo));
     EXPECT_EQ(by_botan->size(), crypto::ml_dsa_signature_size(algo));
-    EXPECT_TRUE(crypto::verify_message(s.cert.public_key(), HashAlgo::sha512, msg, *by_openssl, crypto::Backend::botan).ok());
-    EXPECT_TRUE(crypto::verify_message(s.cert.public_key(), HashAlgo::sha512, msg, *by_botan, crypto::Backend::openssl).ok());
+    EXPECT_TRUE(
+        crypto::verify_message(s.cert.public_key(), HashAlgo::sha512, msg, *by_openssl, crypto::Backend::botan).ok());
+    EXPECT_TRUE(
+        crypto::verify_message(s.cert.public_key(), HashAlgo::sha512, msg, *by_botan, crypto::Backend::openssl).ok());
     // Same key from the seed through Botan: identical public key.
     auto seed = s.key.ml_dsa_seed();
     ASSERT_TRUE(seed.has_value());
     EXPECT_EQ(crypto::botan::ml_dsa_public_from_seed(algo, *seed), s.cert.public_key().raw());
     // Wrong-length signature: EBADMSG (crypto/mldsa.c), both backends.
     Bytes short_sig(by_openssl->begin(), by_openssl->end() - 1);
-    EXPECT_EQ(crypto::verify_message(s.cert.public_key(), HashAlgo::sha512, msg, short_sig).error().code, KErr::ebadmsg);
+    EXPECT_EQ(crypto::verify_message(s.cert.public_key(), HashAlgo::sha512, msg, short_sig).error().code,
+              KErr::ebadmsg);
     EXPECT_EQ(crypto::verify_message(s.cert.public_key(), HashAlgo::sha512, msg, short_sig, crypto::Backend::botan)
-                  .error().code, KErr::ebadmsg);
+                  .error()
+                  .code,
+              KErr::ebadmsg);
   }
 }
 

@@ -29,14 +29,16 @@ json dump_json(const std::string& file) {
 /// (-noverify: no chain), the verdict modsign's must equal.
 int openssl_verify(const std::string& file, const std::string& inform, const std::string& cert,
                    const std::string& content = "") {
-  const auto r = run(openssl() + " cms -verify -binary -inform " + inform + " -in " + q(file) + " -nointern -certfile " +
-                     q(cert) + " -noverify -out /dev/null" + (content.empty() ? "" : " -content " + q(content)));
+  const auto r =
+      run(openssl() + " cms -verify -binary -inform " + inform + " -in " + q(file) + " -nointern -certfile " + q(cert) +
+          " -noverify -out /dev/null" + (content.empty() ? "" : " -content " + q(content)));
   return r.status;
 }
 
 int modsign_verify(const std::string& file, const std::string& cert, const std::string& content = "",
                    std::string* out = nullptr) {
-  const auto r = run(M() + " cms verify --cert " + q(cert) + (content.empty() ? "" : " --content " + q(content)) + " " + q(file));
+  const auto r =
+      run(M() + " cms verify --cert " + q(cert) + (content.empty() ? "" : " --content " + q(content)) + " " + q(file));
   if (out) *out = r.out + r.err;
   return r.status;
 }
@@ -78,9 +80,10 @@ TEST(CmsCli, Rfc9882ExamplesDumpExactFields) {
   EXPECT_EQ(s["signed_attrs"][0]["values"][0], "data (1.2.840.113549.1.7.1)");
   EXPECT_EQ(s["signed_attrs"][1]["name"], "messageDigest");
   EXPECT_EQ(s["signed_attrs"][1]["offset"], 222);
-  EXPECT_EQ(s["message_digest"],
-            "0bbf93681247c4dce90c456e2b297c3dee17452e2bed43f3955383dcfc3adf5a6dddecf3a9231350e160b0c860d358ac22756c1c1d9f44"
-            "dc24f44f08f6808fd4");
+  EXPECT_EQ(
+      s["message_digest"],
+      "0bbf93681247c4dce90c456e2b297c3dee17452e2bed43f3955383dcfc3adf5a6dddecf3a9231350e160b0c860d358ac22756c1c1d9f44"
+      "dc24f44f08f6808fd4");
   EXPECT_EQ(s["signature_algorithm"]["name"], "id-ml-dsa-44");
   EXPECT_EQ(s["signature_algorithm"]["oid"], "2.16.840.1.101.3.4.3.17");
   EXPECT_EQ(s["signature_algorithm"]["offset"], 303);
@@ -113,7 +116,8 @@ TEST(CmsCli, Rfc9882ExamplesVerifyAsOpenssl) {
       EXPECT_EQ(j["econtent"].is_null(), false) << f;
       std::string out;
       EXPECT_EQ(modsign_verify(f, cert, "", &out), 0) << out;
-      const std::string other = V(std::string("rfc9881-dilithium-certificates/ML-DSA-") + (i == 0 ? "65" : "44") + ".crt");
+      const std::string other =
+          V(std::string("rfc9881-dilithium-certificates/ML-DSA-") + (i == 0 ? "65" : "44") + ".crt");
       EXPECT_EQ(modsign_verify(f, other), 1) << f;  // the wrong level's certificate
       if (attrs) {
         EXPECT_EQ(openssl_verify(f, "PEM", cert), 0) << f;
@@ -122,11 +126,12 @@ TEST(CmsCli, Rfc9882ExamplesVerifyAsOpenssl) {
         // OpenSSL 3.5.7 verifies ML-DSA SignerInfos only with signedAttrs, 4.0.3 only the
         // detached ones (test::openssl_mldsa_noattr_refusal); Botan confirms these
         // (test_api_cms.cpp).
-        const auto r = run(openssl() + " cms -verify -binary -inform PEM -in " + q(f) + " -nointern -certfile " + q(cert) +
-                           " -noverify -out /dev/null");
+        const auto r = run(openssl() + " cms -verify -binary -inform PEM -in " + q(f) + " -nointern -certfile " +
+                           q(cert) + " -noverify -out /dev/null");
         EXPECT_NE(r.status, 0) << f;
         EXPECT_NE(r.err.find(test::openssl_mldsa_noattr_refusal(true)), std::string::npos)
-            << "openssl " << test::openssl_major() << " now verifies attached ML-DSA without signedAttrs: compare its verdict: " << r.err;
+            << "openssl " << test::openssl_major()
+            << " now verifies attached ML-DSA without signedAttrs: compare its verdict: " << r.err;
       }
     }
     ++i;
@@ -140,7 +145,8 @@ TEST(CmsCli, Rfc9882KernelVerdict) {
                q(V("rfc9882-cms-ml-dsa/mldsa65-no-signed-attrs.pem")));
   EXPECT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_EQ(json::parse(r.out)["kernel"]["errno"], "OK");
-  r = run(M() + " cms verify --cert " + q(cert) + " --kernel v7.0 --json " + q(V("rfc9882-cms-ml-dsa/mldsa65-signed-attrs.pem")));
+  r = run(M() + " cms verify --cert " + q(cert) + " --kernel v7.0 --json " +
+          q(V("rfc9882-cms-ml-dsa/mldsa65-signed-attrs.pem")));
   EXPECT_EQ(r.status, 1) << r.out << r.err;
   EXPECT_EQ(json::parse(r.out)["verified"], true);
   EXPECT_EQ(json::parse(r.out)["kernel"]["errno"], "EKEYREJECTED");
@@ -148,7 +154,8 @@ TEST(CmsCli, Rfc9882KernelVerdict) {
           q(V("rfc9882-cms-ml-dsa/mldsa65-signed-attrs.pem")));
   EXPECT_EQ(r.status, 0) << r.out << r.err;
   // v6 knows no ML-DSA.
-  r = run(M() + " cms verify --cert " + q(cert) + " --kernel v6 --json " + q(V("rfc9882-cms-ml-dsa/mldsa65-no-signed-attrs.pem")));
+  r = run(M() + " cms verify --cert " + q(cert) + " --kernel v6 --json " +
+          q(V("rfc9882-cms-ml-dsa/mldsa65-no-signed-attrs.pem")));
   EXPECT_EQ(r.status, 1) << r.out << r.err;
   EXPECT_EQ(json::parse(r.out)["kernel"]["errno"], "ENOPKG");
 }
@@ -229,7 +236,8 @@ TEST(CmsCli, UsageAndMalformed) {
           q(V(dir + "mldsa44.detached.min-attrs.skid.p7s")));
   EXPECT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_NE(r.err.find(k / "README" + ": skipped: "), std::string::npos) << r.err;
-  EXPECT_NE(r.out.find(": SignerInfo 1: verified (ML-DSA-44, CN=Test module signing key)\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(": SignerInfo 1: verified (ML-DSA-44, CN=Test module signing key)\n"), std::string::npos)
+      << r.out;
   // Without --cert, the embedded certificate is used, with a note.
   r = run(M() + " cms verify " + q(V(dir + "mldsa87.attached.default-attrs.with-cert.p7s")));
   EXPECT_EQ(r.status, 0) << r.err;
@@ -246,8 +254,12 @@ TEST(CmsCli, EmptySubjectAndUnnamedDigestAlgorithm) {
   auto r = run("cd " + q(d.path()) + " && " + o +
                " req -x509 -newkey ml-dsa-44 -nodes -keyout k.pem -out c.pem -subj / -days 3 2>/dev/null && " + o +
                " cms -sign -binary -md sha512 -in content -signer c.pem -inkey k.pem -outform DER -nodetach -out "
-               "s.p7s && " + o + " req -x509 -newkey rsa:2048 -nodes -keyout r.pem -out r.crt -subj /CN=r -days 3 "
-               "2>/dev/null && " + o + " cms -sign -binary -md sha256 -in content -signer r.crt -inkey r.pem "
+               "s.p7s && " +
+               o +
+               " req -x509 -newkey rsa:2048 -nodes -keyout r.pem -out r.crt -subj /CN=r -days 3 "
+               "2>/dev/null && " +
+               o +
+               " cms -sign -binary -md sha256 -in content -signer r.crt -inkey r.pem "
                "-outform DER -nodetach -out r.p7s");
   ASSERT_EQ(r.status, 0) << r.err;
   r = run(M() + " cms verify --cert " + q(d / "c.pem") + " " + q(d / "s.p7s"));
@@ -321,7 +333,9 @@ TEST(CmsCli, BerSignatureIsLabelledAndInfoReadsIt) {
   TempDir d;
   ASSERT_EQ(run(M() + " keygen --out " + q(d / "k.pem") + " --cert-out " + q(d / "c.pem")).status, 0);
   spit(d / "m.ko", Bytes(4096, 0x5a));
-  ASSERT_EQ(run(M() + " sign -q --p7s-only --key " + q(d / "k.pem") + " --cert " + q(d / "c.pem") + " " + q(d / "m.ko")).status, 0);
+  ASSERT_EQ(run(M() + " sign -q --p7s-only --key " + q(d / "k.pem") + " --cert " + q(d / "c.pem") + " " + q(d / "m.ko"))
+                .status,
+            0);
   const Bytes der = slurp(d / "m.ko.p7s");
   ASSERT_GE(der.size(), 4u);
   ASSERT_EQ(der[0], 0x30);
@@ -336,7 +350,8 @@ TEST(CmsCli, BerSignatureIsLabelledAndInfoReadsIt) {
   spit(d / "ber.p7s", ber);
   auto r = run(M() + " cms dump " + q(d / "ber.p7s"));
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.out.substr(0, r.out.find('\n')), d / "ber.p7s" + ": BER, " + std::to_string(ber.size()) + " bytes of BER");
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
+            d / "ber.p7s" + ": BER, " + std::to_string(ber.size()) + " bytes of BER");
   const json j = dump_json(d / "ber.p7s");
   EXPECT_EQ(j["format"], "BER");
   EXPECT_EQ(j["encoding"], "BER");
@@ -361,9 +376,7 @@ TEST(CmsCli, BerSignatureIsLabelledAndInfoReadsIt) {
     // (pkcs7_sig_note_issuer), which indefinite RDNs change: no key for all-indefinite.ko.
     r = run(M() + " verify --cert " + q(d / "c.pem") + " " + q(d / name));
     EXPECT_EQ(r.status, name == "all-indefinite.ko" ? 1 : 0) << name << ": " << r.out << r.err;
-    if (name == "all-indefinite.ko") {
-      EXPECT_NE(r.out.find("(ENOKEY)"), std::string::npos) << r.out;
-    }
+    if (name == "all-indefinite.ko") { EXPECT_NE(r.out.find("(ENOKEY)"), std::string::npos) << r.out; }
   }
   const Bytes all = all_indefinite(der);
   EXPECT_EQ(all[1], 0x80);

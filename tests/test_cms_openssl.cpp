@@ -25,8 +25,8 @@ int openssl_verify(const std::string& file, const std::string& cert, const std::
 }
 
 int modsign_verify(const std::string& file, const std::string& cert, const std::string& content, std::string* out) {
-  const auto r = run(modsign_cli() + " cms verify --cert " + q(cert) + (content.empty() ? "" : " --content " + q(content)) +
-                     " " + q(file));
+  const auto r = run(modsign_cli() + " cms verify --cert " + q(cert) +
+                     (content.empty() ? "" : " --content " + q(content)) + " " + q(file));
   *out = r.out + r.err;
   return r.status;
 }
@@ -43,7 +43,8 @@ TEST_P(CmsOpenssl, VerdictEqualsOpensslCmsVerify) {
   spit(content, pattern(3000));
 
   // -stream writes BER: indefinite lengths, eContent as a constructed OCTET STRING.
-  const std::vector<std::string> forms = {"", "-noattr", "-nocerts", "-keyid", "-nosmimecap", "-no_signing_time", "-stream"};
+  const std::vector<std::string> forms = {"",       "-noattr", "-nocerts", "-keyid", "-nosmimecap", "-no_signing_time",
+                                          "-stream"};
   int compared = 0, signed_ok = 0;
   for (const std::string md : {"sha256", "sha384", "sha512"}) {
     for (const auto& form : forms) {

@@ -155,9 +155,10 @@ class CompressedCli : public testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new test::TempDir();
-    ASSERT_EQ(test::run(test::modsign_cli() + " keygen --out " + q(*dir_ / "k.pem") + " --cert-out " + q(*dir_ / "c.pem"))
-                  .status,
-              0);
+    ASSERT_EQ(
+        test::run(test::modsign_cli() + " keygen --out " + q(*dir_ / "k.pem") + " --cert-out " + q(*dir_ / "c.pem"))
+            .status,
+        0);
   }
   static void TearDownTestSuite() { delete dir_; }
   static std::string M() { return test::modsign_cli(); }
@@ -174,9 +175,8 @@ TEST_F(CompressedCli, SignVerifyStripExtractEachFormat) {
     test::spit(path, module::compress(img, f.c));
     auto r = test::run(M() + " sign --recompress --key " + k() + " --cert " + c() + " " + q(path));
     ASSERT_EQ(r.status, 0) << r.err;
-    EXPECT_EQ(r.out, path + ": signed (ML-DSA-65, no signedAttrs, sha512, CMS " +
-                         std::to_string(3467) + " bytes, recompressed " +
-                         std::string(module::compression_name(f.c)) + ")\n")
+    EXPECT_EQ(r.out, path + ": signed (ML-DSA-65, no signedAttrs, sha512, CMS " + std::to_string(3467) +
+                         " bytes, recompressed " + std::string(module::compression_name(f.c)) + ")\n")
         << r.out;
     // The command-line decompressor gives exactly the signed image: content ‖ CMS ‖ trailer.
     r = test::run(std::string(f.decompress_cmd) + " < " + q(path) + " > " + q(d_ / "signed.ko"));
@@ -196,16 +196,17 @@ TEST_F(CompressedCli, SignVerifyStripExtractEachFormat) {
     r = test::run(M() + " verify --module-decompress none --cert " + c() + " " + q(path));
     EXPECT_EQ(r.status, 1);
     EXPECT_EQ(r.out.substr(0, r.out.find(" [")),
-              path + ": refused (EOPNOTSUPP): module_decompress: the kernel has no in-kernel module decompression "
-                     "(CONFIG_MODULE_DECOMPRESS is not set)");
+              path +
+                  ": refused (EOPNOTSUPP): module_decompress: the kernel has no in-kernel module decompression "
+                  "(CONFIG_MODULE_DECOMPRESS is not set)");
     const std::string other = f.c == Compression::xz ? "zstd" : "xz";
     r = test::run(M() + " verify --module-decompress " + other + " --cert " + c() + " " + q(path));
     EXPECT_EQ(r.status, 1);
-    EXPECT_EQ(r.out.substr(0, r.out.find(" [")),
-              path + ": refused (EINVAL): module_decompress: not " + (other == "xz" ? "an " : "a ") + other +
-                  " compressed module (the kernel decompresses only " + other + ")");
-    r = test::run(M() + " verify --module-decompress " + std::string(module::compression_name(f.c)) + " --cert " +
-                  c() + " " + q(path));
+    EXPECT_EQ(r.out.substr(0, r.out.find(" [")), path + ": refused (EINVAL): module_decompress: not " +
+                                                     (other == "xz" ? "an " : "a ") + other +
+                                                     " compressed module (the kernel decompresses only " + other + ")");
+    r = test::run(M() + " verify --module-decompress " + std::string(module::compression_name(f.c)) + " --cert " + c() +
+                  " " + q(path));
     EXPECT_EQ(r.status, 0) << r.out;
     r = test::run(M() + " verify --module-decompress lz4 --cert " + c() + " " + q(path));
     EXPECT_EQ(r.status, 2);
@@ -252,7 +253,7 @@ TEST_F(CompressedCli, Crc64IsReportedAsRefusedByTheKernel) {
   auto r = test::run(M() + " verify --cert " + c() + " " + q(path + ".xz"));
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out.rfind(path + ".xz: refused (EINVAL): xz stream uses a CRC64 check; the kernel's xz decoder accepts "
-                                "only CRC32 or none",
+                               "only CRC32 or none",
                         0),
             0u)
       << r.out;
@@ -287,7 +288,7 @@ TEST_F(CompressedCli, BadStreamsExit3AndWriteNothing) {
     const std::string path = d_ / b.name;
     test::spit(path, b.data);
     for (const std::string& cmd : {" sign --recompress --key " + k() + " --cert " + c(), std::string(" verify"),
-                                  std::string(" info"), std::string(" strip --recompress"), std::string(" extract")}) {
+                                   std::string(" info"), std::string(" strip --recompress"), std::string(" extract")}) {
       // verify predicts the kernel, which ignores bytes after the stream (BytesAfterTheStream).
       if (b.name == "trail.ko.xz" && cmd == " verify") continue;
       auto r = test::run(M() + cmd + " --max-size 1000000 " + q(path));
@@ -323,7 +324,8 @@ TEST(Compression, StreamsTheKernelDecompressorRefuses) {
   const std::vector<Case> cases = {
       {"delta.ko.xz", "xz --delta=dist=4 --lzma2 --check=crc32 -c m.ko > delta.ko.xz",
        "xz filter chain other than LZMA2"},
-      {"x86off.ko.xz", "xz --x86=start=16 --lzma2 --check=crc32 -c m.ko > x86off.ko.xz", "xz BCJ filter with a start offset"},
+      {"x86off.ko.xz", "xz --x86=start=16 --lzma2 --check=crc32 -c m.ko > x86off.ko.xz",
+       "xz BCJ filter with a start offset"},
       {"pz.ko.zst", "pzstd -q -c m.ko > pz.ko.zst", "zstd file starts with a skippable frame"},
       {"comment.ko.gz",
        "python3 -c \"import zlib,sys; d=open('m.ko','rb').read(); c=zlib.compressobj(6,zlib.DEFLATED,-15); "
@@ -337,13 +339,15 @@ TEST(Compression, StreamsTheKernelDecompressorRefuses) {
     auto m = module::open_module(test::slurp(d / c.file));
     ASSERT_TRUE(m.ok()) << c.file << ": " << m.error().message;
     EXPECT_EQ(m->image, img) << c.file;  // userspace tools read the right image
-    EXPECT_EQ(m->kernel_decompress_problem.rfind(c.problem_start, 0), 0u) << c.file << ": " << m->kernel_decompress_problem;
+    EXPECT_EQ(m->kernel_decompress_problem.rfind(c.problem_start, 0), 0u)
+        << c.file << ": " << m->kernel_decompress_problem;
     r = test::run(test::modsign_cli() + " verify " + q(d / c.file));
     EXPECT_EQ(r.status, 1) << r.out << r.err;
     EXPECT_NE(r.out.find(": refused (EINVAL): " + c.problem_start), std::string::npos) << r.out;
   }
   // Plain CLI outputs are fine for the kernel.
-  ASSERT_EQ(test::run("cd " + q(d.path()) + " && xz --x86 --lzma2 --check=crc32 -c m.ko > bcj.ko.xz && gzip -n -c m.ko > n.ko.gz")
+  ASSERT_EQ(test::run("cd " + q(d.path()) +
+                      " && xz --x86 --lzma2 --check=crc32 -c m.ko > bcj.ko.xz && gzip -n -c m.ko > n.ko.gz")
                 .status,
             0);
   EXPECT_EQ(module::open_module(test::slurp(d / "bcj.ko.xz"))->kernel_decompress_problem, "");
@@ -354,8 +358,9 @@ TEST(Compression, StreamsTheKernelDecompressorRefuses) {
 // data (liblzma status 9)").
 TEST(Compression, DecoderErrorsAreWorded) {
   const Bytes img = image();
-  const std::vector<std::pair<Compression, std::string>> trunc = {
-      {Compression::xz, "truncated xz data"}, {Compression::zstd, "truncated zstd data"}, {Compression::gzip, "truncated gzip data"}};
+  const std::vector<std::pair<Compression, std::string>> trunc = {{Compression::xz, "truncated xz data"},
+                                                                  {Compression::zstd, "truncated zstd data"},
+                                                                  {Compression::gzip, "truncated gzip data"}};
   for (const auto& [c, want] : trunc) {
     const Bytes packed = module::compress(img, c);
     auto t = module::decompress(ByteView(packed).first(packed.size() / 2), c);
@@ -371,7 +376,7 @@ TEST(Compression, DecoderErrorsAreWorded) {
   EXPECT_EQ(x.error().message, "corrupt xz data");
   // LZMA_OPTIONS_ERROR: a reserved bit set in the stream flags (stream header CRC fixed up).
   Bytes opt = module::compress(img, Compression::xz);
-  opt[6] = 0x01;  // the first stream-flag byte must be zero
+  opt[6] = 0x01;                    // the first stream-flag byte must be zero
   std::uint32_t crc = 0xffffffffu;  // CRC-32 (IEEE, reflected) of the two stream-flag bytes
   for (int i = 6; i < 8; ++i) {
     crc ^= opt[i];
@@ -399,7 +404,9 @@ TEST_F(CompressedCli, BytesAfterTheStreamAreIgnoredAsTheKernelDoes) {
   const Bytes img = image(20000);
   test::spit(d_ / "plain.ko", img);
   ASSERT_EQ(test::run(M() + " sign --key " + k() + " --cert " + c() + " --dest " + q(d_ / "signed.ko") + " " +
-                      q(d_ / "plain.ko")).status, 0);
+                      q(d_ / "plain.ko"))
+                .status,
+            0);
   const Bytes signed_img = test::slurp(d_ / "signed.ko");
   const Bytes appended(signed_img.begin() + static_cast<std::ptrdiff_t>(img.size()), signed_img.end());
   for (const auto& f : kFormats) {

@@ -53,7 +53,8 @@ TEST(DbxCheck, SignedImageAllowedByDbCertificateAsSbverifyAgrees) {
   auto r = run(cli() + " dbx check --dbx " + q(d / "empty.esl") + " --db " + q(db) + " " + q(d / "signed.efi"));
   EXPECT_EQ(r.status, 0) << r.err;
   const std::string sha = to_hex(authenticode_file(d / "signed.efi")->sha256);
-  EXPECT_EQ(r.out, d / "signed.efi" + ": allowed: signature 1 verifies against db certificate \"CN = modsign dbx check signer\" (" +
+  EXPECT_EQ(r.out, d / "signed.efi" +
+                       ": allowed: signature 1 verifies against db certificate \"CN = modsign dbx check signer\" (" +
                        db + " list 1 entry 1, byte offset 28)\n  authenticode-sha256: " + sha + "\n");
   // The same certificate as MokListRT (what shim admits besides db): allowed the same way.
   r = run(cli() + " dbx check --json --dbx " + q(d / "empty.esl") + " --mok " + q(db) + " " + q(d / "signed.efi"));
@@ -98,7 +99,8 @@ TEST(DbxCheck, RefusedByHashInDbxNamesEntryAndOffset) {
   const std::string db = esl_of_cert(d, d / "c.der", "db.esl");
   const std::string sha = to_hex(authenticode_file(d / "signed.efi")->sha256);
   // dbx: an unrelated hash, then the image's, in one list: the second entry (its owner GUID) at 28 + 48.
-  sh(cli() + " dbx add-hash --owner " + kOwnerB.str() + " -o " + q(d / "dbx.esl") + " " + std::string(64, 'a') + " " + sha);
+  sh(cli() + " dbx add-hash --owner " + kOwnerB.str() + " -o " + q(d / "dbx.esl") + " " + std::string(64, 'a') + " " +
+     sha);
   auto r = run(cli() + " dbx check --dbx " + q(d / "dbx.esl") + " --db " + q(db) + " " + q(d / "signed.efi"));
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_EQ(r.out, d / "signed.efi" + ": refused: Authenticode hash in dbx as EFI_CERT_SHA256 (" + d / "dbx.esl" +
@@ -132,8 +134,10 @@ TEST(DbxCheck, RefusedByHashInDbxNamesEntryAndOffset) {
   EXPECT_EQ(json_line(r.out)["rule"], "hash_in_dbx");
   r = run(cli() + " dbx check --dbx " + q(d / "empty.esl") + " " + q(plain));
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.out, plain + ": refused: not allowed by db (no signature verifies against a db certificate, hash not in "
-                           "db)\n  authenticode-sha256: " + usha + "\n");
+  EXPECT_EQ(r.out, plain +
+                       ": refused: not allowed by db (no signature verifies against a db certificate, hash not in "
+                       "db)\n  authenticode-sha256: " +
+                       usha + "\n");
 }
 
 TEST(DbxCheck, RefusedByCertificateInDbx) {
@@ -144,8 +148,10 @@ TEST(DbxCheck, RefusedByCertificateInDbx) {
   auto r = run(cli() + " dbx check --dbx " + q(dbx) + " --db " + q(db) + " " + q(d / "signed.efi"));
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
-            d / "signed.efi" + ": refused: signature 1 verifies against a dbx EFI_CERT_X509 certificate \"CN = modsign dbx "
-                               "check signer\" (" + dbx + " list 1 entry 1, byte offset 28)");
+            d / "signed.efi" +
+                ": refused: signature 1 verifies against a dbx EFI_CERT_X509 certificate \"CN = modsign dbx "
+                "check signer\" (" +
+                dbx + " list 1 entry 1, byte offset 28)");
 
   // EFI_CERT_X509_SHA256 of the signer's TBSCertificate with a TimeOfRevocation.
   auto cert = crypto::Certificate::from_der(slurp(d / "c.der"));
@@ -156,12 +162,14 @@ TEST(DbxCheck, RefusedByCertificateInDbx) {
   r = run(cli() + " dbx check --dbx " + q(d / "tbs.esl") + " --db " + q(db) + " " + q(d / "signed.efi"));
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
-            d / "signed.efi" + ": refused: certificate \"CN = modsign dbx check signer\" of signature 1 is in dbx as "
-                               "EFI_CERT_X509_SHA256, revoked at 2024-05-06 07:08:09 (" + d / "tbs.esl" +
-                               " list 1 entry 1, byte offset 28)");
-  EXPECT_NE(r.out.find("  note: the certificate was revoked at 2024-05-06 07:08:09; firmware admits a signature with an "
-                       "RFC 3161 timestamp before that time verified by dbt, which modsign does not evaluate\n"),
-            std::string::npos);
+            d / "signed.efi" +
+                ": refused: certificate \"CN = modsign dbx check signer\" of signature 1 is in dbx as "
+                "EFI_CERT_X509_SHA256, revoked at 2024-05-06 07:08:09 (" +
+                d / "tbs.esl" + " list 1 entry 1, byte offset 28)");
+  EXPECT_NE(
+      r.out.find("  note: the certificate was revoked at 2024-05-06 07:08:09; firmware admits a signature with an "
+                 "RFC 3161 timestamp before that time verified by dbt, which modsign does not evaluate\n"),
+      std::string::npos);
   r = run(cli() + " dbx check --json --dbx " + q(d / "tbs.esl") + " --db " + q(db) + " " + q(d / "signed.efi"));
   auto j = json_line(r.out);
   EXPECT_EQ(j["rule"], "certificate_hash_in_dbx");
@@ -199,7 +207,8 @@ TEST(DbxJson, MemberNamedTwiceOrNulIsRefused) {
   TempDir d;
   const Bytes b = slurp(kJson);
   const std::string text(b.begin(), b.end());
-  const std::string first = "\"authenticodeHash\": \"80B4D96931BF0D02FD91A61E19D14F1DA452E66DB2408CA8604D411F92659F0A\",";
+  const std::string first =
+      "\"authenticodeHash\": \"80B4D96931BF0D02FD91A61E19D14F1DA452E66DB2408CA8604D411F92659F0A\",";
   const std::size_t at = text.find(first);
   ASSERT_NE(at, std::string::npos);
   const std::string twice = text.substr(0, at + first.size()) + " \"authenticodeHash\": \"" + std::string(64, '0') +
@@ -226,9 +235,12 @@ TEST(DbxJson, ImportWritesHashesAndSvnRecords) {
   TempDir d;
   auto r = run(cli() + " dbx import-json --arch amd64 -o " + q(d / "x64.esl") + " " + q(kJson));
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.err, "modsign: " + kJson + ": note: certificates[0]: MicWinProPCA2011_2011-10-19.der (CN = Microsoft "
-                   "Windows Production PCA 2011) not found beside the JSON; not included\nmodsign: " + d / "x64.esl" +
-                   ": 7 entries for x64: 4 EFI_CERT_SHA256 image hashes, 3 SVN records, 0 EFI_CERT_X509 certificates\n");
+  EXPECT_EQ(r.err,
+            "modsign: " + kJson +
+                ": note: certificates[0]: MicWinProPCA2011_2011-10-19.der (CN = Microsoft "
+                "Windows Production PCA 2011) not found beside the JSON; not included\nmodsign: " +
+                d / "x64.esl" +
+                ": 7 entries for x64: 4 EFI_CERT_SHA256 image hashes, 3 SVN records, 0 EFI_CERT_X509 certificates\n");
   // Two lists (owner Microsoft, owner SVN) of 48-byte entries: 28 + 4*48 + 28 + 3*48 bytes.
   const Bytes esl = slurp(d / "x64.esl");
   ASSERT_EQ(esl.size(), 392u);
@@ -239,10 +251,11 @@ TEST(DbxJson, ImportWritesHashesAndSvnRecords) {
   // flatHash is never an entry.
   const std::string text = run(cli() + " dbx list " + q(d / "x64.esl")).out;
   EXPECT_EQ(text.find("2df05c41acc56d0f"), std::string::npos);
-  EXPECT_NE(text.find("  entry 2.1: owner 9d132b6c-59d5-4388-ab1c-185cfcb2eb92: SVN record: 9d132b61-59d5-4388-ab1c-"
-                      "185c3cb2eb92 (EFI_BOOTMGR_DBXSVN_GUID), version 9.0 -> bin:01612b139dd5598843ab1c185c3cb2eb920000"
-                      "09000000000000000000000000 (matches no file hash)\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("  entry 2.1: owner 9d132b6c-59d5-4388-ab1c-185cfcb2eb92: SVN record: 9d132b61-59d5-4388-ab1c-"
+                "185c3cb2eb92 (EFI_BOOTMGR_DBXSVN_GUID), version 9.0 -> bin:01612b139dd5598843ab1c185c3cb2eb920000"
+                "09000000000000000000000000 (matches no file hash)\n"),
+      std::string::npos)
       << text;
   EXPECT_NE(text.find("; 3 of the bin entries are SVN records\n"), std::string::npos);
   auto j = nlohmann::json::parse(run(cli() + " dbx list --json " + q(d / "x64.esl")).out);
@@ -251,27 +264,35 @@ TEST(DbxJson, ImportWritesHashesAndSvnRecords) {
   EXPECT_EQ(j["lists"][1]["entries"][1]["svn"]["version"], "3.0");
   EXPECT_EQ(j["lists"][1]["entries"][1]["svn"]["application_name"], nullptr);
   EXPECT_EQ(j["lists"][1]["entries"][1]["matches_no_file_hash"], true);
-  EXPECT_EQ(j["lists"][1]["entries"][1]["kernel_key"], "bin:019d2ef8e827e15841a4884c18abe2f284000003000000000000000000000000");
+  EXPECT_EQ(j["lists"][1]["entries"][1]["kernel_key"],
+            "bin:019d2ef8e827e15841a4884c18abe2f284000003000000000000000000000000");
   EXPECT_EQ(j["lists"][0]["entries"][0]["svn"], nullptr);
   EXPECT_EQ(j["lists"][0]["entries"][0]["matches_no_file_hash"], false);
 
   // ESL and JSON hold the same entries; the ESL without its last hash does not.
   EXPECT_EQ(run(cli() + " dbx diff " + q(d / "x64.esl") + " " + q(kJson)).status, 0);
   sh(cli() + " dbx add-hash --owner " + efi_guids::microsoft_owner.str() + " -o " + q(d / "three.esl") +
-     " 80b4d96931bf0d02fd91a61e19d14f1da452e66db2408ca8604d411f92659f0a 1aec84b84b6c65a51220a9be7181965230210d62d6d33c48999c6b295a2b0a06"
-     " c805603c4fa038776e42f263c604b49d96840322e1922d5606a9b0bbb5bffe6f " + std::string(64, 'e'));
+     " 80b4d96931bf0d02fd91a61e19d14f1da452e66db2408ca8604d411f92659f0a "
+     "1aec84b84b6c65a51220a9be7181965230210d62d6d33c48999c6b295a2b0a06"
+     " c805603c4fa038776e42f263c604b49d96840322e1922d5606a9b0bbb5bffe6f " +
+     std::string(64, 'e'));
   r = run(cli() + " dbx diff " + q(d / "three.esl") + " " + q(kJson));
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, "only in A (" + d / "three.esl" + "): 1\n  EFI_CERT_SHA256 " + std::string(64, 'e') + " (" +
-                       d / "three.esl" + " list 1 entry 4, byte offset 172)\nonly in B (" + kJson + "): 4\n"
-                       "  EFI_CERT_SHA256 6078c0fa37d9d35dadac7ad90e90a3a95c44985a3d305bd22a5d838ed45491ee (" + kJson +
+                       d / "three.esl" + " list 1 entry 4, byte offset 172)\nonly in B (" + kJson +
+                       "): 4\n"
+                       "  EFI_CERT_SHA256 6078c0fa37d9d35dadac7ad90e90a3a95c44985a3d305bd22a5d838ed45491ee (" +
+                       kJson +
                        " images.x64[3] (bootmgfw.efi))\n"
                        "  EFI_CERT_SHA256 SVN record 9d132b61-59d5-4388-ab1c-185c3cb2eb92 (EFI_BOOTMGR_DBXSVN_GUID), "
-                       "version 9.0 (" + kJson + " svns[0] (bootmgfw.efi))\n"
-                       "  EFI_CERT_SHA256 SVN record e8f82e9d-e127-4158-a488-4c18abe2f284, version 3.0 (" + kJson +
+                       "version 9.0 (" +
+                       kJson +
+                       " svns[0] (bootmgfw.efi))\n"
+                       "  EFI_CERT_SHA256 SVN record e8f82e9d-e127-4158-a488-4c18abe2f284, version 3.0 (" +
+                       kJson +
                        " svns[1] (cdboot.efi))\n"
-                       "  EFI_CERT_SHA256 SVN record c999cac2-7ffe-496f-8127-9e2a8a535976, version 3.0 (" + kJson +
-                       " svns[2] (wdsmgfw.efi))\nin both: 3\n");
+                       "  EFI_CERT_SHA256 SVN record c999cac2-7ffe-496f-8127-9e2a8a535976, version 3.0 (" +
+                       kJson + " svns[2] (wdsmgfw.efi))\nin both: 3\n");
   j = nlohmann::json::parse(run(cli() + " dbx diff --json " + q(d / "three.esl") + " " + q(kJson)).out);
   EXPECT_EQ(j["equal"], false);
   EXPECT_EQ(j["common"], 3);
@@ -290,15 +311,16 @@ TEST(DbxJson, CertificateBesideTheJsonAndHostileInput) {
   sign_seed(d);
   // The same shape, with a certificate file next to it: it becomes an EFI_CERT_X509 entry
   // and refuses the image it signed.
-  spit(d / "dbx_info_msft_test.json",
-       std::string(R"({"images": {"ia32": [{"authenticodeHash": ")") + std::string(64, 'B') +
-           R"(", "hashType": "SHA256", "flatHash": "", "filename": "a.efi"}]},
+  spit(d / "dbx_info_msft_test.json", std::string(R"({"images": {"ia32": [{"authenticodeHash": ")") +
+                                          std::string(64, 'B') +
+                                          R"(", "hashType": "SHA256", "flatHash": "", "filename": "a.efi"}]},
   "certificates": [{"value": "c.der", "subjectName": "CN = x", "issuerName": "CN = x", "thumbprint": ""}],
   "svns": []})");
   auto r = run(cli() + " dbx import-json --arch x86 -o " + q(d / "ia32.esl") + " " + q(d / "dbx_info_msft_test.json"));
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.err, "modsign: " + d / "ia32.esl" + ": 2 entries for ia32: 1 EFI_CERT_SHA256 image hashes, 0 SVN records, 1 "
-                   "EFI_CERT_X509 certificates\n");
+  EXPECT_EQ(r.err, "modsign: " + d / "ia32.esl" +
+                       ": 2 entries for ia32: 1 EFI_CERT_SHA256 image hashes, 0 SVN records, 1 "
+                       "EFI_CERT_X509 certificates\n");
   r = run(cli() + " dbx check --json --dbx " + q(d / "dbx_info_msft_test.json") + " " + q(d / "signed.efi"));
   EXPECT_EQ(r.status, 1);
   auto j = json_line(r.out);
@@ -307,13 +329,15 @@ TEST(DbxJson, CertificateBesideTheJsonAndHostileInput) {
   EXPECT_EQ(j["entry"]["certificate"], "CN = modsign dbx check signer");
 
   const std::pair<std::string, std::string> bad[] = {
-      {"{\"images\": {\"x64\": [{\"authenticodeHash\": \"12\"}]}}", ": images.x64[0].authenticodeHash: \"12\" is not 64 hex digits"},
+      {"{\"images\": {\"x64\": [{\"authenticodeHash\": \"12\"}]}}",
+       ": images.x64[0].authenticodeHash: \"12\" is not 64 hex digits"},
       {"{\"images\": {\"x64\": [{\"authenticodeHash\": 12}]}}", ": images.x64[0].authenticodeHash is not a string"},
-      {"{\"images\": {\"x64\": [{\"hashType\": \"SHA1\", \"authenticodeHash\": \"\"}]}}", ": images.x64[0]: hashType \"SHA1\" is not SHA256"},
+      {"{\"images\": {\"x64\": [{\"hashType\": \"SHA1\", \"authenticodeHash\": \"\"}]}}",
+       ": images.x64[0]: hashType \"SHA1\" is not SHA256"},
       {"{\"images\": 3}", ": no \"images\" object (not a dbx_info_msft JSON file)"},
       {"{\"images\": {}", ": JSON byte offset 13: expected ',' or '}'"},
       {"{\"images\": {}} x", ": JSON byte offset 15: data after the JSON value"},
-      {std::string(100, '[') , ": JSON byte offset 65: nesting deeper than 64"},
+      {std::string(100, '['), ": JSON byte offset 65: nesting deeper than 64"},
   };
   for (const auto& [text, msg] : bad) {
     spit(d / "bad.json", text);
@@ -388,8 +412,8 @@ TEST(DbxSbat, CheckRefusesALowerGeneration) {
   TempDir d;
   // The x86-64 seed with GRUB's .sbat rows added by objcopy; its hash in db.
   const std::string sbat = kSeeds.substr(0, kSeeds.size() - 3) + "sbat/grub.sbat";
-  sh("objcopy --add-section .sbat=" + q(sbat) + " --set-section-flags .sbat=data,readonly " + q(kSeeds + "pe32plus-x86-64") +
-     " " + q(d / "a.efi"));
+  sh("objcopy --add-section .sbat=" + q(sbat) + " --set-section-flags .sbat=data,readonly " +
+     q(kSeeds + "pe32plus-x86-64") + " " + q(d / "a.efi"));
   const std::string sha = to_hex(authenticode_file(d / "a.efi")->sha256);
   sh(cli() + " dbx add-hash --owner " + kOwnerA.str() + " -o " + q(d / "db.esl") + " " + sha);
   spit(d / "empty.esl", Bytes{});

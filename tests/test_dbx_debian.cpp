@@ -38,7 +38,9 @@ void vendor_cert(const std::string& shim, const test::TempDir& d) {
   sh("objcopy -O binary --only-section=.vendor_cert " + q(shim) + " " + q(d / "vc.bin"));
   const Bytes vc = test::slurp(d / "vc.bin");
   ASSERT_GE(vc.size(), 16u);
-  auto u32 = [&vc](std::size_t at) { return vc[at] | vc[at + 1] << 8 | vc[at + 2] << 16 | std::uint32_t{vc[at + 3]} << 24; };
+  auto u32 = [&vc](std::size_t at) {
+    return vc[at] | vc[at + 1] << 8 | vc[at + 2] << 16 | std::uint32_t{vc[at + 3]} << 24;
+  };
   test::spit(d / "debian-ca.der", ByteView(vc).subspan(u32(8), u32(0)));
   test::spit(d / "vendor-dbx.esl", ByteView(vc).subspan(u32(12), u32(4)));
 }
@@ -80,8 +82,8 @@ TEST(DbxDebian, HashEqualsPesignOnBinariesAndMutations) {
   sh("cp " + q(efi.grub) + " " + q(d / "stripped.efi") + " && sbattach --remove " + q(d / "stripped.efi"));
   sh(test::openssl() + " req -x509 -newkey rsa:2048 -nodes -keyout " + q(d / "k.pem") + " -out " + q(d / "c.pem") +
      " -days 30 -subj '/CN=second signer' 2>/dev/null");
-  sh("sbsign --key " + q(d / "k.pem") + " --cert " + q(d / "c.pem") + " --output " + q(d / "two.efi") + " " + q(efi.grub) +
-     " 2>/dev/null");
+  sh("sbsign --key " + q(d / "k.pem") + " --cert " + q(d / "c.pem") + " --output " + q(d / "two.efi") + " " +
+     q(efi.grub) + " 2>/dev/null");
   const std::string grub_sha = hash_json(efi.grub)["sha256"];
   for (const char* m : {"appended.efi", "stripped.efi", "two.efi"}) {
     auto mj = hash_json(d / m);
@@ -100,7 +102,8 @@ TEST(DbxDebian, HashEqualsPesignOnBinariesAndMutations) {
   EXPECT_EQ(two["signatures"][1]["matches"], true);
   // -r: every PE file under a tree, sorted; other files skipped.
   sh("mkdir -p " + q(d / "esp/EFI/debian") + " && cp " + q(efi.shim) + " " + q(d / "esp/EFI/debian/shimx64.efi") +
-     " && cp " + q(efi.grub) + " " + q(d / "esp/EFI/debian/grubx64.efi") + " && echo x > " + q(d / "esp/EFI/debian/grub.cfg"));
+     " && cp " + q(efi.grub) + " " + q(d / "esp/EFI/debian/grubx64.efi") + " && echo x > " +
+     q(d / "esp/EFI/debian/grub.cfg"));
   const std::string tree = sh(cli() + " dbx hash --json -r " + q(d / "esp"));
   EXPECT_EQ(std::count(tree.begin(), tree.end(), '\n'), 2);
   EXPECT_EQ(nlohmann::json::parse(tree.substr(0, tree.find('\n')))["file"], d / "esp/EFI/debian/grubx64.efi");
@@ -146,18 +149,24 @@ TEST(DbxDebian, GrubAllowedByDebianCaShimByMicrosoftCa) {
   NEED_EFI_BINARIES();
   test::TempDir d;
   vendor_cert(efi.shim, d);
-  sh(cli() + " dbx add-cert --owner 11111111-2222-3333-4444-555555555555 -o " + q(d / "db.esl") + " " + q(d / "debian-ca.der"));
+  sh(cli() + " dbx add-cert --owner 11111111-2222-3333-4444-555555555555 -o " + q(d / "db.esl") + " " +
+     q(d / "debian-ca.der"));
   // Debian's own revocations (shim's vendor dbx, 114 SHA-256 entries) do not list this GRUB.
-  auto r = test::run(cli() + " dbx check --dbx " + q(d / "vendor-dbx.esl") + " --db " + q(d / "db.esl") + " " + q(efi.grub));
+  auto r =
+      test::run(cli() + " dbx check --dbx " + q(d / "vendor-dbx.esl") + " --db " + q(d / "db.esl") + " " + q(efi.grub));
   EXPECT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
-            efi.grub + ": allowed: signature 1 verifies against db certificate \"CN = Debian Secure Boot CA\" (" + d / "db.esl" +
-                " list 1 entry 1, byte offset 28)");
-  EXPECT_EQ(test::run(test::openssl() + " x509 -inform DER -in " + q(d / "debian-ca.der") + " -out " + q(d / "debian-ca.pem") +
-                      " && sbverify --cert " + q(d / "debian-ca.pem") + " " + q(efi.grub) + " >/dev/null 2>&1").status, 0);
+            efi.grub + ": allowed: signature 1 verifies against db certificate \"CN = Debian Secure Boot CA\" (" +
+                d / "db.esl" + " list 1 entry 1, byte offset 28)");
+  EXPECT_EQ(test::run(test::openssl() + " x509 -inform DER -in " + q(d / "debian-ca.der") + " -out " +
+                      q(d / "debian-ca.pem") + " && sbverify --cert " + q(d / "debian-ca.pem") + " " + q(efi.grub) +
+                      " >/dev/null 2>&1")
+                .status,
+            0);
   // shim is not signed by Debian's CA: not allowed by that db.  (sbverify 0.9.4 says
   // "Signature verification OK" here all the same, so it is no reference for a refusal.)
-  r = test::run(cli() + " dbx check --json --dbx " + q(d / "vendor-dbx.esl") + " --db " + q(d / "db.esl") + " " + q(efi.shim));
+  r = test::run(cli() + " dbx check --json --dbx " + q(d / "vendor-dbx.esl") + " --db " + q(d / "db.esl") + " " +
+                q(efi.shim));
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(nlohmann::json::parse(r.out)["rule"], "not_allowed_by_db");
 
@@ -168,10 +177,14 @@ TEST(DbxDebian, GrubAllowedByDebianCaShimByMicrosoftCa) {
   ASSERT_TRUE(info.ok());
   const auto& w = info->signatures.at(0);
   test::spit(d / "shim.p7", ByteView(test::slurp(efi.shim)).subspan(w.offset + 8, w.length - 8));
-  sh(test::openssl() + " pkcs7 -inform DER -in " + q(d / "shim.p7") + " -print_certs | awk '/subject=.*Microsoft "
-     "Corporation UEFI CA 2011/{p=1} p&&/BEGIN/{w=1} w{print} /END/{if(w)exit}' > " + q(d / "ms2011.pem"));
-  sh(cli() + " dbx add-cert --owner 77fa9abd-0359-4d32-bd60-28f4e78f784b -o " + q(d / "msdb.esl") + " " + q(d / "ms2011.pem"));
-  r = test::run(cli() + " dbx check --json --dbx " + q(d / "vendor-dbx.esl") + " --db " + q(d / "msdb.esl") + " " + q(efi.shim));
+  sh(test::openssl() + " pkcs7 -inform DER -in " + q(d / "shim.p7") +
+     " -print_certs | awk '/subject=.*Microsoft "
+     "Corporation UEFI CA 2011/{p=1} p&&/BEGIN/{w=1} w{print} /END/{if(w)exit}' > " +
+     q(d / "ms2011.pem"));
+  sh(cli() + " dbx add-cert --owner 77fa9abd-0359-4d32-bd60-28f4e78f784b -o " + q(d / "msdb.esl") + " " +
+     q(d / "ms2011.pem"));
+  r = test::run(cli() + " dbx check --json --dbx " + q(d / "vendor-dbx.esl") + " --db " + q(d / "msdb.esl") + " " +
+                q(efi.shim));
   EXPECT_EQ(r.status, 0) << r.out << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["rule"], "allowed_by_db_certificate");
@@ -179,7 +192,8 @@ TEST(DbxDebian, GrubAllowedByDebianCaShimByMicrosoftCa) {
             "C = US, ST = Washington, L = Redmond, O = Microsoft Corporation, CN = Microsoft Corporation UEFI CA 2011");
   EXPECT_EQ(test::run("sbverify --cert " + q(d / "ms2011.pem") + " " + q(efi.shim) + " >/dev/null 2>&1").status, 0);
   // The same certificate in dbx instead: refused, and GRUB's hash in dbx refuses GRUB.
-  r = test::run(cli() + " dbx check --json --dbx " + q(d / "msdb.esl") + " --db " + q(d / "msdb.esl") + " " + q(efi.shim));
+  r = test::run(cli() + " dbx check --json --dbx " + q(d / "msdb.esl") + " --db " + q(d / "msdb.esl") + " " +
+                q(efi.shim));
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(nlohmann::json::parse(r.out)["rule"], "certificate_in_dbx");
   const std::string grub_sha = hash_json(efi.grub)["sha256"];
@@ -215,7 +229,8 @@ TEST(DbxDebian, SbatOfGrubAgainstShimsLevel) {
     EXPECT_EQ(previous->text, "sbat,1,2025021800\nshim,4\ngrub,5\n");
     EXPECT_EQ(latest->datestamp, "2025051000");
   }
-  auto r = test::run(cli() + " dbx check --json --dbx " + q(d / "empty.esl") + " --sbat-level-from " + q(efi.shim) + " " + q(efi.grub));
+  auto r = test::run(cli() + " dbx check --json --dbx " + q(d / "empty.esl") + " --sbat-level-from " + q(efi.shim) +
+                     " " + q(efi.grub));
   EXPECT_EQ(r.status, 1);  // nothing in db
   auto j = nlohmann::json::parse(r.out);
   ASSERT_TRUE(j["sbat"].is_object());
@@ -231,22 +246,24 @@ TEST(DbxDebian, SbatOfGrubAgainstShimsLevel) {
   }
   // A level one generation above: GRUB (allowed by Debian's CA) is refused by shim.
   vendor_cert(efi.shim, d);
-  sh(cli() + " dbx add-cert --owner 11111111-2222-3333-4444-555555555555 -o " + q(d / "db.esl") + " " + q(d / "debian-ca.der"));
+  sh(cli() + " dbx add-cert --owner 11111111-2222-3333-4444-555555555555 -o " + q(d / "db.esl") + " " +
+     q(d / "debian-ca.der"));
   const int gen = j["sbat"]["rows"][1]["generation"];
   test::spit(d / "SbatLevel", "sbat,1,2099010100\nshim,4\ngrub," + std::to_string(gen + 1) + "\n");
   r = test::run(cli() + " dbx check --dbx " + q(d / "vendor-dbx.esl") + " --db " + q(d / "db.esl") + " --sbat-level " +
                 q(d / "SbatLevel") + " " + q(efi.grub));
   EXPECT_EQ(r.status, 1) << r.err;
-  EXPECT_EQ(r.out, efi.grub + ": refused by shim's SBAT check\n  authenticode-sha256: " + std::string(hash_json(efi.grub)["sha256"]) +
-                       "\n  sbat: grub generation " + std::to_string(gen) + " is below the level's " + std::to_string(gen + 1) +
-                       ": refused\n");
+  EXPECT_EQ(r.out, efi.grub + ": refused by shim's SBAT check\n  authenticode-sha256: " +
+                       std::string(hash_json(efi.grub)["sha256"]) + "\n  sbat: grub generation " + std::to_string(gen) +
+                       " is below the level's " + std::to_string(gen + 1) + ": refused\n");
   // With shim's own latest level it passes.
-  r = test::run(cli() + " dbx check --dbx " + q(d / "vendor-dbx.esl") + " --db " + q(d / "db.esl") + " --sbat-level-from " +
-                q(efi.shim) + " --sbat-policy previous " + q(efi.grub));
+  r = test::run(cli() + " dbx check --dbx " + q(d / "vendor-dbx.esl") + " --db " + q(d / "db.esl") +
+                " --sbat-level-from " + q(efi.shim) + " --sbat-policy previous " + q(efi.grub));
   EXPECT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("  sbat: "), std::string::npos);
   // --sbat-level-from a binary without .sbatlevel (GRUB): input error.
-  r = test::run(cli() + " dbx check --dbx " + q(d / "empty.esl") + " --sbat-level-from " + q(efi.grub) + " " + q(efi.grub));
+  r = test::run(cli() + " dbx check --dbx " + q(d / "empty.esl") + " --sbat-level-from " + q(efi.grub) + " " +
+                q(efi.grub));
   EXPECT_EQ(r.status, 3);
   EXPECT_EQ(r.err, "modsign: " + efi.grub + ": no .sbatlevel section\n");
 }

@@ -53,9 +53,11 @@ Bytes mutate(const Bytes& in, Rng& rng) {
   Bytes b = in;
   switch (rng.below(5)) {
     case 0: b[rng.below(b.size())] ^= static_cast<std::uint8_t>(1u << rng.below(8)); break;  // bit flip
-    case 1: b[rng.below(b.size())] = static_cast<std::uint8_t>(rng.next()); break;             // byte
+    case 1: b[rng.below(b.size())] = static_cast<std::uint8_t>(rng.next()); break;           // byte
     case 2: b.resize(rng.below(b.size())); break;                                            // truncation
-    case 3: b.insert(b.begin() + static_cast<std::ptrdiff_t>(rng.below(b.size() + 1)), static_cast<std::uint8_t>(rng.next())); break;
+    case 3:
+      b.insert(b.begin() + static_cast<std::ptrdiff_t>(rng.below(b.size() + 1)), static_cast<std::uint8_t>(rng.next()));
+      break;
     default: b.erase(b.begin() + static_cast<std::ptrdiff_t>(rng.below(b.size()))); break;
   }
   return b;
@@ -83,7 +85,8 @@ TEST(Differential, KernelParserAgreesWithOpenSslOnMutants) {
     const Bytes b = test::slurp(test::source_dir() + "/tests/fuzz/corpus/cms/" + f);
     seeds.emplace_back(b.begin() + 1, b.end());
   }
-  seeds.push_back(test::slurp(test::vector_path("openssl-3.5.7-generated/mldsa44.detached.min-attrs.issuer-serial.p7s")));
+  seeds.push_back(
+      test::slurp(test::vector_path("openssl-3.5.7-generated/mldsa44.detached.min-attrs.issuer-serial.p7s")));
   seeds.push_back(test::slurp(test::vector_path("openssl-3.5.7-generated/mldsa44.detached.min-attrs.skid.p7s")));
   const auto profile = kernel::KernelProfile::v7_0();
   for (const auto& s : seeds) {
@@ -116,31 +119,32 @@ TEST(Differential, KernelParserAgreesWithOpenSslOnMutants) {
         else if (e.message.rfind("ASN.1 decoder: ", 0) != 0) cls = "kernel semantic check: EBADMSG";
         else if (e.message.find("length field longer than 2 octets") != std::string::npos)
           cls = "kernel decoder: at most 2 length octets (lib/asn1_decoder.c)";
-        else if (e.message.find("high tag numbers") != std::string::npos)
-          cls = "kernel decoder: no high tag numbers";
+        else if (e.message.find("high tag numbers") != std::string::npos) cls = "kernel decoder: no high tag numbers";
         else if (e.message.find("encryptedDigest: expected tag 0x04, found 0x24") != std::string::npos ||
                  e.message.find("expected tag 0x06, found 0x26") != std::string::npos ||
                  e.message.find("expected tag 0x02, found 0x22") != std::string::npos)
           cls = "kernel decoder: no constructed (segmented) form of a primitive type";
         else if (e.message.find("certificate") != std::string::npos || e.message.find("X.509") != std::string::npos)
           cls = "kernel X.509 parser stricter than OpenSSL's d2i";
-        else
-          cls = "UNEXPLAINED ours rejects: " + e.message;
+        else cls = "UNEXPLAINED ours rejects: " + e.message;
       } else {
         // OpenSSL's DER-leaning template decoder refuses what lib/asn1_decoder.c accepts.
         if (theirs == "illegal padding" || theirs == "illegal negative value" || theirs == "illegal zero content")
           cls = "OpenSSL checks INTEGER encodings the kernel ignores (" + theirs + ")";
-        else if (theirs == "type not constructed" || theirs == "type not primitive" || theirs == "sequence not constructed")
+        else if (theirs == "type not constructed" || theirs == "type not primitive" ||
+                 theirs == "sequence not constructed")
           cls = "kernel decoder ignores the constructed bit where its grammar knows the type (" + theirs + ")";
         else if (theirs == "invalid object encoding")
           cls = "OpenSSL validates OID encodings; the kernel only looks them up (unknown OIDs in Names are kept)";
         else if (theirs == "wrong tag" && ours->signed_infos.size() > 0 && sequence_for_set(m, seed))
-          cls = "pkcs7.asn1 CHOICEs accept SEQUENCE OF where CMS has SET OF (digestAlgorithms, certificates, signerInfos)";
-        else if (theirs == "invalid utf8string" || theirs == "invalid bmpstring" || theirs == "invalid universalstring" ||
-                 theirs == "mstring not universal" || theirs == "mstring wrong tag")
+          cls =
+              "pkcs7.asn1 CHOICEs accept SEQUENCE OF where CMS has SET OF (digestAlgorithms, certificates, "
+              "signerInfos)";
+        else if (theirs == "invalid utf8string" || theirs == "invalid bmpstring" ||
+                 theirs == "invalid universalstring" || theirs == "mstring not universal" ||
+                 theirs == "mstring wrong tag")
           cls = "OpenSSL decodes Name strings; the kernel keeps the issuer Name as raw bytes (" + theirs + ")";
-        else
-          cls = "UNEXPLAINED OpenSSL rejects: " + theirs;
+        else cls = "UNEXPLAINED OpenSSL rejects: " + theirs;
       }
       if (cls.rfind("UNEXPLAINED", 0) == 0 && unexplained.size() < 10) {
         std::size_t at = 0;
@@ -148,7 +152,8 @@ TEST(Differential, KernelParserAgreesWithOpenSslOnMutants) {
         const std::size_t from = at > 24 ? at - 24 : 0;
         unexplained.push_back(cls + " :: at " + std::to_string(at) + ": seed " +
                               to_hex(ByteView(seed).subspan(from, std::min<std::size_t>(48, seed.size() - from))) +
-                              " mutant " + to_hex(ByteView(m).subspan(from, std::min<std::size_t>(48, m.size() - from))));
+                              " mutant " +
+                              to_hex(ByteView(m).subspan(from, std::min<std::size_t>(48, m.size() - from))));
       }
       ++classes[cls];
     }

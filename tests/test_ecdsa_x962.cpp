@@ -152,8 +152,9 @@ TEST(EcdsaX962, EmptyCertificateSignatureGoesToTheAlgorithm) {
   asn1::Reader top(der);
   asn1::Reader c = top.enter(asn1::kSequence, "Certificate");
   asn1::Element tbs = c.next(), alg = c.next();
-  Bytes edited = tlv(asn1::kSequence, cat({Bytes(tbs.tlv.begin(), tbs.tlv.end()), Bytes(alg.tlv.begin(), alg.tlv.end()),
-                                           {0x03, 0x01, 0x00}}));
+  Bytes edited =
+      tlv(asn1::kSequence,
+          cat({Bytes(tbs.tlv.begin(), tbs.tlv.end()), Bytes(alg.tlv.begin(), alg.tlv.end()), {0x03, 0x01, 0x00}}));
   MsgSpec m = one({.algo = crypto::KeyAlgo::ecdsa_p384});
   m.certs.push_back(edited);
   EXPECT_EQ(parse_err(m), KErr::ebadmsg);

@@ -30,29 +30,36 @@ TEST(EfiCli, ListText) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.err, "");
   const std::string tbs_hex = to_hex(tbs);
-  EXPECT_EQ(r.out,
-            "file: " + d / "dbx" + "\n"
-            "form: efivarfs (attributes + data)\n"
-            "attributes: 0x00000027\n"
-            "payload: byte offset 4\n"
-            "variable: dbx\n"
-            "list 1: EFI_CERT_SHA256, byte offset 4, 1 entry of 48 bytes\n"
-            "  entry 1.1: owner " + kMs + ": " + to_hex(h1) + " -> bin:" + to_hex(h1) + "\n"
-            "list 2: EFI_CERT_X509_SHA256, byte offset 80, 1 entry of 64 bytes\n"
-            "  entry 2.1: owner 11111111-2222-3333-4444-555555555555: " + tbs_hex + " -> tbs:" + tbs_hex +
-            " (never matches)\n"
-            "list 3: 01020304-0506-0708-090a-0b0c0d0e0f10, byte offset 172, 1 entry of 20 bytes\n"
-            "  entry 3.1: owner aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee: 00010203 -> ignored\n"
-            "note: list 2 entry 1 (EFI_CERT_X509_SHA256): tbs:" + tbs_hex.substr(0, 16) +
-            "... is keyed over all 48 bytes of the entry (32-byte TBS hash + 16-byte TimeOfRevocation), so it never "
-            "equals the tbs:<64 hex> SHA-256 lookup of x509_get_sig_params() and blocks nothing\n"
-            "summary: 3 lists, 3 entries: 1 bin, 1 tbs (1 never matching), 0 revoked, 0 platform, 1 ignored\n");
+  EXPECT_EQ(
+      r.out,
+      "file: " + d / "dbx" +
+          "\n"
+          "form: efivarfs (attributes + data)\n"
+          "attributes: 0x00000027\n"
+          "payload: byte offset 4\n"
+          "variable: dbx\n"
+          "list 1: EFI_CERT_SHA256, byte offset 4, 1 entry of 48 bytes\n"
+          "  entry 1.1: owner " +
+          kMs + ": " + to_hex(h1) + " -> bin:" + to_hex(h1) +
+          "\n"
+          "list 2: EFI_CERT_X509_SHA256, byte offset 80, 1 entry of 64 bytes\n"
+          "  entry 2.1: owner 11111111-2222-3333-4444-555555555555: " +
+          tbs_hex + " -> tbs:" + tbs_hex +
+          " (never matches)\n"
+          "list 3: 01020304-0506-0708-090a-0b0c0d0e0f10, byte offset 172, 1 entry of 20 bytes\n"
+          "  entry 3.1: owner aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee: 00010203 -> ignored\n"
+          "note: list 2 entry 1 (EFI_CERT_X509_SHA256): tbs:" +
+          tbs_hex.substr(0, 16) +
+          "... is keyed over all 48 bytes of the entry (32-byte TBS hash + 16-byte TimeOfRevocation), so it never "
+          "equals the tbs:<64 hex> SHA-256 lookup of x509_get_sig_params() and blocks nothing\n"
+          "summary: 3 lists, 3 entries: 1 bin, 1 tbs (1 never matching), 0 revoked, 0 platform, 1 ignored\n");
   // --variable db: nothing but X.509 is handled.
   r = run(cli() + " dbx list --variable db " + q(d / "dbx"));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("-> ignored\nlist 2"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("summary: 3 lists, 3 entries: 0 bin, 0 tbs (0 never matching), 0 revoked, 0 platform, 3 ignored\n"),
-            std::string::npos);
+  EXPECT_NE(
+      r.out.find("summary: 3 lists, 3 entries: 0 bin, 0 tbs (0 never matching), 0 revoked, 0 platform, 3 ignored\n"),
+      std::string::npos);
   r = run(cli() + " dbx list --variable DBX " + q(d / "dbx"));
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err, "modsign: --variable must be db, dbx, MokListRT or MokListXRT\n");
@@ -64,7 +71,9 @@ TEST(EfiCli, ListText) {
 // the "é" as it is; --json keeps the subject's exact characters (a JSON string value).
 TEST(EfiCli, ListTextEscapesControlsInCertificateSubjects) {
   TempDir d;
-  const std::string cn = "ev\xc2\x9b" "1mil\xc3\xa9";
+  const std::string cn =
+      "ev\xc2\x9b"
+      "1mil\xc3\xa9";
   auto r = run(cli() + " keygen --algo ecdsa-p256 --out " + q(d / "k.pem") + " --cert-out " + q(d / "k.crt") +
                " --subject " + q("CN=" + cn));
   ASSERT_EQ(r.status, 0) << r.err;
@@ -80,9 +89,10 @@ TEST(EfiCli, ListTextEscapesControlsInCertificateSubjects) {
   ASSERT_EQ(hex.size(), 64u);
   r = run(cli() + " dbx list " + q(d / "dbx.esl"));
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.out.find("\n  entry 1.1: owner " + kMs + ": X.509 \"CN = ev\\xc2\\x9b1mil\xc3\xa9\", SHA-256 fingerprint " +
-                       hex + " -> revoked certificate\n"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find("\n  entry 1.1: owner " + kMs + ": X.509 \"CN = ev\\xc2\\x9b1mil\xc3\xa9\", SHA-256 fingerprint " +
+                 hex + " -> revoked certificate\n"),
+      std::string::npos)
       << r.out;
   EXPECT_EQ(r.out.find("\xc2\x9b"), std::string::npos);
   r = run(cli() + " dbx list --json " + q(d / "dbx.esl"));
@@ -204,8 +214,8 @@ TEST(EfiCli, MergeAndAddHash) {
   const std::string h1 = to_hex(fill(32, 1)), h2 = to_hex(fill(32, 2)), h3 = to_hex(fill(32, 3));
   auto r = run(cli() + " dbx add-hash --owner " + kMs + " -o " + q(d / "a.esl") + " " + h1 + " " + h2);
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(slurp(d / "a.esl"),
-            good_list(guids::cert_sha256, {{guids::microsoft_owner, fill(32, 1)}, {guids::microsoft_owner, fill(32, 2)}}));
+  EXPECT_EQ(slurp(d / "a.esl"), good_list(guids::cert_sha256, {{guids::microsoft_owner, fill(32, 1)},
+                                                               {guids::microsoft_owner, fill(32, 2)}}));
   r = run(cli() + " dbx add-hash --owner " + kOwnerA.str() + " -o " + q(d / "b.esl") + " " + h2 + " " + h3);
   ASSERT_EQ(r.status, 0) << r.err;
   // b.esl wrapped as an efivarfs dump: merge reads every form.
@@ -218,8 +228,10 @@ TEST(EfiCli, MergeAndAddHash) {
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err, "modsign: " + d / "b.var" + ": list 1 entry 1: EFI_CERT_SHA256 already present with owner " + kMs +
                        "; owner 11111111-2222-3333-4444-555555555555 dropped\n"
-                       "modsign: " + d / "m.esl" + ": 3 entries in 2 lists from 4 in 2 files; 1 duplicate removed\n");
-  Bytes expect = good_list(guids::cert_sha256, {{guids::microsoft_owner, fill(32, 1)}, {guids::microsoft_owner, fill(32, 2)}});
+                       "modsign: " +
+                       d / "m.esl" + ": 3 entries in 2 lists from 4 in 2 files; 1 duplicate removed\n");
+  Bytes expect =
+      good_list(guids::cert_sha256, {{guids::microsoft_owner, fill(32, 1)}, {guids::microsoft_owner, fill(32, 2)}});
   append(expect, good_list(guids::cert_sha256, {{kOwnerA, fill(32, 3)}}));
   EXPECT_EQ(slurp(d / "m.esl"), expect);
 
@@ -264,14 +276,15 @@ TEST(EfiCli, AddCertThenListDb) {
 }
 
 TEST(EfiCli, ReadmeExample) {
-  // A `modsign dbx add-hash` + `dbx list` example (once the README's), byte for byte (hash = SHA-256 of nothing, cross-checked with sha256sum).
+  // A `modsign dbx add-hash` + `dbx list` example (once the README's), byte for byte (hash = SHA-256 of nothing,
+  // cross-checked with sha256sum).
   TempDir d;
   auto sum = run("printf '' | sha256sum");
   ASSERT_EQ(sum.status, 0);
   const std::string e = sum.out.substr(0, 64);
   ASSERT_EQ(e, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  auto r = run("cd " + q(d.path()) + " && " + cli() + " dbx add-hash --owner " + kMs + " -o dbx.esl " + e + " && " + cli() +
-               " dbx list dbx.esl");
+  auto r = run("cd " + q(d.path()) + " && " + cli() + " dbx add-hash --owner " + kMs + " -o dbx.esl " + e + " && " +
+               cli() + " dbx list dbx.esl");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out,
             "file: dbx.esl\n"
@@ -279,8 +292,10 @@ TEST(EfiCli, ReadmeExample) {
             "payload: byte offset 0\n"
             "variable: dbx\n"
             "list 1: EFI_CERT_SHA256, byte offset 0, 1 entry of 48 bytes\n"
-            "  entry 1.1: owner 77fa9abd-0359-4d32-bd60-28f4e78f784b: " + e + " -> bin:" + e + "\n"
-            "summary: 1 list, 1 entry: 1 bin, 0 tbs (0 never matching), 0 revoked, 0 platform, 0 ignored\n");
+            "  entry 1.1: owner 77fa9abd-0359-4d32-bd60-28f4e78f784b: " +
+                e + " -> bin:" + e +
+                "\n"
+                "summary: 1 list, 1 entry: 1 bin, 0 tbs (0 never matching), 0 revoked, 0 platform, 0 ignored\n");
   EXPECT_EQ(slurp(d / "dbx.esl").size(), 28u + 48);
 }
 

@@ -35,9 +35,9 @@ TEST(EfiDbx, SyntheticDbxWith932ByteCertificate) {
 
   const VariableEffects fx = apply_handlers(p, Variable::dbx);
   ASSERT_EQ(fx.entries.size(), 8u);
-  const std::vector<EntryKind> kinds = {EntryKind::binary_hash, EntryKind::binary_hash, EntryKind::binary_hash,
+  const std::vector<EntryKind> kinds = {EntryKind::binary_hash,         EntryKind::binary_hash, EntryKind::binary_hash,
                                         EntryKind::revoked_certificate, EntryKind::binary_hash, EntryKind::binary_hash,
-                                        EntryKind::binary_hash, EntryKind::tbs_hash};
+                                        EntryKind::binary_hash,         EntryKind::tbs_hash};
   for (std::size_t i = 0; i < kinds.size(); ++i) EXPECT_EQ(fx.entries[i].kind, kinds[i]) << i;
   EXPECT_EQ(fx.entries[3].text, "revoked certificate");
   ASSERT_TRUE(fx.entries[3].cert);
@@ -82,8 +82,9 @@ TEST(EfiDbx, RevokedCertificateRefusals) {
   const SizedCert& c = cert_932();
   TempDir d;
   // RSASSA-PSS-signed: the kernel's X.509 parser has no OID for it -> ENOPKG, not added.
-  auto r = run(test::openssl() + " req -x509 -new -key " + q(c.key) + " -subj /CN=pss -days 1 -sigopt rsa_padding_mode:pss " +
-               "-sha256 -outform DER -out " + q(d / "pss.der"));
+  auto r =
+      run(test::openssl() + " req -x509 -new -key " + q(c.key) +
+          " -subj /CN=pss -days 1 -sigopt rsa_padding_mode:pss " + "-sha256 -outform DER -out " + q(d / "pss.der"));
   ASSERT_EQ(r.status, 0) << r.err;
   Bytes f = good_list(guids::cert_x509, {{kOwnerA, slurp(d / "pss.der")}});
   append(f, good_list(guids::cert_x509, {{kOwnerA, c.der}}));
@@ -100,9 +101,10 @@ TEST(EfiDbx, RevokedCertificateRefusals) {
   ASSERT_EQ(s.keyring.revoked.size(), 1u);  // the repeat replaces the same key
   EXPECT_EQ(fx.entries[0].key_error_reason, "unsupported certificate signature algorithm 1.2.840.113549.1.1.10");
   // Worded as `--revoked` words a certificate the kernel cannot load.
-  EXPECT_EQ(s.notes, (std::vector<std::string>{"d list 1 entry 1 (EFI_CERT_X509) is not loaded by a v7.0 kernel (ENOPKG: "
-                                               "unsupported certificate signature algorithm 1.2.840.113549.1.1.10)",
-                                               "d: list 3 entry 1 (EFI_CERT_X509): revoked certificate already loaded"}));
+  EXPECT_EQ(s.notes,
+            (std::vector<std::string>{"d list 1 entry 1 (EFI_CERT_X509) is not loaded by a v7.0 kernel (ENOPKG: "
+                                      "unsupported certificate signature algorithm 1.2.840.113549.1.1.10)",
+                                      "d: list 3 entry 1 (EFI_CERT_X509): revoked certificate already loaded"}));
   // Its TBS SHA-256 already blacklisted (e.g. by the build-time hash list): x509_key_preparse
   // refuses it with EKEYREJECTED; with a v6 profile the lookup uses the signature's hash
   // (SHA-256 here too).
@@ -110,10 +112,13 @@ TEST(EfiDbx, RevokedCertificateRefusals) {
   ASSERT_TRUE(cert.ok());
   Sources t;
   t.add_description("tbs:" + to_hex(crypto::digest(crypto::HashAlgo::sha256, cert->tbs())), {"hashes", "line 1"});
-  ASSERT_TRUE(add_to_sources(parse_signature_lists(good_list(guids::cert_x509, {{kOwnerA, c.der}})), Variable::dbx, "d", t).ok());
+  ASSERT_TRUE(
+      add_to_sources(parse_signature_lists(good_list(guids::cert_x509, {{kOwnerA, c.der}})), Variable::dbx, "d", t)
+          .ok());
   EXPECT_TRUE(t.keyring.revoked.empty());
-  EXPECT_EQ(t.notes, (std::vector<std::string>{"d: list 1 entry 1 (EFI_CERT_X509): not added to .blacklist (EKEYREJECTED: "
-                                               "its TBS is blacklisted)"}));
+  EXPECT_EQ(t.notes,
+            (std::vector<std::string>{"d: list 1 entry 1 (EFI_CERT_X509): not added to .blacklist (EKEYREJECTED: "
+                                      "its TBS is blacklisted)"}));
   const VariableEffects db = apply_handlers(parse_signature_lists(good_list(guids::cert_x509, {{kOwnerA, c.der}})),
                                             Variable::db, kernel::KernelProfile::v6(), &t.keyring);
   EXPECT_EQ(db.entries.at(0).key_error, KErr::ekeyrejected);
@@ -180,7 +185,8 @@ TEST(EfiContainer, Auth2HeaderErrors) {
             "header), file has 39");
   Bytes wrong_guid = auth2(ts, p7, payload);
   wrong_guid[24] ^= 1;
-  EXPECT_EQ(err(wrong_guid), "EBADMSG byte offset 24: CertType 4aafd29c-68df-49ee-8aa9-347d375665a7, not EFI_CERT_TYPE_PKCS7_GUID");
+  EXPECT_EQ(err(wrong_guid),
+            "EBADMSG byte offset 24: CertType 4aafd29c-68df-49ee-8aa9-347d375665a7, not EFI_CERT_TYPE_PKCS7_GUID");
   EXPECT_EQ(detect_container(wrong_guid), Container::esl);
   // dwLength exactly to the end: no payload, zero lists, kernel status 0.
   auto vf = parse_variable_file(auth2(ts, p7, {}));
@@ -223,9 +229,9 @@ TEST(EfiWrite, ListsOfAllThreeTypes) {
   const SizedCert& c = cert_932();
   const Bytes tbs = x509_sha256_data(fill(32, 0x55), *EfiTime::parse("2020-01-01 00:00:00"));
   const std::vector<FlatEntry> in = {
-      {guids::cert_sha256, kOwnerA, fill(32, 1)},      {guids::cert_x509, kOwnerA, c.der},
-      {guids::cert_sha256, kOwnerB, fill(32, 2)},      {guids::cert_sha256, kOwnerA, fill(32, 3)},
-      {guids::cert_x509_sha256, kOwnerB, tbs},         {guids::cert_x509, kOwnerB, c.der},
+      {guids::cert_sha256, kOwnerA, fill(32, 1)}, {guids::cert_x509, kOwnerA, c.der},
+      {guids::cert_sha256, kOwnerB, fill(32, 2)}, {guids::cert_sha256, kOwnerA, fill(32, 3)},
+      {guids::cert_x509_sha256, kOwnerB, tbs},    {guids::cert_x509, kOwnerB, c.der},
   };
   const auto lists = group_entries(in);
   ASSERT_EQ(lists.size(), 5u);  // sha256/A [1,3], x509, sha256/B [2], x509_sha256, x509

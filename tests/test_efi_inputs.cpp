@@ -35,16 +35,19 @@ TEST(EfiInputs, NeverMatchesDependsOnKernelGeneration) {
   EXPECT_EQ(v6.entries[0].text, "tbs:" + to_hex(fill(48, 0)));
   EXPECT_EQ(v7.entries[0].text, "tbs:" + to_hex(fill(48, 0)) + " (never matches)");
   ASSERT_EQ(v7.notes.size(), 3u);
-  EXPECT_EQ(v7.notes[0], "list 1 entry 1 (EFI_CERT_X509_SHA256): tbs:0001020304050607... is keyed over all 48 bytes of "
-                         "the entry (32-byte TBS hash + 16-byte TimeOfRevocation), so it never equals the tbs:<64 hex> "
-                         "SHA-256 lookup of x509_get_sig_params() and blocks nothing");
-  EXPECT_EQ(v7.notes[2], "list 3 entry 1 (EFI_CERT_X509_SHA256): tbs:0001020304050607... is keyed over all 40 bytes of "
-                         "the entry, so it never equals the tbs:<64 hex> SHA-256 lookup of x509_get_sig_params() and "
-                         "blocks nothing");
+  EXPECT_EQ(v7.notes[0],
+            "list 1 entry 1 (EFI_CERT_X509_SHA256): tbs:0001020304050607... is keyed over all 48 bytes of "
+            "the entry (32-byte TBS hash + 16-byte TimeOfRevocation), so it never equals the tbs:<64 hex> "
+            "SHA-256 lookup of x509_get_sig_params() and blocks nothing");
+  EXPECT_EQ(v7.notes[2],
+            "list 3 entry 1 (EFI_CERT_X509_SHA256): tbs:0001020304050607... is keyed over all 40 bytes of "
+            "the entry, so it never equals the tbs:<64 hex> SHA-256 lookup of x509_get_sig_params() and "
+            "blocks nothing");
   ASSERT_EQ(v6.notes.size(), 1u);
-  EXPECT_EQ(v6.notes[0], "list 3 entry 1 (EFI_CERT_X509_SHA256): tbs:0001020304050607... is keyed over all 40 bytes of "
-                         "the entry, so it never equals the tbs: lookup of x509_get_sig_params() (the TBS digest in the "
-                         "certificate's signature hash: 20, 28, 32, 48 or 64 bytes) and blocks nothing");
+  EXPECT_EQ(v6.notes[0],
+            "list 3 entry 1 (EFI_CERT_X509_SHA256): tbs:0001020304050607... is keyed over all 40 bytes of "
+            "the entry, so it never equals the tbs: lookup of x509_get_sig_params() (the TBS digest in the "
+            "certificate's signature hash: 20, 28, 32, 48 or 64 bytes) and blocks nothing");
   // CLI: --kernel v6 counts one never-matching entry, v7.0 three.
   TempDir d;
   spit(d / "dbx", f);
@@ -72,16 +75,17 @@ TEST(EfiInputs, CertificateWithTrailingBytesIsLoaded) {
   EXPECT_EQ(db.entries[0].cert->der(), c.der);
   ASSERT_EQ(db.keyring_certificates.size(), 1u);
   ASSERT_EQ(db.notes.size(), 1u);
-  EXPECT_EQ(db.notes[0], "list 1 entry 1 (EFI_CERT_X509): the 4 bytes after the certificate are ignored (the kernel's "
-                         "ASN.1 decoder does not check for trailing data)");
+  EXPECT_EQ(db.notes[0],
+            "list 1 entry 1 (EFI_CERT_X509): the 4 bytes after the certificate are ignored (the kernel's "
+            "ASN.1 decoder does not check for trailing data)");
   Sources s;
   ASSERT_TRUE(add_to_sources(p, Variable::dbx, "dbx", s).ok());
   ASSERT_EQ(s.keyring.revoked.size(), 1u);
   EXPECT_EQ(s.keyring.revoked[0].der(), c.der);
   // Bytes cut from the certificate are still EBADMSG.
   Bytes cut(c.der.begin(), c.der.end() - 1);
-  const VariableEffects bad = apply_handlers(parse_signature_lists(good_list(guids::cert_x509, {{kOwnerA, cut}})),
-                                             Variable::db);
+  const VariableEffects bad =
+      apply_handlers(parse_signature_lists(good_list(guids::cert_x509, {{kOwnerA, cut}})), Variable::db);
   ASSERT_EQ(bad.entries.size(), 1u);
   EXPECT_EQ(bad.entries[0].key_error, KErr::ebadmsg);
   EXPECT_TRUE(bad.notes.empty());
@@ -121,14 +125,16 @@ TEST(EfiInputs, TruncatedAtEveryOffset) {
     auto vf = parse_variable_file(prefix, Container::auth2);
     if (n < 40) {
       ASSERT_FALSE(vf.ok()) << n;
-      EXPECT_EQ(vf.error().message, "byte offset 0: EFI_VARIABLE_AUTHENTICATION_2 needs 40 bytes (EFI_TIME + "
-                                    "WIN_CERTIFICATE_UEFI_GUID header), file has " + std::to_string(n));
+      EXPECT_EQ(vf.error().message,
+                "byte offset 0: EFI_VARIABLE_AUTHENTICATION_2 needs 40 bytes (EFI_TIME + "
+                "WIN_CERTIFICATE_UEFI_GUID header), file has " +
+                    std::to_string(n));
       continue;
     }
     if (n < 50) {
       ASSERT_FALSE(vf.ok()) << n;
-      EXPECT_EQ(vf.error().message, "byte offset 16: dwLength 34 exceeds the " + std::to_string(n - 16) +
-                                        " bytes after the timestamp");
+      EXPECT_EQ(vf.error().message,
+                "byte offset 16: dwLength 34 exceeds the " + std::to_string(n - 16) + " bytes after the timestamp");
       continue;
     }
     ASSERT_TRUE(vf.ok()) << n;
@@ -151,7 +157,8 @@ TEST(EfiInputs, TruncatedAtEveryOffset) {
   // dwLength 0: refused before anything else is read.
   auto vf = parse_variable_file(auth2(*EfiTime::parse("2020-01-01 00:00:00"), {}, payload, 0x0200, 0x0ef1, 0));
   ASSERT_FALSE(vf.ok());
-  EXPECT_EQ(vf.error().message, "byte offset 16: dwLength 0 is smaller than the 24-byte WIN_CERTIFICATE_UEFI_GUID header");
+  EXPECT_EQ(vf.error().message,
+            "byte offset 16: dwLength 0 is smaller than the 24-byte WIN_CERTIFICATE_UEFI_GUID header");
 }
 
 TEST(EfiInputs, CliHostileFiles) {
@@ -170,8 +177,9 @@ TEST(EfiInputs, CliHostileFiles) {
   spit(d / "v", Bytes(3, 0x07));
   auto r3 = run(cli + " dbx list " + q(d / "v"));
   EXPECT_EQ(r3.status, 3);
-  EXPECT_EQ(r3.err, "modsign: " + d / "v" + ": EBADMSG: EFI_SIGNATURE_LIST at byte offset 0: 3 bytes left, fewer than "
-                                            "the 28-byte header (the kernel stops here; nothing was loaded)\n");
+  EXPECT_EQ(r3.err, "modsign: " + d / "v" +
+                        ": EBADMSG: EFI_SIGNATURE_LIST at byte offset 0: 3 bytes left, fewer than "
+                        "the 28-byte header (the kernel stops here; nothing was loaded)\n");
   // Non-regular inputs, for list and merge; merge writes nothing.
   run("mkfifo " + q(d / "fifo"));
   run("mkdir " + q(d / "dir"));
@@ -201,8 +209,8 @@ TEST(EfiInputs, CliHostileFiles) {
   const std::string h = to_hex(fill(32, 1));
   r = run(cli + " dbx add-hash --owner 11111111-2222-3333-4444-55555555555A -o " + q(d / "u.esl") + " " + h);
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(slurp(d / "u.esl"), good_list(guids::cert_sha256, {{*Guid::parse("11111111-2222-3333-4444-55555555555a"),
-                                                                fill(32, 1)}}));
+  EXPECT_EQ(slurp(d / "u.esl"),
+            good_list(guids::cert_sha256, {{*Guid::parse("11111111-2222-3333-4444-55555555555a"), fill(32, 1)}}));
   for (const std::string bad : {"{11111111-2222-3333-4444-555555555555}", "11111111222233334444555555555555",
                                 "11111111-2222-3333-4444-55555555555", "11111111-2222-3333-4444-55555555555g"}) {
     r = run(cli + " dbx add-hash --owner " + q(bad) + " -o " + q(d / "x") + " " + h);
@@ -226,7 +234,8 @@ TEST(EfiInputs, MergeRefusesEntriesWithoutData) {
   spit(d / "out", Bytes{1, 2, 3});
   auto r = run(test::modsign_cli() + " dbx merge -o " + q(d / "out") + " " + q(d / "z.esl"));
   EXPECT_EQ(r.status, 3);
-  EXPECT_EQ(r.err, "modsign: " + d / "z.esl" +
-                       ": list 2 (EFI_CERT_SHA256, byte offset 76): signature_size 16, entries without data; not merged\n");
+  EXPECT_EQ(r.err,
+            "modsign: " + d / "z.esl" +
+                ": list 2 (EFI_CERT_SHA256, byte offset 76): signature_size 16, entries without data; not merged\n");
   EXPECT_EQ(slurp(d / "out"), (Bytes{1, 2, 3}));
 }

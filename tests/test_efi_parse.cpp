@@ -47,7 +47,9 @@ TEST(EfiGuid, ParseFormatAndNames) {
 TEST(EfiTime, Layout) {
   // Microsoft's fixed dbx timestamp 2010-03-06 19:17:21; UEFI 2.10 §8.3 field order.
   EfiTime t = *EfiTime::parse("2010-03-06 19:17:21");
-  EXPECT_EQ(to_hex(t.bytes()), "da0703061311150000000000" "00000000");
+  EXPECT_EQ(to_hex(t.bytes()),
+            "da0703061311150000000000"
+            "00000000");
   t.nanosecond = 0x01020304;
   t.time_zone = -60;
   t.daylight = 1;
@@ -150,7 +152,9 @@ TEST(EfiParse, Item44X509Sha256NeverMatches) {
   const Bytes tbs = crypto::digest(crypto::HashAlgo::sha256, fill(100, 0));
   const Bytes data = x509_sha256_data(tbs, *EfiTime::parse("2024-01-02 03:04:05"));
   ASSERT_EQ(data.size(), 48u);
-  EXPECT_EQ(to_hex(ByteView(data).subspan(32)), "e80701020304050000000000" "00000000");
+  EXPECT_EQ(to_hex(ByteView(data).subspan(32)),
+            "e80701020304050000000000"
+            "00000000");
   const ParsedLists p = parse_signature_lists(good_list(guids::cert_x509_sha256, {{kOwnerA, data}}));
   ASSERT_EQ(p.lists.at(0).signature_size, 64u);
   const VariableEffects fx = apply_handlers(p, Variable::dbx);
@@ -201,7 +205,8 @@ TEST(EfiParse, MalformedSizesAllEbadmsg) {
       {"27 bytes", Bytes(27, 0), "27 bytes left, fewer than the 28-byte header"},
       {"list_size 0xffffffff", raw_list(t, 0xffffffffu, 0, 48, fill(48, 0)),
        "signature_list_size 4294967295 exceeds the 76 bytes left"},
-      {"list_size 27", raw_list(t, 27, 0, 48, fill(48, 0)), "signature_list_size 27 is smaller than the 28-byte header"},
+      {"list_size 27", raw_list(t, 27, 0, 48, fill(48, 0)),
+       "signature_list_size 27 is smaller than the 28-byte header"},
       {"list_size 0", raw_list(t, 0, 0, 48, fill(48, 0)), "signature_list_size 0 is smaller than the 28-byte header"},
       {"header_size 0xffffffff", raw_list(t, 76, 0xffffffffu, 48, fill(48, 0)),
        "signature_header_size 4294967295 exceeds the 48 bytes after the list header"},
@@ -246,7 +251,8 @@ TEST(EfiParse, ErrorKeepsEarlierLists) {
   const Status st = add_to_sources(p, Variable::dbx, "d", s);
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().code, KErr::ebadmsg);
-  EXPECT_EQ(s.keyring.descriptions, (std::set<std::string>{"bin:" + to_hex(fill(32, 1)), "bin:" + to_hex(fill(32, 2))}));
+  EXPECT_EQ(s.keyring.descriptions,
+            (std::set<std::string>{"bin:" + to_hex(fill(32, 1)), "bin:" + to_hex(fill(32, 2))}));
 }
 
 TEST(EfiParse, DuplicateHashKeepsFirstOrigin) {

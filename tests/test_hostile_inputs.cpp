@@ -24,7 +24,8 @@ namespace fs = std::filesystem;
 std::vector<std::string> lines_of(const std::string& s) {
   std::vector<std::string> out;
   std::size_t start = 0;
-  for (std::size_t nl; (nl = s.find('\n', start)) != std::string::npos; start = nl + 1) out.push_back(s.substr(start, nl - start));
+  for (std::size_t nl; (nl = s.find('\n', start)) != std::string::npos; start = nl + 1)
+    out.push_back(s.substr(start, nl - start));
   if (start < s.size()) out.push_back(s.substr(start));
   return out;
 }
@@ -68,8 +69,8 @@ class HostileInputs : public Cli {
 // 1. verify: no MODULE and no -r is a usage error, as for sign (exit 0 would say that
 // every module loads untainted).
 TEST_F(HostileInputs, VerifyWithoutModulesIsAUsageError) {
-  for (const std::string& extra :
-       std::vector<std::string>{"", " --json", " --keyring " + q(key("rsa.crt")), " --json --keyring " + q(key("rsa.crt"))}) {
+  for (const std::string& extra : std::vector<std::string>{"", " --json", " --keyring " + q(key("rsa.crt")),
+                                                           " --json --keyring " + q(key("rsa.crt"))}) {
     SCOPED_TRACE(extra);
     auto r = test::run(M() + " verify" + extra);
     EXPECT_EQ(r.status, 2);
@@ -79,7 +80,8 @@ TEST_F(HostileInputs, VerifyWithoutModulesIsAUsageError) {
   // -r with an empty directory verified nothing: exit 3 with the reason, as for every
   // command (test_tree_walk.cpp), not exit 0 "every module loads".
   fs::create_directory(d_ / "empty");
-  const std::string none = "modsign: " + std::string(d_ / "empty") + ": no modules under it (*.ko, *.ko.xz, *.ko.zst, *.ko.gz)\n";
+  const std::string none =
+      "modsign: " + std::string(d_ / "empty") + ": no modules under it (*.ko, *.ko.xz, *.ko.zst, *.ko.gz)\n";
   auto r = test::run(M() + " verify -r " + q(d_ / "empty"));
   EXPECT_EQ(r.status, 3) << r.err;
   EXPECT_EQ(r.out, "");
@@ -103,15 +105,28 @@ TEST_F(HostileInputs, KeyringDirectorySkipsWhatIsNotACertificate) {
   make_socket(kr + "/g.sock");
   fs::create_symlink("/dev/null", kr + "/h.null");
   test::spit(kr + "/i.empty", std::string());
-  const std::string notes =
-      "modsign: note: " + kr + "/b.txt: skipped: neither DER nor a PEM CERTIFICATE block (not a certificate)\n"
-      "modsign: note: " + kr + "/c.fifo: skipped: FIFO (not a certificate)\n"
-      "modsign: note: " + kr + "/d: skipped: subdirectory (not a certificate)\n"
-      "modsign: note: " + kr + "/e.lnk: skipped: dangling symbolic link (not a certificate)\n"
-      "modsign: note: " + kr + "/f.loop: skipped: symbolic link loop (not a certificate)\n"
-      "modsign: note: " + kr + "/g.sock: skipped: socket (not a certificate)\n"
-      "modsign: note: " + kr + "/h.null: skipped: character device (not a certificate)\n"
-      "modsign: note: " + kr + "/i.empty: skipped: empty file (not a certificate)\n";
+  const std::string notes = "modsign: note: " + kr +
+                            "/b.txt: skipped: neither DER nor a PEM CERTIFICATE block (not a certificate)\n"
+                            "modsign: note: " +
+                            kr +
+                            "/c.fifo: skipped: FIFO (not a certificate)\n"
+                            "modsign: note: " +
+                            kr +
+                            "/d: skipped: subdirectory (not a certificate)\n"
+                            "modsign: note: " +
+                            kr +
+                            "/e.lnk: skipped: dangling symbolic link (not a certificate)\n"
+                            "modsign: note: " +
+                            kr +
+                            "/f.loop: skipped: symbolic link loop (not a certificate)\n"
+                            "modsign: note: " +
+                            kr +
+                            "/g.sock: skipped: socket (not a certificate)\n"
+                            "modsign: note: " +
+                            kr +
+                            "/h.null: skipped: character device (not a certificate)\n"
+                            "modsign: note: " +
+                            kr + "/i.empty: skipped: empty file (not a certificate)\n";
   auto r = test::run(M() + " verify --keyring " + q(kr) + " " + q(mod));
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out.rfind(mod + ": loads (OK): ", 0), 0u) << r.out;
@@ -159,9 +174,7 @@ TEST_F(HostileInputs, StrictRefusesEachNonCertificateEntry) {
     const std::string e = kr + "/" + c.name;
     const std::string n = c.name;
     if (n == "b.txt") test::spit(e, std::string("stray\n"));
-    if (n == "c.fifo") {
-      ASSERT_EQ(mkfifo(e.c_str(), 0600), 0);
-    }
+    if (n == "c.fifo") { ASSERT_EQ(mkfifo(e.c_str(), 0600), 0); }
     if (n == "d") fs::create_directory(e);
     if (n == "e.lnk") fs::create_symlink(kr + "/nowhere", e);
     if (n == "f.loop") fs::create_symlink(e, e);
@@ -183,7 +196,8 @@ TEST_F(HostileInputs, StrictRefusesEachNonCertificateEntry) {
 TEST_F(HostileInputs, DamagedCertificateInKeyringDirectoryIsAnError) {
   const std::string mod = signed_module();
   const std::string kr = keyring_dir();
-  test::spit(kr + "/z.pem", std::string("-----BEGIN CERTIFICATE-----\n!!!!not base64!!!!\n-----END CERTIFICATE-----\n"));
+  test::spit(kr + "/z.pem",
+             std::string("-----BEGIN CERTIFICATE-----\n!!!!not base64!!!!\n-----END CERTIFICATE-----\n"));
   for (const std::string strict : {"", " --strict"}) {
     SCOPED_TRACE(strict);
     auto r = test::run(M() + " verify" + strict + " --keyring " + q(kr) + " " + q(mod));

@@ -40,7 +40,7 @@ constexpr long kSlackKiB = 160 * 1024;
 #endif
 
 struct ChildResult {
-  int status = -1;   ///< exit status of the child, -1 if it died of a signal
+  int status = -1;  ///< exit status of the child, -1 if it died of a signal
   long maxrss_kib = 0;
 };
 
@@ -54,9 +54,7 @@ ChildResult in_child(const std::function<int()>& fn) {
     int rc = 99;
     try {
       rc = fn();
-    } catch (...) {
-      rc = 98;
-    }
+    } catch (...) { rc = 98; }
     _exit(rc);
   }
   ChildResult r;
@@ -70,7 +68,9 @@ ChildResult in_child(const std::function<int()>& fn) {
 
 /// Peak RSS of a child that does nothing (the parent's pages it starts with), measured
 /// right before each check since the parent grows.
-long baseline_kib() { return in_child([] { return 0; }).maxrss_kib; }
+long baseline_kib() {
+  return in_child([] { return 0; }).maxrss_kib;
+}
 
 /// `fn` returns 0 when the expected rejection happened; asserts that and bounded memory.
 void expect_rejected_bounded(const std::function<int()>& fn, long budget_kib = kSlackKiB) {
@@ -140,9 +140,7 @@ TEST(HostileSizes, Asn1DeclaredLengthBeyondInput) {
     try {
       asn1::Reader(in, rules).next();
       return std::string("accepted");
-    } catch (const asn1::DecodeError& e) {
-      return std::string(e.what());
-    }
+    } catch (const asn1::DecodeError& e) { return std::string(e.what()); }
   };
   EXPECT_EQ(reason(four, asn1::Rules::der), "element length exceeds the input");
   EXPECT_EQ(reason(four, asn1::Rules::ber), "length field longer than 2 octets");
@@ -169,8 +167,9 @@ TEST(HostileSizes, Pkcs7DeclaredLengthBeyondInput) {
 TEST(HostileSizes, ModuleSigLen4GiB) {
   const Bytes content = pattern(100);
   Bytes trailer = module::encode_module_signature(0xffffffffu);
-  const Bytes file = cat({content, trailer, ByteView(reinterpret_cast<const std::uint8_t*>(module::kMarker.data()),
-                                                     module::kMarker.size())});
+  const Bytes file =
+      cat({content, trailer,
+           ByteView(reinterpret_cast<const std::uint8_t*>(module::kMarker.data()), module::kMarker.size())});
   auto s = module::split(file);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().code, KErr::ebadmsg);
@@ -191,8 +190,9 @@ TEST(HostileSizes, ModuleSigLen4GiBCli) {
   spit(d / "m.ko", file);
   auto r = run(modsign_cli() + " verify " + q(d / "m.ko"));
   EXPECT_EQ(r.status, 1) << r.err;
-  EXPECT_EQ(r.out, (d / "m.ko") + ": refused (EBADMSG): signature length 4294967295 does not fit in the 100 bytes "
-                                  "before the trailer\n");
+  EXPECT_EQ(r.out, (d / "m.ko") +
+                       ": refused (EBADMSG): signature length 4294967295 does not fit in the 100 bytes "
+                       "before the trailer\n");
   EXPECT_EQ(slurp(d / "m.ko"), file);
   // 5 GiB sparse file with the same trailer: refused as EMSGSIZE from its last 40 bytes.
   const std::string big = d / "big.ko";
@@ -201,7 +201,8 @@ TEST(HostileSizes, ModuleSigLen4GiBCli) {
   ASSERT_EQ(run("cat " + q(d / "tail") + " >> " + q(big)).status, 0);
   auto b = run(modsign_cli() + " verify --stream-above 0 " + q(big));
   EXPECT_EQ(b.status, 1) << b.err;
-  EXPECT_EQ(b.out, big + ": refused (EMSGSIZE): PKCS#7 message of 4294967295 bytes exceeds the ASN.1 decoder's 65535\n");
+  EXPECT_EQ(b.out,
+            big + ": refused (EMSGSIZE): PKCS#7 message of 4294967295 bytes exceeds the ASN.1 decoder's 65535\n");
 }
 
 TEST(HostileSizes, DeeplyNestedIndefiniteBer) {
@@ -225,9 +226,7 @@ TEST(HostileSizes, DeeplyNestedIndefiniteBer) {
     deep.resize(deep.size() - 2);
     try {
       asn1::Reader(deep, asn1::Rules::ber).next();
-    } catch (const asn1::DecodeError& e) {
-      return std::string(e.what()) == "missing end-of-contents octets" ? 0 : 2;
-    }
+    } catch (const asn1::DecodeError& e) { return std::string(e.what()) == "missing end-of-contents octets" ? 0 : 2; }
     return 3;
   });
   // Definite lengths nest without a limit in the reader, but a parser only descends as
@@ -248,8 +247,8 @@ TEST(HostileSizes, HundredThousandSignerInfos) {
   auto m = kernel::pkcs7_parse_message(der, kernel::KernelProfile::v7_0());
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.error().code, KErr::emsgsize);
-  EXPECT_EQ(m.error().message, "PKCS#7 message of " + std::to_string(der.size()) +
-                                   " bytes exceeds the ASN.1 decoder's 65535");
+  EXPECT_EQ(m.error().message,
+            "PKCS#7 message of " + std::to_string(der.size()) + " bytes exceeds the ASN.1 decoder's 65535");
   // The generic parser takes them all, with memory proportional to the input.
   expect_rejected_bounded([&] {
     auto sd = cms::parse(der);
@@ -281,7 +280,9 @@ TEST(HostileSizes, HundredThousandCertificates) {
 }
 
 TEST(HostileSizes, MeasurementListLengths4GiB) {
-  auto u32 = [](std::uint32_t v) { return Bytes{std::uint8_t(v), std::uint8_t(v >> 8), std::uint8_t(v >> 16), std::uint8_t(v >> 24)}; };
+  auto u32 = [](std::uint32_t v) {
+    return Bytes{std::uint8_t(v), std::uint8_t(v >> 8), std::uint8_t(v >> 16), std::uint8_t(v >> 24)};
+  };
   const Bytes digest(20, 0x11);
   const std::string name = "ima-ng";
   Bytes rec = cat({u32(10), digest, u32(6), ByteView(reinterpret_cast<const std::uint8_t*>(name.data()), 6),
@@ -289,15 +290,17 @@ TEST(HostileSizes, MeasurementListLengths4GiB) {
   auto r = digest::parse_measurement_list(rec, crypto::HashAlgo::sha1);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, KErr::ebadmsg);
-  EXPECT_NE(r.error().message.find("template data length 4294967295 (read little-endian) beyond the end of the list"), std::string::npos)
+  EXPECT_NE(r.error().message.find("template data length 4294967295 (read little-endian) beyond the end of the list"),
+            std::string::npos)
       << r.error().message;
   Bytes big_name = cat({u32(10), digest, u32(0xffffffffu)});
   auto n = digest::parse_measurement_list(big_name, crypto::HashAlgo::sha1);
   ASSERT_FALSE(n.ok());
   // The first record's name length decides the list's byte order (issue 27): 4 GiB is
   // 1-255 in neither, so the list is refused there; in a given order it is the length.
-  EXPECT_EQ(n.error().message, "record 1 at offset 0: template name length 0xffffffff (as stored) is 1-255 in neither "
-                               "byte order (not a binary measurement list with 20-byte sha1 template hashes)");
+  EXPECT_EQ(n.error().message,
+            "record 1 at offset 0: template name length 0xffffffff (as stored) is 1-255 in neither "
+            "byte order (not a binary measurement list with 20-byte sha1 template hashes)");
   n = digest::parse_measurement_list(big_name, crypto::HashAlgo::sha1, ByteOrder::little);
   ASSERT_FALSE(n.ok());
   EXPECT_NE(n.error().message.find("template name length 4294967295"), std::string::npos) << n.error().message;
@@ -306,7 +309,8 @@ TEST(HostileSizes, MeasurementListLengths4GiB) {
                      u32(0xfffffffcu), Bytes(4, 0)});
   auto f = digest::parse_measurement_list(field, crypto::HashAlgo::sha1);
   ASSERT_FALSE(f.ok());
-  EXPECT_NE(f.error().message.find("field length 4294967292 (read little-endian) beyond the template data"), std::string::npos)
+  EXPECT_NE(f.error().message.find("field length 4294967292 (read little-endian) beyond the template data"),
+            std::string::npos)
       << f.error().message;
 }
 
@@ -323,7 +327,9 @@ TEST(HostileSizes, DecompressionBombBounded) {
         [&] {
           auto m = module::open_module(bomb, std::uint64_t{1} << 20);
           if (m.ok() || m.error().code != KErr::einval) return 1;
-          return m.error().message.find("decompressed size exceeds the limit of 1048576 bytes") != std::string::npos ? 0 : 2;
+          return m.error().message.find("decompressed size exceeds the limit of 1048576 bytes") != std::string::npos
+                     ? 0
+                     : 2;
         },
         kSlackKiB / 2);
   }
@@ -334,15 +340,18 @@ TEST(HostileSizes, ZstdWindowBeyondTheBound) {
   // libzstd reserve 2 GiB whatever the size bound.  Now the window may take at most twice
   // the bound (at least 64 MiB); the file is tests/fuzz/corpus/compression/regress-zstd-2gib-window.
   const Bytes header = from_hex("28b52ffd04a864f27b10");
-  expect_rejected_bounded([&] {
-    auto m = module::open_module(header, std::uint64_t{1} << 20);
-    if (m.ok() || m.error().code != KErr::einval) return 1;
-    if (m.error().reason != Error::Reason::over_own_bound) return 3;  // modsign's bound, not the kernel's
-    return m.error().message == "zstd window needs more than 67108864 bytes of memory (twice the size limit of "
-                                "1048576 bytes, at least 64 MiB; raise --max-size)"
-               ? 0
-               : 2;
-  }, 64 * 1024);
+  expect_rejected_bounded(
+      [&] {
+        auto m = module::open_module(header, std::uint64_t{1} << 20);
+        if (m.ok() || m.error().code != KErr::einval) return 1;
+        if (m.error().reason != Error::Reason::over_own_bound) return 3;  // modsign's bound, not the kernel's
+        return m.error().message ==
+                       "zstd window needs more than 67108864 bytes of memory (twice the size limit of "
+                       "1048576 bytes, at least 64 MiB; raise --max-size)"
+                   ? 0
+                   : 2;
+      },
+      64 * 1024);
   // With the default bound (1 GiB) the window is allowed, as the kernel allows it, and the
   // stream fails later.
   auto d = module::open_module(header);
@@ -364,18 +373,20 @@ TEST(HostileSizes, EfiListSizesOverflow32Bit) {
     return b;
   };
   const std::vector<Bytes> cases = {
-      list(0xffffffffu, 0, 48, 48),            // list beyond the input
-      list(76, 0xffffffe4u, 48, 48),           // 28 + header_size wraps to 0
-      list(76, 0, 0xffffffffu, 48),            // signature_size beyond the list
-      list(76, 0xfffffff0u, 0x40u, 48),        // list_size - 28 - header_size wraps
+      list(0xffffffffu, 0, 48, 48),      // list beyond the input
+      list(76, 0xffffffe4u, 48, 48),     // 28 + header_size wraps to 0
+      list(76, 0, 0xffffffffu, 48),      // signature_size beyond the list
+      list(76, 0xfffffff0u, 0x40u, 48),  // list_size - 28 - header_size wraps
   };
-  expect_rejected_bounded([&] {
-    for (const auto& c : cases) {
-      auto p = efi::parse_signature_lists(c);
-      if (!p.error || p.error->code != KErr::ebadmsg || !p.lists.empty()) return 1;
-    }
-    return 0;
-  }, 64 * 1024);
+  expect_rejected_bounded(
+      [&] {
+        for (const auto& c : cases) {
+          auto p = efi::parse_signature_lists(c);
+          if (!p.error || p.error->code != KErr::ebadmsg || !p.lists.empty()) return 1;
+        }
+        return 0;
+      },
+      64 * 1024);
   // 100,000 well-formed one-entry lists: all parsed, memory proportional to the input.
   Bytes many;
   for (int i = 0; i < 100'000; ++i) {

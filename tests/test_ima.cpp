@@ -31,14 +31,19 @@ TEST(Ima, ImaNgTemplateDataSpelledOut) {
   ASSERT_TRUE(e.ok());
   // u32le 40 | "sha256:" NUL SHA-256("hello\n") | u32le 3 | "/a" NUL
   const std::string expected =
-      "28000000" "7368613235363a00" "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03"
-      "03000000" "2f6100";
+      "28000000"
+      "7368613235363a00"
+      "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03"
+      "03000000"
+      "2f6100";
   EXPECT_EQ(to_hex(e->data), expected);
   EXPECT_EQ(to_hex(e->sha1), tool_hash("sha1sum", from_hex(expected)));
   EXPECT_EQ(to_hex(e->sha256), tool_hash("sha256sum", from_hex(expected)));
   // ima-sig: the sig field carries security.ima only for a 0x03 (digital signature v2) value.
   auto s = digest::ima_template("ima-sig", "/a", file, Bytes{0x03, 0x02, 0x04, 0xaa}, KernelProfile::v7_0());
-  EXPECT_EQ(to_hex(s->data), expected + "04000000" "030204aa");
+  EXPECT_EQ(to_hex(s->data), expected +
+                                 "04000000"
+                                 "030204aa");
   // A digest-ng value naming sm3 (17): the kernel hashes with sm3 (ima_alloc_tfm has no
   // fallback below HASH_ALGO__LAST), which modsign cannot compute: no record is invented.
   auto h = digest::ima_template("ima-sig", "/a", file, Bytes{0x04, 0x11}, KernelProfile::v7_0());
@@ -63,7 +68,7 @@ TEST(Ima, ImaModsigFieldsPerProfile) {
   auto e = digest::ima_template("ima-modsig", "/m.ko", file, std::nullopt, KernelProfile::v7_0());
   ASSERT_TRUE(e.ok()) << e.error().message;
   ASSERT_EQ(e->fields.size(), 5u);
-  EXPECT_EQ(to_hex(e->fields[0].data), "7368613235363a00" + tool_hash("sha256sum", file));  // whole file
+  EXPECT_EQ(to_hex(e->fields[0].data), "7368613235363a00" + tool_hash("sha256sum", file));     // whole file
   EXPECT_EQ(to_hex(e->fields[3].data), "7368613235363a00" + tool_hash("sha256sum", content));  // d-modsig
   EXPECT_EQ(e->fields[4].data, cms_der);
   EXPECT_EQ(to_hex(e->sha1), tool_hash("sha1sum", e->data));
@@ -74,7 +79,8 @@ TEST(Ima, ImaModsigFieldsPerProfile) {
   auto none = digest::ima_template("ima-modsig", "/m.ko", mfile, std::nullopt, KernelProfile::v7_0());
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.error().code, KErr::einval);
-  auto side = digest::ima_template("ima-modsig", "/m.ko", mfile, std::nullopt, KernelProfile::v7_0(), HashAlgo::sha256, true);
+  auto side =
+      digest::ima_template("ima-modsig", "/m.ko", mfile, std::nullopt, KernelProfile::v7_0(), HashAlgo::sha256, true);
   ASSERT_TRUE(side.ok());
   EXPECT_EQ(to_hex(side->fields[3].data), "7368613235363a00" + tool_hash("sha256sum", content));
 }
@@ -151,8 +157,8 @@ TEST(Ima, MeasurementListRoundTripAndReplay) {
   {
     auto jv = nlohmann::json::parse(r.out);
     EXPECT_EQ(jv["violations"], 1);
-    EXPECT_EQ(jv["violation_records"],
-              nlohmann::json::parse("[{\"record\":3,\"offset\":" + off3 + ",\"template\":\"ima-ng\",\"file\":\"/bin/true\"}]"));
+    EXPECT_EQ(jv["violation_records"], nlohmann::json::parse("[{\"record\":3,\"offset\":" + off3 +
+                                                             ",\"template\":\"ima-ng\",\"file\":\"/bin/true\"}]"));
   }
   test::spit(d / "pcrs", "10: " + std::string(40, '0') + "\n");
   EXPECT_EQ(test::run(test::modsign_cli() + " ima replay --pcrs " + q(d / "pcrs") + " " + q(d / "list")).status, 1);
@@ -179,7 +185,8 @@ TEST(Ima, BadMeasurementLists) {
   auto e = digest::parse_measurement_list(r, HashAlgo::sha1);
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.error().code, KErr::ebadmsg);
-  EXPECT_EQ(e.error().message, "record 1 at offset 0: template data length 1000 (read little-endian) beyond the end of the list");
+  EXPECT_EQ(e.error().message,
+            "record 1 at offset 0: template data length 1000 (read little-endian) beyond the end of the list");
   auto t = digest::parse_measurement_list(ByteView(r).first(10), HashAlgo::sha1);
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.error().message, "record 1 at offset 0: truncated record header");
@@ -200,11 +207,14 @@ TEST(Ima, BadMeasurementLists) {
   test::spit(d / "bad", r);
   auto c = test::run(test::modsign_cli() + " ima replay " + q(d / "bad"));
   EXPECT_EQ(c.status, 3);
-  EXPECT_EQ(c.err, "modsign: " + (d / "bad") + ": record 1 at offset 0: template data length 1000 (read little-endian) beyond the end of the list\n");
+  EXPECT_EQ(c.err,
+            "modsign: " + (d / "bad") +
+                ": record 1 at offset 0: template data length 1000 (read little-endian) beyond the end of the list\n");
   test::spit(d / "f", str("x"));
   c = test::run(test::modsign_cli() + " ima template --template ima-nope " + q(d / "f"));
   EXPECT_EQ(c.status, 2);
-  EXPECT_EQ(c.err, "modsign: --template: unknown template 'ima-nope' (ima-ng, ima-sig, ima-modsig, ima-ngv2, ima-sigv2)\n");
+  EXPECT_EQ(c.err,
+            "modsign: --template: unknown template 'ima-nope' (ima-ng, ima-sig, ima-modsig, ima-ngv2, ima-sigv2)\n");
   EXPECT_EQ(c.out, "");
   EXPECT_EQ(test::run("ls -A " + q(d.path())).out, "bad\nf\n");
 }
@@ -219,7 +229,8 @@ TEST(Ima, KernelFieldRules) {
   auto s = digest::ima_template("ima-sig", "/a", file, xattr, KernelProfile::v7_0());
   EXPECT_EQ(to_hex(s->fields[0].data),
             "7368613531323a00"
-            "e7c22b994c59d9cf2b48e549b1e24666636045930d3da7c1acb299d1c3b7f931f94aae41edda2c2b207a36e10f8bcb8d45223e54878f5b316e7ce3b6bc019629");
+            "e7c22b994c59d9cf2b48e549b1e24666636045930d3da7c1acb299d1c3b7f931f94aae41edda2c2b207a36e10f8bcb8d45223e5487"
+            "8f5b316e7ce3b6bc019629");
   EXPECT_EQ(s->fields[2].data, xattr);
   // A digest-ng xattr (0x04) names its hash in byte 1 (6 = sha512) and is not a signature.
   auto v = digest::ima_template("ima-sig", "/a", file, from_hex("0406aabb"), KernelProfile::v7_0());
@@ -271,7 +282,8 @@ TEST(Ima, ExpectedPcrFileFormats) {
   };
   EXPECT_EQ(run("PCR-10: " + pcr + "\n").status, 0);
   EXPECT_EQ(run("PCR-10: " + spaced + "\n").status, 0);  // TPM 1.2 sysfs
-  EXPECT_EQ(run("sha1:\n  0 : 0x" + std::string(40, '0') + "\n  10: 0x" + pcr + "\nsha256:\n  10: 0x" + std::string(64, 'a') + "\n")
+  EXPECT_EQ(run("sha1:\n  0 : 0x" + std::string(40, '0') + "\n  10: 0x" + pcr + "\nsha256:\n  10: 0x" +
+                std::string(64, 'a') + "\n")
                 .status,
             0);  // tpm2_pcrread: only the sha1 section counts
   EXPECT_EQ(run("PCR-10: " + std::string(40, '1') + "\n").status, 1);
@@ -313,8 +325,13 @@ TEST(Ima, BufferTemplateMatchesTheKernelsBlacklistedHashRecords) {
   EXPECT_EQ(e.fields[1].name, "n-ng");
   EXPECT_EQ(e.fields[2].name, "buf");
   const std::string want =
-      "28000000" "7368613235363a00" + tool_hash("sha256sum", digest) +
-      "11000000" "626c61636b6c69737465642d6861736800" "20000000" + to_hex(digest);
+      "28000000"
+      "7368613235363a00" +
+      tool_hash("sha256sum", digest) +
+      "11000000"
+      "626c61636b6c69737465642d6861736800"
+      "20000000" +
+      to_hex(digest);
   EXPECT_EQ(to_hex(e.data), want);
   EXPECT_EQ(to_hex(e.sha1), "19ed02e0158d44d8f0e513131461d2f83daa9f97");  // as recorded by 7.2.13
   EXPECT_EQ(to_hex(e.sha1), tool_hash("sha1sum", e.data));
@@ -322,15 +339,25 @@ TEST(Ima, BufferTemplateMatchesTheKernelsBlacklistedHashRecords) {
 
   auto empty = digest::ima_buffer_template("blacklisted-hash", {}, HashAlgo::sha256, KernelProfile::v7(2));
   EXPECT_EQ(to_hex(empty.data),
-            "28000000" "7368613235363a00" "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
-            "11000000" "626c61636b6c69737465642d6861736800" "00000000");
+            "28000000"
+            "7368613235363a00"
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+            "11000000"
+            "626c61636b6c69737465642d6861736800"
+            "00000000");
   EXPECT_EQ(to_hex(empty.sha1), "3ed42715de7bcf37dd7f7d2fc58891c130c1ed47");  // as recorded by 7.2.13
 
   auto s512 = digest::ima_buffer_template("x", str("ab"), HashAlgo::sha512, KernelProfile::v7(2));
   // d-ng: 72 bytes = "sha512:" NUL and the 64-byte SHA-512 of the buffer.
-  EXPECT_EQ(to_hex(s512.data).substr(0, 24), "48000000" "7368613531323a00");
+  EXPECT_EQ(to_hex(s512.data).substr(0, 24),
+            "48000000"
+            "7368613531323a00");
   EXPECT_EQ(to_hex(s512.data).substr(24, 128), tool_hash("sha512sum", str("ab")));
-  EXPECT_EQ(to_hex(s512.data).substr(152), "02000000" "7800" "02000000" "6162");
+  EXPECT_EQ(to_hex(s512.data).substr(152),
+            "02000000"
+            "7800"
+            "02000000"
+            "6162");
 }
 
 namespace {
@@ -366,7 +393,8 @@ std::pair<Bytes, Bytes> mldsa_cms_with_attrs(ByteView content, std::size_t attrs
     c.oid(from_hex("2a864886f70d010702")).add(asn1::context_cons(0), [&](asn1::Writer& e) {
       e.add(asn1::kSequence, [&](asn1::Writer& sd) {
         sd.integer(1);
-        sd.add(asn1::kSet, [&](asn1::Writer& s) { s.add(asn1::kSequence, [&](asn1::Writer& a) { a.oid(oid_sha512); }); });
+        sd.add(asn1::kSet,
+               [&](asn1::Writer& s) { s.add(asn1::kSequence, [&](asn1::Writer& a) { a.oid(oid_sha512); }); });
         sd.add(asn1::kSequence, [&](asn1::Writer& s) { s.oid(oid_data); });
         sd.add(asn1::kSet, [&](asn1::Writer& sis) {
           sis.add(asn1::kSequence, [&](asn1::Writer& si) {
@@ -374,9 +402,8 @@ std::pair<Bytes, Bytes> mldsa_cms_with_attrs(ByteView content, std::size_t attrs
             si.add(asn1::kSequence, [&](asn1::Writer& ias) {
               ias.add(asn1::kSequence, [&](asn1::Writer& name) {
                 name.add(asn1::kSet, [&](asn1::Writer& rdn) {
-                  rdn.add(asn1::kSequence, [&](asn1::Writer& atv) {
-                    atv.oid(from_hex("550403")).tlv(asn1::kUtf8String, str("x"));
-                  });
+                  rdn.add(asn1::kSequence,
+                          [&](asn1::Writer& atv) { atv.oid(from_hex("550403")).tlv(asn1::kUtf8String, str("x")); });
                 });
               });
               ias.integer(1);
@@ -433,7 +460,9 @@ TEST(Ima, MlDsaSignedAttrsDigestFieldAndTheKernelsBuffer) {
   // default, makes the kernel's parser refuse the message outright: EKEYREJECTED).
   const std::string o = test::openssl();
   ASSERT_EQ(test::run(o + " genpkey -algorithm ML-DSA-65 -out " + q(d / "k.pem")).status, 0);
-  ASSERT_EQ(test::run(o + " req -x509 -new -key " + q(d / "k.pem") + " -subj /CN=cms -days 10 -out " + q(d / "c.pem")).status, 0);
+  ASSERT_EQ(
+      test::run(o + " req -x509 -new -key " + q(d / "k.pem") + " -subj /CN=cms -days 10 -out " + q(d / "c.pem")).status,
+      0);
   test::spit(d / "content", content);
   ASSERT_EQ(test::run(o + " cms -sign -binary -nosmimecap -md sha512 -nocerts -outform DER -in " + q(d / "content") +
                       " -signer " + q(d / "c.pem") + " -inkey " + q(d / "k.pem") + " -out " + q(d / "s.p7"))
@@ -474,16 +503,18 @@ TEST(Ima, DigestFieldOverflowIsTheMachines) {
     EXPECT_EQ(e->fields[3].data.size(), 8 + attrs_len);
     EXPECT_EQ(to_hex(e->sha1), tool_hash("sha1sum", e->data));
     ASSERT_EQ(e->notes.size(), 1u);
-    const std::string want = "d-modsig: " + std::to_string(8 + attrs_len) +
-                             " bytes (\"sha512:\" NUL and the " + std::to_string(attrs_len) +
-                             "-byte digest pkcs7_get_digest returns, here the re-tagged signedAttrs) exceed the 201-byte "
-                             "stack buffer of ima_eventdigest_init_common (security/integrity/ima/ima_template_lib.c): "
-                             "the kernel writes " + std::to_string(8 + attrs_len - 201) +
-                             (attrs_len == 194 ? " byte" : " bytes") + " past it, short of the saved return address on s390x";
+    const std::string want =
+        "d-modsig: " + std::to_string(8 + attrs_len) + " bytes (\"sha512:\" NUL and the " + std::to_string(attrs_len) +
+        "-byte digest pkcs7_get_digest returns, here the re-tagged signedAttrs) exceed the 201-byte "
+        "stack buffer of ima_eventdigest_init_common (security/integrity/ima/ima_template_lib.c): "
+        "the kernel writes " +
+        std::to_string(8 + attrs_len - 201) + (attrs_len == 194 ? " byte" : " bytes") +
+        " past it, short of the saved return address on s390x";
     EXPECT_EQ(e->notes[0].substr(0, want.size()), want);
   }
   auto [cms258, attrs258] = mldsa_cms_with_attrs(content, 258);
-  auto over = digest::ima_template("ima-modsig", "/m.ko", module::append_signature(content, cms258), std::nullopt, s390x);
+  auto over =
+      digest::ima_template("ima-modsig", "/m.ko", module::append_signature(content, cms258), std::nullopt, s390x);
   ASSERT_FALSE(over.ok());
   EXPECT_EQ(over.error().code, KErr::emsgsize);
   EXPECT_NE(over.error().message.find("266 bytes"), std::string::npos) << over.error().message;
@@ -492,7 +523,8 @@ TEST(Ima, DigestFieldOverflowIsTheMachines) {
   KernelProfile arm64 = KernelProfile::v7_0();
   arm64.machine = Machine::arm64;
   auto [cms201, attrs201] = mldsa_cms_with_attrs(content, 201);
-  auto edge = digest::ima_template("ima-modsig", "/m.ko", module::append_signature(content, cms201), std::nullopt, arm64);
+  auto edge =
+      digest::ima_template("ima-modsig", "/m.ko", module::append_signature(content, cms201), std::nullopt, arm64);
   ASSERT_TRUE(edge.ok()) << edge.error().message;
   EXPECT_EQ(edge->fields[3].data.size(), 209u);
   EXPECT_EQ(to_hex(edge->sha1), tool_hash("sha1sum", edge->data));

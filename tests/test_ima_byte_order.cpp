@@ -74,21 +74,33 @@ TEST(ImaByteOrder, BufferTemplateLengthsInTheKernelsOrder) {
 
 TEST(ImaByteOrder, ImaNgAndImaSigTemplatesOnABigEndianKernel) {
   const Bytes file = str("hello\n");
-  const std::string dng = "7368613235363a00" "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03";
+  const std::string dng =
+      "7368613235363a00"
+      "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03";
   auto be = digest::ima_template("ima-sig", "/a", file, Bytes{0x03, 0x02, 0x04, 0xaa}, profile(true, false));
   ASSERT_TRUE(be.ok());
-  const std::string want = "00000028" + dng + "00000003" "2f6100" "00000004" "030204aa";
+  const std::string want = "00000028" + dng +
+                           "00000003"
+                           "2f6100"
+                           "00000004"
+                           "030204aa";
   EXPECT_EQ(to_hex(be->data), want);
   EXPECT_EQ(to_hex(be->sha1), tool_hash("sha1sum", from_hex(want)));
   EXPECT_EQ(to_hex(be->sha256), tool_hash("sha256sum", from_hex(want)));
   auto canon = digest::ima_template("ima-sig", "/a", file, Bytes{0x03, 0x02, 0x04, 0xaa}, profile(true, true));
-  EXPECT_EQ(to_hex(canon->data), "28000000" + dng + "03000000" "2f6100" "04000000" "030204aa");
+  EXPECT_EQ(to_hex(canon->data), "28000000" + dng +
+                                     "03000000"
+                                     "2f6100"
+                                     "04000000"
+                                     "030204aa");
   // The public facade takes the order from the KernelProfile.
   KernelProfile pub = *KernelProfile::parse("v7.2");
   pub.set_byte_order(ByteOrder::big);
   auto api = ima_template("ima-ng", "/a", file, std::nullopt, pub);
   ASSERT_TRUE(api.ok());
-  EXPECT_EQ(to_hex(api->data), "00000028" + dng + "00000003" "2f6100");
+  EXPECT_EQ(to_hex(api->data), "00000028" + dng +
+                                   "00000003"
+                                   "2f6100");
 }
 
 namespace {
@@ -180,8 +192,9 @@ TEST(ImaByteOrder, CliReplaySaysTheOrderAndTemplateTakesIt) {
   EXPECT_EQ(nlohmann::json::parse(r.out)["byte_order"], "big-endian");
   r = test::run(test::modsign_cli() + " ima replay --byte-order little " + q(d / "be"));
   EXPECT_EQ(r.status, 3);
-  EXPECT_EQ(r.err, "modsign: " + (d / "be") + ": record 1 at offset 0: template name length 100663296 (read "
-                   "little-endian)\n");
+  EXPECT_EQ(r.err, "modsign: " + (d / "be") +
+                       ": record 1 at offset 0: template name length 100663296 (read "
+                       "little-endian)\n");
   EXPECT_EQ(r.out, "");
   // A PCR no policy can name (ima_policy.c INVALID_PCR: 0-63): not a kernel's list.
   Bytes pcr = record(true, field_data(true));
@@ -189,8 +202,9 @@ TEST(ImaByteOrder, CliReplaySaysTheOrderAndTemplateTakesIt) {
   test::spit(d / "pcr", pcr);
   r = test::run(test::modsign_cli() + " ima replay " + q(d / "pcr"));
   EXPECT_EQ(r.status, 3);
-  EXPECT_EQ(r.err, "modsign: " + (d / "pcr") + ": record 1 at offset 0: PCR 4294967295 (read big-endian): no kernel "
-                   "measures into it (a policy's pcr= is 0-63, ima_policy.c INVALID_PCR)\n");
+  EXPECT_EQ(r.err, "modsign: " + (d / "pcr") +
+                       ": record 1 at offset 0: PCR 4294967295 (read big-endian): no kernel "
+                       "measures into it (a policy's pcr= is 0-63, ima_policy.c INVALID_PCR)\n");
   EXPECT_EQ(r.out, "");
   pcr[0] = pcr[1] = pcr[2] = 0;
   pcr[3] = 63;
@@ -201,22 +215,31 @@ TEST(ImaByteOrder, CliReplaySaysTheOrderAndTemplateTakesIt) {
   // Without --kernel-arch the kernel is x86_64's, which is never big-endian.
   r = test::run(test::modsign_cli() + " ima template --template ima-ng --path /a --byte-order big " + q(d / "f"));
   EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(r.err, "modsign: --byte-order big: an x86_64 kernel is little-endian (the default --kernel-arch; give "
-                   "--kernel-arch s390x or arm64)\n");
+  EXPECT_EQ(r.err,
+            "modsign: --byte-order big: an x86_64 kernel is little-endian (the default --kernel-arch; give "
+            "--kernel-arch s390x or arm64)\n");
   EXPECT_EQ(r.out, "");
-  r = test::run(test::modsign_cli() + " ima template --json --template ima-ng --path /a --kernel-arch arm64 "
-                                      "--byte-order big " + q(d / "f"));
+  r = test::run(test::modsign_cli() +
+                " ima template --json --template ima-ng --path /a --kernel-arch arm64 "
+                "--byte-order big " +
+                q(d / "f"));
   ASSERT_EQ(r.status, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
-  const std::string want = "00000028" "7368613235363a00"
-                           "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03" "00000003" "2f6100";
+  const std::string want =
+      "00000028"
+      "7368613235363a00"
+      "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03"
+      "00000003"
+      "2f6100";
   EXPECT_EQ(j["template_data"], want);
   EXPECT_EQ(j["byte_order"], "big-endian");
   EXPECT_EQ(j["ima_canonical_fmt"], false);
   EXPECT_EQ(j["field_length_order"], "big-endian");
   EXPECT_EQ(j["template_hash_sha1"], tool_hash("sha1sum", from_hex(want)));
-  r = test::run(test::modsign_cli() + " ima template --template ima-ng --path /a --kernel-arch arm64 --byte-order big "
-                                      "--ima-canonical-fmt " + q(d / "f"));
+  r = test::run(test::modsign_cli() +
+                " ima template --template ima-ng --path /a --kernel-arch arm64 --byte-order big "
+                "--ima-canonical-fmt " +
+                q(d / "f"));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out.substr(0, r.out.find('\n')), "template: ima-ng (kernel v7.2, arm64, big-endian, ima_canonical_fmt)");
   r = test::run(test::modsign_cli() + " ima template --byte-order middle " + q(d / "f"));

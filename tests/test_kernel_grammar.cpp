@@ -36,7 +36,9 @@ Node cert_with_akid(const Node& gn) {
 
 Node directory_name() {
   const Bytes cn{0x55, 0x04, 0x03};
-  return Node{asn1::kSequence, {}, {Node{asn1::kSet, {}, {Node{asn1::kSequence, {}, {Node{asn1::kOid, cn}, Node{0x0c, {'C', 'A'}}}}}}}};
+  return Node{asn1::kSequence,
+              {},
+              {Node{asn1::kSet, {}, {Node{asn1::kSequence, {}, {Node{asn1::kOid, cn}, Node{0x0c, {'C', 'A'}}}}}}}};
 }
 
 }  // namespace
@@ -77,7 +79,7 @@ TEST(KernelGrammar, IndefiniteAnyMeasuredLoosely) {
   auto with_params = [](const Bytes& inside) {
     Node ci = tree(build(one({}), content()));
     Node& alg = signer_info(ci).kids.at(3);  // digestEncryptionAlgorithm { OID, NULL }
-    Bytes v{0x05, 0x00};  // SEQUENCE (indefinite) { NULL, inside }: the bytes as they are
+    Bytes v{0x05, 0x00};                     // SEQUENCE (indefinite) { NULL, inside }: the bytes as they are
     v.insert(v.end(), inside.begin(), inside.end());
     alg.kids.at(1) = Node{0x30, v};
     alg.kids.at(1).indef = true;
@@ -87,8 +89,8 @@ TEST(KernelGrammar, IndefiniteAnyMeasuredLoosely) {
   EXPECT_EQ(with_params({0x1f, 0x81, 0x01, 0x00}), KErr::none);  // [UNIVERSAL 129], empty
   EXPECT_EQ(with_params({0x04, 0x84, 0x00, 0x00, 0x00, 0x01, 0x00}), KErr::none);
   EXPECT_EQ(with_params({0x04, 0x88, 0, 0, 0, 0, 0, 0, 0, 1, 0}), KErr::ebadmsg);  // 8 octets: too long
-  EXPECT_EQ(with_params({0x04, 0x80, 0x00, 0x00}), KErr::ebadmsg);  // indefinite primitive
-  EXPECT_EQ(with_params({0x00, 0x01}), KErr::ebadmsg);              // a wrong end-of-contents
+  EXPECT_EQ(with_params({0x04, 0x80, 0x00, 0x00}), KErr::ebadmsg);                 // indefinite primitive
+  EXPECT_EQ(with_params({0x00, 0x01}), KErr::ebadmsg);                             // a wrong end-of-contents
 }
 
 // x509:AlgorithmIdentifier.algorithm.oid-1.2.643.7.1.1.1.1 in the SubjectPublicKeyInfo: a
@@ -105,7 +107,8 @@ TEST(KernelGrammar, GostKeyAndLastAuthorityKeyIdentifier) {
   };
   EXPECT_EQ(signed_with([](Node&) {}), KErr::none);
   const Bytes gost256{0x2a, 0x85, 0x03, 0x07, 0x01, 0x01, 0x01, 0x01};
-  EXPECT_EQ(signed_with([&](Node& c) { c.kids.at(0).kids.at(6).kids.at(0).kids.at(0).val = gost256; }), KErr::ekeyrejected);
+  EXPECT_EQ(signed_with([&](Node& c) { c.kids.at(0).kids.at(6).kids.at(0).kids.at(0).val = gost256; }),
+            KErr::ekeyrejected);
   // An extension renamed authorityKeyIdentifier before a real one: the real one is read.
   Node akid = cert_with_akid(Node{0xa4, {}, {directory_name()}});
   auto& exts = akid.kids.at(0).kids.back().kids.at(0).kids;

@@ -25,7 +25,8 @@ TEST(KernelProfiles, ModsignFormsPerProfile) {
       opt.sid = sid;
       const Bytes file = module::append_signature(mod, cms::build_detached(s.key, s.cert, mod, opt).value());
       auto v = module::module_sig_check(file, keyring_of({&s}), p);
-      EXPECT_EQ(v.outcome, want) << crypto::key_algo_name(algo) << " attrs=" << attrs << " " << p.name() << ": " << v.reason;
+      EXPECT_EQ(v.outcome, want) << crypto::key_algo_name(algo) << " attrs=" << attrs << " " << p.name() << ": "
+                                 << v.reason;
       EXPECT_EQ(v.outcome == module::LoadOutcome::refused ? v.load_errno : v.sig_errno, want_err) << v.reason;
     }
   };
@@ -92,7 +93,8 @@ TEST(KernelOpenSsl, ParserAgreement) {
   test::TempDir d;
   auto openssl_parses = [&](const Bytes& der) {
     test::spit(d / "m.p7s", der);
-    return test::run(test::openssl() + " cms -cmsout -inform DER -in " + test::q(d / "m.p7s") + " -outform DER -out /dev/null")
+    return test::run(test::openssl() + " cms -cmsout -inform DER -in " + test::q(d / "m.p7s") +
+                     " -outform DER -out /dev/null")
                .status == 0;
   };
   struct Case {
@@ -119,7 +121,8 @@ TEST(KernelOpenSsl, ParserAgreement) {
       {"md5 digestAlgorithm (kernel: ENOPKG)", one({.digest_oid = kMd5}), KErr::enopkg, true},
       {"two messageDigest attributes (kernel: EKEYREJECTED)", one({.attrs = two_md}), KErr::ekeyrejected, true},
       {"sMIMECapabilities in id-data (kernel: EKEYREJECTED)", one({.attrs = smime}), KErr::ekeyrejected, true},
-      {"sha256WithRSAEncryption signatureAlgorithm (kernel: ENOPKG)", one({.sig_oid = kSha256WithRsa}), KErr::enopkg, true},
+      {"sha256WithRSAEncryption signatureAlgorithm (kernel: ENOPKG)", one({.sig_oid = kSha256WithRsa}), KErr::enopkg,
+       true},
   };
   for (const auto& c : cases) {
     EXPECT_EQ(parse_err(c.m), c.kernel) << c.what;
@@ -146,8 +149,8 @@ struct Pki {
                                           "subjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid,issuer\n"));
     for (const char* k : {"root", "inter", "leaf"})
       run(O + " genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out " + p(std::string(k) + ".key"));
-    run(O + " req -new -x509 -key " + p("root.key") + " -subj /CN=Test-Root -days 3650 -set_serial 1 -out " + p("root.pem") +
-        " -addext basicConstraints=critical,CA:TRUE -addext subjectKeyIdentifier=hash");
+    run(O + " req -new -x509 -key " + p("root.key") + " -subj /CN=Test-Root -days 3650 -set_serial 1 -out " +
+        p("root.pem") + " -addext basicConstraints=critical,CA:TRUE -addext subjectKeyIdentifier=hash");
     run(O + " req -new -key " + p("inter.key") + " -subj /CN=Test-Inter -out " + p("inter.csr"));
     run(O + " x509 -req -in " + p("inter.csr") + " -CA " + p("root.pem") + " -CAkey " + p("root.key") +
         " -set_serial 2 -days 3650 -extfile " + p("ext.cnf") + " -extensions ca -out " + p("inter.pem"));
@@ -160,7 +163,8 @@ struct Pki {
   // openssl cms -sign embeds the leaf (and -certfile extras).
   Bytes sign(bool with_chain) {
     run(O + " cms -sign -binary -noattr -md sha256 -in " + p("mod.bin") + " -signer " + p("leaf.pem") + " -inkey " +
-        p("leaf.key") + (with_chain ? " -certfile " + p("chain.pem") : std::string()) + " -outform DER -out " + p("s.p7s"));
+        p("leaf.key") + (with_chain ? " -certfile " + p("chain.pem") : std::string()) + " -outform DER -out " +
+        p("s.p7s"));
     return test::slurp(d / "s.p7s");
   }
   kernel::Keyring keyring(const std::string& pem) {
@@ -220,8 +224,8 @@ TEST(KernelChains, CertificateAcceptance) {
   auto r = verify_module_sig(test::slurp(pki.d / "e.p7s"), pki.keyring("p521.pem"));
   EXPECT_EQ(r.err, KErr::none) << r.reason;
   pki.run(pki.O + " genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out " + pki.p("r.key"));
-  pki.run(pki.O + " req -new -x509 -key " + pki.p("r.key") + " -subj /CN=PSS -days 3650 -sigopt rsa_padding_mode:pss -out " +
-          pki.p("pss.pem"));
+  pki.run(pki.O + " req -new -x509 -key " + pki.p("r.key") +
+          " -subj /CN=PSS -days 3650 -sigopt rsa_padding_mode:pss -out " + pki.p("pss.pem"));
   pki.run(pki.O + " cms -sign -binary -noattr -md sha256 -in " + pki.p("mod.bin") + " -signer " + pki.p("pss.pem") +
           " -inkey " + pki.p("r.key") + " -outform DER -out " + pki.p("pss.p7s"));
   auto m = kernel::pkcs7_parse_message(test::slurp(pki.d / "pss.p7s"), KernelProfile::v7_0());
@@ -234,15 +238,15 @@ TEST(KernelTime, X509DecodeTimeRules) {
     return asn1::decode_time(tag, ByteView(reinterpret_cast<const std::uint8_t*>(v.data()), v.size()));
   };
   EXPECT_EQ(t(asn1::kUtcTime, "700101000000Z"), 0);
-  EXPECT_EQ(t(asn1::kUtcTime, "491231235959Z"), 2524607999);                 // 2049
-  EXPECT_EQ(t(asn1::kUtcTime, "600101000000Z"), std::nullopt);               // 1960 < 1970
-  EXPECT_EQ(t(asn1::kUtcTime, "250101240000Z"), 1735776000);                 // hour 24 allowed
-  EXPECT_EQ(t(asn1::kUtcTime, "250101235960Z"), 1735775999 + 1);             // leap second
-  EXPECT_EQ(t(asn1::kGeneralizedTime, "20250101000000Z"), std::nullopt);     // GeneralizedTime in UTCTime range
+  EXPECT_EQ(t(asn1::kUtcTime, "491231235959Z"), 2524607999);              // 2049
+  EXPECT_EQ(t(asn1::kUtcTime, "600101000000Z"), std::nullopt);            // 1960 < 1970
+  EXPECT_EQ(t(asn1::kUtcTime, "250101240000Z"), 1735776000);              // hour 24 allowed
+  EXPECT_EQ(t(asn1::kUtcTime, "250101235960Z"), 1735775999 + 1);          // leap second
+  EXPECT_EQ(t(asn1::kGeneralizedTime, "20250101000000Z"), std::nullopt);  // GeneralizedTime in UTCTime range
   EXPECT_EQ(t(asn1::kGeneralizedTime, "21260101000000Z"), 4922899200);
-  EXPECT_EQ(t(asn1::kUtcTime, "250229000000Z"), std::nullopt);               // not a leap year
+  EXPECT_EQ(t(asn1::kUtcTime, "250229000000Z"), std::nullopt);  // not a leap year
   EXPECT_EQ(t(asn1::kUtcTime, "240229000000Z"), 1709164800);
-  EXPECT_EQ(t(asn1::kUtcTime, "2501010000Z"), std::nullopt);                 // length
+  EXPECT_EQ(t(asn1::kUtcTime, "2501010000Z"), std::nullopt);  // length
 }
 
 TEST(KernelSignatures, EcdsaSignatureDecodedLikeTheKernel) {
@@ -252,8 +256,10 @@ TEST(KernelSignatures, EcdsaSignatureDecodedLikeTheKernel) {
   const Bytes sig = crypto::sign_message(s.key, HashAlgo::sha256, content()).value();
   asn1::Reader r(sig);
   auto seq = r.next();
-  Bytes lax = cat({Bytes{0x30, 0x81, static_cast<std::uint8_t>(seq.content.size())}, to_bytes(seq.content), Bytes{0xde, 0xad}});
-  auto rep = verify_module_sig(build(one({.algo = KeyAlgo::ecdsa_p256, .signature = lax}), content()), keyring_of({&s}));
+  Bytes lax =
+      cat({Bytes{0x30, 0x81, static_cast<std::uint8_t>(seq.content.size())}, to_bytes(seq.content), Bytes{0xde, 0xad}});
+  auto rep =
+      verify_module_sig(build(one({.algo = KeyAlgo::ecdsa_p256, .signature = lax}), content()), keyring_of({&s}));
   EXPECT_EQ(rep.err, KErr::none) << rep.reason;
   // Not a SEQUENCE at all: EBADMSG in the trust path collapses to EKEYREJECTED.
   rep = verify_module_sig(build(one({.algo = KeyAlgo::ecdsa_p256, .signature = Bytes{0x04, 0x01, 0x00}}), content()),
@@ -282,9 +288,10 @@ TEST(KernelDecoder, StructureChecksOfLibAsn1Decoder) {
   const Bytes dalg = tlv(asn1::kSequence, oid(crypto::hash_info(HashAlgo::sha256).oid));
   const Bytes salg = tlv(asn1::kSequence, cat({oid(crypto::oid::rsa_encryption), Bytes{0x05, 0x00}}));
   auto message = [&](Bytes sid, Bytes digest_alg, Bytes tail, Bytes dalgs_set, std::uint8_t outer_tag) {
-    Bytes si = tlv(asn1::kSequence, cat({Bytes{0x02, 0x01, 0x01}, sid, digest_alg, salg, tlv(asn1::kOctetString, sig), tail}));
-    Bytes sd = tlv(asn1::kSequence, cat({Bytes{0x02, 0x01, 0x01}, dalgs_set, tlv(asn1::kSequence, oid(kData)),
-                                         tlv(asn1::kSet, si)}));
+    Bytes si =
+        tlv(asn1::kSequence, cat({Bytes{0x02, 0x01, 0x01}, sid, digest_alg, salg, tlv(asn1::kOctetString, sig), tail}));
+    Bytes sd = tlv(asn1::kSequence,
+                   cat({Bytes{0x02, 0x01, 0x01}, dalgs_set, tlv(asn1::kSequence, oid(kData)), tlv(asn1::kSet, si)}));
     return tlv(outer_tag, cat({oid(kSignedData), tlv(asn1::context_cons(0), sd)}));
   };
   const Bytes dalgs = tlv(asn1::kSet, dalg);
@@ -294,10 +301,13 @@ TEST(KernelDecoder, StructureChecksOfLibAsn1Decoder) {
   EXPECT_EQ(err(message(ias, dalg, {}, dalgs, 0x10)), KErr::none);
   EXPECT_EQ(err(message(ias, dalg, {}, dalgs, asn1::kSequence)), KErr::none);
   // Extra elements inside definite-length SEQUENCEs: "Cons length error".
-  EXPECT_EQ(err(message(ias, tlv(asn1::kSequence, cat({oid(crypto::hash_info(HashAlgo::sha256).oid), Bytes{5, 0}, Bytes{5, 0}})),
-                        {}, dalgs, asn1::kSequence)),
-            KErr::ebadmsg);
-  Bytes ias_extra = tlv(asn1::kSequence, cat({to_bytes(s.cert.issuer()), tlv(asn1::kInteger, s.cert.serial()), Bytes{2, 1, 7}}));
+  EXPECT_EQ(
+      err(message(ias,
+                  tlv(asn1::kSequence, cat({oid(crypto::hash_info(HashAlgo::sha256).oid), Bytes{5, 0}, Bytes{5, 0}})),
+                  {}, dalgs, asn1::kSequence)),
+      KErr::ebadmsg);
+  Bytes ias_extra =
+      tlv(asn1::kSequence, cat({to_bytes(s.cert.issuer()), tlv(asn1::kInteger, s.cert.serial()), Bytes{2, 1, 7}}));
   EXPECT_EQ(err(message(ias_extra, dalg, {}, dalgs, asn1::kSequence)), KErr::ebadmsg);
   // Malformed unauthenticated attributes.
   EXPECT_EQ(err(message(ias, dalg, Bytes{0xa1, 0x03, 0xff, 0xff, 0xff}, dalgs, asn1::kSequence)), KErr::ebadmsg);
@@ -338,7 +348,8 @@ TEST(KernelProfiles, V61ParsesMd5AndNoSha3) {
   EXPECT_EQ(parse_err(one({.digest_oid = kMd5}), v61), KErr::none);
   EXPECT_EQ(parse_err(one({.digest_oid = kMd5}), KernelProfile::v6()), KErr::enopkg);
   // md4 too (1.2.840.113549.2.4).
-  EXPECT_EQ(parse_err(one({.digest_oid = oid_bytes({0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x02, 0x04})}), v61), KErr::none);
+  EXPECT_EQ(parse_err(one({.digest_oid = oid_bytes({0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x02, 0x04})}), v61),
+            KErr::none);
   // SHA-3 digests and id-ecdsa-with-sha3-* are unknown to v6.1 only.
   EXPECT_EQ(parse_err(one({.hash = HashAlgo::sha3_256}), v61), KErr::enopkg);
   EXPECT_EQ(parse_err(one({.hash = HashAlgo::sha3_256}), KernelProfile::v6()), KErr::none);
@@ -375,7 +386,8 @@ TEST(KernelProfiles, V61RefusesEcdsaWithMd5) {
   const auto v61 = KernelProfile::v6_1();
   const Signer& ec = signer(KeyAlgo::ecdsa_p256);
   // signatureAlgorithm ecdsa-with-SHA256 (1.2.840.10045.4.3.2): the kernel ignores its hash.
-  MsgSpec m = one({.algo = KeyAlgo::ecdsa_p256, .hash = HashAlgo::md5,
+  MsgSpec m = one({.algo = KeyAlgo::ecdsa_p256,
+                   .hash = HashAlgo::md5,
                    .sig_oid = Bytes{0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x02}});
   m.certs = {ec.cert.der()};
   const Bytes der = build(m, content());
@@ -393,6 +405,7 @@ TEST(KernelProfiles, V61RefusesEcdsaWithMd5) {
   EXPECT_EQ(r.reason, "Sig 1: no ecdsa signature scheme with md5");
   // Later kernels do not parse md5 at all; RSA with md5 still verifies on 6.1.
   EXPECT_EQ(verify_module_sig(der, keyring_of({}), KernelProfile::v6()).err, KErr::enopkg);
-  EXPECT_EQ(verify_module_sig(build(one({.hash = HashAlgo::md5}), content()), keyring_of({&signer(KeyAlgo::rsa)}), v61).err,
-            KErr::none);
+  EXPECT_EQ(
+      verify_module_sig(build(one({.hash = HashAlgo::md5}), content()), keyring_of({&signer(KeyAlgo::rsa)}), v61).err,
+      KErr::none);
 }

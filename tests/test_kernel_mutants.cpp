@@ -120,8 +120,9 @@ TEST(KernelMutants, MlDsaZRangeAtEveryCoefficientPosition) {
     std::size_t ctilde, l, bits;
     std::uint32_t gamma1, beta;
   };
-  for (const Set p : {Set{KeyAlgo::ml_dsa_44, 32, 4, 18, 1u << 17, 78}, Set{KeyAlgo::ml_dsa_65, 48, 5, 20, 1u << 19, 196},
-                      Set{KeyAlgo::ml_dsa_87, 64, 7, 20, 1u << 19, 120}}) {
+  for (const Set p :
+       {Set{KeyAlgo::ml_dsa_44, 32, 4, 18, 1u << 17, 78}, Set{KeyAlgo::ml_dsa_65, 48, 5, 20, 1u << 19, 196},
+        Set{KeyAlgo::ml_dsa_87, 64, 7, 20, 1u << 19, 120}}) {
     const Bytes good = crypto::sign_message(signer(p.algo).key, HashAlgo::sha512, content()).value();
     // z coefficient c encoded as v (x = gamma1 - v), every other bit as signed
     auto with = [&](std::size_t c, std::uint32_t v) {
@@ -135,15 +136,15 @@ TEST(KernelMutants, MlDsaZRangeAtEveryCoefficientPosition) {
     const std::size_t last = p.l * 256 - 1;
     for (const std::size_t c : {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{255},
                                 std::size_t{257}, last - 1, last}) {
-      EXPECT_TRUE(with(c, p.beta + 1).ok()) << c;                  // x = gamma1 - beta - 1
+      EXPECT_TRUE(with(c, p.beta + 1).ok()) << c;                 // x = gamma1 - beta - 1
       EXPECT_TRUE(with(c, 2 * p.gamma1 - p.beta - 1).ok()) << c;  // x = -(gamma1 - beta) + 1
-      const auto low = with(c, p.beta);                             // x = gamma1 - beta
+      const auto low = with(c, p.beta);                           // x = gamma1 - beta
       ASSERT_FALSE(low.ok()) << c;
       EXPECT_EQ(low.error().code, KErr::ebadmsg);
-      EXPECT_EQ(low.error().message, "ML-DSA signature: z coefficient " + std::to_string(c) +
-                                         " outside +-(gamma1 - beta) (sigDecode)");
-      EXPECT_FALSE(with(c, 2 * p.gamma1 - p.beta).ok()) << c;     // x = -(gamma1 - beta)
-      EXPECT_FALSE(with(c, (1u << p.bits) - 1).ok()) << c;        // all ones
+      EXPECT_EQ(low.error().message,
+                "ML-DSA signature: z coefficient " + std::to_string(c) + " outside +-(gamma1 - beta) (sigDecode)");
+      EXPECT_FALSE(with(c, 2 * p.gamma1 - p.beta).ok()) << c;  // x = -(gamma1 - beta)
+      EXPECT_FALSE(with(c, (1u << p.bits) - 1).ok()) << c;     // all ones
     }
   }
 }
@@ -180,11 +181,12 @@ TEST(KernelMutants, EmbeddedCertificateGrammar) {
     // certificate.tbs.value.append-null: TBSCertificate must end after the extensions.
     EXPECT_EQ(parse(with_cert(a, [](Node& c) { c.kids.at(0).kids.push_back(Node{0x05}); })), KErr::ebadmsg);
     // certificate.signatureAlgorithm.params.duplicate: AlgorithmIdentifier is { OID, ANY OPTIONAL }.
-    EXPECT_EQ(parse(with_cert(a, [](Node& c) {
-                auto& alg = c.kids.at(1).kids;
-                alg.push_back(Node{0x05});
-                alg.push_back(Node{0x05});
-              })),
+    EXPECT_EQ(parse(with_cert(a,
+                              [](Node& c) {
+                                auto& alg = c.kids.at(1).kids;
+                                alg.push_back(Node{0x05});
+                                alg.push_back(Node{0x05});
+                              })),
               KErr::ebadmsg);
     // certificate.tbs.validity.inner.remove: notAfter (a CHOICE) may be absent at the end of
     // Validity; the certificate parses and its self-signature (over the changed TBS) fails.
@@ -194,16 +196,19 @@ TEST(KernelMutants, EmbeddedCertificateGrammar) {
     // certificate.tbs.subject.value.empty: a Name is a SEQUENCE OF with at least one RDN.
     EXPECT_EQ(parse(with_cert(a, [](Node& c) { c.kids.at(0).kids.at(5).kids.clear(); })), KErr::ebadmsg);
     // certificate.signatureAlgorithm.oid.oid-swap: both algorithm identifiers must agree (EINVAL).
-    EXPECT_EQ(parse(with_cert(a, [&](Node& c) {
-                c.kids.at(1).kids.at(0).val = to_bytes(a == KeyAlgo::rsa ? crypto::oid::ecdsa_with_sha256 : crypto::oid::ml_dsa_87);
-              })),
+    EXPECT_EQ(parse(with_cert(a,
+                              [&](Node& c) {
+                                c.kids.at(1).kids.at(0).val = to_bytes(
+                                    a == KeyAlgo::rsa ? crypto::oid::ecdsa_with_sha256 : crypto::oid::ml_dsa_87);
+                              })),
               KErr::einval);
     // certificate.tbs.signature.oid.value.leading-zero: an unknown tbsCertificate.signature
     // is ENOPKG at once (the module then loads tainted on a permissive kernel).
-    EXPECT_EQ(parse(with_cert(a, [](Node& c) {
-                auto& v = c.kids.at(0).kids.at(2).kids.at(0).val;
-                v.insert(v.begin(), 0);
-              })),
+    EXPECT_EQ(parse(with_cert(a,
+                              [](Node& c) {
+                                auto& v = c.kids.at(0).kids.at(2).kids.at(0).val;
+                                v.insert(v.begin(), 0);
+                              })),
               KErr::enopkg);
   }
 }
@@ -218,14 +223,23 @@ TEST(KernelMutants, EmbeddedCertificateExtensions) {
     };
   };
   const Bytes key_usage{0x55, 0x1d, 0x0f}, basic{0x55, 0x1d, 0x13}, skid{0x55, 0x1d, 0x0e};
-  EXPECT_EQ(parse(with_cert(KeyAlgo::rsa, edit_ext(key_usage, [](Bytes& v) { v = {0x0f, 0x97, 0xb0, 0x92}; }))),
+  EXPECT_EQ(parse(with_cert(KeyAlgo::rsa, edit_ext(key_usage,
+                                                   [](Bytes& v) {
+                                                     v = {0x0f, 0x97, 0xb0, 0x92};
+                                                   }))),
             KErr::ebadmsg);
-  EXPECT_EQ(parse(with_cert(KeyAlgo::rsa, edit_ext(basic, [](Bytes& v) { v = {0x30, 0x03, 0x01, 0x01, 0x00}; }))),
+  EXPECT_EQ(parse(with_cert(KeyAlgo::rsa, edit_ext(basic,
+                                                   [](Bytes& v) {
+                                                     v = {0x30, 0x03, 0x01, 0x01, 0x00};
+                                                   }))),
             KErr::ebadmsg);
   EXPECT_EQ(parse(with_cert(KeyAlgo::rsa, edit_ext(skid, [](Bytes& v) { v.push_back(0); }))), KErr::ebadmsg);
   // 6.1 did not read keyUsage or basicConstraints (they came with 6.4's key flags): the
   // certificate parses, and its self-signature (over the changed TBS) fails.
-  EXPECT_EQ(parse(with_cert(KeyAlgo::rsa, edit_ext(key_usage, [](Bytes& v) { v = {0x0f, 0x97, 0xb0, 0x92}; })),
+  EXPECT_EQ(parse(with_cert(KeyAlgo::rsa, edit_ext(key_usage,
+                                                   [](Bytes& v) {
+                                                     v = {0x0f, 0x97, 0xb0, 0x92};
+                                                   })),
                   KernelProfile::v6_1()),
             KErr::ekeyrejected);
   EXPECT_EQ(parse(with_cert(KeyAlgo::rsa, edit_ext(skid, [](Bytes& v) { v.push_back(0); })), KernelProfile::v6_1()),
@@ -253,7 +267,8 @@ TEST(KernelMutants, EmbeddedCertificateBerLengths) {
     Bytes b = i == 5 ? tlv(asn1::kSequence, subject_content) : tbs[i].enc();
     tbs_content.insert(tbs_content.end(), b.begin(), b.end());
   }
-  const Bytes cert = tlv(asn1::kSequence, cat({tlv(asn1::kSequence, tbs_content), c.kids.at(1).enc(), c.kids.at(2).enc()}));
+  const Bytes cert =
+      tlv(asn1::kSequence, cat({tlv(asn1::kSequence, tbs_content), c.kids.at(1).enc(), c.kids.at(2).enc()}));
   // modsign's strict DER reader refuses it; the kernel's BER decoder does not.
   EXPECT_FALSE(crypto::Certificate::from_der(cert).ok());
   EXPECT_TRUE(crypto::Certificate::from_der(cert, asn1::Rules::ber).ok());
@@ -296,18 +311,18 @@ TEST(KernelMutants, EmbeddedCertificateKeyParsedWhenUsed) {
   EXPECT_EQ(parse(with_cert(KeyAlgo::rsa, edit_key([](Bytes& k) { k.push_back(0); }))), KErr::ekeyrejected);
   // RSA: a modulus of 3072 - 64 bits is not a key size rsa_check_key_length allows.
   EXPECT_EQ(parse(with_cert(KeyAlgo::rsa, edit_key([](Bytes& k) {
-              Node key = tree(k);
-              Bytes& n = key.kids.at(0).val;
-              n.erase(n.end() - 8, n.end());
-              k = key.enc();
-            }))),
+                              Node key = tree(k);
+                              Bytes& n = key.kids.at(0).val;
+                              n.erase(n.end() - 8, n.end());
+                              k = key.enc();
+                            }))),
             KErr::einval);
   // RSA: an exponent longer than the modulus (rsa_get_e).
   EXPECT_EQ(parse(with_cert(KeyAlgo::rsa, edit_key([](Bytes& k) {
-              Node key = tree(k);
-              key.kids.at(1).val = Bytes(key.kids.at(0).val.size() + 1, 1);
-              k = key.enc();
-            }))),
+                              Node key = tree(k);
+                              key.kids.at(1).val = Bytes(key.kids.at(0).val.size() + 1, 1);
+                              k = key.enc();
+                            }))),
             KErr::einval);
   // RSA: RsaPubKey that does not decode.
   EXPECT_EQ(parse(with_cert(KeyAlgo::rsa, edit_key([](Bytes& k) { k[0] = 0x04; }))), KErr::ebadmsg);
@@ -320,7 +335,8 @@ TEST(KernelMutants, EmbeddedCertificateKeyParsedWhenUsed) {
   EXPECT_EQ(parse(with_cert(KeyAlgo::ml_dsa_44, edit_key([](Bytes& k) { k[40] ^= 1; }))), KErr::ekeyrejected);
   // ML-DSA with NULL parameters in its AlgorithmIdentifier, and an SPKI with a long-form
   // length: OpenSSL refuses both, the kernel takes the key.
-  EXPECT_EQ(parse(with_cert(KeyAlgo::ml_dsa_65, [](Node& c) { c.kids.at(0).kids.at(6).kids.at(0).kids.push_back(Node{0x05}); })),
+  EXPECT_EQ(parse(with_cert(KeyAlgo::ml_dsa_65,
+                            [](Node& c) { c.kids.at(0).kids.at(6).kids.at(0).kids.push_back(Node{0x05}); })),
             KErr::ekeyrejected);
   // On a kernel without CONFIG_CRYPTO_MLDSA crypto_alloc_sig fails first: ENOENT.
   KernelProfile no_mldsa = KernelProfile::v7_0();
@@ -407,7 +423,8 @@ TEST(KernelMutants, KeyringCertificateThroughTheKernelDecoder) {
   Node& spki = c.kids.at(0).kids.at(6);
   const Bytes bits = spki.kids.at(1).val;
   Bytes body = spki.kids.at(0).enc();
-  const Bytes hdr = {0x03, 0x84, 0, 0, static_cast<std::uint8_t>(bits.size() >> 8), static_cast<std::uint8_t>(bits.size())};
+  const Bytes hdr = {
+      0x03, 0x84, 0, 0, static_cast<std::uint8_t>(bits.size() >> 8), static_cast<std::uint8_t>(bits.size())};
   body.insert(body.end(), hdr.begin(), hdr.end());
   body.insert(body.end(), bits.begin(), bits.end());
   spki.kids.clear();

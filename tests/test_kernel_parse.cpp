@@ -90,7 +90,8 @@ TEST(KernelParse, Item12MissingContentType) {
 }
 
 TEST(KernelParse, Item13ContentTypeMismatch) {
-  std::vector<Bytes> a{content_type_attr(kMsIndirectData), message_digest_attr(crypto::digest(HashAlgo::sha256, content()))};
+  std::vector<Bytes> a{content_type_attr(kMsIndirectData),
+                       message_digest_attr(crypto::digest(HashAlgo::sha256, content()))};
   EXPECT_EQ(parse_err(one({.attrs = a})), KErr::ebadmsg);
 }
 

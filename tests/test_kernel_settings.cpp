@@ -121,7 +121,8 @@ TEST_F(KernelSettings, VersionSourcesAndKeyForms) {
   // CONFIG_MODULE_DECOMPRESS=y with CONFIG_MODULE_COMPRESS_XZ=y: the kernel decompresses xz.
   EXPECT_EQ(kernel_profile_of(c).module_decompress(), "xz");
   // The 7.2.13 test kernels have no CONFIG_MODULE_COMPRESS at all.
-  EXPECT_EQ(kernel_profile_of(read_kernel_build(tree("nowaive2", "7.2.13-nowaive.config"))).module_decompress(), "none");
+  EXPECT_EQ(kernel_profile_of(read_kernel_build(tree("nowaive2", "7.2.13-nowaive.config"))).module_decompress(),
+            "none");
   // auto.conf alone, kernel.release: 6.1 -> "v6.1"; enforce from CONFIG_MODULE_SIG_FORCE; a
   // pkcs11: URI and an absolute path are taken as they are.
   const std::string t = d_ / "hdr";
@@ -182,17 +183,21 @@ TEST_F(KernelSettings, Warnings) {
   bare.symbols["CONFIG_CRYPTO_SHA512"] = "m";
   EXPECT_EQ(kernel_config_warnings(bare, "s", "ECDSA-P256", "sha3-384", false),
             (std::vector<std::string>{
-                "warning: " + ws + ": s: sha3-384 needs CONFIG_CRYPTO_SHA3=y, which is not set (the kernel refuses it: ENOPKG)",
-                "warning: " + ws + ": s: ECDSA needs CONFIG_CRYPTO_ECDSA=y, not =m (crypto_alloc_sig fails with ENOENT: a "
-                                   "trusted key of this type refuses the module, EKEYREJECTED, and a self-signed "
-                                   "certificate of this type is not loaded, ENOKEY)"}));
-  EXPECT_EQ(kernel_config_warnings(bare, "s", "ML-DSA-87", "sha512", false),
-            (std::vector<std::string>{
-                "warning: " + ws + ": s: sha512 needs CONFIG_CRYPTO_SHA512=y, not =m (the digest must be built in to "
-                                   "check module signatures)",
-                "warning: " + ws + ": s: ML-DSA needs CONFIG_CRYPTO_MLDSA=y, which is not set (crypto_alloc_sig fails "
-                                   "with ENOENT: a trusted key of this type refuses the module, EKEYREJECTED, and a "
-                                   "self-signed certificate of this type is not loaded, ENOKEY)"}));
+                "warning: " + ws +
+                    ": s: sha3-384 needs CONFIG_CRYPTO_SHA3=y, which is not set (the kernel refuses it: ENOPKG)",
+                "warning: " + ws +
+                    ": s: ECDSA needs CONFIG_CRYPTO_ECDSA=y, not =m (crypto_alloc_sig fails with ENOENT: a "
+                    "trusted key of this type refuses the module, EKEYREJECTED, and a self-signed "
+                    "certificate of this type is not loaded, ENOKEY)"}));
+  EXPECT_EQ(
+      kernel_config_warnings(bare, "s", "ML-DSA-87", "sha512", false),
+      (std::vector<std::string>{"warning: " + ws +
+                                    ": s: sha512 needs CONFIG_CRYPTO_SHA512=y, not =m (the digest must be built in to "
+                                    "check module signatures)",
+                                "warning: " + ws +
+                                    ": s: ML-DSA needs CONFIG_CRYPTO_MLDSA=y, which is not set (crypto_alloc_sig fails "
+                                    "with ENOENT: a trusted key of this type refuses the module, EKEYREJECTED, and a "
+                                    "self-signed certificate of this type is not loaded, ENOKEY)"}));
   bare.symbols.erase("CONFIG_MODULE_SIG");
   EXPECT_EQ(kernel_config_warnings(bare, "s", "RSA", "sha256", false),
             std::vector<std::string>{"warning: " + ws +
@@ -226,13 +231,15 @@ TEST_F(KernelSettings, SignTakesHashKeyAndCertificateFromTheTree) {
   r = test::run(test::modsign_cli() + " sign --kernel-config " + q(t + "/.config") + " " + q(m2));
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err, "modsign: --key is required (or --kernel-build DIR, whose CONFIG_MODULE_SIG_KEY is used)\n");
-  r = test::run(test::modsign_cli() + " sign --kernel-build " + q(t) + " --kernel-config " + q(t + "/.config") + " " + q(m2));
+  r = test::run(test::modsign_cli() + " sign --kernel-build " + q(t) + " --kernel-config " + q(t + "/.config") + " " +
+                q(m2));
   EXPECT_EQ(r.status, 2);
   r = test::run(test::modsign_cli() + " verify --kernel v6 --kernel-build " + q(t) + " " + q(m2));
   EXPECT_EQ(r.status, 2);
   r = test::run(test::modsign_cli() + " sign --kernel-build " + q(d_ / "nothing") + " " + q(m2));
   EXPECT_EQ(r.status, 3);
-  EXPECT_EQ(r.err, "modsign: " + d_ / "nothing" + ": no .config or include/config/auto.conf (not a kernel build tree)\n");
+  EXPECT_EQ(r.err,
+            "modsign: " + d_ / "nothing" + ": no .config or include/config/auto.conf (not a kernel build tree)\n");
 }
 
 TEST_F(KernelSettings, WarnsWhenThatKernelRefuses) {
@@ -245,14 +252,16 @@ TEST_F(KernelSettings, WarnsWhenThatKernelRefuses) {
                        "/.config: the new signature (ML-DSA-65, sha512, signedAttrs): ML-DSA with signedAttrs is "
                        "refused (EKEYREJECTED) without CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA=y\n");
   // verify takes that kernel's profile (no waiver): refused, and says why.
-  r = test::run(test::modsign_cli() + " verify --kernel-build " + q(nowaive) + " --cert " + q(file("ml.crt")) + " " + q(m));
+  r = test::run(test::modsign_cli() + " verify --kernel-build " + q(nowaive) + " --cert " + q(file("ml.crt")) + " " +
+                q(m));
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out.rfind(m + ": refused (EKEYREJECTED): ", 0), 0u) << r.out;
   EXPECT_EQ(r.err, "modsign: warning: " + nowaive +
                        "/.config: the module's signature: ML-DSA with signedAttrs is refused (EKEYREJECTED) without "
                        "CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA=y\n");
   const std::string waive = tree("waive", "7.2.13-waive.config");
-  r = test::run(test::modsign_cli() + " verify --kernel-build " + q(waive) + " --cert " + q(file("ml.crt")) + " " + q(m));
+  r = test::run(test::modsign_cli() + " verify --kernel-build " + q(waive) + " --cert " + q(file("ml.crt")) + " " +
+                q(m));
   EXPECT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_EQ(r.err, "");
   // Debian 13 (6.12): no ML-DSA at all.
@@ -290,30 +299,39 @@ TEST_F(KernelSettings, KernelWithoutMldsaHasNoKeyOrRefuses) {
     EXPECT_EQ(kernel_profile_of(read_kernel_build(with)).absent_hashes(), std::vector<std::string>{});
   }
   const std::string m = module();
-  auto r = test::run(test::modsign_cli() + " sign -q --key " + q(file("ml.pem")) + " --cert " + q(file("ml.crt")) + " " + q(m));
+  auto r = test::run(test::modsign_cli() + " sign -q --key " + q(file("ml.pem")) + " --cert " + q(file("ml.crt")) +
+                     " " + q(m));
   ASSERT_EQ(r.status, 0) << r.err;
-  const std::string warning = "modsign: warning: " + t + "/.config: the module's signature: ML-DSA needs "
-                              "CONFIG_CRYPTO_MLDSA=y, which is not set (crypto_alloc_sig fails with ENOENT: a trusted "
-                              "key of this type refuses the module, EKEYREJECTED, and a self-signed certificate of this "
-                              "type is not loaded, ENOKEY)\n";
+  const std::string warning =
+      "modsign: warning: " + t +
+      "/.config: the module's signature: ML-DSA needs "
+      "CONFIG_CRYPTO_MLDSA=y, which is not set (crypto_alloc_sig fails with ENOENT: a trusted "
+      "key of this type refuses the module, EKEYREJECTED, and a self-signed certificate of this "
+      "type is not loaded, ENOKEY)\n";
   r = test::run(test::modsign_cli() + " verify --kernel-build " + q(t) + " --cert " + q(file("ml.crt")) + " " + q(m));
   EXPECT_EQ(r.status, 1) << r.out << r.err;
   EXPECT_EQ(r.out.rfind(m + ": loads-tainted (ENOKEY): ", 0), 0u) << r.out;
-  EXPECT_EQ(r.err, "modsign: note: " + file("ml.crt") + " certificate 1 is not loaded by a v7.0 kernel (ENOENT: "
-                   "self-signature: crypto_alloc_sig(mldsa65): no such algorithm (CONFIG_CRYPTO_MLDSA is not built in))\n" +
-                       warning)
+  EXPECT_EQ(
+      r.err,
+      "modsign: note: " + file("ml.crt") +
+          " certificate 1 is not loaded by a v7.0 kernel (ENOENT: "
+          "self-signature: crypto_alloc_sig(mldsa65): no such algorithm (CONFIG_CRYPTO_MLDSA is not built in))\n" +
+          warning)
       << r.err;
   // The kernel with ML-DSA: the same module loads.
-  r = test::run(test::modsign_cli() + " verify --kernel-build " + q(d_ / "nowaive") + " --cert " + q(file("ml.crt")) + " " + q(m));
+  r = test::run(test::modsign_cli() + " verify --kernel-build " + q(d_ / "nowaive") + " --cert " + q(file("ml.crt")) +
+                " " + q(m));
   EXPECT_EQ(r.status, 0) << r.out << r.err;
   // An ML-DSA certificate issued by the RSA key: loaded, and then refused.
   const std::string o = test::openssl();
-  r = test::run(o + " req -new -key " + q(file("ml.pem")) + " -subj '/CN=ml leaf/O=modsign' -out " + q(d_ / "leaf.csr") +
-                " && " + o + " x509 -req -in " + q(d_ / "leaf.csr") + " -CA " + q(file("rsa.crt")) + " -CAkey " +
-                q(file("rsa.pem")) + " -days 30 -set_serial 7 -out " + q(d_ / "leaf.crt"));
+  r = test::run(o + " req -new -key " + q(file("ml.pem")) + " -subj '/CN=ml leaf/O=modsign' -out " +
+                q(d_ / "leaf.csr") + " && " + o + " x509 -req -in " + q(d_ / "leaf.csr") + " -CA " +
+                q(file("rsa.crt")) + " -CAkey " + q(file("rsa.pem")) + " -days 30 -set_serial 7 -out " +
+                q(d_ / "leaf.crt"));
   ASSERT_EQ(r.status, 0) << r.err;
   const std::string m2 = module("m2.ko");
-  r = test::run(test::modsign_cli() + " sign -q --key " + q(file("ml.pem")) + " --cert " + q(d_ / "leaf.crt") + " " + q(m2));
+  r = test::run(test::modsign_cli() + " sign -q --key " + q(file("ml.pem")) + " --cert " + q(d_ / "leaf.crt") + " " +
+                q(m2));
   ASSERT_EQ(r.status, 0) << r.err;
   r = test::run(test::modsign_cli() + " verify --kernel-build " + q(t) + " --cert " + q(d_ / "leaf.crt") + " " + q(m2));
   EXPECT_EQ(r.status, 1) << r.out << r.err;
@@ -326,18 +344,24 @@ TEST_F(KernelSettings, KernelWithoutMldsaHasNoKeyOrRefuses) {
 // unstable's 7.2 cloud kernel): the self-signed ML-DSA certificate is never loaded (ENOENT).
 TEST_F(KernelSettings, KernelLacksFlagIsTheConfigsAbsentAlgorithm) {
   const std::string m = module();
-  auto r = test::run(test::modsign_cli() + " sign -q --key " + q(file("ml.pem")) + " --cert " + q(file("ml.crt")) + " " + q(m));
+  auto r = test::run(test::modsign_cli() + " sign -q --key " + q(file("ml.pem")) + " --cert " + q(file("ml.crt")) +
+                     " " + q(m));
   ASSERT_EQ(r.status, 0) << r.err;
-  r = test::run(test::modsign_cli() + " verify --kernel v7.0 --kernel-lacks mldsa --cert " + q(file("ml.crt")) + " " + q(m));
+  r = test::run(test::modsign_cli() + " verify --kernel v7.0 --kernel-lacks mldsa --cert " + q(file("ml.crt")) + " " +
+                q(m));
   EXPECT_EQ(r.status, 1) << r.out << r.err;
   EXPECT_EQ(r.out.rfind(m + ": loads-tainted (ENOKEY): ", 0), 0u) << r.out;
-  EXPECT_EQ(r.err, "modsign: note: " + file("ml.crt") + " certificate 1 is not loaded by a v7.0 kernel (ENOENT: "
-                   "self-signature: crypto_alloc_sig(mldsa65): no such algorithm (CONFIG_CRYPTO_MLDSA is not built in))\n")
+  EXPECT_EQ(r.err,
+            "modsign: note: " + file("ml.crt") +
+                " certificate 1 is not loaded by a v7.0 kernel (ENOENT: "
+                "self-signature: crypto_alloc_sig(mldsa65): no such algorithm (CONFIG_CRYPTO_MLDSA is not built in))\n")
       << r.err;
   // Another algorithm missing changes nothing for this module.
-  r = test::run(test::modsign_cli() + " verify --kernel v7.0 --kernel-lacks ecdsa --cert " + q(file("ml.crt")) + " " + q(m));
+  r = test::run(test::modsign_cli() + " verify --kernel v7.0 --kernel-lacks ecdsa --cert " + q(file("ml.crt")) + " " +
+                q(m));
   EXPECT_EQ(r.status, 0) << r.out << r.err;
-  r = test::run(test::modsign_cli() + " verify --kernel v7.0 --kernel-lacks dsa --cert " + q(file("ml.crt")) + " " + q(m));
+  r = test::run(test::modsign_cli() + " verify --kernel v7.0 --kernel-lacks dsa --cert " + q(file("ml.crt")) + " " +
+                q(m));
   EXPECT_EQ(r.status, 2) << r.out << r.err;
 }
 
@@ -353,8 +377,9 @@ TEST_F(KernelSettings, BadModuleSigHashNamesTheConfigLine) {
   auto r = test::run(test::modsign_cli() + " sign --kernel-build " + q(t) + " " + q(m));
   EXPECT_EQ(r.status, 3);
   EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err, "modsign: " + t + "/.config:4: CONFIG_MODULE_SIG_HASH=\"md5\" is not a digest modsign signs with "
-                   "(sha1|sha224|sha256|sha384|sha512|sha3-256|sha3-384|sha3-512)\n");
+  EXPECT_EQ(r.err, "modsign: " + t +
+                       "/.config:4: CONFIG_MODULE_SIG_HASH=\"md5\" is not a digest modsign signs with "
+                       "(sha1|sha224|sha256|sha384|sha512|sha3-256|sha3-384|sha3-512)\n");
   EXPECT_EQ(test::slurp(m), test::pattern(4096));
   // --hash given: the tree's hash is not used, so not checked.
   r = test::run(test::modsign_cli() + " sign -q --kernel-build " + q(t) + " --hash sha256 " + q(m));
@@ -366,7 +391,8 @@ TEST_F(KernelSettings, BadModuleSigHashNamesTheConfigLine) {
 // the loads-tainted a hostile review found.
 TEST_F(KernelSettings, KernelWithoutModuleSigIsNotPredicted) {
   const std::string t = tree("nosig", "7.2.13-waive.config");
-  test::spit(t + "/.config", std::string("# Linux/x86 7.2.13 Kernel Configuration\nCONFIG_X86_64=y\nCONFIG_CRYPTO_RSA=y\n"));
+  test::spit(t + "/.config",
+             std::string("# Linux/x86 7.2.13 Kernel Configuration\nCONFIG_X86_64=y\nCONFIG_CRYPTO_RSA=y\n"));
   const auto modelled = module_sig_modelled(read_kernel_build(t));
   ASSERT_FALSE(modelled);
   EXPECT_EQ(modelled.error().code, KErr::eopnotsupp);
@@ -375,14 +401,15 @@ TEST_F(KernelSettings, KernelWithoutModuleSigIsNotPredicted) {
   with.symbols = {{"CONFIG_MODULE_SIG", "y"}};
   EXPECT_TRUE(module_sig_modelled(with));
   const std::string m = module();
-  auto r = test::run(test::modsign_cli() + " sign -q --key " + q(file("rsa.pem")) + " --cert " + q(file("rsa.crt")) + " " +
-                     q(m));
+  auto r = test::run(test::modsign_cli() + " sign -q --key " + q(file("rsa.pem")) + " --cert " + q(file("rsa.crt")) +
+                     " " + q(m));
   ASSERT_EQ(r.status, 0) << r.err;
   r = test::run(test::modsign_cli() + " verify --kernel-build " + q(t) + " --cert " + q(file("rsa.crt")) + " " + q(m));
   EXPECT_EQ(r.status, 3);
   EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err, "modsign: " + t + "/.config: CONFIG_MODULE_SIG is not set: this kernel checks no module signature "
-                   "and loads every module untainted (not modelled)\n");
+  EXPECT_EQ(r.err, "modsign: " + t +
+                       "/.config: CONFIG_MODULE_SIG is not set: this kernel checks no module signature "
+                       "and loads every module untainted (not modelled)\n");
 }
 
 }  // namespace

@@ -31,7 +31,8 @@ TEST(KernelVerify, Item25MlDsaAttrsWaiver) {
   EXPECT_EQ(log, std::vector<std::string>{"Waived invalid module sig (has authattrs)"});
   // Only the first SignerInfo decides: RSA first, ML-DSA second is not waivable.
   MsgSpec mixed;
-  mixed.signers = {SiSpec{.attrs = good_attrs()}, SiSpec{.algo = KeyAlgo::ml_dsa_65, .attrs = good_attrs(HashAlgo::sha512)}};
+  mixed.signers = {SiSpec{.attrs = good_attrs()},
+                   SiSpec{.algo = KeyAlgo::ml_dsa_65, .attrs = good_attrs(HashAlgo::sha512)}};
   EXPECT_EQ(verify_usage(mixed, Usage::module, waived), KErr::ekeyrejected);
 }
 
@@ -81,7 +82,9 @@ TEST(KernelVerify, Item26FirmwareNeedsAttrs) {
   EXPECT_EQ(verify_usage(one({.attrs = good_attrs()}), Usage::firmware), KErr::none);
 }
 
-TEST(KernelVerify, Item27KexecNeedsAuthenticode) { EXPECT_EQ(verify_usage(one({}), Usage::kexec_pe), KErr::ekeyrejected); }
+TEST(KernelVerify, Item27KexecNeedsAuthenticode) {
+  EXPECT_EQ(verify_usage(one({}), Usage::kexec_pe), KErr::ekeyrejected);
+}
 
 TEST(KernelVerify, Item28KeySignatureUsage) { EXPECT_EQ(verify_usage(one({}), Usage::key_signature), KErr::einval); }
 
@@ -210,7 +213,8 @@ TEST(KernelModule, Item36TrailerFields) {
   EXPECT_EQ(v.load_errno, KErr::ebadmsg);
   Bytes len = good;
   const std::uint32_t too_long = static_cast<std::uint32_t>(good.size() - 28 - 12);
-  for (int i = 0; i < 4; ++i) len[ms + 8 + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(too_long >> (24 - 8 * i));
+  for (int i = 0; i < 4; ++i)
+    len[ms + 8 + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(too_long >> (24 - 8 * i));
   v = module::module_sig_check(len, k, KernelProfile::v7_0());
   EXPECT_EQ(v.outcome, module::LoadOutcome::refused);
   EXPECT_EQ(v.load_errno, KErr::ebadmsg);

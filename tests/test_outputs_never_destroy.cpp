@@ -21,7 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-
 unsigned mode_of(const std::string& p) {
   struct stat st {};
   ::stat(p.c_str(), &st);
@@ -113,7 +112,8 @@ TEST_F(NeverDestroy, BlacklistAndDbxWritersAreChecked) {
   refused("blacklist entry --side-sha256 -o signed.ko signed.ko", 3,
           "signed.ko: no bin: entry exists under v7.0: pkcs7_get_digest() fails (EINVAL: No digest available), so "
           "ima_check_blacklist() looks up \"bin:\", which no key can be; writing the side SHA-256 entry (proposed "
-          "behaviour)\nmodsign: signed.ko: is the same file as the input signed.ko" + kRefuse);
+          "behaviour)\nmodsign: signed.ko: is the same file as the input signed.ko" +
+              kRefuse);
   refused("blacklist entry -o k.x509 k.x509", 3, "k.x509: is the same file as the input k.x509" + kRefuse);
   refused("blacklist entry --format esl --owner 11111111-2222-3333-4444-555555555555 -o k.x509 k.x509", 3,
           "k.x509: is the same file as the input k.x509" + kRefuse);
@@ -176,8 +176,9 @@ TEST_F(NeverDestroy, P7sKeepsTheModeItReplacesAndNewOnesFollowTheUmask) {
   ::chmod((d_ / "signed.ko.p7s").c_str(), 0640);
   ASSERT_EQ(cli("extract signed.ko").status, 0);
   EXPECT_EQ(mode_of(d_ / "signed.ko.p7s"), 0640u);
-  const test::Run r = run("cd " + q(d_.path()) + " && umask 077 && " + modsign_cli() + " extract -o new.p7s signed.ko && " +
-                    modsign_cli() + " sign --key combo.pem --p7s -o y.ko plain.ko");
+  const test::Run r =
+      run("cd " + q(d_.path()) + " && umask 077 && " + modsign_cli() + " extract -o new.p7s signed.ko && " +
+          modsign_cli() + " sign --key combo.pem --p7s -o y.ko plain.ko");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(mode_of(d_ / "y.ko.p7s"), 0600u);
   EXPECT_EQ(mode_of(d_ / "new.p7s"), 0600u);
@@ -205,8 +206,9 @@ TEST_F(NeverDestroy, InfoAndStripRefuseAnEmptySignatureAlike) {
           "removes such a trailer)");
   const test::Run r = cli("strip --legacy z.ko");
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.err, "modsign: z.ko: note: removed a trailer with an empty signature (sig_len 0): the kernel refuses it "
-                   "(pkcs7_parse_message: EBADMSG)\n");
+  EXPECT_EQ(r.err,
+            "modsign: z.ko: note: removed a trailer with an empty signature (sig_len 0): the kernel refuses it "
+            "(pkcs7_parse_message: EBADMSG)\n");
   EXPECT_EQ(slurp(d_ / "z.ko"), pattern(100));
 }
 

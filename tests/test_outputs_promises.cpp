@@ -12,8 +12,8 @@
 //      refused;
 //   5. a file changed while modsign works on it is never replaced, and two concurrent
 //      signers never both say "signed".
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
@@ -32,7 +32,6 @@ namespace modsign::test {
 namespace {
 
 namespace fs = std::filesystem;
-
 
 std::string xattr(const std::string& path, const char* name) {
   char buf[256];
@@ -91,8 +90,8 @@ const std::string kRefuse = "; refusing to overwrite it";
 
 TEST_F(Promises, NoWriterOverwritesAKeyOrCertificateInAnyForm) {
   const std::map<std::string, std::string> what = {
-      {"cert.der", "a certificate (DER)"},       {"pkcs8.der", "a private key (DER)"},
-      {"encrypted.der", "a private key (DER)"},  {"rsa-traditional.der", "a private key (DER)"},
+      {"cert.der", "a certificate (DER)"},           {"pkcs8.der", "a private key (DER)"},
+      {"encrypted.der", "a private key (DER)"},      {"rsa-traditional.der", "a private key (DER)"},
       {"ec-traditional.der", "a private key (DER)"}, {"seed.der", "a private key (DER)"},
       {"other.x509", "a certificate (PEM)"}};
   for (const auto& [file, kind] : what) {
@@ -115,7 +114,8 @@ TEST_F(Promises, NoWriterOverwritesAKeyOrCertificateInAnyForm) {
 TEST_F(Promises, DashIsStandardOutputOrRefused) {
   for (const std::string& args :
        {std::string("sign --key k.pem --cert k.x509 -o - plain.ko"), std::string("strip -o - signed.ko"),
-        std::string("extract -o - signed.ko"), std::string("keygen -o -"), std::string("keygen -o new.pem --cert-out -"),
+        std::string("extract -o - signed.ko"), std::string("keygen -o -"),
+        std::string("keygen -o new.pem --cert-out -"),
         "dbx add-hash --owner 11111111-2222-3333-4444-555555555555 -o - " + std::string(64, 'a')}) {
     SCOPED_TRACE(args);
     const auto before = snapshot_dir(d_.path());
@@ -153,7 +153,8 @@ TEST_F(Promises, P7sNameTooLongChangesNothing) {
 
 TEST_F(Promises, ImmutableTargetsChangeNothing) {
   spit(d_ / "plain.ko.p7s", "old");
-  if (run("chattr +i " + q(d_ / "plain.ko.p7s")).status != 0) GTEST_SKIP() << "chattr +i not supported by $TMPDIR's file system";
+  if (run("chattr +i " + q(d_ / "plain.ko.p7s")).status != 0)
+    GTEST_SKIP() << "chattr +i not supported by $TMPDIR's file system";
   refused("sign --key k.pem --cert k.x509 --p7s plain.ko", 3, "plain.ko.p7s: immutable (chattr +i); not replacing it");
   run("chattr -i " + q(d_ / "plain.ko.p7s"));
   // keygen --force: the key cannot be replaced, so the certificate is not either.
@@ -178,9 +179,7 @@ TEST(CommitTogether, AFailedSecondRenamePutsTheFirstBack) {
     try {
       commit_together({&one, &two});
       ADD_FAILURE() << "commit_together succeeded";
-    } catch (const IoError& e) {
-      EXPECT_EQ(std::string(e.what()), b / "two" + ": rename: No such file or directory");
-    }
+    } catch (const IoError& e) { EXPECT_EQ(std::string(e.what()), b / "two" + ": rename: No such file or directory"); }
   }
   EXPECT_EQ(slurp(a / "one"), Bytes({'o', 'l', 'd', ' ', 'o', 'n', 'e'}));
   EXPECT_EQ(slurp(b / "two"), Bytes({'o', 'l', 'd', ' ', 't', 'w', 'o'}));
@@ -203,8 +202,9 @@ TEST_F(Promises, InPlaceSignKeepsXattrsAclOwnerAndModeAndSaysWhatItDrops) {
   const std::string acl_before = run("getfacl -c " + q(m)).out;
   const test::Run r = cli("sign --key k.pem --cert k.x509 plain.ko");
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.err, "modsign: plain.ko: note: security.ima not kept: it was the old content's (modsign ima sign "
-                   "--setxattr makes one for the new)\n");
+  EXPECT_EQ(r.err,
+            "modsign: plain.ko: note: security.ima not kept: it was the old content's (modsign ima sign "
+            "--setxattr makes one for the new)\n");
   EXPECT_EQ(xattr(m, "user.origin"), "distro");
   EXPECT_EQ(xattr(m, "security.ima"), "<none>");
   EXPECT_EQ(run("getfacl -c " + q(m)).out, acl_before);
@@ -253,8 +253,9 @@ TEST_F(Promises, AnotherUsersModuleIsRefusedNotTakenOver) {
   const auto before2 = snapshot_dir(d_.path());
   r = run("cd " + q(d_.path()) + " && " + unprivileged(sign));
   EXPECT_EQ(r.status, 3) << r.err;
-  EXPECT_EQ(r.err, "modsign: plain.ko: cannot keep owner 65534 and group 65534 on the new file; not replacing it: "
-                   "Operation not permitted\n");
+  EXPECT_EQ(r.err,
+            "modsign: plain.ko: cannot keep owner 65534 and group 65534 on the new file; not replacing it: "
+            "Operation not permitted\n");
   EXPECT_EQ(snapshot_dir(d_.path()), before2);
 }
 
@@ -268,7 +269,8 @@ TEST_F(Promises, AnOutputThatIsTheInputUnderAnotherNameIsRefused) {
   for (const std::string out : {"sym.ko", "hard.ko", "d/../plain.ko", "./plain.ko"}) {
     refused("sign --key k.pem --cert k.x509 -o " + out + " plain.ko", 3,
             out + ": is the same file as the input plain.ko" + tail);
-    refused("sign-file sha512 k.pem k.x509 plain.ko " + out, 1, out + ": is the same file as the input plain.ko" + tail);
+    refused("sign-file sha512 k.pem k.x509 plain.ko " + out, 1,
+            out + ": is the same file as the input plain.ko" + tail);
   }
   ASSERT_EQ(::symlink("signed.ko", (d_ / "sym-signed.ko").c_str()), 0);
   refused("strip -o sym-signed.ko signed.ko", 3,
@@ -324,7 +326,8 @@ TEST_F(Promises, TwoSignersNeverBothSaySigned) {
   fs::create_directory(d_ / "tree");
   for (int i = 0; i < 200; ++i) fs::copy_file(d_ / "plain.ko", d_ / ("tree/m" + std::to_string(i) + ".ko"));
   const std::string one = modsign_cli() + " sign --key k.pem --cert k.x509 -r tree";
-  const test::Run r = run("cd " + q(d_.path()) + " && (" + one + " >a.out 2>a.err & " + one + " >b.out 2>b.err; wait); cat a.out b.out");
+  const test::Run r = run("cd " + q(d_.path()) + " && (" + one + " >a.out 2>a.err & " + one +
+                          " >b.out 2>b.err; wait); cat a.out b.out");
   std::size_t signed_lines = 0;
   for (std::size_t at = r.out.find(": signed ("); at != std::string::npos; at = r.out.find(": signed (", at + 1))
     ++signed_lines;

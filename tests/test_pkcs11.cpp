@@ -7,8 +7,8 @@
 // nothing written.
 #include <gtest/gtest.h>
 
-#include <string_view>
 #include <stdlib.h>
+#include <string_view>
 
 #include <atomic>
 #include <optional>
@@ -46,7 +46,7 @@ std::string provider() {
 struct TokenKey {
   const char* label;
   const char* pkcs11_tool_type;
-  const char* algo;  // as `sign` reports it
+  const char* algo;         // as `sign` reports it
   const char* verify_name;  // as `verify` reports the signature
 };
 const TokenKey kKeys[] = {{"rsa2048", "rsa:2048", "RSA", "rsa"},
@@ -78,8 +78,10 @@ class Pkcs11 : public testing::Test {
     // provider beside OpenSSL's default one, digests kept off the token, no C_Finalize.
     spit(*dir_ / "openssl.cnf",
          "openssl_conf = init\n[init]\nproviders = prov\n[prov]\ndefault = dflt\npkcs11 = p11\n[dflt]\nactivate = 1\n"
-         "[p11]\nmodule = " + provider() + "\npkcs11-module-block-operations = digest\n"
-         "pkcs11-module-quirks = no-deinit\nactivate = 1\n");
+         "[p11]\nmodule = " +
+             provider() +
+             "\npkcs11-module-block-operations = digest\n"
+             "pkcs11-module-quirks = no-deinit\nactivate = 1\n");
     int id = 1;
     for (const auto& k : kKeys) {
       r = run(std::string("pkcs11-tool --module ") + kSoftHsm + " --token-label " + kToken +
@@ -87,8 +89,8 @@ class Pkcs11 : public testing::Test {
               std::to_string(id++));
       ASSERT_EQ(r.status, 0) << r.out << r.err;
       const std::string crt = *dir_ / (std::string(k.label) + ".crt");
-      r = run("OPENSSL_CONF=" + q(*dir_ / "openssl.cnf") + " " + openssl() + " req -new -x509 -key " +
-              q(uri(k.label)) + " -passin pass:1234 -subj '/CN=token " + k.label + "/O=modsign' -days 3650 -sha256" +
+      r = run("OPENSSL_CONF=" + q(*dir_ / "openssl.cnf") + " " + openssl() + " req -new -x509 -key " + q(uri(k.label)) +
+              " -passin pass:1234 -subj '/CN=token " + k.label + "/O=modsign' -days 3650 -sha256" +
               " -addext subjectKeyIdentifier=hash -out " + q(crt) + " </dev/null");
       ASSERT_EQ(r.status, 0) << r.out << r.err;
     }
@@ -105,7 +107,9 @@ class Pkcs11 : public testing::Test {
   }
   static void TearDownTestSuite() { delete dir_; }
 
-  static std::string uri(const std::string& label) { return std::string("pkcs11:token=") + kToken + ";object=" + label; }
+  static std::string uri(const std::string& label) {
+    return std::string("pkcs11:token=") + kToken + ";object=" + label;
+  }
   static std::string crt(const std::string& label) { return *dir_ / (label + ".crt"); }
   std::string module(const std::string& name = "mod.ko", std::size_t n = 4096) {
     const std::string p = d_ / name;
@@ -139,8 +143,8 @@ TEST_F(Pkcs11, SignsWithEveryKeyTypeThroughTheUri) {
 TEST_F(Pkcs11, CertificateFromTheTokenAndPinFile) {
   const std::string m = module();
   spit(d_ / "pin", std::string("1234\n"));
-  auto r = run(M() + " sign --key " + q(uri("rsa2048")) + " --pin-file " + q(d_ / "pin") + " --p7s " + q(m) +
-               " </dev/null");
+  auto r =
+      run(M() + " sign --key " + q(uri("rsa2048")) + " --pin-file " + q(d_ / "pin") + " --p7s " + q(m) + " </dev/null");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out.find("1234"), std::string::npos);
   EXPECT_EQ(r.err.find("1234"), std::string::npos);
@@ -150,8 +154,8 @@ TEST_F(Pkcs11, CertificateFromTheTokenAndPinFile) {
   const std::string m2 = module("m2.ko");
   r = run(M() + " sign --key " + q(uri("p384")) + " --pin-file " + q(d_ / "pin") + " " + q(m2) + " </dev/null");
   EXPECT_EQ(r.status, 3);
-  EXPECT_EQ(r.err, "modsign: " + uri("p384") + ": token " + kTokenName +
-                       ": no certificate matches the URI (type=cert)\n");
+  EXPECT_EQ(r.err,
+            "modsign: " + uri("p384") + ": token " + kTokenName + ": no certificate matches the URI (type=cert)\n");
   EXPECT_EQ(slurp(m2), pattern(4096));
 }
 
@@ -223,7 +227,9 @@ TEST_F(Pkcs11, BatchLogsInOnceWithASessionPerWorker) {
   const std::string text(log.begin(), log.end());
   auto calls = [&](const std::string& fn) {
     std::size_t n = 0;
-    for (std::size_t at = text.find(": " + fn + "\n"); at != std::string::npos; at = text.find(": " + fn + "\n", at + 1)) ++n;
+    for (std::size_t at = text.find(": " + fn + "\n"); at != std::string::npos;
+         at = text.find(": " + fn + "\n", at + 1))
+      ++n;
     return n;
   };
   EXPECT_EQ(calls("C_Login"), 2u) << "modsign's PIN check and the provider's one login";
@@ -241,8 +247,10 @@ TEST_F(Pkcs11, WrongPinMissingObjectAndBadUriWriteNothing) {
     std::string env, key, err;
   };
   const std::vector<Case> cases = {
-      {"KBUILD_SIGN_PIN=0000", uri("rsa2048"), uri("rsa2048") + ": token " + kTokenName + ": wrong PIN (CKR_PIN_INCORRECT)"},
-      {"KBUILD_SIGN_PIN=1234", uri("nothere"), uri("nothere") + ": token " + kTokenName + ": no private key matches the URI"},
+      {"KBUILD_SIGN_PIN=0000", uri("rsa2048"),
+       uri("rsa2048") + ": token " + kTokenName + ": wrong PIN (CKR_PIN_INCORRECT)"},
+      {"KBUILD_SIGN_PIN=1234", uri("nothere"),
+       uri("nothere") + ": token " + kTokenName + ": no private key matches the URI"},
       {"KBUILD_SIGN_PIN=1234", "pkcs11:token=nosuch;object=rsa2048",
        "pkcs11:token=nosuch;object=rsa2048: no token matches the URI in " + std::string(kSoftHsm)},
       {"KBUILD_SIGN_PIN=1234", uri("rsa2048") + ";colour=blue",
@@ -380,9 +388,7 @@ TEST_F(Pkcs11, LibrarySignerLoadsTheTokenKey) {
   try {
     (void)Signer::load(uri("rsa2048"), "", {}, ko);
     ADD_FAILURE() << "no throw";
-  } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()), d_ / "empty" + ": empty PIN file");
-  }
+  } catch (const InputError& e) { EXPECT_EQ(std::string(e.what()), d_ / "empty" + ": empty PIN file"); }
   int asked = 0;
   const Signer s2 = Signer::load(uri("p256"), crt("p256"), [&](const std::string& what) {
     ++asked;

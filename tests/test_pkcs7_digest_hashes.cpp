@@ -103,8 +103,9 @@ TEST(Pkcs7DigestHashes, CertificateWithAnEmptySignatureBitStringIsRead) {
   asn1::Reader top(sg.cert.der());
   asn1::Reader c = top.enter(asn1::kSequence, "Certificate");
   asn1::Element tbs = c.next(), alg = c.next();
-  const Bytes der = tlv(asn1::kSequence, cat({Bytes(tbs.tlv.begin(), tbs.tlv.end()), Bytes(alg.tlv.begin(), alg.tlv.end()),
-                                              {0x03, 0x00}}));
+  const Bytes der =
+      tlv(asn1::kSequence,
+          cat({Bytes(tbs.tlv.begin(), tbs.tlv.end()), Bytes(alg.tlv.begin(), alg.tlv.end()), {0x03, 0x00}}));
   auto cert = crypto::Certificate::from_der(der);
   ASSERT_TRUE(cert) << cert.error().message;
   EXPECT_TRUE(cert.value().signature_has_unused_bits());

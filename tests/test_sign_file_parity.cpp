@@ -42,7 +42,8 @@ nlohmann::json fields(const std::string& p7s) {
   nlohmann::json j = nlohmann::json::parse(r.out);
   const auto strip = [](auto&& self, nlohmann::json& v) -> void {
     if (v.is_object()) {
-      for (const char* k : {"offset", "length", "der_size", "path", "signature_at", "signed_attrs_at", "signature_length"})
+      for (const char* k :
+           {"offset", "length", "der_size", "path", "signature_at", "signed_attrs_at", "signature_length"})
         v.erase(k);
       for (auto& [k, x] : v.items()) self(self, x);
     } else if (v.is_array()) {
@@ -77,8 +78,8 @@ class SignFileParity : public testing::Test {
   Signed sign(const std::string& tool, const std::string& name, const std::string& opts) {
     const std::string out = d_ / (name + "." + (tool == sign_file_ ? "kernel" : "modsign") + opts + ".ko");
     spit(out, slurp(d_ / "m.ko"));
-    const auto r = run(tool + " -p " + opts + " sha256 " + q(d_ / (name + ".pem")) + " " + q(d_ / (name + ".der")) +
-                       " " + q(out));
+    const auto r =
+        run(tool + " -p " + opts + " sha256 " + q(d_ / (name + ".pem")) + " " + q(d_ / (name + ".der")) + " " + q(out));
     EXPECT_EQ(r.status, 0) << tool << " " << name << ": " << r.err;
     return {out, out + ".p7s"};
   }
@@ -107,8 +108,9 @@ TEST_F(SignFileParity, EcdsaAndMldsaAgreeFieldByField) {
       // OpenSSL 3.x cannot verify ML-DSA without signedAttrs (modsign's form, and sign-file's
       // on OpenSSL >= 4): Botan verifies that one.
       for (const Signed* s : {&kernel, &ours}) {
-        const auto r = run(openssl() + " cms -verify -binary -inform DER -in " + q(s->p7s) + " -content " +
-                           q(d_ / "m.ko") + " -certfile " + q(d_ / (name + ".der")) + " -nointern -noverify -out /dev/null");
+        const auto r =
+            run(openssl() + " cms -verify -binary -inform DER -in " + q(s->p7s) + " -content " + q(d_ / "m.ko") +
+                " -certfile " + q(d_ / (name + ".der")) + " -nointern -noverify -out /dev/null");
         if (name == "mldsa65" && s == &ours && openssl_major() == 3) {
           EXPECT_NE(r.status, 0) << s->p7s;
           EXPECT_NE(r.err.find(openssl_mldsa_noattr_refusal(false)), std::string::npos) << r.err;
@@ -121,7 +123,7 @@ TEST_F(SignFileParity, EcdsaAndMldsaAgreeFieldByField) {
         const auto dump = nlohmann::json::parse(run(modsign_cli() + " cms dump --json " + q(ours.p7s)).out);
         const auto& si = dump.at("signer_infos").at(0);
         const std::size_t len = si.at("signature_length"), end = si.at("signature_at").at("offset").get<std::size_t>() +
-                                                                   si.at("signature_at").at("length").get<std::size_t>();
+                                                                 si.at("signature_at").at("length").get<std::size_t>();
         ASSERT_EQ(len, 3309u);
         auto c = crypto::Certificate::load_all(d_ / (name + ".der"));
         ASSERT_TRUE(c.ok());

@@ -97,9 +97,11 @@ TEST_F(Stacked, VerifyChecksTheOutermostAndNotesTheRest) {
   // The inner key alone does not make it load: the kernel never looks at the inner one.
   r = test::run(M() + " verify --cert " + q(crt("rsa")) + " " + q(m));
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.out, m + ": loads-tainted (ENOKEY): module with unavailable key: no trusted key matches the signer; module "
-                   "verification failed: signature and/or required key missing - tainting kernel" + test::kLoadScope +
-                       "\n");
+  EXPECT_EQ(r.out,
+            m +
+                ": loads-tainted (ENOKEY): module with unavailable key: no trusted key matches the signer; module "
+                "verification failed: signature and/or required key missing - tainting kernel" +
+                test::kLoadScope + "\n");
 }
 
 TEST_F(Stacked, StripOneOrAll) {
@@ -126,7 +128,8 @@ TEST_F(Stacked, StripOneOrAll) {
 
 TEST_F(Stacked, ReplaceReplacesEveryOne) {
   const std::string m = twice();
-  auto r = test::run(M() + " sign --replace --hash sha256 --key " + q(key("rsa")) + " --cert " + q(crt("rsa")) + " " + q(m));
+  auto r =
+      test::run(M() + " sign --replace --hash sha256 --key " + q(key("rsa")) + " --cert " + q(crt("rsa")) + " " + q(m));
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.err, "modsign: " + m + ": note: replaced 2 stacked signatures\n");
   const Bytes b = test::slurp(m);
@@ -157,12 +160,16 @@ TEST_F(Stacked, LegacyTrailer) {
   test::spit(m, b);
   auto r = test::run(M() + " verify --cert " + q(crt("rsa")) + " " + q(m));
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.out, m + ": loads-tainted (ENOPKG): module with unsupported crypto: not signed with expected PKCS#7 "
-                   "message (id_type 1); module verification failed: signature and/or required key missing - tainting "
-                   "kernel" + test::kLoadScope + "\n");
+  EXPECT_EQ(r.out,
+            m +
+                ": loads-tainted (ENOPKG): module with unsupported crypto: not signed with expected PKCS#7 "
+                "message (id_type 1); module verification failed: signature and/or required key missing - tainting "
+                "kernel" +
+                test::kLoadScope + "\n");
   r = test::run(M() + " strip " + q(m));
   EXPECT_EQ(r.status, 3);
-  EXPECT_EQ(r.err, "modsign: " + m + ": cannot strip the signature: ENOPKG not signed with expected PKCS#7 message (id_type 1)\n");
+  EXPECT_EQ(r.err, "modsign: " + m +
+                       ": cannot strip the signature: ENOPKG not signed with expected PKCS#7 message (id_type 1)\n");
   EXPECT_EQ(test::slurp(m), b);
   const std::string note =
       "note: removed a legacy trailer (id_type 1 X509, algo 0, hash 4, signer_len 0, key_id_len 0): the kernel "
@@ -196,7 +203,8 @@ TEST_F(Stacked, SignFileCompressedModules) {
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(r.err, "modsign: " + m + ": note: " + c.fmt +
                          "-compressed module: signed the decompressed image (what the kernel checks) and compressed it "
-                         "again as " + c.fmt + "\n");
+                         "again as " +
+                         c.fmt + "\n");
     const Bytes stored = test::slurp(m);
     EXPECT_EQ(to_hex(ByteView(stored).first(c.magic.size() / 2)), c.magic) << c.name;
     r = test::run(c.decompress + " " + q(m) + " > " + q(d_ / "out.ko"));

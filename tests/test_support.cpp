@@ -5,10 +5,10 @@
 
 #include <gtest/gtest.h>
 
-#include <cctype>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <cctype>
 
 #include <cstdio>
 #include <cstdlib>
@@ -137,7 +137,10 @@ std::map<std::string, std::string> snapshot_dir(const std::string& dir) {
   return s;
 }
 std::string kernel_source_dir() {
-  auto env = [](const char* name) -> std::string { const char* v = std::getenv(name); return v && *v ? v : ""; };
+  auto env = [](const char* name) -> std::string {
+    const char* v = std::getenv(name);
+    return v && *v ? v : "";
+  };
   std::string cache = env("MODSIGN_CACHE");
   if (cache.empty()) {
     const std::string xdg = env("XDG_CACHE_HOME");
@@ -153,9 +156,9 @@ std::string sanitize_build() { return MODSIGN_SANITIZE_BUILD; }
 void expect_openssl_cms_verifies(const std::string& p7s, const Bytes& content, const std::string& cert,
                                  const std::string& scratch, bool chain) {
   spit(scratch, content);
-  auto r = run(openssl() + " cms -verify -binary -inform DER -in " + q(p7s) + " -content " + q(scratch) +
-               " -certfile " + q(cert) + " -nointern " + (chain ? "-CAfile " + q(cert) : std::string("-noverify")) +
-               " -out /dev/null");
+  auto r =
+      run(openssl() + " cms -verify -binary -inform DER -in " + q(p7s) + " -content " + q(scratch) + " -certfile " +
+          q(cert) + " -nointern " + (chain ? "-CAfile " + q(cert) : std::string("-noverify")) + " -out /dev/null");
   EXPECT_EQ(r.status, 0) << p7s << ": " << r.err;
 }
 
@@ -163,7 +166,8 @@ std::string trusted_key_ids(const std::string& cert_file) {
   auto hex_of = [](const std::string& s) {
     std::string h;
     for (char c : s)
-      if (std::isxdigit(static_cast<unsigned char>(c))) h += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (std::isxdigit(static_cast<unsigned char>(c)))
+        h += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return h;
   };
   const auto serial = run(openssl() + " x509 -noout -serial -in " + q(cert_file));

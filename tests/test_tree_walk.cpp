@@ -4,12 +4,11 @@
 // deep tree is walked (one descriptor at a time); an unreadable directory is named and the
 // rest is walked; an -r DIR with nothing to handle is the same input error for every
 // command; and a verdict that does not cover an entry found under -r is not a success.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
 
 #include <cerrno>
 #include <cstring>
@@ -139,10 +138,10 @@ TEST_F(TreeWalk, EmptyDirIsTheSameInputErrorForEveryCommand) {
   const std::string f = d_ / "nofiles";
   ASSERT_EQ(::mkdir(f.c_str(), 0755), 0);
   ASSERT_EQ(::mkdir((f + "/sub").c_str(), 0755), 0);
-  for (const std::string& args :
-       {"ima sign" + key + " --sigfile -r " + q(f), "ima verify --keyring " + q(vec("mldsa65.cert.der")) + " -r " + q(f),
-        "ima sign" + key + " --manifest " + q(d_ / "ima.manifest") + " -r " + q(f),
-        "ima estimate --fs ext4 -r " + q(f)}) {
+  for (const std::string& args : {"ima sign" + key + " --sigfile -r " + q(f),
+                                  "ima verify --keyring " + q(vec("mldsa65.cert.der")) + " -r " + q(f),
+                                  "ima sign" + key + " --manifest " + q(d_ / "ima.manifest") + " -r " + q(f),
+                                  "ima estimate --fs ext4 -r " + q(f)}) {
     SCOPED_TRACE(args);
     const auto r = run(M() + " " + args);
     EXPECT_EQ(r.status, 3);
@@ -166,8 +165,9 @@ TEST_F(TreeWalk, OnlySignatureFilesUnderDirIsAnInputError) {
     EXPECT_EQ(r.status, 3);
     EXPECT_EQ(r.out, "");
     EXPECT_EQ(r.err.rfind("modsign: " + f + ": no files under it but signature files (FILE.sig)\n", 0), 0u) << r.err;
-    EXPECT_NE(r.err.find("modsign: " + f + "/x.ko.sig: skipped: signature file (--sigfile), not a file to sign or check\n"),
-              std::string::npos)
+    EXPECT_NE(
+        r.err.find("modsign: " + f + "/x.ko.sig: skipped: signature file (--sigfile), not a file to sign or check\n"),
+        std::string::npos)
         << r.err;
     EXPECT_EQ(snapshot_dir(d_.path()), before);
   }
@@ -191,14 +191,14 @@ TEST_F(TreeWalk, UnreadableDirectoryIsNamedAndTheRestIsWalked) {
   ASSERT_EQ(::chmod((d_ / "t/a-listable").c_str(), 0644), 0);
   // This process: as root with every capability both modules; else the error and b.ko.
   const auto entries = walk_tree(d_ / "t", is_ko);
-  const auto r = run((::geteuid() == 0 ? drop : "") + M() + " verify --cert " + q(vec("mldsa65.cert.der")) + " -r " +
-                     q(d_ / "t"));
+  const auto r =
+      run((::geteuid() == 0 ? drop : "") + M() + " verify --cert " + q(vec("mldsa65.cert.der")) + " -r " + q(d_ / "t"));
   ::chmod((d_ / "t/locked").c_str(), 0755);
   ::chmod((d_ / "t/a-listable").c_str(), 0755);
   EXPECT_EQ(r.status, 3) << r.err;
-  EXPECT_EQ(r.err.substr(0, r.err.find("modsign: verify: ")), "modsign: " + d_ / "t/a-listable" +
-                                                                  ": Permission denied\nmodsign: " + d_ / "t/locked" +
-                                                                  ": Permission denied\n");
+  EXPECT_EQ(
+      r.err.substr(0, r.err.find("modsign: verify: ")),
+      "modsign: " + d_ / "t/a-listable" + ": Permission denied\nmodsign: " + d_ / "t/locked" + ": Permission denied\n");
   EXPECT_EQ(r.out.rfind(d_ / "t/open/b.ko" + ": ", 0), 0u) << r.out;  // verified: its verdict line
   ASSERT_EQ(entries.size(), 3u);
   EXPECT_EQ(entries[0].path, d_ / (::geteuid() == 0 ? "t/a-listable/x.ko" : "t/a-listable"));
@@ -210,7 +210,8 @@ TEST_F(TreeWalk, UnreadableDirectoryIsNamedAndTheRestIsWalked) {
 // walk_tree() of what is not a directory: one error entry naming it.
 TEST_F(TreeWalk, WhatIsNotADirectoryIsOneErrorEntry) {
   spit(d_ / "file", "x");
-  for (const auto& [path, err] : std::vector<std::pair<std::string, int>>{{d_ / "file", ENOTDIR}, {d_ / "gone", ENOENT}}) {
+  for (const auto& [path, err] :
+       std::vector<std::pair<std::string, int>>{{d_ / "file", ENOTDIR}, {d_ / "gone", ENOENT}}) {
     const auto e = walk_tree(path);
     ASSERT_EQ(e.size(), 1u);
     EXPECT_EQ(e[0].path, path);

@@ -147,8 +147,8 @@ TEST(VectorsRfc9881, BadPrivateKeysRejected) {
   for (int i = 1; i <= 3; ++i) {
     const std::string name = "bad-ML-DSA-44-" + std::to_string(i) + ".priv";
     auto k = crypto::PrivateKey::load(test::vector_path(rfc9881(name)), std::nullopt);
-    EXPECT_FALSE(k.ok()) << name << " was accepted (public key " << (k.ok() ? to_hex(k->public_key().raw()).substr(0, 16) : "")
-                         << "...)";
+    EXPECT_FALSE(k.ok()) << name << " was accepted (public key "
+                         << (k.ok() ? to_hex(k->public_key().raw()).substr(0, 16) : "") << "...)";
     if (k.ok()) continue;
     EXPECT_EQ(code_of(k), KErr::ebadmsg) << name << ": " << describe(k);
     EXPECT_EQ(k.error().message.rfind("invalid private key (inconsistent key material): ", 0), 0u) << k.error().message;
@@ -200,9 +200,10 @@ std::vector<Rfc9882Example> rfc9882_examples() {
   std::vector<Rfc9882Example> v;
   for (const Level& lv : kLevels)
     for (bool sa : {true, false})
-      v.push_back({&lv, sa,
-                   "rfc9882-cms-ml-dsa/mldsa" + std::to_string(lv.n) + (sa ? "-signed-attrs.pem" : "-no-signed-attrs.pem"),
-                   rfc9881("ML-DSA-" + std::to_string(lv.n) + ".crt")});
+      v.push_back(
+          {&lv, sa,
+           "rfc9882-cms-ml-dsa/mldsa" + std::to_string(lv.n) + (sa ? "-signed-attrs.pem" : "-no-signed-attrs.pem"),
+           rfc9881("ML-DSA-" + std::to_string(lv.n) + ".crt")});
   return v;
 }
 }  // namespace
@@ -216,8 +217,7 @@ TEST(VectorsRfc9882, ParseStructure) {
                              (ex.signed_attrs ? "" : "out") + " signed attributes";
     EXPECT_EQ(sd.version, 1) << ex.file;
     EXPECT_EQ(sd.digest_algorithm_oids, std::vector<Bytes>{kSha512Oid}) << ex.file;
-    EXPECT_EQ(sd.econtent_type, (Bytes{0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x07, 0x01}))
-        << ex.file;
+    EXPECT_EQ(sd.econtent_type, (Bytes{0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x07, 0x01})) << ex.file;
     ASSERT_TRUE(sd.econtent.has_value()) << ex.file;
     EXPECT_EQ(std::string(sd.econtent->begin(), sd.econtent->end()), text) << ex.file;
     EXPECT_TRUE(sd.certificates.empty()) << ex.file;
@@ -270,7 +270,8 @@ TEST(VectorsRfc9882, VerifyWithRfc9881Certificates) {
         if (&other == ex.lv) continue;
         const auto wrong = one_cert(rfc9881("ML-DSA-" + std::to_string(other.n) + ".crt"));
         auto w = cms::verify(sd, std::nullopt, {wrong}, b);
-        EXPECT_EQ(code_of(w), KErr::ekeyrejected) << where << " with the ML-DSA-" << other.n << " cert: " << describe(w);
+        EXPECT_EQ(code_of(w), KErr::ekeyrejected)
+            << where << " with the ML-DSA-" << other.n << " cert: " << describe(w);
       }
       // No certificate at all: nobody matches the signer.
       auto none = cms::verify(sd, std::nullopt, {}, b);
@@ -285,9 +286,9 @@ TEST(VectorsRfc9882, VerifyWithRfc9881Certificates) {
 TEST(VectorsRfc9882, OpenSslCliVerifiesSignedAttrsExamples) {
   int ok = 0, refused = 0;
   for (const auto& ex : rfc9882_examples()) {
-    const auto r = test::run(test::openssl() + " cms -verify -binary -inform PEM -in " +
-                             test::q(test::vector_path(ex.file)) + " -certfile " + test::q(test::vector_path(ex.cert)) +
-                             " -noverify -out /dev/null");
+    const auto r =
+        test::run(test::openssl() + " cms -verify -binary -inform PEM -in " + test::q(test::vector_path(ex.file)) +
+                  " -certfile " + test::q(test::vector_path(ex.cert)) + " -noverify -out /dev/null");
     if (ex.signed_attrs) {
       EXPECT_EQ(r.status, 0) << ex.file << ": " << r.err;
       EXPECT_NE(r.err.find("CMS Verification successful"), std::string::npos) << ex.file << ": " << r.err;
@@ -310,9 +311,12 @@ struct Generated {
   Bytes content;
 };
 Generated generated(const Level& lv) {
-  return {one_cert(gen("mldsa" + std::to_string(lv.n) + ".cert.der")), test::slurp(test::vector_path(gen("content.bin")))};
+  return {one_cert(gen("mldsa" + std::to_string(lv.n) + ".cert.der")),
+          test::slurp(test::vector_path(gen("content.bin")))};
 }
-std::string p7s_name(const Level& lv, const std::string& kind) { return gen("mldsa" + std::to_string(lv.n) + "." + kind + ".p7s"); }
+std::string p7s_name(const Level& lv, const std::string& kind) {
+  return gen("mldsa" + std::to_string(lv.n) + "." + kind + ".p7s");
+}
 }  // namespace
 
 TEST(VectorsOpenSsl357, DetachedMinimalAttrsVerify) {
@@ -419,7 +423,8 @@ TEST(VectorsOpenSsl357, BuildDetachedMatchesByteStructure) {
   int compared = 0;
   for (const Level& lv : kLevels) {
     const auto g = generated(lv);
-    auto key = crypto::PrivateKey::load(test::vector_path(gen("mldsa" + std::to_string(lv.n) + ".key.pem")), std::nullopt);
+    auto key =
+        crypto::PrivateKey::load(test::vector_path(gen("mldsa" + std::to_string(lv.n) + ".key.pem")), std::nullopt);
     ASSERT_TRUE(key.ok()) << describe(key);
     EXPECT_EQ(key->ml_dsa_seed(), std::optional<Bytes>(rfc_seed()));
     for (const bool skid : {false, true}) {
@@ -436,7 +441,8 @@ TEST(VectorsOpenSsl357, BuildDetachedMatchesByteStructure) {
         ASSERT_TRUE(built.ok()) << where << ": " << describe(built);
         ASSERT_EQ(built->size(), want.size()) << where;
         const auto prefix = static_cast<std::ptrdiff_t>(want.size() - lv.sig_size);
-        EXPECT_TRUE(std::equal(want.begin(), want.begin() + prefix, built->begin())) << where << ": DER differs before the signature";
+        EXPECT_TRUE(std::equal(want.begin(), want.begin() + prefix, built->begin()))
+            << where << ": DER differs before the signature";
         EXPECT_FALSE(std::equal(want.begin() + prefix, want.end(), built->begin() + prefix))
             << where << ": signature identical to OpenSSL's (not hedged?)";
         const auto sd = parse_or_throw(*built, where);

@@ -135,9 +135,10 @@ TEST(VectorsWycheproof, MlDsaVerifyAllCases) {
     EXPECT_EQ(rejected, e.rejected) << file;
     EXPECT_EQ(ctx_valid, e.ctx_valid) << file;
     EXPECT_EQ(key_rejected + sig_length + ctx_too_long + rejected, invalid) << file;
-    std::printf("[ vectors  ] %s: %d cases: %d valid, %d invalid (%d key EBADMSG, %d sig EBADMSG, %d ctx EINVAL, "
-                "%d EKEYREJECTED), %d acceptable\n",
-                file.c_str(), total, valid, invalid, key_rejected, sig_length, ctx_too_long, rejected, acceptable);
+    std::printf(
+        "[ vectors  ] %s: %d cases: %d valid, %d invalid (%d key EBADMSG, %d sig EBADMSG, %d ctx EINVAL, "
+        "%d EKEYREJECTED), %d acceptable\n",
+        file.c_str(), total, valid, invalid, key_rejected, sig_length, ctx_too_long, rejected, acceptable);
     grand_total += total;
   }
   EXPECT_EQ(grand_total, 631);
@@ -149,8 +150,8 @@ TEST(VectorsWycheproof, MlDsaVerifyAllCases) {
 // (empty `sig`, no `mu`, publicKey null for a bad seed).
 TEST(VectorsWycheproof, MlDsaSignSeedAllCases) {
   struct Expect {
-    int total, groups_pkcs8, groups_seed_only, groups_bad_seed, deterministic, ctx, randomized, internal,
-        invalid_ctx, invalid_seed;
+    int total, groups_pkcs8, groups_seed_only, groups_bad_seed, deterministic, ctx, randomized, internal, invalid_ctx,
+        invalid_seed;
   };
   const std::array<Expect, 3> expect = {{
       {86, 16, 9, 3, 70, 3, 1, 8, 1, 3},
@@ -270,10 +271,11 @@ TEST(VectorsWycheproof, MlDsaSignSeedAllCases) {
     EXPECT_EQ(invalid_ctx, e.invalid_ctx) << file;
     EXPECT_EQ(invalid_seed, e.invalid_seed) << file;
     EXPECT_EQ(deterministic + ctx_cases + randomized + internal + invalid_ctx + invalid_seed, total) << file;
-    std::printf("[ vectors  ] %s: %d cases: %d deterministic signed+verified, %d ctx, %d randomized, %d internal "
-                "(mu only), %d invalid ctx, %d invalid seed; key groups %d pkcs8 + %d seed-only + %d bad seed\n",
-                file.c_str(), total, deterministic, ctx_cases, randomized, internal, invalid_ctx, invalid_seed,
-                groups_pkcs8, groups_seed_only, groups_bad_seed);
+    std::printf(
+        "[ vectors  ] %s: %d cases: %d deterministic signed+verified, %d ctx, %d randomized, %d internal "
+        "(mu only), %d invalid ctx, %d invalid seed; key groups %d pkcs8 + %d seed-only + %d bad seed\n",
+        file.c_str(), total, deterministic, ctx_cases, randomized, internal, invalid_ctx, invalid_seed, groups_pkcs8,
+        groups_seed_only, groups_bad_seed);
     grand_total += total;
   }
   EXPECT_EQ(grand_total, 287);

@@ -47,9 +47,17 @@ inline std::string describe(const Result<T>& r) {
 ///   30 L 02 01 00 30 0b 06 09 <id-ml-dsa-NN> 04 (n+2) 80 n <seed>
 inline Bytes seed_pkcs8(const Level& lv, ByteView seed) {
   const auto n = static_cast<std::uint8_t>(seed.size());  // < 0x7e in every use here
-  const std::array<std::uint8_t, 22> head = {0x30, static_cast<std::uint8_t>(n + 20), 0x02, 0x01, 0x00, 0x30,
-                                             0x0b, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04,
-                                             0x03, lv.oid_last, 0x04, static_cast<std::uint8_t>(n + 2), 0x80, n};
+  const std::array<std::uint8_t, 22> head = {0x30, static_cast<std::uint8_t>(n + 20),
+                                             0x02, 0x01,
+                                             0x00, 0x30,
+                                             0x0b, 0x06,
+                                             0x09, 0x60,
+                                             0x86, 0x48,
+                                             0x01, 0x65,
+                                             0x03, 0x04,
+                                             0x03, lv.oid_last,
+                                             0x04, static_cast<std::uint8_t>(n + 2),
+                                             0x80, n};
   Bytes der(head.size() + seed.size());
   std::copy(head.begin(), head.end(), der.begin());
   std::copy(seed.begin(), seed.end(), der.begin() + static_cast<std::ptrdiff_t>(head.size()));

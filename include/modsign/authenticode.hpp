@@ -17,11 +17,11 @@ namespace modsign {
 
 /// One Section Table entry.  Offsets and sizes in bytes.
 struct PeSection {
-  std::string name;                      ///< the 8-byte Name up to its first NUL (".text")
+  std::string name;  ///< the 8-byte Name up to its first NUL (".text")
   std::uint32_t virtual_size = 0;
-  std::uint32_t virtual_address = 0;     ///< RVA
-  std::uint32_t size_of_raw_data = 0;    ///< bytes in the file (hashed when > 0)
-  std::uint32_t pointer_to_raw_data = 0; ///< file offset
+  std::uint32_t virtual_address = 0;      ///< RVA
+  std::uint32_t size_of_raw_data = 0;     ///< bytes in the file (hashed when > 0)
+  std::uint32_t pointer_to_raw_data = 0;  ///< file offset
   /// A name longer than 8 bytes (Name "/N", as GNU ld writes ".sbatlevel"), read from the
   /// COFF string table; "" otherwise or when the image has no such table entry.
   std::string long_name;
@@ -34,8 +34,8 @@ struct AuthenticodeCertificate {
   /// values as encoded, the attributes of a multi-valued RDN joined with " + ".
   /// "(certificate N not readable: <reason>)" when the certificate does not parse.
   std::string subject;
-  std::string issuer;   ///< the same form (empty when not readable)
-  Bytes serial;         ///< serialNumber INTEGER contents (big-endian, as encoded)
+  std::string issuer;  ///< the same form (empty when not readable)
+  Bytes serial;        ///< serialNumber INTEGER contents (big-endian, as encoded)
 };
 
 /// One WIN_CERTIFICATE entry of the Attribute Certificate Table and, for a PKCS#7 one,
@@ -74,14 +74,14 @@ struct AuthenticodeSignature {
 /// What authenticode_image() finds.  Digest sizes: sha256 32, sha1 20, sha384 48,
 /// sha512 64 bytes (to_hex() gives the form a dbx entry, pesign -h and sbverify show).
 struct AuthenticodeInfo {
-  std::uint64_t file_size = 0;         ///< bytes
-  std::uint16_t machine = 0;           ///< COFF Machine: 0x8664, 0xaa64, 0x14c, 0x1c2, 0x1c4, ...
+  std::uint64_t file_size = 0;  ///< bytes
+  std::uint16_t machine = 0;    ///< COFF Machine: 0x8664, 0xaa64, 0x14c, 0x1c2, 0x1c4, ...
   /// "x86-64", "AArch64", "IA-32", "ARM", "ARM Thumb-2", or "unknown (0x....)".
   std::string machine_name;
-  bool pe32_plus = false;              ///< Optional Header magic 0x20b (else PE32, 0x10b)
-  std::uint16_t subsystem = 0;         ///< 10 EFI application, 11/12 boot/runtime driver
-  std::uint32_t checksum = 0;          ///< the CheckSum field (not verified)
-  std::vector<PeSection> sections;     ///< in Section Table order
+  bool pe32_plus = false;           ///< Optional Header magic 0x20b (else PE32, 0x10b)
+  std::uint16_t subsystem = 0;      ///< 10 EFI application, 11/12 boot/runtime driver
+  std::uint32_t checksum = 0;       ///< the CheckSum field (not verified)
+  std::vector<PeSection> sections;  ///< in Section Table order
   /// The Attribute Certificate Table (data directory 4): file offset and size in bytes,
   /// both 0 when the image has none.
   std::uint32_t certificate_table_offset = 0;

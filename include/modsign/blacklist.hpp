@@ -152,7 +152,8 @@ MODSIGN_API CertificateBlacklistEntry blacklist_entry_for_certificate(ByteView d
 /// certificate file or a module that does not decompress.  When it throws and `reason` is
 /// given, *reason is the text `blacklist check --json` reports: the message, without the
 /// path for a module that does not decompress (as `verify --json` words it).
-MODSIGN_API std::vector<BlacklistEntry> blacklist_entries_for_file(const std::string& path, const KernelProfile& profile,
+MODSIGN_API std::vector<BlacklistEntry> blacklist_entries_for_file(const std::string& path,
+                                                                   const KernelProfile& profile,
                                                                    const std::string& ima_hash = "sha256",
                                                                    std::uint64_t max_size = std::uint64_t{1} << 30,
                                                                    std::string* reason = nullptr);
@@ -178,10 +179,10 @@ struct BlacklistStop {
 /// The verdict for one module or certificate.
 struct BlacklistVerdict {
   bool certificate = false;
-  std::vector<BlacklistStop> stops;             ///< empty: nothing in the sources stops it
-  std::vector<std::string> notes;               ///< e.g. "no bin: entry can stop it under v7.0 ..."
-  std::optional<ModuleBlacklistEntry> entry;    ///< modules
-  std::optional<std::string> tbs;               ///< certificates
+  std::vector<BlacklistStop> stops;           ///< empty: nothing in the sources stops it
+  std::vector<std::string> notes;             ///< e.g. "no bin: entry can stop it under v7.0 ..."
+  std::optional<ModuleBlacklistEntry> entry;  ///< modules
+  std::optional<std::string> tbs;             ///< certificates
   /// What the first stop means for loading, decided as module_sig_check() decides
   /// (kernel/module/signing.c): "not-stopped"; "loads-tainted" (ENOKEY: a tbs: key kept the
   /// signer's certificate out of the keyring, signatures not enforced); or "refused".

@@ -44,8 +44,8 @@ struct CmsAlgorithm {
 struct CmsCertificate {
   std::string subject;  ///< "CN=..., O=..." (RDNs in encoded order; unknown types as dotted OIDs)
   std::string issuer;
-  Bytes serial;         ///< serialNumber INTEGER contents octets
-  std::optional<Bytes> skid;  ///< subjectKeyIdentifier extension contents
+  Bytes serial;                       ///< serialNumber INTEGER contents octets
+  std::optional<Bytes> skid;          ///< subjectKeyIdentifier extension contents
   CmsAlgorithm public_key_algorithm;  ///< subjectPublicKeyInfo.algorithm
   CmsTlv at;
 };
@@ -72,9 +72,9 @@ struct CmsSignerInfo {
   CmsAlgorithm digest_algorithm;
   std::optional<CmsTlv> signed_attrs_at;  ///< the [0] signedAttrs element; nullopt if absent
   std::vector<CmsAttribute> signed_attrs;
-  std::optional<Bytes> content_type;       ///< contentType value (OID contents octets)
-  std::optional<Bytes> message_digest;     ///< messageDigest value
-  std::optional<std::string> signing_time; ///< "YYYY-MM-DDTHH:MM:SSZ"
+  std::optional<Bytes> content_type;        ///< contentType value (OID contents octets)
+  std::optional<Bytes> message_digest;      ///< messageDigest value
+  std::optional<std::string> signing_time;  ///< "YYYY-MM-DDTHH:MM:SSZ"
   CmsAlgorithm signature_algorithm;
   std::size_t signature_length = 0;  ///< bytes of the signature OCTET STRING contents
   CmsTlv signature_at;
@@ -89,16 +89,16 @@ struct CmsDump {
   /// The encoding is BER, not DER: lengths only a BER decoder takes (indefinite, as
   /// `openssl cms -stream` writes, or non-minimal), which the kernel's decoder reads too.
   bool ber = false;
-  CmsAlgorithm content_type; ///< ContentInfo.contentType (signedData)
-  int version = 0;           ///< SignedData.version
+  CmsAlgorithm content_type;  ///< ContentInfo.contentType (signedData)
+  int version = 0;            ///< SignedData.version
   CmsTlv signed_data_at;
   std::vector<CmsAlgorithm> digest_algorithms;
   CmsAlgorithm econtent_type;
-  bool econtent = false;     ///< eContent present (attached)
+  bool econtent = false;            ///< eContent present (attached)
   std::size_t econtent_length = 0;  ///< bytes of eContent (the OCTET STRING contents)
   std::optional<CmsTlv> econtent_at;
   std::vector<CmsCertificate> certificates;
-  std::size_t crls = 0;      ///< number of RevocationInfoChoices
+  std::size_t crls = 0;  ///< number of RevocationInfoChoices
   std::vector<CmsSignerInfo> signers;
 };
 

@@ -33,9 +33,22 @@ struct EfiGuid {
   /// EFI_GUID(a, b, c, d0..d7) of include/linux/efi.h.
   static constexpr EfiGuid make(std::uint32_t a, std::uint16_t b, std::uint16_t c, std::array<std::uint8_t, 8> d) {
     EfiGuid g;
-    g.bytes = {std::uint8_t(a), std::uint8_t(a >> 8), std::uint8_t(a >> 16), std::uint8_t(a >> 24),
-               std::uint8_t(b), std::uint8_t(b >> 8), std::uint8_t(c), std::uint8_t(c >> 8),
-               d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]};
+    g.bytes = {std::uint8_t(a),
+               std::uint8_t(a >> 8),
+               std::uint8_t(a >> 16),
+               std::uint8_t(a >> 24),
+               std::uint8_t(b),
+               std::uint8_t(b >> 8),
+               std::uint8_t(c),
+               std::uint8_t(c >> 8),
+               d[0],
+               d[1],
+               d[2],
+               d[3],
+               d[4],
+               d[5],
+               d[6],
+               d[7]};
     return g;
   }
   /// The 16 stored bytes at `p` (the caller guarantees 16 readable bytes).
@@ -53,26 +66,43 @@ struct EfiGuid {
 /// EFI_GLOBAL_VARIABLE, EFI_IMAGE_SECURITY_DATABASE, EFI_SHIM_LOCK, the EFI_CERT_* signature
 /// types, EFI_CERT_TYPE_PKCS7 and Microsoft's SignatureOwner.
 namespace efi_guids {
-inline constexpr EfiGuid global_variable = EfiGuid::make(0x8be4df61, 0x93ca, 0x11d2, {0xaa, 0x0d, 0x00, 0xe0, 0x98, 0x03, 0x2b, 0x8c});
-inline constexpr EfiGuid image_security_database = EfiGuid::make(0xd719b2cb, 0x3d3a, 0x4596, {0xa3, 0xbc, 0xda, 0xd0, 0x0e, 0x67, 0x65, 0x6f});
-inline constexpr EfiGuid shim_lock = EfiGuid::make(0x605dab50, 0xe046, 0x4300, {0xab, 0xb6, 0x3d, 0xd8, 0x10, 0xdd, 0x8b, 0x23});
-inline constexpr EfiGuid cert_sha256 = EfiGuid::make(0xc1c41626, 0x504c, 0x4092, {0xac, 0xa9, 0x41, 0xf9, 0x36, 0x93, 0x43, 0x28});
-inline constexpr EfiGuid cert_x509 = EfiGuid::make(0xa5c059a1, 0x94e4, 0x4aa7, {0x87, 0xb5, 0xab, 0x15, 0x5c, 0x2b, 0xf0, 0x72});
-inline constexpr EfiGuid cert_x509_sha256 = EfiGuid::make(0x3bd2a492, 0x96c0, 0x4079, {0xb4, 0x20, 0xfc, 0xf9, 0x8e, 0xf1, 0x03, 0xed});
-inline constexpr EfiGuid cert_x509_sha384 = EfiGuid::make(0x7076876e, 0x80c2, 0x4ee6, {0xaa, 0xd2, 0x28, 0xb3, 0x49, 0xa6, 0x86, 0x5b});
-inline constexpr EfiGuid cert_x509_sha512 = EfiGuid::make(0x446dbf63, 0x2502, 0x4cda, {0xbc, 0xfa, 0x24, 0x65, 0xd2, 0xb0, 0xfe, 0x9d});
-inline constexpr EfiGuid cert_type_pkcs7 = EfiGuid::make(0x4aafd29d, 0x68df, 0x49ee, {0x8a, 0xa9, 0x34, 0x7d, 0x37, 0x56, 0x65, 0xa7});
-inline constexpr EfiGuid cert_rsa2048 = EfiGuid::make(0x3c5766e8, 0x269c, 0x4e34, {0xaa, 0x14, 0xed, 0x77, 0x6e, 0x85, 0xb3, 0xb6});
-inline constexpr EfiGuid cert_sha1 = EfiGuid::make(0x826ca512, 0xcf10, 0x4ac9, {0xb1, 0x87, 0xbe, 0x01, 0x49, 0x66, 0x31, 0xbd});
-inline constexpr EfiGuid cert_sha224 = EfiGuid::make(0x0b6e5233, 0xa65c, 0x44c9, {0x94, 0x07, 0xd9, 0xab, 0x83, 0xbf, 0xc8, 0xbd});
-inline constexpr EfiGuid cert_sha384 = EfiGuid::make(0xff3e5307, 0x9fd0, 0x48c9, {0x85, 0xf1, 0x8a, 0xd5, 0x6c, 0x70, 0x1e, 0x01});
-inline constexpr EfiGuid cert_sha512 = EfiGuid::make(0x093e0fae, 0xa6c4, 0x4f50, {0x9f, 0x1b, 0xd4, 0x1e, 0x2b, 0x89, 0xc1, 0x9a});
+inline constexpr EfiGuid global_variable =
+    EfiGuid::make(0x8be4df61, 0x93ca, 0x11d2, {0xaa, 0x0d, 0x00, 0xe0, 0x98, 0x03, 0x2b, 0x8c});
+inline constexpr EfiGuid image_security_database =
+    EfiGuid::make(0xd719b2cb, 0x3d3a, 0x4596, {0xa3, 0xbc, 0xda, 0xd0, 0x0e, 0x67, 0x65, 0x6f});
+inline constexpr EfiGuid shim_lock =
+    EfiGuid::make(0x605dab50, 0xe046, 0x4300, {0xab, 0xb6, 0x3d, 0xd8, 0x10, 0xdd, 0x8b, 0x23});
+inline constexpr EfiGuid cert_sha256 =
+    EfiGuid::make(0xc1c41626, 0x504c, 0x4092, {0xac, 0xa9, 0x41, 0xf9, 0x36, 0x93, 0x43, 0x28});
+inline constexpr EfiGuid cert_x509 =
+    EfiGuid::make(0xa5c059a1, 0x94e4, 0x4aa7, {0x87, 0xb5, 0xab, 0x15, 0x5c, 0x2b, 0xf0, 0x72});
+inline constexpr EfiGuid cert_x509_sha256 =
+    EfiGuid::make(0x3bd2a492, 0x96c0, 0x4079, {0xb4, 0x20, 0xfc, 0xf9, 0x8e, 0xf1, 0x03, 0xed});
+inline constexpr EfiGuid cert_x509_sha384 =
+    EfiGuid::make(0x7076876e, 0x80c2, 0x4ee6, {0xaa, 0xd2, 0x28, 0xb3, 0x49, 0xa6, 0x86, 0x5b});
+inline constexpr EfiGuid cert_x509_sha512 =
+    EfiGuid::make(0x446dbf63, 0x2502, 0x4cda, {0xbc, 0xfa, 0x24, 0x65, 0xd2, 0xb0, 0xfe, 0x9d});
+inline constexpr EfiGuid cert_type_pkcs7 =
+    EfiGuid::make(0x4aafd29d, 0x68df, 0x49ee, {0x8a, 0xa9, 0x34, 0x7d, 0x37, 0x56, 0x65, 0xa7});
+inline constexpr EfiGuid cert_rsa2048 =
+    EfiGuid::make(0x3c5766e8, 0x269c, 0x4e34, {0xaa, 0x14, 0xed, 0x77, 0x6e, 0x85, 0xb3, 0xb6});
+inline constexpr EfiGuid cert_sha1 =
+    EfiGuid::make(0x826ca512, 0xcf10, 0x4ac9, {0xb1, 0x87, 0xbe, 0x01, 0x49, 0x66, 0x31, 0xbd});
+inline constexpr EfiGuid cert_sha224 =
+    EfiGuid::make(0x0b6e5233, 0xa65c, 0x44c9, {0x94, 0x07, 0xd9, 0xab, 0x83, 0xbf, 0xc8, 0xbd});
+inline constexpr EfiGuid cert_sha384 =
+    EfiGuid::make(0xff3e5307, 0x9fd0, 0x48c9, {0x85, 0xf1, 0x8a, 0xd5, 0x6c, 0x70, 0x1e, 0x01});
+inline constexpr EfiGuid cert_sha512 =
+    EfiGuid::make(0x093e0fae, 0xa6c4, 0x4f50, {0x9f, 0x1b, 0xd4, 0x1e, 0x2b, 0x89, 0xc1, 0x9a});
 /// Microsoft's SignatureOwner in its dbx updates.
-inline constexpr EfiGuid microsoft_owner = EfiGuid::make(0x77fa9abd, 0x0359, 0x4d32, {0xbd, 0x60, 0x28, 0xf4, 0xe7, 0x8f, 0x78, 0x4b});
+inline constexpr EfiGuid microsoft_owner =
+    EfiGuid::make(0x77fa9abd, 0x0359, 0x4d32, {0xbd, 0x60, 0x28, 0xf4, 0xe7, 0x8f, 0x78, 0x4b});
 /// Owner of Microsoft's SVN records in dbx (an EFI_CERT_SHA256 entry that is no hash).
-inline constexpr EfiGuid svn_owner = EfiGuid::make(0x9d132b6c, 0x59d5, 0x4388, {0xab, 0x1c, 0x18, 0x5c, 0xfc, 0xb2, 0xeb, 0x92});
+inline constexpr EfiGuid svn_owner =
+    EfiGuid::make(0x9d132b6c, 0x59d5, 0x4388, {0xab, 0x1c, 0x18, 0x5c, 0xfc, 0xb2, 0xeb, 0x92});
 /// EFI_BOOTMGR_DBXSVN_GUID: the Windows boot manager's SVN application GUID.
-inline constexpr EfiGuid bootmgr_dbxsvn = EfiGuid::make(0x9d132b61, 0x59d5, 0x4388, {0xab, 0x1c, 0x18, 0x5c, 0x3c, 0xb2, 0xeb, 0x92});
+inline constexpr EfiGuid bootmgr_dbxsvn =
+    EfiGuid::make(0x9d132b61, 0x59d5, 0x4388, {0xab, 0x1c, 0x18, 0x5c, 0x3c, 0xb2, 0xeb, 0x92});
 }  // namespace efi_guids
 
 /// EFI_TIME (UEFI 2.10 §8.3), 16 bytes little-endian: u16 Year, u8 Month, Day, Hour,
@@ -112,7 +142,7 @@ struct EfiSignatureList {
   std::uint32_t signature_size = 0;  ///< SignatureSize (each EFI_SIGNATURE_DATA, owner included)
   Bytes header;                      ///< SignatureHeader bytes (normally empty)
   std::vector<EfiSignatureEntry> entries;
-  std::uint64_t offset = 0;          ///< byte offset of the list in the input file
+  std::uint64_t offset = 0;  ///< byte offset of the list in the input file
 };
 
 /// The lists of a variable, and the error that stopped parsing, if any.  The kernel's
@@ -266,8 +296,7 @@ struct EfiListedEntry {
 
 /// Counts of a listing, per EfiEntryKind.
 struct EfiListingSummary {
-  std::size_t lists = 0, entries = 0, bin = 0, tbs = 0, tbs_never_matching = 0, revoked = 0, platform = 0,
-              ignored = 0;
+  std::size_t lists = 0, entries = 0, bin = 0, tbs = 0, tbs_never_matching = 0, revoked = 0, platform = 0, ignored = 0;
   std::size_t svn = 0;  ///< entries with EfiListedEntry::svn (counted in `bin` too)
 };
 
@@ -288,11 +317,11 @@ MODSIGN_API EfiListing list_efi_variable(EfiVariableFile file, EfiVariable varia
 
 /// A de-duplicating merge (`modsign dbx merge`).
 struct EfiMerge {
-  Bytes lists;             ///< the EFI_SIGNATURE_LISTs written (no container)
-  std::size_t entries = 0; ///< entries written
-  std::size_t list_count = 0;    ///< lists written
-  std::size_t input_entries = 0; ///< entries read from every file
-  std::size_t duplicates = 0;    ///< entries dropped as identical (type, data) to an earlier one
+  Bytes lists;                    ///< the EFI_SIGNATURE_LISTs written (no container)
+  std::size_t entries = 0;        ///< entries written
+  std::size_t list_count = 0;     ///< lists written
+  std::size_t input_entries = 0;  ///< entries read from every file
+  std::size_t duplicates = 0;     ///< entries dropped as identical (type, data) to an earlier one
   /// "<file>: list L entry E: <TYPE> already present with owner X; owner Y dropped", then
   /// "<file>: list L: N-byte SignatureHeader dropped".
   std::vector<std::string> notes;

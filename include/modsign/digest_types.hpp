@@ -18,16 +18,16 @@ struct KernelDigestResult {
   /// bytes ...), EINVAL (7.0 ML-DSA without signedAttrs; or a PKCS#7 with attached content,
   /// to which ima_collect_modsig cannot supply the file), EBADMSG (several signers).
   KErr status = KErr::none;
-  std::string reason;            ///< the kernel's wording plus detail ("" when status is none)
-  std::string algo;              ///< kernel hash name ("sha256"), when status is none
-  Bytes bytes;                   ///< the digest IMA gets (for 7.0 ML-DSA with signedAttrs: the re-tagged signedAttrs)
-  bool over_content = false;     ///< `bytes` is a hash of the module content (no signedAttrs)
-  bool raw_attributes = false;   ///< 7.0 ML-DSA with signedAttrs: `bytes` are the re-tagged attributes, not a digest
+  std::string reason;           ///< the kernel's wording plus detail ("" when status is none)
+  std::string algo;             ///< kernel hash name ("sha256"), when status is none
+  Bytes bytes;                  ///< the digest IMA gets (for 7.0 ML-DSA with signedAttrs: the re-tagged signedAttrs)
+  bool over_content = false;    ///< `bytes` is a hash of the module content (no signedAttrs)
+  bool raw_attributes = false;  ///< 7.0 ML-DSA with signedAttrs: `bytes` are the re-tagged attributes, not a digest
 };
 
 /// The digests of one module file.
 struct ModuleDigests {
-  bool signed_module = false;        ///< the file ends in a module_signature trailer IMA accepts
+  bool signed_module = false;  ///< the file ends in a module_signature trailer IMA accepts
   /// ima_read_modsig() succeeded: marker, module_signature and PKCS#7 parse all fine.
   /// (When it fails IMA simply has no modsig: no d-modsig and no modsig field.)
   bool modsig_parsed = false;

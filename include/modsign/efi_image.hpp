@@ -15,8 +15,8 @@
 #include "modsign/authenticode.hpp"
 #include "modsign/dbx.hpp"
 #include "modsign/export.hpp"
-#include "modsign/tree.hpp"
 #include "modsign/result.hpp"
+#include "modsign/tree.hpp"
 
 namespace modsign {
 
@@ -27,8 +27,8 @@ namespace modsign {
 
 /// One entry of a signature database, wherever it came from.
 struct EfiDatabaseEntry {
-  std::string file;          ///< the input it was read from
-  EfiGuid type;              ///< SignatureType (EFI_CERT_SHA256, EFI_CERT_X509, ...)
+  std::string file;  ///< the input it was read from
+  EfiGuid type;      ///< SignatureType (EFI_CERT_SHA256, EFI_CERT_X509, ...)
   EfiGuid owner;
   Bytes data;
   /// Variable files: 1-based list and entry numbers and the byte offset of the entry (its
@@ -107,7 +107,7 @@ MODSIGN_API Result<std::vector<SbatEntry>> parse_sbat_section(ByteView data);
 struct SbatLevel {
   std::string datestamp;  ///< the "sbat,1,<date>" row's third field ("" when absent)
   std::vector<std::pair<std::string, std::uint32_t>> components;  ///< every row, "sbat" included
-  std::string text;       ///< the text as read
+  std::string text;                                               ///< the text as read
 };
 /// Parse SbatLevel text: rows "component,generation[,...]" (an efivarfs copy's 4 attribute
 /// bytes before "sbat," and a UTF-8 BOM are skipped).  Errors (EINVAL): "line N: not
@@ -132,23 +132,23 @@ struct SbatRefusal {
 
 /// Why firmware (or shim, for SBAT) decides as it does.
 enum class EfiImageRule {
-  hash_in_dbx,              ///< the Authenticode hash is an EFI_CERT_SHA256 (or SHA1/384/512) dbx entry
-  certificate_in_dbx,       ///< the signature verifies against an EFI_CERT_X509 dbx certificate
-  certificate_hash_in_dbx,  ///< a certificate of the signature is an EFI_CERT_X509_SHA256/384/512 dbx entry
-  sbat_refused,             ///< allowed by db, but shim's SBAT level refuses a component generation
+  hash_in_dbx,                ///< the Authenticode hash is an EFI_CERT_SHA256 (or SHA1/384/512) dbx entry
+  certificate_in_dbx,         ///< the signature verifies against an EFI_CERT_X509 dbx certificate
+  certificate_hash_in_dbx,    ///< a certificate of the signature is an EFI_CERT_X509_SHA256/384/512 dbx entry
+  sbat_refused,               ///< allowed by db, but shim's SBAT level refuses a component generation
   allowed_by_db_certificate,  ///< a signature verifies (OpenSSL PKCS7_verify) against a db certificate
-  allowed_by_db_hash,       ///< the Authenticode hash is a db entry
-  not_allowed_by_db,        ///< no db certificate nor db hash admits it
+  allowed_by_db_hash,         ///< the Authenticode hash is a db entry
+  not_allowed_by_db,          ///< no db certificate nor db hash admits it
 };
 /// "hash_in_dbx", "certificate_in_dbx", ... (the enumerator's name).
 MODSIGN_API std::string_view efi_image_rule_name(EfiImageRule r);
 
 /// One embedded signature as the firmware checks it.
 struct EfiSignatureVerdict {
-  std::size_t index = 0;          ///< 1-based WIN_CERTIFICATE number
-  std::string signer;             ///< the signer's issuer ("CN=...") or "(unreadable: <why>)"
-  std::string digest_algorithm;   ///< SpcIndirectDataContent's ("sha256", ...)
-  bool digest_matches = false;    ///< equals the image's Authenticode digest in that algorithm
+  std::size_t index = 0;                         ///< 1-based WIN_CERTIFICATE number
+  std::string signer;                            ///< the signer's issuer ("CN=...") or "(unreadable: <why>)"
+  std::string digest_algorithm;                  ///< SpcIndirectDataContent's ("sha256", ...)
+  bool digest_matches = false;                   ///< equals the image's Authenticode digest in that algorithm
   std::optional<EfiDatabaseEntry> forbidden_by;  ///< dbx certificate / certificate hash
   std::string forbidden_certificate;             ///< subject of the certificate listed in dbx
   std::optional<EfiTime> revocation_time;        ///< EFI_CERT_X509_SHA256 TimeOfRevocation
@@ -182,15 +182,13 @@ struct EfiImagePolicy {
 
 /// Decide for the PE image `image` (named `file`) as DxeImageVerificationHandler() does:
 /// unsigned: refused when its SHA-256 Authenticode hash is a dbx EFI_CERT_SHA256 entry,
-/// allowed when it is a db one, refused otherwise.  Signed: per WIN_CERTIFICATE (in order), with the image hashed in the
-/// signature's digest algorithm: refused when the signature verifies against a dbx
-/// EFI_CERT_X509 or one of its certificates' TBSCertificate hash is an EFI_CERT_X509_SHA256/
-/// 384/512 dbx entry (a non-zero TimeOfRevocation would let an RFC 3161 timestamp before it
-/// pass; modsign does not evaluate timestamps and notes it); allowed when it verifies
-/// against a db (or MOK) EFI_CERT_X509 with OpenSSL PKCS7_verify over the
-/// SpcIndirectDataContent and its digest matches; refused when the image hash is in dbx;
-/// allowed when it is in db.  Then, when allowed and a level is given, SBAT.
-/// Errors: the PE reader's (EBADMSG, message names the field).
+/// allowed when it is a db one, refused otherwise.  Signed: per WIN_CERTIFICATE (in order), with the image hashed in
+/// the signature's digest algorithm: refused when the signature verifies against a dbx EFI_CERT_X509 or one of its
+/// certificates' TBSCertificate hash is an EFI_CERT_X509_SHA256/ 384/512 dbx entry (a non-zero TimeOfRevocation would
+/// let an RFC 3161 timestamp before it pass; modsign does not evaluate timestamps and notes it); allowed when it
+/// verifies against a db (or MOK) EFI_CERT_X509 with OpenSSL PKCS7_verify over the SpcIndirectDataContent and its
+/// digest matches; refused when the image hash is in dbx; allowed when it is in db.  Then, when allowed and a level is
+/// given, SBAT. Errors: the PE reader's (EBADMSG, message names the field).
 MODSIGN_API Result<EfiImageVerdict> verify_efi_image(ByteView image, const std::string& file,
                                                      const EfiImagePolicy& policy);
 /// verify_efi_image() of the file at `path` (at most 1 GiB).  Throws IoError.

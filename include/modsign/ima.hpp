@@ -132,8 +132,8 @@ MODSIGN_API std::optional<std::size_t> pcr_bank_size(std::string_view bank);
 /// (without `order`, for the first record: "template name length <hex> is 1-255 in neither
 /// byte order (not a binary measurement list)").
 /// Throws UsageError "unknown bank 'X'" for a name that is no hash.
-MODSIGN_API Result<std::vector<MeasurementRecord>> parse_measurement_list(ByteView list, std::string_view bank,
-                                                                         std::optional<ByteOrder> order = std::nullopt);
+MODSIGN_API Result<std::vector<MeasurementRecord>> parse_measurement_list(
+    ByteView list, std::string_view bank, std::optional<ByteOrder> order = std::nullopt);
 
 /// Expected PCR values (bank-sized, by PCR index) from text, one PCR a line:
 /// "PCR-10: <hex>", "10: <hex>", "pcr10 <hex>", the TPM 1.2 sysfs form with spaced bytes
@@ -185,7 +185,7 @@ MODSIGN_API Result<ListReplay> replay_measurement_list_file(
 
 /// Options of an appraisal.
 struct AppraiseOptions {
-  std::string ima_hash = "sha256";           ///< IMA's file hash (see TemplateOptions::ima_hash)
+  std::string ima_hash = "sha256";                  ///< IMA's file hash (see TemplateOptions::ima_hash)
   std::uint64_t max_size = std::uint64_t{1} << 30;  ///< bound on a decompressed module (bytes)
 };
 

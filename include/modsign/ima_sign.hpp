@@ -62,13 +62,13 @@ struct ImaSignOptions {
 
 /// A security.ima value made by ima_sign_file() / ima_sign_digest().
 struct ImaSignature {
-  Bytes value;                 ///< the whole xattr value (header ‖ signature)
-  ImaSignatureHeader header;   ///< its header, decoded
-  std::string algorithm;       ///< Signer::algorithm(): "RSA", "ECDSA-P384", "ML-DSA-65" ...
-  std::string hash;            ///< kernel name of the file hash: "sha256"
-  Bytes file_digest;           ///< the file's digest under `hash`
-  Bytes file_sha256;           ///< the file's SHA-256 (for manifests); empty from ima_sign_digest()
-  std::uint64_t file_size = 0; ///< bytes of the file; 0 from ima_sign_digest()
+  Bytes value;                  ///< the whole xattr value (header ‖ signature)
+  ImaSignatureHeader header;    ///< its header, decoded
+  std::string algorithm;        ///< Signer::algorithm(): "RSA", "ECDSA-P384", "ML-DSA-65" ...
+  std::string hash;             ///< kernel name of the file hash: "sha256"
+  Bytes file_digest;            ///< the file's digest under `hash`
+  Bytes file_sha256;            ///< the file's SHA-256 (for manifests); empty from ima_sign_digest()
+  std::uint64_t file_size = 0;  ///< bytes of the file; 0 from ima_sign_digest()
 };
 
 /// The key id request_asymmetric_key() ("id:%08x") finds the signer's certificate by: the
@@ -91,7 +91,8 @@ MODSIGN_API ImaSignature ima_sign_digest(const Signer& signer, ByteView digest, 
 /// The security.ima value for the regular file at `path`, read once in 1 MiB pieces (any
 /// size).  Throws IoError "<path>: <reason>" (unreadable, not a regular file); otherwise as
 /// ima_sign_digest().  Writes nothing: see write_security_ima().
-MODSIGN_API ImaSignature ima_sign_file(const Signer& signer, const std::string& path, const ImaSignOptions& options = {});
+MODSIGN_API ImaSignature ima_sign_file(const Signer& signer, const std::string& path,
+                                       const ImaSignOptions& options = {});
 
 // ---- the extended attribute ----------------------------------------------------------------
 

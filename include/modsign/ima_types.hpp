@@ -39,15 +39,15 @@ struct TemplateEntry {
 /// One record of binary_runtime_measurements[_<bank>].
 struct MeasurementRecord {
   std::uint32_t pcr = 0;
-  Bytes digest;               ///< the template hash as recorded (bank-sized)
+  Bytes digest;  ///< the template hash as recorded (bank-sized)
   std::string template_name;
-  Bytes data;                 ///< template data (for "ima": digest ‖ u32 length ‖ name)
-  std::uint64_t offset = 0;   ///< byte offset of the record in the list
+  Bytes data;                ///< template data (for "ima": digest ‖ u32 length ‖ name)
+  std::uint64_t offset = 0;  ///< byte offset of the record in the list
   /// The order of the record's u32 fields (PCR index, lengths): the kernel's own, or
   /// little-endian with ima_canonical_fmt (KernelProfile::ima_byte_order()).
   ByteOrder byte_order = ByteOrder::little;
-  bool violation = false;     ///< all-zero digest: the PCR was extended with all 0xFF
-  Bytes recomputed;           ///< template hash recomputed from `data` (empty for violations)
+  bool violation = false;  ///< all-zero digest: the PCR was extended with all 0xFF
+  Bytes recomputed;        ///< template hash recomputed from `data` (empty for violations)
   /// The event name the record carries, without its NUL: the "n" field of template "ima",
   /// the second field ("n-ng") of ima-ng, ima-sig, ima-modsig and ima-buf (for a
   /// violation, the file whose open caused it: ima_add_violation()); "" for other templates.
@@ -59,9 +59,9 @@ struct MeasurementRecord {
 /// One PCR after a replay.
 struct PcrReplay {
   std::uint32_t index = 0;
-  Bytes value;                   ///< after replaying the list (bank-sized)
-  std::optional<Bytes> expected; ///< from parse_expected_pcrs(), when given for this PCR
-  bool extended = false;         ///< a record of the list extends it (false: only `expected` names it)
+  Bytes value;                    ///< after replaying the list (bank-sized)
+  std::optional<Bytes> expected;  ///< from parse_expected_pcrs(), when given for this PCR
+  bool extended = false;          ///< a record of the list extends it (false: only `expected` names it)
   bool matches() const { return !expected || *expected == value; }
 };
 
@@ -127,8 +127,8 @@ struct ImaFileAppraisal {
   /// when valid, else IMA's default ima_hash), kernel name; ["file_hash"] "<algo>:<hex>".
   std::string hash_algo;
   Bytes file_digest;
-  std::optional<std::string> algorithm;    ///< ["algorithm"] of the key found: "rsa", "ecdsa-p384", "ml-dsa-65"
-  std::optional<std::string> key;          ///< ["key"] "CN=..., SKID <hex>" of the key found
+  std::optional<std::string> algorithm;        ///< ["algorithm"] of the key found: "rsa", "ecdsa-p384", "ml-dsa-65"
+  std::optional<std::string> key;              ///< ["key"] "CN=..., SKID <hex>" of the key found
   std::optional<std::string> blacklist_entry;  ///< ["blacklist_entry"] "bin:<hex>" when blacklisted
   bool passes() const { return status == "pass"; }
 };

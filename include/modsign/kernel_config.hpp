@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "modsign/export.hpp"
-#include "modsign/result.hpp"
 #include "modsign/profile.hpp"
+#include "modsign/result.hpp"
 
 namespace modsign {
 

@@ -90,15 +90,15 @@ struct KexecVerdict {
   /// What kexec_file_load() returns: ENOEXEC from bzImage64_probe; with a failed check
   /// sig_errno under sig_force, EPERM under lockdown, else none.
   KErr load_errno = KErr::none;
-  std::string reason;                   ///< the kernel's log wording plus modsign's detail
+  std::string reason;  ///< the kernel's log wording plus modsign's detail
   /// Keyring whose verdict sig_errno is: "secondary" (.secondary_trusted_keys, or
   /// .builtin_trusted_keys without CONFIG_SECONDARY_TRUSTED_KEYRING) or "platform" (the
   /// retry on ENOKEY); "" when no signature was checked.
   std::string keyring;
-  std::vector<SignerSummary> signers;   ///< every SignerInfo of the image's PKCS#7
-  std::vector<std::string> trusted_by;  ///< CN of the trusted certificate(s) that vouched
-  std::vector<TrustedKey> trusted_keys; ///< the same certificates: CN, SKID and serial
-  std::vector<std::string> log;         ///< other kernel log lines
+  std::vector<SignerSummary> signers;    ///< every SignerInfo of the image's PKCS#7
+  std::vector<std::string> trusted_by;   ///< CN of the trusted certificate(s) that vouched
+  std::vector<TrustedKey> trusted_keys;  ///< the same certificates: CN, SKID and serial
+  std::vector<std::string> log;          ///< other kernel log lines
   /// The image digest named by SpcIndirectDataContent ("sha256"), "" when not reached.
   std::string digest_algo;
   /// SpcIndirectDataContent's digest, and the kernel's own digest of the image (its
@@ -121,8 +121,8 @@ struct KexecVerdict {
 ///     signature, revoked or tbs:-listed certificate, or image digest mismatch; on ENOKEY,
 ///     when `platform` is given and options.platform_keyring is set
 ///     (CONFIG_INTEGRITY_PLATFORM_KEYRING with the UEFI db/MOK certificates it holds), the
-///     same against `platform`'s certificates (and trust's .blacklist).  bin: hashes (dbx EFI_CERT_SHA256 entries) are never consulted: no
-///     kexec path calls is_binary_blacklisted();
+///     same against `platform`'s certificates (and trust's .blacklist).  bin: hashes (dbx EFI_CERT_SHA256 entries) are
+///     never consulted: no kexec path calls is_binary_blacklisted();
 ///  3. kimage_validate_signature: a failure refuses the image with its errno under
 ///     options.sig_force, with EPERM under profile.lockdown(), else loads unverified.
 /// IMA's appraisal of KEXEC_KERNEL_CHECK (ima_appraise_signature) is not modelled: no IMA
@@ -132,7 +132,8 @@ MODSIGN_API KexecVerdict kexec_verdict(ByteView image, const TrustStore& trust, 
 
 /// The same for the file at `path` (read whole, at most 2 GiB - 1 bytes: KEXEC_FILE_SIZE_MAX).
 /// Throws IoError when it cannot be read or is larger.
-MODSIGN_API KexecVerdict kexec_verdict_file(const std::string& path, const TrustStore& trust, const TrustStore* platform,
-                                            const KernelProfile& profile, const KexecOptions& options = {});
+MODSIGN_API KexecVerdict kexec_verdict_file(const std::string& path, const TrustStore& trust,
+                                            const TrustStore* platform, const KernelProfile& profile,
+                                            const KexecOptions& options = {});
 
 }  // namespace modsign

@@ -32,11 +32,12 @@ struct KeygenOptions {
 
 /// What generate_key() wrote.
 struct KeygenReport {
-  std::string key_path;     ///< KeygenOptions::out
-  std::string cert_path;    ///< cert_out, or out when the certificate is in the key file
-  std::string algorithm;    ///< "ML-DSA-65", "RSA-4096", "ECDSA-P256", ...
-  std::string subject;      ///< the certificate's subject as text (e.g. "CN = modsign module signing key", as OpenSSL prints a name)
-  std::string serial;       ///< its serialNumber as colon hex ("5A:...")
+  std::string key_path;   ///< KeygenOptions::out
+  std::string cert_path;  ///< cert_out, or out when the certificate is in the key file
+  std::string algorithm;  ///< "ML-DSA-65", "RSA-4096", "ECDSA-P256", ...
+  std::string subject;    ///< the certificate's subject as text (e.g. "CN = modsign module signing key", as OpenSSL
+                          ///< prints a name)
+  std::string serial;     ///< its serialNumber as colon hex ("5A:...")
   std::vector<std::string> files_written;  ///< in order: cert_out (if set), out
 };
 

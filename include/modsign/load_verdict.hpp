@@ -68,10 +68,10 @@ struct Verdict {
   KErr load_errno = KErr::none;
   /// The kernel's log wording plus modsign's detail.
   std::string reason;
-  std::vector<SignerSummary> signers;  ///< every SignerInfo (empty when none was parsed)
-  std::vector<std::string> log;        ///< other kernel log lines (e.g. the authattrs waiver)
-  std::vector<std::string> trusted_by;  ///< CN of the trusted certificate(s) that vouched
-  std::vector<TrustedKey> trusted_keys; ///< the same certificates: CN, SKID and serial
+  std::vector<SignerSummary> signers;    ///< every SignerInfo (empty when none was parsed)
+  std::vector<std::string> log;          ///< other kernel log lines (e.g. the authattrs waiver)
+  std::vector<std::string> trusted_by;   ///< CN of the trusted certificate(s) that vouched
+  std::vector<TrustedKey> trusted_keys;  ///< the same certificates: CN, SKID and serial
   /// How the module was stored, for a compressed module read into memory (image left
   /// empty); nullopt for an uncompressed module and for the streaming path.
   std::optional<ModuleImage> compression;

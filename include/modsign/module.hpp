@@ -53,14 +53,14 @@ struct SignatureInfo {
   bool is_signed = false;        ///< the "~Module signature appended~\n" marker is there
   std::uint64_t image_size = 0;  ///< bytes of the (decompressed) image
   // The rest is filled in for a signed module only.
-  std::string sig_id;            ///< "PKCS#7" (struct module_signature id_type 2)
-  std::string signer;            ///< issuer CN of an issuerAndSerialNumber SignerInfo; "" for SKID
-  std::string sig_key;           ///< serial number or subjectKeyIdentifier, colon hex ("0A:1B")
-  std::string sig_hashalgo;      ///< digest algorithm name ("sha256") or its OID
-  std::string signature;         ///< the signature value, colon hex
-  std::string signer_id_type;    ///< "issuerAndSerialNumber" or "subjectKeyIdentifier"
+  std::string sig_id;               ///< "PKCS#7" (struct module_signature id_type 2)
+  std::string signer;               ///< issuer CN of an issuerAndSerialNumber SignerInfo; "" for SKID
+  std::string sig_key;              ///< serial number or subjectKeyIdentifier, colon hex ("0A:1B")
+  std::string sig_hashalgo;         ///< digest algorithm name ("sha256") or its OID
+  std::string signature;            ///< the signature value, colon hex
+  std::string signer_id_type;       ///< "issuerAndSerialNumber" or "subjectKeyIdentifier"
   std::string signature_algorithm;  ///< "RSA", "ECDSA", "ML-DSA-65", ... or the OID
-  bool signed_attrs = false;     ///< the first SignerInfo carries signedAttrs
+  bool signed_attrs = false;        ///< the first SignerInfo carries signedAttrs
   std::size_t signer_infos = 0, certificates = 0;
   std::size_t cms_length = 0;        ///< bytes of the SignedData
   std::size_t signature_length = 0;  ///< bytes of the first SignerInfo's signature

@@ -29,10 +29,10 @@ inline constexpr std::uint64_t kDefaultMaxModuleSize = std::uint64_t{1} << 30;
 
 /// A module file as read: the image the kernel checks, and how it was stored.
 struct ModuleImage {
-  Bytes image;                                 ///< decompressed bytes (or the file itself)
+  Bytes image;  ///< decompressed bytes (or the file itself)
   Compression compression = Compression::none;
-  std::uint64_t stored_size = 0;               ///< size of the file as stored, bytes
-  std::optional<XzCheck> xz_check;             ///< for xz
+  std::uint64_t stored_size = 0;    ///< size of the file as stored, bytes
+  std::optional<XzCheck> xz_check;  ///< for xz
   /// Non-empty when the kernel's module_decompress() refuses the stream (finit_module
   /// then fails with EINVAL before any signature check): an xz check other than CRC32 or
   /// none, an xz filter the kernel's decoder lacks, gzip header fields it does not skip,

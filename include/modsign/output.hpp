@@ -1,8 +1,8 @@
 // modsign — whole-file reads and atomic writes, and the durability of the files the library
-// writes (signed modules, .p7s files, keys): each output is written to a temporary file in the target's directory and renamed into
-// place, so that a target is always either its old or its new content.  An OutputBatch
-// lets many outputs share the cost of fsync (background committer threads), and
-// CleanupOnSignal removes the temporaries when the process is interrupted.
+// writes (signed modules, .p7s files, keys): each output is written to a temporary file in the target's directory and
+// renamed into place, so that a target is always either its old or its new content.  An OutputBatch lets many outputs
+// share the cost of fsync (background committer threads), and CleanupOnSignal removes the temporaries when the process
+// is interrupted.
 #pragma once
 
 #include <cstddef>

@@ -72,13 +72,13 @@ MODSIGN_API std::string_view to_sign_name(ToSign t);
 /// and what to sign.  attach_signature_file() takes it back (a caller may store it, e.g.
 /// as one JSON line of a manifest, and rebuild it).
 struct PreparedModule {
-  std::string path;        ///< the module file as named
-  std::uint64_t size = 0;  ///< bytes of the file as stored (compressed, if it is)
-  Bytes sha256;            ///< SHA-256 of the file as stored (32 bytes)
-  std::string compression;  ///< "xz", "zstd" or "gzip" for a compressed file, else ""
-  std::string certificate;     ///< SignerCertificate::path()
-  Bytes certificate_sha256;    ///< SignerCertificate::sha256()
-  std::string algorithm;   ///< SignerCertificate::algorithm()
+  std::string path;          ///< the module file as named
+  std::uint64_t size = 0;    ///< bytes of the file as stored (compressed, if it is)
+  Bytes sha256;              ///< SHA-256 of the file as stored (32 bytes)
+  std::string compression;   ///< "xz", "zstd" or "gzip" for a compressed file, else ""
+  std::string certificate;   ///< SignerCertificate::path()
+  Bytes certificate_sha256;  ///< SignerCertificate::sha256()
+  std::string algorithm;     ///< SignerCertificate::algorithm()
   // The SignOptions of the signature, recorded so that attach makes the same SignedData:
   std::string hash;           ///< digestAlgorithm name, e.g. "sha512"
   bool signed_attrs = false;  ///< SignOptions::signed_attrs
@@ -86,9 +86,9 @@ struct PreparedModule {
   bool replace = false;       ///< SignOptions::replace
   bool recompress = false;    ///< SignOptions::recompress
   ToSign kind = ToSign::mu;
-  Bytes to_sign;      ///< mu: 64 bytes; signed_attrs: the DER SET; digest: the digest
-  Bytes mu;           ///< ML-DSA: μ of what is signed (= to_sign for ToSign::mu); else empty
-  Bytes digest_info;  ///< RSA: DER DigestInfo {digestAlgorithm, NULL, to_sign} (RFC 8017 §9.2); else empty
+  Bytes to_sign;           ///< mu: 64 bytes; signed_attrs: the DER SET; digest: the digest
+  Bytes mu;                ///< ML-DSA: μ of what is signed (= to_sign for ToSign::mu); else empty
+  Bytes digest_info;       ///< RSA: DER DigestInfo {digestAlgorithm, NULL, to_sign} (RFC 8017 §9.2); else empty
   Bytes signed_attrs_der;  ///< with signedAttrs: the DER SET the signature covers; else empty
 };
 

@@ -42,7 +42,7 @@ enum class KErr : int {
   eopnotsupp = EOPNOTSUPP,      // 95: finit_module(MODULE_INIT_COMPRESSED_FILE) without CONFIG_MODULE_DECOMPRESS
   enoexec = ENOEXEC,            // 8: not an image the loader knows (bzImage64_probe)
   elibbad = ELIBBAD,            // 80: a PE image verify_pefile cannot parse
-  enosys = ENOSYS,              // 38: a system call the kernel was built without (kexec_file_load, no CONFIG_KEXEC_FILE)
+  enosys = ENOSYS,  // 38: a system call the kernel was built without (kexec_file_load, no CONFIG_KEXEC_FILE)
   /// 524, the kernel-internal ENOTSUPP (include/linux/errno.h), which reaches user space
   /// from pefile_strip_sig_wrapper (glibc has no name for it: "Unknown error 524").
   enotsupp = 524,
@@ -79,8 +79,8 @@ struct Error {
 template <class T>
 class [[nodiscard]] Result {
  public:
-  Result(T v) : v_(std::move(v)) {}                 // NOLINT(google-explicit-constructor)
-  Result(Error e) : v_(std::move(e)) {}             // NOLINT(google-explicit-constructor)
+  Result(T v) : v_(std::move(v)) {}      // NOLINT(google-explicit-constructor)
+  Result(Error e) : v_(std::move(e)) {}  // NOLINT(google-explicit-constructor)
   bool ok() const noexcept { return v_.index() == 0; }
   explicit operator bool() const noexcept { return ok(); }
   T& value() & { return check(), std::get<0>(v_); }

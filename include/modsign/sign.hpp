@@ -214,11 +214,11 @@ struct SignReport {
   std::string algorithm;  ///< Signer::algorithm(), e.g. "ML-DSA-65"
   std::string hash;       ///< the digest name, e.g. "sha512"
   bool signed_attrs = false;
-  std::size_t cms_size = 0;     ///< bytes of the DER ContentInfo(SignedData)
-  bool streamed = false;        ///< signed in one streaming pass (stream_above)
-  bool external_mu = false;     ///< streamed ML-DSA without signedAttrs: signed from μ
-  std::string recompressed;     ///< "xz", "zstd" or "gzip" when the output was recompressed, else ""
-  std::uint64_t bytes_read = 0;  ///< bytes of the module file as stored
+  std::size_t cms_size = 0;                ///< bytes of the DER ContentInfo(SignedData)
+  bool streamed = false;                   ///< signed in one streaming pass (stream_above)
+  bool external_mu = false;                ///< streamed ML-DSA without signedAttrs: signed from μ
+  std::string recompressed;                ///< "xz", "zstd" or "gzip" when the output was recompressed, else ""
+  std::uint64_t bytes_read = 0;            ///< bytes of the module file as stored
   std::vector<std::string> files_written;  ///< in order: the module (unless p7s_only), OUT.p7s
   /// Notes for the user, one line each: with replace, legacy_note per legacy trailer
   /// removed ("note: removed a legacy trailer (id_type 1 X509, algo 0, hash 0, signer_len 0,
@@ -266,8 +266,8 @@ MODSIGN_API SignReport sign_module_file(const Signer& signer, const std::string&
 
 /// A module signed in memory.
 struct SignedImage {
-  Bytes module;  ///< the signed module, recompressed when the input was compressed
-  Bytes cms;     ///< the DER ContentInfo(SignedData) appended (what OUT.p7s holds)
+  Bytes module;       ///< the signed module, recompressed when the input was compressed
+  Bytes cms;          ///< the DER ContentInfo(SignedData) appended (what OUT.p7s holds)
   SignReport report;  ///< path and files_written empty; streamed false
 };
 /// sign_module_file() for module bytes already in memory (`image` as a file holds them;
@@ -292,8 +292,8 @@ struct StripOptions {
   /// Strip a compressed module and compress the result again in the same format;
   /// without it a compressed module is refused (SignRefusal::compressed).
   bool recompress = false;
-  std::string out;  ///< write here instead of replacing `path` ("" = in place)
-  std::optional<WalkedFile> expect_file;  ///< as SignOptions::expect_file
+  std::string out;                                  ///< write here instead of replacing `path` ("" = in place)
+  std::optional<WalkedFile> expect_file;            ///< as SignOptions::expect_file
   std::uint64_t max_size = std::uint64_t{1} << 30;  ///< bound on the decompressed image
   /// Remove every stacked signature (module_signature trailers one inside the other), not
   /// only the outermost.

@@ -60,10 +60,10 @@ struct TreeEntry {
     symlink,  ///< a symbolic link (not followed)
     fifo,
     socket,
-    device,   ///< a block or character device
-    other,    ///< any other file type
-    error,    ///< could not be looked at or walked: see `error`
-    moved,    ///< a directory moved or replaced while it was walked: its remaining entries were not walked
+    device,  ///< a block or character device
+    other,   ///< any other file type
+    error,   ///< could not be looked at or walked: see `error`
+    moved,   ///< a directory moved or replaced while it was walked: its remaining entries were not walked
   };
   std::string path;  ///< DIR as given, "/", the path below it
   Kind kind = Kind::regular;

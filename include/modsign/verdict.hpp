@@ -15,8 +15,8 @@
 #include "modsign/load_verdict.hpp"
 #include "modsign/module.hpp"
 #include "modsign/profile.hpp"
-#include "modsign/tree.hpp"
 #include "modsign/result.hpp"
+#include "modsign/tree.hpp"
 #include "modsign/trust.hpp"
 
 namespace modsign {

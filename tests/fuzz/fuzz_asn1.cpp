@@ -33,16 +33,14 @@ void walk(asn1::Reader r, ByteView whole, int depth) {
       asn1::Reader one(e.tlv, r.rules());
       try {
         (void)one.read_small_uint("integer");
-      } catch (const asn1::DecodeError&) {
-      }
+      } catch (const asn1::DecodeError&) {}
     }
     // Recursion depth is bounded by the input size (2 bytes per level); cap it anyway so
     // the target's own stack stays small.
     if ((e.tag & 0x20) && depth < 200) {
       try {
         walk(r.inside(e), whole, depth + 1);
-      } catch (const asn1::DecodeError&) {
-      }
+      } catch (const asn1::DecodeError&) {}
     }
   }
 }
@@ -54,8 +52,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (auto rules : {asn1::Rules::der, asn1::Rules::ber}) {
     try {
       walk(asn1::Reader(in, rules), in, 0);
-    } catch (const asn1::DecodeError&) {
-    }
+    } catch (const asn1::DecodeError&) {}
   }
   // Typed access as the parsers use it: expect/maybe/enter/finish.
   try {
@@ -65,7 +62,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (seq.maybe(asn1::kOid, e)) (void)asn1::oid_to_string(e.content);
     if (seq.peek(asn1::context_cons(0))) (void)seq.enter(asn1::context_cons(0), "[0]").next();
     r.finish("outer");
-  } catch (const asn1::DecodeError&) {
-  }
+  } catch (const asn1::DecodeError&) {}
   return 0;
 }

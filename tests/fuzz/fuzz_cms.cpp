@@ -16,10 +16,12 @@ namespace {
 
 bool kernel_errno(KErr e) {
   switch (e) {
-    case KErr::ebadmsg: case KErr::einval: case KErr::enopkg: case KErr::ekeyrejected: case KErr::enomem:
-      return true;
-    default:
-      return false;
+    case KErr::ebadmsg:
+    case KErr::einval:
+    case KErr::enopkg:
+    case KErr::ekeyrejected:
+    case KErr::enomem: return true;
+    default: return false;
   }
 }
 

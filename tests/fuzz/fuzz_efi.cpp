@@ -25,7 +25,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::uint64_t total = 0;
   for (const auto& l : p.lists) {
     if (l.offset + l.list_size > in.size() || l.list_size < 28 || l.signature_size < 16) std::abort();
-    if (28 + std::uint64_t{l.header_size} + l.entries.size() * std::uint64_t{l.signature_size} != l.list_size) std::abort();
+    if (28 + std::uint64_t{l.header_size} + l.entries.size() * std::uint64_t{l.signature_size} != l.list_size)
+      std::abort();
     for (const auto& e : l.entries)
       if (e.data.size() + 16 != l.signature_size || e.offset + l.signature_size > in.size()) std::abort();
     total += l.list_size;

@@ -25,8 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (e.type != efi_guids::cert_sha256 || e.data.size() != 32 || e.origin.empty()) std::abort();
         if (blacklist::msft_dbx::svn_record(e.owner, e.data) && e.owner != efi_guids::svn_owner) std::abort();
       }
-    } catch (const InputError&) {
-    }
+    } catch (const InputError&) {}
   }
   return 0;
 }

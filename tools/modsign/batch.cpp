@@ -10,21 +10,21 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <cstdint>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <latch>
 #include <map>
 #include <mutex>
-#include <latch>
 #include <system_error>
 #include <thread>
 
-#include "cli_common.hpp"
 #include <modsign/tree.hpp>
+#include "cli_common.hpp"
 
 namespace modsign::cli {
 
@@ -39,7 +39,8 @@ bool ends_with(const std::string& s, const std::string& sfx) {
 
 void add_batch_options(CLI::App* c, BatchOptions& o, bool with_sync, const char* inputs) {
   c->add_option("--jobs,-j", o.jobs, "worker threads (default: the number of CPUs)");
-  c->add_flag("--quiet,-q", o.quiet, std::string("no progress bar, no summary, no line for ") + inputs + " that succeed");
+  c->add_flag("--quiet,-q", o.quiet,
+              std::string("no progress bar, no summary, no line for ") + inputs + " that succeed");
   if (with_sync)
     c->add_option("--sync", o.sync,
                   "durability of the outputs: batch (background threads fsync and rename each output while the "
@@ -169,7 +170,8 @@ std::filesystem::path canonical_of(const std::filesystem::path& p, std::map<std:
   ec.clear();
   const auto name = p.filename();
   struct stat st {};
-  if (name.empty() || name == "." || name == ".." || ::lstat(p.c_str(), &st) != 0 || (S_ISLNK(st.st_mode) && !keep_link))
+  if (name.empty() || name == "." || name == ".." || ::lstat(p.c_str(), &st) != 0 ||
+      (S_ISLNK(st.st_mode) && !keep_link))
     return std::filesystem::weakly_canonical(p.empty() ? std::filesystem::path(".") : p, ec);
   const std::filesystem::path parent = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
   auto it = known.find(parent.string());
@@ -265,7 +267,9 @@ int run_batch(const std::string& verb, std::size_t n, const std::function<ItemRe
   CleanupOnSignal cleanup;  // before any thread starts: they inherit the blocked signals
   unsigned jobs = o.jobs ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
   jobs = static_cast<unsigned>(std::min<std::size_t>(jobs, std::max<std::size_t>(n, 1)));
-  const SyncPolicy policy = o.sync == "each" ? SyncPolicy::each : o.sync == "none" ? SyncPolicy::none : SyncPolicy::batch;
+  const SyncPolicy policy = o.sync == "each"   ? SyncPolicy::each
+                            : o.sync == "none" ? SyncPolicy::none
+                                               : SyncPolicy::batch;
   OutputBatch batch(policy);
   const bool progress = !o.quiet && n > 1 && ::isatty(STDERR_FILENO);
 
@@ -330,8 +334,8 @@ int run_batch(const std::string& verb, std::size_t n, const std::function<ItemRe
         r = ItemResult{};
         r.state = ItemState::failed;
         r.exit = kExitInput;
-        r.err += "modsign: " + printable((name ? name(i) + ": " : std::string()) + "internal error: " + e.what()) +
-                 "\n";
+        r.err +=
+            "modsign: " + printable((name ? name(i) + ": " : std::string()) + "internal error: " + e.what()) + "\n";
       }
       std::lock_guard<std::mutex> lock(mu);
       results[i] = std::move(r);
@@ -355,12 +359,12 @@ int run_batch(const std::string& verb, std::size_t n, const std::function<ItemRe
     std::vector<std::thread> pool;
     std::latch start(1);
     try {
-      for (unsigned t = 0; t < jobs; ++t) pool.emplace_back([&] {
+      for (unsigned t = 0; t < jobs; ++t)
+        pool.emplace_back([&] {
           start.wait();
           worker();
         });
-    } catch (const std::system_error&) {
-    }
+    } catch (const std::system_error&) {}
     start.count_down();
     if (pool.empty()) worker();
     for (auto& t : pool) t.join();
@@ -400,7 +404,8 @@ int run_batch(const std::string& verb, std::size_t n, const std::function<ItemRe
     char t[32];
     std::snprintf(t, sizeof t, "%.3f", secs);
     std::cerr << "modsign: " << verb << ": " << done << " done, " << failed << " failed, " << skipped << " skipped, "
-              << (o.not_handled ? std::to_string(o.not_handled) + " not handled, " : "") << bytes << " bytes, " << t << " s, " << jobs << (jobs == 1 ? " job" : " jobs") << "\n";
+              << (o.not_handled ? std::to_string(o.not_handled) + " not handled, " : "") << bytes << " bytes, " << t
+              << " s, " << jobs << (jobs == 1 ? " job" : " jobs") << "\n";
   }
   return worst;
 }

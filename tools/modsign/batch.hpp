@@ -13,15 +13,17 @@
 #include <modsign/output.hpp>
 #include <modsign/tree.hpp>
 
-namespace CLI { class App; }
+namespace CLI {
+class App;
+}
 
 namespace modsign::cli {
 
 /// Options shared by the batch commands.
 struct BatchOptions {
-  unsigned jobs = 0;            ///< worker threads; 0 = the number of CPUs
-  bool quiet = false;           ///< no progress, no summary, no lines for modules that succeed
-  std::string sync = "batch";   ///< "batch" | "each" | "none" (SyncPolicy)
+  unsigned jobs = 0;              ///< worker threads; 0 = the number of CPUs
+  bool quiet = false;             ///< no progress, no summary, no lines for modules that succeed
+  std::string sync = "batch";     ///< "batch" | "each" | "none" (SyncPolicy)
   bool always_print_out = false;  ///< print `out` of successful items even with --quiet (JSON)
   /// Entries under -r DIR that could not be handled (already reported): the summary line
   /// says ", N not handled" after "skipped".
@@ -62,10 +64,10 @@ std::optional<WalkedFile> walked_file(const BatchInput& in, const std::vector<st
 /// <modsign/tree.hpp>: symbolic links not followed, any depth).  Entries that are not
 /// regular files are returned with `not_regular` set so that the caller reports them.
 /// What cannot be handled is reported with complain() ("modsign: PATH: <reason>") and
-/// counts in `*dir_error` (exit status 3 for the caller; BatchOptions::not_handled): a directory that cannot be opened or
-/// read (the rest is walked), an entry whose path is PATH_MAX bytes or longer ("File name
-/// too long (the path is N bytes, PATH_MAX is 4096): not handled"), a directory moved
-/// while walked, and a DIR with no module name under it ("no modules under it (*.ko,
+/// counts in `*dir_error` (exit status 3 for the caller; BatchOptions::not_handled): a directory that cannot be opened
+/// or read (the rest is walked), an entry whose path is PATH_MAX bytes or longer ("File name too long (the path is N
+/// bytes, PATH_MAX is 4096): not handled"), a directory moved while walked, and a DIR with no module name under it ("no
+/// modules under it (*.ko,
 /// *.ko.xz, *.ko.zst, *.ko.gz)": the same rule for every command).
 std::vector<BatchInput> expand_module_tree(const std::vector<std::string>& files, const std::vector<std::string>& dirs,
                                            std::size_t* dir_error);

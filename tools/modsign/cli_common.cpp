@@ -4,8 +4,8 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
-#include <cstdio>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -134,13 +134,9 @@ int run_guarded(const std::function<int()>& f, std::string* what) {
   };
   try {
     return f();
-  } catch (const UsageError& e) {
-    return report(e, kExitUsage);
-  } catch (const InputError& e) {
+  } catch (const UsageError& e) { return report(e, kExitUsage); } catch (const InputError& e) {
     return report(e, kExitInput);
-  } catch (const IoError& e) {
-    return report(e, kExitInput);
-  }
+  } catch (const IoError& e) { return report(e, kExitInput); }
 }
 
 namespace {
@@ -214,9 +210,7 @@ std::optional<Signer> load_signer(const std::string& key, const std::string& cer
     auto signer = Signer::load(key, cert, prompt_passphrase, options);
     for (const auto& n : signer.notes()) complain(key, n);
     return signer;
-  } catch (const InputError& e) {
-    complain("", e.what());
-  } catch (const IoError& e) {
+  } catch (const InputError& e) { complain("", e.what()); } catch (const IoError& e) {
     complain("", e.what());
   } catch (const UsageError& e) {  // e.g. a PIN in a pkcs11: URI
     complain("", e.what());
@@ -253,9 +247,7 @@ std::optional<modsign::KernelConfig> load_kernel_config(const KernelBuildOptions
   if (!k.given()) return std::nullopt;
   try {
     return k.build.empty() ? read_kernel_config(k.config) : read_kernel_build(k.build);
-  } catch (const InputError& e) {
-    complain("", e.what());
-  } catch (const IoError& e) {
+  } catch (const InputError& e) { complain("", e.what()); } catch (const IoError& e) {
     complain("", e.what());
   }
   *failed = true;
@@ -277,10 +269,8 @@ void apply_kernel_lacks(modsign::KernelProfile& profile, const std::vector<std::
     const bool hash = family == "sm3" || family == "streebog";
     auto lacks = hash ? profile.absent_hashes() : profile.absent_sig_algos();
     lacks.push_back(family);
-    if (hash)
-      profile.set_absent_hashes(lacks);
-    else
-      profile.set_absent_sig_algos(lacks);
+    if (hash) profile.set_absent_hashes(lacks);
+    else profile.set_absent_sig_algos(lacks);
   }
 }
 
@@ -313,8 +303,9 @@ std::string compression_text(const ModuleImage& m) {
   if (m.xz_check) t += " (" + std::string(xz_check_name(*m.xz_check)) + " check)";
   t += ", " + std::to_string(m.stored_size) + " bytes stored";
   if (m.bytes_after_stream)
-    t += ", " + std::to_string(m.bytes_after_stream) + " bytes after the " + std::string(compression_name(m.compression)) +
-         " stream ignored" + (m.signature_after_stream ? " (a module signature there is never checked)" : "");
+    t += ", " + std::to_string(m.bytes_after_stream) + " bytes after the " +
+         std::string(compression_name(m.compression)) + " stream ignored" +
+         (m.signature_after_stream ? " (a module signature there is never checked)" : "");
   return t;
 }
 

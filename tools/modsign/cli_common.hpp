@@ -3,8 +3,8 @@
 #pragma once
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,15 +55,13 @@ std::string dump(const nlohmann::json& j);
 std::string counted(std::uint64_t n, const std::string& one, const std::string& many);
 /// modsign::Signer::load(key, cert) with a passphrase typed at the terminal as the provider
 /// ("Enter pass phrase for <path>:" on /dev/tty, echo off; none when stdin is not a
-/// terminal or /dev/tty cannot be opened) (KBUILD_SIGN_PIN first, as scripts/sign-file; never from the command line); each of
-/// Signer::notes() is printed as "modsign: KEY: warning: permissions 0644 let group or
-/// others access this private key (chmod 600 KEY)".  Reports ("modsign: FILE: reason") and
-/// returns nullopt on failure; messages never contain key bytes.  `*usage` (when given) is
-/// set when the failure is a usage error (UsageError: a PIN in a pkcs11: URI; exit 2).
-/// Runs `f` and returns its exit status; a UsageError it throws is reported as "modsign:
-/// <what>" with kExitUsage, an InputError (SignError, ...) or IoError as "modsign: <what>"
-/// with kExitInput.  Callers catch the refusals they word themselves (SignError hints,
-/// KeygenError) inside `f`.
+/// terminal or /dev/tty cannot be opened) (KBUILD_SIGN_PIN first, as scripts/sign-file; never from the command line);
+/// each of Signer::notes() is printed as "modsign: KEY: warning: permissions 0644 let group or others access this
+/// private key (chmod 600 KEY)".  Reports ("modsign: FILE: reason") and returns nullopt on failure; messages never
+/// contain key bytes.  `*usage` (when given) is set when the failure is a usage error (UsageError: a PIN in a pkcs11:
+/// URI; exit 2). Runs `f` and returns its exit status; a UsageError it throws is reported as "modsign: <what>" with
+/// kExitUsage, an InputError (SignError, ...) or IoError as "modsign: <what>" with kExitInput.  Callers catch the
+/// refusals they word themselves (SignError hints, KeygenError) inside `f`.
 int run_guarded(const std::function<int()>& f);
 /// The same for one item of a batch (ima sign, ima verify): also the message reported, in
 /// `*what` (left as it was when `f` returns), for the item's --json record.

@@ -148,25 +148,22 @@ int cmd_entry(const EntryArgs& a) {
         j["explanation"] = e.explanation;
         j["side_sha256_entry"] = e.side_sha256 ? nlohmann::json(*e.side_sha256) : nlohmann::json(nullptr);
         if (e.description) {
-          if (!esl)
-            add(*e.description);
-          else if (!add_esl_bin(it.label, *e.description))
-            worst = std::max(worst, kExitVerdict);
+          if (!esl) add(*e.description);
+          else if (!add_esl_bin(it.label, *e.description)) worst = std::max(worst, kExitVerdict);
         }
         if (!e.description) {
           std::string msg = "no bin: entry exists under " + profile->name() + ": " + e.explanation;
           if (e.side_sha256)
             msg += a.side ? "; writing the side SHA-256 entry (proposed behaviour)"
-                          : "; the side SHA-256 entry " + *e.side_sha256 + " (--side-sha256) would stop it under the "
-                                                                          "proposed behaviour";
+                          : "; the side SHA-256 entry " + *e.side_sha256 +
+                                " (--side-sha256) would stop it under the "
+                                "proposed behaviour";
           complain(it.label, msg);
           if (!(a.side && e.side_sha256)) worst = std::max(worst, kExitVerdict);
         }
         if (a.side && e.side_sha256) {
-          if (esl)
-            add_esl_bin(it.label, *e.side_sha256);
-          else
-            add(*e.side_sha256);
+          if (esl) add_esl_bin(it.label, *e.side_sha256);
+          else add(*e.side_sha256);
         }
       }
       if (a.json) std::cout << dump(j) << "\n";
@@ -222,7 +219,8 @@ std::optional<TrustStore> load_check_trust(const TrustOptions& t, const KernelPr
   };
   std::vector<std::string> before;
   try {
-    TrustStore s = TrustStore::load(TrustSources{t.keyrings, t.blacklists, t.revoked, t.dbx, t.strict}, profile, &before);
+    TrustStore s =
+        TrustStore::load(TrustSources{t.keyrings, t.blacklists, t.revoked, t.dbx, t.strict}, profile, &before);
     notes(s.blacklist_notes());
     notes(s.keyring_notes());
     return s;
@@ -264,9 +262,16 @@ int cmd_check(const CheckArgs& a) {
       worst = std::max(worst, kExitInput);
       // As verify --json: an object for every input (the message is on stderr too).
       if (a.json)
-        std::cout << dump({{"path", path}, {"kind", nullptr}, {"kernel", profile->name()}, {"stopped", false},
-                           {"outcome", "error"}, {"errno", nullptr}, {"stops", nlohmann::json::array()},
-                           {"entry", nullptr}, {"source", nullptr}, {"notes", nlohmann::json::array()},
+        std::cout << dump({{"path", path},
+                           {"kind", nullptr},
+                           {"kernel", profile->name()},
+                           {"stopped", false},
+                           {"outcome", "error"},
+                           {"errno", nullptr},
+                           {"stops", nlohmann::json::array()},
+                           {"entry", nullptr},
+                           {"source", nullptr},
+                           {"notes", nlohmann::json::array()},
                            {"reason", why}})
                   << "\n";
       continue;
@@ -274,13 +279,17 @@ int cmd_check(const CheckArgs& a) {
     for (const auto& [label, v] : verdicts) {
       if (v.stopped()) worst = std::max(worst, kExitVerdict);  // refused or loads tainted: 1
       if (a.json) {
-        nlohmann::json j{{"path", label}, {"kind", v.certificate ? "certificate" : "module"},
-                         {"kernel", profile->name()}, {"stopped", v.outcome == "refused"},
+        nlohmann::json j{{"path", label},
+                         {"kind", v.certificate ? "certificate" : "module"},
+                         {"kernel", profile->name()},
+                         {"stopped", v.outcome == "refused"},
                          {"outcome", v.outcome},
                          {"errno", v.err == KErr::none ? nlohmann::json(nullptr) : nlohmann::json(errno_name(v.err))}};
         nlohmann::json stops = nlohmann::json::array();
         for (const auto& s : v.stops) {
-          nlohmann::json js{{"entry", s.entry}, {"origins", origins_json(s.origins)}, {"check", s.check},
+          nlohmann::json js{{"entry", s.entry},
+                            {"origins", origins_json(s.origins)},
+                            {"check", s.check},
                             {"errno", errno_name(s.err)},
                             {"condition", s.condition.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.condition)}};
           if (s.ima_buffer) js["ima_record"] = blacklisted_hash_record_json(*s.ima_buffer, *ih);
@@ -290,7 +299,8 @@ int cmd_check(const CheckArgs& a) {
         if (v.entry) {
           j["entry"] = v.entry->description ? nlohmann::json(*v.entry->description) : nlohmann::json(nullptr);
           j["source"] = source_name(v.entry->source);
-          j["side_sha256_entry"] = v.entry->side_sha256 ? nlohmann::json(*v.entry->side_sha256) : nlohmann::json(nullptr);
+          j["side_sha256_entry"] =
+              v.entry->side_sha256 ? nlohmann::json(*v.entry->side_sha256) : nlohmann::json(nullptr);
         } else {
           j["entry"] = v.tbs ? nlohmann::json(*v.tbs) : nlohmann::json(nullptr);
           j["source"] = v.tbs ? "tbs" : "none";
@@ -337,12 +347,9 @@ struct LintArgs {
 };
 
 nlohmann::json problem_json(const HashListProblem& p) {
-  return {{"line", p.line},
-          {"column", p.column},
-          {"item", p.item},
-          {"stage", p.stage == HashListStage::awk ? "awk" : "build"},
-          {"message", p.message},
-          {"awk", p.awk.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.awk)}};
+  return {{"line", p.line},       {"column", p.column},
+          {"item", p.item},       {"stage", p.stage == HashListStage::awk ? "awk" : "build"},
+          {"message", p.message}, {"awk", p.awk.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.awk)}};
 }
 
 int cmd_lint(const LintArgs& a) {
@@ -362,8 +369,12 @@ int cmd_lint(const LintArgs& a) {
         ++n;
       }
     for (const auto& d : l.duplicates) dups.push_back(problem_json(d));
-    std::cout << dump({{"path", a.file}, {"awk_accepts", l.awk_accepts()}, {"build_accepts", l.problems.empty()},
-                       {"entries", l.entries.size()}, {"problems", probs}, {"duplicates", dups}})
+    std::cout << dump({{"path", a.file},
+                       {"awk_accepts", l.awk_accepts()},
+                       {"build_accepts", l.problems.empty()},
+                       {"entries", l.entries.size()},
+                       {"problems", probs},
+                       {"duplicates", dups}})
               << "\n";
     return n ? kExitVerdict : kExitOk;
   }
@@ -417,11 +428,14 @@ Runner setup_blacklist(CLI::App& bl) {
   auto* entry = bl.add_subcommand("entry", "the bin:/tbs: entries that revoke modules and certificates");
   add_kernel_option(entry, en->kernel);
   add_ima_hash_option(entry, en->ima_hash);
-  entry->add_flag("--side-sha256", en->side, "also write the side SHA-256 entry of every module with a modsig (proposal)");
+  entry->add_flag("--side-sha256", en->side,
+                  "also write the side SHA-256 entry of every module with a modsig (proposal)");
   entry->add_option("--format", en->format, "hashlist, or esl (an EFI_SIGNATURE_LIST file for dbx/MokListX)")
-      ->check(CLI::IsMember({"hashlist", "esl"}))->capture_default_str();
+      ->check(CLI::IsMember({"hashlist", "esl"}))
+      ->capture_default_str();
   entry->add_option("--owner", en->owner, "SignatureOwner GUID of the esl entries");
-  add_out_option(entry, en->out, "write the hash list here instead of standard output ('-': standard output)", "", true);
+  add_out_option(entry, en->out, "write the hash list here instead of standard output ('-': standard output)", "",
+                 true);
   add_json_flag(entry, en->json, "item (the hash list only with -o)");
   add_module_inputs(entry, en->max_size);
   entry->add_option("ITEM", en->items, "modules and certificates (PEM or DER)")->required();

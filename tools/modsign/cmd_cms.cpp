@@ -22,14 +22,18 @@ using nlohmann::json;
 json tlv_json(const CmsTlv& t) { return {{"offset", t.offset}, {"length", t.length}}; }
 
 json alg_json(const CmsAlgorithm& a) {
-  return {{"name", a.name}, {"oid", a.oid}, {"parameters", a.parameters ? (a.parameters_null ? "NULL" : "present") : "absent"},
-          {"offset", a.at.offset}, {"length", a.at.length}};
+  return {{"name", a.name},
+          {"oid", a.oid},
+          {"parameters", a.parameters ? (a.parameters_null ? "NULL" : "present") : "absent"},
+          {"offset", a.at.offset},
+          {"length", a.at.length}};
 }
 
 json attrs_json(const std::vector<CmsAttribute>& attrs) {
   json out = json::array();
   for (const auto& a : attrs)
-    out.push_back({{"name", a.name}, {"oid", a.oid}, {"values", a.values}, {"offset", a.at.offset}, {"length", a.at.length}});
+    out.push_back(
+        {{"name", a.name}, {"oid", a.oid}, {"values", a.values}, {"offset", a.at.offset}, {"length", a.at.length}});
   return out;
 }
 
@@ -45,35 +49,40 @@ json dump_json(const std::string& path, const CmsDump& d) {
                      {"offset", c.at.offset},
                      {"length", c.at.length}});
   for (const auto& s : d.signers) {
-    json sid = s.sid_is_skid ? json{{"type", "subjectKeyIdentifier"}, {"skid", to_hex(s.sid_skid)}}
-                             : json{{"type", "issuerAndSerialNumber"}, {"issuer", s.sid_issuer}, {"serial", to_hex(s.sid_serial)}};
+    json sid =
+        s.sid_is_skid
+            ? json{{"type", "subjectKeyIdentifier"}, {"skid", to_hex(s.sid_skid)}}
+            : json{{"type", "issuerAndSerialNumber"}, {"issuer", s.sid_issuer}, {"serial", to_hex(s.sid_serial)}};
     sid["offset"] = s.sid_at.offset;
     sid["length"] = s.sid_at.length;
-    signers.push_back(
-        {{"version", s.version},
-         {"sid", sid},
-         {"digest_algorithm", alg_json(s.digest_algorithm)},
-         {"signed_attrs", s.signed_attrs_at ? attrs_json(s.signed_attrs) : json(nullptr)},
-         {"signed_attrs_at", s.signed_attrs_at ? tlv_json(*s.signed_attrs_at) : json(nullptr)},
-         {"content_type", s.content_type ? json(to_hex(*s.content_type)) : json(nullptr)},
-         {"message_digest", s.message_digest ? json(to_hex(*s.message_digest)) : json(nullptr)},
-         {"signing_time", s.signing_time ? json(*s.signing_time) : json(nullptr)},
-         {"signature_algorithm", alg_json(s.signature_algorithm)},
-         {"signature_length", s.signature_length},
-         {"signature_at", tlv_json(s.signature_at)},
-         {"unsigned_attrs", attrs_json(s.unsigned_attrs)},
-         {"offset", s.at.offset},
-         {"length", s.at.length}});
+    signers.push_back({{"version", s.version},
+                       {"sid", sid},
+                       {"digest_algorithm", alg_json(s.digest_algorithm)},
+                       {"signed_attrs", s.signed_attrs_at ? attrs_json(s.signed_attrs) : json(nullptr)},
+                       {"signed_attrs_at", s.signed_attrs_at ? tlv_json(*s.signed_attrs_at) : json(nullptr)},
+                       {"content_type", s.content_type ? json(to_hex(*s.content_type)) : json(nullptr)},
+                       {"message_digest", s.message_digest ? json(to_hex(*s.message_digest)) : json(nullptr)},
+                       {"signing_time", s.signing_time ? json(*s.signing_time) : json(nullptr)},
+                       {"signature_algorithm", alg_json(s.signature_algorithm)},
+                       {"signature_length", s.signature_length},
+                       {"signature_at", tlv_json(s.signature_at)},
+                       {"unsigned_attrs", attrs_json(s.unsigned_attrs)},
+                       {"offset", s.at.offset},
+                       {"length", s.at.length}});
   }
   return {{"path", path},
-          {"format", d.pem ? "PEM" : d.ber ? "BER" : "DER"},
+          {"format", d.pem   ? "PEM"
+                     : d.ber ? "BER"
+                             : "DER"},
           {"encoding", d.ber ? "BER" : "DER"},
           {"der_size", d.der_size},
           {"content_type", alg_json(d.content_type)},
-          {"signed_data", {{"version", d.version}, {"offset", d.signed_data_at.offset}, {"length", d.signed_data_at.length}}},
+          {"signed_data",
+           {{"version", d.version}, {"offset", d.signed_data_at.offset}, {"length", d.signed_data_at.length}}},
           {"digest_algorithms", digests},
           {"econtent_type", alg_json(d.econtent_type)},
-          {"econtent", d.econtent ? json{{"length", d.econtent_length}, {"offset", d.econtent_at->offset},
+          {"econtent", d.econtent ? json{{"length", d.econtent_length},
+                                         {"offset", d.econtent_at->offset},
                                          {"tlv_length", d.econtent_at->length}}
                                   : json(nullptr)},
           {"certificates", certs},
@@ -98,7 +107,8 @@ void print_attrs(const char* what, const std::vector<CmsAttribute>& attrs) {
 
 void print_dump(const std::string& path, const CmsDump& d) {
   const char* encoding = d.ber ? "BER" : "DER";
-  std::cout << printable(path) << ": " << (d.pem ? "PEM" : encoding) << ", " << d.der_size << " bytes of " << encoding << "\n";
+  std::cout << printable(path) << ": " << (d.pem ? "PEM" : encoding) << ", " << d.der_size << " bytes of " << encoding
+            << "\n";
   std::cout << "ContentInfo.contentType: " << alg_text(d.content_type) << "\n";
   std::cout << "SignedData " << at_text(d.signed_data_at) << "\n  version: " << d.version << "\n";
   for (const auto& a : d.digest_algorithms) std::cout << "  digestAlgorithm: " << alg_text(a) << "\n";
@@ -116,16 +126,19 @@ void print_dump(const std::string& path, const CmsDump& d) {
   for (std::size_t i = 0; i < d.signers.size(); ++i) {
     const auto& s = d.signers[i];
     std::cout << "  SignerInfo " << i + 1 << " " << at_text(s.at) << "\n    version: " << s.version << "\n";
-    if (s.sid_is_skid) std::cout << "    sid: subjectKeyIdentifier " << to_hex(s.sid_skid) << " " << at_text(s.sid_at) << "\n";
+    if (s.sid_is_skid)
+      std::cout << "    sid: subjectKeyIdentifier " << to_hex(s.sid_skid) << " " << at_text(s.sid_at) << "\n";
     else
-      std::cout << "    sid: issuerAndSerialNumber " << printable(s.sid_issuer) << ", serial " << to_hex(s.sid_serial) << " "
-                << at_text(s.sid_at) << "\n";
+      std::cout << "    sid: issuerAndSerialNumber " << printable(s.sid_issuer) << ", serial " << to_hex(s.sid_serial)
+                << " " << at_text(s.sid_at) << "\n";
     std::cout << "    digestAlgorithm: " << alg_text(s.digest_algorithm) << "\n";
-    if (s.signed_attrs_at) std::cout << "    signedAttrs: " << s.signed_attrs.size() << " " << at_text(*s.signed_attrs_at) << "\n";
+    if (s.signed_attrs_at)
+      std::cout << "    signedAttrs: " << s.signed_attrs.size() << " " << at_text(*s.signed_attrs_at) << "\n";
     else std::cout << "    signedAttrs: absent\n";
     print_attrs("signedAttr", s.signed_attrs);
-    std::cout << "    signatureAlgorithm: " << alg_text(s.signature_algorithm) << "\n    signature: " << s.signature_length
-              << " bytes " << at_text(s.signature_at) << "\n    unsignedAttrs: " << s.unsigned_attrs.size() << "\n";
+    std::cout << "    signatureAlgorithm: " << alg_text(s.signature_algorithm)
+              << "\n    signature: " << s.signature_length << " bytes " << at_text(s.signature_at)
+              << "\n    unsignedAttrs: " << s.unsigned_attrs.size() << "\n";
     print_attrs("unsignedAttr", s.unsigned_attrs);
   }
 }
@@ -174,10 +187,14 @@ int cmd_verify(const VerifyArgs& a) {
   if (a.json) {
     json signers = json::array();
     for (const auto& s : v.signers)
-      signers.push_back({{"verified", s.verified}, {"reason", s.reason}, {"signer", s.signer}, {"algorithm", s.algorithm},
+      signers.push_back({{"verified", s.verified},
+                         {"reason", s.reason},
+                         {"signer", s.signer},
+                         {"algorithm", s.algorithm},
                          {"signed_attrs", s.signed_attrs}});
     json j{{"path", a.file}, {"verified", v.verified}, {"detached", v.detached}, {"signers", signers}};
-    j["kernel"] = v.kernel_errno ? json{{"profile", o.kernel->name()}, {"errno", std::string(errno_name(*v.kernel_errno))},
+    j["kernel"] = v.kernel_errno ? json{{"profile", o.kernel->name()},
+                                        {"errno", std::string(errno_name(*v.kernel_errno))},
                                         {"reason", v.kernel_reason}}
                                  : json(nullptr);
     std::cout << j.dump(2) << "\n";
@@ -186,14 +203,15 @@ int cmd_verify(const VerifyArgs& a) {
       const auto& s = v.signers[i];
       std::cout << printable(a.file) << ": SignerInfo " << i + 1 << ": "
                 << (s.verified ? "verified (" + s.algorithm + (s.signer.empty() ? "" : ", " + printable(s.signer)) + ")"
-                             : "not verified: " + s.reason)
+                               : "not verified: " + s.reason)
                 << "\n";
     }
     if (v.signers.empty()) std::cout << printable(a.file) << ": no SignerInfo\n";
     std::cout << printable(a.file) << ": " << (v.verified ? "verified" : "not verified") << " (RFC 5652)\n";
     if (v.kernel_errno)
       std::cout << printable(a.file) << ": kernel " << o.kernel->name() << ": "
-                << (kernel_ok ? std::string("accepted") : std::string(errno_name(*v.kernel_errno)) + ": " + v.kernel_reason)
+                << (kernel_ok ? std::string("accepted")
+                              : std::string(errno_name(*v.kernel_errno)) + ": " + v.kernel_reason)
                 << "\n";
   }
   return v.verified && kernel_ok ? kExitOk : kExitVerdict;
@@ -208,7 +226,8 @@ Runner setup_cms(CLI::App& c) {
   subs.emplace_back(dump, [d] { return cmd_dump(*d); });
 
   auto v = std::make_shared<VerifyArgs>();
-  CLI::App* verify = c.add_subcommand("verify", "verify a SignedData as RFC 5652/9882 define it (and as a kernel would)");
+  CLI::App* verify =
+      c.add_subcommand("verify", "verify a SignedData as RFC 5652/9882 define it (and as a kernel would)");
   verify->add_option("--content", v->content, "the signed content of a detached SignedData");
   add_keyring_option(verify, v->keyrings);
   add_kernel_option(verify, v->kernel, "also give that kernel's verdict");

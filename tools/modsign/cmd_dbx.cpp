@@ -24,11 +24,12 @@ std::string svn_text(const EfiSvnRecord& r) {
 }
 
 nlohmann::json svn_json(const EfiSvnRecord& r) {
-  return {{"application", r.application.str()},
-          {"application_name", r.application_name.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.application_name)},
-          {"major", r.major},
-          {"minor", r.minor},
-          {"version", r.version()}};
+  return {
+      {"application", r.application.str()},
+      {"application_name", r.application_name.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.application_name)},
+      {"major", r.major},
+      {"minor", r.minor},
+      {"version", r.version()}};
 }
 
 int write_dbx_output(const std::string& out, const Bytes& data, const std::vector<std::string>& inputs) {
@@ -128,7 +129,8 @@ int cmd_list(const DbxArgs& a) {
   const auto form = parse_efi_container(a.form);
   const auto var = parse_efi_variable(a.variable);
   if (!form || !var) {
-    complain("", !form ? "--form must be detect, esl, efivarfs or auth2" : "--variable must be db, dbx, MokListRT or MokListXRT");
+    complain("", !form ? "--form must be detect, esl, efivarfs or auth2"
+                       : "--variable must be db, dbx, MokListRT or MokListXRT");
     return kExitUsage;
   }
   const auto profile = public_profile(a.kernel);
@@ -144,7 +146,9 @@ int cmd_list(const DbxArgs& a) {
   const EfiSignatureLists& pl = vf.lists;
   const EfiListingSummary& sum = ls.summary;
 
-  nlohmann::json j{{"file", a.file}, {"form", efi_container_name(vf.form)}, {"variable", efi_variable_name(*var)},
+  nlohmann::json j{{"file", a.file},
+                   {"form", efi_container_name(vf.form)},
+                   {"variable", efi_variable_name(*var)},
                    {"payload_offset", vf.payload_offset}};
   j["attributes"] = vf.attributes ? nlohmann::json(*vf.attributes) : nlohmann::json(nullptr);
   if (vf.auth) {
@@ -198,11 +202,15 @@ int cmd_list(const DbxArgs& a) {
     j["error"] = nullptr;
   }
   j["kernel_status"] = pl.error ? -static_cast<int>(pl.error->code) : 0;
-  j["summary"] = {{"lists", sum.lists},     {"entries", sum.entries},
-                  {"bin", sum.bin},         {"tbs", sum.tbs},
+  j["summary"] = {{"lists", sum.lists},
+                  {"entries", sum.entries},
+                  {"bin", sum.bin},
+                  {"tbs", sum.tbs},
                   {"tbs_never_matching", sum.tbs_never_matching},
-                  {"revoked", sum.revoked}, {"platform", sum.platform},
-                  {"ignored", sum.ignored}, {"svn", sum.svn}};
+                  {"revoked", sum.revoked},
+                  {"platform", sum.platform},
+                  {"ignored", sum.ignored},
+                  {"svn", sum.svn}};
 
   if (a.json) {
     // Every quote inside a string value is escaped, so the key and marker occur once.
@@ -229,11 +237,13 @@ int cmd_list(const DbxArgs& a) {
               << (sum.entries == 1 ? "y" : "ies") << ": " << sum.bin << " bin, " << sum.tbs << " tbs ("
               << sum.tbs_never_matching << " never matching), " << sum.revoked << " revoked, " << sum.platform
               << " platform, " << sum.ignored << " ignored"
-              << (sum.svn ? "; " + std::to_string(sum.svn) + " of the bin entries are SVN records" : std::string()) << "\n";
+              << (sum.svn ? "; " + std::to_string(sum.svn) + " of the bin entries are SVN records" : std::string())
+              << "\n";
   }
   if (pl.error) {
-    complain(a.file, err_text(*pl.error) + (pl.lists.empty() ? " (the kernel stops here; nothing was loaded)"
-                                                               : " (the kernel stops here; the entries above stay loaded)"));
+    complain(a.file,
+             err_text(*pl.error) + (pl.lists.empty() ? " (the kernel stops here; nothing was loaded)"
+                                                     : " (the kernel stops here; the entries above stay loaded)"));
     return kExitInput;
   }
   return kExitOk;
@@ -252,7 +262,7 @@ int cmd_merge(const DbxArgs& a) {
     complain("", e.what());
     return kExitInput;
   }
-  if (const int rc = write_dbx_output(a.out, m.lists)  /* merging into an input is allowed */; rc != kExitOk) return rc;
+  if (const int rc = write_dbx_output(a.out, m.lists) /* merging into an input is allowed */; rc != kExitOk) return rc;
   for (const auto& s : m.notes) complain("", s);
   std::cerr << "modsign: " << printable(a.out) << ": " << counted(m.entries, "entry", "entries") << " in "
             << counted(m.list_count, "list", "lists") << " from " << m.input_entries << " in "
@@ -322,7 +332,9 @@ Runner setup_dbx(CLI::App& dbx) {
 
   auto* add_hash = dbx.add_subcommand("add-hash", "write an EFI_CERT_SHA256 list of the given hashes");
   add_hash->add_option("--owner", a->owner, "SignatureOwner GUID")->required();
-  add_hash->add_option("--type", a->type, "hash type (only sha256)")->check(CLI::IsMember({"sha256"}))->capture_default_str();
+  add_hash->add_option("--type", a->type, "hash type (only sha256)")
+      ->check(CLI::IsMember({"sha256"}))
+      ->capture_default_str();
   add_out_option(add_hash, a->out, "output file", "--output")->required();
   add_hash->add_option("HEX", a->hexes, "SHA-256 hashes, 64 hex digits each")->required();
   subs.emplace_back(add_hash, [a] { return cmd_add_hash(*a); });

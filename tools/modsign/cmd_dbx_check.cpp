@@ -35,8 +35,12 @@ std::string where(const EfiDatabaseEntry& e) {
 }
 
 nlohmann::json entry_json(const EfiDatabaseEntry& e) {
-  nlohmann::json j{{"file", e.file},       {"type", efi_type_name(e.type)}, {"owner", e.owner.str()},
-                   {"list", e.list},       {"entry", e.entry},              {"offset", e.offset},
+  nlohmann::json j{{"file", e.file},
+                   {"type", efi_type_name(e.type)},
+                   {"owner", e.owner.str()},
+                   {"list", e.list},
+                   {"entry", e.entry},
+                   {"offset", e.offset},
                    {"origin", e.origin.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.origin)}};
   // A certificate by its subject (its DER is in the input file); anything else by its bytes.
   if (e.type == efi_guids::cert_x509) j["certificate"] = e.certificate;
@@ -45,7 +49,9 @@ nlohmann::json entry_json(const EfiDatabaseEntry& e) {
   j["svn"] = svn ? svn_json(*svn) : nlohmann::json(nullptr);
   return j;
 }
-nlohmann::json entry_json(const std::optional<EfiDatabaseEntry>& e) { return e ? entry_json(*e) : nlohmann::json(nullptr); }
+nlohmann::json entry_json(const std::optional<EfiDatabaseEntry>& e) {
+  return e ? entry_json(*e) : nlohmann::json(nullptr);
+}
 
 std::string verdict_text(const EfiImageVerdict& v) {
   const std::string at = v.entry ? " (" + where(*v.entry) + ")" : "";
@@ -64,7 +70,8 @@ std::string verdict_text(const EfiImageVerdict& v) {
     case EfiImageRule::allowed_by_db_certificate:
       return "allowed: signature " + std::to_string(s->index) + " verifies against db certificate \"" +
              s->allowed_certificate + "\"" + at;
-    case EfiImageRule::allowed_by_db_hash: return "allowed: Authenticode hash in db as " + efi_type_name(v.entry->type) + at;
+    case EfiImageRule::allowed_by_db_hash:
+      return "allowed: Authenticode hash in db as " + efi_type_name(v.entry->type) + at;
     case EfiImageRule::not_allowed_by_db:
       return "refused: not allowed by db (no signature verifies against a db certificate, hash not in db)";
   }
@@ -74,22 +81,29 @@ std::string verdict_text(const EfiImageVerdict& v) {
 nlohmann::json verdict_json(const EfiImageVerdict& v) {
   nlohmann::json sigs = nlohmann::json::array();
   for (const auto& s : v.signatures)
-    sigs.push_back({{"index", s.index},
-                    {"signer", s.signer},
-                    {"digest_algorithm", s.digest_algorithm},
-                    {"digest_matches", s.digest_matches},
-                    {"forbidden_by", entry_json(s.forbidden_by)},
-                    {"forbidden_certificate", s.forbidden_certificate},
-                    {"revocation_time", s.revocation_time ? nlohmann::json(s.revocation_time->str()) : nlohmann::json(nullptr)},
-                    {"allowed_by", entry_json(s.allowed_by)},
-                    {"allowed_certificate", s.allowed_certificate}});
+    sigs.push_back(
+        {{"index", s.index},
+         {"signer", s.signer},
+         {"digest_algorithm", s.digest_algorithm},
+         {"digest_matches", s.digest_matches},
+         {"forbidden_by", entry_json(s.forbidden_by)},
+         {"forbidden_certificate", s.forbidden_certificate},
+         {"revocation_time", s.revocation_time ? nlohmann::json(s.revocation_time->str()) : nlohmann::json(nullptr)},
+         {"allowed_by", entry_json(s.allowed_by)},
+         {"allowed_certificate", s.allowed_certificate}});
   nlohmann::json sbat = nullptr;
   if (v.sbat_checked) {
     nlohmann::json rows = nlohmann::json::array(), refused = nlohmann::json::array();
-    for (const auto& r : v.sbat) rows.push_back({{"component", r.component}, {"generation", r.generation}, {"vendor", r.vendor},
-                                                  {"package", r.package}, {"version", r.version}, {"url", r.url}});
+    for (const auto& r : v.sbat)
+      rows.push_back({{"component", r.component},
+                      {"generation", r.generation},
+                      {"vendor", r.vendor},
+                      {"package", r.package},
+                      {"version", r.version},
+                      {"url", r.url}});
     for (const auto& r : v.sbat_refusals)
-      refused.push_back({{"component", r.component}, {"generation", r.generation}, {"level_generation", r.level_generation}});
+      refused.push_back(
+          {{"component", r.component}, {"generation", r.generation}, {"level_generation", r.level_generation}});
     sbat = {{"rows", std::move(rows)}, {"refused", std::move(refused)}};
   }
   return {{"file", v.file},
@@ -208,8 +222,9 @@ int cmd_import_json(const CheckArgs& a) {
     else ++hashes;
   }
   for (const auto& n : db.notes) complain(a.a, "note: " + n);
-  std::cerr << "modsign: " << printable(a.out) << ": " << db.entries.size() << " entries for " << *arch << ": " << hashes
-            << " EFI_CERT_SHA256 image hashes, " << svns << " SVN records, " << certs << " EFI_CERT_X509 certificates\n";
+  std::cerr << "modsign: " << printable(a.out) << ": " << db.entries.size() << " entries for " << *arch << ": "
+            << hashes << " EFI_CERT_SHA256 image hashes, " << svns << " SVN records, " << certs
+            << " EFI_CERT_X509 certificates\n";
   return kExitOk;
 }
 
@@ -240,7 +255,11 @@ int cmd_diff(const CheckArgs& a) {
     nlohmann::json ja = nlohmann::json::array(), jb = nlohmann::json::array();
     for (const auto& e : d.only_in_a) ja.push_back(entry_json(e));
     for (const auto& e : d.only_in_b) jb.push_back(entry_json(e));
-    std::cout << dump({{"a", a.a}, {"b", a.b}, {"equal", d.equal()}, {"common", d.common}, {"only_in_a", std::move(ja)},
+    std::cout << dump({{"a", a.a},
+                       {"b", a.b},
+                       {"equal", d.equal()},
+                       {"common", d.common},
+                       {"only_in_a", std::move(ja)},
                        {"only_in_b", std::move(jb)}})
               << "\n";
   } else {
@@ -255,17 +274,24 @@ int cmd_diff(const CheckArgs& a) {
 
 void add_dbx_check_commands(CLI::App& dbx, Commands& subs) {
   auto a = std::make_shared<CheckArgs>();
-  const std::string arch_help = "x64|ia32|aarch64|arm (amd64, x86, arm64): the architecture taken from a Microsoft JSON list";
+  const std::string arch_help =
+      "x64|ia32|aarch64|arm (amd64, x86, arm64): the architecture taken from a Microsoft JSON list";
 
   auto* check = dbx.add_subcommand("check", "what UEFI firmware (and shim's SBAT check) decides for EFI binaries");
-  check->add_option("--dbx", a->dbx, "forbidden signature database (ESL, efivarfs copy, auth2 update or Microsoft JSON; repeatable)")
+  check
+      ->add_option("--dbx", a->dbx,
+                   "forbidden signature database (ESL, efivarfs copy, auth2 update or Microsoft JSON; repeatable)")
       ->required()
       ->allow_extra_args(false);
   check->add_option("--db", a->db, "allowed signature database (same forms; repeatable)")->allow_extra_args(false);
-  check->add_option("--mok", a->mok, "MokListRT: what shim also admits (same forms; repeatable)")->allow_extra_args(false);
+  check->add_option("--mok", a->mok, "MokListRT: what shim also admits (same forms; repeatable)")
+      ->allow_extra_args(false);
   check->add_option("--arch", a->arch, arch_help + " (default: every architecture)");
-  auto* lvl = check->add_option("--sbat-level", a->sbat_level, "SbatLevel variable text (sbat,1,DATE then component,generation lines)");
-  check->add_option("--sbat-level-from", a->sbat_level_from, "take the SBAT level from this shim binary's .sbatlevel section")
+  auto* lvl = check->add_option("--sbat-level", a->sbat_level,
+                                "SbatLevel variable text (sbat,1,DATE then component,generation lines)");
+  check
+      ->add_option("--sbat-level-from", a->sbat_level_from,
+                   "take the SBAT level from this shim binary's .sbatlevel section")
       ->excludes(lvl);
   check->add_option("--sbat-policy", a->sbat_policy, "latest|previous: which .sbatlevel level --sbat-level-from takes")
       ->check(CLI::IsMember({"latest", "previous"}))
@@ -275,7 +301,8 @@ void add_dbx_check_commands(CLI::App& dbx, Commands& subs) {
   check->add_option("EFI", a->files, "EFI binaries");
   subs.emplace_back(check, [a] { return cmd_check(*a); });
 
-  auto* imp = dbx.add_subcommand("import-json", "write Microsoft's dbx_info_msft_*.json list as an EFI_SIGNATURE_LIST file");
+  auto* imp =
+      dbx.add_subcommand("import-json", "write Microsoft's dbx_info_msft_*.json list as an EFI_SIGNATURE_LIST file");
   imp->add_option("--arch", a->arch, arch_help)->required();
   add_out_option(imp, a->out, "output file (bare EFI_SIGNATURE_LISTs)")->required();
   imp->add_option("JSON", a->a, "dbx_info_msft_*.json")->required();

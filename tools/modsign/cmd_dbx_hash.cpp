@@ -95,12 +95,12 @@ void print_text(const std::string& file, const AuthenticodeInfo& info, const std
       signer += (signer.empty() ? "issuer " : "issued by ") + s.signer_issuer + ", serial " + to_hex(s.signer_serial) +
                 (signer.empty() ? "; certificate not in the signature" : ")");
     }
-    std::cout << "\n    signer: " << printable(signer)
-              << "\n    SpcIndirectDataContent " << printable(s.digest_algorithm) << " " << to_hex(s.digest)
+    std::cout << "\n    signer: " << printable(signer) << "\n    SpcIndirectDataContent "
+              << printable(s.digest_algorithm) << " " << to_hex(s.digest)
               << (s.matches ? " (matches the image)" : " (does NOT match the image)") << "\n";
     for (std::size_t c = 0; c < s.certificates.size(); ++c)
-      std::cout << "    certificate " << c + 1 << ": " << printable(s.certificates[c].subject) << "\n      issuer: "
-                << printable(s.certificates[c].issuer) << "\n";
+      std::cout << "    certificate " << c + 1 << ": " << printable(s.certificates[c].subject)
+                << "\n      issuer: " << printable(s.certificates[c].issuer) << "\n";
   }
 }
 
@@ -165,7 +165,8 @@ int cmd_hash(const HashArgs& a) {
 
 void add_dbx_hash_command(CLI::App& dbx, Commands& subs) {
   auto a = std::make_shared<HashArgs>();
-  auto* hash = dbx.add_subcommand("hash", "Authenticode hash of EFI binaries (the value of a dbx entry) and their signatures");
+  auto* hash =
+      dbx.add_subcommand("hash", "Authenticode hash of EFI binaries (the value of a dbx entry) and their signatures");
   add_json_flag(hash, a->json, "binary");
   hash->add_option("--hash", a->hash, "sha256|sha1|sha384|sha512: which Authenticode digest to print first")
       ->check(CLI::IsMember({"sha256", "sha1", "sha384", "sha512"}))

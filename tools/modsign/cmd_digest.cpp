@@ -38,9 +38,7 @@ int cmd_digest(const DigestArgs& a) {
     std::string failed;  // IoError, InputError: "<path>: <reason>"
     try {
       view = digest_module_file(path, *profile, a.max_size);
-    } catch (const IoError& e) {
-      failed = e.what();
-    } catch (const InputError& e) {
+    } catch (const IoError& e) { failed = e.what(); } catch (const InputError& e) {
       failed = e.what();
     }
     if (!view) {  // with --json, line N stays input N, as info --json
@@ -82,11 +80,10 @@ int cmd_digest(const DigestArgs& a) {
                     : d.kernel.over_content ? ""
                                             : "  (hash of the signedAttrs, not of the module)")
                 << "\n";
-    else
-      std::cout << "  kernel_digest: " << errno_name(d.kernel.status) << " (" << printable(d.kernel.reason) << ")\n";
+    else std::cout << "  kernel_digest: " << errno_name(d.kernel.status) << " (" << printable(d.kernel.reason) << ")\n";
     std::cout << "  side_sha256:   " << to_hex(d.side_sha256) << "  (" << d.content_length << " bytes signed)\n";
-    std::cout << "  d_modsig:      " << (d.d_modsig ? to_hex(*d.d_modsig) : std::string("none: IMA records no d-modsig"))
-              << "\n";
+    std::cout << "  d_modsig:      "
+              << (d.d_modsig ? to_hex(*d.d_modsig) : std::string("none: IMA records no d-modsig")) << "\n";
     if (view->bin_source == DigestView::BinSource::d_modsig)
       std::cout << "  blacklist:     " << *bin_key << " stops it (IMA bin: check on the d-modsig digest)\n";
     else if (view->bin_source == DigestView::BinSource::ima_hash)

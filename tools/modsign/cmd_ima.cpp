@@ -67,8 +67,13 @@ int cmd_appraise(const AppraiseArgs& a) {
       worst = std::max(worst, kExitInput);
       // As verify --json: line N stays input N (the message is on stderr too).
       if (a.json)
-        std::cout << dump({{"path", path}, {"kernel", profile->name()}, {"outcome", "error"}, {"errno", nullptr},
-                           {"cause", nullptr}, {"check_errno", nullptr}, {"reason", why},
+        std::cout << dump({{"path", path},
+                           {"kernel", profile->name()},
+                           {"outcome", "error"},
+                           {"errno", nullptr},
+                           {"cause", nullptr},
+                           {"check_errno", nullptr},
+                           {"reason", why},
                            {"trusted_by", nlohmann::json::array()}})
                   << "\n";
       continue;
@@ -92,7 +97,8 @@ int cmd_appraise(const AppraiseArgs& a) {
       std::cout << dump(j) << "\n";
     } else if (pass) {
       std::cout << printable(path) << ": passes: modsig verified"
-                << (ap->trusted_by.empty() ? std::string() : " (trusted: " + printable(ap->trusted_by[0]) + ")") << "\n";
+                << (ap->trusted_by.empty() ? std::string() : " (trusted: " + printable(ap->trusted_by[0]) + ")")
+                << "\n";
     } else {
       std::cout << printable(path) << ": refused (" << errno_name(ap->err) << "): " << ap->cause << ": "
                 << errno_name(ap->check_err) << ": " << printable(ap->reason) << "\n";
@@ -132,8 +138,7 @@ int cmd_ima_template(const ImaArgs& a) {
     if (security_ima)  // the value given instead of the file's own
       e = ima_template(a.template_name, recorded, read_file(a.file, a.max_size), security_ima, *profile,
                        {a.ima_hash, a.side, a.max_size});
-    else
-      e = ima_template_file(a.template_name, a.file, a.path, *profile, {a.ima_hash, a.side, a.max_size});
+    else e = ima_template_file(a.template_name, a.file, a.path, *profile, {a.ima_hash, a.side, a.max_size});
   } catch (const IoError& err) {
     complain("", err.what());
     if (a.json) std::cout << dump({{"path", a.file}, {"error", without_path(a.file, err.what())}}) << "\n";
@@ -156,25 +161,33 @@ int cmd_ima_template(const ImaArgs& a) {
   for (const auto& n : e->notes) complain(a.file, "note: " + n);
   if (a.json) {
     nlohmann::json f = nlohmann::json::array();
-    for (const auto& fld : e->fields) f.push_back({{"name", fld.name}, {"hex", to_hex(fld.data)}, {"length", fld.data.size()}});
-    std::cout << dump({{"template", e->name}, {"kernel", profile->name()}, {"fields", f}, {"template_data", to_hex(e->data)},
+    for (const auto& fld : e->fields)
+      f.push_back({{"name", fld.name}, {"hex", to_hex(fld.data)}, {"length", fld.data.size()}});
+    std::cout << dump({{"template", e->name},
+                       {"kernel", profile->name()},
+                       {"fields", f},
+                       {"template_data", to_hex(e->data)},
                        {"kernel_arch", machine_name(profile->machine())},
                        {"byte_order", byte_order_name(profile->byte_order())},
                        {"ima_canonical_fmt", profile->ima_canonical_fmt()},
                        {"field_length_order", byte_order_name(profile->ima_byte_order())},
                        {"side_sha256", a.side},
-                       {"template_hash_sha1", to_hex(e->sha1)}, {"template_hash_sha256", to_hex(e->sha256)},
+                       {"template_hash_sha1", to_hex(e->sha1)},
+                       {"template_hash_sha256", to_hex(e->sha256)},
                        {"notes", e->notes}})
               << "\n";
     return kExitOk;
   }
   std::cout << "template: " << e->name << " (kernel " << profile->name() << ", " << machine_name(profile->machine())
-            << ", " << byte_order_name(profile->byte_order()) << (profile->ima_canonical_fmt() ? ", ima_canonical_fmt" : "")
-            << (a.side ? ", side SHA-256 d-modsig" : "") << ")\n";
+            << ", " << byte_order_name(profile->byte_order())
+            << (profile->ima_canonical_fmt() ? ", ima_canonical_fmt" : "") << (a.side ? ", side SHA-256 d-modsig" : "")
+            << ")\n";
   for (const auto& fld : e->fields)
-    std::cout << "  " << fld.name << " (" << fld.data.size() << " bytes): "
-              << (fld.data.size() > 48 ? to_hex(ByteView(fld.data).first(48)) + "..." : to_hex(fld.data)) << "\n";
-  std::cout << "  template hash sha1:   " << to_hex(e->sha1) << "\n  template hash sha256: " << to_hex(e->sha256) << "\n";
+    std::cout << "  " << fld.name << " (" << fld.data.size()
+              << " bytes): " << (fld.data.size() > 48 ? to_hex(ByteView(fld.data).first(48)) + "..." : to_hex(fld.data))
+              << "\n";
+  std::cout << "  template hash sha1:   " << to_hex(e->sha1) << "\n  template hash sha256: " << to_hex(e->sha256)
+            << "\n";
   return kExitOk;
 }
 
@@ -206,7 +219,10 @@ nlohmann::json violation_json(std::uint64_t i, const MeasurementRecord& r) {
   return {{"record", i}, {"offset", r.offset}, {"template", r.template_name}, {"file", r.file_name}};
 }
 nlohmann::json mismatch_json(std::uint64_t i, const MeasurementRecord& r) {
-  return {{"record", i}, {"offset", r.offset}, {"template", r.template_name}, {"recorded", to_hex(r.digest)},
+  return {{"record", i},
+          {"offset", r.offset},
+          {"template", r.template_name},
+          {"recorded", to_hex(r.digest)},
           {"recomputed", to_hex(r.recomputed)}};
 }
 
@@ -254,7 +270,8 @@ int cmd_ima_replay(const ImaArgs& a) {
     std::string listed;
     for (const auto& p : rep->pcrs)
       if (p.extended) listed += (listed.empty() ? "" : ", ") + std::to_string(p.index);
-    complain(a.pcrs, "gives none of the PCRs the list extends (" + (listed.empty() ? std::string("none") : listed) + ")");
+    complain(a.pcrs,
+             "gives none of the PCRs the list extends (" + (listed.empty() ? std::string("none") : listed) + ")");
     return kExitInput;
   }
   std::size_t pcr_mismatch = 0;
@@ -269,8 +286,8 @@ int cmd_ima_replay(const ImaArgs& a) {
     // The keys in nlohmann::json's (sorted) order, the two arrays streamed.
     std::cout << "{\"bank\":" << dump(a.bank) << ",\"byte_order\":"
               << (rep->byte_order ? dump(std::string(byte_order_name(*rep->byte_order))) : std::string("null"))
-              << ",\"list\":" << dump(a.file) << ",\"pcr_mismatches\":" << pcr_mismatch
-              << ",\"pcrs\":" << dump(pj) << ",\"records\":" << rep->records << ",\"template_hash_mismatches\":";
+              << ",\"list\":" << dump(a.file) << ",\"pcr_mismatches\":" << pcr_mismatch << ",\"pcrs\":" << dump(pj)
+              << ",\"records\":" << rep->records << ",\"template_hash_mismatches\":";
     if (rep->template_hash_mismatches) stream_json_array(a, is_mismatch, mismatch_json);
     else std::cout << "[]";
     std::cout << ",\"violation_records\":";
@@ -287,16 +304,18 @@ int cmd_ima_replay(const ImaArgs& a) {
                         << "): violation: " << printable(r.file_name) << "\n";
             else if (r.template_hash_mismatch())
               std::cout << "record " << i << " (" << printable(r.template_name) << ", offset " << r.offset
-                        << "): template hash " << to_hex(r.digest) << " != recomputed " << to_hex(r.recomputed)
-                        << "\n";
+                        << "): template hash " << to_hex(r.digest) << " != recomputed " << to_hex(r.recomputed) << "\n";
           },
           list_order(a));
     for (const auto& p : rep->pcrs)
       std::cout << "PCR-" << p.index << ": " << to_hex(p.value)
-                << (!p.expected ? "" : !p.matches() ? "  MISMATCH (expected " + to_hex(*p.expected) + ")" : "  matches")
+                << (!p.expected    ? ""
+                    : !p.matches() ? "  MISMATCH (expected " + to_hex(*p.expected) + ")"
+                                   : "  matches")
                 << "\n";
-    std::cout << counted(rep->records, "record", "records") << ", " << counted(rep->violations, "violation", "violations")
-              << ", " << counted(rep->template_hash_mismatches, "template hash mismatch", "template hash mismatches")
+    std::cout << counted(rep->records, "record", "records") << ", "
+              << counted(rep->violations, "violation", "violations") << ", "
+              << counted(rep->template_hash_mismatches, "template hash mismatch", "template hash mismatches")
               << (rep->byte_order ? " (" + std::string(byte_order_name(*rep->byte_order)) + " list" +
                                         (a.list_order == "auto" ? ", as its first record says" : "") + ")"
                                   : std::string())
@@ -324,7 +343,8 @@ Runner setup_ima(CLI::App& ima) {
   subs.emplace_back(t, [im] { return cmd_ima_template(*im); });
 
   auto* r = ima.add_subcommand("replay", "recompute template hashes and replay PCRs of a binary measurement list");
-  r->add_option("--bank", im->bank, "digest size of the list's records: sha1 (binary_runtime_measurements), sha256, ...")
+  r->add_option("--bank", im->bank,
+                "digest size of the list's records: sha1 (binary_runtime_measurements), sha256, ...")
       ->capture_default_str();
   r->add_option("--pcrs", im->pcrs, "expected PCR values (lines 'PCR-10: <hex>')");
   r->add_flag("--strict", im->strict, "exit 1 when the list holds any violation record");

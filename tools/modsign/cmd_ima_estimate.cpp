@@ -41,14 +41,22 @@ int cmd_ima_estimate(const EstimateArgs& a) {
               << "  algorithm   xattr    extra bytes  per file  absorbed  naive (files x size)\n";
   for (const auto& e : out) {
     if (a.json) {
-      std::cout << dump({{"algorithm", e.algorithm}, {"xattr_size", e.xattr_size}, {"files", e.files}, {"fits", e.fits},
+      std::cout << dump({{"algorithm", e.algorithm},
+                         {"xattr_size", e.xattr_size},
+                         {"files", e.files},
+                         {"fits", e.fits},
                          {"errno", e.fits ? nlohmann::json(nullptr) : nlohmann::json(e.beyond)},
-                         {"extra_bytes", e.extra_bytes}, {"naive_bytes", e.naive_bytes},
-                         {"files_absorbed", e.files_absorbed}, {"lower_bound", e.lower_bound}, {"fs", fs_type_name(g.fs)}, {"geometry", describe(g)}})
+                         {"extra_bytes", e.extra_bytes},
+                         {"naive_bytes", e.naive_bytes},
+                         {"files_absorbed", e.files_absorbed},
+                         {"lower_bound", e.lower_bound},
+                         {"fs", fs_type_name(g.fs)},
+                         {"geometry", describe(g)}})
                 << "\n";
       continue;
     }
-    std::cout << "  " << std::left << std::setw(11) << e.algorithm << std::right << std::setw(6) << e.xattr_size << "  ";
+    std::cout << "  " << std::left << std::setw(11) << e.algorithm << std::right << std::setw(6) << e.xattr_size
+              << "  ";
     if (!e.fits) {
       std::cout << "does not fit (setxattr " << e.beyond << ")\n";
       continue;
@@ -70,7 +78,6 @@ void add_ima_estimate_command(CLI::App& ima, Commands& subs) {
   add_fs_options(e, a->fs);
   add_json_flag(e, a->json, "algorithm");
   subs.emplace_back(e, [a] { return cmd_ima_estimate(*a); });
-
 }
 
 }  // namespace modsign::cli

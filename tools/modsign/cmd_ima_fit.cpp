@@ -13,8 +13,9 @@ namespace modsign::cli {
 FsGeometry fs_geometry(const FsOptions& o) {
   if (!o.device.empty() && !o.mount.empty()) throw UsageError("--device and --mount exclude each other");
   if (const auto colon = o.fs.find(':'); colon != std::string::npos && (!o.device.empty() || !o.mount.empty()))
-    throw UsageError("--fs " + o.fs + ": the size is read from " + (o.device.empty() ? "--mount " + o.mount : "--device " + o.device) +
-                     "; give --fs " + o.fs.substr(0, colon) + " or no --fs");
+    throw UsageError("--fs " + o.fs + ": the size is read from " +
+                     (o.device.empty() ? "--mount " + o.mount : "--device " + o.device) + "; give --fs " +
+                     o.fs.substr(0, colon) + " or no --fs");
   FsGeometry g;
   if (!o.device.empty()) g = read_fs_geometry(o.device);
   else if (!o.mount.empty()) g = mounted_fs_geometry(o.mount);
@@ -113,23 +114,25 @@ int cmd_ima_fit(const FitArgs& a) {
   if (a.json) {
     nlohmann::json oj = nlohmann::json::array();
     for (const auto& x : others) oj.push_back({{"name", x.name}, {"size", x.size}});
-    std::cout << dump({{"fs", fs_type_name(g.fs)}, {"geometry", describe(g)}, {"others", oj},
-                       {"max_security_ima", fit.max_security_ima}, {"errno", fit.beyond},
-                       {"where", fit.where}, {"fits", fits}})
+    std::cout << dump({{"fs", fs_type_name(g.fs)},
+                       {"geometry", describe(g)},
+                       {"others", oj},
+                       {"max_security_ima", fit.max_security_ima},
+                       {"errno", fit.beyond},
+                       {"where", fit.where},
+                       {"fits", fits}})
               << "\n";
     return kExitOk;
   }
   std::cout << describe(g) << ": largest security.ima " << fit.max_security_ima << " bytes (" << fit.where << "; "
             << fit.beyond << " beyond)\n";
   for (const auto& s : ima_signature_sizes())
-    std::cout << "  " << s.algorithm << " " << s.xattr_size << " bytes: "
-              << (s.xattr_size <= fit.max_security_ima ? "fits" : "does not fit") << "\n";
+    std::cout << "  " << s.algorithm << " " << s.xattr_size
+              << " bytes: " << (s.xattr_size <= fit.max_security_ima ? "fits" : "does not fit") << "\n";
   return kExitOk;
 }
 
 }  // namespace
-
-
 
 void add_ima_fit_commands(CLI::App& ima, Commands& subs) {
   auto a = std::make_shared<FitArgs>();

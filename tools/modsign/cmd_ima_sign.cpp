@@ -3,9 +3,9 @@
 // or listed in a manifest.  Flags, calls and printing only.
 #include <sys/stat.h>
 
-#include <map>
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -53,8 +53,9 @@ int cmd_ima_sign(const ImaSignArgs& a) {
     bool ok = a.keyid.size() <= 8;
     for (char c : a.keyid) {
       const int d = std::isdigit(static_cast<unsigned char>(c)) ? c - '0'
-                    : std::isxdigit(static_cast<unsigned char>(c)) ? std::tolower(static_cast<unsigned char>(c)) - 'a' + 10
-                                                                     : -1;
+                    : std::isxdigit(static_cast<unsigned char>(c))
+                        ? std::tolower(static_cast<unsigned char>(c)) - 'a' + 10
+                        : -1;
       if (d < 0) ok = false;
       v = (v << 4) | static_cast<std::uint32_t>(d < 0 ? 0 : d);
     }
@@ -91,13 +92,15 @@ int cmd_ima_sign(const ImaSignArgs& a) {
   std::map<std::pair<dev_t, ino_t>, std::string> input_ids;
   for (const auto& in : inputs) {
     struct stat st {};
-    if (in.not_regular.empty() && ::stat(in.path.c_str(), &st) == 0) input_ids.emplace(std::make_pair(st.st_dev, st.st_ino), in.path);
+    if (in.not_regular.empty() && ::stat(in.path.c_str(), &st) == 0)
+      input_ids.emplace(std::make_pair(st.st_dev, st.st_ino), in.path);
   }
   const auto refuse_input = [&input_ids](const std::string& out) {
     struct stat st {};
     if (::stat(out.c_str(), &st) != 0) return;
     const auto it = input_ids.find({st.st_dev, st.st_ino});
-    if (it != input_ids.end()) throw IoError(out + ": is the same file as the input " + it->second + "; refusing to overwrite it");
+    if (it != input_ids.end())
+      throw IoError(out + ": is the same file as the input " + it->second + "; refusing to overwrite it");
   };
   if (to_manifest && a.manifest != "-") {
     try {
@@ -116,7 +119,7 @@ int cmd_ima_sign(const ImaSignArgs& a) {
   std::vector<std::string> lines(inputs.size());
   BatchOptions bo = a.batch;
   if (to_manifest && a.manifest == "-") bo.quiet = true;  // stdout carries the manifest
-  bo.outputs_by_name = a.sigfile;  // NAME.sig: a link named beside its target gets its own
+  bo.outputs_by_name = a.sigfile;                         // NAME.sig: a link named beside its target gets its own
   const int status = run_file_batch("ima sign", inputs, a.dirs, true, dir_error, bo, [&](std::size_t i, ItemResult& r) {
     const BatchInput& in = inputs[i];
     ImaSignOptions o = opt;
@@ -170,7 +173,8 @@ int cmd_ima_sign(const ImaSignArgs& a) {
 
 void add_ima_sign_command(CLI::App& ima, Commands& subs) {
   auto a = std::make_shared<ImaSignArgs>();
-  auto* c = ima.add_subcommand("sign", "sign files: security.ima (type 3, signature_v2_hdr v2/v3) as the kernel appraises it");
+  auto* c = ima.add_subcommand("sign",
+                               "sign files: security.ima (type 3, signature_v2_hdr v2/v3) as the kernel appraises it");
   add_signer_options(c, a->key, a->cert, a->key_options.pin_file,
                      "private key (PEM or DER; KBUILD_SIGN_PIN for encrypted keys), or a pkcs11: URI");
   c->get_option("--key")->required();

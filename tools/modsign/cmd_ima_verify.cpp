@@ -49,7 +49,8 @@ nlohmann::json verdict_json(const std::string& path, const std::string& kernel, 
           {"func", v.func},
           {"appraise_type", v.appraise_type},
           {"status", v.status},
-          {"open", refused ? nlohmann::json(nullptr) : nlohmann::json(v.open_err == KErr::none ? "0" : errno_name(v.open_err))},
+          {"open",
+           refused ? nlohmann::json(nullptr) : nlohmann::json(v.open_err == KErr::none ? "0" : errno_name(v.open_err))},
           {"cause", or_null(!v.cause.empty(), v.cause)},
           {"digsig_errno", or_null(v.digsig_called || v.digsig_err != KErr::none,
                                    v.digsig_err == KErr::none ? "0" : std::string(errno_name(v.digsig_err)))},
@@ -70,8 +71,8 @@ nlohmann::json verdict_json(const std::string& path, const std::string& kernel, 
 nlohmann::json no_verdict_json(const std::string& path, const std::string& kernel, const std::string& func,
                                const std::string& type, const std::string& status, const std::string& reason) {
   nlohmann::json j{{"file", path}, {"kernel", kernel}, {"func", func}, {"appraise_type", type}, {"status", status}};
-  for (const char* k : {"open", "cause", "digsig_errno", "policy_errno", "version", "hash_algo", "keyid", "algorithm", "key",
-                        "file_hash", "blacklist_entry", "xattr_size"})
+  for (const char* k : {"open", "cause", "digsig_errno", "policy_errno", "version", "hash_algo", "keyid", "algorithm",
+                        "key", "file_hash", "blacklist_entry", "xattr_size"})
     j[k] = nullptr;
   j["reason"] = reason;
   return j;
@@ -82,8 +83,8 @@ std::string verdict_text(const std::string& path, const ImaFileAppraisal& v) {
   if (v.status == "policy-refused")
     return s + "rule refused (" + std::string(errno_name(v.policy_err)) + "): " + printable(v.reason) + "\n";
   if (v.passes())
-    return s + "pass (v" + std::to_string(v.header->version) + " " + v.hash_algo + " keyid " + keyid_hex(v.header->keyid) +
-           ", " + v.algorithm.value_or("") + ", " + printable(v.key.value_or("")) + ")\n";
+    return s + "pass (v" + std::to_string(v.header->version) + " " + v.hash_algo + " keyid " +
+           keyid_hex(v.header->keyid) + ", " + v.algorithm.value_or("") + ", " + printable(v.key.value_or("")) + ")\n";
   s += "fail (" + std::string(errno_name(v.open_err)) + "): " + v.cause;
   if (v.digsig_called || v.digsig_err != KErr::none) s += ": " + std::string(errno_name(v.digsig_err));
   return s + ": " + printable(v.reason) + "\n";
@@ -137,7 +138,8 @@ int cmd_ima_verify(ImaVerifyArgs& a) {
   auto no_verdict = [&](const std::string& path, const std::string& status, const std::string& reason) {
     std::string out;
     if (a.json)
-      for (const auto& t : a.types) out += dump(no_verdict_json(path, profile->name(), a.func, t, status, reason)) + "\n";
+      for (const auto& t : a.types)
+        out += dump(no_verdict_json(path, profile->name(), a.func, t, status, reason)) + "\n";
     return out;
   };
   auto work = [&](std::size_t i) {
@@ -154,8 +156,9 @@ int cmd_ima_verify(ImaVerifyArgs& a) {
     r.exit = run_guarded(
         [&] {
           std::optional<Bytes> xattr = given;
-          if (!given) xattr = a.sigfile ? std::optional<Bytes>(read_file(in.path + ".sig", kMaxSmallFileSize))
-                                        : read_security_ima(in.path, xattr_name);
+          if (!given)
+            xattr = a.sigfile ? std::optional<Bytes>(read_file(in.path + ".sig", kMaxSmallFileSize))
+                              : read_security_ima(in.path, xattr_name);
           int worst = kExitOk;
           for (const auto& t : a.types) {
             ImaAppraiseOptions o;

@@ -79,10 +79,15 @@ int cmd_info(const InfoArgs& a) {
         nlohmann::json nested = nlohmann::json::array();
         for (std::size_t k = 1; k < stack.size(); ++k) {
           const SignatureInfo& n = stack[k];
-          nested.push_back({{"cms_offset", n.content_length}, {"cms_length", n.cms_length},
-                            {"signature_algorithm", n.signature_algorithm}, {"sig_hashalgo", n.sig_hashalgo},
-                            {"signer", n.signer}, {"sig_key", n.sig_key}, {"signed_attrs", n.signed_attrs},
-                            {"content_length", n.content_length}, {"accepted_by", n.accepted_by}});
+          nested.push_back({{"cms_offset", n.content_length},
+                            {"cms_length", n.cms_length},
+                            {"signature_algorithm", n.signature_algorithm},
+                            {"sig_hashalgo", n.sig_hashalgo},
+                            {"signer", n.signer},
+                            {"sig_key", n.sig_key},
+                            {"signed_attrs", n.signed_attrs},
+                            {"content_length", n.content_length},
+                            {"accepted_by", n.accepted_by}});
         }
         j["nested"] = nested;
       }
@@ -115,10 +120,9 @@ int cmd_info(const InfoArgs& a) {
     const std::string sig = j["signature"].get<std::string>();
     line("signature", sig.size() > 47 ? sig.substr(0, 47) + ":..." : sig);
     for (std::size_t k = 1; k < stack.size(); ++k)  // "nested[1]: RSA sha256, CMS 720 bytes at 4096"
-      line("nested[" + std::to_string(k) + "]", stack[k].signature_algorithm + " " + stack[k].sig_hashalgo + ", CMS " +
-                                                   std::to_string(stack[k].cms_length) + " bytes at " +
-                                                   std::to_string(stack[k].content_length) +
-                                                   (stack[k].signed_attrs ? ", signedAttrs" : ""));
+      line("nested[" + std::to_string(k) + "]",
+           stack[k].signature_algorithm + " " + stack[k].sig_hashalgo + ", CMS " + std::to_string(stack[k].cms_length) +
+               " bytes at " + std::to_string(stack[k].content_length) + (stack[k].signed_attrs ? ", signedAttrs" : ""));
   }
   return worst;
 }

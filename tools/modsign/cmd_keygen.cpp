@@ -39,7 +39,8 @@ int cmd_keygen(const KeygenArgs& a) {
         case KeygenRefusal::unknown_algorithm: complain("", "unknown --algo '" + a.algo + "' (" + kAlgos + ")"); break;
         case KeygenRefusal::days: complain("", "--days must be between 1 and 3000000"); break;
         case KeygenRefusal::same_file:
-          complain("", "--out and --cert-out name the same file; omit --cert-out to write key and certificate together");
+          complain("",
+                   "--out and --cert-out name the same file; omit --cert-out to write key and certificate together");
           break;
         case KeygenRefusal::certificate: complain("", e.what()); break;
         case KeygenRefusal::exists: complain("", std::string(e.what()) + " (--force replaces it)"); return kExitInput;
@@ -56,10 +57,11 @@ int cmd_keygen(const KeygenArgs& a) {
 
 Runner setup_keygen(CLI::App& c) {
   auto a = std::make_shared<KeygenArgs>();
-  c.add_option("--algo", a->algo, kAlgos)
-      ->capture_default_str();
-  add_out_option(&c, a->out, "private key (PKCS#8 PEM; ML-DSA in seed form), followed by the certificate "
-                             "unless --cert-out is given")->required();
+  c.add_option("--algo", a->algo, kAlgos)->capture_default_str();
+  add_out_option(&c, a->out,
+                 "private key (PKCS#8 PEM; ML-DSA in seed form), followed by the certificate "
+                 "unless --cert-out is given")
+      ->required();
   not_stdout(c.add_option("--cert-out", a->cert_out, "write the signer's certificate (PEM) here"));
   c.add_flag("--force", a->force, "replace --out and --cert-out if they exist (never both the same file)");
   c.add_option("--subject", a->subject, "subject and issuer DN, e.g. 'CN=Build key,O=Example'")->capture_default_str();

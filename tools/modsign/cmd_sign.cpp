@@ -23,7 +23,7 @@ namespace {
 struct SignArgs {
   std::string key, cert, dest;
   KeyOptions key_options;  // --pin-file
-  SignOptions sign;  // hash, signed_attrs, skid, replace, recompress, p7s, p7s_only, backend, sizes
+  SignOptions sign;        // hash, signed_attrs, skid, replace, recompress, p7s, p7s_only, backend, sizes
   BatchOptions batch;
   std::vector<std::string> modules, dirs;
   KernelBuildOptions kernel;  // --kernel-build / --kernel-config
@@ -48,8 +48,9 @@ std::string refusal_text(const SignError& e) {
     case SignRefusal::already_signed:
       return "module is already signed (use --replace to strip the old signature and re-sign)";
     case SignRefusal::compressed:
-      return e.format() + "-compressed module: use --recompress (or decompress it, sign the .ko, then recompress; the "
-                          "kernel checks the signature inside the decompressed image)";
+      return e.format() +
+             "-compressed module: use --recompress (or decompress it, sign the .ko, then recompress; the "
+             "kernel checks the signature inside the decompressed image)";
     default: return "";
   }
 }
@@ -58,16 +59,16 @@ std::string refusal_text(const SignError& e) {
 int report_option_refusal(const SignError& e, const SignArgs& a) {
   switch (e.reason()) {
     case SignRefusal::unknown_hash:
-      complain("", "unknown --hash '" + a.sign.hash + "' (sha1|sha224|sha256|sha384|sha512|sha3-256|sha3-384|sha3-512)");
+      complain("",
+               "unknown --hash '" + a.sign.hash + "' (sha1|sha224|sha256|sha384|sha512|sha3-256|sha3-384|sha3-512)");
       return kExitUsage;
     case SignRefusal::no_skid: complain("", std::string(e.what()) + " (needed for --keyid)"); return kExitInput;
     case SignRefusal::mldsa_signed_attrs_hash:
-      complain("", "ML-DSA with --signed-attrs needs --hash sha512: kernels refuse any other digest there "
-                   "(crypto/asymmetric_keys/public_key.c)");
+      complain("",
+               "ML-DSA with --signed-attrs needs --hash sha512: kernels refuse any other digest there "
+               "(crypto/asymmetric_keys/public_key.c)");
       return kExitUsage;
-    case SignRefusal::backend_needs_seed:
-      complain(a.key, backend_needs_seed_text());
-      return kExitUsage;
+    case SignRefusal::backend_needs_seed: complain(a.key, backend_needs_seed_text()); return kExitUsage;
     default: complain("", e.what()); return kExitInput;
   }
 }
@@ -95,17 +96,13 @@ int cmd_sign(const SignArgs& a) {
     if (cert.empty()) cert = kconfig->sig_cert;
   }
   if (key.empty() && !remote) {
-    if (kconfig)
-      complain("", "--key is required (or --kernel-build DIR, whose CONFIG_MODULE_SIG_KEY is used)");
-    else
-      std::cerr << "--key is required\nRun with --help for more information.\n";  // CLI11's words
+    if (kconfig) complain("", "--key is required (or --kernel-build DIR, whose CONFIG_MODULE_SIG_KEY is used)");
+    else std::cerr << "--key is required\nRun with --help for more information.\n";  // CLI11's words
     return kExitUsage;
   }
   try {
     check_sign_options(opt);  // the names, before anything is read
-  } catch (const SignError& e) {
-    return report_option_refusal(e, a);
-  }
+  } catch (const SignError& e) { return report_option_refusal(e, a); }
   if (remote) {
     const SignWording words{[&](const SignError& e) { return report_option_refusal(e, a); }, refusal_text, signed_line};
     return run_remote(a.remote, a.key, a.cert, opt, a.batch, a.modules, a.dirs, words);
@@ -119,9 +116,7 @@ int cmd_sign(const SignArgs& a) {
   if (!signer) return usage ? kExitUsage : kExitInput;
   try {
     check_sign_options(*signer, opt);
-  } catch (const SignError& e) {
-    return report_option_refusal(e, a);
-  }
+  } catch (const SignError& e) { return report_option_refusal(e, a); }
   if (kconfig)
     print_notes(kernel_config_warnings(*kconfig,
                                        "the new signature (" + signer->algorithm() + ", " + opt.hash + ", " +
@@ -158,20 +153,25 @@ Runner setup_sign(CLI::App& c) {
   add_signer_options(&c, a->key, a->cert, a->key_options.pin_file,
                      "private key (PEM or DER; KBUILD_SIGN_PIN for encrypted keys), or a pkcs11: URI; required unless "
                      "--kernel-build, --prepare or --attach");
-  auto* hash = c.add_option("--hash", a->sign.hash, "digestAlgorithm: sha256|sha384|sha512|sha3-256|sha3-384|sha3-512|sha224|sha1")
-      ->capture_default_str();
-  c.add_flag("--signed-attrs", a->sign.signed_attrs, "add signedAttrs {contentType, messageDigest} (sign-file with OpenSSL 3.x)");
+  auto* hash = c.add_option("--hash", a->sign.hash,
+                            "digestAlgorithm: sha256|sha384|sha512|sha3-256|sha3-384|sha3-512|sha224|sha1")
+                   ->capture_default_str();
+  c.add_flag("--signed-attrs", a->sign.signed_attrs,
+             "add signedAttrs {contentType, messageDigest} (sign-file with OpenSSL 3.x)");
   c.add_flag("--keyid", a->sign.skid, "identify the signer by subjectKeyIdentifier (SignerInfo version 3)");
   auto* p7s = c.add_flag("--p7s", a->sign.p7s, "also write OUTPUT.p7s (OUTPUT = MODULE, or the --out file)");
-  auto* p7s_only = c.add_flag("--p7s-only", a->sign.p7s_only, "only write MODULE.p7s; leave the module as it is")->excludes(p7s);
-  add_out_option(&c, a->dest, "write the signed module here instead of in place (one MODULE)", "--dest")->excludes(p7s_only);
+  auto* p7s_only =
+      c.add_flag("--p7s-only", a->sign.p7s_only, "only write MODULE.p7s; leave the module as it is")->excludes(p7s);
+  add_out_option(&c, a->dest, "write the signed module here instead of in place (one MODULE)", "--dest")
+      ->excludes(p7s_only);
   c.add_flag("--replace", a->sign.replace, "strip the existing signature (every stacked one) first");
   c.add_flag("--legacy", a->sign.legacy,
              "with --replace: also strip a trailer the kernel refuses as legacy (id_type 0/1, non-zero legacy "
              "fields), with a note");
   add_backend_option(&c, a->sign.backend, "signing");
   add_batch_options(&c, a->batch, true);
-  c.add_flag("--recompress", a->sign.recompress, "sign compressed modules: decompress, sign, recompress in the same format");
+  c.add_flag("--recompress", a->sign.recompress,
+             "sign compressed modules: decompress, sign, recompress in the same format");
   add_module_inputs(&c, a->sign.max_size, &a->sign.stream_above, &a->dirs, "sign");
   add_kernel_build_options(&c, a->kernel,
                            "CONFIG_MODULE_SIG_HASH unless --hash, CONFIG_MODULE_SIG_KEY and certs/signing_key.x509 "

@@ -61,9 +61,9 @@ int cmd_sign_file(int argc, char** argv) {
     }
     SignOptions opt;
     opt.hash = hash_name;
-    opt.raw = true;             // no look for an existing signature (one is signed over)
-    opt.recompress = true;      // a compressed module: its decompressed image, compressed again
-    opt.signed_attrs = false;   // CMS_NOATTR (for ML-DSA: sign-file built against OpenSSL 4)
+    opt.raw = true;            // no look for an existing signature (one is signed over)
+    opt.recompress = true;     // a compressed module: its decompressed image, compressed again
+    opt.signed_attrs = false;  // CMS_NOATTR (for ML-DSA: sign-file built against OpenSSL 4)
     opt.skid = keyid;
     opt.deterministic = deterministic;
     opt.backend = "openssl";
@@ -98,7 +98,8 @@ Runner setup_sign_file(CLI::App&) {
 
 }  // namespace
 
-const Registration kSignFile{
-    {"sign-file", "scripts/sign-file's command line: [-dpk] [-s] ... (see modsign-sign-file(1))", setup_sign_file, cmd_sign_file}};
+const Registration kSignFile{{"sign-file",
+                              "scripts/sign-file's command line: [-dpk] [-s] ... (see modsign-sign-file(1))",
+                              setup_sign_file, cmd_sign_file}};
 
 }  // namespace modsign::cli

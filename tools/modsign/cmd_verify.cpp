@@ -33,16 +33,17 @@ struct VerifyArgs {
   KernelBuildOptions kernel_build;  // --kernel-build / --kernel-config: the profile from that kernel
   std::string usage = "module";
   bool kexec_sig_force = false;
-  std::string kexec_arch;  ///< --kexec-arch (KexecOptions::arch); "": x86_64 or the --kernel-config's
-  std::string module_decompress;  ///< --module-decompress (KernelProfile::module_decompress)
-  std::vector<std::string> platform;  ///< --platform-keyring
+  std::string kexec_arch;                 ///< --kexec-arch (KexecOptions::arch); "": x86_64 or the --kernel-config's
+  std::string module_decompress;          ///< --module-decompress (KernelProfile::module_decompress)
+  std::vector<std::string> platform;      ///< --platform-keyring
   std::vector<std::string> kernel_lacks;  ///< --kernel-lacks (KernelProfile::absent_sig_algos, absent_hashes)
 };
 
 nlohmann::json signers_json(const std::vector<SignerSummary>& ss) {
   nlohmann::json a = nlohmann::json::array();
   for (const auto& s : ss)
-    a.push_back({{"sid", s.sid}, {"digest_algo", s.digest_algo}, {"sig_algo", s.sig_algo}, {"signed_attrs", s.signed_attrs}});
+    a.push_back(
+        {{"sid", s.sid}, {"digest_algo", s.digest_algo}, {"sig_algo", s.sig_algo}, {"signed_attrs", s.signed_attrs}});
   return a;
 }
 
@@ -53,7 +54,8 @@ nlohmann::json trusted_keys_json(const std::vector<TrustedKey>& keys) {
 }
 
 /// One verify line (or JSON object).
-void report_verdict(const VerifyArgs& a, nlohmann::json& j, const std::string& path, const Verdict& v, std::ostream& os) {
+void report_verdict(const VerifyArgs& a, nlohmann::json& j, const std::string& path, const Verdict& v,
+                    std::ostream& os) {
   if (a.json) {
     j["outcome"] = outcome_name(v.outcome);
     j["predicts"] = kVerdictPredicts;
@@ -67,10 +69,10 @@ void report_verdict(const VerifyArgs& a, nlohmann::json& j, const std::string& p
   } else {
     // A load passes the signature check; what the kernel checks after it is not predicted.
     const bool partial = v.outcome != LoadOutcome::refused;
-    os << printable(path) << ": " << outcome_name(v.outcome) << " (" << errno_name(v.err) << "): " << printable(v.reason)
+    os << printable(path) << ": " << outcome_name(v.outcome) << " (" << errno_name(v.err)
+       << "): " << printable(v.reason)
        << (v.compression ? " [" + compression_text(*v.compression) + "]" : std::string())
-       << (partial ? " [predicts " + std::string(kVerdictPredicts) + ", not the ELF checks]" : "")
-       << "\n";
+       << (partial ? " [predicts " + std::string(kVerdictPredicts) + ", not the ELF checks]" : "") << "\n";
   }
 }
 
@@ -143,12 +145,21 @@ void report_kexec(const VerifyArgs& a, const std::string& path, const KernelProf
     // No signature was checked (an error, or the loader's probe refused the image): no
     // sig_errno and no keyring, rather than an "OK" no check gave.
     const bool checked = !r.keyring.empty();
-    nlohmann::json j{{"path", path}, {"kernel", profile.name()}, {"usage", "kexec"}, {"arch", kexec_arch_name(ko.arch)},
-                     {"outcome", v ? kexec_outcome_name(r.outcome) : "error"}, {"predicts", kKexecVerdictPredicts},
-                     {"errno", errno_json(r.err)}, {"sig_errno", checked ? errno_json(r.sig_errno) : nullptr},
-                     {"load_errno", errno_json(r.load_errno)}, {"keyring", checked ? nlohmann::json(r.keyring) : nullptr}, {"reason", v ? r.reason : error},
-                     {"signers", signers_json(r.signers)}, {"digest_algo", r.digest_algo},
-                     {"signed_digest", to_hex(r.signed_digest)}, {"image_digest", to_hex(r.image_digest)},
+    nlohmann::json j{{"path", path},
+                     {"kernel", profile.name()},
+                     {"usage", "kexec"},
+                     {"arch", kexec_arch_name(ko.arch)},
+                     {"outcome", v ? kexec_outcome_name(r.outcome) : "error"},
+                     {"predicts", kKexecVerdictPredicts},
+                     {"errno", errno_json(r.err)},
+                     {"sig_errno", checked ? errno_json(r.sig_errno) : nullptr},
+                     {"load_errno", errno_json(r.load_errno)},
+                     {"keyring", checked ? nlohmann::json(r.keyring) : nullptr},
+                     {"reason", v ? r.reason : error},
+                     {"signers", signers_json(r.signers)},
+                     {"digest_algo", r.digest_algo},
+                     {"signed_digest", to_hex(r.signed_digest)},
+                     {"image_digest", to_hex(r.image_digest)},
                      {"trusted_keys", trusted_keys_json(r.trusted_keys)}};
     std::cout << dump(j) << "\n";
   } else if (v && !(a.batch.quiet && v->outcome == KexecOutcome::loads)) {  // -q: as for modules
@@ -205,7 +216,7 @@ int cmd_verify_kexec(const VerifyArgs& a) {
 int cmd_verify(const VerifyArgs& a) {
   if (a.usage == "kexec") return cmd_verify_kexec(a);
   if (a.kexec_sig_force || !a.platform.empty() || !a.kexec_arch.empty()) {
-    complain("", std::string(a.kexec_sig_force ? "--kexec-sig-force"
+    complain("", std::string(a.kexec_sig_force     ? "--kexec-sig-force"
                              : !a.platform.empty() ? "--platform-keyring"
                                                    : "--kexec-arch") +
                      " requires --usage kexec");
@@ -312,7 +323,7 @@ int cmd_verify(const VerifyArgs& a) {
     return v.outcome == LoadOutcome::loads ? finish(kExitOk, ItemState::done) : finish(kExitVerdict, ItemState::failed);
   };
   BatchOptions bo = a.batch;
-  bo.sync = "none";  // verify writes nothing
+  bo.sync = "none";              // verify writes nothing
   bo.always_print_out = a.json;  // --quiet keeps the JSON lines (they are the result)
   bo.not_handled = dir_error;
   const int status = run_batch("verify", inputs.size(), work, bo, inputs.size() > 1 || !a.dirs.empty(),
@@ -330,13 +341,15 @@ Runner setup_verify(CLI::App& c) {
   add_batch_options(&c, a->batch, false);
   add_json_flag(&c, a->json);
   add_module_inputs(&c, a->max_size, &a->stream_above, &a->dirs, "verify");
-  const auto [kb, kc] = add_kernel_build_options(
-      &c, a->kernel_build,
-      "the profile from that kernel (version, CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA, CONFIG_MODULE_SIG_FORCE; "
-      "instead of --kernel) and warnings when its settings refuse the module's signature");
+  const auto [kb, kc] =
+      add_kernel_build_options(&c, a->kernel_build,
+                               "the profile from that kernel (version, "
+                               "CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA, CONFIG_MODULE_SIG_FORCE; "
+                               "instead of --kernel) and warnings when its settings refuse the module's signature");
   kb->excludes("--kernel");
   kc->excludes("--kernel");
-  c.add_option("--usage", a->usage, "what the signature is checked for: module (init_module) or kexec (kexec_file_load of a kernel image)")
+  c.add_option("--usage", a->usage,
+               "what the signature is checked for: module (init_module) or kexec (kexec_file_load of a kernel image)")
       ->check(CLI::IsMember({"module", "kexec"}))
       ->capture_default_str();
   c.add_option("--module-decompress", a->module_decompress,

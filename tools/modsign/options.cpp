@@ -55,8 +55,9 @@ void add_kernel_lacks_option(CLI::App* cmd, std::vector<std::string>& families, 
 void add_signer_options(CLI::App* cmd, std::string& key, std::string& cert, std::string& pin_file,
                         const std::string& key_help) {
   cmd->add_option("--key", key, key_help);
-  cmd->add_option("--cert", cert, "the signer's certificate (PEM or DER); default: the certificate in the key file "
-                                  "(for a pkcs11: key, the token's)");
+  cmd->add_option("--cert", cert,
+                  "the signer's certificate (PEM or DER); default: the certificate in the key file "
+                  "(for a pkcs11: key, the token's)");
   cmd->add_option("--pin-file", pin_file, "read the token PIN or key passphrase from this file (first line)");
 }
 
@@ -76,9 +77,10 @@ void add_ima_hash_option(CLI::App* cmd, std::string& ima_hash) {
 }
 
 void add_byte_order_options(CLI::App* cmd, ByteOrderOptions& o) {
-  cmd->add_option("--kernel-arch", o.arch,
-                  "the kernel's architecture: x86_64 (default), arm64 or s390x (CONFIG_S390=y): the default byte order, "
-                  "and (ima template) what a d-modsig past the kernel's stack buffer does, measured per architecture")
+  cmd->add_option(
+         "--kernel-arch", o.arch,
+         "the kernel's architecture: x86_64 (default), arm64 or s390x (CONFIG_S390=y): the default byte order, "
+         "and (ima template) what a d-modsig past the kernel's stack buffer does, measured per architecture")
       ->check(CLI::IsMember({"x86_64", "arm64", "s390x"}));
   cmd->add_option("--byte-order", o.order,
                   "the kernel's byte order: little (x86_64, arm64) or big (s390x; CONFIG_CPU_BIG_ENDIAN=y): IMA hashes "
@@ -90,8 +92,9 @@ void add_byte_order_options(CLI::App* cmd, ByteOrderOptions& o) {
 
 bool apply_byte_order(KernelProfile& profile, const ByteOrderOptions& o) {
   const Machine machine = parse_machine(o.arch).value_or(Machine::x86_64);  // "" and checked names
-  const ByteOrder order =
-      o.order.empty() ? default_byte_order(machine) : o.order == "big" ? ByteOrder::big : ByteOrder::little;
+  const ByteOrder order = o.order.empty()    ? default_byte_order(machine)
+                          : o.order == "big" ? ByteOrder::big
+                                             : ByteOrder::little;
   // The default x86_64 (no --kernel-arch) may not be contradicted either.
   if (!byte_order_possible(machine, order)) {
     complain("", "--byte-order " + o.order + ": an " + std::string(machine_name(machine)) + " kernel is " +
@@ -112,9 +115,8 @@ void add_bytes_option(CLI::App* cmd, const std::string& name, std::uint64_t& val
             std::uint64_t n = 0;
             const char* end = v.data() + v.size();
             const auto [p, ec] = std::from_chars(v.data(), end, n);
-            if (v.empty() || ec != std::errc() || p != end || !std::all_of(v.begin(), v.end(), [](char c) {
-                  return c >= '0' && c <= '9';
-                }))
+            if (v.empty() || ec != std::errc() || p != end ||
+                !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; }))
               return "'" + printable(v) + "' is not a number of bytes (decimal digits, at most 18446744073709551615)";
             return {};
           },
@@ -127,7 +129,8 @@ void add_module_inputs(CLI::App* cmd, std::uint64_t& max_size, std::uint64_t* st
   add_bytes_option(cmd, "--max-size", max_size, "largest decompressed module, bytes");
   if (stream_above)
     add_bytes_option(cmd, "--stream-above", *stream_above,
-                     std::string(verb) + " uncompressed modules larger than this many bytes in one streaming pass (constant memory)");
+                     std::string(verb) +
+                         " uncompressed modules larger than this many bytes in one streaming pass (constant memory)");
   if (dirs)
     cmd->add_option("-r", *dirs, "also every *.ko, *.ko.xz, *.ko.zst, *.ko.gz under DIR (recursive, sorted)")
         ->allow_extra_args(false);
@@ -135,9 +138,9 @@ void add_module_inputs(CLI::App* cmd, std::uint64_t& max_size, std::uint64_t* st
 
 std::pair<CLI::Option*, CLI::Option*> add_kernel_build_options(CLI::App* cmd, KernelBuildOptions& k,
                                                                const std::string& what) {
-  auto* b = cmd->add_option("--kernel-build", k.build,
-                            "the target kernel's build or headers tree (its .config or include/config/auto.conf): " +
-                                what);
+  auto* b =
+      cmd->add_option("--kernel-build", k.build,
+                      "the target kernel's build or headers tree (its .config or include/config/auto.conf): " + what);
   auto* c = cmd->add_option("--kernel-config", k.config, "the target kernel's .config alone: " + what)->excludes(b);
   return {b, c};
 }
@@ -149,14 +152,23 @@ void add_fs_options(CLI::App* cmd, FsOptions& o) {
   // option, not in the superblock).
   auto* dev = cmd->add_option("--device", o.device, "read the geometry from this device or image's superblock");
   auto* mnt = cmd->add_option("--mount", o.mount, "read the geometry of the file system mounted here");
-  cmd->add_option("--block-size", o.block_size, "block size in bytes (ext4: 4096, XFS: 4096 by default)")->check(CLI::Range(1, 1 << 20))->excludes(dev)->excludes(mnt);
-  cmd->add_option("--inode-size", o.inode_size, "inode size in bytes (ext4: 256, XFS: 512 by default)")->check(CLI::Range(1, 1 << 20))->excludes(dev)->excludes(mnt);
+  cmd->add_option("--block-size", o.block_size, "block size in bytes (ext4: 4096, XFS: 4096 by default)")
+      ->check(CLI::Range(1, 1 << 20))
+      ->excludes(dev)
+      ->excludes(mnt);
+  cmd->add_option("--inode-size", o.inode_size, "inode size in bytes (ext4: 256, XFS: 512 by default)")
+      ->check(CLI::Range(1, 1 << 20))
+      ->excludes(dev)
+      ->excludes(mnt);
   cmd->add_option("--extra-isize", o.extra_isize, "ext4 i_extra_isize of new inodes")
       ->capture_default_str()
       ->excludes(dev)
       ->excludes(mnt);
   cmd->add_flag("--ea-inode", o.ea_inode, "ext4 with the ea_inode feature")->excludes(dev)->excludes(mnt);
-  cmd->add_option("--node-size", o.node_size, "btrfs node size in bytes (16384 by default)")->check(CLI::Range(1, 1 << 20))->excludes(dev)->excludes(mnt);
+  cmd->add_option("--node-size", o.node_size, "btrfs node size in bytes (16384 by default)")
+      ->check(CLI::Range(1, 1 << 20))
+      ->excludes(dev)
+      ->excludes(mnt);
   cmd->add_option("--inline-xattr-size", o.inline_words,
                   "f2fs inline xattr area in 4-byte words (0: noinline_xattr; 50 by default; with --device: the "
                   "mount option the superblock does not hold)")

@@ -8,7 +8,9 @@
 #include <utility>
 #include <vector>
 
-namespace CLI { class App; }
+namespace CLI {
+class App;
+}
 
 namespace modsign::cli {
 
@@ -30,8 +32,8 @@ struct Command {
 /// The order of `modsign --help` (and of the registry): keygen, sign, sign-file, strip,
 /// extract, verify, info, digest, ima, blacklist, dbx, cms.  A registered name missing here is
 /// listed after these, by name.
-inline const std::vector<std::string> kCommandOrder = {"keygen", "sign",   "sign-file", "strip", "extract", "verify",
-                                                       "info",   "digest", "ima",       "blacklist", "dbx", "cms"};
+inline const std::vector<std::string> kCommandOrder = {
+    "keygen", "sign", "sign-file", "strip", "extract", "verify", "info", "digest", "ima", "blacklist", "dbx", "cms"};
 
 /// Every registered command, in kCommandOrder.
 std::vector<const Command*> commands();

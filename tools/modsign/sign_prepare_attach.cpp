@@ -73,8 +73,8 @@ nlohmann::json::parser_callback_t strict_json_reader(std::string& refused) {
     using E = nlohmann::json::parse_event_t;
     if (ev == E::object_start) names->emplace_back();
     if (ev == E::object_end && !names->empty()) names->pop_back();
-    if ((ev == E::key || ev == E::value) && v.is_string() && v.get_ref<const std::string&>().find('\0') != std::string::npos &&
-        refused.empty())
+    if ((ev == E::key || ev == E::value) && v.is_string() &&
+        v.get_ref<const std::string&>().find('\0') != std::string::npos && refused.empty())
       refused = "\\u0000 (a NUL) in a string";
     if (ev == E::key && !names->empty() && !names->back().insert(v.get<std::string>()).second && refused.empty())
       refused = "member \"" + v.get<std::string>() + "\" given twice";
@@ -91,7 +91,8 @@ void for_each_json_line(const std::string& path,
   while (start < b.size()) {
     std::size_t end = start;
     while (end < b.size() && b[end] != '\n') ++end;
-    const std::string line(b.begin() + static_cast<std::ptrdiff_t>(start), b.begin() + static_cast<std::ptrdiff_t>(end));
+    const std::string line(b.begin() + static_cast<std::ptrdiff_t>(start),
+                           b.begin() + static_cast<std::ptrdiff_t>(end));
     const std::string where = path + ": line " + std::to_string(++n) + ": ";
     start = end + 1;
     if (line.empty()) continue;
@@ -109,17 +110,13 @@ T field(const nlohmann::json& j, const char* key, const std::string& where) {
   if (!j.contains(key)) throw InputError(where + "no \"" + key + "\"");
   try {
     return j.at(key).get<T>();
-  } catch (const nlohmann::json::exception&) {
-    throw InputError(where + "\"" + key + "\" has the wrong type");
-  }
+  } catch (const nlohmann::json::exception&) { throw InputError(where + "\"" + key + "\" has the wrong type"); }
 }
 
 Bytes hex_field(const nlohmann::json& j, const char* key, const std::string& where) {
   try {
     return from_hex(field<std::string>(j, key, where));
-  } catch (const std::invalid_argument&) {
-    throw InputError(where + "\"" + key + "\" is not hex");
-  }
+  } catch (const std::invalid_argument&) { throw InputError(where + "\"" + key + "\" is not hex"); }
 }
 
 struct ManifestEntry {
@@ -184,7 +181,8 @@ std::map<std::size_t, SigOrError> read_signature_lines(const std::string& path, 
   std::map<std::size_t, SigOrError> out;
   for_each_json_line(path, [&](const nlohmann::json& j, const std::string& where) {
     std::optional<std::size_t> index;
-    if (j.contains("index") && j.contains("path")) throw InputError(where + "gives both \"index\" and \"path\": give one");
+    if (j.contains("index") && j.contains("path"))
+      throw InputError(where + "gives both \"index\" and \"path\": give one");
     if (j.contains("index")) {
       index = field<std::size_t>(j, "index", where);
       if (std::none_of(m.begin(), m.end(), [&](const ManifestEntry& e) { return e.index == *index; }))
@@ -204,7 +202,8 @@ std::map<std::size_t, SigOrError> read_signature_lines(const std::string& path, 
     try {
       out[*index] = hex ? from_hex(text) : from_base64(text);
     } catch (const std::exception&) {  // a malformed signature file: refused before any module is touched
-      throw InputError(where + "\"" + (hex ? "signature" : "signature_base64") + "\" is not " + (hex ? "hex" : "base64"));
+      throw InputError(where + "\"" + (hex ? "signature" : "signature_base64") + "\" is not " +
+                       (hex ? "hex" : "base64"));
     }
   });
   return out;
@@ -215,9 +214,7 @@ SigOrError signature_file(const std::string& dir, std::size_t index) {
   const std::string f = dir + "/" + std::to_string(index) + ".sig";
   try {
     return read_file(f, kMaxSmallFileSize);
-  } catch (const IoError& e) {
-    return std::string("no signature: ") + e.what();
-  }
+  } catch (const IoError& e) { return std::string("no signature: ") + e.what(); }
 }
 
 /// --signatures DIR: every DIR/NAME.sig must name an index of the manifest (NAME its
@@ -231,9 +228,8 @@ void check_signature_dir(const std::string& dir, const std::vector<ManifestEntry
     const std::string stem = name.substr(0, name.size() - 4);
     const bool canonical = std::all_of(stem.begin(), stem.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
                            stem.size() <= 19 && stem[0] != '0';
-    if (!canonical || std::none_of(m.begin(), m.end(), [&](const ManifestEntry& e) {
-          return std::to_string(e.index) == stem;
-        }))
+    if (!canonical ||
+        std::none_of(m.begin(), m.end(), [&](const ManifestEntry& e) { return std::to_string(e.index) == stem; }))
       throw InputError(dir + "/" + name + ": no index " + stem + " in the manifest");
   }
   if (ec) throw InputError(dir + ": " + ec.message());
@@ -261,8 +257,9 @@ int run_prepare(const RemoteArgs& r, const std::string& cert_path, const SignOpt
     return kExitUsage;
   }
   if (opt.deterministic) {
-    complain("", "--deterministic is the signer's choice with --prepare/--attach (e.g. openssl pkeyutl -pkeyopt "
-                 "deterministic:1)");
+    complain("",
+             "--deterministic is the signer's choice with --prepare/--attach (e.g. openssl pkeyutl -pkeyopt "
+             "deterministic:1)");
     return kExitUsage;
   }
   std::size_t dir_error = 0;  // entries under -r DIR not handled (reported)
@@ -274,9 +271,7 @@ int run_prepare(const RemoteArgs& r, const std::string& cert_path, const SignOpt
         try {
           cert = SignerCertificate::load(cert_path);
           check_sign_options(*cert, opt);
-        } catch (const SignError& e) {
-          return words.option_refusal(e);
-        }
+        } catch (const SignError& e) { return words.option_refusal(e); }
         if (r.prepare != "-") {
           std::vector<KeptFile> kept{{cert_path, "the certificate"}};
           for (const auto& in : inputs) kept.push_back({in.path, "the input"});
@@ -314,13 +309,11 @@ int run_prepare(const RemoteArgs& r, const std::string& cert_path, const SignOpt
         res.bytes = q.size;
         if (r.prepare != "-")
           lines[i] = printable(q.path) + ": prepared (" + q.algorithm + ", " +
-                    (q.signed_attrs ? "signedAttrs" : "no signedAttrs") + ", " + q.hash + ", to_sign " +
-                    std::string(to_sign_name(q.kind)) + " " + std::to_string(q.to_sign.size()) + " bytes)\n";
+                     (q.signed_attrs ? "signedAttrs" : "no signedAttrs") + ", " + q.hash + ", to_sign " +
+                     std::string(to_sign_name(q.kind)) + " " + std::to_string(q.to_sign.size()) + " bytes)\n";
         res.exit = kExitOk;
         res.state = ItemState::done;
-      } catch (const SignError& e) {
-        report_refusal(e, inputs[i].path, words, res);
-      }
+      } catch (const SignError& e) { report_refusal(e, inputs[i].path, words, res); }
       return res.exit;
     });
     return res;
@@ -362,13 +355,15 @@ int run_attach(const RemoteArgs& r, const std::string& cert_path, const SignOpti
     return kExitUsage;
   }
   if (opt.signed_attrs || opt.skid || opt.replace || opt.recompress || opt.hash != SignOptions{}.hash) {
-    complain("", "--hash, --signed-attrs, --keyid, --replace and --recompress are recorded in MANIFEST: give them "
-                 "to --prepare");
+    complain("",
+             "--hash, --signed-attrs, --keyid, --replace and --recompress are recorded in MANIFEST: give them "
+             "to --prepare");
     return kExitUsage;
   }
   if (opt.deterministic) {
-    complain("", "--deterministic is the signer's choice with --prepare/--attach (e.g. openssl pkeyutl -pkeyopt "
-                 "deterministic:1)");
+    complain("",
+             "--deterministic is the signer's choice with --prepare/--attach (e.g. openssl pkeyutl -pkeyopt "
+             "deterministic:1)");
     return kExitUsage;
   }
   std::vector<ManifestEntry> manifest;
@@ -402,8 +397,7 @@ int run_attach(const RemoteArgs& r, const std::string& cert_path, const SignOpti
           for (std::size_t k = 0; k < i; ++k)
             if (manifest[k].p.path == e.p.path || same_file(manifest[k].p.path, e.p.path))
               throw InputError(r.attach + ": indexes " + std::to_string(manifest[k].index) + " and " +
-                               std::to_string(e.index) + " name the same module " + e.p.path +
-                               "; nothing was written");
+                               std::to_string(e.index) + " name the same module " + e.p.path + "; nothing was written");
         }
         if (manifest.empty()) throw InputError(r.attach + ": no modules in the manifest; nothing to attach");
         if (sig_dir) check_signature_dir(r.signatures, manifest);
@@ -417,10 +411,11 @@ int run_attach(const RemoteArgs& r, const std::string& cert_path, const SignOpti
     CaptureComplaints capture(res.err);
     res.exit = kExitInput;
     res.state = ItemState::failed;
-    SigOrError sig = sig_dir ? signature_file(r.signatures, e.index)
-                     : sig_lines.count(e.index) ? sig_lines.at(e.index)
-                                                : SigOrError(std::string("no signature in ") + r.signatures +
-                                                             " for index " + std::to_string(e.index));
+    SigOrError sig =
+        sig_dir ? signature_file(r.signatures, e.index)
+        : sig_lines.count(e.index)
+            ? sig_lines.at(e.index)
+            : SigOrError(std::string("no signature in ") + r.signatures + " for index " + std::to_string(e.index));
     if (const auto* why = std::get_if<std::string>(&sig)) {
       complain(e.p.path, *why + "; module left as it is");
       return res;

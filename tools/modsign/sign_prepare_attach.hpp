@@ -31,8 +31,8 @@ bool remote_requested(const RemoteArgs& r);
 
 /// How `sign` words what the library reports, shared with its one-step path.
 struct SignWording {
-  std::function<int(const SignError&)> option_refusal;    ///< prints; returns the exit status
-  std::function<std::string(const SignError&)> hint;     ///< "" = the library's message
+  std::function<int(const SignError&)> option_refusal;      ///< prints; returns the exit status
+  std::function<std::string(const SignError&)> hint;        ///< "" = the library's message
   std::function<std::string(const SignReport&)> done_line;  ///< the "PATH: signed (...)" line
 };
 
