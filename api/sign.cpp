@@ -422,7 +422,7 @@ std::string append_signature_file(const std::string& path, const std::string& cm
                                   OutputBatch* batch) {
   api::BatchRoute route(batch);
   api::refuse_non_module(path);
-  const std::string dest = out.empty() ? path : out;
+  std::string dest = out.empty() ? path : out;
   refuse_output_over(dest, {{cms_path, "the input"}});
   const Bytes file = read_file(path);
   const Bytes cms_der = read_file(cms_path);

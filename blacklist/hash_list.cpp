@@ -12,7 +12,11 @@ namespace modsign {
 
 // The public calls of include/modsign/blacklist.hpp are defined here, in the file that
 // mirrors the build checks; the internal names (blacklist::ListProblem, ...) are aliases.
-using namespace blacklist;
+using blacklist::kMaxHashHexLen;
+using blacklist::ListEntry;
+using blacklist::ListProblem;
+using blacklist::ProblemStage;
+using blacklist::vet_description;
 
 namespace {
 

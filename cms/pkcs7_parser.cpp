@@ -14,7 +14,6 @@ namespace modsign::kernel {
 using asn1::Element;
 using asn1::Reader;
 using asn1::Rules;
-using asn1::Writer;
 
 namespace {
 

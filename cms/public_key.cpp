@@ -52,7 +52,7 @@ Status rsassa_pkcs1_verify(const crypto::PublicKey& key, crypto::HashAlgo h, Byt
   });
   Bytes prefix;
   {
-    const Bytes inner = alg.bytes();
+    const Bytes& inner = alg.bytes();
     Bytes octet_hdr = asn1::header(asn1::kOctetString, hi.size);
     prefix = asn1::header(asn1::kSequence, inner.size() + octet_hdr.size() + hi.size);
     prefix.insert(prefix.end(), inner.begin(), inner.end());

@@ -444,7 +444,7 @@ std::string keep_original(const CommitPart& p) {
     ::close(fd);
     ::unlinkat(*p.dir, base.c_str(), 0);
     if (::linkat(*p.dir, base_of(p.path).c_str(), *p.dir, base.c_str(), 0) == 0) {
-      const std::string kept = dir_of(p.path) + "/" + base;
+      std::string kept = dir_of(p.path) + "/" + base;
       tmp_names().insert(kept);  // removed on a signal like any temporary file
       return kept;
     }

@@ -158,7 +158,7 @@ struct CommitPart {
 /// carried over: they describe the old content (dropped_xattrs() names them).
 class AtomicFile {
  public:
-  AtomicFile(const std::string& path, unsigned mode = 0644, bool keep_mode = true);
+  explicit AtomicFile(const std::string& path, unsigned mode = 0644, bool keep_mode = true);
   /// The target `path` in the directory `dir` (open; an InputLock's dir(), for an output
   /// beside the input): the directory is not looked up again by path.
   AtomicFile(const std::string& path, std::shared_ptr<const int> dir, unsigned mode = 0644, bool keep_mode = true);

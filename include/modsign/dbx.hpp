@@ -59,6 +59,7 @@ struct EfiGuid {
   /// Lower-case registry form, e.g. "c1c41626-504c-4092-aca9-41f936934328".
   MODSIGN_API std::string str() const;
   MODSIGN_API bool is_zero() const;
+  // NOLINTNEXTLINE(modernize-use-nullptr): clang-tidy 14 flags a defaulted <=>
   auto operator<=>(const EfiGuid&) const = default;
 };
 

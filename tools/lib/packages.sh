@@ -14,8 +14,12 @@ check_packages=(cmake g++ make pkg-config perl python3 libgtest-dev libbenchmark
 check_kernel_packages=(qemu-system-x86 busybox-static flex bison bc libelf-dev libssl-dev kmod gcc make
       qemu-system-misc gcc-s390x-linux-gnu libc6-dev-s390x-cross
       qemu-system-arm gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
-# clang and its runtimes (libFuzzer, ASan, UBSan) for --sanitize and --fuzz
-check_sanitize_packages=(clang-14 libclang-rt-14-dev)
+# clang and its runtimes (libFuzzer, ASan, UBSan) for --sanitize and --fuzz, and clang-tidy
+# (tools/lint tidy, in the --sanitize tier)
+check_sanitize_packages=(clang-14 libclang-rt-14-dev clang-tidy-14)
+# tools/lint format, in the plain tier (not in the chroots of --distro and --cross: the source's
+# layout is the same there, and Debian 13 and unstable have no clang-format-14)
+check_lint_packages=(clang-format-14)
 # --cross ARCH (tools/cross-test): a Debian 13 amd64 chroot with ARCH added.  Host (amd64):
 # the cross compiler comes with crossbuild-essential-ARCH, qemu-user runs ARCH programs,
 # and the tools the tests only call as independent programs on files of portable formats.
