@@ -69,12 +69,13 @@ void check_kernel_config_hash(const KernelConfig& config) {
 
 KernelProfile kernel_profile_of(const KernelConfig& config) {
   KernelProfile p = *KernelProfile::parse(module::generation_of(config));
-  if (p.name() == "v7.0") p.set_waive_mldsa_authattrs(config.value("PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA") == "y");
-  p.set_enforce(config.value("MODULE_SIG_FORCE") == "y");
+  if (p.name() == "v7.0")
+    p.set_waive_mldsa_authattrs(module::is_set_y(config, "PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA"));
+  p.set_enforce(module::is_set_y(config, "MODULE_SIG_FORCE"));
   p.set_module_decompress(module::module_decompress_of(config));
   p.set_absent_sig_algos(module::absent_sig_algos_of(config));
   p.set_absent_hashes(module::absent_hashes_of(config));
-  p.set_byte_order(config.value("CPU_BIG_ENDIAN") == "y" ? ByteOrder::big : ByteOrder::little);
+  p.set_byte_order(module::is_set_y(config, "CPU_BIG_ENDIAN") ? ByteOrder::big : ByteOrder::little);
   p.set_machine(module::machine_of(config).value_or(Machine::x86_64));
   return p;
 }

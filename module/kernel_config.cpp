@@ -43,9 +43,16 @@ constexpr const char* kNoSigAlgo =
     " (crypto_alloc_sig fails with ENOENT: a trusted key of this type refuses the module, EKEYREJECTED, and a "
     "self-signed certificate of this type is not loaded, ENOKEY)";
 
+/// CONFIG_<name> read as a bool or tristate ("y", "m", "n"), "" when not set or quoted
+/// (conf_set_sym_val ignores a quoted bool).
+std::string tristate_of(const KernelConfig& c, std::string_view name) {
+  const std::string key = name.starts_with("CONFIG_") ? std::string(name) : "CONFIG_" + std::string(name);
+  return c.quoted.contains(key) ? std::string() : c.value(key);
+}
+
 /// "needs CONFIG_X=y, which is not set" or "needs CONFIG_X=y, not =m".
 std::string needs(const KernelConfig& c, const std::string& symbol) {
-  const std::string v = c.value(symbol);
+  const std::string v = tristate_of(c, symbol);
   return "needs " + symbol + "=y, " + (v.empty() ? std::string("which is not set") : "not =" + v);
 }
 
@@ -69,7 +76,7 @@ KeyFamily family(std::string_view algorithm) {
 
 }  // namespace
 
-bool is_set_y(const KernelConfig& c, std::string_view name) { return c.value(name) == "y"; }
+bool is_set_y(const KernelConfig& c, std::string_view name) { return tristate_of(c, name) == "y"; }
 
 void parse_config_text(std::string_view text, KernelConfig& c) {
   for (std::size_t line_no = 1; !text.empty(); ++line_no) {
@@ -92,6 +99,8 @@ void parse_config_text(std::string_view text, KernelConfig& c) {
     // ints and hexes are digits.
     const bool tristate = !raw.empty() && (raw.front() == 'y' || raw.front() == 'm' || raw.front() == 'n');
     c.symbols[name] = tristate ? std::string(1, raw.front()) : unquote(raw);
+    if (!tristate && raw.starts_with('"')) c.quoted.insert(name);
+    else c.quoted.erase(name);
     if (name == "CONFIG_MODULE_SIG_HASH") c.sig_hash_line = line_no;
   }
   c.sig_hash = c.value("MODULE_SIG_HASH");
@@ -126,7 +135,7 @@ void resolve_signing_key(const std::string& dir, KernelConfig& c) {
 }
 
 std::string module_decompress_of(const KernelConfig& config) {
-  if (config.value("MODULE_DECOMPRESS") != "y") return "none";
+  if (!is_set_y(config, "MODULE_DECOMPRESS")) return "none";
   for (const char* f : {"gzip", "xz", "zstd"}) {
     std::string sym = std::string("MODULE_COMPRESS_") + f;
     for (auto& ch : sym) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
@@ -144,7 +153,7 @@ std::vector<std::string> absent_sig_algos_of(const KernelConfig& c) {
 }
 
 std::vector<std::string> absent_hashes_of(const KernelConfig& c) {
-  auto built = [&](std::string_view name) { return c.value(name) == "y" || c.value(name) == "m"; };
+  auto built = [&](std::string_view name) { return tristate_of(c, name) == "y" || tristate_of(c, name) == "m"; };
   std::vector<std::string> out;
   // The "sm3" shash: CRYPTO_SM3 on 7.x; on 6.x CRYPTO_SM3 is the library alone, and the hash
   // is CRYPTO_SM3_GENERIC or an architecture's driver (hostile review).

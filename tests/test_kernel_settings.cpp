@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <modsign/modsign.hpp>
@@ -452,4 +453,32 @@ TEST(KernelSettingsConfigText, BoolsAreReadByTheirFirstCharacter) {
   EXPECT_EQ(c.value("LOCALVERSION"), "y");  // a string, quoted: kept
   EXPECT_EQ(kernel_profile_of(c).machine(), Machine::x86_64);
   EXPECT_TRUE(module_sig_modelled(c));
+}
+
+// A bool written quoted (CONFIG_MODULE_SIG_FORCE="y", a hand edit; kconfig never writes it)
+// is ignored by conf_set_sym_val with a warning: the symbol keeps its default, not set here.
+// modsign took it as y (issue 30's hostile review of session 18).
+TEST(KernelSettingsConfigText, AQuotedBoolIsNotSet) {
+  const test::TempDir d;
+  test::spit(d / "config", std::string("# Linux/x86_64 7.2.13 Kernel Configuration\nCONFIG_X86_64=y\n"
+                                       "CONFIG_MODULE_SIG=y\nCONFIG_MODULE_SIG_FORCE=\"y\"\n"
+                                       "CONFIG_CRYPTO_RSA=\"y\"\nCONFIG_CRYPTO_SM3=\"m\"\n"
+                                       "CONFIG_MODULE_SIG_HASH=\"sha512\"\n"));
+  const KernelConfig c = read_kernel_config(d / "config");
+  EXPECT_EQ(c.value("MODULE_SIG_FORCE"), "y");  // the text, unquoted
+  EXPECT_EQ(c.quoted, (std::set<std::string>{"CONFIG_CRYPTO_RSA", "CONFIG_CRYPTO_SM3", "CONFIG_MODULE_SIG_FORCE",
+                                             "CONFIG_MODULE_SIG_HASH"}));
+  const KernelProfile p = kernel_profile_of(c);
+  EXPECT_FALSE(p.enforce());
+  EXPECT_EQ(p.absent_sig_algos(), (std::vector<std::string>{"rsa", "ecdsa", "mldsa"}));
+  EXPECT_EQ(p.absent_hashes(), (std::vector<std::string>{"sm3", "streebog"}));
+  EXPECT_EQ(c.sig_hash, "sha512");
+  // The same lines unquoted are y and m.
+  test::spit(d / "config2", std::string("# Linux/x86_64 7.2.13 Kernel Configuration\nCONFIG_X86_64=y\n"
+                                        "CONFIG_MODULE_SIG=y\nCONFIG_MODULE_SIG_FORCE=y\nCONFIG_CRYPTO_RSA=y\n"
+                                        "CONFIG_CRYPTO_SM3=m\n"));
+  const KernelProfile q = kernel_profile_of(read_kernel_config(d / "config2"));
+  EXPECT_TRUE(q.enforce());
+  EXPECT_EQ(q.absent_sig_algos(), (std::vector<std::string>{"ecdsa", "mldsa"}));
+  EXPECT_EQ(q.absent_hashes(), (std::vector<std::string>{"streebog"}));
 }

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +32,10 @@ struct KernelConfig {
   /// Every CONFIG_ symbol that is set, its value unquoted: "y", "m", "sha256",
   /// "certs/signing_key.pem".  "# CONFIG_X is not set" lines leave X out.
   std::map<std::string, std::string> symbols;
+  /// The symbols of `symbols` whose value was quoted (strings: CONFIG_MODULE_SIG_HASH="sha512").
+  /// A bool or tristate written quoted (CONFIG_X="y", which kconfig never writes) is not
+  /// set: scripts/kconfig/confdata.c conf_set_sym_val() warns and ignores the line.
+  std::set<std::string> quoted;
   /// CONFIG_MODULE_SIG_HASH ("" when not set).
   std::string sig_hash;
   /// The line of `source` that sets it (counted from 1; 0 when not set).
