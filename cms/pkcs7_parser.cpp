@@ -306,9 +306,14 @@ SignedInfo parse_signer_info(ParseContext& ctx, const Element& el) {
     // id-ecdsa-with-sha3-* (2.16.840.1.101.3.4.3.10-12) came with SHA-3 support (not in 6.1).
     const bool ecdsa_sha3 = it != t.end() && it->oid.size() == 9 && it->oid[8] >= 0x0a && it->oid[8] <= 0x0c;
     const bool sm2 = it != t.end() && std::string_view(it->pkey_algo) == "sm2";
-    if (it == t.end() || (it->v7_only && ctx.profile.generation == Generation::v6) ||
-        (ecdsa_sha3 && ctx.profile.legacy_digests) || (sm2 && !ctx.profile.legacy_digests))
-      fail(KErr::enopkg, "Unknown pkey algo " + asn1::oid_to_string(oid.content));
+    // The kernel's words, then which algorithm it is when another kernel generation knows it.
+    const std::string unknown = "Unknown pkey algo " + asn1::oid_to_string(oid.content);
+    if (it == t.end()) fail(KErr::enopkg, unknown);
+    if (it->v7_only && ctx.profile.generation == Generation::v6)
+      fail(KErr::enopkg, unknown + " (" + it->pkey_algo + ", which only --kernel v7.0 knows)");
+    if (ecdsa_sha3 && ctx.profile.legacy_digests)
+      fail(KErr::enopkg, unknown + " (ecdsa with SHA-3, which --kernel v6.1 does not know)");
+    if (sm2 && !ctx.profile.legacy_digests) fail(KErr::enopkg, unknown + " (sm2, which only --kernel v6.1 knows)");
     si.pkey_algo = it->pkey_algo;
     si.encoding = it->encoding;
     si.algo_takes_data = it->takes_data && ctx.profile.generation == Generation::v7_0;

@@ -194,8 +194,17 @@ TEST(KernelDigest, Item22MlDsaNoAttrs) {
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(d.error().code, KErr::einval);
   EXPECT_EQ(d.error().message, "pkcs7_get_digest: No digest available");
-  // Before 7.0 the ML-DSA OID is unknown: the parse fails.
-  EXPECT_EQ(kernel::pkcs7_parse_message(der, KernelProfile::v6()).error().code, KErr::enopkg);
+  // Before 7.0 the ML-DSA OID is unknown: the parse fails, and the message names the
+  // algorithm (issue 30: "Unknown pkey algo 2.16.840.1.101.3.4.3.18" alone named nothing).
+  const auto v6 = kernel::pkcs7_parse_message(der, KernelProfile::v6());
+  ASSERT_FALSE(v6.ok());
+  EXPECT_EQ(v6.error().code, KErr::enopkg);
+  EXPECT_EQ(v6.error().message, "Unknown pkey algo 2.16.840.1.101.3.4.3.18 (mldsa65, which only --kernel v7.0 knows)");
+  // An OID no kernel generation knows keeps the kernel's words alone.
+  const auto rsa =
+      kernel::pkcs7_parse_message(build(one({.sig_oid = kSha256WithRsa}), content()), KernelProfile::v7_0());
+  ASSERT_FALSE(rsa.ok());
+  EXPECT_EQ(rsa.error().message, "Unknown pkey algo 1.2.840.113549.1.1.11");
 }
 
 TEST(KernelDigest, Item23MlDsaAttrsSha512) {
