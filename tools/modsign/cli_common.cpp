@@ -203,20 +203,10 @@ int finish_stdout(int status) {
   return std::max(status, kExitInput);
 }
 
-std::optional<Signer> load_signer(const std::string& key, const std::string& cert, const KeyOptions& options,
-                                  bool* usage) {
-  if (usage) *usage = false;
-  try {
-    auto signer = Signer::load(key, cert, prompt_passphrase, options);
-    for (const auto& n : signer.notes()) complain(key, n);
-    return signer;
-  } catch (const InputError& e) { complain("", e.what()); } catch (const IoError& e) {
-    complain("", e.what());
-  } catch (const UsageError& e) {  // e.g. a PIN in a pkcs11: URI
-    complain("", e.what());
-    if (usage) *usage = true;
-  }
-  return std::nullopt;
+Signer load_signer(const std::string& key, const std::string& cert, const KeyOptions& options) {
+  auto signer = Signer::load(key, cert, prompt_passphrase, options);
+  for (const auto& n : signer.notes()) complain(key, n);
+  return signer;
 }
 
 /// Read and, if compressed, decompress a module; reports and returns nullopt on failure
@@ -242,26 +232,19 @@ std::string without_path(const std::string& path, const std::string& message) {
   return message.starts_with(path + ": ") ? message.substr(path.size() + 2) : message;
 }
 
-std::optional<modsign::KernelConfig> load_kernel_config(const KernelBuildOptions& k, bool* failed) {
-  *failed = false;
+std::optional<modsign::KernelConfig> load_kernel_config(const KernelBuildOptions& k) {
   if (!k.given()) return std::nullopt;
-  try {
-    return k.build.empty() ? read_kernel_config(k.config) : read_kernel_build(k.build);
-  } catch (const InputError& e) { complain("", e.what()); } catch (const IoError& e) {
-    complain("", e.what());
-  }
-  *failed = true;
-  return std::nullopt;
+  return k.build.empty() ? read_kernel_config(k.config) : read_kernel_build(k.build);
 }
 
 void print_notes(const std::vector<std::string>& notes) {
   for (const auto& n : notes) complain("", n);
 }
 
-std::optional<modsign::KernelProfile> public_profile(const std::string& name) {
+modsign::KernelProfile public_profile(const std::string& name) {
   auto p = modsign::KernelProfile::parse(name);
-  if (!p) complain("", "unknown --kernel '" + name + "' (v6.1|v6|v7.0)");
-  return p;
+  if (!p) throw UsageError("unknown --kernel '" + name + "' (v6.1|v6|v7.0)");
+  return *p;
 }
 
 void apply_kernel_lacks(modsign::KernelProfile& profile, const std::vector<std::string>& families) {
@@ -274,26 +257,17 @@ void apply_kernel_lacks(modsign::KernelProfile& profile, const std::vector<std::
   }
 }
 
-bool set_waive_option(modsign::KernelProfile& profile, bool on) {
-  try {
-    profile.set_waive_mldsa_authattrs(on);
-    return true;
-  } catch (const UsageError& e) {
-    complain("", e.what());
-    return false;
-  }
-}
+void set_waive_option(modsign::KernelProfile& profile, bool on) { profile.set_waive_mldsa_authattrs(on); }
 
-std::optional<modsign::TrustStore> load_trust(const TrustOptions& t, const modsign::KernelProfile& profile) {
+modsign::TrustStore load_trust(const TrustOptions& t, const modsign::KernelProfile& profile) {
   std::vector<std::string> before;
   try {
     auto store = modsign::TrustStore::load({t.keyrings, t.blacklists, t.revoked, t.dbx, t.strict}, profile, &before);
     for (const auto& n : store.notes()) complain("", "note: " + n);
     return store;
-  } catch (const std::runtime_error& e) {  // InputError, IoError
+  } catch (const std::exception&) {  // the notes gathered before the failure, then the failure (main)
     for (const auto& n : before) complain("", "note: " + n);
-    complain("", e.what());
-    return std::nullopt;
+    throw;
   }
 }
 
@@ -320,13 +294,8 @@ nlohmann::json compression_json(const ModuleImage& m) {
   return j;
 }
 
-std::optional<std::string> ima_hash_option(const std::string& name, const KernelProfile& profile) {
-  try {
-    return ima_hash_setup(name, profile);
-  } catch (const UsageError& e) {
-    complain("", e.what());
-    return std::nullopt;
-  }
+std::string ima_hash_option(const std::string& name, const KernelProfile& profile) {
+  return ima_hash_setup(name, profile);
 }
 
 nlohmann::json blacklisted_hash_record_json(ByteView buf, const std::string& ima_hash) {

@@ -22,10 +22,9 @@
 namespace modsign::cli {
 
 /// modsign::ima_hash_setup(name, profile): the canonical name of the hash IMA uses for
-/// files (`--ima-hash`, the ima_hash= boot parameter).  On an unknown name, or a SHA-3 name
-/// under v6.1, the library's message on stderr as "modsign: <message>" and nullopt (the
-/// caller exits kExitUsage).
-std::optional<std::string> ima_hash_option(const std::string& name, const KernelProfile& profile);
+/// files (`--ima-hash`, the ima_hash= boot parameter).  An unknown name, or a SHA-3 name
+/// under v6.1, throws the library's UsageError (main: exit 2).
+std::string ima_hash_option(const std::string& name, const KernelProfile& profile);
 
 /// The "blacklisted-hash" ima-buf record ima_check_blacklist() adds (modsign::ima_buffer_template
 /// of `buf` under `ima_hash`) as JSON: template, event, buf, template_data and the SHA-1 and
@@ -53,15 +52,11 @@ std::string dump(const nlohmann::json& j);
 
 /// "1 entry", "2 entries": `n` and the word in the singular or the plural.
 std::string counted(std::uint64_t n, const std::string& one, const std::string& many);
-/// modsign::Signer::load(key, cert) with a passphrase typed at the terminal as the provider
-/// ("Enter pass phrase for <path>:" on /dev/tty, echo off; none when stdin is not a
-/// terminal or /dev/tty cannot be opened) (KBUILD_SIGN_PIN first, as scripts/sign-file; never from the command line);
-/// each of Signer::notes() is printed as "modsign: KEY: warning: permissions 0644 let group or others access this
-/// private key (chmod 600 KEY)".  Reports ("modsign: FILE: reason") and returns nullopt on failure; messages never
-/// contain key bytes.  `*usage` (when given) is set when the failure is a usage error (UsageError: a PIN in a pkcs11:
-/// URI; exit 2). Runs `f` and returns its exit status; a UsageError it throws is reported as "modsign: <what>" with
-/// kExitUsage, an InputError (SignError, ...) or IoError as "modsign: <what>" with kExitInput.  Callers catch the
-/// refusals they word themselves (SignError hints, KeygenError) inside `f`.
+/// The CLI's one error mapping (main() runs every command through it; a batch runs each item
+/// through it): runs `f` and returns its exit status; a UsageError it throws is reported as
+/// "modsign: <what>" with kExitUsage, an InputError (SignError, ...) or IoError as
+/// "modsign: <what>" with kExitInput.  Commands throw; they catch only the refusals they word
+/// themselves (SignError hints, KeygenError) and the per-item failures a batch goes on after.
 int run_guarded(const std::function<int()>& f);
 /// The same for one item of a batch (ima sign, ima verify): also the message reported, in
 /// `*what` (left as it was when `f` returns), for the item's --json record.
@@ -77,8 +72,14 @@ bool flush_stdout();
 /// through std::cout.
 void install_stdout_buffer();
 
-std::optional<Signer> load_signer(const std::string& key, const std::string& cert, const KeyOptions& options = {},
-                                  bool* usage = nullptr);
+/// modsign::Signer::load(key, cert) with a passphrase typed at the terminal as the provider
+/// ("Enter pass phrase for <path>:" on /dev/tty, echo off; none when stdin is not a terminal
+/// or /dev/tty cannot be opened; KBUILD_SIGN_PIN first, as scripts/sign-file; never from the
+/// command line); each of Signer::notes() is printed as "modsign: KEY: warning: permissions
+/// 0644 let group or others access this private key (chmod 600 KEY)".  Throws what
+/// Signer::load throws (InputError, IoError; UsageError for a PIN in a pkcs11: URI);
+/// messages never contain key bytes.
+Signer load_signer(const std::string& key, const std::string& cert, const KeyOptions& options = {});
 
 /// A module read from disk: stored bytes and the image the kernel checks (the public
 /// modsign::ModuleFile: path, stored, m).
@@ -92,24 +93,23 @@ std::string compression_text(const ModuleImage& m);
 /// The "compression" JSON object (null for an uncompressed module).
 nlohmann::json compression_json(const ModuleImage& m);
 
-/// modsign::KernelProfile::parse(name); on an unknown name, "modsign: unknown --kernel 'X'
-/// (v6.1|v6|v7.0)" on stderr and nullopt (the caller exits kExitUsage).
-std::optional<modsign::KernelProfile> public_profile(const std::string& name);
-/// profile.set_waive_mldsa_authattrs(on) (--waive-mldsa-authattrs); when the profile
-/// refuses it (not v7.0), its message on stderr as "modsign: <message>" and false (the
-/// caller exits kExitUsage).
-bool set_waive_option(modsign::KernelProfile& profile, bool on);
+/// modsign::KernelProfile::parse(name); an unknown name throws UsageError "unknown --kernel
+/// 'X' (v6.1|v6|v7.0)" (main: exit 2).
+modsign::KernelProfile public_profile(const std::string& name);
+/// profile.set_waive_mldsa_authattrs(on) (--waive-mldsa-authattrs); the profile's UsageError
+/// when it refuses it (not v7.0).
+void set_waive_option(modsign::KernelProfile& profile, bool on);
 /// Adds each --kernel-lacks family to the profile: sm3 and streebog to absent_hashes(),
 /// the others to absent_sig_algos().
 void apply_kernel_lacks(modsign::KernelProfile& profile, const std::vector<std::string>& families);
 /// modsign::TrustStore::load of the trust options; every note on stderr as "modsign: note:
-/// ..." (on failure, the keyring notes gathered before it), then the error.  nullopt on an
-/// unreadable or malformed file (the caller exits kExitInput).
-std::optional<modsign::TrustStore> load_trust(const TrustOptions& t, const modsign::KernelProfile& profile);
+/// ...".  On failure, the keyring notes gathered before it, then what TrustStore::load threw
+/// (an unreadable or malformed file: InputError or IoError, main: exit 3).
+modsign::TrustStore load_trust(const TrustOptions& t, const modsign::KernelProfile& profile);
 /// modsign::read_kernel_build / read_kernel_config of --kernel-build / --kernel-config;
-/// nullopt (no option given) or the configuration; on an unreadable or malformed file the
-/// message on stderr ("modsign: <message>") and `*failed` set (the caller exits kExitInput).
-std::optional<modsign::KernelConfig> load_kernel_config(const KernelBuildOptions& k, bool* failed);
+/// nullopt (no option given) or the configuration; an unreadable or malformed file throws
+/// (InputError, IoError; main: exit 3).
+std::optional<modsign::KernelConfig> load_kernel_config(const KernelBuildOptions& k);
 /// Each warning on stderr as "modsign: <warning>".
 void print_notes(const std::vector<std::string>& notes);
 /// `message` without its leading "<path>: " (InputError messages name the file).

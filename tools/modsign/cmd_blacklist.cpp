@@ -73,8 +73,7 @@ struct EntryArgs {
 
 int cmd_entry(const EntryArgs& a) {
   auto profile = public_profile(a.kernel);
-  if (!profile) return kExitUsage;
-  if (!ima_hash_option(a.ima_hash, *profile)) return kExitUsage;
+  (void)ima_hash_option(a.ima_hash, profile);
   const bool esl = a.format == "esl";
   if (a.json && a.out == "-") {  // both on standard output would interleave
     complain("", "--json and -o - both write to standard output: give -o FILE for the hash list");
@@ -115,7 +114,7 @@ int cmd_entry(const EntryArgs& a) {
   for (const auto& path : a.items) {
     std::vector<BlacklistEntry> items;
     try {
-      items = blacklist_entries_for_file(path, *profile, a.ima_hash, a.max_size);
+      items = blacklist_entries_for_file(path, profile, a.ima_hash, a.max_size);
     } catch (const std::runtime_error& e) {  // IoError, InputError
       complain("", e.what());
       if (a.json) std::cout << dump({{"path", path}, {"error", without_path(path, e.what())}}) << "\n";
@@ -123,7 +122,7 @@ int cmd_entry(const EntryArgs& a) {
       continue;
     }
     for (const auto& it : items) {
-      nlohmann::json j{{"path", it.label}, {"kernel", profile->name()}};
+      nlohmann::json j{{"path", it.label}, {"kernel", profile.name()}};
       if (it.certificate) {
         const auto& c = *it.certificate;
         j["kind"] = "certificate";
@@ -152,7 +151,7 @@ int cmd_entry(const EntryArgs& a) {
           else if (!add_esl_bin(it.label, *e.description)) worst = std::max(worst, kExitVerdict);
         }
         if (!e.description) {
-          std::string msg = "no bin: entry exists under " + profile->name() + ": " + e.explanation;
+          std::string msg = "no bin: entry exists under " + profile.name() + ": " + e.explanation;
           if (e.side_sha256)
             msg += a.side ? "; writing the side SHA-256 entry (proposed behaviour)"
                           : "; the side SHA-256 entry " + *e.side_sha256 +
@@ -176,13 +175,8 @@ int cmd_entry(const EntryArgs& a) {
       complain("", "no entries to write");
       return std::max(worst, kExitVerdict);
     }
-    try {
-      refuse_output_over(a.out, kept_inputs(a.items));
-      write_file_atomic(a.out, write_efi_lists(esl_entries), 0644, false);
-    } catch (const IoError& e) {
-      complain("", e.what());
-      return kExitInput;
-    }
+    refuse_output_over(a.out, kept_inputs(a.items));
+    write_file_atomic(a.out, write_efi_lists(esl_entries), 0644, false);
     return worst;
   }
   if (entries.empty()) {
@@ -211,8 +205,8 @@ struct CheckArgs {
 /// The trust store of `a`, with its notes on stderr as the CLI always printed them: the
 /// .blacklist notes (hash lists, revoked certificates, dbx) first, then the keyring's.
 /// A failure in the blacklist sources is reported before one in the keyring files (the
-/// order the command has always read them in).  Reports and returns nullopt on failure.
-std::optional<TrustStore> load_check_trust(const TrustOptions& t, const KernelProfile& profile) {
+/// order the command has always read them in).  Throws the failure (IoError, InputError; main reports it).
+TrustStore load_check_trust(const TrustOptions& t, const KernelProfile& profile) {
   const TrustSources blacklist_only{{}, t.blacklists, t.revoked, t.dbx};
   auto notes = [](const std::vector<std::string>& ns) {
     for (const auto& n : ns) complain("", "note: " + n);
@@ -224,39 +218,27 @@ std::optional<TrustStore> load_check_trust(const TrustOptions& t, const KernelPr
     notes(s.blacklist_notes());
     notes(s.keyring_notes());
     return s;
-  } catch (const std::runtime_error& e) {  // IoError, InputError
-    if (t.keyrings.empty()) {
-      complain("", e.what());
-      return std::nullopt;
-    }
-    // Which failed: the blacklist sources alone tell.
-    try {
-      notes(TrustStore::load(blacklist_only, profile).blacklist_notes());
-    } catch (const std::runtime_error& b) {
-      complain("", b.what());
-      return std::nullopt;
-    }
+  } catch (const std::runtime_error&) {  // IoError, InputError: reported by main
+    if (t.keyrings.empty()) throw;
+    // Which failed: the blacklist sources alone tell (their own failure is thrown).
+    notes(TrustStore::load(blacklist_only, profile).blacklist_notes());
     notes(before);
-    complain("", e.what());
-    return std::nullopt;
+    throw;
   }
 }
 
 int cmd_check(const CheckArgs& a) {
   auto profile = public_profile(a.kernel);
-  if (!profile) return kExitUsage;
-  const auto ih = ima_hash_option(a.ima_hash, *profile);
-  if (!ih) return kExitUsage;
-  profile->set_enforce(a.enforce);
-  profile->set_lockdown(a.lockdown);
-  const auto trust = load_check_trust(a.trust, *profile);
-  if (!trust) return kExitInput;
+  const std::string ih = ima_hash_option(a.ima_hash, profile);
+  profile.set_enforce(a.enforce);
+  profile.set_lockdown(a.lockdown);
+  const TrustStore trust = load_check_trust(a.trust, profile);
   int worst = kExitOk;
   for (const auto& path : a.items) {
     std::vector<BlacklistItemVerdict> verdicts;
     std::string why;
     try {
-      verdicts = check_blacklist_file(path, *trust, *profile, a.ima_hash, a.max_size, &why);
+      verdicts = check_blacklist_file(path, trust, profile, a.ima_hash, a.max_size, &why);
     } catch (const std::runtime_error& e) {  // IoError, InputError
       complain("", e.what());
       worst = std::max(worst, kExitInput);
@@ -264,7 +246,7 @@ int cmd_check(const CheckArgs& a) {
       if (a.json)
         std::cout << dump({{"path", path},
                            {"kind", nullptr},
-                           {"kernel", profile->name()},
+                           {"kernel", profile.name()},
                            {"stopped", false},
                            {"outcome", "error"},
                            {"errno", nullptr},
@@ -281,7 +263,7 @@ int cmd_check(const CheckArgs& a) {
       if (a.json) {
         nlohmann::json j{{"path", label},
                          {"kind", v.certificate ? "certificate" : "module"},
-                         {"kernel", profile->name()},
+                         {"kernel", profile.name()},
                          {"stopped", v.outcome == "refused"},
                          {"outcome", v.outcome},
                          {"errno", v.err == KErr::none ? nlohmann::json(nullptr) : nlohmann::json(errno_name(v.err))}};
@@ -292,7 +274,7 @@ int cmd_check(const CheckArgs& a) {
                             {"check", s.check},
                             {"errno", errno_name(s.err)},
                             {"condition", s.condition.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.condition)}};
-          if (s.ima_buffer) js["ima_record"] = blacklisted_hash_record_json(*s.ima_buffer, *ih);
+          if (s.ima_buffer) js["ima_record"] = blacklisted_hash_record_json(*s.ima_buffer, ih);
           stops.push_back(std::move(js));
         }
         j["stops"] = stops;
@@ -354,12 +336,7 @@ nlohmann::json problem_json(const HashListProblem& p) {
 
 int cmd_lint(const LintArgs& a) {
   HashList l;
-  try {
-    l = read_hash_list(a.file);
-  } catch (const IoError& e) {
-    complain("", e.what());
-    return kExitInput;
-  }
+  l = read_hash_list(a.file);
   if (a.json) {
     nlohmann::json probs = nlohmann::json::array(), dups = nlohmann::json::array();
     std::size_t n = 0;
@@ -398,12 +375,7 @@ struct MergeArgs {
 
 int cmd_merge(const MergeArgs& a) {
   HashListMerge m;
-  try {
-    m = merge_hash_list_files(a.files);
-  } catch (const std::runtime_error& e) {  // IoError, InputError
-    complain("", e.what());
-    return kExitInput;
-  }
+  m = merge_hash_list_files(a.files);
   auto text = write_hash_list(m.descriptions);
   if (!text) {
     complain("", text.error().message);

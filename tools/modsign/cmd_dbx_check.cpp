@@ -149,12 +149,7 @@ int cmd_check(const CheckArgs& a) {
     return kExitUsage;
   }
   EfiImagePolicy policy;
-  try {
-    policy = *load_policy(a);
-  } catch (const std::runtime_error& e) {  // IoError, InputError
-    complain("", e.what());
-    return kExitInput;
-  }
+  policy = *load_policy(a);
   bool dir_error = false;
   std::vector<std::string> files = a.files;
   const auto found = pe_files_under(a.dirs, &dir_error);
@@ -204,16 +199,11 @@ int cmd_import_json(const CheckArgs& a) {
   }
   EfiDatabase db;
   Bytes lists;
-  try {
-    const Bytes text = read_file(a.a, kMaxSmallFileSize);
-    const std::string dir = std::filesystem::path(a.a).parent_path().string();
-    db = parse_msft_dbx_json(std::string_view(reinterpret_cast<const char*>(text.data()), text.size()), *arch, a.a,
-                             dir.empty() ? "." : dir);
-    lists = efi_database_lists(db);
-  } catch (const std::runtime_error& e) {
-    complain("", e.what());
-    return kExitInput;
-  }
+  const Bytes text = read_file(a.a, kMaxSmallFileSize);
+  const std::string dir = std::filesystem::path(a.a).parent_path().string();
+  db = parse_msft_dbx_json(std::string_view(reinterpret_cast<const char*>(text.data()), text.size()), *arch, a.a,
+                           dir.empty() ? "." : dir);
+  lists = efi_database_lists(db);
   if (const int rc = write_dbx_output(a.out, lists, {a.a}); rc != kExitOk) return rc;
   std::size_t hashes = 0, svns = 0, certs = 0;
   for (const auto& e : db.entries) {
@@ -245,12 +235,7 @@ int cmd_diff(const CheckArgs& a) {
     return kExitUsage;
   }
   EfiDatabaseDiff d;
-  try {
-    d = diff_efi_databases(read_efi_database(a.a, a.arch), read_efi_database(a.b, a.arch));
-  } catch (const std::runtime_error& e) {
-    complain("", e.what());
-    return kExitInput;
-  }
+  d = diff_efi_databases(read_efi_database(a.a, a.arch), read_efi_database(a.b, a.arch));
   if (a.json) {
     nlohmann::json ja = nlohmann::json::array(), jb = nlohmann::json::array();
     for (const auto& e : d.only_in_a) ja.push_back(entry_json(e));

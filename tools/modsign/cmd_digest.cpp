@@ -31,13 +31,12 @@ struct DigestArgs {
 /// d-modsig field and whether a bin: entry can stop the module.
 int cmd_digest(const DigestArgs& a) {
   const auto profile = public_profile(a.kernel);
-  if (!profile) return kExitUsage;
   int worst = kExitOk;
   for (const auto& path : a.modules) {
     std::optional<DigestView> view;
     std::string failed;  // IoError, InputError: "<path>: <reason>"
     try {
-      view = digest_module_file(path, *profile, a.max_size);
+      view = digest_module_file(path, profile, a.max_size);
     } catch (const IoError& e) { failed = e.what(); } catch (const InputError& e) {
       failed = e.what();
     }
@@ -59,7 +58,7 @@ int cmd_digest(const DigestArgs& a) {
       kd["hex"] = ok ? nlohmann::json(to_hex(d.kernel.bytes)) : nlohmann::json(nullptr);
       if (!ok) kd["reason"] = d.kernel.reason;
       nlohmann::json j{{"path", path},
-                       {"kernel", profile->name()},
+                       {"kernel", profile.name()},
                        {"signed", d.signed_module},
                        {"content_length", d.content_length},
                        {"kernel_digest", kd},
@@ -73,7 +72,7 @@ int cmd_digest(const DigestArgs& a) {
       std::cout << dump(j) << "\n";
       continue;
     }
-    std::cout << printable(path) << " (kernel " << profile->name() << "):\n";
+    std::cout << printable(path) << " (kernel " << profile.name() << "):\n";
     if (ok)
       std::cout << "  kernel_digest: " << d.kernel.algo << ":" << to_hex(d.kernel.bytes)
                 << (d.kernel.raw_attributes ? "  (the re-tagged signedAttrs themselves, not a digest: 7.0 ML-DSA quirk)"
@@ -91,7 +90,7 @@ int cmd_digest(const DigestArgs& a) {
                 << " stops it when the policy requires a signature (no modsig IMA can use: IMA's sha256 of the whole "
                    "file as stored; other ima_hash: modsign blacklist entry --ima-hash)\n";
     else
-      std::cout << "  blacklist:     no bin: entry can stop it under " << profile->name()
+      std::cout << "  blacklist:     no bin: entry can stop it under " << profile.name()
                 << " (IMA has a modsig but no usable digest); with the proposed side SHA-256: bin:"
                 << to_hex(d.side_sha256) << "\n";
   }

@@ -42,19 +42,17 @@ struct AppraiseArgs {
 
 int cmd_appraise(const AppraiseArgs& a) {
   auto profile = public_profile(a.kernel);
-  if (!profile) return kExitUsage;
-  apply_kernel_lacks(*profile, a.kernel_lacks);
-  if (!apply_byte_order(*profile, a.byte_order)) return kExitUsage;
-  if (!set_waive_option(*profile, a.waive)) return kExitUsage;
-  if (!ima_hash_option(a.ima_hash, *profile)) return kExitUsage;
-  const auto trust = load_trust(a.trust, *profile);
-  if (!trust) return kExitInput;
+  apply_kernel_lacks(profile, a.kernel_lacks);
+  if (!apply_byte_order(profile, a.byte_order)) return kExitUsage;
+  set_waive_option(profile, a.waive);
+  (void)ima_hash_option(a.ima_hash, profile);
+  const auto trust = load_trust(a.trust, profile);
   int worst = kExitOk;
   for (const auto& path : a.modules) {
     std::optional<Appraisal> ap;
     std::string why;
     try {
-      ap = ima_appraise_modsig(path, *trust, *profile, {a.ima_hash, a.max_size});
+      ap = ima_appraise_modsig(path, trust, profile, {a.ima_hash, a.max_size});
     } catch (const IoError& e) {
       complain("", e.what());
       why = e.what();
@@ -68,7 +66,7 @@ int cmd_appraise(const AppraiseArgs& a) {
       // As verify --json: line N stays input N (the message is on stderr too).
       if (a.json)
         std::cout << dump({{"path", path},
-                           {"kernel", profile->name()},
+                           {"kernel", profile.name()},
                            {"outcome", "error"},
                            {"errno", nullptr},
                            {"cause", nullptr},
@@ -82,7 +80,7 @@ int cmd_appraise(const AppraiseArgs& a) {
     if (!pass) worst = std::max(worst, kExitVerdict);
     if (a.json) {
       nlohmann::json j{{"path", path},
-                       {"kernel", profile->name()},
+                       {"kernel", profile.name()},
                        {"outcome", pass ? "pass" : "refused"},
                        {"errno", pass ? nlohmann::json(nullptr) : nlohmann::json(errno_name(ap->err))},
                        {"cause", pass ? nlohmann::json(nullptr) : nlohmann::json(ap->cause)},
@@ -92,7 +90,7 @@ int cmd_appraise(const AppraiseArgs& a) {
       if (ap->blacklist_entry) j["blacklist_entry"] = *ap->blacklist_entry;
       if (ap->ima_record) {
         j["ima_record"] = blacklisted_hash_record_json(*ap->ima_record);
-        j["ima_record"]["field_length_order"] = byte_order_name(profile->ima_byte_order());
+        j["ima_record"]["field_length_order"] = byte_order_name(profile.ima_byte_order());
       }
       std::cout << dump(j) << "\n";
     } else if (pass) {
@@ -119,10 +117,9 @@ struct ImaArgs {
 
 int cmd_ima_template(const ImaArgs& a) {
   auto profile = public_profile(a.kernel);
-  if (!profile) return kExitUsage;
-  apply_kernel_lacks(*profile, a.kernel_lacks);
-  if (!apply_byte_order(*profile, a.byte_order)) return kExitUsage;
-  if (!ima_hash_option(a.ima_hash, *profile)) return kExitUsage;
+  apply_kernel_lacks(profile, a.kernel_lacks);
+  if (!apply_byte_order(profile, a.byte_order)) return kExitUsage;
+  (void)ima_hash_option(a.ima_hash, profile);
   Result<TemplateEntry> e = make_error(KErr::einval, "");
   std::optional<Bytes> security_ima;
   if (!a.security_ima.empty()) {
@@ -136,9 +133,9 @@ int cmd_ima_template(const ImaArgs& a) {
   const std::string recorded = a.path.empty() ? a.file : a.path;
   try {
     if (security_ima)  // the value given instead of the file's own
-      e = ima_template(a.template_name, recorded, read_file(a.file, a.max_size), security_ima, *profile,
+      e = ima_template(a.template_name, recorded, read_file(a.file, a.max_size), security_ima, profile,
                        {a.ima_hash, a.side, a.max_size});
-    else e = ima_template_file(a.template_name, a.file, a.path, *profile, {a.ima_hash, a.side, a.max_size});
+    else e = ima_template_file(a.template_name, a.file, a.path, profile, {a.ima_hash, a.side, a.max_size});
   } catch (const IoError& err) {
     complain("", err.what());
     if (a.json) std::cout << dump({{"path", a.file}, {"error", without_path(a.file, err.what())}}) << "\n";
@@ -164,13 +161,13 @@ int cmd_ima_template(const ImaArgs& a) {
     for (const auto& fld : e->fields)
       f.push_back({{"name", fld.name}, {"hex", to_hex(fld.data)}, {"length", fld.data.size()}});
     std::cout << dump({{"template", e->name},
-                       {"kernel", profile->name()},
+                       {"kernel", profile.name()},
                        {"fields", f},
                        {"template_data", to_hex(e->data)},
-                       {"kernel_arch", machine_name(profile->machine())},
-                       {"byte_order", byte_order_name(profile->byte_order())},
-                       {"ima_canonical_fmt", profile->ima_canonical_fmt()},
-                       {"field_length_order", byte_order_name(profile->ima_byte_order())},
+                       {"kernel_arch", machine_name(profile.machine())},
+                       {"byte_order", byte_order_name(profile.byte_order())},
+                       {"ima_canonical_fmt", profile.ima_canonical_fmt()},
+                       {"field_length_order", byte_order_name(profile.ima_byte_order())},
                        {"side_sha256", a.side},
                        {"template_hash_sha1", to_hex(e->sha1)},
                        {"template_hash_sha256", to_hex(e->sha256)},
@@ -178,9 +175,9 @@ int cmd_ima_template(const ImaArgs& a) {
               << "\n";
     return kExitOk;
   }
-  std::cout << "template: " << e->name << " (kernel " << profile->name() << ", " << machine_name(profile->machine())
-            << ", " << byte_order_name(profile->byte_order())
-            << (profile->ima_canonical_fmt() ? ", ima_canonical_fmt" : "") << (a.side ? ", side SHA-256 d-modsig" : "")
+  std::cout << "template: " << e->name << " (kernel " << profile.name() << ", " << machine_name(profile.machine())
+            << ", " << byte_order_name(profile.byte_order())
+            << (profile.ima_canonical_fmt() ? ", ima_canonical_fmt" : "") << (a.side ? ", side SHA-256 d-modsig" : "")
             << ")\n";
   for (const auto& fld : e->fields)
     std::cout << "  " << fld.name << " (" << fld.data.size()
@@ -196,12 +193,7 @@ namespace {
 std::variant<std::map<std::uint32_t, Bytes>, int> expected_pcrs(const ImaArgs& a) {
   if (a.pcrs.empty()) return std::map<std::uint32_t, Bytes>{};
   Result<std::map<std::uint32_t, Bytes>> ex = make_error(KErr::einval, "");
-  try {
-    ex = read_expected_pcrs(a.pcrs, a.bank);
-  } catch (const IoError& e) {
-    complain("", e.what());
-    return kExitInput;
-  }
+  ex = read_expected_pcrs(a.pcrs, a.bank);
   if (!ex) {
     complain(a.pcrs, ex.error().message);
     return kExitInput;
@@ -255,12 +247,7 @@ int cmd_ima_replay(const ImaArgs& a) {
   if (const int* st = std::get_if<int>(&ex)) return *st;
   const auto& expected = std::get<std::map<std::uint32_t, Bytes>>(ex);
   Result<ListReplay> rep = Error{};
-  try {
-    rep = replay_measurement_list_file(a.file, a.bank, expected, {}, list_order(a));
-  } catch (const IoError& e) {
-    complain("", e.what());
-    return kExitInput;
-  }
+  rep = replay_measurement_list_file(a.file, a.bank, expected, {}, list_order(a));
   if (!rep) {
     complain(a.file, rep.error().message);
     return kExitInput;

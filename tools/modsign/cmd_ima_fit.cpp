@@ -66,19 +66,6 @@ std::vector<Xattr> other_xattrs(const FsOptions& o) {
   return out;
 }
 
-int guarded(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UsageError& e) {
-    complain("", e.what());
-    return kExitUsage;
-  } catch (const std::exception& e) {  // InputError, IoError
-    complain("", e.what());
-    return kExitInput;
-  }
-  return kExitOk;
-}
-
 std::string describe(const FsGeometry& g) {
   switch (g.fs) {
     case FsType::ext4:
@@ -100,15 +87,9 @@ struct FitArgs {
 };
 
 int cmd_ima_fit(const FitArgs& a) {
-  FsGeometry g;
-  std::vector<Xattr> others;
-  XattrFit fit;
-  if (int rc = guarded([&] {
-        g = fs_geometry(a.fs);
-        others = other_xattrs(a.fs);
-        fit = ima_fit(g, others);
-      }))
-    return rc;
+  const FsGeometry g = fs_geometry(a.fs);
+  const std::vector<Xattr> others = other_xattrs(a.fs);
+  const XattrFit fit = ima_fit(g, others);
   nlohmann::json fits = nlohmann::json::object();
   for (const auto& s : ima_signature_sizes()) fits[s.algorithm] = s.xattr_size <= fit.max_security_ima;
   if (a.json) {

@@ -4,7 +4,6 @@
 
 #include <modsign/ima_fit.hpp>
 
-#include <functional>
 #include <vector>
 
 #include "options.hpp"
@@ -21,9 +20,6 @@ void add_ima_estimate_command(CLI::App& ima, Commands& subs);
 /// as the library throws them).
 FsGeometry fs_geometry(const FsOptions& o);
 std::vector<Xattr> other_xattrs(const FsOptions& o);
-/// Runs `f`: kExitOk when it returns; a UsageError is reported and gives kExitUsage, any other
-/// exception (InputError, IoError) kExitInput.
-int guarded(const std::function<void()>& f);
 /// "ext4 (block 4096, inode 256, i_extra_isize 32, ea_inode off)".
 std::string describe(const FsGeometry& g);
 

@@ -71,9 +71,8 @@ int cmd_ima_sign(const ImaSignArgs& a) {
   if (!found) return no_inputs;
   const std::vector<BatchInput>& inputs = *found;
   auto signer = load_signer(a.key, a.cert, a.key_options);
-  if (!signer) return kExitInput;
   try {
-    check_ima_sign_options(*signer, opt);
+    check_ima_sign_options(signer, opt);
   } catch (const UsageError& e) {
     complain("", std::string("--hash: ") + e.what());
     return kExitUsage;
@@ -81,9 +80,6 @@ int cmd_ima_sign(const ImaSignArgs& a) {
     const bool seed = e.reason() == SignRefusal::backend_needs_seed;
     complain(seed ? a.key : "", seed ? backend_needs_seed_text() : std::string(e.what()));
     return seed ? kExitUsage : kExitInput;
-  } catch (const InputError& e) {
-    complain("", e.what());
-    return kExitInput;
   }
   const std::string xattr = a.xattr_user ? "user.ima" : "security.ima";
   const bool to_manifest = !a.manifest.empty();
@@ -103,18 +99,13 @@ int cmd_ima_sign(const ImaSignArgs& a) {
       throw IoError(out + ": is the same file as the input " + it->second + "; refusing to overwrite it");
   };
   if (to_manifest && a.manifest != "-") {
-    try {
-      refuse_output_over(a.manifest, {{signer->key_path(), "the private key"},
-                                      {signer->certificate_path(), "the certificate"},
-                                      {a.key_options.pin_file, "the PIN file"}});
-      refuse_input(a.manifest);
-      // A destination that cannot be written is said before anything is signed, not after
-      // the whole tree.
-      check_output_file(a.manifest);
-    } catch (const IoError& e) {
-      complain("", e.what());
-      return kExitInput;
-    }
+    refuse_output_over(a.manifest, {{signer.key_path(), "the private key"},
+                                    {signer.certificate_path(), "the certificate"},
+                                    {a.key_options.pin_file, "the PIN file"}});
+    refuse_input(a.manifest);
+    // A destination that cannot be written is said before anything is signed, not after
+    // the whole tree.
+    check_output_file(a.manifest);
   }
   std::vector<std::string> lines(inputs.size());
   BatchOptions bo = a.batch;
@@ -126,9 +117,9 @@ int cmd_ima_sign(const ImaSignArgs& a) {
     o.expect_file = walked_file(in, a.dirs);
     if (a.sigfile) refuse_input(in.path + ".sig");  // another input (the library checks this one, keys, PIN)
     // One open file for the hash and the output (the xattr, or FILE.sig beside it).
-    const ImaSignature s = a.sigfile     ? ima_sign_file_sigfile(*signer, in.path, o)  // the batch's Scope applies
-                           : to_manifest ? ima_sign_file(*signer, in.path, o)
-                                         : ima_sign_file_xattr(*signer, in.path, xattr, o);
+    const ImaSignature s = a.sigfile     ? ima_sign_file_sigfile(signer, in.path, o)  // the batch's Scope applies
+                           : to_manifest ? ima_sign_file(signer, in.path, o)
+                                         : ima_sign_file_xattr(signer, in.path, xattr, o);
     r.bytes = s.file_size;
     std::string where;
     if (a.sigfile) {
@@ -159,12 +150,7 @@ int cmd_ima_sign(const ImaSignArgs& a) {
       std::cout << text << std::flush;
       return status;
     }
-    try {
-      write_file_atomic(a.manifest, ByteView(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()));
-    } catch (const IoError& e) {
-      complain("", e.what());
-      return kExitInput;
-    }
+    write_file_atomic(a.manifest, ByteView(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()));
   }
   return status;
 }

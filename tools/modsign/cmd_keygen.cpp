@@ -31,7 +31,7 @@ int cmd_keygen(const KeygenArgs& a) {
   o.cert_out = a.cert_out;
   o.replace_existing = a.force;
   KeygenReport r;
-  const int st = run_guarded([&] {
+  const int st = [&] {
     try {
       r = generate_key(o);
     } catch (const KeygenError& e) {
@@ -48,7 +48,7 @@ int cmd_keygen(const KeygenArgs& a) {
       return kExitUsage;
     }
     return kExitOk;
-  });
+  }();
   if (st != kExitOk) return st;
   std::cout << printable(r.key_path) << ": " << r.algorithm << " key, certificate " << printable(r.subject)
             << " serial " << r.serial << "\n";

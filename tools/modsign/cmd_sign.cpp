@@ -77,18 +77,11 @@ int cmd_sign(const SignArgs& a) {
   SignOptions opt = a.sign;
   opt.out = a.dest;
   // The target kernel's settings: its digest unless --hash, its key and certificate unless --key.
-  bool config_failed = false;
-  const auto kconfig = load_kernel_config(a.kernel, &config_failed);
-  if (config_failed) return kExitInput;
+  const auto kconfig = load_kernel_config(a.kernel);
   const bool remote = remote_requested(a.remote);
   std::string key = a.key, cert = a.cert;
   if (kconfig && !a.hash_given && !kconfig->sig_hash.empty()) {
-    try {  // a bad CONFIG_MODULE_SIG_HASH is that file's error, not --hash's
-      check_kernel_config_hash(*kconfig);
-    } catch (const InputError& e) {
-      complain("", e.what());
-      return kExitInput;
-    }
+    check_kernel_config_hash(*kconfig);  // a bad CONFIG_MODULE_SIG_HASH is that file's error, not --hash's
     opt.hash = kconfig->sig_hash;
   }
   if (kconfig && !remote && key.empty() && !kconfig->sig_key.empty()) {
@@ -111,17 +104,15 @@ int cmd_sign(const SignArgs& a) {
   const auto inputs = expand_module_tree(a.modules, a.dirs, &dir_error);
   if (inputs.empty() && dir_error) return kExitInput;  // every -r DIR failed or was empty (reported)
   if (!module_inputs_usable(inputs, a.dirs, a.dest)) return kExitUsage;
-  bool usage = false;
-  auto signer = load_signer(key, cert, a.key_options, &usage);
-  if (!signer) return usage ? kExitUsage : kExitInput;
+  auto signer = load_signer(key, cert, a.key_options);
   try {
-    check_sign_options(*signer, opt);
+    check_sign_options(signer, opt);
   } catch (const SignError& e) { return report_option_refusal(e, a); }
   if (kconfig)
     print_notes(kernel_config_warnings(*kconfig,
-                                       "the new signature (" + signer->algorithm() + ", " + opt.hash + ", " +
+                                       "the new signature (" + signer.algorithm() + ", " + opt.hash + ", " +
                                            (opt.signed_attrs ? "signedAttrs)" : "no signedAttrs)"),
-                                       signer->algorithm(), opt.hash, opt.signed_attrs));
+                                       signer.algorithm(), opt.hash, opt.signed_attrs));
   // The same file named twice (decided before anything is written, by canonical path;
   // hard links are separate names and are signed separately).  Symbolic links found under
   // -r are skipped first and take no part in this.
@@ -133,7 +124,7 @@ int cmd_sign(const SignArgs& a) {
                           SignOptions o = opt;
                           o.expect_file = walked_file(in, a.dirs);
                           try {
-                            const SignReport rep = sign_module_file(*signer, in.path, o);  // the batch's Scope applies
+                            const SignReport rep = sign_module_file(signer, in.path, o);  // the batch's Scope applies
                             r.bytes = rep.bytes_read;
                             for (const auto& n : rep.notes) complain(in.path, n);
                             r.out = signed_line(rep);

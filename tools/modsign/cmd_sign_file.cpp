@@ -77,9 +77,11 @@ int cmd_sign_file(int argc, char** argv) {
       complain(hash_name, "unknown hash algorithm");
       return 1;
     }
-    auto signer = load_signer(p[1], x509);
-    if (!signer) return 1;
-    for (const auto& n : sign_module_file(*signer, module_path, opt).notes) complain(module_path, n);
+    const Signer signer = load_signer(p[1], x509);
+    for (const auto& n : sign_module_file(signer, module_path, opt).notes) complain(module_path, n);
+  } catch (const UsageError& e) {  // sign-file's own exit status: 1 for every failure
+    complain("", e.what());
+    return 1;
   } catch (const InputError& e) {
     complain("", e.what());
     return 1;

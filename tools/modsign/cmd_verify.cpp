@@ -93,9 +93,7 @@ const char* module_only_option(const VerifyArgs& a) {
 /// --kernel-lacks, --lockdown, --kexec-arch, --kexec-sig-force and --platform-keyring (which a
 /// configuration without CONFIG_INTEGRITY_PLATFORM_KEYRING refuses).  Exit status on failure.
 int kexec_setup(const VerifyArgs& a, std::optional<KernelProfile>& profile, KexecOptions& ko) {
-  bool config_failed = false;
-  const auto kconfig = load_kernel_config(a.kernel_build, &config_failed);
-  if (config_failed) return kExitInput;
+  const auto kconfig = load_kernel_config(a.kernel_build);
   if (kconfig) {
     auto from = kexec_options_of(*kconfig);
     if (!from) {
@@ -106,7 +104,6 @@ int kexec_setup(const VerifyArgs& a, std::optional<KernelProfile>& profile, Kexe
     profile = kernel_profile_of(*kconfig);
   } else {
     profile = public_profile(a.kernel);
-    if (!profile) return kExitUsage;
   }
   profile->set_lockdown(a.lockdown);
   apply_kernel_lacks(*profile, a.kernel_lacks);
@@ -187,20 +184,18 @@ int cmd_verify_kexec(const VerifyArgs& a) {
   KexecOptions ko;
   if (const int st = kexec_setup(a, profile, ko); st != kExitOk) return st;
   const auto trust = load_trust(a.trust, *profile);
-  if (!trust) return kExitInput;
   std::optional<TrustStore> platform;
   if (!a.platform.empty()) {
     TrustOptions p;
     p.keyrings = a.platform;
     p.strict = a.trust.strict;
     platform = load_trust(p, *profile);
-    if (!platform) return kExitInput;
   }
   int status = kExitOk;
   for (const auto& path : a.modules) {
     KexecVerdict v;
     try {
-      v = kexec_verdict_file(path, *trust, platform ? &*platform : nullptr, *profile, ko);
+      v = kexec_verdict_file(path, trust, platform ? &*platform : nullptr, *profile, ko);
     } catch (const std::runtime_error& e) {  // IoError, InputError
       complain("", e.what());
       report_kexec(a, path, *profile, ko, nullptr, e.what());
@@ -226,24 +221,20 @@ int cmd_verify(const VerifyArgs& a) {
     complain("", "no modules given (MODULE... or -r DIR)");
     return kExitUsage;
   }
-  bool config_failed = false;
-  const auto kconfig = load_kernel_config(a.kernel_build, &config_failed);
-  if (config_failed) return kExitInput;
+  const auto kconfig = load_kernel_config(a.kernel_build);
   if (kconfig) {
     if (auto modelled = module_sig_modelled(*kconfig); !modelled) {
       complain("", modelled.error().message);
       return kExitInput;
     }
   }
-  auto profile = kconfig ? std::optional<KernelProfile>(kernel_profile_of(*kconfig)) : public_profile(a.kernel);
-  if (!profile) return kExitUsage;
-  if (a.waive && !set_waive_option(*profile, a.waive)) return kExitUsage;
-  if (a.enforce) profile->set_enforce(true);
-  profile->set_lockdown(a.lockdown);
-  if (!a.module_decompress.empty()) profile->set_module_decompress(a.module_decompress);
-  apply_kernel_lacks(*profile, a.kernel_lacks);
-  const auto trust = load_trust(a.trust, *profile);
-  if (!trust) return kExitInput;
+  auto profile = kconfig ? kernel_profile_of(*kconfig) : public_profile(a.kernel);
+  if (a.waive) set_waive_option(profile, a.waive);
+  if (a.enforce) profile.set_enforce(true);
+  profile.set_lockdown(a.lockdown);
+  if (!a.module_decompress.empty()) profile.set_module_decompress(a.module_decompress);
+  apply_kernel_lacks(profile, a.kernel_lacks);
+  const auto trust = load_trust(a.trust, profile);
   PredictOptions po;
   po.max_size = a.max_size;
   po.stream_above = a.stream_above;
@@ -258,7 +249,7 @@ int cmd_verify(const VerifyArgs& a) {
     ItemResult r;
     CaptureComplaints capture(r.err);
     std::ostringstream os;
-    nlohmann::json j{{"path", path}, {"kernel", profile->name()}};
+    nlohmann::json j{{"path", path}, {"kernel", profile.name()}};
     auto error_json = [&](const std::string& reason, const char* outcome = "error") {
       if (!a.json) return;
       j["outcome"] = outcome;
@@ -293,7 +284,7 @@ int cmd_verify(const VerifyArgs& a) {
     try {
       PredictOptions item = po;
       item.expect_file = walked_file(inputs[i], a.dirs);  // a walked entry: read from the file the walk found
-      v = predict_module_file(path, *trust, *profile, item);
+      v = predict_module_file(path, trust, profile, item);
     } catch (const IoError& e) {
       complain("", e.what());
       error_json(e.what());

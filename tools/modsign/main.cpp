@@ -38,8 +38,9 @@ std::string version_text() {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  using namespace modsign::cli;
+namespace modsign::cli {
+
+int run_main(int argc, char** argv) {
   install_stdout_buffer();
   const auto registered = commands();
   // A command with its own command line (sign-file) gets argv from its name on.
@@ -62,14 +63,22 @@ int main(int argc, char** argv) {
     const int rc = app.exit(e);  // --help and --version print to standard output
     return rc == 0 ? finish_stdout(0) : kExitUsage;
   }
-  // Every command ends by checking standard output: a full disk or a closed pipe is exit 3,
-  // not 0, and says so.
-  try {
-    for (auto& [sub, run] : runners)
-      if (*sub) return finish_stdout(run());
-  } catch (const std::exception& e) {
-    complain("", std::string("internal error: ") + e.what());
-    return kExitInput;
-  }
+  // The one place a command's error becomes an exit status (run_guarded: UsageError 2,
+  // InputError and IoError 3).  Every command ends by checking standard output: a full disk
+  // or a closed pipe is exit 3, not 0, and says so.
+  // Anything else a command throws is an internal error (main, below).
+  for (auto& [sub, run] : runners)
+    if (*sub) return finish_stdout(run_guarded(run));
   return kExitUsage;
+}
+
+}  // namespace modsign::cli
+
+int main(int argc, char** argv) {
+  try {
+    return modsign::cli::run_main(argc, argv);
+  } catch (const std::exception& e) {  // not a UsageError, InputError or IoError: e.g. bad_alloc
+    modsign::cli::complain("", std::string("internal error: ") + e.what());
+  } catch (...) { modsign::cli::complain("", "internal error"); }
+  return modsign::cli::kExitInput;
 }
