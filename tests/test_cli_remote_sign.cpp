@@ -260,7 +260,7 @@ TEST_F(CliRemote, HostileManifestsAreRefusedBeforeAnythingIsWritten) {
   // session 19: 1.9 was taken as 1, -1 as 2^64-1).
   const std::string sigs = d_ / "sigs.jsonl";
   spit(man, line);
-  for (const std::string& index : {"1.9", "-1"}) {
+  for (const std::string index : {"1.9", "-1"}) {
     spit(sigs, "{\"index\":" + index + ",\"signature\":\"00\"}\n");
     r = run(M() + " sign --attach " + q(man) + " --signatures " + q(sigs));
     EXPECT_EQ(r.status, 3) << index;
