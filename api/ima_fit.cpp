@@ -122,7 +122,9 @@ ImaEstimate ima_estimate(const FsGeometry& g, const std::string& algorithm,
 TreeScan scan_tree_files(const std::vector<std::string>& dirs) {
   for (const auto& dir : dirs) {
     std::error_code ec;
-    if (!std::filesystem::is_directory(dir, ec)) throw InputError(dir + ": not a directory");
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0) throw InputError(dir + ": " + std::strerror(errno));  // ENOENT said as such
+    if (!S_ISDIR(st.st_mode)) throw InputError(dir + ": not a directory");
   }
   TreeScan out;
   std::set<std::pair<std::uint64_t, std::uint64_t>> seen;
@@ -255,6 +257,9 @@ FsGeometry mounted_fs_geometry(const std::string& mount_point) {
     }
   }
   if (found_dev.empty()) throw InputError(mount_point + ": not a mount point (/proc/self/mounts)");
+  if (!found_dev.starts_with("/"))  // proc, tmpfs, overlay, a network file system: no device to read
+    throw InputError(mount_point + ": mounted from " + found_dev +
+                     ", not from a device with an ext4, XFS, btrfs or f2fs superblock");
   FsGeometry g = read_fs_geometry(found_dev);
   if (g.fs == FsType::f2fs) {
     std::istringstream os(found_opts);

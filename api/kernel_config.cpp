@@ -18,6 +18,10 @@ std::string KernelConfig::value(std::string_view name) const {
   return it == symbols.end() ? std::string() : it->second;
 }
 
+void KernelConfig::set(std::string_view name, std::string_view text) {
+  module::add_assignment(*this, name, text, 0, false);
+}
+
 namespace {
 constexpr std::uint64_t kMaxConfig = std::uint64_t{16} << 20;
 

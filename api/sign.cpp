@@ -62,8 +62,9 @@ InputError no_matching_certificate(const std::string& cert, const std::string& k
 }
 
 /// The signer of a token key (crypto/pkcs11_store.hpp); `pin` is cleansed by the caller.
-Signer load_token(const std::string& uri, const std::string& cert_path, const PassphraseProvider& ask,
+Signer load_token(const std::string& key_path, const std::string& cert_path, const PassphraseProvider& ask,
                   const KeyOptions& ko, const std::optional<std::string>& pin) {
+  const std::string uri = "pkcs11:" + key_path.substr(7);        // "PKCS11:" as "pkcs11:"
   const std::string shown = crypto::pkcs11::printable_uri(uri);  // never the PIN, no raw control bytes
   if (crypto::pkcs11::pin_in_uri(uri))
     throw UsageError(shown +

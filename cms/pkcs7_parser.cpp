@@ -310,7 +310,7 @@ SignedInfo parse_signer_info(ParseContext& ctx, const Element& el) {
     const std::string unknown = "Unknown pkey algo " + asn1::oid_to_string(oid.content);
     if (it == t.end()) fail(KErr::enopkg, unknown);
     if (it->v7_only && ctx.profile.generation == Generation::v6)
-      fail(KErr::enopkg, unknown + " (" + it->pkey_algo + ", which only --kernel v7.0 knows)");
+      fail(KErr::enopkg, unknown + " (" + it->pkey_algo + ", which --kernel v7.0 and later know)");
     if (ecdsa_sha3 && ctx.profile.legacy_digests)
       fail(KErr::enopkg, unknown + " (ecdsa with SHA-3, which --kernel v6.1 does not know)");
     if (sm2 && !ctx.profile.legacy_digests) fail(KErr::enopkg, unknown + " (sm2, which only --kernel v6.1 knows)");

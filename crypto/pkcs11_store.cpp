@@ -428,7 +428,13 @@ std::unique_lock<std::mutex> session_turn(const void* evp_pkey) {
   return std::unique_lock<std::mutex>(*m);  // the Context (and so the map entry) outlives the key's signers
 }
 
-bool is_uri(std::string_view key) noexcept { return key.size() >= 7 && std::string_view(key.data(), 7) == "pkcs11:"; }
+bool is_uri(std::string_view key) noexcept {
+  constexpr std::string_view kScheme = "pkcs11:";  // a scheme's case does not matter (RFC 3986 3.1)
+  if (key.size() < kScheme.size()) return false;
+  for (std::size_t i = 0; i < kScheme.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(key[i])) != kScheme[i]) return false;
+  return true;
+}
 
 namespace {
 // Text that looks like it names a PIN or password, whatever its case or %-encoding

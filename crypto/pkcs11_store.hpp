@@ -19,7 +19,8 @@
 
 namespace modsign::crypto::pkcs11 {
 
-/// True when `key` names a token key ("pkcs11:" ...).
+/// True when `key` names a token key ("pkcs11:" ..., the scheme in any case: "PKCS11:"
+/// too, RFC 3986 3.1; load() is given it with the scheme in lower case).
 bool is_uri(std::string_view key) noexcept;
 
 /// The turn of the caller that is about to sign with `evp_pkey` (PrivateKey::native()):

@@ -5,6 +5,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <optional>
 
 namespace modsign::module {
 
@@ -14,16 +15,6 @@ std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
   return s;
-}
-
-std::string unquote(std::string_view v) {
-  if (v.size() < 2 || v.front() != '"' || v.back() != '"') return std::string(v);
-  std::string out;
-  for (std::size_t i = 1; i + 1 < v.size(); ++i) {
-    if (v[i] == '\\' && i + 2 < v.size()) ++i;
-    out += v[i];
-  }
-  return out;
 }
 
 /// The "7.2" of a text starting with "7.2" (digits '.' digits); "" otherwise.
@@ -43,11 +34,54 @@ constexpr const char* kNoSigAlgo =
     " (crypto_alloc_sig fails with ENOENT: a trusted key of this type refuses the module, EKEYREJECTED, and a "
     "self-signed certificate of this type is not loaded, ENOKEY)";
 
-/// CONFIG_<name> read as a bool or tristate ("y", "m", "n"), "" when not set or quoted
-/// (conf_set_sym_val ignores a quoted bool).
-std::string tristate_of(const KernelConfig& c, std::string_view name) {
+const std::vector<KernelConfig::Assignment>* assignments_of(const KernelConfig& c, std::string_view name) {
   const std::string key = name.starts_with("CONFIG_") ? std::string(name) : "CONFIG_" + std::string(name);
-  return c.quoted.contains(key) ? std::string() : c.value(key);
+  const auto it = c.assignments.find(key);
+  return it == c.assignments.end() ? nullptr : &it->second;
+}
+
+/// conf_set_sym_val's S_STRING reading of one assignment: a quoted text up to its closing
+/// quote, backslash escapes undone ("\"sha512\" # note" is sha512); nullopt for an unquoted
+/// text (ignored) or one without a closing quote ("invalid string found").
+std::optional<std::string> string_assignment(std::string_view t) {
+  if (t.empty() || t.front() != '"') return std::nullopt;
+  std::string out;
+  for (std::size_t i = 1; i < t.size(); ++i) {
+    if (t[i] == '"') return out;
+    if (t[i] == '\\' && ++i == t.size()) break;  // the escaped character is taken as it is
+    out += t[i];
+  }
+  return std::nullopt;
+}
+
+/// The last assignment of `name` that kconfig takes for a string symbol; "" when none.
+std::string string_of(const KernelConfig& c, std::string_view name, std::size_t* line = nullptr) {
+  if (const auto* as = assignments_of(c, name))
+    for (auto it = as->rbegin(); it != as->rend(); ++it)
+      if (auto v = string_assignment(it->text)) {
+        if (line) *line = it->line;
+        return *v;
+      }
+  return "";
+}
+
+/// CONFIG_<name> read as a bool or tristate: the first character of the last assignment
+/// that starts with y, m or n: "y", "m", or "" for n and when none does (not set).
+std::string tristate_of(const KernelConfig& c, std::string_view name) {
+  if (const auto* as = assignments_of(c, name))
+    for (auto it = as->rbegin(); it != as->rend(); ++it)
+      if (!it->text.empty() && (it->text[0] == 'y' || it->text[0] == 'm' || it->text[0] == 'n'))
+        return it->text[0] == 'n' ? std::string() : std::string(1, it->text[0]);
+  return "";
+}
+
+/// An assignment as `symbols` shows it: a string's text, a bool's or tristate's character,
+/// anything else (an int, a hex) trimmed.
+std::string display_value(std::string_view text) {
+  if (auto v = string_assignment(text)) return *v;
+  const std::string_view t = trim(text);
+  if (!t.empty() && (t.front() == 'y' || t.front() == 'm' || t.front() == 'n')) return std::string(1, t.front());
+  return std::string(t);
 }
 
 /// "needs CONFIG_X=y, which is not set" or "needs CONFIG_X=y, not =m".
@@ -78,32 +112,40 @@ KeyFamily family(std::string_view algorithm) {
 
 bool is_set_y(const KernelConfig& c, std::string_view name) { return tristate_of(c, name) == "y"; }
 
+void add_assignment(KernelConfig& c, std::string_view name, std::string_view text, std::size_t line, bool not_set) {
+  const std::string key = name.starts_with("CONFIG_") ? std::string(name) : "CONFIG_" + std::string(name);
+  if (not_set) c.symbols.erase(key);
+  else c.symbols[key] = display_value(text);
+  c.assignments[key].push_back({line, std::string(text)});
+}
+
+// conf_read_simple(): a line is split at '\n' alone (a '\r' stays in it); "# CONFIG_X is
+// not set" assigns "n"; any other line must start with "CONFIG_" and hold a '=' (the name
+// is what lies between, spaces included), else kconfig skips it ("unexpected data").
 void parse_config_text(std::string_view text, KernelConfig& c) {
+  constexpr std::string_view kNotSet = " is not set", kPrefix = "CONFIG_";
   for (std::size_t line_no = 1; !text.empty(); ++line_no) {
     const std::size_t nl = text.find('\n');
-    std::string_view line = trim(text.substr(0, nl));
+    const std::string_view line = text.substr(0, nl);
     text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
     constexpr std::string_view kHeader = "# Linux/";
     if (line.starts_with(kHeader) && c.version.empty()) {
       const std::size_t sp = line.find(' ', kHeader.size());
-      if (sp != std::string_view::npos) c.version = major_minor(line.substr(sp + 1));
+      if (sp != std::string_view::npos) c.version = major_minor(trim(line.substr(sp + 1)));
       continue;
     }
-    if (!line.starts_with("CONFIG_")) continue;
-    const std::size_t eq = line.find('=');
-    if (eq == std::string_view::npos) continue;
-    const std::string name(trim(line.substr(0, eq)));
-    const std::string_view raw = trim(line.substr(eq + 1));
-    // conf_set_sym_val() reads a bool or tristate by its first character ("y # note" is y).
-    // An unquoted value that starts with y, m or n can be nothing else: strings are quoted,
-    // ints and hexes are digits.
-    const bool tristate = !raw.empty() && (raw.front() == 'y' || raw.front() == 'm' || raw.front() == 'n');
-    c.symbols[name] = tristate ? std::string(1, raw.front()) : unquote(raw);
-    if (!tristate && raw.starts_with('"')) c.quoted.insert(name);
-    else c.quoted.erase(name);
-    if (name == "CONFIG_MODULE_SIG_HASH") c.sig_hash_line = line_no;
+    if (line.starts_with("# CONFIG_")) {
+      const std::string_view rest = line.substr(2);
+      const std::size_t sp = rest.find(' ');
+      if (sp == std::string_view::npos || rest.substr(sp) != kNotSet) continue;
+      add_assignment(c, rest.substr(0, sp), "n", line_no, true);
+    } else {
+      const std::size_t eq = line.find('=');
+      if (!line.starts_with(kPrefix) || eq == std::string_view::npos) continue;
+      add_assignment(c, line.substr(0, eq), line.substr(eq + 1), line_no, false);
+    }
   }
-  c.sig_hash = c.value("MODULE_SIG_HASH");
+  c.sig_hash = string_of(c, "MODULE_SIG_HASH", &c.sig_hash_line);
 }
 
 std::string version_from_makefile(std::string_view mk) {
@@ -127,7 +169,7 @@ std::string version_from_release(std::string_view release) { return major_minor(
 void resolve_signing_key(const std::string& dir, KernelConfig& c) {
   // certs/Kconfig: MODULE_SIG_KEY defaults to "certs/signing_key.pem"; Makefile.modinst
   // passes a pkcs11: URI unchanged and prefixes a relative path with $(objtree).
-  std::string key = c.value("MODULE_SIG_KEY");
+  std::string key = string_of(c, "MODULE_SIG_KEY");
   if (key.empty()) key = "certs/signing_key.pem";
   if (key.starts_with("pkcs11:") || key.starts_with("/")) c.sig_key = key;
   else c.sig_key = dir + "/" + key;
@@ -139,7 +181,7 @@ std::string module_decompress_of(const KernelConfig& config) {
   for (const char* f : {"gzip", "xz", "zstd"}) {
     std::string sym = std::string("MODULE_COMPRESS_") + f;
     for (auto& ch : sym) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-    if (config.value(sym) == "y") return f;
+    if (is_set_y(config, sym)) return f;
   }
   return "";
 }
@@ -205,7 +247,7 @@ std::vector<std::string> signature_warnings(const KernelConfig& c, std::string_v
     return w;
   }
   const std::string hs = hash_symbol(hash);
-  const std::string hv = hs.empty() ? "" : c.value(hs);
+  const std::string hv = hs.empty() ? "" : tristate_of(c, hs);
   if (!hs.empty() && hv.empty())
     w.push_back(head + std::string(hash) + " needs " + hs + "=y, which is not set (the kernel refuses it: ENOPKG)");
   else if (!hs.empty() && hv != "y")

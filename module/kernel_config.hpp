@@ -48,8 +48,13 @@ std::vector<std::string> absent_sig_algos_of(const KernelConfig& config);
 /// CONFIG_CRYPTO_STREEBOG =y or =m.  =m counts as present: a module signature is checked after boot, and
 /// crypto_alloc_shash() loads the module on demand.
 std::vector<std::string> absent_hashes_of(const KernelConfig& config);
-/// Whether CONFIG_<name> is y (a bool or tristate built in).
+/// Whether CONFIG_<name> is y (a bool or tristate built in): its last assignment that
+/// starts with y, m or n starts with y (KernelConfig::assignments).
 bool is_set_y(const KernelConfig& config, std::string_view name);
+/// One assignment of CONFIG_<name> (with or without the prefix) at `line`: appended to
+/// config.assignments, and config.symbols updated (taken out for a "# CONFIG_X is not set"
+/// line, `not_set`; its text is "n").
+void add_assignment(KernelConfig& config, std::string_view name, std::string_view text, std::size_t line, bool not_set);
 /// The machine `config` builds for (arch/Kconfig's per-architecture symbols): s390x for
 /// CONFIG_S390=y, arm64 for CONFIG_ARM64=y, x86_64 for CONFIG_X86_64=y; nullopt for any
 /// other architecture, a configuration that names none, or one that names several.

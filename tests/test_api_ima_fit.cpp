@@ -207,7 +207,17 @@ TEST(CliImaFit, JsonExitStatusesAndDevice) {
   EXPECT_NE(r.out.find("\"algorithm\":\"ml-dsa-87\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"extra_bytes\":16384"), std::string::npos) << r.out;  // 2 files x 2 EA inode blocks
   EXPECT_NE(r.out.find("\"extra_bytes\":8192"), std::string::npos) << r.out;   // 2 files x 1 xattr block
+  // A missing directory says so (it said "not a directory"); a file is not a directory.
   r = test::run(m + " ima estimate -r " + test::q(d.path() + "/missing") + " --fs ext4");
   EXPECT_EQ(r.status, 3);
-  EXPECT_NE(r.err.find("missing: not a directory"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err, "modsign: " + d.path() + "/missing: No such file or directory\n");
+  r = test::run(m + " ima estimate -r " + test::q(d.path() + "/f1") + " --fs ext4");
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err, "modsign: " + d.path() + "/f1: not a directory\n");
+  // A mount point without a block device names it and what it is mounted from.
+  r = test::run(m + " ima fit --mount /proc");
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err,
+            "modsign: /proc: mounted from proc, not from a device with an ext4, XFS, btrfs or f2fs superblock\n");
+  EXPECT_EQ(r.out, "");
 }

@@ -411,6 +411,26 @@ TEST_F(Cli, StdoutWriteErrorsAreExit3InEveryCommand) {
   auto r = test::run(M() + " --help > /dev/full");
   EXPECT_EQ(r.status, 3);
   EXPECT_EQ(r.err, full);
+  // sign-file too, with its own status for any error (it said nothing and exited 0).
+  r = test::run(M() + " sign-file -h > /dev/full");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, full);
+  EXPECT_EQ(test::run(M() + " sign-file -h > /dev/null").status, 0);
+  // A pipe whose reader is gone is a failed write too (EPIPE), not a death by SIGPIPE (exit
+  // 141 and no word; a hostile review of session 19).  The reader closes its end at once;
+  // modsign starts 0.3 s later.
+  const std::string st = mod + ".status", err = mod + ".err";
+  for (const std::string& cmd : std::vector<std::string>{"info " + q(signed_mod), "cms dump " + q(mod + ".p7s")}) {
+    ASSERT_EQ(test::run("{ sleep 0.3; " + M() + " " + cmd + " 2>" + q(err) + "; echo $? >" + q(st) +
+                        "; } | { exec 0<&-; sleep 1; }")
+                  .status,
+              0);
+    const Bytes status = test::slurp(st), text = test::slurp(err);
+    EXPECT_EQ(std::string(status.begin(), status.end()), "3\n") << cmd;
+    EXPECT_EQ(std::string(text.begin(), text.end()), "modsign: stdout: Broken pipe\n") << cmd;
+  }
+  std::filesystem::remove(st);
+  std::filesystem::remove(err);
 }
 
 // A self-signed keyring certificate whose signature does not verify is never loaded:

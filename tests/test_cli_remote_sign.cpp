@@ -256,10 +256,23 @@ TEST_F(CliRemote, HostileManifestsAreRefusedBeforeAnythingIsWritten) {
     EXPECT_EQ(r.status, 3) << why[i];
     EXPECT_EQ(r.err, "modsign: " + man + ": line 1: " + why[i] + "\n");
   }
+  // The signatures file's "index" is held to the manifest's rule (a hostile review of
+  // session 19: 1.9 was taken as 1, -1 as 2^64-1).
+  const std::string sigs = d_ / "sigs.jsonl";
+  spit(man, line);
+  for (const std::string index : {"1.9", "-1"}) {
+    spit(sigs, "{\"index\":" + index + ",\"signature\":\"00\"}\n");
+    r = run(M() + " sign --attach " + q(man) + " --signatures " + q(sigs));
+    EXPECT_EQ(r.status, 3) << index;
+    EXPECT_EQ(r.err, "modsign: " + sigs + ": line 1: \"index\" is not a whole number from 0 to 2^64-1\n") << index;
+  }
+  // An empty manifest is said first, whatever the signatures are.
   spit(man, std::string());
-  r = run(M() + " sign --attach " + q(man) + " --signatures " + q(d_ / "sigs"));
-  EXPECT_EQ(r.status, 3);
-  EXPECT_EQ(r.err, "modsign: " + man + ": no modules in the manifest; nothing to attach\n");
+  for (const std::string& s : {std::string(d_ / "sigs"), sigs}) {
+    r = run(M() + " sign --attach " + q(man) + " --signatures " + q(s));
+    EXPECT_EQ(r.status, 3);
+    EXPECT_EQ(r.err, "modsign: " + man + ": no modules in the manifest; nothing to attach\n");
+  }
   EXPECT_EQ(slurp(a), pattern(4096));
 }
 

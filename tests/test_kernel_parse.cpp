@@ -199,7 +199,8 @@ TEST(KernelDigest, Item22MlDsaNoAttrs) {
   const auto v6 = kernel::pkcs7_parse_message(der, KernelProfile::v6());
   ASSERT_FALSE(v6.ok());
   EXPECT_EQ(v6.error().code, KErr::enopkg);
-  EXPECT_EQ(v6.error().message, "Unknown pkey algo 2.16.840.1.101.3.4.3.18 (mldsa65, which only --kernel v7.0 knows)");
+  EXPECT_EQ(v6.error().message,
+            "Unknown pkey algo 2.16.840.1.101.3.4.3.18 (mldsa65, which --kernel v7.0 and later know)");
   // An OID no kernel generation knows keeps the kernel's words alone.
   const auto rsa =
       kernel::pkcs7_parse_message(build(one({.sig_oid = kSha256WithRsa}), content()), KernelProfile::v7_0());

@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <set>
 #include <sstream>
 
 #include <modsign/modsign.hpp>
@@ -121,6 +120,15 @@ TEST_F(KernelSettings, VersionSourcesAndKeyForms) {
   EXPECT_EQ(kernel_profile_of(c).name(), "v6");
   // CONFIG_MODULE_DECOMPRESS=y with CONFIG_MODULE_COMPRESS_XZ=y: the kernel decompresses xz.
   EXPECT_EQ(kernel_profile_of(c).module_decompress(), "xz");
+  // --waive-mldsa-authattrs with a 6.x configuration names that file, not --kernel v7.0,
+  // which was not given (a hostile review of session 19).
+  const std::string m = module();
+  auto r = test::run(test::modsign_cli() + " verify --kernel-build " + q(deb) + " --waive-mldsa-authattrs --cert " +
+                     q(file("rsa.crt")) + " " + q(m));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "modsign: --waive-mldsa-authattrs: " + deb +
+                       "/.config configures Linux 6.12, which has no ML-DSA waiver (7.0 and later)\n");
   // The 7.2.13 test kernels have no CONFIG_MODULE_COMPRESS at all.
   EXPECT_EQ(kernel_profile_of(read_kernel_build(tree("nowaive2", "7.2.13-nowaive.config"))).module_decompress(),
             "none");
@@ -178,10 +186,10 @@ TEST_F(KernelSettings, Warnings) {
                                      ": s: sha1 is no module-signing choice of this kernel (CONFIG_MODULE_SIG_SHA1 is "
                                      "not set; Linux 7.x removed it)"});
   KernelConfig bare = waive;
-  bare.symbols.erase("CONFIG_CRYPTO_SHA3");
-  bare.symbols["CONFIG_CRYPTO_ECDSA"] = "m";
-  bare.symbols.erase("CONFIG_CRYPTO_MLDSA");
-  bare.symbols["CONFIG_CRYPTO_SHA512"] = "m";
+  bare.set("CONFIG_CRYPTO_SHA3", "n");
+  bare.set("CONFIG_CRYPTO_ECDSA", "m");
+  bare.set("CONFIG_CRYPTO_MLDSA", "n");
+  bare.set("CONFIG_CRYPTO_SHA512", "m");
   EXPECT_EQ(kernel_config_warnings(bare, "s", "ECDSA-P256", "sha3-384", false),
             (std::vector<std::string>{
                 "warning: " + ws +
@@ -199,7 +207,7 @@ TEST_F(KernelSettings, Warnings) {
                                     ": s: ML-DSA needs CONFIG_CRYPTO_MLDSA=y, which is not set (crypto_alloc_sig fails "
                                     "with ENOENT: a trusted key of this type refuses the module, EKEYREJECTED, and a "
                                     "self-signed certificate of this type is not loaded, ENOKEY)"}));
-  bare.symbols.erase("CONFIG_MODULE_SIG");
+  bare.set("CONFIG_MODULE_SIG", "n");
   EXPECT_EQ(kernel_config_warnings(bare, "s", "RSA", "sha256", false),
             std::vector<std::string>{"warning: " + ws +
                                      ": s: CONFIG_MODULE_SIG is not set: this kernel checks no module signature"});
@@ -399,7 +407,7 @@ TEST_F(KernelSettings, KernelWithoutModuleSigIsNotPredicted) {
   EXPECT_EQ(modelled.error().code, KErr::eopnotsupp);
   EXPECT_EQ(modelled.error().reason, Error::Reason::unpredictable);
   KernelConfig with;
-  with.symbols = {{"CONFIG_MODULE_SIG", "y"}};
+  with.set("CONFIG_MODULE_SIG", "y");
   EXPECT_TRUE(module_sig_modelled(with));
   const std::string m = module();
   auto r = test::run(test::modsign_cli() + " sign -q --key " + q(file("rsa.pem")) + " --cert " + q(file("rsa.crt")) +
@@ -421,7 +429,7 @@ TEST(KernelSettingsDigests, Sm3FromTheConfigurationOfItsGeneration) {
   auto lacks_sm3 = [](const std::string& version, std::map<std::string, std::string> symbols) {
     KernelConfig c;
     c.version = version;
-    c.symbols = std::move(symbols);
+    for (const auto& [name, text] : symbols) c.set(name, text);
     const auto h = kernel_profile_of(c).absent_hashes();
     return std::find(h.begin(), h.end(), "sm3") != h.end();
   };
@@ -465,9 +473,10 @@ TEST(KernelSettingsConfigText, AQuotedBoolIsNotSet) {
                                        "CONFIG_CRYPTO_RSA=\"y\"\nCONFIG_CRYPTO_SM3=\"m\"\n"
                                        "CONFIG_MODULE_SIG_HASH=\"sha512\"\n"));
   const KernelConfig c = read_kernel_config(d / "config");
-  EXPECT_EQ(c.value("MODULE_SIG_FORCE"), "y");  // the text, unquoted
-  EXPECT_EQ(c.quoted, (std::set<std::string>{"CONFIG_CRYPTO_RSA", "CONFIG_CRYPTO_SM3", "CONFIG_MODULE_SIG_FORCE",
-                                             "CONFIG_MODULE_SIG_HASH"}));
+  EXPECT_EQ(c.value("MODULE_SIG_FORCE"), "y");  // shown as the text, unquoted
+  ASSERT_EQ(c.assignments.at("CONFIG_MODULE_SIG_FORCE").size(), 1u);
+  EXPECT_EQ(c.assignments.at("CONFIG_MODULE_SIG_FORCE")[0].line, 4u);
+  EXPECT_EQ(c.assignments.at("CONFIG_MODULE_SIG_FORCE")[0].text, "\"y\"");
   const KernelProfile p = kernel_profile_of(c);
   EXPECT_FALSE(p.enforce());
   EXPECT_EQ(p.absent_sig_algos(), (std::vector<std::string>{"rsa", "ecdsa", "mldsa"}));
@@ -481,4 +490,44 @@ TEST(KernelSettingsConfigText, AQuotedBoolIsNotSet) {
   EXPECT_TRUE(q.enforce());
   EXPECT_EQ(q.absent_sig_algos(), (std::vector<std::string>{"ecdsa", "mldsa"}));
   EXPECT_EQ(q.absent_hashes(), (std::vector<std::string>{"streebog"}));
+}
+
+// conf_read_simple() and conf_set_sym_val(), line by line, as a hostile review of session 19
+// found modsign reading them otherwise: the last assignment valid for the symbol's type wins.
+TEST(KernelSettingsConfigText, AssignmentsAreReadInOrderByType) {
+  const test::TempDir d;
+  auto read = [&](const std::string& lines) {
+    test::spit(d / "config",
+               "# Linux/x86_64 7.2.13 Kernel Configuration\nCONFIG_X86_64=y\nCONFIG_MODULE_SIG=y\n" + lines);
+    return read_kernel_config(d / "config");
+  };
+  auto force = [&](const std::string& lines) { return kernel_profile_of(read(lines)).enforce(); };
+  // A later "is not set" line wins over y; a later quoted "y" is ignored and y stays.
+  EXPECT_FALSE(force("CONFIG_MODULE_SIG_FORCE=y\n# CONFIG_MODULE_SIG_FORCE is not set\n"));
+  EXPECT_TRUE(force("CONFIG_MODULE_SIG_FORCE=y\nCONFIG_MODULE_SIG_FORCE=\"y\"\n"));
+  EXPECT_TRUE(force("# CONFIG_MODULE_SIG_FORCE is not set\nCONFIG_MODULE_SIG_FORCE=y\n"));
+  // Not assignments of the symbol: leading spaces ("unexpected data"), a space before '='
+  // (the symbol "MODULE_SIG_FORCE "), an "is not set" line with a carriage return.
+  EXPECT_FALSE(force("  CONFIG_MODULE_SIG_FORCE=y\n"));
+  EXPECT_FALSE(force("CONFIG_MODULE_SIG_FORCE = y\n"));
+  EXPECT_TRUE(force("CONFIG_MODULE_SIG_FORCE=y\n# CONFIG_MODULE_SIG_FORCE is not set\r\n"));
+  EXPECT_TRUE(force("CONFIG_MODULE_SIG_FORCE=y\r\n"));  // y is read by its first character
+  // A string is read up to its closing quote; an unquoted one is ignored (the earlier value,
+  // or not set), so it is never cut to one character.
+  EXPECT_EQ(read("CONFIG_MODULE_SIG_HASH=\"sha512\" # note\n").sig_hash, "sha512");
+  const KernelConfig md5 = read("CONFIG_MODULE_SIG_HASH=\"sha256\"\nCONFIG_MODULE_SIG_HASH=md5\n");
+  EXPECT_EQ(md5.sig_hash, "sha256");
+  EXPECT_EQ(md5.sig_hash_line, 4u);
+  EXPECT_EQ(read("CONFIG_MODULE_SIG_HASH=md5\n").sig_hash, "");
+  EXPECT_EQ(read("CONFIG_MODULE_SIG_HASH=\"sha\\\"512\"\n").sig_hash, "sha\"512");  // an escape undone
+  EXPECT_EQ(read("CONFIG_MODULE_SIG_HASH=\"sha512\n").sig_hash, "");                // no closing quote
+  // The key: an unquoted path is ignored, and the Kconfig default is used.
+  const std::string b = d / "build";
+  std::filesystem::create_directories(b);
+  test::spit(b + "/.config", std::string("# Linux/x86_64 7.2.13 Kernel Configuration\nCONFIG_X86_64=y\n"
+                                         "CONFIG_MODULE_SIG=y\nCONFIG_MODULE_SIG_KEY=mykey.pem\n"));
+  EXPECT_EQ(read_kernel_build(b).sig_key, b + "/certs/signing_key.pem");
+  test::spit(b + "/.config", std::string("# Linux/x86_64 7.2.13 Kernel Configuration\nCONFIG_X86_64=y\n"
+                                         "CONFIG_MODULE_SIG=y\nCONFIG_MODULE_SIG_KEY=\"mykey.pem\"\n"));
+  EXPECT_EQ(read_kernel_build(b).sig_key, b + "/mykey.pem");
 }

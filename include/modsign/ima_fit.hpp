@@ -124,7 +124,8 @@ struct TreeScan {
   std::vector<std::string> notes;
 };
 /// Every regular file under each of `dirs` (recursive, sorted by name, symbolic links not
-/// followed).  Throws InputError "DIR: not a directory" for a `dirs` entry that is none.
+/// followed).  Throws InputError "DIR: not a directory" for a `dirs` entry that is none, and
+/// "DIR: <strerror>" ("No such file or directory") for one stat() cannot reach.
 MODSIGN_API TreeScan scan_tree_files(const std::vector<std::string>& dirs);
 /// scan_tree_files({dir}).sizes; throws InputError (its first error, e.g. "DIR/sub:
 /// Permission denied") when part of the tree cannot be read.

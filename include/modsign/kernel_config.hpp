@@ -7,7 +7,6 @@
 
 #include <cstddef>
 #include <map>
-#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,13 +28,24 @@ struct KernelConfig {
   /// DIR/include/config/kernel.release, else the "# Linux/<arch> 7.2.13 Kernel
   /// Configuration" line every generated .config starts with; "" when none says.
   std::string version;
-  /// Every CONFIG_ symbol that is set, its value unquoted: "y", "m", "sha256",
-  /// "certs/signing_key.pem".  "# CONFIG_X is not set" lines leave X out.
+  /// Every CONFIG_ symbol that is set, its last value unquoted: "y", "m", "sha256",
+  /// "certs/signing_key.pem", "64".  A "# CONFIG_X is not set" line takes X out.  For display;
+  /// modsign's rules read `assignments` by type, as kconfig does.
   std::map<std::string, std::string> symbols;
-  /// The symbols of `symbols` whose value was quoted (strings: CONFIG_MODULE_SIG_HASH="sha512").
-  /// A bool or tristate written quoted (CONFIG_X="y", which kconfig never writes) is not
-  /// set: scripts/kconfig/confdata.c conf_set_sym_val() warns and ignores the line.
-  std::set<std::string> quoted;
+  /// One assignment of a symbol: the line it is on (counted from 1) and the text after '='
+  /// as written ("n" for a "# CONFIG_X is not set" line).
+  struct Assignment {
+    std::size_t line = 0;
+    std::string text;
+  };
+  /// Every assignment of each symbol, in file order.  scripts/kconfig/confdata.c
+  /// conf_read_simple() and conf_set_sym_val() read them by the symbol's type, the last valid
+  /// one winning: a bool or tristate takes an assignment starting with y, m or n
+  /// ("y # note" is y) and ignores any other ("\"y\"" keeps the earlier value); a string
+  /// takes only a quoted one, up to its closing quote (backslash escapes undone).  A line
+  /// that does not start with "CONFIG_" (leading spaces included) is not an assignment, and
+  /// "CONFIG_X = y" assigns a symbol named "X " that no rule reads.
+  std::map<std::string, std::vector<Assignment>> assignments;
   /// CONFIG_MODULE_SIG_HASH ("" when not set).
   std::string sig_hash;
   /// The line of `source` that sets it (counted from 1; 0 when not set).
@@ -51,6 +61,9 @@ struct KernelConfig {
 
   /// The value of `name` (with or without the "CONFIG_" prefix); "" when not set.
   MODSIGN_API std::string value(std::string_view name) const;
+  /// Adds the assignment CONFIG_<name>=<text> (with or without the prefix) after the others,
+  /// as a line at the end of the file would (line 0): for configurations built in code.
+  MODSIGN_API void set(std::string_view name, std::string_view text);
 };
 
 /// Read the configuration of the kernel build (or headers) tree `dir`, e.g.

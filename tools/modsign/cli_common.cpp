@@ -1,6 +1,8 @@
 // Helpers shared by the modsign subcommands; see cli_common.hpp.
 #include "cli_common.hpp"
 
+#include <csignal>
+
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -185,6 +187,10 @@ class StdoutBuffer final : public std::streambuf {
 }  // namespace
 
 void install_stdout_buffer() {
+  // A reader that goes away (`modsign verify -r DIR | head`) is a failed write (EPIPE), which
+  // finish_stdout() reports with exit 3, not a SIGPIPE that kills a batch between a
+  // temporary file and its rename.
+  std::signal(SIGPIPE, SIG_IGN);
   // Never destroyed: std::cout flushes it at exit.
   static auto* buffer = new StdoutBuffer(::isatty(STDOUT_FILENO) == 1);
   std::cout.rdbuf(buffer);
@@ -243,7 +249,7 @@ void print_notes(const std::vector<std::string>& notes) {
 
 modsign::KernelProfile public_profile(const std::string& name) {
   auto p = modsign::KernelProfile::parse(name);
-  if (!p) throw UsageError("unknown --kernel '" + name + "' (v6.1|v6|v7.0)");
+  if (!p) throw UsageError("unknown --kernel '" + name + "' (v6.1|v6|v7.0|v7.1|v7.2)");
   return *p;
 }
 

@@ -68,8 +68,9 @@ int finish_stdout(int status);
 /// Flushes std::cout; false when a write to it failed, whose errno finish_stdout() reports.
 bool flush_stdout();
 /// Gives std::cout a buffer that writes descriptor 1 itself and keeps the errno of a failed
-/// write (main() calls it first).  Everything the CLI prints to standard output goes
-/// through std::cout.
+/// write (main() calls it first), and ignores SIGPIPE: a closed pipe is a failed write
+/// (EPIPE, exit 3 from finish_stdout()), never a death between a temporary file and its
+/// rename.  Everything the CLI prints to standard output goes through std::cout.
 void install_stdout_buffer();
 
 /// modsign::Signer::load(key, cert) with a passphrase typed at the terminal as the provider
@@ -94,7 +95,7 @@ std::string compression_text(const ModuleImage& m);
 nlohmann::json compression_json(const ModuleImage& m);
 
 /// modsign::KernelProfile::parse(name); an unknown name throws UsageError "unknown --kernel
-/// 'X' (v6.1|v6|v7.0)" (main: exit 2).
+/// 'X' (v6.1|v6|v7.0|v7.1|v7.2)" (main: exit 2).
 modsign::KernelProfile public_profile(const std::string& name);
 /// profile.set_waive_mldsa_authattrs(on) (--waive-mldsa-authattrs); the profile's UsageError
 /// when it refuses it (not v7.0).

@@ -229,6 +229,9 @@ int cmd_verify(const VerifyArgs& a) {
     }
   }
   auto profile = kconfig ? kernel_profile_of(*kconfig) : public_profile(a.kernel);
+  if (a.waive && kconfig && !profile.name().starts_with("v7"))  // the profile is the configuration's, not --kernel's
+    throw UsageError("--waive-mldsa-authattrs: " + kconfig->source + " configures Linux " + kconfig->version +
+                     ", which has no ML-DSA waiver (7.0 and later)");
   if (a.waive) set_waive_option(profile, a.waive);
   if (a.enforce) profile.set_enforce(true);
   profile.set_lockdown(a.lockdown);

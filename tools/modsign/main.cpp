@@ -46,7 +46,12 @@ int run_main(int argc, char** argv) {
   // A command with its own command line (sign-file) gets argv from its name on.
   if (argc >= 2)
     for (const Command* c : registered)
-      if (c->own_main && c->name == argv[1]) return c->own_main(argc - 1, argv + 1);
+      if (c->own_main && c->name == argv[1]) {
+        // Its own statuses; a standard output that could not be written is still said, and
+        // is sign-file's 1 (any error).
+        const int rc = c->own_main(argc - 1, argv + 1);
+        return finish_stdout(rc) == rc ? rc : 1;
+      }
 
   CLI::App app{"modsign: ML-DSA (FIPS 204) and classic signing of Linux kernel modules"};
   app.require_subcommand(1);

@@ -184,6 +184,8 @@ std::map<std::size_t, SigOrError> read_signature_lines(const std::string& path, 
     if (j.contains("index") && j.contains("path"))
       throw InputError(where + "gives both \"index\" and \"path\": give one");
     if (j.contains("index")) {
+      if (!j.at("index").is_number_unsigned())  // as the manifest's: no wrapped -1, no cut 1.9
+        throw InputError(where + "\"index\" is not a whole number from 0 to 2^64-1");
       index = field<std::size_t>(j, "index", where);
       if (std::none_of(m.begin(), m.end(), [&](const ManifestEntry& e) { return e.index == *index; }))
         throw InputError(where + "index " + std::to_string(*index) + " is not in the manifest");
@@ -374,6 +376,8 @@ int run_attach(const RemoteArgs& r, const std::string& cert_path, const SignOpti
   if (const int st =
           [&] {
             manifest = read_manifest(r.attach);
+            // Said before the signatures are read: an empty manifest is the manifest's fault.
+            if (manifest.empty()) throw InputError(r.attach + ": no modules in the manifest; nothing to attach");
             if (!opt.out.empty() && manifest.size() != 1) {
               complain("", "-o needs a MANIFEST of exactly one module");
               return kExitUsage;
@@ -403,7 +407,6 @@ int run_attach(const RemoteArgs& r, const std::string& cert_path, const SignOpti
                                    std::to_string(e.index) + " name the same module " + e.p.path +
                                    "; nothing was written");
             }
-            if (manifest.empty()) throw InputError(r.attach + ": no modules in the manifest; nothing to attach");
             if (sig_dir) check_signature_dir(r.signatures, manifest);
             return kExitOk;
           }();
