@@ -34,6 +34,9 @@ std::regex summary_re(const std::string& verb, int done, int failed, int skipped
                     (jobs == 1 ? " job" : " jobs") + "\n");
 }
 
+/// `err` up to verify's table of outcomes (which follows its summary line).
+std::string before_table(const std::string& err) { return err.substr(0, err.find("modsign: verify: outcomes")); }
+
 std::uint64_t tree_bytes() {
   std::uint64_t sum = 0;
   for (std::size_t i = 1; i <= kTree.size(); ++i) sum += 1000 + 777u * i;
@@ -122,7 +125,7 @@ TEST_F(Batch, MlDsaBatchVerifiesAndVerifyOutputIsIndependentOfJobs) {
   const auto nl1 = v.out.find('\n'), nl2 = v.out.find('\n', nl1 + 1), nl3 = v.out.find('\n', nl2 + 1);
   EXPECT_EQ(v.out.substr(nl2 + 1, nl3 - nl2),
             paths[2] + ": refused (EKEYREJECTED): Sig 1: signature does not verify\n");
-  EXPECT_TRUE(std::regex_match(v.err, summary_re("verify", 5, 1, 0, signed_bytes, 2))) << v.err;
+  EXPECT_TRUE(std::regex_match(before_table(v.err), summary_re("verify", 5, 1, 0, signed_bytes, 2))) << v.err;
 }
 
 // The mixed tree of the issue: an unreadable entry, an already signed module and a
@@ -200,6 +203,40 @@ TEST_F(Batch, MixedTreeGivesPerFileMessagesAndExitStatus) {
   EXPECT_NE(r.out.find(", recompressed xz)\n"), std::string::npos) << r.out;
   auto v = test::run(M() + " verify --cert " + q(crt("rsa-2048")) + " " + q(t + "/drivers/x.ko.xz"));
   EXPECT_EQ(v.status, 0) << v.out;
+}
+
+// verify -r ends with a table of outcomes (issue 30): each outcome and errno once, with how
+// many modules had it, loads first; not under --quiet or --json, nor for one module.
+TEST_F(Batch, VerifyTreeEndsWithAnOutcomeTable) {
+  const std::string t = d_ / "t";
+  const auto paths = make_tree(t);  // a.ko b.ko drivers/c.ko drivers/net/d.ko fs/e.ko fs/z.ko
+  ASSERT_EQ(test::run(sign_cmd("rsa-2048") + q(paths[0]) + " " + q(paths[1]) + " " + q(paths[3])).status, 0);
+  ASSERT_EQ(test::run(sign_cmd("ml-dsa-44") + q(paths[2])).status, 0);  // a key the kernel does not trust
+  Bytes d = test::slurp(paths[3]);  // the RSA signature's last byte, before module_signature and the marker
+  d[d.size() - 12 - 28 - 1] ^= 1;
+  test::spit(paths[3], d);
+  ASSERT_EQ(::mkfifo((t + "/fifo.ko").c_str(), 0644), 0);
+  const std::string verify = M() + " verify --cert " + q(crt("rsa-2048")) + " ";
+  auto r = test::run(verify + "-r " + q(t));
+  EXPECT_EQ(r.status, 3) << r.err;  // the FIFO is not covered
+  const auto table_at = r.err.find("modsign: verify: outcomes");
+  ASSERT_NE(table_at, std::string::npos) << r.err;
+  EXPECT_EQ(r.err.substr(table_at),
+            "modsign: verify: outcomes under kernel v7.0:\n"
+            "  loads (OK)                  2\n"
+            "  loads-tainted (ENODATA)     2\n"
+            "  loads-tainted (ENOKEY)      1\n"
+            "  refused (EKEYREJECTED)      1\n"
+            "  skipped                     1\n");
+  EXPECT_LT(r.err.find("modsign: verify: 2 done, 4 failed, 1 skipped, "), table_at) << r.err;
+  for (const char* quiet : {"-q ", "--json "}) {
+    r = test::run(verify + quiet + "-r " + q(t));
+    EXPECT_EQ(r.status, 3) << quiet;
+    EXPECT_EQ(r.err.find("outcomes"), std::string::npos) << quiet << r.err;
+  }
+  r = test::run(verify + q(paths[0]));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
 }
 
 // A -r DIR that cannot be read is an input error (exit 3) after the other inputs are done.
@@ -487,8 +524,8 @@ TEST_F(Batch, SameFileTwiceIsHandledOnceWithTruthfulMessage) {
                        test::trusted_key_ids(crt("rsa-2048")) + test::kLoadScope + "\n");
   EXPECT_EQ(r.err.substr(0, r.err.find("modsign: verify: ")),
             "modsign: " + other + ": skipped: same file as " + m + "; handled once\n");
-  EXPECT_TRUE(
-      std::regex_match(r.err.substr(r.err.find("modsign: verify: ")), summary_re("verify", 1, 0, 1, before.size(), 1)))
+  EXPECT_TRUE(std::regex_match(before_table(r.err.substr(r.err.find("modsign: verify: "))),
+                               summary_re("verify", 1, 0, 1, before.size(), 1)))
       << r.err;
   r = test::run(M() + " verify --json --cert " + q(crt("rsa-2048")) + " " + q(m) + " " + q(other) + " --jobs 1");
   EXPECT_EQ(r.status, 0) << r.err;

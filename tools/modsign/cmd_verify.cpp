@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -22,10 +23,37 @@ namespace modsign::cli {
 
 namespace {
 
+/// One input's place in the outcome table: a LoadOutcome (its order: loads, loads-tainted,
+/// refused), then kSkipped and kError; and its row label ("refused (EKEYREJECTED)").
+struct OutcomeRow {
+  static constexpr int kSkipped = 100, kError = 101;
+  int order = kError;
+  std::string label = "error";
+  // NOLINTNEXTLINE(modernize-use-nullptr): clang-tidy 14 flags a defaulted <=>
+  auto operator<=>(const OutcomeRow&) const = default;
+};
+
+/// After the summary line of a batch, on stderr: how many inputs had each outcome and errno,
+/// loads first, then loads-tainted, refused, skipped, error:
+///   modsign: verify: outcomes under kernel v7.0:
+///     loads (OK)                 1204
+///     refused (EKEYREJECTED)        1
+void print_outcome_table(const std::string& kernel, const std::vector<OutcomeRow>& outcomes) {
+  std::map<OutcomeRow, std::size_t> rows;
+  for (const auto& o : outcomes) ++rows[o];
+  std::size_t width = 0;
+  for (const auto& [o, n] : rows) width = std::max(width, o.label.size() + 1 + std::to_string(n).size());
+  std::cerr << "modsign: verify: outcomes under kernel " << kernel << ":\n";
+  for (const auto& [o, n] : rows) {
+    const std::string count = std::to_string(n);
+    std::cerr << "  " << o.label << std::string(width + 4 - o.label.size() - count.size(), ' ') << count << "\n";
+  }
+}
+
 struct VerifyArgs {
   TrustOptions trust;
   std::vector<std::string> modules, dirs;
-  std::uint64_t max_size = kDefaultMaxModuleSize;
+  std::uint64_t max_size = kMaxModuleSize;
   std::uint64_t stream_above = std::uint64_t{64} << 20;
   std::string kernel = "v7.0", backend = "auto";
   bool waive = false, enforce = false, lockdown = false, json = false;
@@ -83,7 +111,7 @@ const char* module_only_option(const VerifyArgs& a) {
   if (a.enforce) return "--enforce";
   if (a.waive) return "--waive-mldsa-authattrs";
   if (!a.module_decompress.empty()) return "--module-decompress";
-  if (a.max_size != kDefaultMaxModuleSize) return "--max-size";
+  if (a.max_size != kMaxModuleSize) return "--max-size";
   if (a.stream_above != VerifyArgs{}.stream_above) return "--stream-above";
   return nullptr;
 }
@@ -246,6 +274,7 @@ int cmd_verify(const VerifyArgs& a) {
   const auto inputs = expand_module_tree(a.modules, a.dirs, &dir_error);
   if (inputs.empty() && dir_error) return kExitInput;  // every -r DIR failed or was empty (reported)
   const auto duplicate = duplicate_of(inputs, a.dirs);
+  std::vector<OutcomeRow> outcomes(inputs.size());  // each worker writes its own slot
   // Each module on its own: the trust store and profile are shared read-only by the workers.
   auto work = [&](std::size_t i) {
     const std::string& path = inputs[i].path;
@@ -269,6 +298,7 @@ int cmd_verify(const VerifyArgs& a) {
       r.exit = exit;
       r.state = state;
       r.out = os.str();
+      if (state == ItemState::skipped) outcomes[i] = {OutcomeRow::kSkipped, "skipped"};
       return r;
     };
     if (!inputs[i].not_regular.empty()) {
@@ -314,14 +344,17 @@ int cmd_verify(const VerifyArgs& a) {
       j["warnings"] = w;
     }
     report_verdict(a, j, path, v, os);
+    outcomes[i] = {static_cast<int>(v.outcome),
+                   std::string(outcome_name(v.outcome)) + " (" + std::string(errno_name(v.err)) + ")"};
     return v.outcome == LoadOutcome::loads ? finish(kExitOk, ItemState::done) : finish(kExitVerdict, ItemState::failed);
   };
   BatchOptions bo = a.batch;
   bo.sync = "none";              // verify writes nothing
   bo.always_print_out = a.json;  // --quiet keeps the JSON lines (they are the result)
   bo.not_handled = dir_error;
-  const int status = run_batch("verify", inputs.size(), work, bo, inputs.size() > 1 || !a.dirs.empty(),
-                               [&](std::size_t i) { return inputs[i].path; });
+  const bool many = inputs.size() > 1 || !a.dirs.empty();
+  const int status = run_batch("verify", inputs.size(), work, bo, many, [&](std::size_t i) { return inputs[i].path; });
+  if (many && !a.batch.quiet && !a.json) print_outcome_table(profile.name(), outcomes);
   return dir_error ? std::max(status, kExitInput) : status;
 }
 
