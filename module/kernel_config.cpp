@@ -66,11 +66,14 @@ std::string string_of(const KernelConfig& c, std::string_view name, std::size_t*
 }
 
 /// CONFIG_<name> read as a bool or tristate: the first character of the last assignment
-/// that starts with y, m or n: "y", "m", or "" for n and when none does (not set).
+/// that starts with y, m or n: "y", "m", or "" for n and when none does (not set).  The
+/// symbols modsign reads are tristate when named CRYPTO_* and bool otherwise (their Kconfig
+/// entries); for a bool an 'm' is no valid value (conf_set_sym_val), so it assigns nothing.
 std::string tristate_of(const KernelConfig& c, std::string_view name) {
+  const bool is_bool = !name.starts_with("CRYPTO_") && !name.starts_with("CONFIG_CRYPTO_");
   if (const auto* as = assignments_of(c, name))
     for (auto it = as->rbegin(); it != as->rend(); ++it)
-      if (!it->text.empty() && (it->text[0] == 'y' || it->text[0] == 'm' || it->text[0] == 'n'))
+      if (!it->text.empty() && (it->text[0] == 'y' || (it->text[0] == 'm' && !is_bool) || it->text[0] == 'n'))
         return it->text[0] == 'n' ? std::string() : std::string(1, it->text[0]);
   return "";
 }

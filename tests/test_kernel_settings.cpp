@@ -506,6 +506,16 @@ TEST(KernelSettingsConfigText, AssignmentsAreReadInOrderByType) {
   EXPECT_FALSE(force("CONFIG_MODULE_SIG_FORCE=y\n# CONFIG_MODULE_SIG_FORCE is not set\n"));
   EXPECT_TRUE(force("CONFIG_MODULE_SIG_FORCE=y\nCONFIG_MODULE_SIG_FORCE=\"y\"\n"));
   EXPECT_TRUE(force("# CONFIG_MODULE_SIG_FORCE is not set\nCONFIG_MODULE_SIG_FORCE=y\n"));
+  // 'm' is no value of a bool (MODULE_SIG_FORCE): ignored, and y stays; a tristate
+  // (CRYPTO_RSA) takes it, and is then not built in.
+  EXPECT_TRUE(force("CONFIG_MODULE_SIG_FORCE=y\nCONFIG_MODULE_SIG_FORCE=m\n"));
+  EXPECT_FALSE(force("CONFIG_MODULE_SIG_FORCE=m\n"));
+  auto rsa_absent = [&](const std::string& lines) {
+    const auto absent = kernel_profile_of(read(lines)).absent_sig_algos();
+    return std::find(absent.begin(), absent.end(), "rsa") != absent.end();
+  };
+  EXPECT_TRUE(rsa_absent("CONFIG_CRYPTO_RSA=y\nCONFIG_CRYPTO_RSA=m\n"));
+  EXPECT_FALSE(rsa_absent("CONFIG_CRYPTO_RSA=m\nCONFIG_CRYPTO_RSA=y\n"));
   // Not assignments of the symbol: leading spaces ("unexpected data"), a space before '='
   // (the symbol "MODULE_SIG_FORCE "), an "is not set" line with a carriage return.
   EXPECT_FALSE(force("  CONFIG_MODULE_SIG_FORCE=y\n"));
