@@ -266,6 +266,22 @@ TEST_F(CliRemote, HostileManifestsAreRefusedBeforeAnythingIsWritten) {
     EXPECT_EQ(r.status, 3) << index;
     EXPECT_EQ(r.err, "modsign: " + sigs + ": line 1: \"index\" is not a whole number from 0 to 2^64-1\n") << index;
   }
+  // A line that is no JSON says why (a number out of a double's range; a syntax error), one
+  // that is JSON but no object says that (a hostile review of session 19: both were "not a
+  // JSON object").
+  for (const auto& [text, why] :
+       {std::pair{"{\"index\":1e400,\"signature\":\"00\"}", "not JSON: number overflow parsing '1e400'"},
+        std::pair{"[1]", "not a JSON object"}}) {
+    spit(sigs, std::string(text) + "\n");
+    r = run(M() + " sign --attach " + q(man) + " --signatures " + q(sigs));
+    EXPECT_EQ(r.status, 3) << text;
+    EXPECT_EQ(r.err, "modsign: " + sigs + ": line 1: " + why + "\n") << text;
+  }
+  spit(sigs, "{\"index\":\n");
+  r = run(M() + " sign --attach " + q(man) + " --signatures " + q(sigs));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err.rfind("modsign: " + sigs + ": line 1: not JSON: column 10: syntax error while parsing value", 0), 0u)
+      << r.err;
   // An empty manifest is said first, whatever the signatures are.
   spit(man, std::string());
   for (const std::string& s : {std::string(d_ / "sigs"), sigs}) {

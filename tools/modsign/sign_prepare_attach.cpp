@@ -18,6 +18,8 @@
 #include <modsign/remote_sign.hpp>
 
 #include "cli_common.hpp"
+#include "common/base64.hpp"
+#include "common/file.hpp"
 
 namespace modsign::cli {
 
@@ -97,9 +99,20 @@ void for_each_json_line(const std::string& path,
     start = end + 1;
     if (line.empty()) continue;
     std::string refused;
-    const auto j = nlohmann::json::parse(line, strict_json_reader(refused), false);
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(line, strict_json_reader(refused));
+    } catch (const nlohmann::json::exception& e) {
+      // Its reason, without "[json.exception.parse_error.101] " and with "parse error at line
+      // 1, column 10: " said as "column 10: " (the line is ours).
+      std::string why = e.what();
+      if (const auto at = why.find("] "); at != std::string::npos) why.erase(0, at + 2);
+      if (const auto col = why.find("column "); why.starts_with("parse error at line ") && col != std::string::npos)
+        why.erase(0, col);
+      throw InputError(where + "not JSON: " + why);
+    }
     if (!refused.empty()) throw InputError(where + refused);
-    if (j.is_discarded() || !j.is_object()) throw InputError(where + "not a JSON object");
+    if (!j.is_object()) throw InputError(where + "not a JSON object");
     f(j, where);
   }
 }
@@ -357,7 +370,8 @@ int run_attach(const RemoteArgs& r, const std::string& cert_path, const SignOpti
     complain("", "--attach takes its modules from MANIFEST (no MODULE or -r)");
     return kExitUsage;
   }
-  if (opt.signed_attrs || opt.skid || opt.replace || opt.recompress || opt.hash != SignOptions{}.hash) {
+  static const SignOptions defaults;  // a named object: GCC 12 -Wdangling-pointer misreads a temporary's member
+  if (opt.signed_attrs || opt.skid || opt.replace || opt.recompress || opt.hash != defaults.hash) {
     complain("",
              "--hash, --signed-attrs, --keyid, --replace and --recompress are recorded in MANIFEST: give them "
              "to --prepare");
