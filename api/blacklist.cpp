@@ -91,7 +91,7 @@ std::vector<Item> read_items(const std::string& path, std::uint64_t max_size, st
 std::vector<crypto::Certificate> trusted_of(const TrustStore& trust) {
   const kernel::KernelProfile kp = api::to_kernel(trust.profile());
   std::vector<crypto::Certificate> out;
-  std::copy_if(trust.impl().keyring.certificates.begin(), trust.impl().keyring.certificates.end(),
+  std::copy_if(impl_of(trust).keyring.certificates.begin(), impl_of(trust).keyring.certificates.end(),
                std::back_inserter(out),
                [&](const crypto::Certificate& c) { return kernel::x509_supported(c, kp).ok(); });
   return out;
@@ -131,12 +131,13 @@ BlacklistVerdict check_module_blacklist(ByteView stored, const TrustStore& trust
                                         const std::string& ima_hash, std::uint64_t max_size, const std::string& name) {
   const crypto::HashAlgo h = ima_algo(ima_hash);
   const Module md = open(Bytes(stored.begin(), stored.end()), max_size, name, nullptr);
-  return blacklist::check_module(md.stored, md.m, trust.impl().sources, trusted_of(trust), api::to_kernel(profile), h);
+  return blacklist::check_module(md.stored, md.m, impl_of(trust).sources, trusted_of(trust), api::to_kernel(profile),
+                                 h);
 }
 
 BlacklistVerdict check_certificate_blacklist(ByteView der, const TrustStore& trust, const KernelProfile& profile,
                                              const std::string& name) {
-  return blacklist::check_certificate(one_certificate(der, name), trust.impl().sources, api::to_kernel(profile));
+  return blacklist::check_certificate(one_certificate(der, name), impl_of(trust).sources, api::to_kernel(profile));
 }
 
 std::vector<BlacklistItemVerdict> check_blacklist_file(const std::string& path, const TrustStore& trust,
@@ -148,8 +149,8 @@ std::vector<BlacklistItemVerdict> check_blacklist_file(const std::string& path, 
   const std::vector<crypto::Certificate> trusted = trusted_of(trust);
   std::vector<BlacklistItemVerdict> out;
   for (const Item& it : items)
-    out.push_back({it.label, it.cert ? blacklist::check_certificate(*it.cert, trust.impl().sources, kp)
-                                     : blacklist::check_module(it.module->stored, it.module->m, trust.impl().sources,
+    out.push_back({it.label, it.cert ? blacklist::check_certificate(*it.cert, impl_of(trust).sources, kp)
+                                     : blacklist::check_module(it.module->stored, it.module->m, impl_of(trust).sources,
                                                                trusted, kp, h)});
   return out;
 }

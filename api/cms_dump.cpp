@@ -6,6 +6,7 @@
 
 #include "api/cms_internal.hpp"
 #include "asn1/der.hpp"
+#include "common/file.hpp"
 #include "crypto/algorithms.hpp"
 #include "modsign/cms.hpp"
 #include "modsign/output.hpp"

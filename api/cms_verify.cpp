@@ -132,7 +132,7 @@ CmsVerification cms_verify_file(const std::string& path, const CmsVerifyOptions&
     src.keyrings = o.certificates;
     trust = TrustStore::load(src, profile);
     for (const auto& n : trust->notes()) v.notes.push_back(n);
-    candidates = trust->impl().keyring.certificates;
+    candidates = impl_of(*trust).keyring.certificates;
   } else {
     for (std::size_t i = 0; i < d.certificates.size(); ++i) {
       auto c = crypto::Certificate::from_der(slice(der, d.certificates[i].at));
@@ -164,7 +164,7 @@ CmsVerification cms_verify_file(const std::string& path, const CmsVerifyOptions&
                std::all_of(v.signers.begin(), v.signers.end(), [](const CmsSignerVerdict& s) { return s.verified; });
 
   if (o.kernel) {
-    const kernel::Keyring keyring = trust ? trust->impl().keyring : kernel::Keyring{};
+    const kernel::Keyring keyring = trust ? impl_of(*trust).keyring : kernel::Keyring{};
     const auto report =
         kernel::verify_with(der, keyring, kernel::Usage::module, api::to_kernel(*o.kernel), crypto::Backend::automatic,
                             [&](kernel::Pkcs7Message& m) {

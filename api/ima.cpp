@@ -208,7 +208,7 @@ Appraisal ima_appraise_modsig(const std::string& path, const TrustStore& ima, co
   const kernel::KernelProfile kp = api::to_kernel(profile);
   const auto ih = hash_named(options.ima_hash, "IMA hash");
   const digest::ModuleFile f = digest::read_module_file(path, options.max_size);
-  const auto& t = ima.impl();
+  const auto& t = impl_of(ima);
   return digest::ima_appraise_modsig(f, t.keyring, kp, ih, [&]() -> std::optional<digest::ImaBlacklistHit> {
     // The key an imasig|modsig rule looks up, and where the blacklist has it.
     const auto v = blacklist::check_module(f.stored, f.m, t.sources, {}, kp, ih);

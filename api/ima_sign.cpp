@@ -120,16 +120,16 @@ std::optional<Bytes> fd_xattr(int fd, const std::string& name) {
 
 }  // namespace
 
-std::uint32_t ima_keyid(const Signer& signer) { return digest::ima_keyid(signer.impl().cert); }
+std::uint32_t ima_keyid(const Signer& signer) { return digest::ima_keyid(impl_of(signer).cert); }
 
 void check_ima_sign_options(const Signer& signer, const ImaSignOptions& o) {
   sign_hash(o.hash);
-  if (api::backend_named(o.backend) == crypto::Backend::botan && crypto::is_ml_dsa(signer.impl().key.algo()) &&
-      !signer.impl().key.has_ml_dsa_seed())
+  if (api::backend_named(o.backend) == crypto::Backend::botan && crypto::is_ml_dsa(impl_of(signer).key.algo()) &&
+      !impl_of(signer).key.has_ml_dsa_seed())
     throw SignError(
         SignRefusal::backend_needs_seed,
         signer.key_path() + ": the botan backend needs an ML-DSA key with its seed (RFC 9881 seed or both form)");
-  if (o.deterministic && crypto::is_ecdsa(signer.impl().key.algo()) && crypto::pkcs11::is_uri(signer.key_path()))
+  if (o.deterministic && crypto::is_ecdsa(impl_of(signer).key.algo()) && crypto::pkcs11::is_uri(signer.key_path()))
     throw InputError(signer.key_path() +
                      ": deterministic ECDSA (RFC 6979) is not available for a key on a PKCS#11 token: its signer "
                      "chooses the nonce");
@@ -142,7 +142,7 @@ ImaSignature ima_sign_digest(const Signer& signer, ByteView digest, const ImaSig
   if (digest.size() != hi.size)
     throw InputError("digest of " + std::to_string(digest.size()) + " bytes, " + std::string(hi.name) + " has " +
                      std::to_string(hi.size));
-  const auto& s = signer.impl();
+  const auto& s = impl_of(signer);
   const crypto::KeyAlgo ka = s.key.algo();
   const int version = crypto::is_ml_dsa(ka) || o.v3 ? 3 : 2;
   const auto data = digest::ima_signed_data(version, ka, h, digest);
@@ -288,7 +288,7 @@ ImaFileAppraisal ima_appraise_file(const std::string& path, const std::optional<
     d = hash_file(path, {*h}, nullptr)[0];
   }
   ImaFileAppraisal v =
-      digest::ima_appraise_xattr(security_ima, d, algo, *rule, ima.impl().keyring, kp, api::backend_named(o.backend));
+      digest::ima_appraise_xattr(security_ima, d, algo, *rule, impl_of(ima).keyring, kp, api::backend_named(o.backend));
   v.func = o.func;
   return v;
 }

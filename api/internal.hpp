@@ -2,6 +2,7 @@
 // conversion of the public KernelProfile.  Not installed.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "cms/signed_data.hpp"
 #include "common/file.hpp"
 #include "crypto/crypto.hpp"
+#include "modsign/output.hpp"
 #include "modsign/profile.hpp"
 #include "modsign/sign.hpp"
 #include "modsign/trust.hpp"
@@ -19,6 +21,26 @@
 #include "module/module_signature.hpp"
 
 namespace modsign {
+
+/// The library's access to the handles' insides: their Impl, and the constructor from one
+/// (both private to callers of the public headers).
+struct detail::Access {
+  template <class Handle>
+  static const typename Handle::Impl& impl(const Handle& h) noexcept {
+    return *h.impl_;
+  }
+  static OutputBatch::Impl& impl(OutputBatch& b) noexcept { return *b.impl_; }
+  template <class Handle>
+  static Handle make(std::shared_ptr<const typename Handle::Impl> impl) {
+    return Handle(std::move(impl));
+  }
+};
+
+/// The insides of a Signer, SignerCertificate, TrustStore or OutputBatch.
+template <class Handle>
+decltype(auto) impl_of(Handle& h) noexcept {
+  return detail::Access::impl(h);
+}
 
 struct Signer::Impl {
   crypto::PrivateKey key;

@@ -24,8 +24,8 @@ Result<KexecOptions> kexec_options_of(const KernelConfig& config) { return modul
 
 KexecVerdict kexec_verdict(ByteView image, const TrustStore& trust, const TrustStore* platform,
                            const KernelProfile& profile, const KexecOptions& options) {
-  return module::kexec_file_check(image, trust.impl().keyring,
-                                  platform && options.platform_keyring ? &platform->impl().keyring : nullptr,
+  return module::kexec_file_check(image, impl_of(trust).keyring,
+                                  platform && options.platform_keyring ? &impl_of(*platform).keyring : nullptr,
                                   api::to_kernel(profile), options.sig_force && kexec_sig_force_supported(options.arch),
                                   api::backend_named(options.backend), options.arch);
 }

@@ -82,7 +82,7 @@ thread_local std::size_t t_scope_item = OutputBatch::kNoItem;
 
 struct OutputBatch::Scope::Impl {
   Impl(OutputBatch& b, std::size_t item)
-      : commit(&b.impl().batch, item), prev_batch(t_scope_batch), prev_item(t_scope_item) {
+      : commit(&impl_of(b).batch, item), prev_batch(t_scope_batch), prev_item(t_scope_item) {
     t_scope_batch = &b;
     t_scope_item = item;
   }

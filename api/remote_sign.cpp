@@ -10,6 +10,7 @@
 
 #include "api/internal.hpp"
 #include "cms/signed_data.hpp"
+#include "common/base64.hpp"
 #include "common/file.hpp"
 #include "crypto/algorithms.hpp"
 #include "module/compression.hpp"
@@ -33,7 +34,7 @@ SignerCertificate SignerCertificate::load(const std::string& cert_path) {
 }
 
 SignerCertificate SignerCertificate::of(const Signer& signer) {
-  return SignerCertificate(std::make_shared<const Impl>(Impl{signer.impl().cert, signer.certificate_path()}));
+  return SignerCertificate(std::make_shared<const Impl>(Impl{impl_of(signer).cert, signer.certificate_path()}));
 }
 
 std::string SignerCertificate::algorithm() const {
@@ -193,7 +194,7 @@ void check_prepared(const SignerCertificate& cert, const PreparedModule& p) {
   };
   if (p.algorithm != cert.algorithm())
     edited("algorithm", "is " + p.algorithm + ", the certificate's key is " + cert.algorithm());
-  const bool ml_dsa = crypto::is_ml_dsa(cert.impl().cert.public_key().algo());
+  const bool ml_dsa = crypto::is_ml_dsa(impl_of(cert).cert.public_key().algo());
   const ToSign kind = !ml_dsa ? ToSign::digest : p.signed_attrs ? ToSign::signed_attrs : ToSign::mu;
   if (!ml_dsa && p.kind != kind)
     edited("to_sign_type",
@@ -212,7 +213,7 @@ void check_prepared(const SignerCertificate& cert, const PreparedModule& p) {
                        std::to_string(p.to_sign.size()));
   if (kind == ToSign::mu && p.to_sign.size() != 64)
     edited("to_sign", "has " + std::to_string(p.to_sign.size()) + " bytes, a μ has 64");
-  if (p.skid && !cert.impl().cert.skid()) edited("keyid", "is true, the certificate has no subjectKeyIdentifier");
+  if (p.skid && !impl_of(cert).cert.skid()) edited("keyid", "is true, the certificate has no subjectKeyIdentifier");
   Bytes head;
   {
     const FileReader f(p.path);
@@ -228,11 +229,11 @@ void check_prepared(const SignerCertificate& cert, const PreparedModule& p) {
 }
 
 void check_sign_options(const SignerCertificate& cert, const SignOptions& options) {
-  (void)api::form_options(cert.impl().cert, cert.path(), options, "");
+  (void)api::form_options(impl_of(cert).cert, cert.path(), options, "");
 }
 
 PreparedModule prepare_module_file(const SignerCertificate& cert, const std::string& path, const SignOptions& options) {
-  const auto& c = cert.impl();
+  const auto& c = impl_of(cert);
   SignOptions so = options;
   so.raw = false;
   const std::string label = path + ": ";
@@ -327,7 +328,7 @@ namespace {
 SignReport attach_streaming(const SignerCertificate& cert, const PreparedModule& prepared, ByteView signature,
                             const SignOptions& so, const std::string& out_path, const std::string& p7s,
                             const InputLock& input) {
-  const auto& c = cert.impl();
+  const auto& c = impl_of(cert);
   const std::string& path = prepared.path;
   const std::string label = path + ": ";
   const auto opt = api::form_options(c.cert, c.path, so, label);
@@ -367,7 +368,7 @@ SignReport attach_streaming(const SignerCertificate& cert, const PreparedModule&
 SignReport attach_signature_file(const SignerCertificate& cert, const PreparedModule& prepared, ByteView signature,
                                  const SignOptions& output, OutputBatch* batch) {
   api::BatchRoute route(batch);
-  const auto& c = cert.impl();
+  const auto& c = impl_of(cert);
   const std::string& path = prepared.path;
   const std::string label = path + ": ";
   const SignOptions so = recorded_options(prepared, output);
@@ -404,52 +405,6 @@ SignReport attach_signature_file(const SignerCertificate& cert, const PreparedMo
   si.report.signed_attrs = so.signed_attrs;
   si.report.bytes_read = sm.stored.size();
   return api::write_signed(si, out, p7s, so, &input);
-}
-
-// ---------------------------------------------------------------------------- base64
-
-namespace {
-constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-}
-
-std::string to_base64(ByteView b) {
-  std::string s;
-  s.reserve((b.size() + 2) / 3 * 4);
-  for (std::size_t i = 0; i < b.size(); i += 3) {
-    const std::size_t n = std::min<std::size_t>(3, b.size() - i);
-    std::uint32_t v = static_cast<std::uint32_t>(b[i]) << 16;
-    if (n > 1) v |= static_cast<std::uint32_t>(b[i + 1]) << 8;
-    if (n > 2) v |= b[i + 2];
-    for (std::size_t k = 0; k < 4; ++k) s += k <= n ? kAlphabet[(v >> (18 - 6 * k)) & 63] : '=';
-  }
-  return s;
-}
-
-Bytes from_base64(std::string_view t) {
-  std::array<int, 256> val{};
-  val.fill(-1);
-  for (int i = 0; i < 64; ++i) val[static_cast<unsigned char>(kAlphabet[i])] = i;
-  std::size_t len = t.size();
-  while (len > 0 && t[len - 1] == '=' && t.size() - len < 2) --len;
-  if (t.size() != len && t.size() % 4 != 0) throw InputError("not base64");
-  if (len % 4 == 1) throw InputError("not base64");
-  Bytes out;
-  out.reserve(len / 4 * 3 + 2);
-  std::uint32_t acc = 0;
-  int bits = 0;
-  for (std::size_t i = 0; i < len; ++i) {
-    const int v = val[static_cast<unsigned char>(t[i])];
-    if (v < 0) throw InputError("not base64");
-    acc = (acc << 6) | static_cast<std::uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<std::uint8_t>((acc >> bits) & 0xff));
-    }
-  }
-  // The unused low bits of the last character must be zero (RFC 4648 §3.5, canonical).
-  if (bits > 0 && (acc & ((1u << bits) - 1)) != 0) throw InputError("not base64");
-  return out;
 }
 
 }  // namespace modsign

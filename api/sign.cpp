@@ -40,14 +40,14 @@ std::optional<std::string> permission_note(const std::string& key_path) {
          key_path + ")";
 }
 
-/// The first line of a PIN file, without its line end (the buffer read is cleansed).
-std::string read_pin_file(const std::string& path) {
-  Bytes b = read_file(path, 4096);
-  crypto::CleanseOnExit<Bytes> wipe(b);
-  std::string pin(b.begin(), std::find(b.begin(), b.end(), '\n'));
-  if (!pin.empty() && pin.back() == '\r') pin.pop_back();
-  if (pin.empty()) throw InputError(path + ": empty PIN file");
-  return pin;
+/// The first line of a PIN file, without its line end (the buffer read is wiped).
+crypto::SecretString read_pin_file(const std::string& path) {
+  const crypto::SecretBytes b(read_file(path, 4096));
+  const auto& v = b.value();
+  auto end = std::find(v.begin(), v.end(), '\n');
+  if (end != v.begin() && end[-1] == '\r') --end;
+  if (end == v.begin()) throw InputError(path + ": empty PIN file");
+  return crypto::SecretString(std::string(v.begin(), end));
 }
 
 /// "<cert>: no certificate matches the private key <key>", with both algorithms when the
@@ -61,9 +61,9 @@ InputError no_matching_certificate(const std::string& cert, const std::string& k
   return InputError(cert + ": no certificate matches the private key " + key_label + algos);
 }
 
-/// The signer of a token key (crypto/pkcs11_store.hpp); `pin` is cleansed by the caller.
+/// The signer of a token key (crypto/pkcs11_store.hpp).
 Signer load_token(const std::string& key_path, const std::string& cert_path, const PassphraseProvider& ask,
-                  const KeyOptions& ko, const std::optional<std::string>& pin) {
+                  const KeyOptions& ko, std::optional<crypto::SecretString> pin) {
   const std::string uri = "pkcs11:" + key_path.substr(7);        // "PKCS11:" as "pkcs11:"
   const std::string shown = crypto::pkcs11::printable_uri(uri);  // never the PIN, no raw control bytes
   if (crypto::pkcs11::pin_in_uri(uri))
@@ -77,18 +77,22 @@ Signer load_token(const std::string& key_path, const std::string& cert_path, con
   }
   crypto::pkcs11::TokenOptions to;
   to.provider = ko.pkcs11_provider;
-  to.pin = pin;
-  if (ask) to.ask = [&] { return ask(uri); };
+  to.pin = std::move(pin);
+  if (ask)
+    to.ask = [&]() -> std::optional<crypto::SecretString> {
+      auto typed = ask(uri);
+      if (!typed) return std::nullopt;
+      return crypto::SecretString(std::move(*typed));
+    };
   if (!certs.empty()) to.expect = certs.front().public_key().algo();
   to.with_certs = cert_path.empty();
   auto tk = crypto::pkcs11::load(uri, to);
-  if (to.pin) crypto::cleanse(*to.pin);
   if (!tk) throw InputError(shown + ": " + tk.error().message);
   const std::string cert_file = cert_path.empty() ? uri : cert_path;
   if (cert_path.empty()) certs = std::move(tk->certs);
   for (auto& c : certs)
     if (c.public_key() == tk->key.public_key())
-      return Signer(std::make_shared<const Signer::Impl>(
+      return detail::Access::make<Signer>(std::make_shared<const Signer::Impl>(
           Signer::Impl{std::move(tk->key), std::move(c), cert_file, uri, {}, ko.pin_file}));
   throw no_matching_certificate(cert_path.empty() ? shown : cert_path, shown, tk->key, certs);
 }
@@ -100,24 +104,18 @@ Signer Signer::load(const std::string& key_path, const std::string& cert_path, c
 
 Signer Signer::load(const std::string& key_path, const std::string& cert_path, const PassphraseProvider& ask,
                     const KeyOptions& ko) {
-  std::optional<std::string> pin;
+  // The PIN or passphrase is a crypto::SecretString: wiped on every path out of here.
+  std::optional<crypto::SecretString> pin;
   if (!ko.pin_file.empty()) pin = read_pin_file(ko.pin_file);
-  else if (const char* p = std::getenv("KBUILD_SIGN_PIN")) pin = std::string(p);
-  if (crypto::pkcs11::is_uri(key_path)) {
-    struct Wipe {
-      std::optional<std::string>& p;
-      ~Wipe() {
-        if (p) crypto::cleanse(*p);
-      }
-    } wipe{pin};
-    return load_token(key_path, cert_path, ask, ko, pin);
-  }
+  else if (const char* p = std::getenv("KBUILD_SIGN_PIN")) pin = crypto::SecretString(std::string(p));
+  if (crypto::pkcs11::is_uri(key_path)) return load_token(key_path, cert_path, ask, ko, std::move(pin));
+  const bool pin_given = pin.has_value();
   auto key = crypto::PrivateKey::load(key_path, pin);
-  if (pin) crypto::cleanse(*pin);
-  if (!key && !pin && ask && key.error().reason == Error::Reason::needs_passphrase) {
+  pin.reset();
+  if (!key && !pin_given && ask && key.error().reason == Error::Reason::needs_passphrase) {
     if (auto typed = ask(key_path)) {
-      key = crypto::PrivateKey::load(key_path, typed);
-      crypto::cleanse(*typed);
+      const std::optional<crypto::SecretString> pass(crypto::SecretString(std::move(*typed)));
+      key = crypto::PrivateKey::load(key_path, pass);
     }
   }
   if (!key) throw InputError(key_path + ": " + key.error().message);
@@ -174,7 +172,7 @@ cms::BuildOptions form_options(const crypto::Certificate& cert, const std::strin
 }
 
 cms::BuildOptions build_options(const Signer& signer, const SignOptions& o, const std::string& prefix) {
-  const auto& s = signer.impl();
+  const auto& s = impl_of(signer);
   cms::BuildOptions opt = form_options(s.cert, s.cert_path, o, prefix);
   // A token's ECDSA signer picks its own nonce (pkcs11-provider offers no RFC 6979 nonce
   // type): --deterministic cannot be honoured, so it is refused rather than ignored.
@@ -251,7 +249,7 @@ void refuse_input_alias(const std::string& out, const InputLock& input, const ch
 std::vector<KeptFile> signer_files(const Signer& signer) {
   return {{signer.key_path(), "the private key"},
           {signer.certificate_path(), "the certificate"},
-          {signer.impl().pin_path, "the PIN file"}};
+          {impl_of(signer).pin_path, "the PIN file"}};
 }
 
 void refuse_sign_outputs(std::vector<KeptFile> kept, const InputLock& input, const std::string& out,
@@ -358,7 +356,7 @@ SignedImage sign_stored(const Signer& signer, ByteView stored, const module::Mod
                         const std::string& label) {
   const auto opt = build_options(signer, o, label);
   const SignContent c = signing_content(stored, m, o, label);
-  auto cms_der = cms::build_detached(signer.impl().key, signer.impl().cert, c.content, opt);
+  auto cms_der = cms::build_detached(impl_of(signer).key, impl_of(signer).cert, c.content, opt);
   if (!cms_der) throw SignError(SignRefusal::other, label + cms_der.error().message, stored.size());
   SignedImage r = signed_image(c, std::move(cms_der.value()), o);
   r.report.algorithm = signer.algorithm();

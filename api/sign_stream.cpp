@@ -63,7 +63,7 @@ void finish_streamed(std::optional<AtomicFile>& out, std::optional<AtomicFile>& 
 }
 
 SignReport sign_streaming(const Signer& signer, const std::string& path, const SignOptions& o, const InputLock* input) {
-  const auto& s = signer.impl();
+  const auto& s = impl_of(signer);
   const auto opt = build_options(signer, o, path + ": ");
   FileReader in = input ? FileReader(*input) : FileReader(path);
   const std::uint64_t size = in.size();

@@ -18,10 +18,54 @@
 #include <vector>
 
 #include "common/result.hpp"
-#include "modsign/output.hpp"  // kMaxModuleSize, kMaxSmallFileSize, read_file, write_file_atomic
-#include "modsign/tree.hpp"    // FileId
+#include "modsign/module_image.hpp"  // kMaxModuleSize
+#include "modsign/output.hpp"        // check_output_file, OutputBatch
+#include "modsign/tree.hpp"          // FileId
 
 namespace modsign {
+
+// ---- whole files (the library's own, and the CLI's; not exported) --------------------
+
+/// Largest key, certificate or keyring file (16 MiB).
+inline constexpr std::uint64_t kMaxSmallFileSize = std::uint64_t{16} << 20;
+
+/// Read a whole regular file of at most `max_size` bytes.  Throws IoError
+/// "<path>: <reason>" when it cannot be opened or read, is not a regular file (directory,
+/// FIFO, device, socket) or is larger than `max_size`.
+Bytes read_file(const std::string& path, std::uint64_t max_size = kMaxModuleSize);
+
+/// A file an operation reads and so must never replace: `role` is how messages name it
+/// ("the private key", "the certificate", "the input").
+struct KeptFile {
+  std::string path;
+  std::string role;
+};
+
+/// Refuses `out` as an output when it is one of `kept` or holds a private key or a
+/// certificate.  Identity is st_dev + st_ino after following symbolic links when both
+/// exist, else the std::filesystem::weakly_canonical paths (an output that does not exist
+/// yet).  Throws IoError "OUT: is the same file as ROLE PATH; refusing to overwrite it", or,
+/// for an existing regular file of at most kMaxSmallFileSize bytes that is not an ELF or
+/// compressed image, "OUT: holds KIND; refusing to overwrite it", KIND one of "a private key
+/// (PEM)", "a certificate (PEM)" (a line "-----BEGIN ...PRIVATE KEY-----" or
+/// "-----BEGIN [TRUSTED |X509 ]CERTIFICATE-----"), "a private key (DER)" (the whole file one
+/// PKCS#8 PrivateKeyInfo or OneAsymmetricKey, EncryptedPrivateKeyInfo, or traditional RSA or
+/// EC key), "a certificate (DER)" (one X.509 Certificate).  Call it for every output before
+/// anything is written.
+void refuse_output_over(const std::string& out, const std::vector<KeptFile>& kept);
+
+/// True when `a` and `b` name the same file (the identity of refuse_output_over()).
+bool same_file(const std::string& a, const std::string& b);
+
+/// Write `data` to `path` atomically: a temporary file in the same directory (mode
+/// `mode` less the process umask; or, when `path` exists and `keep_mode`, its mode, owner
+/// and group), fsync,
+/// rename.  A symbolic link at `path` is followed and its target replaced.  An existing
+/// `path` that is not a regular file (device, FIFO, socket, directory) is refused.  On any
+/// failure the temporary file is removed and `path` is untouched.  A file with other hard
+/// links keeps its old content under those names (rename replaces this name only).
+/// Throws IoError naming the file.
+void write_file_atomic(const std::string& path, ByteView data, unsigned mode = 0644, bool keep_mode = true);
 
 /// A file named in an open directory: `name` is looked up in `dir` (openat, fstatat), or,
 /// with dir AT_FDCWD, `name` is a path; `shown` is how messages name it.  An output beside a

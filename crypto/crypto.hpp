@@ -61,6 +61,56 @@ MlDsaUses ml_dsa_uses();
 void cleanse(void* p, std::size_t n) noexcept;
 inline void cleanse(Bytes& b) noexcept { cleanse(b.data(), b.size()); }
 inline void cleanse(std::string& s) noexcept { cleanse(s.data(), s.size()); }
+/// Zeros 64 KiB of the stack below the caller's frame.  OpenSSL's bridge from a PEM
+/// passphrase callback to its UI (crypto/ui/ui_util.c ui_read, OpenSSL 3.5) copies the
+/// passphrase or PIN into a stack buffer it does not wipe: called after every OpenSSL call
+/// that was given one.
+void wipe_stack() noexcept;
+
+/// A secret held in a std::string or Bytes (a PIN, a passphrase, a seed, key bytes): every
+/// byte of its buffer, up to the capacity, is overwritten with zeros (cleanse()) when it is
+/// destroyed, assigned over or moved from, so that no path (an error, an exception) leaves a
+/// copy in freed memory.  The constructor takes its value whole and wipes the argument; a
+/// buffer that grows by appending would leave its old copy behind, so reserve() first.
+template <class T>
+class Secret {
+ public:
+  Secret() = default;
+  explicit Secret(T&& v) : v_(v) { wipe(v); }
+  Secret(const Secret& o) : v_(o.v_) {}
+  Secret(Secret&& o) noexcept : v_(std::move(o.v_)) { wipe(o.v_); }
+  Secret& operator=(const Secret& o) {
+    if (this != &o) {
+      wipe(v_);
+      v_ = o.v_;
+    }
+    return *this;
+  }
+  Secret& operator=(Secret&& o) noexcept {
+    if (this != &o) {
+      wipe(v_);
+      v_ = std::move(o.v_);
+      wipe(o.v_);
+    }
+    return *this;
+  }
+  ~Secret() { wipe(v_); }
+
+  T& value() noexcept { return v_; }
+  const T& value() const noexcept { return v_; }
+
+  /// Zeros over `v`'s whole buffer (size() up to capacity(), no reallocation), then empty.
+  static void wipe(T& v) noexcept {
+    v.resize(v.capacity());
+    cleanse(v.data(), v.size());
+    v.clear();
+  }
+
+ private:
+  T v_;
+};
+using SecretString = Secret<std::string>;
+using SecretBytes = Secret<Bytes>;
 
 /// Cleanses a Bytes or std::string when it goes out of scope (also on exceptions).
 template <class T>
@@ -164,8 +214,9 @@ class PrivateKey {
   /// material): ..." (e.g. RFC 9881 C.4 keys whose seed and expandedKey disagree),
   /// "private key is encrypted and no passphrase was given", "cannot decrypt private key";
   /// ENOPKG for a key OpenSSL decodes but modsign does not support.  Throws IoError if unreadable.
-  static Result<PrivateKey> load(const std::string& path, const std::optional<std::string>& passphrase);
-  static Result<PrivateKey> from_bytes(ByteView pem_or_der, const std::optional<std::string>& passphrase);
+  /// The file's bytes are wiped once decoded, on every path.
+  static Result<PrivateKey> load(const std::string& path, const std::optional<SecretString>& passphrase);
+  static Result<PrivateKey> from_bytes(ByteView pem_or_der, const std::optional<SecretString>& passphrase);
 
   /// Generate a key: RSA (`rsa_bits` 2048..4096, e = 65537), ECDSA P-256/P-384, ML-DSA
   /// (FIPS 204 KeyGen from a fresh 32-byte seed).

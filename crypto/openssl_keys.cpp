@@ -77,6 +77,11 @@ void cleanse(void* p, std::size_t n) noexcept {
   if (p && n) OPENSSL_cleanse(p, n);
 }
 
+[[gnu::noinline]] void wipe_stack() noexcept {
+  unsigned char below[65536];
+  OPENSSL_cleanse(below, sizeof below);
+}
+
 // ------------------------------------------------------------------------------- keys
 
 namespace {
@@ -246,11 +251,9 @@ std::optional<Bytes> PrivateKey::ml_dsa_seed() const {
   return seed;
 }
 
-Result<PrivateKey> PrivateKey::load(const std::string& path, const std::optional<std::string>& pass) {
-  Bytes b = read_file(path, kMaxSmallFileSize);
-  auto r = from_bytes(b, pass);
-  OPENSSL_cleanse(b.data(), b.size());
-  return r;
+Result<PrivateKey> PrivateKey::load(const std::string& path, const std::optional<SecretString>& pass) {
+  const SecretBytes b(read_file(path, kMaxSmallFileSize));
+  return from_bytes(b.value(), pass);
 }
 
 namespace {
@@ -272,7 +275,7 @@ int damaged_pem_block(ByteView in) {
 }
 }  // namespace
 
-Result<PrivateKey> PrivateKey::from_bytes(ByteView in, const std::optional<std::string>& pass) {
+Result<PrivateKey> PrivateKey::from_bytes(ByteView in, const std::optional<SecretString>& pass) {
   if (in.size() > kMaxSmallFileSize) return make_error(KErr::ebadmsg, "key input larger than 16 MiB");
   EVP_PKEY* key = nullptr;
   const bool pem = in.size() >= 11 && std::memcmp(in.data(), "-----BEGIN", 10) == 0;
@@ -281,9 +284,10 @@ Result<PrivateKey> PrivateKey::from_bytes(ByteView in, const std::optional<std::
                  std::string_view::npos;
   if (pem_anywhere) {
     BioPtr bio(BIO_new_mem_buf(in.data(), static_cast<int>(in.size())));
-    std::string p = pass.value_or("");
-    key = PEM_read_bio_PrivateKey(bio.get(), nullptr, pass ? passphrase_cb : no_passphrase_cb, &p);
-    OPENSSL_cleanse(p.data(), p.size());
+    const std::string none;
+    key = PEM_read_bio_PrivateKey(bio.get(), nullptr, pass ? passphrase_cb : no_passphrase_cb,
+                                  const_cast<std::string*>(pass ? &pass->value() : &none));
+    if (pass) wipe_stack();
     if (!key) {
       std::string why = openssl_error();
       if (const int n = damaged_pem_block(in))
@@ -304,9 +308,8 @@ Result<PrivateKey> PrivateKey::from_bytes(ByteView in, const std::optional<std::
     if (!key && pass) {  // encrypted PKCS#8 (EncryptedPrivateKeyInfo) in DER
       ERR_clear_error();
       BioPtr bio(BIO_new_mem_buf(in.data(), static_cast<int>(in.size())));
-      std::string pw = *pass;
-      key = d2i_PKCS8PrivateKey_bio(bio.get(), nullptr, passphrase_cb, &pw);
-      OPENSSL_cleanse(pw.data(), pw.size());
+      key = d2i_PKCS8PrivateKey_bio(bio.get(), nullptr, passphrase_cb, const_cast<std::string*>(&pass->value()));
+      wipe_stack();
     }
     if (!key) {
       std::string why = openssl_error();

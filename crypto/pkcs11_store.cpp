@@ -274,8 +274,8 @@ CK_RV check_pin(CkFunctionList* f, CK_ULONG slot, const std::string& pin) {
 /// The first token that matches the URI's token/manufacturer/model/serial in `module`;
 /// nullopt (no error) when the module cannot be opened here: the provider reports that.
 /// When the token needs a login, `pin` (asked for through `ask` when empty) is checked.
-Result<std::optional<TokenView>> probe(const std::string& module, const Uri& u, std::optional<std::string>& pin,
-                                       const std::function<std::optional<std::string>()>& ask, bool need_ml_dsa) {
+Result<std::optional<TokenView>> probe(const std::string& module, const Uri& u, std::optional<SecretString>& pin,
+                                       const std::function<std::optional<SecretString>()>& ask, bool need_ml_dsa) {
   void* h = ::dlopen(module.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) return std::optional<TokenView>();
   using GetList = CK_RV (*)(CkFunctionList**);
@@ -325,7 +325,7 @@ Result<std::optional<TokenView>> probe(const std::string& module, const Uri& u, 
     CK_RV pin_rv = kCkrOk;
     if (found && found->login_required && !(need_ml_dsa && !found->ml_dsa)) {
       if (!pin && ask) pin = ask();
-      if (pin) pin_rv = check_pin(f, found->slot, *pin);
+      if (pin) pin_rv = check_pin(f, found->slot, pin->value());
     }
     if (init == kCkrOk) f->C_Finalize(nullptr);
     ::dlclose(h);
@@ -368,18 +368,18 @@ struct Context {
 
 struct PinState {
   const TokenOptions* o = nullptr;
-  std::optional<std::string> typed;
+  std::optional<SecretString> typed;  ///< wiped when the state is destroyed
   bool asked = false, used = false;
 };
 
 int pin_cb(char* buf, int size, int, void* u) {
   auto* st = static_cast<PinState*>(u);
-  const std::string* pin = st->typed ? &*st->typed : nullptr;
+  const std::string* pin = st->typed ? &st->typed->value() : nullptr;
   if (!pin && !st->asked && st->o->ask) {
     st->asked = true;
     st->typed = st->o->ask();
   }
-  if (!pin && st->typed) pin = &*st->typed;
+  if (!pin && st->typed) pin = &st->typed->value();
   if (!pin || static_cast<int>(pin->size()) > size) return -1;
   std::memcpy(buf, pin->data(), pin->size());
   st->used = true;
@@ -397,6 +397,12 @@ struct UiMethod {
 std::vector<OSSL_STORE_INFO*> store_load(Context& c, const std::string& uri, int kind, PinState& pin) {
   std::vector<OSSL_STORE_INFO*> out;
   UiMethod ui;
+  struct WipeStack {  // the PIN went through OpenSSL's UI bridge (crypto.hpp wipe_stack)
+    const PinState& pin;
+    ~WipeStack() {
+      if (pin.used) wipe_stack();
+    }
+  } wipe{pin};
   OSSL_STORE_CTX* s =
       OSSL_STORE_open_ex(uri.c_str(), c.libctx, "provider=pkcs11", ui.m, &pin, nullptr, nullptr, nullptr);
   if (!s) return out;
@@ -546,10 +552,7 @@ Result<TokenKey> load(const std::string& uri, const TokenOptions& o) {
     pin.asked = false;
   } else {
     auto view = probe(module, *u, pin.typed, o.ask, o.expect && is_ml_dsa(*o.expect));
-    if (!view) {
-      if (pin.typed) cleanse(*pin.typed);
-      return view.error();
-    }
+    if (!view) return view.error();
     if (*view) {
       out.token = (*view)->name;
       one_session = (*view)->one_session;
@@ -580,22 +583,17 @@ Result<TokenKey> load(const std::string& uri, const TokenOptions& o) {
   if (!ctx->deflt || !ctx->p11)
     return make_error(KErr::enopkg, "cannot load pkcs11-provider " + *prov + ": " + openssl_error());
 
-  auto cleanse_typed = [&] {
-    if (pin.typed) cleanse(*pin.typed);
-  };
   ERR_clear_error();
   const std::string key_uri = u->get("type").empty() ? with_type(uri, "private") : uri;
   auto keys = store_load(*ctx, key_uri, OSSL_STORE_INFO_PKEY, pin);
   const std::string why = keys.empty() ? openssl_error() : "";
   const auto mechanism_missing = [&] {
-    cleanse_typed();
     return make_error(KErr::enopkg, "token " + out.token +
                                         " has no CKM_ML_DSA mechanism: ML-DSA signing needs a PKCS#11 3.2 token "
                                         "that offers it");
   };
   if (keys.empty() && no_ml_dsa) return mechanism_missing();
   if (keys.empty()) {
-    cleanse_typed();
     if (why.find("PIN_INCORRECT") != std::string::npos || why.find("0xA0") != std::string::npos ||
         why.find("000000A0") != std::string::npos)
       return make_error(KErr::enokey, "token " + token + ": wrong PIN (CKR_PIN_INCORRECT)");
@@ -609,15 +607,9 @@ Result<TokenKey> load(const std::string& uri, const TokenOptions& o) {
   }
   EVP_PKEY* pkey = OSSL_STORE_INFO_get1_PKEY(keys.front());
   for (auto* i : keys) OSSL_STORE_INFO_free(i);
-  if (!pkey) {
-    cleanse_typed();
-    return make_error(KErr::enokey, "token " + token + ": no private key matches the URI");
-  }
+  if (!pkey) { return make_error(KErr::enokey, "token " + token + ": no private key matches the URI"); }
   auto key = PrivateKey::from_native(pkey, ctx);
-  if (!key) {
-    cleanse_typed();
-    return make_error(key.error().code, "token " + token + ": " + key.error().message);
-  }
+  if (!key) { return make_error(key.error().code, "token " + token + ": " + key.error().message); }
   out.key = std::move(key.value());
   if (no_ml_dsa && is_ml_dsa(out.key.algo())) return mechanism_missing();
   if (one_session) {
@@ -642,11 +634,9 @@ Result<TokenKey> load(const std::string& uri, const TokenOptions& o) {
     }
     ERR_clear_error();
     if (out.certs.empty()) {
-      cleanse_typed();
       return make_error(KErr::enokey, "token " + token + ": no certificate matches the URI (type=cert)");
     }
   }
-  cleanse_typed();
   if (out.token.empty()) out.token = token;
   return out;
 }

@@ -46,10 +46,10 @@ struct TokenOptions {
   /// $OPENSSL_MODULES/pkcs11.so, else the build's default (tools/bootstrap-deps'
   /// PKCS11_PROVIDER), else OpenSSL's own modules directory.
   std::string provider;
-  /// The user PIN (the caller cleanses its copy); nullopt = ask, when the token needs it.
-  std::optional<std::string> pin;
+  /// The user PIN; nullopt = ask, when the token needs it.
+  std::optional<SecretString> pin;
   /// Asked once for the PIN when `pin` is nullopt and the token asks for a login.
-  std::function<std::optional<std::string>()> ask;
+  std::function<std::optional<SecretString>()> ask;
   /// The key algorithm the certificate already names, when known (ML-DSA is checked
   /// against the token's mechanisms before anything is asked).
   std::optional<KeyAlgo> expect;

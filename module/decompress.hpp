@@ -39,7 +39,7 @@ Compression detect_compression(ByteView file);
 std::optional<Error> module_decompress_refusal(Compression c, const std::string& kernel_format);
 
 /// Default bound on a decompressed module (1 GiB); `--max-size` changes it.
-inline constexpr std::uint64_t kDefaultMaxDecompressed = modsign::kDefaultMaxModuleSize;
+inline constexpr std::uint64_t kDefaultMaxDecompressed = modsign::kMaxModuleSize;
 
 /// Decompress `in`, whose format detect_compression() gives, streaming in 64 KiB steps.
 /// Errors (all EINVAL, as module_decompress reports a failed decompression): corrupt or

@@ -10,6 +10,7 @@
 
 #include <modsign/modsign.hpp>
 
+#include "common/file.hpp"
 #include "test_support.hpp"
 
 using namespace modsign;

@@ -7,6 +7,7 @@
 #include <modsign/modsign.hpp>
 #include <nlohmann/json.hpp>
 
+#include "common/base64.hpp"
 #include "crypto/crypto.hpp"
 #include "test_support.hpp"
 

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "batch_support.hpp"
+#include "common/file.hpp"
 #include "module/module_signature.hpp"
 #include "test_support.hpp"
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "modsign/export.hpp"
+#include "modsign/module_image.hpp"  // kMaxModuleSize
 #include "modsign/profile.hpp"
 #include "modsign/result.hpp"
 #include "modsign/trust.hpp"
@@ -137,7 +138,7 @@ struct BlacklistEntry {
 /// does not decompress; std::invalid_argument for an unknown `ima_hash`.
 MODSIGN_API ModuleBlacklistEntry blacklist_entry_for_module(ByteView stored, const KernelProfile& profile,
                                                             const std::string& ima_hash = "sha256",
-                                                            std::uint64_t max_size = std::uint64_t{1} << 30,
+                                                            std::uint64_t max_size = kMaxModuleSize,
                                                             const std::string& name = "module");
 /// The entry of one DER certificate.  Throws InputError "<name>: <reason>" when `der` is
 /// not one certificate.
@@ -155,7 +156,7 @@ MODSIGN_API CertificateBlacklistEntry blacklist_entry_for_certificate(ByteView d
 MODSIGN_API std::vector<BlacklistEntry> blacklist_entries_for_file(const std::string& path,
                                                                    const KernelProfile& profile,
                                                                    const std::string& ima_hash = "sha256",
-                                                                   std::uint64_t max_size = std::uint64_t{1} << 30,
+                                                                   std::uint64_t max_size = kMaxModuleSize,
                                                                    std::string* reason = nullptr);
 
 // ---------------------------------------------------------------------------------------
@@ -216,7 +217,7 @@ struct BlacklistItemVerdict {
 MODSIGN_API BlacklistVerdict check_module_blacklist(ByteView stored, const TrustStore& trust,
                                                     const KernelProfile& profile,
                                                     const std::string& ima_hash = "sha256",
-                                                    std::uint64_t max_size = std::uint64_t{1} << 30,
+                                                    std::uint64_t max_size = kMaxModuleSize,
                                                     const std::string& name = "module");
 /// Check one DER certificate: its tbs: key (refused from every keyring, EKEYREJECTED) and
 /// revoked certificates with its key and identifier (EKEYREJECTED for the signatures it
@@ -229,7 +230,7 @@ MODSIGN_API BlacklistVerdict check_certificate_blacklist(ByteView der, const Tru
 MODSIGN_API std::vector<BlacklistItemVerdict> check_blacklist_file(const std::string& path, const TrustStore& trust,
                                                                    const KernelProfile& profile,
                                                                    const std::string& ima_hash = "sha256",
-                                                                   std::uint64_t max_size = std::uint64_t{1} << 30,
+                                                                   std::uint64_t max_size = kMaxModuleSize,
                                                                    std::string* reason = nullptr);
 
 }  // namespace modsign

@@ -12,6 +12,7 @@
 
 #include "modsign/digest_types.hpp"
 #include "modsign/export.hpp"
+#include "modsign/module_image.hpp"  // kMaxModuleSize
 #include "modsign/profile.hpp"
 #include "modsign/result.hpp"
 
@@ -25,6 +26,6 @@ namespace modsign {
 /// Throws IoError when the file cannot be read; InputError "<path>: <reason>" for a
 /// compressed stream that does not decompress within `max_size`.
 MODSIGN_API DigestView digest_module_file(const std::string& path, const KernelProfile& profile,
-                                          std::uint64_t max_size = std::uint64_t{1} << 30);
+                                          std::uint64_t max_size = kMaxModuleSize);
 
 }  // namespace modsign

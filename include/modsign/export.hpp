@@ -10,3 +10,9 @@
 #else
 #define MODSIGN_API
 #endif
+
+namespace modsign::detail {
+/// The library's own access to a handle's insides (its Impl and the constructor from one),
+/// defined in api/internal.hpp; not part of the API and never exported.
+struct Access;
+}  // namespace modsign::detail

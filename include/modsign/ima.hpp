@@ -16,6 +16,7 @@
 
 #include "modsign/export.hpp"
 #include "modsign/ima_types.hpp"
+#include "modsign/module_image.hpp"  // kMaxModuleSize
 #include "modsign/profile.hpp"
 #include "modsign/result.hpp"
 #include "modsign/trust.hpp"
@@ -50,7 +51,7 @@ struct TemplateOptions {
   /// (what IMA would record under the proposal for ML-DSA modules).
   bool side_sha256 = false;
   /// Largest file read into memory, bytes (at least 1 GiB; `ima template --max-size`).
-  std::uint64_t max_size = std::uint64_t{1} << 30;
+  std::uint64_t max_size = kMaxModuleSize;
 };
 
 /// The entry of template `template_name` ("ima-ng" = d-ng|n-ng, "ima-sig" = +sig,
@@ -185,8 +186,8 @@ MODSIGN_API Result<ListReplay> replay_measurement_list_file(
 
 /// Options of an appraisal.
 struct AppraiseOptions {
-  std::string ima_hash = "sha256";                  ///< IMA's file hash (see TemplateOptions::ima_hash)
-  std::uint64_t max_size = std::uint64_t{1} << 30;  ///< bound on a decompressed module (bytes)
+  std::string ima_hash = "sha256";          ///< IMA's file hash (see TemplateOptions::ima_hash)
+  std::uint64_t max_size = kMaxModuleSize;  ///< bound on a decompressed module (bytes)
 };
 
 /// Appraise the module file at `path` (uncompressed, or xz/zstd/gzip) as IMA's

@@ -20,7 +20,7 @@ namespace modsign {
 struct OpenOptions {
   /// Bound on the decompressed image in bytes; a file that decompresses to more is an
   /// InputError ("decompressed size exceeds ...").
-  std::uint64_t max_size = kDefaultMaxModuleSize;
+  std::uint64_t max_size = kMaxModuleSize;
   /// A compressed file whose stream does not decompress (corrupt, truncated) is returned
   /// with an empty image and the reason in kernel_decompress_problem (a prediction: the
   /// kernel refuses it with EINVAL) instead of throwing.  modsign's own bounds (max_size,

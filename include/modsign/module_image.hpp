@@ -24,8 +24,10 @@ enum class XzCheck : int { none = 0, crc32 = 1, crc64 = 4, sha256 = 10, other = 
 /// "none", "CRC32", "CRC64", "SHA-256", "other".
 MODSIGN_API std::string_view xz_check_name(XzCheck c);
 
-/// Default bound on a decompressed module: 1 GiB (`--max-size`).
-inline constexpr std::uint64_t kDefaultMaxModuleSize = std::uint64_t{1} << 30;
+/// Largest module modsign reads, and the default bound on a decompressed module (every
+/// `max_size` option, `--max-size`): 1 GiB.  The kernel's own limit for a module image is
+/// far smaller; a bigger input is refused before it is read.
+inline constexpr std::uint64_t kMaxModuleSize = std::uint64_t{1} << 30;
 
 /// A module file as read: the image the kernel checks, and how it was stored.
 struct ModuleImage {

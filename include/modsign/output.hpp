@@ -1,8 +1,7 @@
-// modsign — whole-file reads and atomic writes, and the durability of the files the library
-// writes (signed modules, .p7s files, keys): each output is written to a temporary file in the target's directory and
-// renamed into place, so that a target is always either its old or its new content.  An OutputBatch lets many outputs
-// share the cost of fsync (background committer threads), and CleanupOnSignal removes the temporaries when the process
-// is interrupted.
+// modsign — the durability of the files the library writes (signed modules, .p7s files, keys): each output is
+// written to a temporary file in the target's directory and renamed into place, so that a target is always either its
+// old or its new content.  An OutputBatch lets many outputs share the cost of fsync (background committer threads), and
+// CleanupOnSignal removes the temporaries when the process is interrupted.
 #pragma once
 
 #include <cstddef>
@@ -13,55 +12,10 @@
 #include <vector>
 
 #include "modsign/export.hpp"
+#include "modsign/module_image.hpp"  // kMaxModuleSize
 #include "modsign/result.hpp"
 
 namespace modsign {
-
-// ---- whole files -------------------------------------------------------------------------
-
-/// Largest module modsign reads (1 GiB): the kernel's own limit for a module image is far
-/// smaller, and a bigger input is refused before it is read.
-inline constexpr std::uint64_t kMaxModuleSize = std::uint64_t{1} << 30;
-/// Largest key, certificate or keyring file (16 MiB).
-inline constexpr std::uint64_t kMaxSmallFileSize = std::uint64_t{16} << 20;
-
-/// Read a whole regular file of at most `max_size` bytes.  Throws IoError
-/// "<path>: <reason>" when it cannot be opened or read, is not a regular file (directory,
-/// FIFO, device, socket) or is larger than `max_size`.
-MODSIGN_API Bytes read_file(const std::string& path, std::uint64_t max_size = kMaxModuleSize);
-
-/// A file an operation reads and so must never replace: `role` is how messages name it
-/// ("the private key", "the certificate", "the input").
-struct KeptFile {
-  std::string path;
-  std::string role;
-};
-
-/// Refuses `out` as an output when it is one of `kept` or holds a private key or a
-/// certificate.  Identity is st_dev + st_ino after following symbolic links when both
-/// exist, else the std::filesystem::weakly_canonical paths (an output that does not exist
-/// yet).  Throws IoError "OUT: is the same file as ROLE PATH; refusing to overwrite it", or,
-/// for an existing regular file of at most kMaxSmallFileSize bytes that is not an ELF or
-/// compressed image, "OUT: holds KIND; refusing to overwrite it", KIND one of "a private key
-/// (PEM)", "a certificate (PEM)" (a line "-----BEGIN ...PRIVATE KEY-----" or
-/// "-----BEGIN [TRUSTED |X509 ]CERTIFICATE-----"), "a private key (DER)" (the whole file one
-/// PKCS#8 PrivateKeyInfo or OneAsymmetricKey, EncryptedPrivateKeyInfo, or traditional RSA or
-/// EC key), "a certificate (DER)" (one X.509 Certificate).  Call it for every output before
-/// anything is written.
-MODSIGN_API void refuse_output_over(const std::string& out, const std::vector<KeptFile>& kept);
-
-/// True when `a` and `b` name the same file (the identity of refuse_output_over()).
-MODSIGN_API bool same_file(const std::string& a, const std::string& b);
-
-/// Write `data` to `path` atomically: a temporary file in the same directory (mode
-/// `mode` less the process umask; or, when `path` exists and `keep_mode`, its mode, owner
-/// and group), fsync,
-/// rename.  A symbolic link at `path` is followed and its target replaced.  An existing
-/// `path` that is not a regular file (device, FIFO, socket, directory) is refused.  On any
-/// failure the temporary file is removed and `path` is untouched.  A file with other hard
-/// links keeps its old content under those names (rename replaces this name only).
-/// Throws IoError naming the file.
-MODSIGN_API void write_file_atomic(const std::string& path, ByteView data, unsigned mode = 0644, bool keep_mode = true);
 
 /// The checks write_file_atomic() makes before it writes, made now: its directory takes a
 /// temporary file (made and removed again), and an existing `path` is a regular file this
@@ -139,9 +93,9 @@ class MODSIGN_API OutputBatch {
 
   /// The library's side (opaque to callers).
   struct Impl;
-  Impl& impl() noexcept { return *impl_; }
 
  private:
+  friend struct detail::Access;
   std::unique_ptr<Impl> impl_;
 };
 

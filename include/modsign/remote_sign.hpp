@@ -42,10 +42,10 @@ class MODSIGN_API SignerCertificate {
 
   /// The library's side of the handle (opaque to callers).
   struct Impl;
-  const Impl& impl() const noexcept { return *impl_; }
-  explicit SignerCertificate(std::shared_ptr<const Impl> impl);
 
  private:
+  friend struct detail::Access;
+  explicit SignerCertificate(std::shared_ptr<const Impl> impl);
   std::shared_ptr<const Impl> impl_;
 };
 
@@ -175,11 +175,5 @@ MODSIGN_API void recheck_prepared(const SignerCertificate& cert, const PreparedM
 MODSIGN_API SignReport attach_signature_file(const SignerCertificate& cert, const PreparedModule& prepared,
                                              ByteView signature, const SignOptions& output = {},
                                              OutputBatch* batch = nullptr);
-
-/// RFC 4648 §4 base64 with padding.
-MODSIGN_API std::string to_base64(ByteView b);
-/// The bytes of RFC 4648 §4 base64 text; the '=' padding may be omitted; no whitespace.
-/// Throws InputError "not base64" for any other text.
-MODSIGN_API Bytes from_base64(std::string_view text);
 
 }  // namespace modsign

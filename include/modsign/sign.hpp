@@ -102,10 +102,10 @@ class MODSIGN_API Signer {
 
   /// The library's side of the handle (opaque to callers).
   struct Impl;
-  const Impl& impl() const noexcept { return *impl_; }
-  explicit Signer(std::shared_ptr<const Impl> impl);
 
  private:
+  friend struct detail::Access;
+  explicit Signer(std::shared_ptr<const Impl> impl);
   std::shared_ptr<const Impl> impl_;
 };
 
@@ -195,7 +195,7 @@ struct SignOptions {
   std::optional<WalkedFile> expect_file;
   /// Bound on a decompressed module image in bytes (default 1 GiB); a file read whole is
   /// also refused above max(max_size, 1 GiB).
-  std::uint64_t max_size = std::uint64_t{1} << 30;
+  std::uint64_t max_size = kMaxModuleSize;
   /// The ML-DSA signing library: "auto" (the faster one as measured, Botan, for a key with
   /// its seed; OpenSSL otherwise), "openssl" or "botan" (needs a key with its seed).  RSA
   /// and ECDSA always sign with OpenSSL.
@@ -292,9 +292,9 @@ struct StripOptions {
   /// Strip a compressed module and compress the result again in the same format;
   /// without it a compressed module is refused (SignRefusal::compressed).
   bool recompress = false;
-  std::string out;                                  ///< write here instead of replacing `path` ("" = in place)
-  std::optional<WalkedFile> expect_file;            ///< as SignOptions::expect_file
-  std::uint64_t max_size = std::uint64_t{1} << 30;  ///< bound on the decompressed image
+  std::string out;                          ///< write here instead of replacing `path` ("" = in place)
+  std::optional<WalkedFile> expect_file;    ///< as SignOptions::expect_file
+  std::uint64_t max_size = kMaxModuleSize;  ///< bound on the decompressed image
   /// Remove every stacked signature (module_signature trailers one inside the other), not
   /// only the outermost.
   bool all = false;
@@ -333,7 +333,7 @@ MODSIGN_API StripReport strip_module_file(const std::string& path, const StripOp
 /// within `max_size`).  Throws IoError; InputError "<path>: <ERRNO>: <reason>" when there is
 /// no well-formed signature (ENODATA: no marker; EBADMSG: bad trailer), or
 /// "<path>: xz-compressed module: <reason>".
-MODSIGN_API Bytes extract_signature(const std::string& path, std::uint64_t max_size = std::uint64_t{1} << 30);
+MODSIGN_API Bytes extract_signature(const std::string& path, std::uint64_t max_size = kMaxModuleSize);
 /// What extract_signature_file() wrote.
 struct ExtractReport {
   std::string path;          ///< the file written
@@ -342,7 +342,6 @@ struct ExtractReport {
 /// extract_signature() written to `out` ("" = <path>.p7s; mode 0644).  Throws as
 /// extract_signature(), and IoError when writing fails.
 MODSIGN_API ExtractReport extract_signature_file(const std::string& path, const std::string& out = "",
-                                                 std::uint64_t max_size = std::uint64_t{1} << 30,
-                                                 OutputBatch* batch = nullptr);
+                                                 std::uint64_t max_size = kMaxModuleSize, OutputBatch* batch = nullptr);
 
 }  // namespace modsign

@@ -129,12 +129,12 @@ class MODSIGN_API TrustStore {
   TrustStore& operator=(const TrustStore&);
   ~TrustStore();
 
-  /// The library's side of the handle (opaque to callers; api/internal.hpp).
+  /// The library's side of the handle (opaque to callers).
   struct Impl;
-  const Impl& impl() const noexcept { return *impl_; }
-  explicit TrustStore(std::shared_ptr<const Impl> impl);
 
  private:
+  friend struct detail::Access;
+  explicit TrustStore(std::shared_ptr<const Impl> impl);
   std::shared_ptr<const Impl> impl_;
 };
 

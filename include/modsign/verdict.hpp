@@ -23,7 +23,7 @@ namespace modsign {
 
 struct PredictOptions {
   /// Bound on the decompressed image, bytes (OpenOptions::max_size).
-  std::uint64_t max_size = kDefaultMaxModuleSize;
+  std::uint64_t max_size = kMaxModuleSize;
   /// An uncompressed regular file larger than this many bytes is read in one streaming
   /// pass (1 MiB chunks, constant memory) instead of into memory; same verdict.
   std::uint64_t stream_above = std::uint64_t{64} << 20;

@@ -98,8 +98,8 @@ std::string dump(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohma
 
 namespace {
 
-/// A passphrase typed at the terminal (see load_signer in cli_common.hpp); the caller
-/// cleanses the result.
+/// A passphrase typed at the terminal (see load_signer in cli_common.hpp), of at most 4095
+/// bytes; Signer::load wipes it.
 std::optional<std::string> prompt_passphrase(const std::string& path) {
   if (!isatty(STDIN_FILENO)) return std::nullopt;
   const int fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
@@ -114,9 +114,12 @@ std::optional<std::string> prompt_passphrase(const std::string& path) {
     quiet.c_lflag |= ICANON;
     tcsetattr(fd, TCSAFLUSH, &quiet);
   }
+  // Reserved once, so that appending never leaves a copy in a freed buffer (the caller's
+  // Signer::load keeps it in a crypto::SecretString, which wipes it).
   std::string pass;
+  pass.reserve(4096);
   char c;
-  while (read(fd, &c, 1) == 1 && c != '\n' && c != '\r') pass += c;
+  while (pass.size() < 4095 && read(fd, &c, 1) == 1 && c != '\n' && c != '\r') pass += c;
   if (have_termios) tcsetattr(fd, TCSAFLUSH, &old);
   (void)!write(fd, "\n", 1);
   close(fd);

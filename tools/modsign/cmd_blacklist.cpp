@@ -12,6 +12,7 @@
 #include <modsign/output.hpp>
 
 #include "cli_common.hpp"
+#include "common/file.hpp"
 #include "options.hpp"
 #include "registry.hpp"
 
@@ -68,7 +69,7 @@ struct EntryArgs {
   std::vector<std::string> items;
   std::string kernel = "v7.0", ima_hash = "sha256", format = "hashlist", out, owner;
   bool side = false, json = false;
-  std::uint64_t max_size = std::uint64_t{1} << 30;
+  std::uint64_t max_size = kMaxModuleSize;
 };
 
 int cmd_entry(const EntryArgs& a) {
@@ -199,7 +200,7 @@ struct CheckArgs {
   std::vector<std::string> items;
   std::string kernel = "v7.0", ima_hash = "sha256";
   bool json = false, enforce = false, lockdown = false;
-  std::uint64_t max_size = std::uint64_t{1} << 30;
+  std::uint64_t max_size = kMaxModuleSize;
 };
 
 /// The trust store of `a`, with its notes on stderr as the CLI always printed them: the

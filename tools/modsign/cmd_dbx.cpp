@@ -13,6 +13,7 @@
 
 #include "cli_common.hpp"
 #include "cmd_dbx.hpp"
+#include "common/file.hpp"
 #include "options.hpp"
 #include "registry.hpp"
 

@@ -10,10 +10,11 @@
 #include <vector>
 
 #include <modsign/efi_image.hpp>
-#include <modsign/output.hpp>  // read_file
+#include <modsign/output.hpp>
 
 #include "cli_common.hpp"
 #include "cmd_dbx.hpp"
+#include "common/file.hpp"
 #include "options.hpp"
 
 namespace modsign::cli {

@@ -24,7 +24,7 @@ struct DigestArgs {
   std::vector<std::string> modules;
   std::string kernel = "v7.0";
   bool json = false;
-  std::uint64_t max_size = std::uint64_t{1} << 30;  // --max-size
+  std::uint64_t max_size = kMaxModuleSize;  // --max-size
 };
 
 /// The kernel's pkcs7_get_digest result as IMA would take it, the side SHA-256, the

@@ -23,6 +23,7 @@
 #include "cli_common.hpp"
 #include "cmd_ima.hpp"
 #include "cmd_ima_fit.hpp"
+#include "common/file.hpp"
 #include "options.hpp"
 #include "registry.hpp"
 
@@ -37,7 +38,7 @@ struct AppraiseArgs {
   std::vector<std::string> kernel_lacks;
   ByteOrderOptions byte_order;
   bool waive = false, json = false;
-  std::uint64_t max_size = std::uint64_t{1} << 30;  // --max-size
+  std::uint64_t max_size = kMaxModuleSize;  // --max-size
 };
 
 int cmd_appraise(const AppraiseArgs& a) {
@@ -112,7 +113,7 @@ struct ImaArgs {
   ByteOrderOptions byte_order;      // ima template
   std::vector<std::string> kernel_lacks;
   bool side = false, json = false, strict = false;
-  std::uint64_t max_size = std::uint64_t{1} << 30;  // --max-size (ima template)
+  std::uint64_t max_size = kMaxModuleSize;  // --max-size (ima template)
 };
 
 int cmd_ima_template(const ImaArgs& a) {

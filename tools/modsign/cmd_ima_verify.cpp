@@ -19,6 +19,7 @@
 #include "batch.hpp"
 #include "cli_common.hpp"
 #include "cmd_ima.hpp"
+#include "common/file.hpp"
 #include "options.hpp"
 
 namespace modsign::cli {

@@ -22,7 +22,7 @@ namespace {
 struct InfoArgs {
   std::vector<std::string> modules;
   bool json = false;
-  std::uint64_t max_size = kDefaultMaxModuleSize;
+  std::uint64_t max_size = kMaxModuleSize;
 };
 
 /// What modinfo shows about each module's signature, and more.  With --json, line N is
