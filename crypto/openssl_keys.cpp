@@ -48,14 +48,14 @@ std::optional<KeyAlgo> algo_of(EVP_PKEY* p) {
 }
 
 // Fill a PublicKey from an EVP_PKEY (takes a reference of its own).
-Result<PublicKey> public_from(EVP_PKEY* p, std::shared_ptr<void> owner);
+Result<PublicKey> public_from(EVP_PKEY* p);
 
 int no_passphrase_cb(char*, int, int, void*) { return -1; }
 
 int passphrase_cb(char* buf, int size, int, void* u) {
   const auto* s = static_cast<const std::string*>(u);
   if (static_cast<int>(s->size()) > size) return -1;
-  std::memcpy(buf, s->data(), s->size());
+  std::copy_n(s->data(), s->size(), buf);  // a length-counted buffer: no NUL is needed
   return static_cast<int>(s->size());
 }
 
@@ -85,8 +85,7 @@ void cleanse(void* p, std::size_t n) noexcept {
 // ------------------------------------------------------------------------------- keys
 
 namespace {
-Result<PublicKey> public_from(EVP_PKEY* p, std::shared_ptr<void> owner) {
-  (void)owner;
+Result<PublicKey> public_from(EVP_PKEY* p) {
   auto algo = algo_of(p);
   if (!algo) return make_error(KErr::enopkg, "unsupported public key algorithm");
   // Re-create a public-only EVP_PKEY from the SPKI so no private material is shared.
@@ -204,8 +203,8 @@ Result<PublicKey> PublicKey::from_ec_point(KeyAlgo curve, ByteView point) {
     ERR_clear_error();
     return make_error(KErr::ebadmsg, std::string("not a point on ") + group);
   }
-  auto owner = share(key);
-  return public_from(key, owner);
+  const auto freed_after = share(key);  // public_from() takes a reference of its own
+  return public_from(key);
 }
 
 bool PublicKey::operator==(const PublicKey& other) const {
@@ -320,7 +319,7 @@ Result<PrivateKey> PrivateKey::from_bytes(ByteView in, const std::optional<Secre
   }
   PrivateKey out;
   out.pkey_ = share(key);
-  auto pub = public_from(key, out.pkey_);
+  auto pub = public_from(key);
   if (!pub) return pub.error();
   out.pub_ = std::move(pub.value());
   return out;
@@ -333,7 +332,7 @@ Result<PrivateKey> PrivateKey::from_native(void* evp_pkey, std::shared_ptr<void>
     EVP_PKEY_free(static_cast<EVP_PKEY*>(q));
     context.reset();  // the key first, then its library context
   });
-  auto pub = public_from(key, out.pkey_);
+  auto pub = public_from(key);
   if (!pub) return pub.error();
   out.pub_ = std::move(pub.value());
   return out;
@@ -354,7 +353,7 @@ PrivateKey PrivateKey::generate(KeyAlgo algo, int rsa_bits) {
   if (!key) throw std::runtime_error("key generation failed: " + openssl_error());
   PrivateKey out;
   out.pkey_ = share(key);
-  out.pub_ = public_from(key, out.pkey_).value();
+  out.pub_ = public_from(key).value();
   return out;
 }
 

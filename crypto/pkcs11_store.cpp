@@ -381,7 +381,7 @@ int pin_cb(char* buf, int size, int, void* u) {
   }
   if (!pin && st->typed) pin = &st->typed->value();
   if (!pin || static_cast<int>(pin->size()) > size) return -1;
-  std::memcpy(buf, pin->data(), pin->size());
+  std::copy_n(pin->data(), pin->size(), buf);  // a length-counted buffer: no NUL is needed
   st->used = true;
   return static_cast<int>(pin->size());
 }

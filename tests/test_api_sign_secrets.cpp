@@ -145,9 +145,7 @@ class ApiSignSecrets : public testing::Test {
     try {
       Signer::load(key, cert, nullptr, ko);
       ADD_FAILURE() << key << ": loaded";
-    } catch (const std::runtime_error& e) {
-      EXPECT_EQ(std::string(e.what()).rfind(message, 0), 0u) << e.what();
-    }
+    } catch (const std::runtime_error& e) { EXPECT_EQ(std::string(e.what()).rfind(message, 0), 0u) << e.what(); }
     EXPECT_EQ(secret.occurrences(), 0u) << key << ": the PIN is still in memory";
   }
   static inline test::TempDir* dir_ = nullptr;
@@ -195,9 +193,8 @@ TEST_F(ApiSignSecrets, TokenModuleMissing) {
 TEST_F(ApiSignSecrets, WrongPassphraseTyped) {
   const MaskedSecret secret(d_ / "typed");
   try {
-    Signer::load(*dir_ / "enc.pem", *dir_ / "rsa.crt", [&](const std::string&) {
-      return std::optional<std::string>(secret.unmasked());
-    });
+    Signer::load(*dir_ / "enc.pem", *dir_ / "rsa.crt",
+                 [&](const std::string&) { return std::optional<std::string>(secret.unmasked()); });
     ADD_FAILURE() << "loaded";
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()), *dir_ / "enc.pem" + ": cannot decrypt private key (wrong passphrase?)");
