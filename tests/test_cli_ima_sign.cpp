@@ -128,6 +128,13 @@ TEST_F(CliImaSign, RefusalsAndUsage) {
   r = run(sign("ec") + " --manifest " + q(d_ / "m2") + " " + q(d_ / "x") + " " + q(d_ / "missing"));
   EXPECT_EQ(r.status, 3);
   EXPECT_NE(run("test -e " + q(d_ / "m2")).status, 0);
+  EXPECT_NE(r.err.find("modsign: " + d_ / "m2" + ": not written: a file could not be signed\n"), std::string::npos)
+      << r.err;
+  // On standard output too: nothing is printed, and stderr says so (session 19's hostile review).
+  r = run(sign("ec") + " --manifest - " + q(d_ / "x") + " " + q(d_ / "missing"));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("modsign: --manifest -: not written: a file could not be signed\n"), std::string::npos) << r.err;
   // verify: an unreadable file is exit 3; --xattr-hex with two files is usage.
   EXPECT_EQ(run(M() + " ima verify " + q(d_ / "missing")).status, 3);
   EXPECT_EQ(run(M() + " ima verify --xattr-hex 0302 " + q(d_ / "x") + " " + q(d_ / "x")).status, 2);

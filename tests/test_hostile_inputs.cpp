@@ -283,6 +283,7 @@ TEST_F(HostileInputs, ErrorTextsNameThePathOnce) {
   ASSERT_EQ(out.size(), 2u) << r.out;
   const auto j0 = nlohmann::json::parse(out[0]), j1 = nlohmann::json::parse(out[1]);
   EXPECT_EQ(j0["path"], missing);
+  EXPECT_EQ(j0["error"], "No such file or directory");  // an I/O error's too (session 19's hostile review)
   EXPECT_EQ(j1["path"], zst);
   EXPECT_EQ(j1["error"].get<std::string>().rfind("zstd-compressed module: ", 0), 0u) << j1;
   const std::string info_err = test::run(M() + " info " + q(zst)).err;

@@ -141,7 +141,7 @@ int cmd_ima_sign(const ImaSignArgs& a) {
   });
   if (to_manifest) {
     if (status != kExitOk) {
-      if (a.manifest != "-") complain(a.manifest, "not written: a file could not be signed");
+      complain(a.manifest == "-" ? "--manifest -" : a.manifest, "not written: a file could not be signed");
       return status;
     }
     std::string text;

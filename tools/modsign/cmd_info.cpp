@@ -37,8 +37,8 @@ int cmd_info(const InfoArgs& a) {
     };
     std::string why;
     auto lm = read_module(path, a.max_size, &why);
-    if (!lm) {
-      failed(why);
+    if (!lm) {  // "<path>: <reason>": the reason alone in the JSON, as digest and verify give it
+      failed(without_path(path, why));
       continue;
     }
     const std::size_t size = lm->m.image.size();
