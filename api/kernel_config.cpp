@@ -13,8 +13,7 @@
 namespace modsign {
 
 std::string KernelConfig::value(std::string_view name) const {
-  const std::string key = name.starts_with("CONFIG_") ? std::string(name) : "CONFIG_" + std::string(name);
-  const auto it = symbols.find(key);
+  const auto it = symbols.find(module::config_key(name));
   return it == symbols.end() ? std::string() : it->second;
 }
 

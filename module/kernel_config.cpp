@@ -35,7 +35,7 @@ constexpr const char* kNoSigAlgo =
     "self-signed certificate of this type is not loaded, ENOKEY)";
 
 const std::vector<KernelConfig::Assignment>* assignments_of(const KernelConfig& c, std::string_view name) {
-  const std::string key = name.starts_with("CONFIG_") ? std::string(name) : "CONFIG_" + std::string(name);
+  const std::string key = config_key(name);
   const auto it = c.assignments.find(key);
   return it == c.assignments.end() ? nullptr : &it->second;
 }
@@ -115,8 +115,12 @@ KeyFamily family(std::string_view algorithm) {
 
 bool is_set_y(const KernelConfig& c, std::string_view name) { return tristate_of(c, name) == "y"; }
 
+std::string config_key(std::string_view name) {
+  return name.starts_with("CONFIG_") ? std::string(name) : "CONFIG_" + std::string(name);
+}
+
 void add_assignment(KernelConfig& c, std::string_view name, std::string_view text, std::size_t line, bool not_set) {
-  const std::string key = name.starts_with("CONFIG_") ? std::string(name) : "CONFIG_" + std::string(name);
+  const std::string key = config_key(name);
   if (not_set) c.symbols.erase(key);
   else c.symbols[key] = display_value(text);
   c.assignments[key].push_back({line, std::string(text)});

@@ -49,8 +49,13 @@ std::vector<std::string> absent_sig_algos_of(const KernelConfig& config);
 /// crypto_alloc_shash() loads the module on demand.
 std::vector<std::string> absent_hashes_of(const KernelConfig& config);
 /// Whether CONFIG_<name> is y (a bool or tristate built in): its last assignment that
-/// starts with y, m or n starts with y (KernelConfig::assignments).
+/// starts with y, m or n (for a bool, y or n: CRYPTO_* are the tristates) starts with y
+/// (KernelConfig::assignments).
 bool is_set_y(const KernelConfig& config, std::string_view name);
+
+/// "CONFIG_<name>", or `name` itself when it already starts with "CONFIG_": the key of
+/// KernelConfig::symbols and KernelConfig::assignments.
+std::string config_key(std::string_view name);
 /// One assignment of CONFIG_<name> (with or without the prefix) at `line`: appended to
 /// config.assignments, and config.symbols updated (taken out for a "# CONFIG_X is not set"
 /// line, `not_set`; its text is "n").

@@ -22,6 +22,20 @@ struct KeygenArgs {
 
 constexpr const char* kAlgos = "ml-dsa-44|ml-dsa-65|ml-dsa-87|rsa-2048|rsa-3072|rsa-4096|ecdsa-p256|ecdsa-p384";
 
+/// A refusal of generate_key() said in the command line's words; its exit status.
+int refused(const KeygenError& e, const std::string& algo) {
+  switch (e.reason()) {
+    case KeygenRefusal::unknown_algorithm: complain("", "unknown --algo '" + algo + "' (" + kAlgos + ")"); break;
+    case KeygenRefusal::days: complain("", "--days must be between 1 and 3000000"); break;
+    case KeygenRefusal::same_file:
+      complain("", "--out and --cert-out name the same file; omit --cert-out to write key and certificate together");
+      break;
+    case KeygenRefusal::certificate: complain("", e.what()); break;
+    case KeygenRefusal::exists: complain("", std::string(e.what()) + " (--force replaces it)"); return kExitInput;
+  }
+  return kExitUsage;
+}
+
 int cmd_keygen(const KeygenArgs& a) {
   KeygenOptions o;
   o.algorithm = a.algo;
@@ -31,25 +45,9 @@ int cmd_keygen(const KeygenArgs& a) {
   o.cert_out = a.cert_out;
   o.replace_existing = a.force;
   KeygenReport r;
-  const int st = [&] {
-    try {
-      r = generate_key(o);
-    } catch (const KeygenError& e) {
-      switch (e.reason()) {
-        case KeygenRefusal::unknown_algorithm: complain("", "unknown --algo '" + a.algo + "' (" + kAlgos + ")"); break;
-        case KeygenRefusal::days: complain("", "--days must be between 1 and 3000000"); break;
-        case KeygenRefusal::same_file:
-          complain("",
-                   "--out and --cert-out name the same file; omit --cert-out to write key and certificate together");
-          break;
-        case KeygenRefusal::certificate: complain("", e.what()); break;
-        case KeygenRefusal::exists: complain("", std::string(e.what()) + " (--force replaces it)"); return kExitInput;
-      }
-      return kExitUsage;
-    }
-    return kExitOk;
-  }();
-  if (st != kExitOk) return st;
+  try {
+    r = generate_key(o);
+  } catch (const KeygenError& e) { return refused(e, a.algo); }
   std::cout << printable(r.key_path) << ": " << r.algorithm << " key, certificate " << printable(r.subject)
             << " serial " << r.serial << "\n";
   return kExitOk;

@@ -282,21 +282,15 @@ int run_prepare(const RemoteArgs& r, const std::string& cert_path, const SignOpt
   if (inputs.empty() && dir_error) return kExitInput;  // every -r DIR failed or was empty (reported)
   if (!module_inputs_usable(inputs, dirs, "")) return kExitUsage;
   std::optional<SignerCertificate> cert;
-  if (const int st =
-          [&] {
-            try {
-              cert = SignerCertificate::load(cert_path);
-              check_sign_options(*cert, opt);
-            } catch (const SignError& e) { return words.option_refusal(e); }
-            if (r.prepare != "-") {
-              std::vector<KeptFile> kept{{cert_path, "the certificate"}};
-              for (const auto& in : inputs) kept.push_back({in.path, "the input"});
-              refuse_output_over(r.prepare, kept);
-            }
-            return kExitOk;
-          }();
-      st != kExitOk)
-    return st;
+  try {
+    cert = SignerCertificate::load(cert_path);
+    check_sign_options(*cert, opt);
+  } catch (const SignError& e) { return words.option_refusal(e); }
+  if (r.prepare != "-") {
+    std::vector<KeptFile> kept{{cert_path, "the certificate"}};
+    for (const auto& in : inputs) kept.push_back({in.path, "the input"});
+    refuse_output_over(r.prepare, kept);
+  }
   const auto duplicate = duplicate_of(inputs, dirs);
   std::vector<std::optional<PreparedModule>> prepared(inputs.size());
   // The "prepared" lines are printed once MANIFEST is in place: none if it cannot be written.
@@ -387,45 +381,37 @@ int run_attach(const RemoteArgs& r, const std::string& cert_path, const SignOpti
   std::map<std::size_t, SigOrError> sig_lines;
   std::map<std::string, SignerCertificate> certs;  // by path
   bool sig_dir = false;
-  if (const int st =
-          [&] {
-            manifest = read_manifest(r.attach);
-            // Said before the signatures are read: an empty manifest is the manifest's fault.
-            if (manifest.empty()) throw InputError(r.attach + ": no modules in the manifest; nothing to attach");
-            if (!opt.out.empty() && manifest.size() != 1) {
-              complain("", "-o needs a MANIFEST of exactly one module");
-              return kExitUsage;
-            }
-            std::error_code ec;
-            sig_dir = std::filesystem::is_directory(r.signatures, ec);
-            if (!sig_dir) sig_lines = read_signature_lines(r.signatures, manifest);
-            for (std::size_t i = 0; i < manifest.size(); ++i) {
-              const ManifestEntry& e = manifest[i];
-              const std::string& c = cert_path.empty() ? e.p.certificate : cert_path;
-              if (!certs.count(c)) certs.emplace(c, SignerCertificate::load(c));
-              try {  // an edited manifest line: refused before anything is written
-                if (certs.at(c).sha256() == e.p.certificate_sha256) recheck_prepared(certs.at(c), e.p, opt);
-              } catch (const InputError& ex) {
-                throw InputError(e.where + ex.what() + "; nothing was written");
-              } catch (const IoError&) {  // an unreadable module: reported with that module below
-              }
-              // No output replaces the manifest, the signatures or this module's .sig file, and no
-              // module is named twice (two workers would write it), before anything is written.
-              std::vector<KeptFile> kept{{r.attach, "the manifest"}, {r.signatures, "the signatures"}};
-              if (sig_dir)
-                kept.push_back({r.signatures + "/" + std::to_string(e.index) + ".sig", "its signature file"});
-              refuse_output_over(opt.out.empty() ? e.p.path : opt.out, kept);
-              for (std::size_t k = 0; k < i; ++k)
-                if (manifest[k].p.path == e.p.path || same_file(manifest[k].p.path, e.p.path))
-                  throw InputError(r.attach + ": indexes " + std::to_string(manifest[k].index) + " and " +
-                                   std::to_string(e.index) + " name the same module " + e.p.path +
-                                   "; nothing was written");
-            }
-            if (sig_dir) check_signature_dir(r.signatures, manifest);
-            return kExitOk;
-          }();
-      st != kExitOk)
-    return st;
+  manifest = read_manifest(r.attach);
+  // Said before the signatures are read: an empty manifest is the manifest's fault.
+  if (manifest.empty()) throw InputError(r.attach + ": no modules in the manifest; nothing to attach");
+  if (!opt.out.empty() && manifest.size() != 1) {
+    complain("", "-o needs a MANIFEST of exactly one module");
+    return kExitUsage;
+  }
+  std::error_code ec;
+  sig_dir = std::filesystem::is_directory(r.signatures, ec);
+  if (!sig_dir) sig_lines = read_signature_lines(r.signatures, manifest);
+  for (std::size_t i = 0; i < manifest.size(); ++i) {
+    const ManifestEntry& e = manifest[i];
+    const std::string& c = cert_path.empty() ? e.p.certificate : cert_path;
+    if (!certs.count(c)) certs.emplace(c, SignerCertificate::load(c));
+    try {  // an edited manifest line: refused before anything is written
+      if (certs.at(c).sha256() == e.p.certificate_sha256) recheck_prepared(certs.at(c), e.p, opt);
+    } catch (const InputError& ex) {
+      throw InputError(e.where + ex.what() + "; nothing was written");
+    } catch (const IoError&) {  // an unreadable module: reported with that module below
+    }
+    // No output replaces the manifest, the signatures or this module's .sig file, and no
+    // module is named twice (two workers would write it), before anything is written.
+    std::vector<KeptFile> kept{{r.attach, "the manifest"}, {r.signatures, "the signatures"}};
+    if (sig_dir) kept.push_back({r.signatures + "/" + std::to_string(e.index) + ".sig", "its signature file"});
+    refuse_output_over(opt.out.empty() ? e.p.path : opt.out, kept);
+    for (std::size_t k = 0; k < i; ++k)
+      if (manifest[k].p.path == e.p.path || same_file(manifest[k].p.path, e.p.path))
+        throw InputError(r.attach + ": indexes " + std::to_string(manifest[k].index) + " and " +
+                         std::to_string(e.index) + " name the same module " + e.p.path + "; nothing was written");
+  }
+  if (sig_dir) check_signature_dir(r.signatures, manifest);
   auto work = [&](std::size_t i) {
     const ManifestEntry& e = manifest[i];
     ItemResult res;
