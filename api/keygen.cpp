@@ -34,23 +34,21 @@ KeygenReport generate_key(const KeygenOptions& o) {
   const crypto::PrivateKey key = crypto::PrivateKey::generate(*algo, bits);
   auto cert = crypto::Certificate::self_signed(key, o.subject, o.days);
   if (!cert) throw KeygenError(KeygenRefusal::certificate, cert.error().message);
-  auto pem = key.pkcs8_pem();
+  const auto pem = key.pkcs8_pem();  // secrets: wiped when destroyed
   if (!pem) throw InputError(o.out + ": " + pem.error().message);
-  crypto::CleanseOnExit pem_guard(pem.value());
   KeygenReport r;
   const std::string cert_pem = cert->pem();
-  std::string key_file;
-  crypto::CleanseOnExit key_file_guard(key_file);
-  key_file.reserve(pem->size() + cert_pem.size());  // no reallocation leaves a copy behind
-  key_file = pem.value();
-  if (o.cert_out.empty()) key_file += cert_pem;
+  crypto::SecretString key_file;
+  key_file.value().reserve(pem->value().size() + cert_pem.size());  // no reallocation leaves a copy behind
+  key_file.value() = pem->value();
+  if (o.cert_out.empty()) key_file.value() += cert_pem;
   // Both targets opened (checked) before either is replaced, and put in place together:
   // both or neither (commit_together restores the first if the second cannot be).
   std::optional<AtomicFile> cert_file;
   if (!o.cert_out.empty()) cert_file.emplace(o.cert_out, 0644, false);
   AtomicFile key_out(o.out, 0600, false);
   if (cert_file) cert_file->write(bytes_of(cert_pem));
-  key_out.write(bytes_of(key_file));
+  key_out.write(bytes_of(key_file.value()));
   commit_together({cert_file ? &*cert_file : nullptr, &key_out});
   if (cert_file) r.files_written.push_back(o.cert_out);
   r.files_written.push_back(o.out);

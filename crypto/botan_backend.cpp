@@ -90,7 +90,7 @@ Bytes ml_dsa_sign(KeyAlgo level, ByteView seed, ByteView message, bool determini
   return signer.sign_message(message.data(), message.size(), rng);
 }
 
-Bytes ml_dsa_sign_cached(KeyAlgo level, ByteView public_key, const std::function<std::optional<Bytes>()>& seed,
+Bytes ml_dsa_sign_cached(KeyAlgo level, ByteView public_key, const std::function<std::optional<SecretBytes>()>& seed,
                          ByteView message, bool deterministic) {
   CachedSigner* e =
       find_entry(t_signers, level, public_key, [&](const CachedSigner& c) { return c.deterministic == deterministic; });
@@ -98,8 +98,7 @@ Bytes ml_dsa_sign_cached(KeyAlgo level, ByteView public_key, const std::function
     auto s = seed();
     if (!s) throw std::invalid_argument("the Botan backend needs an ML-DSA key with a seed");
     CachedSigner fresh{level, deterministic, Bytes(public_key.begin(), public_key.end()),
-                       std::make_unique<Botan::ML_DSA_PrivateKey>(*s, mode_of(level)), nullptr};
-    Botan::secure_scrub_memory(s->data(), s->size());
+                       std::make_unique<Botan::ML_DSA_PrivateKey>(s->value(), mode_of(level)), nullptr};
     if (fresh.key->public_key()->raw_public_key_bits() != fresh.pk)
       throw std::invalid_argument("ML-DSA seed does not give the key's public key");
     fresh.op =

@@ -112,19 +112,6 @@ class Secret {
 using SecretString = Secret<std::string>;
 using SecretBytes = Secret<Bytes>;
 
-/// Cleanses a Bytes or std::string when it goes out of scope (also on exceptions).
-template <class T>
-class CleanseOnExit {
- public:
-  explicit CleanseOnExit(T& v) : v_(v) {}
-  ~CleanseOnExit() { cleanse(v_); }
-  CleanseOnExit(const CleanseOnExit&) = delete;
-  CleanseOnExit& operator=(const CleanseOnExit&) = delete;
-
- private:
-  T& v_;
-};
-
 // ---------------------------------------------------------------------------------------
 // Hashes
 
@@ -199,10 +186,10 @@ class PrivateKey {
   KeyAlgo algo() const { return pub_.algo(); }
   const PublicKey& public_key() const { return pub_; }
   /// The 32-byte ML-DSA seed ξ when the key was made or loaded with one (RFC 9881
-  /// seed or both form); nullopt otherwise.  Caller must cleanse it.
-  std::optional<Bytes> ml_dsa_seed() const;
+  /// seed or both form), wiped when the copy is destroyed; nullopt otherwise.
+  std::optional<SecretBytes> ml_dsa_seed() const;
   /// True for an ML-DSA key that has its seed (ml_dsa_seed() would return one); the
-  /// copy it reads is cleansed.  False for RSA/ECDSA.
+  /// copy it reads is wiped.  False for RSA/ECDSA.
   bool has_ml_dsa_seed() const;
 
   /// Load a private key: PEM (PKCS#8, encrypted PKCS#8, traditional RSA/EC; the first
@@ -225,10 +212,10 @@ class PrivateKey {
   /// PKCS#8 PrivateKeyInfo DER.  ML-DSA is written in RFC 9881 seed form
   /// (`privateKey` = [0] IMPLICIT OCTET STRING of 32 bytes; 54 bytes of DER in all);
   /// Error ENOKEY if an ML-DSA key has no seed (loaded from expandedKey form).
-  Result<Bytes> pkcs8_der() const;
-  /// The result is secret: cleanse() it when done (the internal buffers are cleansed).
-  /// The same as PEM ("-----BEGIN PRIVATE KEY-----"); cleanse() it when done.
-  Result<std::string> pkcs8_pem() const;
+  /// A secret, wiped when destroyed (OpenSSL's buffers are a secure heap's).
+  Result<SecretBytes> pkcs8_der() const;
+  /// The same as PEM ("-----BEGIN PRIVATE KEY-----").
+  Result<SecretString> pkcs8_pem() const;
 
   void* native() const { return pkey_.get(); }
   /// A key held by another provider (a PKCS#11 token, crypto/pkcs11_store.cpp): takes
@@ -423,10 +410,9 @@ Bytes ml_dsa_public_from_seed(KeyAlgo level, ByteView seed);
 Bytes ml_dsa_sign(KeyAlgo level, ByteView seed, ByteView message, bool deterministic);
 /// ML-DSA.Sign (hedged, or deterministic: rnd = 0^32) with this thread's cached Botan
 /// signer for the key whose raw public key is `public_key` (one signer per key and
-/// variant); `seed` is called (once per thread, key and variant) to build it, and its
-/// result is wiped after use.  Throws std::invalid_argument when `seed` gives nullopt or a
-/// seed that does not yield `public_key`.  Safe to call from many threads at once.
-Bytes ml_dsa_sign_cached(KeyAlgo level, ByteView public_key, const std::function<std::optional<Bytes>()>& seed,
+/// variant); `seed` is called (once per thread, key and variant) to build it.  Throws std::invalid_argument when `seed`
+/// gives nullopt or a seed that does not yield `public_key`.  Safe to call from many threads at once.
+Bytes ml_dsa_sign_cached(KeyAlgo level, ByteView public_key, const std::function<std::optional<SecretBytes>()>& seed,
                          ByteView message, bool deterministic = false);
 /// True if `signature` is valid for `message` under `public_key`.  Uses this thread's
 /// cached Botan verifier for the key (at most 8 keys per thread), so repeated

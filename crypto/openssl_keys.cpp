@@ -229,22 +229,15 @@ Result<PublicKey> PublicKey::from_ml_dsa_raw(KeyAlgo level, ByteView raw) {
   return from_spki(spki);
 }
 
-bool PrivateKey::has_ml_dsa_seed() const {
-  if (!is_ml_dsa(algo())) return false;
-  auto seed = ml_dsa_seed();
-  if (!seed) return false;
-  OPENSSL_cleanse(seed->data(), seed->size());
-  return true;
-}
+bool PrivateKey::has_ml_dsa_seed() const { return ml_dsa_seed().has_value(); }
 
-std::optional<Bytes> PrivateKey::ml_dsa_seed() const {
+std::optional<SecretBytes> PrivateKey::ml_dsa_seed() const {
   if (!is_ml_dsa(algo())) return std::nullopt;
-  Bytes seed(32);
+  std::optional<SecretBytes> seed(SecretBytes(Bytes(32)));
+  Bytes& s = seed->value();
   size_t len = 0;
-  if (!EVP_PKEY_get_octet_string_param(pk(pkey_), OSSL_PKEY_PARAM_ML_DSA_SEED, seed.data(), seed.size(), &len) ||
-      len != 32) {
+  if (!EVP_PKEY_get_octet_string_param(pk(pkey_), OSSL_PKEY_PARAM_ML_DSA_SEED, s.data(), s.size(), &len) || len != 32) {
     ERR_clear_error();
-    OPENSSL_cleanse(seed.data(), seed.size());
     return std::nullopt;
   }
   return seed;
@@ -357,7 +350,7 @@ PrivateKey PrivateKey::generate(KeyAlgo algo, int rsa_bits) {
   return out;
 }
 
-Result<Bytes> PrivateKey::pkcs8_der() const {
+Result<SecretBytes> PrivateKey::pkcs8_der() const {
   if (is_ml_dsa(algo())) {
     auto seed = ml_dsa_seed();
     if (!seed)
@@ -368,16 +361,17 @@ Result<Bytes> PrivateKey::pkcs8_der() const {
     // left behind in freed memory.
     const ByteView oid = signature_oid(algo(), HashAlgo::sha512);
     const Bytes alg = asn1::Writer().add(asn1::kSequence, [&](asn1::Writer& a) { a.oid(oid); }).take();
-    const std::size_t body = 3 + alg.size() + 2 + 2 + seed->size();
-    Bytes out;
+    const Bytes& xi = seed->value();
+    const std::size_t body = 3 + alg.size() + 2 + 2 + xi.size();
+    SecretBytes secret;
+    Bytes& out = secret.value();
     out.reserve(2 + body);
     out.insert(out.end(), {asn1::kSequence, static_cast<std::uint8_t>(body), asn1::kInteger, 1, 0});
     out.insert(out.end(), alg.begin(), alg.end());
-    out.insert(out.end(), {asn1::kOctetString, static_cast<std::uint8_t>(2 + seed->size()), asn1::context_prim(0),
-                           static_cast<std::uint8_t>(seed->size())});
-    out.insert(out.end(), seed->begin(), seed->end());
-    OPENSSL_cleanse(seed->data(), seed->size());
-    return out;
+    out.insert(out.end(), {asn1::kOctetString, static_cast<std::uint8_t>(2 + xi.size()), asn1::context_prim(0),
+                           static_cast<std::uint8_t>(xi.size())});
+    out.insert(out.end(), xi.begin(), xi.end());
+    return secret;
   }
   // A secure-heap memory BIO: its buffer is cleansed when freed.
   BioPtr bio(BIO_new(BIO_s_secmem()));
@@ -385,19 +379,17 @@ Result<Bytes> PrivateKey::pkcs8_der() const {
     return make_error(KErr::einval, "cannot encode private key: " + openssl_error());
   char* data = nullptr;
   long n = BIO_get_mem_data(bio.get(), &data);
-  return Bytes(data, data + n);
+  return SecretBytes(Bytes(data, data + n));
 }
 
-Result<std::string> PrivateKey::pkcs8_pem() const {
+Result<SecretString> PrivateKey::pkcs8_pem() const {
   auto der = pkcs8_der();
   if (!der) return der.error();
   BioPtr bio(BIO_new(BIO_s_secmem()));
-  PEM_write_bio(bio.get(), "PRIVATE KEY", "", der->data(), static_cast<long>(der->size()));
-  OPENSSL_cleanse(der->data(), der->size());
+  PEM_write_bio(bio.get(), "PRIVATE KEY", "", der->value().data(), static_cast<long>(der->value().size()));
   char* data = nullptr;
   long n = BIO_get_mem_data(bio.get(), &data);
-  std::string s(data, data + n);
-  return s;
+  return SecretString(std::string(data, data + n));
 }
 
 }  // namespace modsign::crypto

@@ -218,7 +218,7 @@ Result<Bytes> sign_message(const PrivateKey& key, HashAlgo hash, ByteView messag
     try {
       auto sig = botan::ml_dsa_sign_cached(
           key.algo(), key.public_key().raw(),
-          [&]() -> std::optional<Bytes> {
+          [&]() -> std::optional<SecretBytes> {
             auto seed = key.ml_dsa_seed();
             no_seed = !seed;
             return seed;

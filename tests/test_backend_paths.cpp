@@ -87,7 +87,7 @@ class BackendPaths : public testing::Test {
 };
 
 TEST_F(BackendPaths, KeyWithoutSeedIsWhatTheFixtureMeans) {
-  EXPECT_TRUE(*crypto::PrivateKey::load(key("seed"), std::nullopt).value().ml_dsa_seed() != Bytes{});
+  EXPECT_TRUE(crypto::PrivateKey::load(key("seed"), std::nullopt).value().ml_dsa_seed()->value() != Bytes{});
   EXPECT_FALSE(crypto::PrivateKey::load(key("noseed"), std::nullopt).value().ml_dsa_seed().has_value());
 }
 

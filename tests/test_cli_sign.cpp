@@ -31,7 +31,7 @@ TEST_F(Cli, KeygenWritesSeedFormKeyAndKernelStyleCertificate) {
   auto k = crypto::PrivateKey::load(key("mldsa.pem"), std::nullopt);
   ASSERT_TRUE(k.ok()) << k.error().message;
   EXPECT_EQ(k->algo(), crypto::KeyAlgo::ml_dsa_65);
-  EXPECT_EQ(k->pkcs8_der()->size(), 54u);  // RFC 9881 seed form
+  EXPECT_EQ(k->pkcs8_der()->value().size(), 54u);  // RFC 9881 seed form
   // Key first, then the certificate, in the combined file (like certs/signing_key.pem).
   const Bytes combined = test::slurp(key("combined.pem"));
   const std::string text(combined.begin(), combined.end());

@@ -194,7 +194,7 @@ TEST(Cms, RsaIsByteIdenticalToOpenSslCmsCommand) {
   const Signer& s = signer_for(KeyAlgo::rsa, 2048);
   const Bytes content = test::pattern(3000);
   test::spit(d / "content.bin", content);
-  test::spit(d / "key.pem", s.key.pkcs8_pem().value());
+  test::spit(d / "key.pem", s.key.pkcs8_pem()->value());
   test::spit(d / "cert.pem", s.cert.pem());
   for (bool attrs : {false, true})
     for (bool keyid : {false, true}) {
@@ -289,7 +289,7 @@ TEST(Cms, CrossBackendMlDsa) {
     // Same key from the seed through Botan: identical public key.
     auto seed = s.key.ml_dsa_seed();
     ASSERT_TRUE(seed.has_value());
-    EXPECT_EQ(crypto::botan::ml_dsa_public_from_seed(algo, *seed), s.cert.public_key().raw());
+    EXPECT_EQ(crypto::botan::ml_dsa_public_from_seed(algo, seed->value()), s.cert.public_key().raw());
     // Wrong-length signature: EBADMSG (crypto/mldsa.c), both backends.
     Bytes short_sig(by_openssl->begin(), by_openssl->end() - 1);
     EXPECT_EQ(crypto::verify_message(s.cert.public_key(), HashAlgo::sha512, msg, short_sig).error().code,

@@ -45,6 +45,12 @@ inline std::string describe(const Result<T>& r) {
 
 /// RFC 9881 seed-form PKCS#8 written by hand (not by src/):
 ///   30 L 02 01 00 30 0b 06 09 <id-ml-dsa-NN> 04 (n+2) 80 n <seed>
+/// A key's ML-DSA seed as plain bytes, to compare (crypto::PrivateKey::ml_dsa_seed()).
+inline std::optional<Bytes> seed_of(const crypto::PrivateKey& k) {
+  const auto s = k.ml_dsa_seed();
+  return s ? std::optional<Bytes>(s->value()) : std::nullopt;
+}
+
 inline Bytes seed_pkcs8(const Level& lv, ByteView seed) {
   const auto n = static_cast<std::uint8_t>(seed.size());  // < 0x7e in every use here
   const std::array<std::uint8_t, 22> head = {0x30, static_cast<std::uint8_t>(n + 20),
