@@ -13,6 +13,7 @@
 #include "digest/hash_info.hpp"
 #include "digest/ima_modsig.hpp"
 #include "digest/ima_template_lib.hpp"
+#include "module/kernel_read_file.hpp"
 #include "module/module_signature.hpp"
 
 namespace modsign::digest {
@@ -71,11 +72,14 @@ modsign::Appraisal ima_appraise_modsig(const ModuleFile& f, const kernel::Keyrin
   const ImaModuleRead read = ima_module_read(f.m, profile);
   auto refuse = [&](std::string cause, KErr check_err, std::string reason) {
     a.cause = std::move(cause);
-    a.err = a.cause == "decompress" ? KErr::einval : KErr::eacces;
+    a.err = a.cause == "empty" || a.cause == "decompress" ? KErr::einval : KErr::eacces;
     a.check_err = check_err;
     a.reason = std::move(reason);
     return a;
   };
+  // -1. kernel_read_file() refuses an empty file before security_kernel_read_file() (IMA).
+  if (auto empty = module::kernel_read_file_refusal(f.stored.size()))
+    return refuse("empty", KErr::einval, empty->message + "; IMA never appraises it");
   // 0. 7.x: the READING_MODULE_COMPRESSED read only collects and defers; module_decompress()
   //    then fails with EINVAL before the image is ever appraised.
   if (read == ImaModuleRead::decompress_refused)

@@ -75,6 +75,7 @@ struct ImaBlacklistHit {
 
 /// The appraisal of one module under an enforcing "appraise func=MODULE_CHECK
 /// appraise_type=imasig|modsig" rule without security.ima, in the kernel's order:
+/// -1. an empty file, which kernel_read_file() refuses before IMA is asked: "empty", EINVAL;
 /// 0. 7.x and a stream module_decompress() refuses: "decompress", EINVAL;
 /// 1. ima_check_blacklist(): `check_blacklist` is asked for a listed key (the blacklist
 ///    layer knows which key and where it came from); a hit is "blacklisted", EPERM, and

@@ -1,7 +1,8 @@
 // mirrors kernel/module/signing.c module_sig_check, mod_verify_sig; kernel/module/main.c load_module (module_decompress
-// before module_sig_check), Linux 7.2.13
+// before module_sig_check) and init_module_from_file (kernel_read_file first), Linux 7.2.13
 #include "module/signing.hpp"
 
+#include "module/kernel_read_file.hpp"
 #include "module/module_signature.hpp"
 
 #include <fcntl.h>
@@ -181,7 +182,13 @@ LoadVerdict module_sig_check_file(const FileReader& in, const kernel::Keyring& k
 LoadVerdict module_sig_check_image(const ModuleImage& m, const kernel::Keyring& keyring,
                                    const kernel::KernelProfile& profile, crypto::Backend backend) {
   LoadVerdict v;
-  if (auto refusal = module_decompress_refusal(m.compression, profile.module_decompress)) {
+  // init_module_from_file(): kernel_read_file() fails before anything else is looked at.  (An
+  // image given in memory has no stored size: a non-empty one is no empty file.)
+  if (auto empty = kernel_read_file_refusal(m.image.empty() ? m.stored_size : m.image.size())) {
+    v.outcome = LoadOutcome::refused;
+    v.err = v.load_errno = v.sig_errno = empty->code;
+    v.reason = empty->message;
+  } else if (auto refusal = module_decompress_refusal(m.compression, profile.module_decompress)) {
     // init_module_from_file(): module_decompress() fails before load_module() is reached.
     v.outcome = LoadOutcome::refused;
     v.err = v.load_errno = v.sig_errno = refusal->code;

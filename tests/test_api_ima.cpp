@@ -289,6 +289,15 @@ TEST_F(ApiIma, AppraisalOfGoodTamperedBlacklistedAndUnsignedModules) {
   test::spit(d_ / "list", "\"bin:" + side + "\"\n");
   const TrustStore listed = TrustStore::load(TrustSources{{file("k.crt")}, {d_ / "list"}, {}, {}}, profile("v7.0"));
   const Appraisal bl = ima_appraise_modsig(m, listed, profile("v7.0"));
+  // An empty file: kernel_read_file() refuses it (EINVAL) before IMA is asked.
+  test::spit(d_ / "empty.ko", Bytes{});
+  const Appraisal empty = ima_appraise_modsig(d_ / "empty.ko", listed, profile("v7.0"));
+  EXPECT_EQ(empty.cause, "empty");
+  EXPECT_EQ(empty.err, KErr::einval);
+  EXPECT_EQ(empty.check_err, KErr::einval);
+  EXPECT_EQ(empty.reason,
+            "the module file is empty (kernel_read_file: EINVAL before IMA's appraisal and the signature check); IMA "
+            "never appraises it");
   EXPECT_EQ(bl.cause, "blacklisted");
   EXPECT_EQ(bl.err, KErr::eacces);
   EXPECT_EQ(bl.check_err, KErr::eperm);

@@ -302,6 +302,29 @@ TEST_F(ApiVerify, PredictsEachAlgorithmOnEachKernel) {
   EXPECT_EQ(v.err, KErr::enokey);
 }
 
+// An empty module file: finit_module's kernel_read_file() refuses it with EINVAL before
+// anything else, enforcement or not (issue 25 §3; fs/kernel_read_file.c i_size <= 0).
+TEST_F(ApiVerify, AnEmptyModuleFileIsEinvalBeforeTheSignatureCheck) {
+  test::spit(d_ / "empty.ko", Bytes{});
+  const TrustSources s{.keyrings = {file("rsa.crt")}};
+  for (const bool enforce : {false, true}) {
+    auto p = profile("v7.0");
+    p.set_enforce(enforce);
+    const Verdict v = predict_module_file(d_ / "empty.ko", TrustStore::load(s, p), p, {});
+    EXPECT_EQ(v.outcome, LoadOutcome::refused) << enforce;
+    EXPECT_EQ(v.err, KErr::einval);
+    EXPECT_EQ(v.load_errno, KErr::einval);
+    EXPECT_EQ(v.sig_errno, KErr::einval);
+    EXPECT_EQ(v.reason,
+              "the module file is empty (kernel_read_file: EINVAL before IMA's appraisal and the signature check)");
+  }
+  // One byte is no empty file: the signature check runs (no marker: ENODATA, tainted).
+  test::spit(d_ / "one.ko", Bytes{0});
+  const Verdict one = predict_module_file(d_ / "one.ko", TrustStore::load(s, profile("v7.0")), profile("v7.0"), {});
+  EXPECT_EQ(one.outcome, LoadOutcome::loads_tainted);
+  EXPECT_EQ(one.err, KErr::enodata);
+}
+
 TEST_F(ApiVerify, RevokedSignerAndCorruptXz) {
   const std::string rsa = openssl_signed(d_, "rsa", file("rsa.key"), file("rsa.crt"), "sha256");
   const auto p = profile("v7.0");

@@ -68,14 +68,15 @@ struct PcrReplay {
 /// What an enforcing "appraise func=MODULE_CHECK appraise_type=imasig|modsig" rule does
 /// with one module file that has no security.ima.
 struct Appraisal {
-  /// "" (passes), "decompress" (7.x: module_decompress() refuses the stream, before IMA
+  /// "" (passes), "empty" (an empty file: kernel_read_file() refuses it before IMA is
+  /// asked), "decompress" (7.x: module_decompress() refuses the stream, before IMA
   /// appraises), "blacklisted" (ima_check_blacklist), "no-modsig" (ima_read_modsig finds
   /// none, or its PKCS#7 does not parse) or "invalid-signature" (ima_modsig_verify fails).
   std::string cause;
-  /// What finit_module returns: KErr::none (passes), EINVAL ("decompress"), EACCES (IMA's
-  /// refusals).
+  /// What finit_module returns: KErr::none (passes), EINVAL ("empty", "decompress"), EACCES
+  /// (IMA's refusals).
   KErr err = KErr::none;
-  /// The failing check's own errno: EINVAL (decompress), EPERM (blacklisted), ENOENT or the
+  /// The failing check's own errno: EINVAL (empty, decompress), EPERM (blacklisted), ENOENT or the
   /// trailer's/parser's errno (no-modsig), ima_modsig_verify's errno (ENOKEY, EKEYREJECTED,
   /// EBADMSG ...); KErr::none when it passes.
   KErr check_err = KErr::none;

@@ -43,7 +43,9 @@ struct PredictOptions {
 };
 
 /// Predict init_module for the module file at `path`, as the kernel of `profile` loading
-/// it with the keys of `trust`:
+/// it with the keys of `trust` (finit_module, as kmod loads modules):
+///  0. an empty file is refused with EINVAL before anything else (kernel_read_file: outcome
+///     refused, err/sig_errno/load_errno EINVAL), enforcement or not;
 ///  1. a compressed file is decompressed first (module_decompress); a stream the kernel
 ///     cannot decompress refuses the module with EINVAL before any signature check
 ///     (outcome refused, err/sig_errno/load_errno EINVAL, reason = the problem); bytes

@@ -71,6 +71,12 @@ def ima_cases(c):
     # The malformed set on ML-DSA-65: where ima_read_modsig() fails IMA has no modsig (empty
     # d-modsig and modsig fields); where it parses, the record carries the blob.
     cases += [x for x in common_malformed(c, "mldsa65") if x[0] != "s9.37-unsigned"]
+    # fs/kernel_read_file.c: i_size <= 0 is EINVAL, before IMA and module_sig_check (issue 25
+    # §3).  Only here, where /init loads with finit_module(2) alone (tests/kernel/finit.c):
+    # busybox insmod, the other kernels' loader, refuses an empty file itself ("short read")
+    # before it makes any system call.
+    cases.append(("load-empty-file", "an empty module file: kernel_read_file refuses it (EINVAL) before IMA and "
+                  "the signature check", lambda: b""))
     cases += ima_more_cases(c)
     cases += producer_cases(c)
     # Last, as it leaves the x86_64 kernel tainted (D): signedAttrs one byte longer than the

@@ -130,7 +130,10 @@ def ima_predict(modsign, paths, builtin, blacklist, flags=()):
                       "blacklisted": None, "no_record": None}
             continue
         passes = a["outcome"] == "pass"
-        load = loader[f]["result"] if passes else "refused EACCES"
+        # IMA's refusals are EACCES; an empty file is EINVAL (kernel_read_file, before IMA).
+        load = loader[f]["result"] if passes else "refused " + a["errno"]
+        if a["cause"] == "empty":
+            tmpl = None  # never read, never measured
         reason = loader[f]["reason"] if passes else "IMA %s: %s" % (a["cause"], a["reason"])
         bl = a.get("ima_record")
         if tmpl is None and b"EMSGSIZE: d-modsig" in t.stderr:
