@@ -29,6 +29,10 @@ namespace {
 
 constexpr std::uint8_t kMask = 0xA5;
 constexpr std::size_t kSecretLength = 40;  // beyond std::string's in-place buffer: a heap copy
+// What is searched for: the secret's last 24 bytes (96 random bits).  free() writes its own
+// pointers over the first 16 bytes of a freed chunk (glibc's tcache), so a copy that was
+// freed without being wiped keeps only its tail.
+constexpr std::size_t kFrom = 16, kTail = kSecretLength - kFrom;
 
 /// A random secret of 40 characters [0-9a-f], written to `path` (with a line end) and kept
 /// here only masked (each byte XOR 0xA5).
@@ -60,7 +64,7 @@ struct MaskedSecret {
     return s;
   }
 
-  /// How many times the secret's 40 bytes occur in the process's readable, writable
+  /// How many times the secret (its last 24 bytes) occurs in the process's readable, writable
   /// mappings (heap, stacks, anonymous and file-backed data), read through /proc/self/mem;
   /// the search's own buffer is left out (it holds what it last read).
   std::size_t occurrences() const {
@@ -99,21 +103,21 @@ struct MaskedSecret {
       found += count_in(buf.data(), static_cast<std::size_t>(n));
       crypto::cleanse(buf.data(), static_cast<std::size_t>(n));
       if (static_cast<std::size_t>(n) < want || at + static_cast<std::uintptr_t>(n) >= end) break;
-      at += static_cast<std::uintptr_t>(n) - (kSecretLength - 1);
+      at += static_cast<std::uintptr_t>(n) - (kTail - 1);
     }
     return found;
   }
 
   std::size_t count_in(const std::uint8_t* p, std::size_t n) const {
     std::size_t found = 0;
-    const std::uint8_t first = masked[0] ^ kMask;
-    for (std::size_t i = 0; i + kSecretLength <= n; ++i) {
-      const void* hit = std::memchr(p + i, first, n - kSecretLength + 1 - i);
+    const std::uint8_t first = masked[kFrom] ^ kMask;
+    for (std::size_t i = 0; i + kTail <= n; ++i) {
+      const void* hit = std::memchr(p + i, first, n - kTail + 1 - i);
       if (!hit) break;
       i = static_cast<std::size_t>(static_cast<const std::uint8_t*>(hit) - p);
       std::size_t k = 1;
-      while (k < kSecretLength && (p[i + k] ^ kMask) == masked[k]) ++k;
-      if (k == kSecretLength) ++found;
+      while (k < kTail && (p[i + k] ^ kMask) == masked[kFrom + k]) ++k;
+      if (k == kTail) ++found;
     }
     return found;
   }
