@@ -454,7 +454,8 @@ std::optional<Bytes> kernel_only_digest(std::string_view kernel_name, ByteView d
 /// bytes; "" if none or malformed.
 std::string name_common_name(ByteView name_tlv, asn1::Rules rules = asn1::Rules::der);
 
-/// Last OpenSSL error queue text (cleared), for messages.
-std::string openssl_error();
+/// Last OpenSSL error queue text (cleared), for messages.  With `codes`, the packed error
+/// codes are appended to it too, for a caller that decides by them (never by the text).
+std::string openssl_error(std::vector<unsigned long>* codes = nullptr);
 
 }  // namespace modsign::crypto

@@ -5,6 +5,7 @@
 #include <openssl/evp.h>
 #include <openssl/params.h>
 #include <openssl/pem.h>
+#include <openssl/proverr.h>
 #include <openssl/x509.h>
 
 #include <algorithm>
@@ -52,6 +53,18 @@ Result<PublicKey> public_from(EVP_PKEY* p);
 
 int no_passphrase_cb(char*, int, int, void*) { return -1; }
 
+/// The queue's text (openssl_error()), and in `invalid_key` whether a provider refused the key
+/// material as inconsistent (PROV_R_INVALID_KEY: an ML-DSA seed and expandedKey, or a private
+/// key and its public part, that disagree; RFC 9881 C.4), read from the codes.
+std::string key_error(bool& invalid_key) {
+  std::vector<unsigned long> codes;
+  std::string why = openssl_error(&codes);
+  invalid_key = std::any_of(codes.begin(), codes.end(), [](unsigned long e) {
+    return ERR_GET_LIB(e) == ERR_LIB_PROV && ERR_GET_REASON(e) == PROV_R_INVALID_KEY;
+  });
+  return why;
+}
+
 int passphrase_cb(char* buf, int size, int, void* u) {
   const auto* s = static_cast<const std::string*>(u);
   if (static_cast<int>(s->size()) > size) return -1;
@@ -61,11 +74,12 @@ int passphrase_cb(char* buf, int size, int, void* u) {
 
 }  // namespace
 
-std::string openssl_error() {
+std::string openssl_error(std::vector<unsigned long>* codes) {
   std::string out;
   unsigned long e;
   char buf[256];
   while ((e = ERR_get_error()) != 0) {
+    if (codes) codes->push_back(e);
     ERR_error_string_n(e, buf, sizeof buf);
     if (!out.empty()) out += "; ";
     out += buf;
@@ -281,7 +295,8 @@ Result<PrivateKey> PrivateKey::from_bytes(ByteView in, const std::optional<Secre
                                   const_cast<std::string*>(pass ? &pass->value() : &none));
     if (pass) wipe_stack();
     if (!key) {
-      std::string why = openssl_error();
+      bool invalid_key = false;
+      const std::string why = key_error(invalid_key);
       if (const int n = damaged_pem_block(in))
         return make_error(KErr::ebadmsg, "PEM block " + std::to_string(n) + " is damaged (bad base64 or armour)");
       const bool encrypted = std::string_view(reinterpret_cast<const char*>(in.data()), in.size()).find("ENCRYPTED") !=
@@ -290,8 +305,7 @@ Result<PrivateKey> PrivateKey::from_bytes(ByteView in, const std::optional<Secre
         return make_error(KErr::ebadmsg, "private key is encrypted and no passphrase was given (set KBUILD_SIGN_PIN)",
                           Error::Reason::needs_passphrase);
       if (encrypted) return make_error(KErr::ebadmsg, "cannot decrypt private key (wrong passphrase?)");
-      if (why.find("invalid key") != std::string::npos)
-        return make_error(KErr::ebadmsg, "invalid private key (inconsistent key material): " + why);
+      if (invalid_key) return make_error(KErr::ebadmsg, "invalid private key (inconsistent key material): " + why);
       return make_error(KErr::ebadmsg, "no usable private key in PEM input: " + why);
     }
   } else {
@@ -304,9 +318,9 @@ Result<PrivateKey> PrivateKey::from_bytes(ByteView in, const std::optional<Secre
       wipe_stack();
     }
     if (!key) {
-      std::string why = openssl_error();
-      if (why.find("invalid key") != std::string::npos)
-        return make_error(KErr::ebadmsg, "invalid private key (inconsistent key material): " + why);
+      bool invalid_key = false;
+      const std::string why = key_error(invalid_key);
+      if (invalid_key) return make_error(KErr::ebadmsg, "invalid private key (inconsistent key material): " + why);
       return make_error(KErr::ebadmsg, "not a DER PKCS#8 private key: " + why);
     }
   }

@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "module/codec_handles.hpp"
+
 namespace modsign::module {
 
 namespace {
@@ -23,7 +25,8 @@ Bytes compress(ByteView image, Compression format) {
       lzma_filter filters[] = {{LZMA_FILTER_LZMA2, &opt}, {LZMA_VLI_UNKNOWN, nullptr}};
       // The streaming encoder, as the xz command uses it single-threaded (the buffer
       // encoder would record sizes in the block header and differ from `xz`).
-      lzma_stream s = LZMA_STREAM_INIT;
+      XzStream xz;
+      lzma_stream& s = *xz.get();
       if (lzma_stream_encoder(&s, filters, LZMA_CHECK_CRC32) != LZMA_OK)
         throw std::runtime_error("lzma_stream_encoder failed");
       Bytes out;
@@ -37,16 +40,15 @@ Bytes compress(ByteView image, Compression format) {
         r = lzma_code(&s, LZMA_FINISH);
         out.insert(out.end(), buf, buf + (sizeof buf - s.avail_out));
       } while (r == LZMA_OK);
-      lzma_end(&s);
       if (r != LZMA_STREAM_END) throw std::runtime_error("xz compression failed");
       return out;
     }
     case Compression::gzip: {
       if (image.size() > 0xffffffffu)
         throw std::runtime_error("gzip recompression of images over 4 GiB is not supported");
-      z_stream z{};
-      if (deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-        throw std::runtime_error("deflateInit2 failed");
+      DeflateStream deflater(16 + MAX_WBITS);
+      if (!deflater.ok()) throw std::runtime_error("deflateInit2 failed");
+      z_stream& z = *deflater.get();
       gz_header h{};
       h.os = 3;  // Unix, as gzip writes
       deflateSetHeader(&z, &h);
@@ -57,7 +59,6 @@ Bytes compress(ByteView image, Compression format) {
       z.avail_out = static_cast<uInt>(out.size());
       const int r = deflate(&z, Z_FINISH);
       const std::size_t n = out.size() - z.avail_out;
-      deflateEnd(&z);
       if (r != Z_STREAM_END) throw std::runtime_error("gzip compression failed");
       out.resize(n);
       return out;
@@ -65,7 +66,9 @@ Bytes compress(ByteView image, Compression format) {
     case Compression::zstd: {
       // As the zstd command does: level 3, checksum, content size, one worker thread
       // (its default --threads=1 splits large inputs into jobs), streaming.
-      ZSTD_CCtx* c = ZSTD_createCCtx();
+      const ZstdCCtx owner(ZSTD_createCCtx());
+      ZSTD_CCtx* c = owner.get();
+      if (!c) throw std::runtime_error("ZSTD_createCCtx failed");
       ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, 3);
       ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
       ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, 1);
@@ -78,13 +81,10 @@ Bytes compress(ByteView image, Compression format) {
       do {
         ZSTD_outBuffer ob{buf, sizeof buf, 0};
         left = ZSTD_compressStream2(c, &ob, &ib, ZSTD_e_end);
-        if (ZSTD_isError(left)) {
-          ZSTD_freeCCtx(c);
+        if (ZSTD_isError(left))
           throw std::runtime_error(std::string("zstd compression failed: ") + ZSTD_getErrorName(left));
-        }
         out.insert(out.end(), buf, buf + ob.pos);
       } while (left != 0);
-      ZSTD_freeCCtx(c);
       return out;
     }
     case Compression::none: break;

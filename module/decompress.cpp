@@ -14,6 +14,7 @@
 #include <string>
 
 #include "common/file.hpp"
+#include "module/codec_handles.hpp"
 
 namespace modsign::module {
 
@@ -104,7 +105,8 @@ std::string zstd_error_text(std::size_t r) {
 // `after`: where to count the bytes after the end of the stream instead of refusing them
 // (module_decompress() stops at the end of the stream and never reads them).
 Result<Bytes> unxz(ByteView in, std::uint64_t max, std::size_t* after) {
-  lzma_stream s = LZMA_STREAM_INIT;
+  XzStream xz;
+  lzma_stream& s = *xz.get();
   // No LZMA_CONCATENATED: one stream, as the kernel's xz_dec decodes.
   // The memory limit covers the dictionary (plus liblzma's own ~ 100 KiB).
   if (lzma_stream_decoder(&s, window_budget(max) + (std::uint64_t{1} << 20), 0) != LZMA_OK)
@@ -118,13 +120,9 @@ Result<Bytes> unxz(ByteView in, std::uint64_t max, std::size_t* after) {
     s.next_out = buf;
     s.avail_out = sizeof buf;
     r = lzma_code(&s, LZMA_FINISH);
-    if (!grow(out, buf, sizeof buf - s.avail_out, max)) {
-      lzma_end(&s);
-      return too_big(max);
-    }
+    if (!grow(out, buf, sizeof buf - s.avail_out, max)) return too_big(max);
   } while (r == LZMA_OK);
   const std::size_t rest = s.avail_in;
-  lzma_end(&s);
   if (r == LZMA_MEMLIMIT_ERROR) return window_too_big("xz dictionary", max, Error::Reason::none);
   if (r != LZMA_STREAM_END) return make_error(KErr::einval, xz_error_text(r));
   if (after) *after = rest && !only_xz_padding(in.last(rest)) ? rest : 0;
@@ -134,8 +132,9 @@ Result<Bytes> unxz(ByteView in, std::uint64_t max, std::size_t* after) {
 }
 
 Result<Bytes> gunzip(ByteView in, std::uint64_t max, std::size_t* after) {
-  z_stream z{};
-  if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) throw std::runtime_error("inflateInit2 failed");
+  InflateStream inflater(16 + MAX_WBITS);
+  if (!inflater.ok()) throw std::runtime_error("inflateInit2 failed");
+  z_stream& z = *inflater.get();
   Bytes out;
   std::uint8_t buf[kChunk];
   z.next_in = const_cast<Bytef*>(in.data());
@@ -149,24 +148,17 @@ Result<Bytes> gunzip(ByteView in, std::uint64_t max, std::size_t* after) {
       z.avail_out = sizeof buf;
       r = inflate(&z, Z_NO_FLUSH);
       if (r != Z_OK && r != Z_STREAM_END && r != Z_BUF_ERROR) break;
-      if (!grow(out, buf, sizeof buf - z.avail_out, max)) {
-        inflateEnd(&z);
-        return too_big(max);
-      }
+      if (!grow(out, buf, sizeof buf - z.avail_out, max)) return too_big(max);
     } while (z.avail_out == 0 && r == Z_OK);
     left -= step - z.avail_in;
-    if (r == Z_BUF_ERROR || (r == Z_OK && left == 0 && z.avail_in == 0)) {
-      inflateEnd(&z);
+    if (r == Z_BUF_ERROR || (r == Z_OK && left == 0 && z.avail_in == 0))
       return make_error(KErr::einval, "truncated gzip data");
-    }
     if (r != Z_OK && r != Z_STREAM_END) {
-      inflateEnd(&z);
       return make_error(KErr::einval,
                         std::string("corrupt gzip data") + (z.msg ? std::string(" (") + z.msg + ")" : std::string()));
     }
   }
   const std::size_t rest = left;
-  inflateEnd(&z);
   if (after) *after = rest;
   else if (rest)
     return make_error(KErr::einval, std::to_string(rest) + " bytes of trailing data after the gzip member");
@@ -174,7 +166,8 @@ Result<Bytes> gunzip(ByteView in, std::uint64_t max, std::size_t* after) {
 }
 
 Result<Bytes> unzstd(ByteView in, std::uint64_t max, bool all_frames, std::size_t* after) {
-  ZSTD_DCtx* d = ZSTD_createDCtx();
+  const ZstdDCtx owner(ZSTD_createDCtx());
+  ZSTD_DCtx* d = owner.get();
   if (!d) throw std::runtime_error("ZSTD_createDCtx failed");
   // The kernel accepts windows up to 2 GiB (ZSTD_WINDOWLOG_MAX); modsign up to window_budget().
   int window_log = 10;
@@ -188,25 +181,18 @@ Result<Bytes> unzstd(ByteView in, std::uint64_t max, bool all_frames, std::size_
     const std::size_t r = ZSTD_decompressStream(d, &ob, &ib);
     if (ZSTD_isError(r)) {
       std::string why = zstd_error_text(r);
-      ZSTD_freeDCtx(d);
       if (ZSTD_getErrorCode(r) == ZSTD_error_frameParameter_windowTooLarge)
         return window_too_big("zstd window", max, Error::Reason::over_own_bound);
       return make_error(KErr::einval, why);
     }
-    if (!grow(out, buf, ob.pos, max)) {
-      ZSTD_freeDCtx(d);
-      return too_big(max);
-    }
+    if (!grow(out, buf, ob.pos, max)) return too_big(max);
     if (r == 0) {  // frame complete
       if (all_frames && ib.pos < in.size()) continue;
       break;
     }
-    if (ib.pos == in.size() && ob.pos < ob.size) {  // input used up, frame unfinished
-      ZSTD_freeDCtx(d);
+    if (ib.pos == in.size() && ob.pos < ob.size)  // input used up, frame unfinished
       return make_error(KErr::einval, "truncated zstd data");
-    }
   }
-  ZSTD_freeDCtx(d);
   if (after) *after = in.size() - ib.pos;
   else if (ib.pos != in.size())
     return make_error(KErr::einval,
@@ -225,8 +211,9 @@ Result<Bytes> kernel_gunzip(ByteView in, std::uint64_t max) {
       if (len == in.size()) return make_error(KErr::einval, "gzip file name runs to the end");
     } while (in[len++] != '\0');
   }
-  z_stream z{};
-  if (inflateInit2(&z, -MAX_WBITS) != Z_OK) throw std::runtime_error("inflateInit2 failed");
+  InflateStream inflater(-MAX_WBITS);
+  if (!inflater.ok()) throw std::runtime_error("inflateInit2 failed");
+  z_stream& z = *inflater.get();
   Bytes out;
   std::uint8_t buf[kChunk];
   z.next_in = const_cast<Bytef*>(in.data() + len);
@@ -237,12 +224,8 @@ Result<Bytes> kernel_gunzip(ByteView in, std::uint64_t max) {
     z.avail_out = sizeof buf;
     r = inflate(&z, Z_NO_FLUSH);
     if (r != Z_OK && r != Z_STREAM_END) break;
-    if (!grow(out, buf, sizeof buf - z.avail_out, max)) {
-      inflateEnd(&z);
-      return too_big(max);
-    }
+    if (!grow(out, buf, sizeof buf - z.avail_out, max)) return too_big(max);
   } while (r == Z_OK && (z.avail_out == 0 || z.avail_in > 0));
-  inflateEnd(&z);
   if (r != Z_STREAM_END)
     return make_error(KErr::einval, std::string("raw inflate failed") + (z.msg ? std::string(": ") + z.msg : ""));
   return out;
