@@ -277,6 +277,12 @@ SignContent signing_content(ByteView stored, const module::ModuleImage* m, const
         label + f + "-compressed module: set recompress, or decompress it, sign the .ko, then recompress it", n, f);
   }
   c.content = m ? ByteView(m->image) : stored;
+  // A stream that decompresses to nothing: no module inside (mod_check_sig would refuse its
+  // signature, EBADMSG), as an empty file is none (hostile review of session 20).
+  if (m && m->compression != module::Compression::none && c.content.empty())
+    throw SignError(
+        SignRefusal::other,
+        label + std::string(module::compression_name(c.compression)) + "-compressed empty file, not a module", n);
   if (m && !o.raw && module::has_marker(c.content)) {
     if (!o.replace) throw SignError(SignRefusal::already_signed, label + "module is already signed", n);
     auto split = o.legacy ? module::split_any_trailer(c.content) : module::split(c.content);

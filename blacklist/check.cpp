@@ -5,6 +5,7 @@
 #include "blacklist/blacklist.hpp"
 #include "digest/ima_appraise.hpp"
 #include "digest/module_digest.hpp"
+#include "module/kernel_read_file.hpp"
 #include "module/module_signature.hpp"
 #include "module/signing.hpp"
 
@@ -140,6 +141,12 @@ Verdict module_stops(ByteView stored, const module::ModuleImage& m, const Source
   Verdict v;
   v.entry = module_entry(stored, m, profile, ima_hash);
   const ModuleEntry& e = *v.entry;
+  // An empty file: finit_module's kernel_read_file() refuses it (EINVAL) before IMA and
+  // module_sig_check: no blacklist is ever consulted.
+  if (auto empty = module::kernel_read_file_refusal(stored.size())) {
+    v.notes.push_back(empty->message + ": no blacklist entry is ever looked up");
+    return v;
+  }
   if (!m.kernel_decompress_problem.empty())
     v.notes.push_back("the kernel's module_decompress() refuses this file (" + m.kernel_decompress_problem +
                       "): finit_module fails with EINVAL before any signature or blacklist check of the image");

@@ -118,6 +118,15 @@ Bytes read_bounded_fd(const std::string& path, int fd, std::uint64_t max_size, c
     throw IoError(path + ": file is " + std::to_string(st.st_size) + " bytes, more than the " +
                   std::to_string(max_size) + too_big);
   Bytes out(static_cast<std::size_t>(st.st_size));
+  // The file may be a key or a PIN: what was read is wiped when the read fails (a returned
+  // buffer is the caller's to own, e.g. as a crypto::SecretBytes).
+  struct WipeUnlessReturned {
+    Bytes& b;
+    bool returned = false;
+    ~WipeUnlessReturned() {
+      if (!returned) ::explicit_bzero(b.data(), b.size());
+    }
+  } wipe{out};
   std::size_t off = 0;
   while (off < out.size()) {
     const ssize_t n = ::pread(fd, out.data() + off, out.size() - off, static_cast<off_t>(off));
@@ -135,6 +144,7 @@ Bytes read_bounded_fd(const std::string& path, int fd, std::uint64_t max_size, c
   while ((extra = ::pread(fd, &more, 1, static_cast<off_t>(off))) < 0 && (errno == EINTR || errno == EAGAIN)) {}
   if (extra > 0)
     throw IoError(path + ": changed while being read (it grew beyond " + std::to_string(out.size()) + " bytes)");
+  wipe.returned = true;
   return out;
 }
 

@@ -22,10 +22,6 @@
 #include <memory>
 #include <utility>
 
-namespace modsign::crypto {
-std::string openssl_error();
-}
-
 namespace modsign::crypto::pkcs11 {
 
 /// The name of a return value that C_OpenSession or C_Login can give (PKCS #11 v3.0,
@@ -539,8 +535,9 @@ Result<TokenKey> load(const std::string& uri, const TokenOptions& o) {
     return make_error(KErr::enopkg, "PKCS#11 module " + printable_uri(module) +
                                         " (PKCS11_PROVIDER_MODULE) does not exist or is not a file");
   for (const auto& [n, v] : u->query)
-    if (n == "module-path" && !is_file(v))
-      return make_error(KErr::enopkg, "PKCS#11 module " + printable_uri(v) +
+    if (n == "module-path" && !is_file(v))  // a path that looks like it holds a PIN is not shown
+      return make_error(KErr::enopkg, "PKCS#11 module " +
+                                          (pin_like(v) ? std::string("(not shown)") : printable_uri(v)) +
                                           " (module-path in the URI) does not exist or is not a file");
   TokenKey out;
   bool one_session = false, no_ml_dsa = false;

@@ -199,6 +199,7 @@ Result<ModuleDigests> digest_module_file(const std::string& path, const kernel::
     if (!img) return img.error();
     ModuleDigests out = digest_module_image(img->image, profile);
     out.compressed = true;
+    out.file_size = size;
     out.file_sha256 = crypto::digest(crypto::HashAlgo::sha256, stored);
     if (ima_module_read(*img, profile) == ImaModuleRead::compressed_file) {
       // IMA sees the compressed file, which has no marker (digest/ima_appraise).
@@ -235,6 +236,7 @@ Result<ModuleDigests> digest_module_file(const std::string& path, const kernel::
   };
   ModuleDigests out = digests_of(l, cms, profile, [&](MultiHash& mh) { read_range(0, l.content_len, &mh); });
   read_range(l.content_len, size, nullptr);
+  out.file_size = size;
   out.file_sha256 = whole.final();
   return out;
 }

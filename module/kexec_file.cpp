@@ -7,6 +7,7 @@
 
 #include "cms/verify_pefile.hpp"
 #include "module/kernel_config.hpp"
+#include "module/kernel_read_file.hpp"
 #include "module/kexec_bzimage64.hpp"
 #include "module/kexec_image.hpp"
 #include "module/signing.hpp"
@@ -72,6 +73,14 @@ KexecVerdict kexec_file_check(ByteView image, const kernel::Keyring& secondary, 
                               const kernel::KernelProfile& profile, bool sig_force, crypto::Backend backend,
                               KexecArch arch) {
   KexecVerdict v;
+  // kimage_file_prepare_segments reads the image with kernel_read_file_from_fd first: an
+  // empty file is EINVAL before any loader probes it.
+  if (auto empty = kernel_read_file_refusal(image.size())) {
+    v.outcome = KexecOutcome::refused;
+    v.err = v.load_errno = empty->code;
+    v.reason = "the kernel image is empty (kernel_read_file: EINVAL before the loader's probe)";
+    return v;
+  }
   // arch_kexec_kernel_image_probe comes first: an image no loader takes is never checked.
   // kexec_image_probe_default returns the (only) loader's own error.
   if (auto st = arch == KexecArch::arm64 ? arm64_image_probe(image) : bzimage64_probe(image); !st) {

@@ -147,6 +147,23 @@ TEST(ApiKexec, DebianSignedImageOnDebianKeyrings) {
   EXPECT_EQ(v.image_digest, v.signed_digest);
 }
 
+// An empty image: kimage_file_prepare_segments reads it with kernel_read_file first, which
+// refuses it (EINVAL) before either architecture's probe (session 20's hostile review: it
+// was the bzImage probe's ENOEXEC).
+TEST(ApiKexec, AnEmptyImageIsEinvalBeforeTheProbe) {
+  const test::TempDir d;
+  test::spit(d / "empty", Bytes{});
+  for (const KexecArch arch : {KexecArch::x86_64, KexecArch::arm64}) {
+    KexecOptions o;
+    o.arch = arch;
+    const KexecVerdict v = kexec_verdict_file(d / "empty", trust({}), nullptr, *KernelProfile::parse("v6"), o);
+    EXPECT_EQ(v.outcome, KexecOutcome::refused);
+    EXPECT_EQ(v.err, KErr::einval);
+    EXPECT_EQ(v.load_errno, KErr::einval);
+    EXPECT_EQ(v.reason, "the kernel image is empty (kernel_read_file: EINVAL before the loader's probe)");
+  }
+}
+
 TEST(ApiKexec, UnsignedFlippedUnknownAndBadWrapper) {
   NEED_IMAGES();
   const TrustStore builtin = trust({im.builtin});

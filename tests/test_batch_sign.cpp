@@ -217,7 +217,8 @@ TEST_F(Batch, VerifyTreeEndsWithAnOutcomeTable) {
   test::spit(paths[3], d);
   ASSERT_EQ(::mkfifo((t + "/fifo.ko").c_str(), 0644), 0);
   const std::string verify = M() + " verify --cert " + q(crt("rsa-2048")) + " ";
-  auto r = test::run(verify + "-r " + q(t));
+  std::filesystem::create_directories(d_ / "none");  // a -r DIR with no module: not handled
+  auto r = test::run(verify + "-r " + q(t) + " -r " + q(d_ / "none"));
   EXPECT_EQ(r.status, 3) << r.err;  // the FIFO is not covered
   const auto table_at = r.err.find("modsign: verify: outcomes");
   ASSERT_NE(table_at, std::string::npos) << r.err;
@@ -227,8 +228,9 @@ TEST_F(Batch, VerifyTreeEndsWithAnOutcomeTable) {
             "  loads-tainted (ENODATA)     2\n"
             "  loads-tainted (ENOKEY)      1\n"
             "  refused (EKEYREJECTED)      1\n"
-            "  skipped                     1\n");
-  EXPECT_LT(r.err.find("modsign: verify: 2 done, 4 failed, 1 skipped, "), table_at) << r.err;
+            "  skipped                     1\n"
+            "  not handled                 1\n");
+  EXPECT_LT(r.err.find("modsign: verify: 2 done, 4 failed, 1 skipped, 1 not handled, "), table_at) << r.err;
   for (const char* quiet : {"-q ", "--json "}) {
     r = test::run(verify + quiet + "-r " + q(t));
     EXPECT_EQ(r.status, 3) << quiet;

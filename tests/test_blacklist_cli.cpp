@@ -64,6 +64,31 @@ TEST_F(BlacklistCli, CertificateLookalikesAreRefusedNotHashedAsModules) {
 // A certificate whose key OpenSSL refuses (an EC point of zeros) still has its tbs: entry,
 // and blacklist check finds it: x509_cert_parse() keeps the key bytes undecoded (they are
 // parsed only when used), and x509_get_sig_params() hashes the TBSCertificate either way.
+// An empty module file: finit_module refuses it (kernel_read_file, EINVAL) before IMA, so no
+// blacklist entry stops it, not even the bin: of its (empty) file hash (session 20's hostile
+// review: check said IMA's EPERM, digest "blacklist_visible").
+TEST_F(BlacklistCli, AnEmptyFileIsNeverLookedUp) {
+  const std::string empty = d_ / "empty.ko";
+  test::spit(empty, Bytes{});
+  const std::string e3b0 = "bin:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+  test::spit(d_ / "list", "\"" + e3b0 + "\"\n");
+  auto r = test::run(M() + " blacklist check --list " + q(d_ / "list") + " " + q(empty));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, empty +
+                       ": not stopped\n  note: the module file is empty (kernel_read_file: EINVAL before IMA's "
+                       "appraisal and the signature check): no blacklist entry is ever looked up\n");
+  r = test::run(M() + " digest --json " + q(empty));
+  EXPECT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["blacklist_visible"], false);
+  EXPECT_EQ(j["bin_source"], "not-read");
+  EXPECT_EQ(j["bin_entry"], nullptr);
+  r = test::run(M() + " verify " + q(empty));
+  EXPECT_EQ(r.out, empty +
+                       ": refused (EINVAL): the module file is empty (kernel_read_file: EINVAL before IMA's "
+                       "appraisal and the signature check)\n");
+}
+
 TEST_F(BlacklistCli, CertificateWithARefusedKeyHasItsTbsEntry) {
   ASSERT_EQ(
       test::run(M() + " keygen --algo ecdsa-p256 --out " + q(d_ / "ec.pem") + " --cert-out " + q(d_ / "ec.crt")).status,

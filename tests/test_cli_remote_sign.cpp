@@ -282,6 +282,13 @@ TEST_F(CliRemote, HostileManifestsAreRefusedBeforeAnythingIsWritten) {
   EXPECT_EQ(r.status, 3);
   EXPECT_EQ(r.err.rfind("modsign: " + sigs + ": line 1: not JSON: column 10: syntax error while parsing value", 0), 0u)
       << r.err;
+  // nlohmann's reader stops at a NUL byte, so what follows went unread and the line was
+  // taken (session 20's hostile review): refused.
+  constexpr char kNulLine[] = "{\"index\":1}\0 garbage\n";
+  spit(sigs, std::string(kNulLine, sizeof kNulLine - 1));
+  r = run(M() + " sign --attach " + q(man) + " --signatures " + q(sigs));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err, "modsign: " + sigs + ": line 1: a NUL byte in the line: not JSON\n");
   // An empty manifest is said first, whatever the signatures are.
   spit(man, std::string());
   for (const std::string& s : {std::string(d_ / "sigs"), sigs}) {

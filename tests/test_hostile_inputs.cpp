@@ -294,6 +294,10 @@ TEST_F(HostileInputs, ErrorTextsNameThePathOnce) {
   const auto v = test::run(M() + " verify " + q(zst));
   EXPECT_EQ(v.status, 3);
   EXPECT_EQ(v.err, info_err);
+  // verify --json too, for an I/O error (session 20's hostile review: it kept the path).
+  const auto vj = test::run(M() + " verify --json " + q(missing));
+  EXPECT_EQ(vj.status, 3);
+  EXPECT_EQ(nlohmann::json::parse(vj.out)["reason"], "No such file or directory");
 }
 
 }  // namespace

@@ -231,6 +231,12 @@ TEST_F(NeverDestroy, SignRefusesEmptyAndPemFiles) {
   refused("sign --key combo.pem --stream-above 0 k.pem", 3, "k.pem: a PEM file (-----BEGIN ...), not a module");
   refused("sign-file sha256 combo.pem combo.pem empty.ko", 1, "empty.ko: empty file, not a module");
   refused("sign-file sha256 combo.pem combo.pem combo.pem", 1, "combo.pem: a PEM file (-----BEGIN ...), not a module");
+  // A stream that decompresses to nothing holds no module either: signed, the kernel would
+  // refuse it (mod_check_sig: EBADMSG); --recompress and --p7s-only signed it (session 20's
+  // hostile review).
+  ASSERT_EQ(test::run("xz --check=crc32 -k " + q(d_ / "empty.ko")).status, 0);
+  refused("sign --key combo.pem --recompress empty.ko.xz", 3, "empty.ko.xz: xz-compressed empty file, not a module");
+  refused("sign --key combo.pem --p7s-only empty.ko.xz", 3, "empty.ko.xz: xz-compressed empty file, not a module");
 }
 
 }  // namespace

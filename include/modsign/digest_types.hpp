@@ -45,6 +45,8 @@ struct ModuleDigests {
   /// except under a v6 profile, where IMA reads only the compressed file, which carries no
   /// appended signature (kernel status ENOENT, no d-modsig).
   bool compressed = false;
+  /// Size of the file as stored, bytes (0 when the digests were taken over bytes in memory).
+  std::uint64_t file_size = 0;
   /// SHA-256 of the whole file as stored (trailer included; for a compressed module the
   /// compressed bytes): IMA's file hash with ima_hash=sha256.  Empty when the digests were
   /// taken over bytes in memory rather than a file.
@@ -59,9 +61,11 @@ struct DigestView {
     d_modsig,  ///< the d-modsig digest (blacklist_visible)
     ima_hash,  ///< no modsig IMA can use: IMA's hash of the whole file (here SHA-256, ima_hash=sha256)
     none,      ///< IMA has a modsig but no usable digest: no bin: entry can stop the module
+    not_read,  ///< an empty file: finit_module refuses it (kernel_read_file, EINVAL) before IMA
+               ///< reads it, so no bin: entry is ever looked up
   };
   BinSource bin_source = BinSource::none;
-  /// "bin:<lower-case hex>" of that key; nullopt for BinSource::none.
+  /// "bin:<lower-case hex>" of that key; nullopt for BinSource::none and not_read.
   std::optional<std::string> bin_entry;
 };
 

@@ -51,6 +51,7 @@ int cmd_digest(const DigestArgs& a) {
     const auto& bin_key = view->bin_entry;
     const char* bin_source = view->bin_source == DigestView::BinSource::d_modsig   ? "d-modsig"
                              : view->bin_source == DigestView::BinSource::ima_hash ? "ima-hash"
+                             : view->bin_source == DigestView::BinSource::not_read ? "not-read"
                                                                                    : nullptr;
     if (a.json) {
       nlohmann::json kd{{"status", ok ? "ok" : std::string(errno_name(d.kernel.status))}};
@@ -89,6 +90,9 @@ int cmd_digest(const DigestArgs& a) {
       std::cout << "  blacklist:     " << *bin_key
                 << " stops it when the policy requires a signature (no modsig IMA can use: IMA's sha256 of the whole "
                    "file as stored; other ima_hash: modsign blacklist entry --ima-hash)\n";
+    else if (view->bin_source == DigestView::BinSource::not_read)
+      std::cout << "  blacklist:     no bin: entry is looked up: finit_module refuses an empty file (EINVAL, "
+                   "kernel_read_file) before IMA reads it\n";
     else
       std::cout << "  blacklist:     no bin: entry can stop it under " << profile.name()
                 << " (IMA has a modsig but no usable digest); with the proposed side SHA-256: bin:"

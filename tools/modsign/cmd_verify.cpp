@@ -26,7 +26,7 @@ namespace {
 /// One input's place in the outcome table: a LoadOutcome (its order: loads, loads-tainted,
 /// refused), then kSkipped and kError; and its row label ("refused (EKEYREJECTED)").
 struct OutcomeRow {
-  static constexpr int kSkipped = 100, kError = 101;
+  static constexpr int kSkipped = 100, kError = 101, kNotHandled = 102;
   int order = kError;
   std::string label = "error";
   // NOLINTNEXTLINE(modernize-use-nullptr): clang-tidy 14 flags a defaulted <=>
@@ -34,13 +34,15 @@ struct OutcomeRow {
 };
 
 /// After the summary line of a batch, on stderr: how many inputs had each outcome and errno,
-/// loads first, then loads-tainted, refused, skipped, error:
+/// loads first, then loads-tainted, refused, skipped, error, and "not handled" for the entries
+/// under -r DIR that were not checked (the summary's count):
 ///   modsign: verify: outcomes under kernel v7.0:
 ///     loads (OK)                 1204
 ///     refused (EKEYREJECTED)        1
-void print_outcome_table(const std::string& kernel, const std::vector<OutcomeRow>& outcomes) {
+void print_outcome_table(const std::string& kernel, const std::vector<OutcomeRow>& outcomes, std::size_t not_handled) {
   std::map<OutcomeRow, std::size_t> rows;
   for (const auto& o : outcomes) ++rows[o];
+  if (not_handled) rows[{OutcomeRow::kNotHandled, "not handled"}] = not_handled;
   std::size_t width = 0;
   for (const auto& [o, n] : rows) width = std::max(width, o.label.size() + 1 + std::to_string(n).size());
   std::cerr << "modsign: verify: outcomes under kernel " << kernel << ":\n";
@@ -318,9 +320,9 @@ int cmd_verify(const VerifyArgs& a) {
       PredictOptions item = po;
       item.expect_file = walked_file(inputs[i], a.dirs);  // a walked entry: read from the file the walk found
       v = predict_module_file(path, trust, profile, item);
-    } catch (const IoError& e) {
+    } catch (const IoError& e) {  // "<path>: <reason>": the reason alone in the JSON, as info and digest
       complain("", e.what());
-      error_json(e.what());
+      error_json(without_path(path, e.what()));
       return finish(kExitInput, ItemState::failed);
     } catch (const InputError& e) {  // "<path>: <reason>": the reason alone in the JSON
       complain("", e.what());
@@ -354,7 +356,7 @@ int cmd_verify(const VerifyArgs& a) {
   bo.not_handled = dir_error;
   const bool many = inputs.size() > 1 || !a.dirs.empty();
   const int status = run_batch("verify", inputs.size(), work, bo, many, [&](std::size_t i) { return inputs[i].path; });
-  if (many && !a.batch.quiet && !a.json) print_outcome_table(profile.name(), outcomes);
+  if (many && !a.batch.quiet && !a.json) print_outcome_table(profile.name(), outcomes, dir_error);
   return dir_error ? std::max(status, kExitInput) : status;
 }
 

@@ -98,6 +98,8 @@ void for_each_json_line(const std::string& path,
     const std::string where = path + ": line " + std::to_string(++n) + ": ";
     start = end + 1;
     if (line.empty()) continue;
+    // nlohmann's reader ends its input at a NUL byte: what follows would go unread.
+    if (line.find('\0') != std::string::npos) throw InputError(where + "a NUL byte in the line: not JSON");
     std::string refused;
     nlohmann::json j;
     try {
