@@ -289,15 +289,6 @@ TEST_F(ApiIma, AppraisalOfGoodTamperedBlacklistedAndUnsignedModules) {
   test::spit(d_ / "list", "\"bin:" + side + "\"\n");
   const TrustStore listed = TrustStore::load(TrustSources{{file("k.crt")}, {d_ / "list"}, {}, {}}, profile("v7.0"));
   const Appraisal bl = ima_appraise_modsig(m, listed, profile("v7.0"));
-  // An empty file: kernel_read_file() refuses it (EINVAL) before IMA is asked.
-  test::spit(d_ / "empty.ko", Bytes{});
-  const Appraisal empty = ima_appraise_modsig(d_ / "empty.ko", listed, profile("v7.0"));
-  EXPECT_EQ(empty.cause, "empty");
-  EXPECT_EQ(empty.err, KErr::einval);
-  EXPECT_EQ(empty.check_err, KErr::einval);
-  EXPECT_EQ(empty.reason,
-            "the module file is empty (kernel_read_file: EINVAL before IMA's appraisal and the signature check); IMA "
-            "never appraises it");
   EXPECT_EQ(bl.cause, "blacklisted");
   EXPECT_EQ(bl.err, KErr::eacces);
   EXPECT_EQ(bl.check_err, KErr::eperm);
@@ -322,14 +313,28 @@ TEST_F(ApiIma, AppraisalOfGoodTamperedBlacklistedAndUnsignedModules) {
   // xz with a CRC64 check: 7.x fails in module_decompress (EINVAL); v6 sees the compressed file.
   auto r = test::run("cp " + q(m) + " " + q(d_ / "c.ko") + " && xz -C crc64 " + q(d_ / "c.ko"));
   ASSERT_EQ(r.status, 0) << r.err;
-  const Appraisal c7 = ima_appraise_modsig(d_ / "c.ko.xz", ima, profile("v7.0"));
-  EXPECT_EQ(c7.cause, "decompress");
-  EXPECT_EQ(c7.err, KErr::einval);
-  EXPECT_EQ(c7.check_err, KErr::einval);
-  EXPECT_EQ(c7.reason,
-            "module_decompress: xz stream uses a CRC64 check; the kernel's xz decoder accepts only CRC32 or none, so "
-            "in-kernel decompression (module_decompress) fails with EINVAL: recompress with `xz --check=crc32`; IMA "
-            "never appraises the image");
+  // What finit_module refuses with EINVAL before IMA appraises anything.
+  auto expect_einval_first = [&](const std::string& file, const TrustStore& t, const std::string& cause,
+                                 const std::string& reason) {
+    const Appraisal a = ima_appraise_modsig(file, t, profile("v7.0"));
+    EXPECT_EQ(a.cause, cause) << file;
+    EXPECT_EQ(a.err, KErr::einval) << file;
+    EXPECT_EQ(a.check_err, KErr::einval) << file;
+    EXPECT_EQ(a.reason, reason) << file;
+  };
+  expect_einval_first(d_ / "c.ko.xz", ima, "decompress",
+                      "module_decompress: xz stream uses a CRC64 check; the kernel's xz decoder accepts only CRC32 or "
+                      "none, so in-kernel decompression (module_decompress) fails with EINVAL: recompress with `xz "
+                      "--check=crc32`; IMA never appraises the image");
+  // An empty file: kernel_read_file() refuses it before IMA is asked, and before the
+  // blacklist (its file hash is listed) is consulted.
+  test::spit(d_ / "empty.ko", Bytes{});
+  test::spit(d_ / "list-empty", "\"bin:" + tool_hash("sha256sum", Bytes{}) + "\"\n");
+  const TrustStore empty_listed =
+      TrustStore::load(TrustSources{{file("k.crt")}, {d_ / "list-empty"}, {}, {}}, profile("v7.0"));
+  expect_einval_first(d_ / "empty.ko", empty_listed, "empty",
+                      "the module file is empty (kernel_read_file: EINVAL before IMA's appraisal and the signature "
+                      "check); IMA never appraises it");
   // A stream no decompressor accepts is the same prediction, not an input error.
   test::spit(d_ / "bad.ko.xz", Bytes{0xfd, '7', 'z', 'X', 'Z', 0, 1, 2, 3, 4, 5, 6});
   const Appraisal corrupt = ima_appraise_modsig(d_ / "bad.ko.xz", ima, profile("v7.0"));
