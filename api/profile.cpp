@@ -17,7 +17,7 @@ std::string KernelProfile::name() const { return generation_; }
 
 void KernelProfile::set_waive_mldsa_authattrs(bool on) {
   if (on && !kernel::KernelProfile::parse(generation_)->has_mldsa_authattrs_waiver())
-    throw UsageError("--waive-mldsa-authattrs exists only for --kernel v7.0");
+    throw UsageError("--waive-mldsa-authattrs exists only for a v7.x --kernel (v7.0, v7.1, v7.2)");
   waive_mldsa_authattrs_ = on;
 }
 

@@ -50,16 +50,18 @@ TEST(ApiOptions, ImaHashSetupRefusesUnknownNamesAndSha3On61) {
             "hash_algo_name[], so ima_hash=sha3-256 is refused and IMA keeps its default");
 }
 
-TEST(ApiOptions, WaiverExistsOnlyOn70) {
-  auto v7 = profile("v7.0");
-  v7.set_waive_mldsa_authattrs(true);
-  EXPECT_TRUE(v7.waive_mldsa_authattrs());
-  v7.set_waive_mldsa_authattrs(false);
-  EXPECT_FALSE(v7.waive_mldsa_authattrs());
+TEST(ApiOptions, WaiverExistsOnlyOn7x) {
+  for (const char* name : {"v7.0", "v7.1", "v7.2"}) {  // a new user read "v7.0 only" and found v7.2 accepted
+    auto v7 = profile(name);
+    v7.set_waive_mldsa_authattrs(true);
+    EXPECT_TRUE(v7.waive_mldsa_authattrs()) << name;
+    v7.set_waive_mldsa_authattrs(false);
+    EXPECT_FALSE(v7.waive_mldsa_authattrs()) << name;
+  }
   for (const char* name : {"v6", "v6.1"}) {
     auto p = profile(name);
     EXPECT_EQ(usage_message([&] { p.set_waive_mldsa_authattrs(true); }),
-              "--waive-mldsa-authattrs exists only for --kernel v7.0")
+              "--waive-mldsa-authattrs exists only for a v7.x --kernel (v7.0, v7.1, v7.2)")
         << name;
     EXPECT_FALSE(p.waive_mldsa_authattrs()) << name;  // left unchanged
     p.set_waive_mldsa_authattrs(false);               // off never throws

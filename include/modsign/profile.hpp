@@ -46,7 +46,8 @@ class MODSIGN_API KernelProfile {
   bool waive_mldsa_authattrs() const noexcept { return waive_mldsa_authattrs_; }
   /// Turning the waiver on is refused for "v6.1" and "v6": the option is declared only in
   /// the 7.x crypto/asymmetric_keys/Kconfig.  Throws UsageError "--waive-mldsa-authattrs
-  /// exists only for --kernel v7.0" (the profile is left unchanged); `on` = false never throws.
+  /// exists only for a v7.x --kernel (v7.0, v7.1, v7.2)" (the profile is left unchanged); `on`
+  /// = false never throws.
   void set_waive_mldsa_authattrs(bool on);
 
   /// module.sig_enforce=1 or CONFIG_MODULE_SIG_FORCE (kernel/module/signing.c
