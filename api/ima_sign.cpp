@@ -215,7 +215,8 @@ ImaSignature ima_sign_file_xattr(const Signer& signer, const std::string& path, 
   return r;
 }
 
-ImaSignature ima_sign_file_sigfile(const Signer& signer, const std::string& path, const ImaSignOptions& o) {
+ImaSignature ima_sign_file_sigfile(const Signer& signer, const std::string& path, const ImaSignOptions& o,
+                                   const OutputRoute& route) {
   check_ima_sign_options(signer, o);
   const InputLock lock(path, o.expect_file);
   // FILE.sig is checked and made beside the file that was read (in its directory).
@@ -227,7 +228,7 @@ ImaSignature ima_sign_file_sigfile(const Signer& signer, const std::string& path
   std::optional<AtomicFile> out;
   api::open_output(out, at.shown, &lock);
   out->write(r.value);
-  out->commit();
+  out->commit(api::commit_route(route));
   return r;
 }
 

@@ -128,20 +128,15 @@ SignedImage signed_image(const SignContent& c, Bytes cms, const SignOptions& o);
 /// SignedData to `p7s` (p7s, p7s_only), both opened before either is replaced; sets
 /// files_written and path.  Throws IoError.
 /// With `input` (the module read, locked): nothing is replaced unless it is unchanged then.
+/// The outputs go by `route`.
 SignReport write_signed(SignedImage& si, const std::string& out, const std::string& p7s, const SignOptions& o,
-                        const InputLock* input = nullptr);
-/// Both outputs committed together (commit_together): all or nothing; `input` as for
-/// write_signed(); the extended attributes an output did not keep become notes of `r`.
+                        const InputLock* input, const CommitRoute& route);
+/// Both outputs committed together (commit_together, by `route`): all or nothing; `input`
+/// as for write_signed(); the extended attributes an output did not keep become notes of `r`.
 void commit_outputs(std::optional<AtomicFile>& out, std::optional<AtomicFile>& p7s_file, const InputLock* input,
-                    SignReport& r);
-/// Routes the writes of one call to `batch` (when not nullptr), attributed to the item of
-/// the thread's active Scope of that batch.
-struct BatchRoute {
-  explicit BatchRoute(OutputBatch* b) {
-    if (b) scope.emplace(*b, OutputBatch::Scope::current_item(*b));
-  }
-  std::optional<OutputBatch::Scope> scope;
-};
+                    SignReport& r, const CommitRoute& route);
+/// The internal route of `route` (OutputBatch's CommitBatch, the item) (api/output.cpp).
+CommitRoute commit_route(const OutputRoute& route);
 /// "note: removed a legacy trailer (id_type 1 X509, algo 0, hash 0, signer_len 0, key_id_len
 /// 0): the kernel refuses it (mod_check_sig)" for a trailer module::is_legacy() (api/strip.cpp).
 std::string legacy_note(const module::ModuleSignature& t);
@@ -152,13 +147,15 @@ std::string legacy_note(const module::ModuleSignature& t);
 std::uint64_t streamed_content_length(const FileReader& in, const std::string& path, const SignOptions& o);
 /// The end of a streamed signing: `cms` ‖ struct module_signature ‖ marker after the
 /// content already written to `out` (when opened), `cms` to `p7s_file` (when opened), both
-/// committed; sets files_written, path, cms_size and streamed of `r`.  Throws IoError.
+/// committed by `route`; sets files_written, path, cms_size and streamed of `r`.  Throws
+/// IoError.
 void finish_streamed(std::optional<AtomicFile>& out, std::optional<AtomicFile>& p7s_file, ByteView cms,
                      const std::string& out_path, const std::string& p7s, const SignOptions& o, SignReport& r,
-                     const InputLock* input = nullptr);
-/// sign_module_file() in one streaming pass (api/sign_stream.cpp); `input` the module, locked.
+                     const InputLock* input, const CommitRoute& route);
+/// sign_module_file() in one streaming pass (api/sign_stream.cpp); `input` the module,
+/// locked; the outputs go by `route`.
 SignReport sign_streaming(const Signer& signer, const std::string& path, const SignOptions& options,
-                          const InputLock* input = nullptr);
+                          const InputLock* input, const CommitRoute& route);
 /// The cms::BuildOptions of `options` for the certificate `cert` (read from `cert_path`):
 /// the checks of check_sign_options() that need no private key (unknown_hash,
 /// mldsa_signed_attrs_hash, no_skid, the backend name); backend left at openssl.

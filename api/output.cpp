@@ -74,35 +74,12 @@ struct OutputBatch::Impl {
   CommitBatch batch;
 };
 
-namespace {
-// The innermost OutputBatch::Scope of this thread (its batch and item).
-thread_local const OutputBatch* t_scope_batch = nullptr;
-thread_local std::size_t t_scope_item = OutputBatch::kNoItem;
-}  // namespace
-
-struct OutputBatch::Scope::Impl {
-  Impl(OutputBatch& b, std::size_t item)
-      : commit(&impl_of(b).batch, item), prev_batch(t_scope_batch), prev_item(t_scope_item) {
-    t_scope_batch = &b;
-    t_scope_item = item;
-  }
-  ~Impl() {
-    t_scope_batch = prev_batch;
-    t_scope_item = prev_item;
-  }
-  CommitBatch::Scope commit;
-  const OutputBatch* prev_batch;
-  std::size_t prev_item;
-};
-
 OutputBatch::OutputBatch(SyncPolicy policy, unsigned committers) : impl_(std::make_unique<Impl>(policy, committers)) {}
 OutputBatch::~OutputBatch() = default;
 SyncPolicy OutputBatch::policy() const noexcept { return impl_->batch.policy(); }
 
-OutputBatch::Scope::Scope(OutputBatch& batch, std::size_t item) : impl_(std::make_unique<Impl>(batch, item)) {}
-OutputBatch::Scope::~Scope() = default;
-std::size_t OutputBatch::Scope::current_item(const OutputBatch& batch) noexcept {
-  return t_scope_batch == &batch ? t_scope_item : kNoItem;
+CommitRoute api::commit_route(const OutputRoute& route) {
+  return {route.batch ? &impl_of(*route.batch).batch : nullptr, route.item};
 }
 
 std::vector<OutputBatch::Failure> OutputBatch::finish() { return impl_->batch.finish(); }

@@ -327,7 +327,7 @@ namespace {
 /// (a file changed between the passes is refused before anything is replaced).
 SignReport attach_streaming(const SignerCertificate& cert, const PreparedModule& prepared, ByteView signature,
                             const SignOptions& so, const std::string& out_path, const std::string& p7s,
-                            const InputLock& input) {
+                            const InputLock& input, const CommitRoute& route) {
   const auto& c = impl_of(cert);
   const std::string& path = prepared.path;
   const std::string label = path + ": ";
@@ -354,7 +354,7 @@ SignReport attach_streaming(const SignerCertificate& cert, const PreparedModule&
     if (second.content_sha256 != first.content_sha256) throw InputError(label + "changed while being written");
   }
   SignReport r;
-  api::finish_streamed(out, p7s_file, *cms_der, out_path, p7s, so, r, &input);
+  api::finish_streamed(out, p7s_file, *cms_der, out_path, p7s, so, r, &input, route);
   r.algorithm = cert.algorithm();
   r.hash = prepared.hash;
   r.signed_attrs = so.signed_attrs;
@@ -366,8 +366,8 @@ SignReport attach_streaming(const SignerCertificate& cert, const PreparedModule&
 }  // namespace
 
 SignReport attach_signature_file(const SignerCertificate& cert, const PreparedModule& prepared, ByteView signature,
-                                 const SignOptions& output, OutputBatch* batch) {
-  api::BatchRoute route(batch);
+                                 const SignOptions& output, const OutputRoute& to) {
+  const CommitRoute route = api::commit_route(to);
   const auto& c = impl_of(cert);
   const std::string& path = prepared.path;
   const std::string label = path + ": ";
@@ -382,7 +382,7 @@ SignReport attach_signature_file(const SignerCertificate& cert, const PreparedMo
   api::refuse_non_module(input);
   api::refuse_sign_outputs({{c.path, "the certificate"}}, input, out, p7s, so);
   if (module::streamable_file(FileReader(input), so.stream_above))
-    return attach_streaming(cert, prepared, signature, so, out, p7s, input);
+    return attach_streaming(cert, prepared, signature, so, out, p7s, input, route);
   const auto sm = api::read_stored_module(input, so.max_size);
   const bool same_size = sm.stored.size() == prepared.size;
   if ((!same_size || crypto::digest(crypto::HashAlgo::sha256, sm.stored) != prepared.sha256) &&
@@ -404,7 +404,7 @@ SignReport attach_signature_file(const SignerCertificate& cert, const PreparedMo
   si.report.hash = prepared.hash;
   si.report.signed_attrs = so.signed_attrs;
   si.report.bytes_read = sm.stored.size();
-  return api::write_signed(si, out, p7s, so, &input);
+  return api::write_signed(si, out, p7s, so, &input, route);
 }
 
 }  // namespace modsign

@@ -325,14 +325,14 @@ SignedImage signed_image(const SignContent& c, Bytes cms, const SignOptions& o) 
 }
 
 void commit_outputs(std::optional<AtomicFile>& out, std::optional<AtomicFile>& p7s_file, const InputLock* input,
-                    SignReport& r) {
+                    SignReport& r, const CommitRoute& route) {
   std::vector<AtomicFile*> files;
   for (auto* f : {&out, &p7s_file})
     if (*f) {
       if (input) (*f)->require_unchanged(*input);
       files.push_back(&**f);
     }
-  commit_together(files);
+  commit_together(files, route);
   for (AtomicFile* f : files) {
     r.files_written.push_back(f->path_in());
     // The module's notes are about the module; the .p7s is named.
@@ -342,7 +342,7 @@ void commit_outputs(std::optional<AtomicFile>& out, std::optional<AtomicFile>& p
 }
 
 SignReport write_signed(SignedImage& si, const std::string& out, const std::string& p7s, const SignOptions& o,
-                        const InputLock* input) {
+                        const InputLock* input, const CommitRoute& route) {
   SignReport& r = si.report;
   // Every target is opened (and checked) before any is replaced; all or none is replaced.
   std::optional<AtomicFile> module_file, p7s_file;
@@ -350,7 +350,7 @@ SignReport write_signed(SignedImage& si, const std::string& out, const std::stri
   if (o.p7s || o.p7s_only) open_output(p7s_file, p7s, input);
   if (module_file) module_file->write(si.module);
   if (p7s_file) p7s_file->write(si.cms);
-  commit_outputs(module_file, p7s_file, input, r);
+  commit_outputs(module_file, p7s_file, input, r, route);
   r.path = o.p7s_only ? p7s : out;
   return std::move(r);
 }
@@ -390,8 +390,8 @@ SignedImage sign_module_image(const Signer& signer, ByteView image, const SignOp
 }
 
 SignReport sign_module_file(const Signer& signer, const std::string& path, const SignOptions& options,
-                            OutputBatch* batch) {
-  api::BatchRoute route(batch);
+                            const OutputRoute& to) {
+  const CommitRoute route = api::commit_route(to);
   (void)api::build_options(signer, options, path + ": ");  // before anything is read
   const std::string out = options.out.empty() ? path : options.out;
   const std::string p7s = options.p7s_out.empty() ? out + ".p7s" : options.p7s_out;
@@ -403,7 +403,7 @@ SignReport sign_module_file(const Signer& signer, const std::string& path, const
       module::streamable_file(FileReader(input), options.stream_above)) {
     api::refuse_non_module(input);
     api::refuse_sign_outputs(api::signer_files(signer), input, out, p7s, options);
-    return api::sign_streaming(signer, path, options, &input);
+    return api::sign_streaming(signer, path, options, &input, route);
   }
   // Read once: every check below works on these bytes.
   Bytes file = read_module_bytes(input, options.max_size);
@@ -420,18 +420,17 @@ SignReport sign_module_file(const Signer& signer, const std::string& path, const
     const auto sm = api::stored_module(std::move(file), path, options.max_size);
     si = api::sign_stored(signer, sm.stored, &sm.m, options, path + ": ");
   }
-  return api::write_signed(si, out, p7s, options, &input);
+  return api::write_signed(si, out, p7s, options, &input, route);
 }
 
 std::string append_signature_file(const std::string& path, const std::string& cms_path, const std::string& out,
-                                  OutputBatch* batch) {
-  api::BatchRoute route(batch);
+                                  const OutputRoute& to) {
   api::refuse_non_module(path);
   std::string dest = out.empty() ? path : out;
   refuse_output_over(dest, {{cms_path, "the input"}});
   const Bytes file = read_file(path);
   const Bytes cms_der = read_file(cms_path);
-  write_file_atomic(dest, module::append_signature(file, cms_der));
+  write_file_atomic(dest, module::append_signature(file, cms_der), 0644, true, api::commit_route(to));
   return dest;
 }
 

@@ -49,20 +49,21 @@ std::uint64_t streamed_content_length(const FileReader& in, const std::string& p
 
 void finish_streamed(std::optional<AtomicFile>& out, std::optional<AtomicFile>& p7s_file, ByteView cms,
                      const std::string& out_path, const std::string& p7s, const SignOptions& o, SignReport& r,
-                     const InputLock* input) {
+                     const InputLock* input, const CommitRoute& route) {
   if (out) {
     out->write(cms);
     out->write(module::encode_module_signature(static_cast<std::uint32_t>(cms.size())));
     out->write(ByteView(reinterpret_cast<const std::uint8_t*>(module::kMarker.data()), module::kMarker.size()));
   }
   if (p7s_file) p7s_file->write(cms);
-  commit_outputs(out, p7s_file, input, r);
+  commit_outputs(out, p7s_file, input, r, route);
   r.path = o.p7s_only ? p7s : out_path;
   r.cms_size = cms.size();
   r.streamed = true;
 }
 
-SignReport sign_streaming(const Signer& signer, const std::string& path, const SignOptions& o, const InputLock* input) {
+SignReport sign_streaming(const Signer& signer, const std::string& path, const SignOptions& o, const InputLock* input,
+                          const CommitRoute& route) {
   const auto& s = impl_of(signer);
   const auto opt = build_options(signer, o, path + ": ");
   FileReader in = input ? FileReader(*input) : FileReader(path);
@@ -94,7 +95,7 @@ SignReport sign_streaming(const Signer& signer, const std::string& path, const S
   auto cms_der = cms::build_detached_prehashed(s.key, s.cert, cd, opt);
   if (!cms_der) throw SignError(SignRefusal::other, path + ": " + cms_der.error().message, size);
   SignReport r;
-  finish_streamed(out, p7s_file, *cms_der, out_path, p7s, o, r, input);
+  finish_streamed(out, p7s_file, *cms_der, out_path, p7s, o, r, input, route);
   r.algorithm = signer.algorithm();
   r.hash = std::string(crypto::hash_info(opt.digest).name);
   r.signed_attrs = o.signed_attrs;

@@ -16,8 +16,7 @@ std::string legacy_note(const module::ModuleSignature& t) {
 }
 }  // namespace api
 
-StripReport strip_module_file(const std::string& path, const StripOptions& options, OutputBatch* batch) {
-  api::BatchRoute route(batch);
+StripReport strip_module_file(const std::string& path, const StripOptions& options, const OutputRoute& route) {
   const InputLock input(path, options.expect_file);  // as sign_module_file(): held until the output is in place
   const auto sm = api::read_stored_module(input, options.max_size);
   const auto& m = sm.m;
@@ -71,7 +70,7 @@ StripReport strip_module_file(const std::string& path, const StripOptions& optio
   api::open_output(f, r.path, &input);
   f->write(out);
   f->require_unchanged(input);
-  f->commit();
+  f->commit(api::commit_route(route));
   for (auto& n : api::dropped_xattr_notes(*f)) r.notes.push_back(std::move(n));
   r.was_signed = true;
   r.signatures_removed = depth;
@@ -91,13 +90,12 @@ Bytes extract_signature(const std::string& path, std::uint64_t max_size) {
 }
 
 ExtractReport extract_signature_file(const std::string& path, const std::string& out, std::uint64_t max_size,
-                                     OutputBatch* batch) {
-  api::BatchRoute route(batch);
+                                     const OutputRoute& route) {
   ExtractReport r;
   r.path = out.empty() ? path + ".p7s" : out;
   refuse_output_over(r.path, {{path, "the input"}});
   const Bytes cms_der = extract_signature(path, max_size);
-  write_file_atomic(r.path, cms_der);
+  write_file_atomic(r.path, cms_der, 0644, true, api::commit_route(route));
   r.cms_size = cms_der.size();
   return r;
 }

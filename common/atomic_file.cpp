@@ -401,17 +401,17 @@ CommitPart AtomicFile::close_for_commit(SyncPolicy policy) {
   return CommitPart{tmp_, path_, path_in_, dir_, exists_, unchanged_, holds_};
 }
 
-void AtomicFile::commit() { commit_together({this}); }
+void AtomicFile::commit(const CommitRoute& route) { commit_together({this}, route); }
 
-void commit_together(const std::vector<AtomicFile*>& files) {
-  CommitBatch* batch = file_detail::thread_batch();
+void commit_together(const std::vector<AtomicFile*>& files, const CommitRoute& route) {
+  CommitBatch* batch = route.batch;
   const SyncPolicy policy = batch ? batch->policy() : SyncPolicy::each;
   std::vector<CommitPart> parts;
   for (AtomicFile* f : files)
     if (f) parts.push_back(f->close_for_commit(policy));
   if (parts.empty()) return;
   if (policy == SyncPolicy::batch) {
-    batch->stage({file_detail::thread_item(), std::move(parts)});
+    batch->stage({route.item, std::move(parts)});
     for (AtomicFile* f : files)
       if (f) f->tmp_.clear();  // the batch owns them now
     return;
@@ -426,10 +426,11 @@ void check_output_file(const std::string& path, unsigned mode, bool keep_mode) {
   const AtomicFile probe(path, mode, keep_mode);  // its destructor removes the temporary
 }
 
-void write_file_atomic(const std::string& path, ByteView data, unsigned mode, bool keep_mode) {
+void write_file_atomic(const std::string& path, ByteView data, unsigned mode, bool keep_mode,
+                       const CommitRoute& route) {
   AtomicFile f(path, mode, keep_mode);
   f.write(data);
-  f.commit();
+  f.commit(route);
 }
 
 namespace file_detail {

@@ -33,13 +33,6 @@ std::string tmp_base(const std::string& tmp) {
 }  // namespace
 
 namespace file_detail {
-namespace {
-thread_local CommitBatch* t_batch = nullptr;
-thread_local std::size_t t_item = 0;
-}  // namespace
-CommitBatch*& thread_batch() { return t_batch; }
-std::size_t& thread_item() { return t_item; }
-
 // Leaked on purpose: usable until the very end.
 std::mutex& tmp_mu() {
   static auto* m = new std::mutex;
@@ -70,8 +63,6 @@ const char* kind(mode_t m) {
 using file_detail::forget_tmp;
 using file_detail::kind;
 using file_detail::sys_error;
-using file_detail::t_batch;
-using file_detail::t_item;
 using file_detail::tmp_mu;
 using file_detail::tmp_names;
 
@@ -246,15 +237,6 @@ bool same_file(const std::string& a, const std::string& b) {
   const auto ca = std::filesystem::weakly_canonical(std::filesystem::absolute(a), e1).lexically_normal();
   const auto cb = std::filesystem::weakly_canonical(std::filesystem::absolute(b), e2).lexically_normal();
   return !e1 && !e2 && ca == cb;
-}
-
-CommitBatch::Scope::Scope(CommitBatch* batch, std::size_t item) : prev_batch_(t_batch), prev_item_(t_item) {
-  t_batch = batch;
-  t_item = item;
-}
-CommitBatch::Scope::~Scope() {
-  t_batch = prev_batch_;
-  t_item = prev_item_;
 }
 
 CommitBatch::~CommitBatch() {

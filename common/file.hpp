@@ -24,6 +24,16 @@
 
 namespace modsign {
 
+class CommitBatch;
+
+/// Where a commit goes: with no `batch` the output is fsynced and renamed now
+/// (SyncPolicy::each); else the batch's policy applies, the output attributed to `item`
+/// (the public OutputRoute, modsign/output.hpp, made internal by api::commit_route()).
+struct CommitRoute {
+  CommitBatch* batch = nullptr;
+  std::size_t item = 0;
+};
+
 // ---- whole files (the library's own, and the CLI's; not exported) --------------------
 
 /// Largest key, certificate or keyring file (16 MiB).
@@ -64,8 +74,10 @@ bool same_file(const std::string& a, const std::string& b);
 /// `path` that is not a regular file (device, FIFO, socket, directory) is refused.  On any
 /// failure the temporary file is removed and `path` is untouched.  A file with other hard
 /// links keeps its old content under those names (rename replaces this name only).
-/// Throws IoError naming the file.
-void write_file_atomic(const std::string& path, ByteView data, unsigned mode = 0644, bool keep_mode = true);
+/// Throws IoError naming the file.  With a `route` to a batch, the batch's policy applies
+/// (AtomicFile::commit()).
+void write_file_atomic(const std::string& path, ByteView data, unsigned mode = 0644, bool keep_mode = true,
+                       const CommitRoute& route = {});
 
 /// A file named in an open directory: `name` is looked up in `dir` (openat, fstatat), or,
 /// with dir AT_FDCWD, `name` is a path; `shown` is how messages name it.  An output beside a
@@ -216,16 +228,17 @@ class AtomicFile {
   /// checked (InputLock::dir(); by its path when it has none); the lock is held until
   /// then.  The target's own identity at construction is always required.
   void require_unchanged(const InputLock& input);
-  /// Mode, fsync, close, rename (commit_together() of this file alone).  Inside a
-  /// CommitBatch::Scope the batch's policy applies instead (batch: close and hand the file
-  /// to the batch, which fsyncs and renames it; none: no fsync).  Throws IoError.
-  void commit();
+  /// Mode, fsync, close, rename (commit_together() of this file alone).  With a `route` to
+  /// a batch the batch's policy applies instead (batch: close and hand the file to the
+  /// batch as an output of route.item, which fsyncs and renames it; none: no fsync).
+  /// Throws IoError.
+  void commit(const CommitRoute& route = {});
   /// Extended attributes of the replaced file that the new one does not get.
   const std::vector<std::string>& dropped_xattrs() const { return dropped_; }
   const std::string& path_in() const { return path_in_; }
 
  private:
-  friend void commit_together(const std::vector<AtomicFile*>& files);
+  friend void commit_together(const std::vector<AtomicFile*>& files, const CommitRoute& route);
   [[noreturn]] void fail(const char* what);
   void check_target(const struct stat& st);
   void keep_metadata(const struct stat& st);
@@ -244,9 +257,10 @@ class AtomicFile {
 /// Puts every file of `files` (null entries skipped) in place, or none of them: all are
 /// closed and made durable first; then, before any target is replaced, every required
 /// identity is checked; a rename that fails puts every target already replaced back as it
-/// was (kept meanwhile under a hard link in its directory).  Inside a CommitBatch::Scope
-/// with SyncPolicy::batch the files are staged as one unit.  Throws IoError naming the file.
-void commit_together(const std::vector<AtomicFile*>& files);
+/// was (kept meanwhile under a hard link in its directory).  With a `route` to a batch of
+/// SyncPolicy::batch the files are staged as one unit of route.item.  Throws IoError naming
+/// the file.
+void commit_together(const std::vector<AtomicFile*>& files, const CommitRoute& route = {});
 
 // SyncPolicy (how AtomicFile::commit() makes an output durable) is the public enum of
 // modsign/output.hpp; CommitBatch is the implementation behind modsign::OutputBatch.
@@ -257,9 +271,8 @@ void commit_together(const std::vector<AtomicFile*>& files);
 /// the callers go on with their work.  Concurrent fsyncs are grouped by the file system
 /// into few journal commits, and the I/O waits overlap the computation.  Each output stays
 /// all-or-nothing: a target is replaced only after its own data is on disk.  With
-/// `committers` = 0 everything is done by finish().  Thread-safe.  While a
-/// CommitBatch::Scope is active on a thread, AtomicFile::commit() on that thread follows
-/// the batch's policy.
+/// `committers` = 0 everything is done by finish().  Thread-safe.  A commit given a
+/// CommitRoute to the batch follows the batch's policy.
 class CommitBatch {
  public:
   explicit CommitBatch(SyncPolicy policy, unsigned committers = 8) : policy_(policy), committers_(committers) {}
@@ -269,20 +282,6 @@ class CommitBatch {
   CommitBatch(const CommitBatch&) = delete;
   CommitBatch& operator=(const CommitBatch&) = delete;
   SyncPolicy policy() const { return policy_; }
-
-  /// Routes this thread's AtomicFile::commit() calls to `batch` (nullptr: none), naming
-  /// the work item (e.g. the module's index) they belong to; restores the previous one.
-  class Scope {
-   public:
-    Scope(CommitBatch* batch, std::size_t item);
-    ~Scope();
-    Scope(const Scope&) = delete;
-    Scope& operator=(const Scope&) = delete;
-
-   private:
-    CommitBatch* prev_batch_;
-    std::size_t prev_item_;
-  };
 
   /// A staged output that could not be put in place (defined once, in modsign/output.hpp).
   using Failure = OutputBatch::Failure;
@@ -295,7 +294,7 @@ class CommitBatch {
   void on_settled(std::function<void(std::size_t)> f);
 
  private:
-  friend void commit_together(const std::vector<AtomicFile*>& files);
+  friend void commit_together(const std::vector<AtomicFile*>& files, const CommitRoute& route);
   struct Staged {
     std::size_t item = 0;
     std::vector<CommitPart> parts;

@@ -21,11 +21,6 @@ std::set<std::string>& tmp_names();
 /// Forgets `tmp` (renamed into place or removed); takes tmp_mu().
 void forget_tmp(const std::string& tmp);
 
-/// The CommitBatch that this thread's AtomicFile commits go to (CommitBatch::Scope), and
-/// the item they belong to.
-CommitBatch*& thread_batch();
-std::size_t& thread_item();
-
 /// "<path>: <what>: <strerror(errno)>".
 std::string sys_error(const std::string& path, const char* what);
 /// open() failed (errno): "<path>: <strerror>", with a hint for a blacklist hash entry

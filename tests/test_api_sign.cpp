@@ -373,22 +373,20 @@ TEST_F(ApiSign, GenerateKey) {
 
 TEST_F(ApiSign, OutputBatchStagesAndCommits) {
   const auto rsa = Signer::load(file("rsa.pem"));
-  const std::string a = module("a.ko"), b = module("b.ko");
+  const std::string a = module("a.ko"), b = module("b.ko"), c = module("c.ko");
   OutputBatch batch(SyncPolicy::batch, 0);  // no committers: finish() puts everything in place
   EXPECT_EQ(batch.policy(), SyncPolicy::batch);
-  {
-    OutputBatch::Scope s(batch, 7);
-    EXPECT_EQ(OutputBatch::Scope::current_item(batch), 7u);
-    sign_module_file(rsa, a);
-  }
-  EXPECT_EQ(OutputBatch::Scope::current_item(batch), OutputBatch::kNoItem);
-  sign_module_file(rsa, b, {}, &batch);
+  sign_module_file(rsa, a, {}, {&batch, 7});
+  sign_module_file(rsa, b, {}, {&batch});  // OutputBatch::kNoItem
+  sign_module_file(rsa, c);                // no route: in place when the call returns
+  EXPECT_EQ(test::slurp(c).size(), 4096 + kRsaNoAttrs + kTrailer);
   EXPECT_EQ(test::slurp(a), test::pattern(4096));  // staged, not yet renamed
+  EXPECT_EQ(test::slurp(b), test::pattern(4096));
   std::vector<std::string> msgs;
   EXPECT_FALSE(batch.settle(7, &msgs));
   EXPECT_TRUE(batch.finish().empty());
   EXPECT_TRUE(batch.settle(7, &msgs));
   EXPECT_TRUE(msgs.empty());
-  EXPECT_EQ(test::slurp(a).size(), 4096 + kRsaNoAttrs + kTrailer);
-  EXPECT_EQ(test::slurp(a), test::slurp(b));
+  EXPECT_EQ(test::slurp(a), test::slurp(c));  // PKCS#1 v1.5: the same bytes
+  EXPECT_EQ(test::slurp(b), test::slurp(c));
 }

@@ -112,14 +112,8 @@ TEST(CommitBatch, SettleWaitsForTheItemsOutputsAndTakesItsFailures) {
   std::filesystem::create_directory(d / "sub");
   test::spit(d / "x.ko", std::string("old"));
   CommitBatch b(SyncPolicy::batch, 0);
-  {
-    CommitBatch::Scope s(&b, 3);
-    write_file_atomic(d / "x.ko", test::pattern(5));
-  }
-  {
-    CommitBatch::Scope s(&b, 4);
-    write_file_atomic(d / "sub/y.ko", test::pattern(6));
-  }
+  write_file_atomic(d / "x.ko", test::pattern(5), 0644, true, {&b, 3});
+  write_file_atomic(d / "sub/y.ko", test::pattern(6), 0644, true, {&b, 4});
   std::vector<std::string> msgs;
   EXPECT_FALSE(b.settle(3, &msgs));
   EXPECT_FALSE(b.settle(4, &msgs));

@@ -308,12 +308,9 @@ TEST(CommitBatch, StagesUntilFinishAndReportsFailures) {
   std::filesystem::create_directory(d / "sub");
   {
     CommitBatch b(SyncPolicy::batch, 0);
-    {
-      CommitBatch::Scope s(&b, 7);
-      write_file_atomic(d / "x.ko", test::pattern(5));
-      write_file_atomic(d / "sub/y.ko", test::pattern(6));
-    }
-    write_file_atomic(d / "z.ko", test::pattern(3));  // outside the scope: at once
+    write_file_atomic(d / "x.ko", test::pattern(5), 0644, true, {&b, 7});
+    write_file_atomic(d / "sub/y.ko", test::pattern(6), 0644, true, {&b, 7});
+    write_file_atomic(d / "z.ko", test::pattern(3));  // no route: at once
     EXPECT_EQ(test::slurp(d / "x.ko"), Bytes({'o', 'l', 'd'}));
     EXPECT_FALSE(std::filesystem::exists(d / "sub/y.ko"));
     EXPECT_EQ(test::slurp(d / "z.ko"), test::pattern(3));
@@ -331,8 +328,7 @@ TEST(CommitBatch, StagesUntilFinishAndReportsFailures) {
   }
   {
     CommitBatch b(SyncPolicy::batch, 0);
-    CommitBatch::Scope s(&b, 0);
-    write_file_atomic(d / "w.ko", test::pattern(4));
+    write_file_atomic(d / "w.ko", test::pattern(4), 0644, true, {&b, 0});
   }  // destroyed without finish(): the temporary file is removed, w.ko never appears
   std::size_t temporaries = 0;
   for (const auto& e : std::filesystem::recursive_directory_iterator(d.path()))
@@ -357,8 +353,8 @@ TEST(CommitBatch, CommittersPutEveryOutputInPlace) {
   for (int t = 0; t < 4; ++t)
     workers.emplace_back([&, t] {
       for (int i = t; i < 40; i += 4) {
-        CommitBatch::Scope s(&b, static_cast<std::size_t>(i));
-        write_file_atomic(d / ("m" + std::to_string(i) + ".ko"), test::pattern(100 + static_cast<std::size_t>(i)));
+        write_file_atomic(d / ("m" + std::to_string(i) + ".ko"), test::pattern(100 + static_cast<std::size_t>(i)), 0644,
+                          true, {&b, static_cast<std::size_t>(i)});
       }
     });
   for (auto& w : workers) w.join();

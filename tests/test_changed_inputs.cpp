@@ -333,11 +333,12 @@ TEST_F(ChangedInputs, AModuleChangedAfterItWasReadIsNeverReplaced) {
     SignOptions o;
     o.stream_above = c.stream_above;
     OutputBatch batch(SyncPolicy::batch, 0);
-    const SignReport r = sign_module_file(signer(), m, o, &batch);
+    const SignReport r = sign_module_file(signer(), m, o, {&batch, 3});
     EXPECT_EQ(r.streamed, c.stream_above == 0);
     ASSERT_EQ(::truncate(m.c_str(), static_cast<off_t>(c.new_size)), 0);
     const auto failures = batch.finish();
     ASSERT_EQ(failures.size(), 1u);
+    EXPECT_EQ(failures[0].item, 3u);
     EXPECT_EQ(failures[0].message, m + ": changed by another process while modsign worked on it; not replacing " + m);
     Bytes expected = pattern(4096);
     expected.resize(c.new_size, 0);

@@ -28,6 +28,7 @@
 
 #include "modsign/export.hpp"
 #include "modsign/ima_types.hpp"
+#include "modsign/output.hpp"
 #include "modsign/profile.hpp"
 #include "modsign/result.hpp"
 #include "modsign/sign.hpp"
@@ -120,13 +121,13 @@ MODSIGN_API ImaSignature ima_sign_file_xattr(const Signer& signer, const std::st
 /// ima_sign_file() and the value written to `path`.sig (evmctl's sigfile, as write_file_atomic()
 /// writes: atomic, owner, group, mode and extended attributes of an old one kept) in the
 /// directory of the file that was read, opened once with it: never through a path that
-/// leads elsewhere by then (a walked entry: options.expect_file).  Inside an
-/// OutputBatch::Scope the write follows the batch.  Before anything is hashed, `path`.sig is
+/// leads elsewhere by then (a walked entry: options.expect_file), put in place as `route`
+/// says (output.hpp: by default before the call returns).  Before anything is hashed, `path`.sig is
 /// refused (as refuse_output_over(), checked in that directory) when it is the input, the
 /// signer's key, certificate or PIN file, or holds a key or certificate.  Throws as
 /// ima_sign_file() and IoError "<path>.sig: <reason>".
 MODSIGN_API ImaSignature ima_sign_file_sigfile(const Signer& signer, const std::string& path,
-                                               const ImaSignOptions& options = {});
+                                               const ImaSignOptions& options = {}, const OutputRoute& route = {});
 
 /// The value of extended attribute `name` of `path`; nullopt when the file has none
 /// (ENODATA) or its file system keeps no extended attributes (EOPNOTSUPP).  Throws IoError

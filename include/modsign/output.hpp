@@ -37,16 +37,15 @@ enum class SyncPolicy {
 };
 
 /// The outputs of many operations (e.g. signing a module tree with several threads).
-/// While an OutputBatch::Scope is active on a thread, every file the library writes on that
-/// thread follows the batch's policy and is attributed to the scope's item.  Under
-/// SyncPolicy::batch up to `committers` background threads fsync each staged output and
-/// rename it into place (a target is replaced only after its own data is on disk); with
-/// `committers` = 0 finish() does it.  Per-item failures are returned as data, never
-/// printed.  Thread-safe; not copyable.
+/// An operation given an OutputRoute to this batch (sign_module_file(), strip_module_file(),
+/// attach_signature_file(), ima_sign_file_sigfile(), ...) writes its files by the batch's
+/// policy, as outputs of the route's item.  Under SyncPolicy::batch up to `committers`
+/// background threads fsync each staged output and rename it into place (a target is
+/// replaced only after its own data is on disk); with `committers` = 0 finish() does it.
+/// Per-item failures are returned as data, never printed.  Thread-safe; not copyable.
 class MODSIGN_API OutputBatch {
  public:
-  /// The item of outputs written under no Scope of this batch (sign_module_file() given the
-  /// batch directly).
+  /// The item of outputs routed to this batch without one (OutputRoute{&batch}).
   static constexpr std::size_t kNoItem = static_cast<std::size_t>(-1);
 
   explicit OutputBatch(SyncPolicy policy = SyncPolicy::batch, unsigned committers = 8);
@@ -57,25 +56,9 @@ class MODSIGN_API OutputBatch {
   OutputBatch& operator=(const OutputBatch&) = delete;
   SyncPolicy policy() const noexcept;
 
-  /// While alive, the library's writes on this thread go to `batch` as outputs of `item`
-  /// (e.g. the index of the module being signed); restores the previous scope when destroyed.
-  class MODSIGN_API Scope {
-   public:
-    Scope(OutputBatch& batch, std::size_t item);
-    ~Scope();
-    Scope(const Scope&) = delete;
-    Scope& operator=(const Scope&) = delete;
-    /// The item of the innermost Scope of `batch` active on this thread, or kNoItem.
-    static std::size_t current_item(const OutputBatch& batch) noexcept;
-
-   private:
-    struct Impl;
-    std::unique_ptr<Impl> impl_;
-  };
-
   /// An output that could not be put in place (it was removed; the target is untouched).
   struct Failure {
-    std::size_t item;     ///< the Scope's item
+    std::size_t item;     ///< the OutputRoute's item
     std::string message;  ///< "<path>: fsync: <strerror>" or "<path>: rename: <strerror>"
   };
   /// Waits until every staged output is fsynced and renamed, then fsyncs each directory
@@ -97,6 +80,15 @@ class MODSIGN_API OutputBatch {
  private:
   friend struct detail::Access;
   std::unique_ptr<Impl> impl_;
+};
+
+/// Where an operation's outputs go, given in the call: `{}` (no batch) writes each output
+/// now, fsynced and renamed before the call returns (SyncPolicy::each); `{&batch, i}` hands
+/// them to `batch` as outputs of item `i` (e.g. the index of the module being signed),
+/// which puts them in place by its policy (settle(i), finish()).
+struct OutputRoute {
+  OutputBatch* batch = nullptr;
+  std::size_t item = OutputBatch::kNoItem;
 };
 
 /// While alive, SIGINT, SIGTERM and SIGHUP (those neither ignored nor blocked when the

@@ -171,9 +171,10 @@ MODSIGN_API void recheck_prepared(const SignerCertificate& cert, const PreparedM
 /// verification itself that fails (e.g. "ML-DSA signature is 100 bytes, ML-DSA-65 needs
 /// 3309"); and as sign_module_file()
 /// (IoError, SignError); a streamed file that changes between its two passes: "<path>:
-/// changed while being written".  On a throw no output is touched.
+/// changed while being written".  On a throw no output is touched.  The outputs are put in
+/// place as `route` says, as sign_module_file().
 MODSIGN_API SignReport attach_signature_file(const SignerCertificate& cert, const PreparedModule& prepared,
                                              ByteView signature, const SignOptions& output = {},
-                                             OutputBatch* batch = nullptr);
+                                             const OutputRoute& route = {});
 
 }  // namespace modsign

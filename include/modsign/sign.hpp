@@ -249,10 +249,9 @@ MODSIGN_API void check_sign_options(const SignOptions& options);
 /// id_type PKEY_ID_PKCS7, sig_len big-endian) ‖ "~Module signature appended~\n" replaces
 /// OUT atomically (a temporary file in the same directory, then rename; mode, owner and
 /// group kept when replacing).  The SignedData is detached, holds no certificates and one
-/// SignerInfo, byte for byte sign-file's structure with OpenSSL 3.x.  `batch` (or, when
-/// nullptr, an OutputBatch::Scope active on this thread) decides when the outputs are
-/// fsynced and renamed (see output.hpp); without either each is fsynced and renamed
-/// before the call returns.
+/// SignerInfo, byte for byte sign-file's structure with OpenSSL 3.x.  `route` decides when
+/// the outputs are fsynced and renamed (output.hpp): by default each before the call
+/// returns; with a batch, by its policy as outputs of route.item.
 /// Throws IoError when the module cannot be read (or is larger than 1 GiB) or an output
 /// cannot be written; SignError as check_sign_options() (with "<path>: " before the
 /// unknown_hash and mldsa_signed_attrs_hash messages), and "<path>: module is already
@@ -262,7 +261,7 @@ MODSIGN_API void check_sign_options(const SignOptions& options);
 /// the existing signature: <ERRNO> <reason>" for a replace whose old signature is
 /// malformed, "<path>: <reason>" when signing fails.  On a throw no output is touched.
 MODSIGN_API SignReport sign_module_file(const Signer& signer, const std::string& path, const SignOptions& options = {},
-                                        OutputBatch* batch = nullptr);
+                                        const OutputRoute& route = {});
 
 /// A module signed in memory.
 struct SignedImage {
@@ -278,9 +277,10 @@ MODSIGN_API SignedImage sign_module_image(const Signer& signer, ByteView image, 
 /// Append the ready-made PKCS#7 in the file `cms_path` (DER) to the module
 /// at `path` as sign-file -s does (no check of either), writing `out` ("" = in place).
 /// Both files are read whole (at most 1 GiB each).
-/// Returns the file written.  Throws IoError.
+/// Returns the file written (put in place as `route` says, as sign_module_file()).  Throws
+/// IoError.
 MODSIGN_API std::string append_signature_file(const std::string& path, const std::string& cms_path,
-                                              const std::string& out = "", OutputBatch* batch = nullptr);
+                                              const std::string& out = "", const OutputRoute& route = {});
 
 /// True when sign_module_file() would stream the file at `path`: a regular file larger
 /// than `threshold` bytes that is not compressed.  One stat() decides for a small file;
@@ -325,9 +325,10 @@ struct StripReport {
 /// malformed trailer (mod_check_sig() rules, kernel/module_signature.c) and, without
 /// `legacy`, for one whose sig_len is 0 ("EBADMSG the appended signature is empty (sig_len
 /// 0) (strip --legacy removes such a trailer)", as describe_signature() and
-/// extract_signature() refuse it; with `legacy` it is removed with a note).
+/// extract_signature() refuse it; with `legacy` it is removed with a note).  The output is
+/// put in place as `route` says, as sign_module_file().
 MODSIGN_API StripReport strip_module_file(const std::string& path, const StripOptions& options = {},
-                                          OutputBatch* batch = nullptr);
+                                          const OutputRoute& route = {});
 
 /// The appended PKCS#7 (DER) of the module at `path` (decompressed first when compressed,
 /// within `max_size`).  Throws IoError; InputError "<path>: <ERRNO>: <reason>" when there is
@@ -339,9 +340,11 @@ struct ExtractReport {
   std::string path;          ///< the file written
   std::size_t cms_size = 0;  ///< its size: bytes of PKCS#7
 };
-/// extract_signature() written to `out` ("" = <path>.p7s; mode 0644).  Throws as
+/// extract_signature() written to `out` ("" = <path>.p7s; mode 0644; put in place as
+/// `route` says, as sign_module_file()).  Throws as
 /// extract_signature(), and IoError when writing fails.
 MODSIGN_API ExtractReport extract_signature_file(const std::string& path, const std::string& out = "",
-                                                 std::uint64_t max_size = kMaxModuleSize, OutputBatch* batch = nullptr);
+                                                 std::uint64_t max_size = kMaxModuleSize,
+                                                 const OutputRoute& route = {});
 
 }  // namespace modsign

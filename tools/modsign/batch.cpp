@@ -242,16 +242,16 @@ bool skip_sign_input(const std::vector<BatchInput>& inputs, const std::vector<st
 
 int run_file_batch(const std::string& verb, const std::vector<BatchInput>& inputs, const std::vector<std::string>& dirs,
                    bool compressed_ok, std::size_t dir_error, BatchOptions o,
-                   const std::function<int(std::size_t, ItemResult&)>& handle) {
+                   const std::function<int(std::size_t, ItemResult&, const OutputRoute&)>& handle) {
   const auto duplicate = duplicate_of(inputs, dirs, o.outputs_by_name);
-  auto work = [&](std::size_t i) {
+  auto work = [&](std::size_t i, const OutputRoute& to) {
     ItemResult r;
     CaptureComplaints capture(r.err);
     if (skip_sign_input(inputs, duplicate, i, compressed_ok)) {
       r.state = ItemState::skipped;
       return r;
     }
-    r.exit = run_guarded([&] { return handle(i, r); });
+    r.exit = run_guarded([&] { return handle(i, r, to); });
     r.state = r.exit == kExitOk ? ItemState::done : ItemState::failed;
     return r;
   };

@@ -152,10 +152,14 @@ std::string* complaint_sink();
 // CleanupOnSignal (no .modsign.XXXXXX left behind by SIGINT/SIGTERM/SIGHUP) is the public
 // modsign::CleanupOnSignal of <modsign/output.hpp>.
 
-/// Runs `work(i)` for every i in [0, n) on min(jobs, n) threads (jobs 1: on the calling
+/// The work of item `i` of a batch; the files it writes go by `to` (the batch's OutputBatch,
+/// item `i`), given to the library calls that write them.
+using BatchWork = std::function<ItemResult(std::size_t i, const OutputRoute& to)>;
+
+/// Runs `work(i, to)` for every i in [0, n) on min(jobs, n) threads (jobs 1: on the calling
 /// thread; fewer if no more threads can be created, and the summary names the number that
-/// ran) inside a CleanupOnSignal and an OutputBatch of the chosen sync policy (each item's
-/// commits are attributed to it), prints every item's `out`/`err` in input order (under
+/// ran) inside a CleanupOnSignal and an OutputBatch of the chosen sync policy (`to` routes
+/// item i's outputs to it), prints every item's `out`/`err` in input order (under
 /// --sync batch only once the item's outputs are in place; an item whose fsync or rename
 /// failed prints "modsign: <file>: fsync: <reason>" instead of its `out` and is failed,
 /// exit 3), draws a progress
@@ -166,17 +170,17 @@ std::string* complaint_sink();
 /// kExitInput if an output could not be put in place.  `work` must be thread-safe; an
 /// exception it throws fails its item (exit 3) with a "modsign: <name(i)>: internal error:
 /// <what>" line (without "<name(i)>: " when `name` is empty).
-int run_batch(const std::string& verb, std::size_t n, const std::function<ItemResult(std::size_t)>& work,
-              const BatchOptions& o, bool summary, const std::function<std::string(std::size_t)>& name = {});
+int run_batch(const std::string& verb, std::size_t n, const BatchWork& work, const BatchOptions& o, bool summary,
+              const std::function<std::string(std::size_t)>& name = {});
 
 /// run_batch() over the files of a command that handles each on its own (sign, strip, ima
 /// sign): `inputs` from expand_module_tree() or expand_file_tree() with the command's -r
 /// `dirs`; an entry skip_sign_input() skips (`compressed_ok` as there) is skipped; else
-/// `handle(i, r)` handles inputs[i] under run_guarded() (its complaints go to r.err, its
+/// `handle(i, r, to)` handles inputs[i] under run_guarded() (its complaints go to r.err, its
 /// lines to r.out) and returns the item's exit status.  `dir_error` entries not handled
 /// count in the summary and make the status at least kExitInput.
 int run_file_batch(const std::string& verb, const std::vector<BatchInput>& inputs, const std::vector<std::string>& dirs,
                    bool compressed_ok, std::size_t dir_error, BatchOptions o,
-                   const std::function<int(std::size_t, ItemResult&)>& handle);
+                   const std::function<int(std::size_t, ItemResult&, const OutputRoute&)>& handle);
 
 }  // namespace modsign::cli

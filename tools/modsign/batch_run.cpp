@@ -136,13 +136,12 @@ unsigned run_pool(unsigned jobs, const std::function<void()>& worker) {
   return static_cast<unsigned>(std::max<std::size_t>(pool.size(), 1));
 }
 
-/// Item `i`'s result from `work`, its outputs attributed to `i` in `batch`; an exception is
-/// the item's internal error.
-ItemResult run_item(const std::function<ItemResult(std::size_t)>& work, OutputBatch& batch, std::size_t i,
+/// Item `i`'s result from `work`, given the route of its outputs to `batch` as item `i`; an
+/// exception is the item's internal error.
+ItemResult run_item(const BatchWork& work, OutputBatch& batch, std::size_t i,
                     const std::function<std::string(std::size_t)>& name) {
   try {
-    const OutputBatch::Scope scope(batch, i);
-    return work(i);
+    return work(i, OutputRoute{&batch, i});
   } catch (const std::exception& e) {
     ItemResult r;
     r.state = ItemState::failed;
@@ -196,8 +195,8 @@ SyncPolicy sync_policy(const std::string& sync) {
 
 }  // namespace
 
-int run_batch(const std::string& verb, std::size_t n, const std::function<ItemResult(std::size_t)>& work,
-              const BatchOptions& o, bool summary, const std::function<std::string(std::size_t)>& name) {
+int run_batch(const std::string& verb, std::size_t n, const BatchWork& work, const BatchOptions& o, bool summary,
+              const std::function<std::string(std::size_t)>& name) {
   const auto t0 = std::chrono::steady_clock::now();
   const CleanupOnSignal cleanup;  // before any thread starts: they inherit the blocked signals
   unsigned jobs = o.jobs ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
@@ -218,8 +217,8 @@ int run_batch(const std::string& verb, std::size_t n, const std::function<ItemRe
   bar.clear();
   const Tally t = tally(printer.results(), unclaimed);
   if (summary && !o.quiet)
-    print_summary(verb, t, o.not_handled,
-                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), jobs);
+    print_summary(verb, t, o.not_handled, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                  jobs);
   return t.worst;
 }
 

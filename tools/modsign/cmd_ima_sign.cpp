@@ -112,33 +112,34 @@ int cmd_ima_sign(const ImaSignArgs& a) {
   BatchOptions bo = a.batch;
   if (to_manifest && a.manifest == "-") bo.quiet = true;  // stdout carries the manifest
   bo.outputs_by_name = a.sigfile;                         // NAME.sig: a link named beside its target gets its own
-  const int status = run_file_batch("ima sign", inputs, a.dirs, true, dir_error, bo, [&](std::size_t i, ItemResult& r) {
-    const BatchInput& in = inputs[i];
-    ImaSignOptions o = opt;
-    o.expect_file = walked_file(in, a.dirs);
-    if (a.sigfile) refuse_input(in.path + ".sig");  // another input (the library checks this one, keys, PIN)
-    // One open file for the hash and the output (the xattr, or FILE.sig beside it).
-    const ImaSignature s = a.sigfile     ? ima_sign_file_sigfile(signer, in.path, o)  // the batch's Scope applies
-                           : to_manifest ? ima_sign_file(signer, in.path, o)
-                                         : ima_sign_file_xattr(signer, in.path, xattr, o);
-    r.bytes = s.file_size;
-    std::string where;
-    if (a.sigfile) {
-      where = " -> " + in.path + ".sig";
-    } else if (to_manifest) {
-      lines[i] = dump({{"path", in.path},
-                       {"xattr", xattr},
-                       {"security.ima", to_hex(s.value)},
-                       {"size", s.value.size()},
-                       {"file_size", s.file_size},
-                       {"sha256", to_hex(s.file_sha256)},
-                       {"hash", s.hash + ":" + to_hex(s.file_digest)}});
-    } else {
-      where = " (" + xattr + " set)";
-    }
-    r.out = printable(in.path) + ": " + header_text(s) + where + "\n";
-    return kExitOk;
-  });
+  const int status = run_file_batch(
+      "ima sign", inputs, a.dirs, true, dir_error, bo, [&](std::size_t i, ItemResult& r, const OutputRoute& to) {
+        const BatchInput& in = inputs[i];
+        ImaSignOptions o = opt;
+        o.expect_file = walked_file(in, a.dirs);
+        if (a.sigfile) refuse_input(in.path + ".sig");  // another input (the library checks this one, keys, PIN)
+        // One open file for the hash and the output (the xattr, or FILE.sig beside it).
+        const ImaSignature s = a.sigfile     ? ima_sign_file_sigfile(signer, in.path, o, to)
+                               : to_manifest ? ima_sign_file(signer, in.path, o)
+                                             : ima_sign_file_xattr(signer, in.path, xattr, o);
+        r.bytes = s.file_size;
+        std::string where;
+        if (a.sigfile) {
+          where = " -> " + in.path + ".sig";
+        } else if (to_manifest) {
+          lines[i] = dump({{"path", in.path},
+                           {"xattr", xattr},
+                           {"security.ima", to_hex(s.value)},
+                           {"size", s.value.size()},
+                           {"file_size", s.file_size},
+                           {"sha256", to_hex(s.file_sha256)},
+                           {"hash", s.hash + ":" + to_hex(s.file_digest)}});
+        } else {
+          where = " (" + xattr + " set)";
+        }
+        r.out = printable(in.path) + ": " + header_text(s) + where + "\n";
+        return kExitOk;
+      });
   if (to_manifest) {
     if (status != kExitOk) {
       complain(a.manifest == "-" ? "--manifest -" : a.manifest, "not written: a file could not be signed");

@@ -141,7 +141,7 @@ int cmd_ima_verify(ImaVerifyArgs& a) {
         out += dump(no_verdict_json(path, profile.name(), a.func, t, status, reason)) + "\n";
     return out;
   };
-  auto work = [&](std::size_t i) {
+  auto work = [&](std::size_t i, const OutputRoute&) {
     const BatchInput& in = inputs[i];
     ItemResult r;
     CaptureComplaints capture(r.err);

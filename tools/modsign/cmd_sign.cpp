@@ -119,12 +119,12 @@ int cmd_sign(const SignArgs& a) {
   // Under -r, compressed modules are left alone unless --recompress (or --p7s-only, which
   // leaves the module untouched anyway) asks for them.
   return run_file_batch("sign", inputs, a.dirs, opt.recompress || opt.p7s_only, dir_error, a.batch,
-                        [&](std::size_t i, ItemResult& r) {
+                        [&](std::size_t i, ItemResult& r, const OutputRoute& to) {
                           const BatchInput& in = inputs[i];
                           SignOptions o = opt;
                           o.expect_file = walked_file(in, a.dirs);
                           try {
-                            const SignReport rep = sign_module_file(signer, in.path, o);  // the batch's Scope applies
+                            const SignReport rep = sign_module_file(signer, in.path, o, to);
                             r.bytes = rep.bytes_read;
                             for (const auto& n : rep.notes) complain(in.path, n);
                             r.out = signed_line(rep);

@@ -278,7 +278,7 @@ int cmd_verify(const VerifyArgs& a) {
   const auto duplicate = duplicate_of(inputs, a.dirs);
   std::vector<OutcomeRow> outcomes(inputs.size());  // each worker writes its own slot
   // Each module on its own: the trust store and profile are shared read-only by the workers.
-  auto work = [&](std::size_t i) {
+  auto work = [&](std::size_t i, const OutputRoute&) {
     const std::string& path = inputs[i].path;
     ItemResult r;
     CaptureComplaints capture(r.err);

@@ -297,7 +297,7 @@ int run_prepare(const RemoteArgs& r, const std::string& cert_path, const SignOpt
   std::vector<std::optional<PreparedModule>> prepared(inputs.size());
   // The "prepared" lines are printed once MANIFEST is in place: none if it cannot be written.
   std::vector<std::string> lines(inputs.size());
-  auto work = [&](std::size_t i) {
+  auto work = [&](std::size_t i, const OutputRoute&) {
     ItemResult res;
     CaptureComplaints capture(res.err);
     if (skip_sign_input(inputs, duplicate, i, opt.recompress)) {
@@ -414,7 +414,7 @@ int run_attach(const RemoteArgs& r, const std::string& cert_path, const SignOpti
                          std::to_string(e.index) + " name the same module " + e.p.path + "; nothing was written");
   }
   if (sig_dir) check_signature_dir(r.signatures, manifest);
-  auto work = [&](std::size_t i) {
+  auto work = [&](std::size_t i, const OutputRoute& to) {
     const ManifestEntry& e = manifest[i];
     ItemResult res;
     CaptureComplaints capture(res.err);
@@ -432,7 +432,7 @@ int run_attach(const RemoteArgs& r, const std::string& cert_path, const SignOpti
     (void)run_guarded([&] {
       try {
         const SignerCertificate& cert = certs.at(cert_path.empty() ? e.p.certificate : cert_path);
-        const SignReport rep = attach_signature_file(cert, e.p, std::get<Bytes>(sig), opt);
+        const SignReport rep = attach_signature_file(cert, e.p, std::get<Bytes>(sig), opt, to);
         res.bytes = rep.bytes_read;
         res.out = rep.already_attached ? printable(e.p.path) + ": already attached (it carries this signature)\n"
                                        : words.done_line(rep);
