@@ -354,10 +354,10 @@ PrivateKey PrivateKey::generate(KeyAlgo algo, int rsa_bits) {
     case KeyAlgo::ecdsa_p521: key = EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-521"); break;
     case KeyAlgo::ecdsa_p192: key = EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-192"); break;
     case KeyAlgo::ecrdsa_256:
-    case KeyAlgo::ecrdsa_512: throw std::runtime_error("GOST R 34.10-2012 keys cannot be generated");
+    case KeyAlgo::ecrdsa_512: throw std::logic_error("GOST R 34.10-2012 keys cannot be generated");
     default: key = EVP_PKEY_Q_keygen(nullptr, nullptr, ml_dsa_name(algo)); break;
   }
-  if (!key) throw std::runtime_error("key generation failed: " + openssl_error());
+  if (!key) throw LibraryError("key generation failed: " + openssl_error());
   PrivateKey out;
   out.pkey_ = share(key);
   out.pub_ = public_from(key).value();

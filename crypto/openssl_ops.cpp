@@ -22,7 +22,7 @@ using ossl::SigPtr;
 
 const EVP_MD* md_of(HashAlgo a) {
   const EVP_MD* md = EVP_get_digestbyname(std::string(hash_info(a).openssl_name).c_str());
-  if (!md) throw std::runtime_error("OpenSSL lacks digest " + std::string(hash_info(a).name));
+  if (!md) throw LibraryError("OpenSSL lacks digest " + std::string(hash_info(a).name));
   return md;
 }
 
@@ -34,7 +34,7 @@ Bytes digest(HashAlgo a, ByteView data) {
   Bytes out(EVP_MAX_MD_SIZE);
   unsigned n = 0;
   if (!EVP_Digest(data.data(), data.size(), out.data(), &n, md_of(a), nullptr))
-    throw std::runtime_error("EVP_Digest: " + openssl_error());
+    throw LibraryError("EVP_Digest: " + openssl_error());
   out.resize(n);
   return out;
 }
@@ -45,18 +45,18 @@ struct Hasher::Impl {
 
 Hasher::Hasher(HashAlgo a) : impl_(std::make_unique<Impl>()) {
   if (!impl_->ctx || !EVP_DigestInit_ex(impl_->ctx.get(), md_of(a), nullptr))
-    throw std::runtime_error("EVP_DigestInit_ex: " + openssl_error());
+    throw LibraryError("EVP_DigestInit_ex: " + openssl_error());
 }
 Hasher::~Hasher() = default;
 void Hasher::update(ByteView d) {
   if (!EVP_DigestUpdate(impl_->ctx.get(), d.data(), d.size()))
-    throw std::runtime_error("EVP_DigestUpdate: " + openssl_error());
+    throw LibraryError("EVP_DigestUpdate: " + openssl_error());
 }
 Bytes Hasher::final() {
   Bytes out(EVP_MAX_MD_SIZE);
   unsigned n = 0;
   if (!EVP_DigestFinal_ex(impl_->ctx.get(), out.data(), &n))
-    throw std::runtime_error("EVP_DigestFinal_ex: " + openssl_error());
+    throw LibraryError("EVP_DigestFinal_ex: " + openssl_error());
   out.resize(n);
   return out;
 }
@@ -144,20 +144,19 @@ MlDsaMu::MlDsaMu(ByteView pk) : impl_(std::make_unique<Impl>()) {
   MdCtxPtr t(EVP_MD_CTX_new());
   if (!t || !EVP_DigestInit_ex(t.get(), EVP_shake256(), nullptr) || !EVP_DigestUpdate(t.get(), pk.data(), pk.size()) ||
       !EVP_DigestFinalXOF(t.get(), tr, sizeof tr))
-    throw std::runtime_error("SHAKE256(pk): " + openssl_error());
+    throw LibraryError("SHAKE256(pk): " + openssl_error());
   static constexpr std::uint8_t prefix[2] = {0x00, 0x00};  // pure mode, empty context
   if (!impl_->ctx || !EVP_DigestInit_ex(impl_->ctx.get(), EVP_shake256(), nullptr) ||
       !EVP_DigestUpdate(impl_->ctx.get(), tr, sizeof tr) || !EVP_DigestUpdate(impl_->ctx.get(), prefix, 2))
-    throw std::runtime_error("SHAKE256 init: " + openssl_error());
+    throw LibraryError("SHAKE256 init: " + openssl_error());
 }
 MlDsaMu::~MlDsaMu() = default;
 void MlDsaMu::update(ByteView m) {
-  if (!EVP_DigestUpdate(impl_->ctx.get(), m.data(), m.size())) throw std::runtime_error("SHAKE256: " + openssl_error());
+  if (!EVP_DigestUpdate(impl_->ctx.get(), m.data(), m.size())) throw LibraryError("SHAKE256: " + openssl_error());
 }
 Bytes MlDsaMu::final() {
   Bytes mu(64);
-  if (!EVP_DigestFinalXOF(impl_->ctx.get(), mu.data(), mu.size()))
-    throw std::runtime_error("SHAKE256: " + openssl_error());
+  if (!EVP_DigestFinalXOF(impl_->ctx.get(), mu.data(), mu.size())) throw LibraryError("SHAKE256: " + openssl_error());
   return mu;
 }
 

@@ -20,7 +20,7 @@ Bytes compress(ByteView image, Compression format) {
   switch (format) {
     case Compression::xz: {
       lzma_options_lzma opt;
-      if (lzma_lzma_preset(&opt, 6)) throw std::runtime_error("lzma_lzma_preset failed");
+      if (lzma_lzma_preset(&opt, 6)) throw LibraryError("lzma_lzma_preset failed");
       opt.dict_size = 1u << 20;
       lzma_filter filters[] = {{LZMA_FILTER_LZMA2, &opt}, {LZMA_VLI_UNKNOWN, nullptr}};
       // The streaming encoder, as the xz command uses it single-threaded (the buffer
@@ -28,7 +28,7 @@ Bytes compress(ByteView image, Compression format) {
       XzStream xz;
       lzma_stream& s = *xz.get();
       if (lzma_stream_encoder(&s, filters, LZMA_CHECK_CRC32) != LZMA_OK)
-        throw std::runtime_error("lzma_stream_encoder failed");
+        throw LibraryError("lzma_stream_encoder failed");
       Bytes out;
       std::uint8_t buf[kChunk];
       s.next_in = image.data();
@@ -40,14 +40,13 @@ Bytes compress(ByteView image, Compression format) {
         r = lzma_code(&s, LZMA_FINISH);
         out.insert(out.end(), buf, buf + (sizeof buf - s.avail_out));
       } while (r == LZMA_OK);
-      if (r != LZMA_STREAM_END) throw std::runtime_error("xz compression failed");
+      if (r != LZMA_STREAM_END) throw LibraryError("xz compression failed");
       return out;
     }
     case Compression::gzip: {
-      if (image.size() > 0xffffffffu)
-        throw std::runtime_error("gzip recompression of images over 4 GiB is not supported");
+      if (image.size() > 0xffffffffu) throw LibraryError("gzip recompression of images over 4 GiB is not supported");
       DeflateStream deflater(16 + MAX_WBITS);
-      if (!deflater.ok()) throw std::runtime_error("deflateInit2 failed");
+      if (!deflater.ok()) throw LibraryError("deflateInit2 failed");
       z_stream& z = *deflater.get();
       gz_header h{};
       h.os = 3;  // Unix, as gzip writes
@@ -59,7 +58,7 @@ Bytes compress(ByteView image, Compression format) {
       z.avail_out = static_cast<uInt>(out.size());
       const int r = deflate(&z, Z_FINISH);
       const std::size_t n = out.size() - z.avail_out;
-      if (r != Z_STREAM_END) throw std::runtime_error("gzip compression failed");
+      if (r != Z_STREAM_END) throw LibraryError("gzip compression failed");
       out.resize(n);
       return out;
     }
@@ -68,7 +67,7 @@ Bytes compress(ByteView image, Compression format) {
       // (its default --threads=1 splits large inputs into jobs), streaming.
       const ZstdCCtx owner(ZSTD_createCCtx());
       ZSTD_CCtx* c = owner.get();
-      if (!c) throw std::runtime_error("ZSTD_createCCtx failed");
+      if (!c) throw LibraryError("ZSTD_createCCtx failed");
       ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, 3);
       ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
       ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, 1);
@@ -81,8 +80,7 @@ Bytes compress(ByteView image, Compression format) {
       do {
         ZSTD_outBuffer ob{buf, sizeof buf, 0};
         left = ZSTD_compressStream2(c, &ob, &ib, ZSTD_e_end);
-        if (ZSTD_isError(left))
-          throw std::runtime_error(std::string("zstd compression failed: ") + ZSTD_getErrorName(left));
+        if (ZSTD_isError(left)) throw LibraryError(std::string("zstd compression failed: ") + ZSTD_getErrorName(left));
         out.insert(out.end(), buf, buf + ob.pos);
       } while (left != 0);
       return out;

@@ -110,7 +110,7 @@ Result<Bytes> unxz(ByteView in, std::uint64_t max, std::size_t* after) {
   // No LZMA_CONCATENATED: one stream, as the kernel's xz_dec decodes.
   // The memory limit covers the dictionary (plus liblzma's own ~ 100 KiB).
   if (lzma_stream_decoder(&s, window_budget(max) + (std::uint64_t{1} << 20), 0) != LZMA_OK)
-    throw std::runtime_error("lzma_stream_decoder failed");
+    throw LibraryError("lzma_stream_decoder failed");
   Bytes out;
   std::uint8_t buf[kChunk];
   s.next_in = in.data();
@@ -133,7 +133,7 @@ Result<Bytes> unxz(ByteView in, std::uint64_t max, std::size_t* after) {
 
 Result<Bytes> gunzip(ByteView in, std::uint64_t max, std::size_t* after) {
   InflateStream inflater(16 + MAX_WBITS);
-  if (!inflater.ok()) throw std::runtime_error("inflateInit2 failed");
+  if (!inflater.ok()) throw LibraryError("inflateInit2 failed");
   z_stream& z = *inflater.get();
   Bytes out;
   std::uint8_t buf[kChunk];
@@ -168,7 +168,7 @@ Result<Bytes> gunzip(ByteView in, std::uint64_t max, std::size_t* after) {
 Result<Bytes> unzstd(ByteView in, std::uint64_t max, bool all_frames, std::size_t* after) {
   const ZstdDCtx owner(ZSTD_createDCtx());
   ZSTD_DCtx* d = owner.get();
-  if (!d) throw std::runtime_error("ZSTD_createDCtx failed");
+  if (!d) throw LibraryError("ZSTD_createDCtx failed");
   // The kernel accepts windows up to 2 GiB (ZSTD_WINDOWLOG_MAX); modsign up to window_budget().
   int window_log = 10;
   while (window_log < 31 && (std::uint64_t{1} << (window_log + 1)) <= window_budget(max)) ++window_log;
@@ -212,7 +212,7 @@ Result<Bytes> kernel_gunzip(ByteView in, std::uint64_t max) {
     } while (in[len++] != '\0');
   }
   InflateStream inflater(-MAX_WBITS);
-  if (!inflater.ok()) throw std::runtime_error("inflateInit2 failed");
+  if (!inflater.ok()) throw LibraryError("inflateInit2 failed");
   z_stream& z = *inflater.get();
   Bytes out;
   std::uint8_t buf[kChunk];

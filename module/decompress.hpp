@@ -81,6 +81,6 @@ bool streamable_file(const FileReader& in, std::uint64_t threshold);
 /// Compress `image` as the kernel build does: xz = LZMA2 preset 6 with a 1 MiB
 /// dictionary and a CRC32 check (single-threaded, as `xz --check=crc32 --lzma2=dict=1MiB`);
 /// gzip = deflate level 6, no name, mtime 0, OS 3 (as `gzip -n`); zstd = level 3 with
-/// content size and XXH64 checksum (as `zstd`).  Throws std::runtime_error on library
+/// content size and XXH64 checksum (as `zstd`).  Throws LibraryError on library
 /// failure; `format` must not be none.
 }  // namespace modsign::module

@@ -3,7 +3,8 @@
 // Kernel-visible failures travel as Error{KErr, message} inside Result<T>; I/O failures
 // (open, read, write, rename) throw IoError with a message naming the file; unusable
 // input to the facade calls (sign.hpp, verdict.hpp) throws InputError, a bad option
-// combination UsageError; misuse
+// combination UsageError, a failure inside OpenSSL, liblzma, zlib or libzstd LibraryError;
+// misuse
 // (value() of an error Result) throws std::logic_error.
 #pragma once
 
@@ -124,6 +125,15 @@ class MODSIGN_API IoError : public std::runtime_error {
 /// not hold what was asked for, or an option the operation cannot honour.  The message
 /// names the file ("<path>: <reason>") when there is one.
 class MODSIGN_API InputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// A library modsign calls failed where it should not: an OpenSSL without a digest modsign
+/// needs, an allocation inside liblzma, zlib, libzstd or OpenSSL, a key OpenSSL could not
+/// generate.  Not a property of the input; the CLI reports it as an internal error (exit 3).
+/// The message names the call ("EVP_DigestInit_ex: <OpenSSL's reason>", "inflateInit2 failed").
+class MODSIGN_API LibraryError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
