@@ -10,7 +10,6 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -18,6 +17,7 @@
 #include "cli_common.hpp"
 #include "options.hpp"
 #include "registry.hpp"
+#include "report_render.hpp"
 
 namespace modsign::cli {
 
@@ -68,43 +68,6 @@ struct VerifyArgs {
   std::vector<std::string> platform;      ///< --platform-keyring
   std::vector<std::string> kernel_lacks;  ///< --kernel-lacks (KernelProfile::absent_sig_algos, absent_hashes)
 };
-
-nlohmann::json signers_json(const std::vector<SignerSummary>& ss) {
-  nlohmann::json a = nlohmann::json::array();
-  for (const auto& s : ss)
-    a.push_back(
-        {{"sid", s.sid}, {"digest_algo", s.digest_algo}, {"sig_algo", s.sig_algo}, {"signed_attrs", s.signed_attrs}});
-  return a;
-}
-
-nlohmann::json trusted_keys_json(const std::vector<TrustedKey>& keys) {
-  nlohmann::json tk = nlohmann::json::array();
-  for (const auto& k : keys) tk.push_back({{"cn", k.cn}, {"skid", k.skid}, {"serial", k.serial}});
-  return tk;
-}
-
-/// One verify line (or JSON object).
-void report_verdict(const VerifyArgs& a, nlohmann::json& j, const std::string& path, const Verdict& v,
-                    std::ostream& os) {
-  if (a.json) {
-    j["outcome"] = outcome_name(v.outcome);
-    j["predicts"] = kVerdictPredicts;
-    j["errno"] = errno_name(v.err);
-    j["reason"] = v.reason;
-    j["signers"] = signers_json(v.signers);
-    j["compressed"] = v.compression ? compression_json(*v.compression) : nlohmann::json(nullptr);
-    j["log"] = v.log;  // always there, [] when the kernel logs nothing else
-    j["trusted_keys"] = trusted_keys_json(v.trusted_keys);
-    os << dump(j) << "\n";
-  } else {
-    // A load passes the signature check; what the kernel checks after it is not predicted.
-    const bool partial = v.outcome != LoadOutcome::refused;
-    os << printable(path) << ": " << outcome_name(v.outcome) << " (" << errno_name(v.err)
-       << "): " << printable(v.reason)
-       << (v.compression ? " [" + compression_text(*v.compression) + "]" : std::string())
-       << (partial ? " [predicts " + std::string(kVerdictPredicts) + ", not the ELF checks]" : "") << "\n";
-  }
-}
 
 /// The option of module loading given with --usage kexec, or nullptr: kexec_file_load has no
 /// counterpart (its size bound is KEXEC_FILE_SIZE_MAX, it decompresses nothing).
@@ -165,38 +128,9 @@ int kexec_setup(const VerifyArgs& a, std::optional<KernelProfile>& profile, Kexe
 /// One --usage kexec line (or JSON object); an error has the same JSON keys as a verdict.
 void report_kexec(const VerifyArgs& a, const std::string& path, const KernelProfile& profile, const KexecOptions& ko,
                   const KexecVerdict* v, const std::string& error) {
-  if (a.json) {
-    static const KexecVerdict kNone;  // an error: every key, empty
-    const KexecVerdict& r = v ? *v : kNone;
-    auto errno_json = [&](KErr e) { return v ? nlohmann::json(errno_name(e)) : nlohmann::json(nullptr); };
-    // No signature was checked (an error, or the loader's probe refused the image): no
-    // sig_errno and no keyring, rather than an "OK" no check gave.
-    const bool checked = !r.keyring.empty();
-    nlohmann::json j{{"path", path},
-                     {"kernel", profile.name()},
-                     {"usage", "kexec"},
-                     {"arch", kexec_arch_name(ko.arch)},
-                     {"outcome", v ? kexec_outcome_name(r.outcome) : "error"},
-                     {"predicts", kKexecVerdictPredicts},
-                     {"errno", errno_json(r.err)},
-                     {"sig_errno", checked ? errno_json(r.sig_errno) : nullptr},
-                     {"load_errno", errno_json(r.load_errno)},
-                     {"keyring", checked ? nlohmann::json(r.keyring) : nullptr},
-                     {"reason", v ? r.reason : error},
-                     {"signers", signers_json(r.signers)},
-                     {"digest_algo", r.digest_algo},
-                     {"signed_digest", to_hex(r.signed_digest)},
-                     {"image_digest", to_hex(r.image_digest)},
-                     {"trusted_keys", trusted_keys_json(r.trusted_keys)}};
-    std::cout << dump(j) << "\n";
-  } else if (v && !(a.batch.quiet && v->outcome == KexecOutcome::loads)) {  // -q: as for modules
-    std::cout << printable(path) << ": " << kexec_outcome_name(v->outcome) << " (" << errno_name(v->err)
-              << "): " << printable(v->reason)
-              << (v->outcome != KexecOutcome::refused
-                      ? " [predicts " + std::string(kKexecVerdictPredicts) + ", not the load]"
-                      : "")
-              << "\n";
-  }
+  if (a.json) std::cout << dump(to_json(v, path, profile.name(), ko.arch, error)) << "\n";
+  else if (v && !(a.batch.quiet && v->outcome == KexecOutcome::loads))
+    std::cout << to_text(*v, path);  // -q: as modules
 }
 
 /// --usage kexec: each IMAGE on its own, in order; exit 0 only when every image loads verified.
@@ -282,38 +216,26 @@ int cmd_verify(const VerifyArgs& a) {
     const std::string& path = inputs[i].path;
     ItemResult r;
     CaptureComplaints capture(r.err);
-    std::ostringstream os;
-    nlohmann::json j{{"path", path}, {"kernel", profile.name()}};
-    auto error_json = [&](const std::string& reason, const char* outcome = "error") {
-      if (!a.json) return;
-      j["outcome"] = outcome;
-      j["predicts"] = kVerdictPredicts;
-      j["errno"] = nullptr;
-      j["reason"] = reason;
-      j["signers"] = nlohmann::json::array();
-      j["compressed"] = nullptr;  // same keys as a verdict record
-      j["log"] = nlohmann::json::array();
-      j["trusted_keys"] = nlohmann::json::array();
-      os << dump(j) << "\n";
-    };
-    auto finish = [&](int exit, ItemState state) {
+    auto finish = [&](int exit, ItemState state, std::string out) {
       r.exit = exit;
       r.state = state;
-      r.out = os.str();
+      r.out = std::move(out);
       if (state == ItemState::skipped) outcomes[i] = {OutcomeRow::kSkipped, "skipped"};
       return r;
     };
+    // No verdict: the reason (also on stderr) in a record with a verdict's keys.
+    auto no_verdict = [&](int exit, ItemState state, const char* outcome, const std::string& reason) {
+      return finish(exit, state, a.json ? dump(no_verdict_json(path, profile.name(), outcome, reason)) + "\n" : "");
+    };
     if (!inputs[i].not_regular.empty()) {
       complain(path, "skipped: " + inputs[i].not_regular);
-      error_json(inputs[i].not_regular, "skipped");
       // A verdict that does not cover a module found under -r is not a success: exit 3.
-      return finish(kExitInput, ItemState::skipped);
+      return no_verdict(kExitInput, ItemState::skipped, "skipped", inputs[i].not_regular);
     }
     if (duplicate[i] != SIZE_MAX) {  // the same file named twice: verified once, as sign signs it once
       const std::string t = duplicate_text(inputs[duplicate[i]].path);
       complain(path, t);
-      error_json(t.substr(std::string("skipped: ").size()), "skipped");
-      return finish(kExitOk, ItemState::skipped);
+      return no_verdict(kExitOk, ItemState::skipped, "skipped", t.substr(std::string("skipped: ").size()));
     }
     Verdict v;
     try {
@@ -322,33 +244,31 @@ int cmd_verify(const VerifyArgs& a) {
       v = predict_module_file(path, trust, profile, item);
     } catch (const IoError& e) {  // "<path>: <reason>": the reason alone in the JSON, as info and digest
       complain("", e.what());
-      error_json(without_path(path, e.what()));
-      return finish(kExitInput, ItemState::failed);
+      return no_verdict(kExitInput, ItemState::failed, "error", without_path(path, e.what()));
     } catch (const InputError& e) {  // "<path>: <reason>": the reason alone in the JSON
       complain("", e.what());
-      error_json(without_path(path, e.what()));
-      return finish(kExitInput, ItemState::failed);
+      return no_verdict(kExitInput, ItemState::failed, "error", without_path(path, e.what()));
     } catch (const std::exception& e) {  // e.g. out of memory: report this module, go on
       complain(path, std::string("internal error: ") + e.what());
-      error_json(std::string("internal error: ") + e.what());
-      return finish(kExitInput, ItemState::failed);
+      return no_verdict(kExitInput, ItemState::failed, "error", std::string("internal error: ") + e.what());
     }
     std::error_code ec;
     r.bytes = std::filesystem::file_size(path, ec);
     for (const auto& n : v.notes) complain(path, n);
-    if (!v.notes.empty()) j["notes"] = v.notes;
+    std::optional<std::vector<std::string>> warnings;
     if (kconfig) {  // what that kernel's configuration says about the signature it checks
-      std::vector<std::string> w;
+      warnings.emplace();
       if (!v.signers.empty())
-        w = kernel_config_warnings(*kconfig, "the module's signature", v.signers.front().sig_algo,
-                                   v.signers.front().digest_algo, v.signers.front().signed_attrs);
-      print_notes(w);
-      j["warnings"] = w;
+        warnings = kernel_config_warnings(*kconfig, "the module's signature", v.signers.front().sig_algo,
+                                          v.signers.front().digest_algo, v.signers.front().signed_attrs);
+      print_notes(*warnings);
     }
-    report_verdict(a, j, path, v, os);
     outcomes[i] = {static_cast<int>(v.outcome),
                    std::string(outcome_name(v.outcome)) + " (" + std::string(errno_name(v.err)) + ")"};
-    return v.outcome == LoadOutcome::loads ? finish(kExitOk, ItemState::done) : finish(kExitVerdict, ItemState::failed);
+    return finish(
+        v.outcome == LoadOutcome::loads ? kExitOk : kExitVerdict,
+        v.outcome == LoadOutcome::loads ? ItemState::done : ItemState::failed,
+        a.json ? dump(to_json(v, path, profile.name(), warnings ? &*warnings : nullptr)) + "\n" : to_text(v, path));
   };
   BatchOptions bo = a.batch;
   bo.sync = "none";              // verify writes nothing
