@@ -44,7 +44,8 @@ Bytes compress(ByteView image, Compression format) {
       return out;
     }
     case Compression::gzip: {
-      if (image.size() > 0xffffffffu) throw LibraryError("gzip recompression of images over 4 GiB is not supported");
+      if (image.size() > 0xffffffffu)
+        throw InputError("gzip recompression of images over 4 GiB is not supported (zlib's avail_in is 32 bits)");
       DeflateStream deflater(16 + MAX_WBITS);
       if (!deflater.ok()) throw LibraryError("deflateInit2 failed");
       z_stream& z = *deflater.get();

@@ -169,7 +169,7 @@ int cmd_verify(const VerifyArgs& a) {
     o.kernel = public_profile(a.kernel);
     set_waive_option(*o.kernel, a.waive);
   } else if (a.waive) {
-    complain("", "--waive-mldsa-authattrs needs --kernel v7.0");
+    complain("", "--waive-mldsa-authattrs needs a v7.x --kernel (v7.0, v7.1, v7.2)");
     return kExitUsage;
   }
   const CmsVerification v = cms_verify_file(a.file, o);

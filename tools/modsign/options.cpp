@@ -62,7 +62,7 @@ void add_signer_options(CLI::App* cmd, std::string& key, std::string& cert, std:
 }
 
 void add_waive_option(CLI::App* cmd, bool& waive) {
-  cmd->add_flag("--waive-mldsa-authattrs", waive, "CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA=y (v7.0)");
+  cmd->add_flag("--waive-mldsa-authattrs", waive, "CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA=y (v7.x)");
 }
 
 void add_enforce_options(CLI::App* cmd, bool& enforce, bool& lockdown) {

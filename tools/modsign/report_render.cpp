@@ -43,10 +43,14 @@ nlohmann::json signature_json(const SignatureInfo& si) {
 
 /// A signature the outermost one covers, in info --json's nested[].
 nlohmann::json nested_json(const SignatureInfo& n) {
-  return {{"cms_offset", n.content_length}, {"cms_length", n.cms_length},
-          {"signature_algorithm", n.signature_algorithm}, {"sig_hashalgo", n.sig_hashalgo},
-          {"signer", n.signer}, {"sig_key", n.sig_key},
-          {"signed_attrs", n.signed_attrs}, {"content_length", n.content_length},
+  return {{"cms_offset", n.content_length},
+          {"cms_length", n.cms_length},
+          {"signature_algorithm", n.signature_algorithm},
+          {"sig_hashalgo", n.sig_hashalgo},
+          {"signer", n.signer},
+          {"sig_key", n.sig_key},
+          {"signed_attrs", n.signed_attrs},
+          {"content_length", n.content_length},
           {"accepted_by", n.accepted_by}};
 }
 
@@ -73,8 +77,8 @@ std::string to_text(const Verdict& v, const std::string& path) {
   // A load passes the signature check; what the kernel checks after it is not predicted.
   const bool partial = v.outcome != LoadOutcome::refused;
   std::ostringstream os;
-  os << printable(path) << ": " << outcome_name(v.outcome) << " (" << errno_name(v.err)
-     << "): " << printable(v.reason) << (v.compression ? " [" + compression_text(*v.compression) + "]" : std::string())
+  os << printable(path) << ": " << outcome_name(v.outcome) << " (" << errno_name(v.err) << "): " << printable(v.reason)
+     << (v.compression ? " [" + compression_text(*v.compression) + "]" : std::string())
      << (partial ? " [predicts " + std::string(kVerdictPredicts) + ", not the ELF checks]" : "") << "\n";
   return os.str();
 }
@@ -120,8 +124,8 @@ nlohmann::json to_json(const KexecVerdict* v, const std::string& path, const std
 }
 
 std::string to_text(const KexecVerdict& v, const std::string& path) {
-  return printable(path) + ": " + std::string(kexec_outcome_name(v.outcome)) + " (" +
-         std::string(errno_name(v.err)) + "): " + printable(v.reason) +
+  return printable(path) + ": " + std::string(kexec_outcome_name(v.outcome)) + " (" + std::string(errno_name(v.err)) +
+         "): " + printable(v.reason) +
          (v.outcome != KexecOutcome::refused ? " [predicts " + std::string(kKexecVerdictPredicts) + ", not the load]"
                                              : "") +
          "\n";
