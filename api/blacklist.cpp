@@ -27,16 +27,12 @@ struct Module {
   module::ModuleImage m;
 };
 
-/// Decompress `stored`; InputError "<name>: <format>-compressed module: <what>" (and the
-/// message without the name in *reason) when it does not.
-Module open(Bytes stored, std::uint64_t max_size, const std::string& name, std::string* reason) {
+/// Decompress `stored`; InputError "<name>: <format>-compressed module: <what>" when it does not.
+Module open(Bytes stored, std::uint64_t max_size, const std::string& name) {
   auto img = module::open_module(stored, max_size);
-  if (!img) {
-    const std::string msg = std::string(module::compression_name(module::detect_compression(stored))) +
-                            "-compressed module: " + img.error().message;
-    if (reason) *reason = msg;
-    throw InputError(name + ": " + msg);
-  }
+  if (!img)
+    throw InputError(name + ": " + std::string(module::compression_name(module::detect_compression(stored))) +
+                     "-compressed module: " + img.error().message);
   return Module{std::move(stored), std::move(img).value()};
 }
 
@@ -56,14 +52,8 @@ struct Item {
 };
 
 /// The items of `path` (the detection rule of blacklist_entries_for_file()).
-std::vector<Item> read_items(const std::string& path, std::uint64_t max_size, std::string* reason) {
-  Bytes head;
-  try {
-    head = read_module_bytes(path, max_size);
-  } catch (const IoError& e) {
-    if (reason) *reason = e.what();
-    throw;
-  }
+std::vector<Item> read_items(const std::string& path, std::uint64_t max_size) {
+  Bytes head = read_module_bytes(path, max_size);
   const bool elf = head.size() >= 4 && head[0] == 0x7f && head[1] == 'E' && head[2] == 'L' && head[3] == 'F';
   static constexpr std::string_view kPem = "-----BEGIN";
   // Certificate files are small: a larger non-ELF file is a module whatever it contains.
@@ -73,16 +63,12 @@ std::vector<Item> read_items(const std::string& path, std::uint64_t max_size, st
   std::vector<Item> out;
   if (!elf && module::detect_compression(head) == module::Compression::none && (pem || der)) {
     auto certs = crypto::Certificate::from_bytes(head, nullptr, asn1::Rules::ber);
-    if (!certs) {
-      const std::string msg = path + ": " + certs.error().message;
-      if (reason) *reason = msg;
-      throw InputError(msg);
-    }
+    if (!certs) throw InputError(path + ": " + certs.error().message);
     for (std::size_t i = 0; i < certs->size(); ++i)
       out.push_back(Item{certs->size() > 1 ? path + "#" + std::to_string(i + 1) : path, std::nullopt, (*certs)[i]});
     return out;
   }
-  out.push_back(Item{path, open(std::move(head), max_size, path, reason), std::nullopt});
+  out.push_back(Item{path, open(std::move(head), max_size, path), std::nullopt});
   return out;
 }
 
@@ -103,7 +89,7 @@ ModuleBlacklistEntry blacklist_entry_for_module(ByteView stored, const KernelPro
                                                 const std::string& ima_hash, std::uint64_t max_size,
                                                 const std::string& name) {
   const crypto::HashAlgo h = ima_algo(ima_hash);
-  const Module md = open(Bytes(stored.begin(), stored.end()), max_size, name, nullptr);
+  const Module md = open(Bytes(stored.begin(), stored.end()), max_size, name);
   return blacklist::module_entry(md.stored, md.m, api::to_kernel(profile), h);
 }
 
@@ -113,12 +99,11 @@ CertificateBlacklistEntry blacklist_entry_for_certificate(ByteView der, const Ke
 }
 
 std::vector<BlacklistEntry> blacklist_entries_for_file(const std::string& path, const KernelProfile& profile,
-                                                       const std::string& ima_hash, std::uint64_t max_size,
-                                                       std::string* reason) {
+                                                       const std::string& ima_hash, std::uint64_t max_size) {
   const crypto::HashAlgo h = ima_algo(ima_hash);
   const kernel::KernelProfile kp = api::to_kernel(profile);
   std::vector<BlacklistEntry> out;
-  for (const Item& it : read_items(path, max_size, reason)) {
+  for (const Item& it : read_items(path, max_size)) {
     BlacklistEntry e{it.label, std::nullopt, std::nullopt};
     if (it.cert) e.certificate = blacklist::certificate_blacklist_entry(*it.cert, kp);
     else e.module = blacklist::module_entry(it.module->stored, it.module->m, kp, h);
@@ -130,7 +115,7 @@ std::vector<BlacklistEntry> blacklist_entries_for_file(const std::string& path, 
 BlacklistVerdict check_module_blacklist(ByteView stored, const TrustStore& trust, const KernelProfile& profile,
                                         const std::string& ima_hash, std::uint64_t max_size, const std::string& name) {
   const crypto::HashAlgo h = ima_algo(ima_hash);
-  const Module md = open(Bytes(stored.begin(), stored.end()), max_size, name, nullptr);
+  const Module md = open(Bytes(stored.begin(), stored.end()), max_size, name);
   return blacklist::check_module(md.stored, md.m, impl_of(trust).sources, trusted_of(trust), api::to_kernel(profile),
                                  h);
 }
@@ -142,10 +127,10 @@ BlacklistVerdict check_certificate_blacklist(ByteView der, const TrustStore& tru
 
 std::vector<BlacklistItemVerdict> check_blacklist_file(const std::string& path, const TrustStore& trust,
                                                        const KernelProfile& profile, const std::string& ima_hash,
-                                                       std::uint64_t max_size, std::string* reason) {
+                                                       std::uint64_t max_size) {
   const crypto::HashAlgo h = ima_algo(ima_hash);
   const kernel::KernelProfile kp = api::to_kernel(profile);
-  const std::vector<Item> items = read_items(path, max_size, reason);
+  const std::vector<Item> items = read_items(path, max_size);
   const std::vector<crypto::Certificate> trusted = trusted_of(trust);
   std::vector<BlacklistItemVerdict> out;
   for (const Item& it : items)

@@ -271,8 +271,9 @@ TEST_F(BlacklistCli, ImaAppraiseHostileInputs) {
   EXPECT_EQ(lines[1]["path"], d_ / "missing.ko");
   EXPECT_EQ(lines[1]["outcome"], "error");
   EXPECT_EQ(lines[1]["errno"], nullptr);
-  EXPECT_EQ(lines[1]["reason"], d_ / "missing.ko" + ": No such file or directory");
+  // The reason names no file (the record's path does), as verify --json gives it.
+  EXPECT_EQ(lines[1]["reason"], "No such file or directory");
   EXPECT_EQ(lines[2]["outcome"], "error");
-  EXPECT_EQ(lines[2]["reason"], d_ / "fifo.ko" + ": is a FIFO, not a regular file");
+  EXPECT_EQ(lines[2]["reason"], "is a FIFO, not a regular file");
   EXPECT_EQ(lines[3]["cause"], "no-modsig");
 }

@@ -150,14 +150,11 @@ MODSIGN_API CertificateBlacklistEntry blacklist_entry_for_certificate(ByteView d
 /// is certificates and must parse as such (trailing bytes, a PEM key or a damaged block are
 /// refused); anything else is a module.
 /// Throws IoError when the file cannot be read; InputError "<path>: <reason>" for a bad
-/// certificate file or a module that does not decompress.  When it throws and `reason` is
-/// given, *reason is the text `blacklist check --json` reports: the message, without the
-/// path for a module that does not decompress (as `verify --json` words it).
+/// certificate file or a module that does not decompress.
 MODSIGN_API std::vector<BlacklistEntry> blacklist_entries_for_file(const std::string& path,
                                                                    const KernelProfile& profile,
                                                                    const std::string& ima_hash = "sha256",
-                                                                   std::uint64_t max_size = kMaxModuleSize,
-                                                                   std::string* reason = nullptr);
+                                                                   std::uint64_t max_size = kMaxModuleSize);
 
 // ---------------------------------------------------------------------------------------
 // Would the blacklist stop it?
@@ -230,7 +227,6 @@ MODSIGN_API BlacklistVerdict check_certificate_blacklist(ByteView der, const Tru
 MODSIGN_API std::vector<BlacklistItemVerdict> check_blacklist_file(const std::string& path, const TrustStore& trust,
                                                                    const KernelProfile& profile,
                                                                    const std::string& ima_hash = "sha256",
-                                                                   std::uint64_t max_size = kMaxModuleSize,
-                                                                   std::string* reason = nullptr);
+                                                                   std::uint64_t max_size = kMaxModuleSize);
 
 }  // namespace modsign

@@ -251,7 +251,7 @@ int run_file_batch(const std::string& verb, const std::vector<BatchInput>& input
       r.state = ItemState::skipped;
       return r;
     }
-    r.exit = run_guarded([&] { return handle(i, r, to); });
+    r.exit = run_guarded([&] { return handle(i, r, to); }, nullptr, inputs[i].path);
     r.state = r.exit == kExitOk ? ItemState::done : ItemState::failed;
     return r;
   };

@@ -136,19 +136,30 @@ unsigned run_pool(unsigned jobs, const std::function<void()>& worker) {
   return static_cast<unsigned>(std::max<std::size_t>(pool.size(), 1));
 }
 
-/// Item `i`'s result from `work`, given the route of its outputs to `batch` as item `i`; an
-/// exception is the item's internal error.
+/// Item `i`'s result from `work`, given the route of its outputs to `batch` as item `i`; what
+/// it throws fails the item, reported as run_guarded() says.
 ItemResult run_item(const BatchWork& work, OutputBatch& batch, std::size_t i,
                     const std::function<std::string(std::size_t)>& name) {
-  try {
-    return work(i, OutputRoute{&batch, i});
-  } catch (const std::exception& e) {
-    ItemResult r;
-    r.state = ItemState::failed;
-    r.exit = kExitInput;
-    r.err = "modsign: " + printable((name ? name(i) + ": " : std::string()) + "internal error: " + e.what()) + "\n";
+  ItemResult r;
+  bool returned = false;
+  std::string err;
+  const CaptureComplaints capture(err);
+  const int exit = run_guarded(
+      [&] {
+        r = work(i, OutputRoute{&batch, i});
+        returned = true;
+        return r.exit;
+      },
+      nullptr, name ? name(i) : "");
+  if (returned) {
+    r.err.insert(0, err);  // anything said outside the work's own capture, in its place in the order
     return r;
   }
+  ItemResult failed;
+  failed.state = ItemState::failed;
+  failed.exit = exit;
+  failed.err = std::move(err);
+  return failed;
 }
 
 /// What the summary line counts, and the batch's exit status.

@@ -129,19 +129,23 @@ std::optional<std::string> prompt_passphrase(const std::string& path) {
 
 }  // namespace
 
-int run_guarded(const std::function<int()>& f) { return run_guarded(f, nullptr); }
-
-int run_guarded(const std::function<int()>& f, std::string* what) {
-  auto report = [what](const std::exception& e, int status) {
-    complain("", e.what());
-    if (what) *what = e.what();
+int run_guarded(const std::function<int()>& f, std::string* reason, const std::string& item) {
+  // The library's message names the file ("<item>: <reason>"); the record's reason does not.
+  auto report = [&](const char* what, int status) {
+    complain("", what);
+    if (reason) *reason = item.empty() ? std::string(what) : without_path(item, what);
     return status;
   };
   try {
     return f();
-  } catch (const UsageError& e) { return report(e, kExitUsage); } catch (const InputError& e) {
-    return report(e, kExitInput);
-  } catch (const IoError& e) { return report(e, kExitInput); }
+  } catch (const UsageError& e) { return report(e.what(), kExitUsage); } catch (const InputError& e) {
+    return report(e.what(), kExitInput);
+  } catch (const IoError& e) { return report(e.what(), kExitInput); } catch (const std::exception& e) {
+    const std::string why = std::string("internal error: ") + e.what();
+    complain(item, why);
+    if (reason) *reason = why;
+    return kExitInput;
+  }
 }
 
 namespace {
@@ -216,21 +220,6 @@ Signer load_signer(const std::string& key, const std::string& cert, const KeyOpt
   auto signer = Signer::load(key, cert, prompt_passphrase, options);
   for (const auto& n : signer.notes()) complain(key, n);
   return signer;
-}
-
-/// Read and, if compressed, decompress a module; reports and returns nullopt on failure
-/// (the message also goes to `*why` when given).
-std::optional<LoadedModule> read_module(const std::string& path, std::uint64_t max_size, std::string* why) {
-  try {
-    return open_module_file(path, modsign::KernelProfile(), OpenOptions{max_size, false});
-  } catch (const IoError& e) {
-    complain("", e.what());
-    if (why) *why = e.what();
-  } catch (const InputError& e) {
-    complain("", e.what());
-    if (why) *why = without_path(path, e.what());
-  }
-  return std::nullopt;
 }
 
 std::string counted(std::uint64_t n, const std::string& one, const std::string& many) {

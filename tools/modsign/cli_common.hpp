@@ -52,15 +52,19 @@ std::string dump(const nlohmann::json& j);
 
 /// "1 entry", "2 entries": `n` and the word in the singular or the plural.
 std::string counted(std::uint64_t n, const std::string& one, const std::string& many);
-/// The CLI's one error mapping (main() runs every command through it; a batch runs each item
-/// through it): runs `f` and returns its exit status; a UsageError it throws is reported as
-/// "modsign: <what>" with kExitUsage, an InputError (SignError, ...) or IoError as
-/// "modsign: <what>" with kExitInput.  Commands throw; they catch only the refusals they word
-/// themselves (SignError hints, KeygenError) and the per-item failures a batch goes on after.
-int run_guarded(const std::function<int()>& f);
-/// The same for one item of a batch (ima sign, ima verify): also the message reported, in
-/// `*what` (left as it was when `f` returns), for the item's --json record.
-int run_guarded(const std::function<int()>& f, std::string* what);
+/// The CLI's one error mapping (main() runs every command through it; a batch, and a command
+/// going on after a bad input, runs each item through it): runs `f` and returns its exit
+/// status; what `f` throws is reported on stderr and becomes a status:
+///   UsageError                        "modsign: <what>", kExitUsage;
+///   InputError (SignError, ...), IoError  "modsign: <what>", kExitInput;
+///   anything else (LibraryError, out of memory)
+///                                     "modsign: [<item>: ]internal error: <what>", kExitInput.
+/// Commands throw; they catch only the refusals they word themselves (SignError hints,
+/// KeygenError, an option's name before a UsageError).  For an item (`item` its path),
+/// `*reason` receives the reason its --json record gives: the message without the leading
+/// "<item>: " the library's messages start with ("internal error: <what>" for an internal
+/// error); left as it was when `f` returns.
+int run_guarded(const std::function<int()>& f, std::string* reason = nullptr, const std::string& item = "");
 /// At the end of a command: flushes standard output and, when a write to it failed (now or
 /// before: a full disk, a closed pipe), writes "modsign: stdout: <strerror>" (e.g. "No space
 /// left on device") to stderr and returns max(status, kExitInput); else `status`.
@@ -85,10 +89,6 @@ Signer load_signer(const std::string& key, const std::string& cert, const KeyOpt
 /// A module read from disk: stored bytes and the image the kernel checks (the public
 /// modsign::ModuleFile: path, stored, m).
 using LoadedModule = modsign::ModuleFile;
-/// Read and, if compressed, decompress a module; reports and returns nullopt on failure
-/// (the message also goes to `*why` when given).  (`ima appraise`, for which a stream the
-/// kernel cannot decompress is a prediction, reads through the library instead.)
-std::optional<LoadedModule> read_module(const std::string& path, std::uint64_t max_size, std::string* why = nullptr);
 /// "xz (CRC32 check), 12345 bytes stored" for reports.
 std::string compression_text(const ModuleImage& m);
 /// The "compression" JSON object (null for an uncompressed module).

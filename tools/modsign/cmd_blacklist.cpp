@@ -114,12 +114,16 @@ int cmd_entry(const EntryArgs& a) {
   int worst = kExitOk;
   for (const auto& path : a.items) {
     std::vector<BlacklistEntry> items;
-    try {
-      items = blacklist_entries_for_file(path, profile, a.ima_hash, a.max_size);
-    } catch (const std::runtime_error& e) {  // IoError, InputError
-      complain("", e.what());
-      if (a.json) std::cout << dump({{"path", path}, {"error", without_path(path, e.what())}}) << "\n";
-      worst = std::max(worst, kExitInput);
+    std::string why;
+    if (const int st = run_guarded(
+            [&] {
+              items = blacklist_entries_for_file(path, profile, a.ima_hash, a.max_size);
+              return kExitOk;
+            },
+            &why, path);
+        st != kExitOk) {
+      if (a.json) std::cout << dump({{"path", path}, {"error", why}}) << "\n";
+      worst = std::max(worst, st);
       continue;
     }
     for (const auto& it : items) {
@@ -238,11 +242,14 @@ int cmd_check(const CheckArgs& a) {
   for (const auto& path : a.items) {
     std::vector<BlacklistItemVerdict> verdicts;
     std::string why;
-    try {
-      verdicts = check_blacklist_file(path, trust, profile, a.ima_hash, a.max_size, &why);
-    } catch (const std::runtime_error& e) {  // IoError, InputError
-      complain("", e.what());
-      worst = std::max(worst, kExitInput);
+    if (const int st = run_guarded(
+            [&] {
+              verdicts = check_blacklist_file(path, trust, profile, a.ima_hash, a.max_size);
+              return kExitOk;
+            },
+            &why, path);
+        st != kExitOk) {
+      worst = std::max(worst, st);
       // As verify --json: an object for every input (the message is on stderr too).
       if (a.json)
         std::cout << dump({{"path", path},

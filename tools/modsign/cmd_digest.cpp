@@ -34,16 +34,16 @@ int cmd_digest(const DigestArgs& a) {
   int worst = kExitOk;
   for (const auto& path : a.modules) {
     std::optional<DigestView> view;
-    std::string failed;  // IoError, InputError: "<path>: <reason>"
-    try {
-      view = digest_module_file(path, profile, a.max_size);
-    } catch (const IoError& e) { failed = e.what(); } catch (const InputError& e) {
-      failed = e.what();
-    }
-    if (!view) {  // with --json, line N stays input N, as info --json
-      complain("", failed);
-      if (a.json) std::cout << dump({{"path", path}, {"error", without_path(path, failed)}}) << "\n";
-      worst = std::max(worst, kExitInput);
+    std::string why;
+    if (const int st = run_guarded(
+            [&] {
+              view = digest_module_file(path, profile, a.max_size);
+              return kExitOk;
+            },
+            &why, path);
+        st != kExitOk) {  // with --json, line N stays input N, as info --json
+      if (a.json) std::cout << dump({{"path", path}, {"error", why}}) << "\n";
+      worst = std::max(worst, st);
       continue;
     }
     const ModuleDigests& d = view->digests;

@@ -51,19 +51,15 @@ int cmd_appraise(const AppraiseArgs& a) {
   int worst = kExitOk;
   for (const auto& path : a.modules) {
     std::optional<Appraisal> ap;
-    std::string why;
-    try {
-      ap = ima_appraise_modsig(path, trust, profile, {a.ima_hash, a.max_size});
-    } catch (const IoError& e) {
-      complain("", e.what());
-      why = e.what();
-    } catch (const InputError& e) {
-      complain("", e.what());
-      why = e.what();
-      if (why.starts_with(path + ": ")) why.erase(0, path.size() + 2);  // the JSON reason names no file
-    }
-    if (!ap) {
-      worst = std::max(worst, kExitInput);
+    std::string why;  // the JSON reason names no file
+    if (const int st = run_guarded(
+            [&] {
+              ap = ima_appraise_modsig(path, trust, profile, {a.ima_hash, a.max_size});
+              return kExitOk;
+            },
+            &why, path);
+        st != kExitOk) {
+      worst = std::max(worst, st);
       // As verify --json: line N stays input N (the message is on stderr too).
       if (a.json)
         std::cout << dump({{"path", path},

@@ -174,8 +174,8 @@ int cmd_ima_verify(ImaVerifyArgs& a) {
           r.bytes = std::filesystem::file_size(in.path, ec);  // for the summary
           return worst;
         },
-        &why);
-    if (!why.empty()) r.out = no_verdict(in.path, "error", without_path(in.path, why));
+        &why, in.path);
+    if (!why.empty()) r.out = no_verdict(in.path, "error", why);
     r.state = r.exit == kExitOk ? ItemState::done : ItemState::failed;
     return r;
   };

@@ -32,29 +32,21 @@ struct InfoArgs {
 int cmd_info(const InfoArgs& a) {
   int worst = kExitOk;
   for (const auto& path : a.modules) {
-    auto failed = [&](const std::string& why) {
-      worst = std::max(worst, kExitInput);
-      if (a.json) std::cout << dump({{"path", path}, {"error", why}}) << "\n";
-    };
-    std::string why;
-    auto lm = read_module(path, a.max_size, &why);
-    if (!lm) {  // "<path>: <reason>": the reason alone in the JSON, as digest and verify give it
-      failed(without_path(path, why));
-      continue;
+    std::string why;  // the reason alone in the JSON, as digest and verify give it
+    std::string out;
+    const int st = run_guarded(
+        [&] {
+          const LoadedModule lm = open_module_file(path, modsign::KernelProfile(), OpenOptions{a.max_size, false});
+          const std::vector<SignatureInfo> stack = describe_signatures(lm);
+          out = a.json ? dump(to_json(stack, path, lm.m)) + "\n" : to_text(stack, path, lm.m);
+          return kExitOk;
+        },
+        &why, path);
+    if (st != kExitOk) {
+      worst = std::max(worst, st);
+      if (a.json) out = dump({{"path", path}, {"error", why}}) + "\n";
     }
-    std::vector<SignatureInfo> stack;
-    try {
-      stack = describe_signatures(*lm);
-    } catch (const InputError& e) {
-      complain("", e.what());
-      failed(without_path(path, e.what()));
-      continue;
-    } catch (const std::exception& e) {
-      complain(path, std::string("internal error: ") + e.what());
-      failed(std::string("internal error: ") + e.what());
-      continue;
-    }
-    std::cout << (a.json ? dump(to_json(stack, path, lm->m)) + "\n" : to_text(stack, path, lm->m));
+    std::cout << out;
   }
   return worst;
 }

@@ -79,11 +79,13 @@ int cmd_extract(const ExtractArgs& a) {
   }
   int worst = kExitOk;
   for (const auto& path : a.modules) {
-    worst = std::max(worst, run_guarded([&] {
-                       const ExtractReport r = extract_signature_file(path, a.out, a.max_size);
-                       std::cout << printable(r.path) << ": " << r.cms_size << " bytes of PKCS#7\n";
-                       return kExitOk;
-                     }));
+    worst = std::max(worst, run_guarded(
+                                [&] {
+                                  const ExtractReport r = extract_signature_file(path, a.out, a.max_size);
+                                  std::cout << printable(r.path) << ": " << r.cms_size << " bytes of PKCS#7\n";
+                                  return kExitOk;
+                                },
+                                nullptr, path));
   }
   return worst;
 }

@@ -158,12 +158,16 @@ int cmd_verify_kexec(const VerifyArgs& a) {
   int status = kExitOk;
   for (const auto& path : a.modules) {
     KexecVerdict v;
-    try {
-      v = kexec_verdict_file(path, trust, platform ? &*platform : nullptr, *profile, ko);
-    } catch (const std::runtime_error& e) {  // IoError, InputError
-      complain("", e.what());
-      report_kexec(a, path, *profile, ko, nullptr, e.what());
-      status = std::max(status, kExitInput);
+    std::string why;
+    if (const int st = run_guarded(
+            [&] {
+              v = kexec_verdict_file(path, trust, platform ? &*platform : nullptr, *profile, ko);
+              return kExitOk;
+            },
+            &why, path);
+        st != kExitOk) {
+      report_kexec(a, path, *profile, ko, nullptr, why);
+      status = std::max(status, st);
       continue;
     }
     report_kexec(a, path, *profile, ko, &v, "");
@@ -238,20 +242,16 @@ int cmd_verify(const VerifyArgs& a) {
       return no_verdict(kExitOk, ItemState::skipped, "skipped", t.substr(std::string("skipped: ").size()));
     }
     Verdict v;
-    try {
-      PredictOptions item = po;
-      item.expect_file = walked_file(inputs[i], a.dirs);  // a walked entry: read from the file the walk found
-      v = predict_module_file(path, trust, profile, item);
-    } catch (const IoError& e) {  // "<path>: <reason>": the reason alone in the JSON, as info and digest
-      complain("", e.what());
-      return no_verdict(kExitInput, ItemState::failed, "error", without_path(path, e.what()));
-    } catch (const InputError& e) {  // "<path>: <reason>": the reason alone in the JSON
-      complain("", e.what());
-      return no_verdict(kExitInput, ItemState::failed, "error", without_path(path, e.what()));
-    } catch (const std::exception& e) {  // e.g. out of memory: report this module, go on
-      complain(path, std::string("internal error: ") + e.what());
-      return no_verdict(kExitInput, ItemState::failed, "error", std::string("internal error: ") + e.what());
-    }
+    std::string why;  // the reason alone in the JSON, as info and digest give it
+    const int st = run_guarded(
+        [&] {
+          PredictOptions item = po;
+          item.expect_file = walked_file(inputs[i], a.dirs);  // a walked entry: read from the file the walk found
+          v = predict_module_file(path, trust, profile, item);
+          return kExitOk;
+        },
+        &why, path);
+    if (st != kExitOk) return no_verdict(st, ItemState::failed, "error", why);
     std::error_code ec;
     r.bytes = std::filesystem::file_size(path, ec);
     for (const auto& n : v.notes) complain(path, n);
