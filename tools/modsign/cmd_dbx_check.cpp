@@ -158,10 +158,12 @@ int cmd_check(const CheckArgs& a) {
   bool refused = false, failed = dir_error;
   for (const auto& f : files) {
     Result<EfiImageVerdict> r = make_error(KErr::einval, "");
-    try {
-      r = verify_efi_image_file(f, policy);
-    } catch (const IoError& e) {
-      complain("", e.what());
+    if (run_guarded(
+            [&] {
+              r = verify_efi_image_file(f, policy);
+              return kExitOk;
+            },
+            nullptr, f) != kExitOk) {
       failed = true;
       continue;
     }

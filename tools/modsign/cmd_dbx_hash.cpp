@@ -116,11 +116,14 @@ int cmd_hash(const HashArgs& a) {
   int rc = dir_error ? kExitInput : kExitOk;
   for (const auto& f : files) {
     Result<AuthenticodeInfo> r = make_error(KErr::einval, "");
-    try {
-      r = authenticode_file(f);
-    } catch (const IoError& e) {
-      complain("", e.what());
-      rc = kExitInput;
+    if (const int st = run_guarded(
+            [&] {
+              r = authenticode_file(f);
+              return kExitOk;
+            },
+            nullptr, f);
+        st != kExitOk) {
+      rc = std::max(rc, st);
       continue;
     }
     if (!r) {

@@ -54,10 +54,11 @@ int cmd_sign_file(int argc, char** argv) {
   const std::string& x509 = p[2];
   const std::string& module_path = p[3];
   const std::string dest = p.size() == 5 ? p[4] : module_path;
-  try {
+  // sign-file's own exit status: 1 for every failure (run_guarded() reports it).
+  const int status = run_guarded([&] {
     if (raw) {
       append_signature_file(module_path, p[0], dest);
-      return 0;
+      return kExitOk;
     }
     SignOptions opt;
     opt.hash = hash_name;
@@ -75,21 +76,13 @@ int cmd_sign_file(int argc, char** argv) {
       check_sign_options(opt);
     } catch (const SignError&) {
       complain(hash_name, "unknown hash algorithm");
-      return 1;
+      return kExitInput;
     }
     const Signer signer = load_signer(p[1], x509);
     for (const auto& n : sign_module_file(signer, module_path, opt).notes) complain(module_path, n);
-  } catch (const UsageError& e) {  // sign-file's own exit status: 1 for every failure
-    complain("", e.what());
-    return 1;
-  } catch (const InputError& e) {
-    complain("", e.what());
-    return 1;
-  } catch (const IoError& e) {
-    complain("", e.what());
-    return 1;
-  }
-  return 0;
+    return kExitOk;
+  });
+  return status == kExitOk ? 0 : 1;
 }
 
 /// Nothing to declare: main() hands sign-file its argv (Command::own_main); the subcommand
