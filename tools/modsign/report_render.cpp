@@ -1,4 +1,4 @@
-// modsign's own: to_json/to_text of the reports verify and info print (report_render.hpp).
+// modsign's own: to_json/to_text of the reports verify, info and digest print (report_render.hpp).
 #include "report_render.hpp"
 
 #include <sstream>
@@ -184,6 +184,75 @@ std::string to_text(const std::vector<SignatureInfo>& stack, const std::string& 
     line("nested[" + std::to_string(k) + "]",
          stack[k].signature_algorithm + " " + stack[k].sig_hashalgo + ", CMS " + std::to_string(stack[k].cms_length) +
              " bytes at " + std::to_string(stack[k].content_length) + (stack[k].signed_attrs ? ", signedAttrs" : ""));
+  return os.str();
+}
+
+namespace {
+const char* bin_source_name(DigestView::BinSource s) {
+  switch (s) {
+    case DigestView::BinSource::d_modsig: return "d-modsig";
+    case DigestView::BinSource::ima_hash: return "ima-hash";
+    case DigestView::BinSource::not_read: return "not-read";
+    case DigestView::BinSource::none: break;
+  }
+  return nullptr;
+}
+}  // namespace
+
+nlohmann::json to_json(const DigestView& v, const std::string& path, const std::string& kernel) {
+  const ModuleDigests& d = v.digests;
+  const bool ok = d.kernel.status == KErr::none;
+  nlohmann::json kd{{"status", ok ? "ok" : std::string(errno_name(d.kernel.status))},
+                    {"algo", ok ? nlohmann::json(d.kernel.algo) : nlohmann::json(nullptr)},
+                    {"hex", ok ? nlohmann::json(to_hex(d.kernel.bytes)) : nlohmann::json(nullptr)}};
+  if (!ok) kd["reason"] = d.kernel.reason;
+  const char* source = bin_source_name(v.bin_source);
+  return {{"path", path},
+          {"kernel", kernel},
+          {"signed", d.signed_module},
+          {"content_length", d.content_length},
+          {"kernel_digest", kd},
+          {"side_sha256", to_hex(d.side_sha256)},
+          {"d_modsig", d.d_modsig ? nlohmann::json(to_hex(*d.d_modsig)) : nlohmann::json(nullptr)},
+          {"blacklist_visible", v.bin_entry.has_value()},
+          {"bin_entry", v.bin_entry ? nlohmann::json(*v.bin_entry) : nlohmann::json(nullptr)},
+          {"bin_source", source ? nlohmann::json(source) : nlohmann::json(nullptr)},
+          {"file_sha256", to_hex(d.file_sha256)},
+          {"side_bin_entry", "bin:" + to_hex(d.side_sha256)}};
+}
+
+std::string to_text(const DigestView& v, const std::string& path, const std::string& kernel) {
+  const ModuleDigests& d = v.digests;
+  std::ostringstream os;
+  os << printable(path) << " (kernel " << kernel << "):\n";
+  if (d.kernel.status == KErr::none)
+    os << "  kernel_digest: " << d.kernel.algo << ":" << to_hex(d.kernel.bytes)
+       << (d.kernel.raw_attributes ? "  (the re-tagged signedAttrs themselves, not a digest: 7.0 ML-DSA quirk)"
+           : d.kernel.over_content ? ""
+                                   : "  (hash of the signedAttrs, not of the module)")
+       << "\n";
+  else os << "  kernel_digest: " << errno_name(d.kernel.status) << " (" << printable(d.kernel.reason) << ")\n";
+  os << "  side_sha256:   " << to_hex(d.side_sha256) << "  (" << d.content_length << " bytes signed)\n";
+  os << "  d_modsig:      " << (d.d_modsig ? to_hex(*d.d_modsig) : std::string("none: IMA records no d-modsig"))
+     << "\n";
+  switch (v.bin_source) {
+    case DigestView::BinSource::d_modsig:
+      os << "  blacklist:     " << *v.bin_entry << " stops it (IMA bin: check on the d-modsig digest)\n";
+      break;
+    case DigestView::BinSource::ima_hash:
+      os << "  blacklist:     " << *v.bin_entry
+         << " stops it when the policy requires a signature (no modsig IMA can use: IMA's sha256 of the whole "
+            "file as stored; other ima_hash: modsign blacklist entry --ima-hash)\n";
+      break;
+    case DigestView::BinSource::not_read:
+      os << "  blacklist:     no bin: entry is looked up: finit_module refuses an empty file (EINVAL, "
+            "kernel_read_file) before IMA reads it\n";
+      break;
+    case DigestView::BinSource::none:
+      os << "  blacklist:     no bin: entry can stop it under " << kernel
+         << " (IMA has a modsig but no usable digest); with the proposed side SHA-256: bin:" << to_hex(d.side_sha256)
+         << "\n";
+  }
   return os.str();
 }
 

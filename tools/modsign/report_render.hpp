@@ -1,4 +1,4 @@
-// modsign's own: the renderers of the reports `verify` and `info` print, one pair per report
+// modsign's own: the renderers of the reports `verify`, `info` and `digest` print, one pair per report
 // type: to_json (the --json line's object) and to_text (the line or lines without --json).
 // The commands decide what to report; these only say it.
 #pragma once
@@ -41,5 +41,14 @@ nlohmann::json to_json(const std::vector<SignatureInfo>& stack, const std::strin
 /// The same as "key:<padding to column 21>value" lines (modinfo's layout), the signature cut
 /// after 16 bytes, one "nested[N]" line per covered signature.
 std::string to_text(const std::vector<SignatureInfo>& stack, const std::string& path, const ModuleImage& m);
+
+/// digest: the kernel's pkcs7_get_digest result as IMA takes it, the side SHA-256, the
+/// d-modsig field and the bin: entry that can stop the module.  Keys: path, kernel, signed,
+/// content_length, kernel_digest (status "ok" or the errno name, algo, hex, reason when not
+/// ok), side_sha256, d_modsig, blacklist_visible, bin_entry, bin_source ("d-modsig",
+/// "ima-hash", "not-read" or null), file_sha256, side_bin_entry.
+nlohmann::json to_json(const DigestView& v, const std::string& path, const std::string& kernel);
+/// "<path> (kernel <profile>):" and the lines kernel_digest, side_sha256, d_modsig, blacklist.
+std::string to_text(const DigestView& v, const std::string& path, const std::string& kernel);
 
 }  // namespace modsign::cli
