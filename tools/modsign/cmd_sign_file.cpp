@@ -55,33 +55,35 @@ int cmd_sign_file(int argc, char** argv) {
   const std::string& module_path = p[3];
   const std::string dest = p.size() == 5 ? p[4] : module_path;
   // sign-file's own exit status: 1 for every failure (run_guarded() reports it).
-  const int status = run_guarded([&] {
-    if (raw) {
-      append_signature_file(module_path, p[0], dest);
-      return kExitOk;
-    }
-    SignOptions opt;
-    opt.hash = hash_name;
-    opt.raw = true;            // no look for an existing signature (one is signed over)
-    opt.recompress = true;     // a compressed module: its decompressed image, compressed again
-    opt.signed_attrs = false;  // CMS_NOATTR (for ML-DSA: sign-file built against OpenSSL 4)
-    opt.skid = keyid;
-    opt.deterministic = deterministic;
-    opt.backend = "openssl";
-    opt.out = dest;
-    opt.p7s = save_p7s;
-    opt.p7s_only = detached;
-    opt.p7s_out = module_path + ".p7s";  // -p names the .p7s after MODULE, also with DEST
-    try {
-      check_sign_options(opt);
-    } catch (const SignError&) {
-      complain(hash_name, "unknown hash algorithm");
-      return kExitInput;
-    }
-    const Signer signer = load_signer(p[1], x509);
-    for (const auto& n : sign_module_file(signer, module_path, opt).notes) complain(module_path, n);
-    return kExitOk;
-  });
+  const int status = run_guarded(
+      [&] {
+        if (raw) {
+          append_signature_file(module_path, p[0], dest);
+          return kExitOk;
+        }
+        SignOptions opt;
+        opt.hash = hash_name;
+        opt.raw = true;            // no look for an existing signature (one is signed over)
+        opt.recompress = true;     // a compressed module: its decompressed image, compressed again
+        opt.signed_attrs = false;  // CMS_NOATTR (for ML-DSA: sign-file built against OpenSSL 4)
+        opt.skid = keyid;
+        opt.deterministic = deterministic;
+        opt.backend = "openssl";
+        opt.out = dest;
+        opt.p7s = save_p7s;
+        opt.p7s_only = detached;
+        opt.p7s_out = module_path + ".p7s";  // -p names the .p7s after MODULE, also with DEST
+        try {
+          check_sign_options(opt);
+        } catch (const SignError&) {
+          complain(hash_name, "unknown hash algorithm");
+          return kExitInput;
+        }
+        const Signer signer = load_signer(p[1], x509);
+        for (const auto& n : sign_module_file(signer, module_path, opt).notes) complain(module_path, n);
+        return kExitOk;
+      },
+      nullptr, module_path);
   return status == kExitOk ? 0 : 1;
 }
 

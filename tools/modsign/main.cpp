@@ -69,9 +69,10 @@ int run_main(int argc, char** argv) {
     return rc == 0 ? finish_stdout(0) : kExitUsage;
   }
   // The one place a command's error becomes an exit status (run_guarded: UsageError 2,
-  // InputError and IoError 3).  Every command ends by checking standard output: a full disk
-  // or a closed pipe is exit 3, not 0, and says so.
-  // Anything else a command throws is an internal error (main, below).
+  // InputError and IoError 3, any other exception an internal error, 3).  Every command ends
+  // by checking standard output: a full disk or a closed pipe is exit 3, not 0, and says so.
+  // main() below catches only what escapes before a command runs (building the command
+  // line) or is no std::exception.
   for (auto& [sub, run] : runners)
     if (*sub) return finish_stdout(run_guarded(run));
   return kExitUsage;

@@ -306,28 +306,30 @@ int run_prepare(const RemoteArgs& r, const std::string& cert_path, const SignOpt
     }
     res.exit = kExitInput;
     res.state = ItemState::failed;
-    (void)run_guarded([&] {
-      try {
-        SignOptions item = opt;
-        item.expect_file = walked_file(inputs[i], dirs);  // a walked entry: read from the file the walk found
-        PreparedModule p = prepare_module_file(*cert, inputs[i].path, item);
-        try {
-          (void)manifest_line(0, p).dump();  // strict: a path that is not UTF-8 cannot be a JSON string
-        } catch (const nlohmann::json::exception&) {
-          throw InputError(p.path + ": the path is not UTF-8, which a JSON manifest cannot hold");
-        }
-        prepared[i] = std::move(p);
-        const PreparedModule& q = *prepared[i];
-        res.bytes = q.size;
-        if (r.prepare != "-")
-          lines[i] = printable(q.path) + ": prepared (" + q.algorithm + ", " +
-                     (q.signed_attrs ? "signedAttrs" : "no signedAttrs") + ", " + q.hash + ", to_sign " +
-                     std::string(to_sign_name(q.kind)) + " " + std::to_string(q.to_sign.size()) + " bytes)\n";
-        res.exit = kExitOk;
-        res.state = ItemState::done;
-      } catch (const SignError& e) { report_refusal(e, inputs[i].path, words, res); }
-      return res.exit;
-    });
+    (void)run_guarded(
+        [&] {
+          try {
+            SignOptions item = opt;
+            item.expect_file = walked_file(inputs[i], dirs);  // a walked entry: read from the file the walk found
+            PreparedModule p = prepare_module_file(*cert, inputs[i].path, item);
+            try {
+              (void)manifest_line(0, p).dump();  // strict: a path that is not UTF-8 cannot be a JSON string
+            } catch (const nlohmann::json::exception&) {
+              throw InputError(p.path + ": the path is not UTF-8, which a JSON manifest cannot hold");
+            }
+            prepared[i] = std::move(p);
+            const PreparedModule& q = *prepared[i];
+            res.bytes = q.size;
+            if (r.prepare != "-")
+              lines[i] = printable(q.path) + ": prepared (" + q.algorithm + ", " +
+                         (q.signed_attrs ? "signedAttrs" : "no signedAttrs") + ", " + q.hash + ", to_sign " +
+                         std::string(to_sign_name(q.kind)) + " " + std::to_string(q.to_sign.size()) + " bytes)\n";
+            res.exit = kExitOk;
+            res.state = ItemState::done;
+          } catch (const SignError& e) { report_refusal(e, inputs[i].path, words, res); }
+          return res.exit;
+        },
+        nullptr, inputs[i].path);
     return res;
   };
   BatchOptions counted = bo;
@@ -429,25 +431,27 @@ int run_attach(const RemoteArgs& r, const std::string& cert_path, const SignOpti
       complain(e.p.path, *why + "; module left as it is");
       return res;
     }
-    (void)run_guarded([&] {
-      try {
-        const SignerCertificate& cert = certs.at(cert_path.empty() ? e.p.certificate : cert_path);
-        const SignReport rep = attach_signature_file(cert, e.p, std::get<Bytes>(sig), opt, to);
-        res.bytes = rep.bytes_read;
-        res.out = rep.already_attached ? printable(e.p.path) + ": already attached (it carries this signature)\n"
-                                       : words.done_line(rep);
-        res.exit = kExitOk;
-        res.state = ItemState::done;
-      } catch (const SignError& ex) {
-        if (ex.reason() != SignRefusal::signature_mismatch) report_refusal(ex, e.p.path, words, res);
-        else  // which signature: a wrong file in DIR, a line for another index
-          complain("", std::string(ex.what()) + " (the signature from " +
-                           (sig_dir ? r.signatures + "/" + std::to_string(e.index) + ".sig"
-                                    : r.signatures + ", index " + std::to_string(e.index)) +
-                           ")");
-      }
-      return res.exit;
-    });
+    (void)run_guarded(
+        [&] {
+          try {
+            const SignerCertificate& cert = certs.at(cert_path.empty() ? e.p.certificate : cert_path);
+            const SignReport rep = attach_signature_file(cert, e.p, std::get<Bytes>(sig), opt, to);
+            res.bytes = rep.bytes_read;
+            res.out = rep.already_attached ? printable(e.p.path) + ": already attached (it carries this signature)\n"
+                                           : words.done_line(rep);
+            res.exit = kExitOk;
+            res.state = ItemState::done;
+          } catch (const SignError& ex) {
+            if (ex.reason() != SignRefusal::signature_mismatch) report_refusal(ex, e.p.path, words, res);
+            else  // which signature: a wrong file in DIR, a line for another index
+              complain("", std::string(ex.what()) + " (the signature from " +
+                               (sig_dir ? r.signatures + "/" + std::to_string(e.index) + ".sig"
+                                        : r.signatures + ", index " + std::to_string(e.index)) +
+                               ")");
+          }
+          return res.exit;
+        },
+        nullptr, e.p.path);
     return res;
   };
   return run_batch("attach", manifest.size(), work, bo, manifest.size() > 1,
