@@ -267,7 +267,7 @@ PreparedModule prepare_module_file(const SignerCertificate& cert, const std::str
   p.signed_attrs = so.signed_attrs;
   p.skid = so.skid;
   p.replace = so.replace;
-  p.recompress = so.recompress;
+  p.recompress = so.recompress && !p.compression.empty();  // as sign: nothing to recompress otherwise
   p.kind = kind_of(in.kind);
   p.to_sign = in.to_sign;
   p.mu = in.mu;

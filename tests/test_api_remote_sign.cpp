@@ -314,6 +314,25 @@ TEST_F(ApiRemote, CompressedModuleRecompressedAsOneStep) {
   EXPECT_EQ(test::slurp(m), test::slurp(copy));
 }
 
+// recompress asked of an uncompressed module (sign -r --recompress over a tree of both) is
+// nothing to do, as sign_module_file() takes it: prepare records false, and attach signs it
+// (it used to refuse the manifest: "recompress" is true, the module is not compressed).
+TEST_F(ApiRemote, RecompressOfAnUncompressedModuleIsNothingToDo) {
+  const std::string m = module("plain.ko");
+  const auto cert = SignerCertificate::load(crt("rsa"));
+  SignOptions o;
+  o.recompress = true;
+  const PreparedModule p = prepare_module_file(cert, m, o);
+  EXPECT_EQ(p.compression, "");
+  EXPECT_FALSE(p.recompress);
+  const Bytes sig = pkeyutl_sign("rsa", p.to_sign, "-pkeyopt digest:sha512");
+  const SignReport rep = attach_signature_file(cert, p, sig, o);
+  EXPECT_EQ(rep.recompressed, "");
+  const std::string copy = module("copy.ko");
+  sign_module_file(Signer::load(key("rsa"), crt("rsa")), copy, o);
+  EXPECT_EQ(test::slurp(m), test::slurp(copy));
+}
+
 TEST_F(ApiRemote, DeterministicTwiceIdenticalHedgedDiffers) {
   const Signer ml = Signer::load(key("ml65"), crt("ml65"));
   const Signer ec = Signer::load(key("ec"), crt("ec"));
