@@ -273,7 +273,7 @@ TEST_F(CliImaOptions, VerifyJsonHasARecordForEveryInput) {
             {"hash_algo", nullptr},    {"keyid", nullptr},
             {"algorithm", nullptr},    {"key", nullptr},
             {"file_hash", nullptr},    {"blacklist_entry", nullptr},
-            {"xattr_size", nullptr},   {"reason", "getxattr security.ima: No such file or directory"}};
+            {"xattr_size", nullptr},   {"reason", "No such file or directory"}};  // the file, not its xattr, is missing
   EXPECT_EQ(lines[0], want);
   want["appraise_type"] = "sigv3";
   EXPECT_EQ(lines[1], want);

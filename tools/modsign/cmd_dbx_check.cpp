@@ -156,20 +156,27 @@ int cmd_check(const CheckArgs& a) {
   const auto found = pe_files_under(a.dirs, &dir_error);
   files.insert(files.end(), found.begin(), found.end());
   bool refused = false, failed = dir_error;
+  // With --json, line N stays file N: a file not checked has {"file", "error"} (the reason
+  // without the path; the message is on stderr).
+  auto not_checked = [&](const std::string& f, const std::string& why) {
+    failed = true;
+    if (a.json) std::cout << dump({{"file", f}, {"error", why}}) << "\n";
+  };
   for (const auto& f : files) {
     Result<EfiImageVerdict> r = make_error(KErr::einval, "");
+    std::string why;
     if (run_guarded(
             [&] {
               r = verify_efi_image_file(f, policy);
               return kExitOk;
             },
-            nullptr, f) != kExitOk) {
-      failed = true;
+            &why, f) != kExitOk) {
+      not_checked(f, why);
       continue;
     }
     if (!r) {
       complain("", r.error().message);
-      failed = true;
+      not_checked(f, without_path(f, r.error().message));
       continue;
     }
     const EfiImageVerdict& v = *r;

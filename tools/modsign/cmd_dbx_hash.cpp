@@ -114,21 +114,28 @@ int cmd_hash(const HashArgs& a) {
   const auto found = pe_files_under(a.dirs, &dir_error);
   files.insert(files.end(), found.begin(), found.end());
   int rc = dir_error ? kExitInput : kExitOk;
+  // With --json, line N stays file N: a file not hashed has {"file", "error"} (the reason
+  // without the path; the message is on stderr).
+  auto failed = [&](const std::string& f, int status, const std::string& why) {
+    rc = std::max(rc, status);
+    if (a.json) std::cout << dump({{"file", f}, {"error", why}}) << "\n";
+  };
   for (const auto& f : files) {
     Result<AuthenticodeInfo> r = make_error(KErr::einval, "");
+    std::string why;
     if (const int st = run_guarded(
             [&] {
               r = authenticode_file(f);
               return kExitOk;
             },
-            nullptr, f);
+            &why, f);
         st != kExitOk) {
-      rc = std::max(rc, st);
+      failed(f, st, why);
       continue;
     }
     if (!r) {
       complain("", r.error().message);
-      rc = kExitInput;
+      failed(f, kExitInput, without_path(f, r.error().message));
       continue;
     }
     const AuthenticodeInfo& info = *r;

@@ -155,6 +155,9 @@ int cmd_ima_verify(ImaVerifyArgs& a) {
     r.exit = run_guarded(
         [&] {
           std::optional<Bytes> xattr = given;
+          // FILE itself first: a missing or non-regular FILE is named as such, not as a
+          // missing FILE.sig or a failed getxattr.
+          if (!given) (void)FileReader(in.path);
           if (!given)
             xattr = a.sigfile ? std::optional<Bytes>(read_file(in.path + ".sig", kMaxSmallFileSize))
                               : read_security_ima(in.path, xattr_name);
