@@ -174,7 +174,7 @@ Verdict module_stops(ByteView stored, const module::ModuleImage& m, const Source
   if (e.source == ModuleEntry::Source::none) {
     std::string n = "no bin: entry can stop it under " + profile.name() + " through the modsig: " + e.explanation;
     if (e.side_sha256)
-      n += "; under the proposed behaviour (side SHA-256 of the signed content) " + *e.side_sha256 + " would";
+      n += "; under the proposed behaviour (side SHA-256 of the signed content) " + *e.side_sha256 + " would stop it";
     v.notes.push_back(n);
     if (e.side_sha256 && listed(sources, *e.side_sha256))
       v.notes.push_back(*e.side_sha256 + " is listed, but " + profile.name() + " does not look it up");

@@ -106,7 +106,7 @@ TEST_F(BlacklistCli, MlDsaWithoutSignedAttrsCannotBeStoppedByBinOnV7) {
           "(EINVAL: No digest available), so ima_check_blacklist() looks up \"bin:\", which no key can "
           "be; under the proposed behaviour (side SHA-256 of the signed content) " +
           side +
-          " would\n"
+          " would stop it\n"
           "  note: " +
           side + " is listed, but v7.0 does not look it up\n");
   // With signedAttrs (sign-file's OpenSSL 3 form, the waiver) the "digest" IMA gets is the

@@ -151,14 +151,15 @@ TEST_F(BlacklistCli, AttachedContentModsigHasNoBinEntry) {
   EXPECT_EQ(r.out, mod + ": refused (EBADMSG): PKCS#7 signature with non-detached data\n");
   r = test::run(M() + " blacklist check --revoked " + q(key("rsa.crt")) + " " + q(mod));
   EXPECT_EQ(r.status, 0) << r.out;
-  EXPECT_EQ(r.out, mod +
-                       ": not stopped\n  note: no bin: entry can stop it under v7.0 through the modsig: "
-                       "ima_collect_modsig(): pkcs7_supply_detached_data() fails (EINVAL: Data already supplied (the "
-                       "PKCS#7 carries its own content)), so ima_check_blacklist() looks up \"bin:\", which no key "
-                       "can be; under the proposed behaviour (side SHA-256 of the signed content) " +
-                       content_key +
-                       " would\n  note: module_sig_check: verify_pkcs7_message_sig() fails (EBADMSG: PKCS#7 signature "
-                       "with non-detached data), before any certificate check\n");
+  EXPECT_EQ(r.out,
+            mod +
+                ": not stopped\n  note: no bin: entry can stop it under v7.0 through the modsig: "
+                "ima_collect_modsig(): pkcs7_supply_detached_data() fails (EINVAL: Data already supplied (the "
+                "PKCS#7 carries its own content)), so ima_check_blacklist() looks up \"bin:\", which no key "
+                "can be; under the proposed behaviour (side SHA-256 of the signed content) " +
+                content_key +
+                " would stop it\n  note: module_sig_check: verify_pkcs7_message_sig() fails (EBADMSG: PKCS#7 signature "
+                "with non-detached data), before any certificate check\n");
 }
 
 // Every command with --kernel takes the same five profiles (v7.1 and v7.2 differ from v7.0
