@@ -38,7 +38,7 @@ class LibraryErrors : public ::testing::Test {
   /// modsign ARGS u.ko r.ko.zst v.ko with the failing libzstd first (ASan's runtime need
   /// not come first for it).
   test::Run failing(const std::string& args) {
-    return test::run("ASAN_OPTIONS=verify_asan_link_order=0 LD_PRELOAD=" + q(MODSIGN_ZSTD_FAIL_SHIM) + " " +
+    return test::run("ASAN_OPTIONS=\"${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0\" LD_PRELOAD=" + q(MODSIGN_ZSTD_FAIL_SHIM) + " " +
                      test::modsign_cli() + " " + args + " " + q(d_ / "u.ko") + " " + q(d_ / "r.ko.zst") + " " +
                      q(d_ / "v.ko"));
   }
@@ -57,7 +57,7 @@ TEST_F(LibraryErrors, PrepareAndSignFileNameTheInput) {
   r = failing("sign -q --jobs 1 --recompress --prepare - --cert " + q(d_ / "k.crt"));
   EXPECT_EQ(r.status, 3);
   EXPECT_EQ(r.err, failure_line());
-  r = test::run("ASAN_OPTIONS=verify_asan_link_order=0 LD_PRELOAD=" + q(MODSIGN_ZSTD_FAIL_SHIM) + " " +
+  r = test::run("ASAN_OPTIONS=\"${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0\" LD_PRELOAD=" + q(MODSIGN_ZSTD_FAIL_SHIM) + " " +
                 test::modsign_cli() + " sign-file sha256 " + q(d_ / "k.pem") + " " + q(d_ / "k.crt") + " " +
                 q(d_ / "r.ko.zst"));
   EXPECT_EQ(r.status, 1);  // sign-file's status for every failure
