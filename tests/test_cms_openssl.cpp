@@ -15,6 +15,8 @@ namespace {
 struct Key {
   std::string name, genpkey;
 };
+/// The key's name as CTest shows the parameter (gtest's default was the struct's bytes).
+void PrintTo(const Key& k, std::ostream* os) { *os << k.name; }
 
 class CmsOpenssl : public testing::TestWithParam<Key> {};
 
