@@ -128,7 +128,7 @@ int kexec_setup(const VerifyArgs& a, std::optional<KernelProfile>& profile, Kexe
 /// One --usage kexec line (or JSON object); an error has the same JSON keys as a verdict.
 void report_kexec(const VerifyArgs& a, const std::string& path, const KernelProfile& profile, const KexecOptions& ko,
                   const KexecVerdict* v, const std::string& error) {
-  if (a.json) std::cout << dump(to_json(v, path, profile.name(), ko.arch, error)) << "\n";
+  if (a.json) std::cout << dump(to_json(v, path, profile, ko.arch, error)) << "\n";
   else if (v && !(a.batch.quiet && v->outcome == KexecOutcome::loads))
     std::cout << to_text(*v, path);  // -q: as modules
 }
@@ -229,7 +229,7 @@ int cmd_verify(const VerifyArgs& a) {
     };
     // No verdict: the reason (also on stderr) in a record with a verdict's keys.
     auto no_verdict = [&](int exit, ItemState state, const char* outcome, const std::string& reason) {
-      return finish(exit, state, a.json ? dump(no_verdict_json(path, profile.name(), outcome, reason)) + "\n" : "");
+      return finish(exit, state, a.json ? dump(no_verdict_json(path, profile, outcome, reason)) + "\n" : "");
     };
     if (!inputs[i].not_regular.empty()) {
       complain(path, "skipped: " + inputs[i].not_regular);
@@ -268,7 +268,7 @@ int cmd_verify(const VerifyArgs& a) {
     return finish(
         v.outcome == LoadOutcome::loads ? kExitOk : kExitVerdict,
         v.outcome == LoadOutcome::loads ? ItemState::done : ItemState::failed,
-        a.json ? dump(to_json(v, path, profile.name(), warnings ? &*warnings : nullptr)) + "\n" : to_text(v, path));
+        a.json ? dump(to_json(v, path, profile, warnings ? &*warnings : nullptr)) + "\n" : to_text(v, path));
   };
   BatchOptions bo = a.batch;
   bo.sync = "none";              // verify writes nothing
@@ -276,7 +276,7 @@ int cmd_verify(const VerifyArgs& a) {
   bo.not_handled = dir_error;
   const bool many = inputs.size() > 1 || !a.dirs.empty();
   const int status = run_batch("verify", inputs.size(), work, bo, many, [&](std::size_t i) { return inputs[i].path; });
-  if (many && !a.batch.quiet && !a.json) print_outcome_table(profile.name(), outcomes, dir_error);
+  if (many && !a.batch.quiet && !a.json) print_outcome_table(profile.label(), outcomes, dir_error);
   return dir_error ? std::max(status, kExitInput) : status;
 }
 
