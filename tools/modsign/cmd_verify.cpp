@@ -265,10 +265,9 @@ int cmd_verify(const VerifyArgs& a) {
     }
     outcomes[i] = {static_cast<int>(v.outcome),
                    std::string(outcome_name(v.outcome)) + " (" + std::string(errno_name(v.err)) + ")"};
-    return finish(
-        v.outcome == LoadOutcome::loads ? kExitOk : kExitVerdict,
-        v.outcome == LoadOutcome::loads ? ItemState::done : ItemState::failed,
-        a.json ? dump(to_json(v, path, profile, warnings ? &*warnings : nullptr)) + "\n" : to_text(v, path));
+    return finish(v.outcome == LoadOutcome::loads ? kExitOk : kExitVerdict,
+                  v.outcome == LoadOutcome::loads ? ItemState::done : ItemState::failed,
+                  a.json ? dump(to_json(v, path, profile, warnings ? &*warnings : nullptr)) + "\n" : to_text(v, path));
   };
   BatchOptions bo = a.batch;
   bo.sync = "none";              // verify writes nothing

@@ -99,8 +99,8 @@ nlohmann::json no_verdict_json(const std::string& path, const KernelProfile& pro
           {"trusted_keys", nlohmann::json::array()}};
 }
 
-nlohmann::json to_json(const KexecVerdict* v, const std::string& path, const KernelProfile& profile,
-                       KexecArch arch, const std::string& error) {
+nlohmann::json to_json(const KexecVerdict* v, const std::string& path, const KernelProfile& profile, KexecArch arch,
+                       const std::string& error) {
   static const KexecVerdict kNone;  // an error: every key, empty
   const KexecVerdict& r = v ? *v : kNone;
   auto errno_json = [&](KErr e) { return v ? nlohmann::json(errno_name(e)) : nlohmann::json(nullptr); };

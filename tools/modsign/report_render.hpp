@@ -29,8 +29,8 @@ nlohmann::json no_verdict_json(const std::string& path, const KernelProfile& pro
 /// with the same keys: path, kernel, profile, usage, arch, outcome ("error"), predicts, errno,
 /// sig_errno and keyring (null when no signature was checked), load_errno, reason, signers,
 /// digest_algo, signed_digest, image_digest, trusted_keys.
-nlohmann::json to_json(const KexecVerdict* v, const std::string& path, const KernelProfile& profile,
-                       KexecArch arch, const std::string& error);
+nlohmann::json to_json(const KexecVerdict* v, const std::string& path, const KernelProfile& profile, KexecArch arch,
+                       const std::string& error);
 /// "<path>: <outcome> (<ERRNO>): <reason>[ [predicts kimage_validate_signature, not the load]]\n".
 std::string to_text(const KexecVerdict& v, const std::string& path);
 
