@@ -157,21 +157,15 @@ int cmd_verify_kexec(const VerifyArgs& a) {
   }
   int status = kExitOk;
   for (const auto& path : a.modules) {
-    KexecVerdict v;
-    std::string why;
-    if (const int st = run_guarded(
-            [&] {
-              v = kexec_verdict_file(path, trust, platform ? &*platform : nullptr, *profile, ko);
-              return kExitOk;
-            },
-            &why, path);
-        st != kExitOk) {
-      report_kexec(a, path, *profile, ko, nullptr, why);
-      status = std::max(status, st);
+    const auto g =
+        guarded(path, [&] { return kexec_verdict_file(path, trust, platform ? &*platform : nullptr, *profile, ko); });
+    if (!g.value) {
+      report_kexec(a, path, *profile, ko, nullptr, g.reason);
+      status = std::max(status, g.status);
       continue;
     }
-    report_kexec(a, path, *profile, ko, &v, "");
-    if (v.outcome != KexecOutcome::loads) status = std::max(status, kExitVerdict);
+    report_kexec(a, path, *profile, ko, &*g.value, "");
+    if (g.value->outcome != KexecOutcome::loads) status = std::max(status, kExitVerdict);
   }
   return status;
 }
@@ -241,17 +235,11 @@ int cmd_verify(const VerifyArgs& a) {
       complain(path, t);
       return no_verdict(kExitOk, ItemState::skipped, "skipped", t.substr(std::string("skipped: ").size()));
     }
-    Verdict v;
-    std::string why;  // the reason alone in the JSON, as info and digest give it
-    const int st = run_guarded(
-        [&] {
-          PredictOptions item = po;
-          item.expect_file = walked_file(inputs[i], a.dirs);  // a walked entry: read from the file the walk found
-          v = predict_module_file(path, trust, profile, item);
-          return kExitOk;
-        },
-        &why, path);
-    if (st != kExitOk) return no_verdict(st, ItemState::failed, "error", why);
+    PredictOptions item = po;
+    item.expect_file = walked_file(inputs[i], a.dirs);  // a walked entry: read from the file the walk found
+    const auto g = guarded(path, [&] { return predict_module_file(path, trust, profile, item); });
+    if (!g.value) return no_verdict(g.status, ItemState::failed, "error", g.reason);  // the reason names no file
+    const Verdict& v = *g.value;
     std::error_code ec;
     r.bytes = std::filesystem::file_size(path, ec);
     for (const auto& n : v.notes) complain(path, n);
