@@ -15,6 +15,17 @@ std::optional<KernelProfile> KernelProfile::parse(std::string_view name) {
 
 std::string KernelProfile::name() const { return generation_; }
 
+std::string KernelProfile::label() const {
+  std::string l = generation_;
+  if (waive_mldsa_authattrs_) l += "+waiver";
+  if (enforce_) l += "+enforce";
+  if (lockdown_) l += "+lockdown";
+  if (!module_decompress_.empty()) l += "+decompress=" + module_decompress_;
+  for (const auto& f : absent_sig_algos_) l += "+no-" + f;
+  for (const auto& f : absent_hashes_) l += "+no-" + f;
+  return l;
+}
+
 void KernelProfile::set_waive_mldsa_authattrs(bool on) {
   if (on && !kernel::KernelProfile::parse(generation_)->has_mldsa_authattrs_waiver())
     throw UsageError("--waive-mldsa-authattrs exists only for a v7.x --kernel (v7.0, v7.1, v7.2)");

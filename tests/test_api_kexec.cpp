@@ -327,7 +327,8 @@ TEST(CliKexec, VerifyUsageKexec) {
   EXPECT_EQ(j["errno"], nullptr);
   EXPECT_EQ(j["arch"], "x86_64");
   EXPECT_EQ(j["predicts"], "kimage_validate_signature");
-  EXPECT_EQ(j.size(), 16u) << j.dump();
+  EXPECT_EQ(j["profile"], "v6");
+  EXPECT_EQ(j.size(), 17u) << j.dump();
 }
 
 // A trial found options of module loading accepted and ignored with --usage kexec
@@ -444,7 +445,7 @@ TEST(CliKexec, PlatformKeyringArchitecturesAndUncheckedImages) {
   EXPECT_EQ(j["load_errno"], "ENOEXEC");
   EXPECT_EQ(j["sig_errno"], nullptr);
   EXPECT_EQ(j["keyring"], nullptr);
-  EXPECT_EQ(j.size(), 16u);
+  EXPECT_EQ(j.size(), 17u);
   r = test::run(M + " --kernel v6 --json " + q(im.unsigned_));
   j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["sig_errno"], "ENODATA");

@@ -116,3 +116,20 @@ TEST(ApiOptions, CryptoLibraryVersions) {
   EXPECT_EQ(cli.status, 0);
   EXPECT_EQ(cli.out.rfind(std::string("modsign ") + version() + "\n" + v + "\n", 0), 0u) << cli.out;
 }
+
+// label(): the name and every switch that changes a module's verdict, as verify's outcome
+// table and JSON "profile" name the kernel (a new user read a waived run as a default 7.0).
+TEST(ApiOptions, ProfileLabelNamesEverySwitch) {
+  KernelProfile p;
+  EXPECT_EQ(p.label(), "v7.0");
+  p.set_waive_mldsa_authattrs(true);
+  p.set_enforce(true);
+  EXPECT_EQ(p.label(), "v7.0+waiver+enforce");
+  p.set_lockdown(true);
+  p.set_module_decompress("none");
+  p.set_absent_sig_algos({"ecdsa"});
+  p.set_absent_hashes({"sm3"});
+  EXPECT_EQ(p.label(), "v7.0+waiver+enforce+lockdown+decompress=none+no-ecdsa+no-sm3");
+  EXPECT_EQ(p.name(), "v7.0");
+  EXPECT_EQ(KernelProfile::parse("v6.1")->label(), "v6.1");
+}

@@ -231,6 +231,12 @@ TEST_F(Batch, VerifyTreeEndsWithAnOutcomeTable) {
             "  skipped                     1\n"
             "  not handled                 1\n");
   EXPECT_LT(r.err.find("modsign: verify: 2 done, 4 failed, 1 skipped, 1 not handled, "), table_at) << r.err;
+  // The kernel with its switches (a new user read a waived run as a default 7.0's).
+  r = test::run(verify + "--enforce --lockdown " + q(paths[0]) + " " + q(paths[1]));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("modsign: verify: outcomes under kernel v7.0+enforce+lockdown:\n  loads (OK)     2\n"),
+            std::string::npos)
+      << r.err;
   for (const char* quiet : {"-q ", "--json "}) {
     r = test::run(verify + quiet + "-r " + q(t));
     EXPECT_EQ(r.status, 3) << quiet;

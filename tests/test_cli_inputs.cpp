@@ -354,6 +354,11 @@ TEST_F(Cli, KeygenSummaryNamesTheRsaSize) {
   r = test::run(M() + " keygen --algo ml-dsa-44 --out " + q(d_ / "m.pem"));
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out.rfind((d_ / "m.pem") + ": ML-DSA-44 key, certificate ", 0), 0u) << r.out;
+  // It says where the certificate went (new user's trial): the key file, or --cert-out.
+  EXPECT_TRUE(r.out.ends_with(" in the same file\n")) << r.out;
+  r = test::run(M() + " keygen --algo ml-dsa-44 --out " + q(d_ / "n.pem") + " --cert-out " + q(d_ / "n.crt"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(r.out.ends_with(" in " + d_ / "n.crt" + "\n")) << r.out;
 }
 
 // printable(): names and messages reach the terminal with C0 controls, DEL, C1 controls

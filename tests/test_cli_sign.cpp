@@ -119,7 +119,7 @@ TEST_F(Cli, SignInfoVerifyDefaultForm) {
   std::vector<std::string> keys;
   for (const auto& [k, v] : j.items()) keys.push_back(k);
   EXPECT_EQ(keys, (std::vector<std::string>{"compressed", "errno", "kernel", "log", "outcome", "path", "predicts",
-                                            "reason", "signers", "trusted_keys"}));
+                                            "profile", "reason", "signers", "trusted_keys"}));
   r = test::run(M() + " verify --json " + q(d_ / "missing.ko"));
   EXPECT_EQ(r.status, 3);
   j = nlohmann::json::parse(r.out);
@@ -128,7 +128,7 @@ TEST_F(Cli, SignInfoVerifyDefaultForm) {
   keys.clear();
   for (const auto& [k, v] : j.items()) keys.push_back(k);
   EXPECT_EQ(keys, (std::vector<std::string>{"compressed", "errno", "kernel", "log", "outcome", "path", "predicts",
-                                            "reason", "signers", "trusted_keys"}));
+                                            "profile", "reason", "signers", "trusted_keys"}));
   r = test::run(M() + " verify --json --waive-mldsa-authattrs --cert " + q(key("combined.pem")) + " " + q(m2));
   EXPECT_EQ(r.status, 0) << r.out;
   j = nlohmann::json::parse(r.out);

@@ -40,6 +40,12 @@ class MODSIGN_API KernelProfile {
 
   /// The canonical generation name: "v6.1", "v6", "v7.0", "v7.1" or "v7.2".
   std::string name() const;
+  /// name() and every switch that changes a module's verdict, each as "+<switch>":
+  /// "+waiver", "+enforce", "+lockdown", "+decompress=<module_decompress()>", "+no-<family>"
+  /// for each absent signature algorithm and hash family, in that order
+  /// ("v7.0+waiver+enforce", "v6.1+no-ecdsa"); name() alone when none is set.  The same
+  /// "+waiver" spelling as ModuleSignatureInfo::accepted_by.
+  std::string label() const;
 
   /// CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA (7.0 only): an ML-DSA signer with
   /// signedAttrs is accepted (with a kernel log line) instead of refused (EKEYREJECTED).

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <modsign/ima.hpp>
@@ -65,6 +66,27 @@ std::string counted(std::uint64_t n, const std::string& one, const std::string& 
 /// "<item>: " the library's messages start with ("internal error: <what>" for an internal
 /// error); left as it was when `f` returns.
 int run_guarded(const std::function<int()>& f, std::string* reason = nullptr, const std::string& item = "");
+
+/// What `f` (a library call on the input `item`) gave, under run_guarded(): its value, or
+/// nothing with the status and the --json reason run_guarded() gave (the message is on
+/// stderr already).
+template <class T>
+struct Guarded {
+  std::optional<T> value;
+  int status = 0;
+  std::string reason;
+};
+template <class F>
+Guarded<std::invoke_result_t<F&>> guarded(const std::string& item, F&& f) {
+  Guarded<std::invoke_result_t<F&>> g;
+  g.status = run_guarded(
+      [&] {
+        g.value.emplace(f());
+        return 0;
+      },
+      &g.reason, item);
+  return g;
+}
 /// At the end of a command: flushes standard output and, when a write to it failed (now or
 /// before: a full disk, a closed pipe), writes "modsign: stdout: <strerror>" (e.g. "No space
 /// left on device") to stderr and returns max(status, kExitInput); else `status`.

@@ -113,19 +113,13 @@ int cmd_entry(const EntryArgs& a) {
   };
   int worst = kExitOk;
   for (const auto& path : a.items) {
-    std::vector<BlacklistEntry> items;
-    std::string why;
-    if (const int st = run_guarded(
-            [&] {
-              items = blacklist_entries_for_file(path, profile, a.ima_hash, a.max_size);
-              return kExitOk;
-            },
-            &why, path);
-        st != kExitOk) {
-      if (a.json) std::cout << dump({{"path", path}, {"error", why}}) << "\n";
-      worst = std::max(worst, st);
+    const auto g = guarded(path, [&] { return blacklist_entries_for_file(path, profile, a.ima_hash, a.max_size); });
+    if (!g.value) {
+      if (a.json) std::cout << dump({{"path", path}, {"error", g.reason}}) << "\n";
+      worst = std::max(worst, g.status);
       continue;
     }
+    const std::vector<BlacklistEntry>& items = *g.value;
     for (const auto& it : items) {
       nlohmann::json j{{"path", it.label}, {"kernel", profile.name()}};
       if (it.certificate) {
@@ -240,16 +234,10 @@ int cmd_check(const CheckArgs& a) {
   const TrustStore trust = load_check_trust(a.trust, profile);
   int worst = kExitOk;
   for (const auto& path : a.items) {
-    std::vector<BlacklistItemVerdict> verdicts;
-    std::string why;
-    if (const int st = run_guarded(
-            [&] {
-              verdicts = check_blacklist_file(path, trust, profile, a.ima_hash, a.max_size);
-              return kExitOk;
-            },
-            &why, path);
-        st != kExitOk) {
-      worst = std::max(worst, st);
+    const auto g = guarded(path, [&] { return check_blacklist_file(path, trust, profile, a.ima_hash, a.max_size); });
+    if (!g.value) {
+      const std::string& why = g.reason;
+      worst = std::max(worst, g.status);
       // As verify --json: an object for every input (the message is on stderr too).
       if (a.json)
         std::cout << dump({{"path", path},
@@ -266,6 +254,7 @@ int cmd_check(const CheckArgs& a) {
                   << "\n";
       continue;
     }
+    const std::vector<BlacklistItemVerdict>& verdicts = *g.value;
     for (const auto& [label, v] : verdicts) {
       if (v.stopped()) worst = std::max(worst, kExitVerdict);  // refused or loads tainted: 1
       if (a.json) {

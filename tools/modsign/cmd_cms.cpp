@@ -107,8 +107,9 @@ void print_attrs(const char* what, const std::vector<CmsAttribute>& attrs) {
 
 void print_dump(const std::string& path, const CmsDump& d) {
   const char* encoding = d.ber ? "BER" : "DER";
-  std::cout << printable(path) << ": " << (d.pem ? "PEM" : encoding) << ", " << d.der_size << " bytes of " << encoding
-            << "\n";
+  // "DER, 672 bytes"; a PEM file says what its base64 holds: "PEM, 672 bytes of DER".
+  std::cout << printable(path) << ": " << (d.pem ? "PEM" : encoding) << ", " << d.der_size << " bytes"
+            << (d.pem ? std::string(" of ") + encoding : std::string()) << "\n";
   std::cout << "ContentInfo.contentType: " << alg_text(d.content_type) << "\n";
   std::cout << "SignedData " << at_text(d.signed_data_at) << "\n  version: " << d.version << "\n";
   for (const auto& a : d.digest_algorithms) std::cout << "  digestAlgorithm: " << alg_text(a) << "\n";

@@ -163,17 +163,12 @@ int cmd_check(const CheckArgs& a) {
     if (a.json) std::cout << dump({{"file", f}, {"error", why}}) << "\n";
   };
   for (const auto& f : files) {
-    Result<EfiImageVerdict> r = make_error(KErr::einval, "");
-    std::string why;
-    if (run_guarded(
-            [&] {
-              r = verify_efi_image_file(f, policy);
-              return kExitOk;
-            },
-            &why, f) != kExitOk) {
-      not_checked(f, why);
+    const auto g = guarded(f, [&] { return verify_efi_image_file(f, policy); });
+    if (!g.value) {
+      not_checked(f, g.reason);
       continue;
     }
+    const Result<EfiImageVerdict>& r = *g.value;
     if (!r) {
       complain("", r.error().message);
       not_checked(f, without_path(f, r.error().message));

@@ -121,18 +121,12 @@ int cmd_hash(const HashArgs& a) {
     if (a.json) std::cout << dump({{"file", f}, {"error", why}}) << "\n";
   };
   for (const auto& f : files) {
-    Result<AuthenticodeInfo> r = make_error(KErr::einval, "");
-    std::string why;
-    if (const int st = run_guarded(
-            [&] {
-              r = authenticode_file(f);
-              return kExitOk;
-            },
-            &why, f);
-        st != kExitOk) {
-      failed(f, st, why);
+    const auto g = guarded(f, [&] { return authenticode_file(f); });
+    if (!g.value) {
+      failed(f, g.status, g.reason);
       continue;
     }
+    const Result<AuthenticodeInfo>& r = *g.value;
     if (!r) {
       complain("", r.error().message);
       failed(f, kExitInput, without_path(f, r.error().message));

@@ -34,20 +34,14 @@ int cmd_digest(const DigestArgs& a) {
   const auto profile = public_profile(a.kernel);
   int worst = kExitOk;
   for (const auto& path : a.modules) {
-    std::optional<DigestView> view;
-    std::string why;
-    if (const int st = run_guarded(
-            [&] {
-              view = digest_module_file(path, profile, a.max_size);
-              return kExitOk;
-            },
-            &why, path);
-        st != kExitOk) {  // with --json, line N stays input N, as info --json
-      if (a.json) std::cout << dump({{"path", path}, {"error", why}}) << "\n";
-      worst = std::max(worst, st);
+    const auto view = guarded(path, [&] { return digest_module_file(path, profile, a.max_size); });
+    if (!view.value) {  // with --json, line N stays input N, as info --json
+      if (a.json) std::cout << dump({{"path", path}, {"error", view.reason}}) << "\n";
+      worst = std::max(worst, view.status);
       continue;
     }
-    std::cout << (a.json ? dump(to_json(*view, path, profile.name())) + "\n" : to_text(*view, path, profile.name()));
+    std::cout << (a.json ? dump(to_json(*view.value, path, profile.name())) + "\n"
+                         : to_text(*view.value, path, profile.name()));
   }
   return worst;
 }

@@ -50,16 +50,11 @@ int cmd_appraise(const AppraiseArgs& a) {
   const auto trust = load_trust(a.trust, profile);
   int worst = kExitOk;
   for (const auto& path : a.modules) {
-    std::optional<Appraisal> ap;
-    std::string why;  // the JSON reason names no file
-    if (const int st = run_guarded(
-            [&] {
-              ap = ima_appraise_modsig(path, trust, profile, {a.ima_hash, a.max_size});
-              return kExitOk;
-            },
-            &why, path);
-        st != kExitOk) {
-      worst = std::max(worst, st);
+    const auto g = guarded(path, [&] { return ima_appraise_modsig(path, trust, profile, {a.ima_hash, a.max_size}); });
+    const std::optional<Appraisal>& ap = g.value;
+    if (!ap) {
+      const std::string& why = g.reason;  // the JSON reason names no file
+      worst = std::max(worst, g.status);
       // As verify --json: line N stays input N (the message is on stderr too).
       if (a.json)
         std::cout << dump({{"path", path},

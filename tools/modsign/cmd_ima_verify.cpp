@@ -155,12 +155,13 @@ int cmd_ima_verify(ImaVerifyArgs& a) {
     r.exit = run_guarded(
         [&] {
           std::optional<Bytes> xattr = given;
-          // FILE itself first: a missing or non-regular FILE is named as such, not as a
-          // missing FILE.sig or a failed getxattr.
-          if (!given) (void)FileReader(in.path);
-          if (!given)
+          if (!given) {
+            // FILE itself first: a missing or non-regular FILE is named as such, not as a
+            // missing FILE.sig or a failed getxattr.
+            (void)FileReader(in.path);
             xattr = a.sigfile ? std::optional<Bytes>(read_file(in.path + ".sig", kMaxSmallFileSize))
                               : read_security_ima(in.path, xattr_name);
+          }
           int worst = kExitOk;
           for (const auto& t : a.types) {
             ImaAppraiseOptions o;

@@ -48,8 +48,10 @@ int cmd_keygen(const KeygenArgs& a) {
   try {
     r = generate_key(o);
   } catch (const KeygenError& e) { return refused(e, a.algo); }
+  // Where the certificate went: its own file, or the key file (PEM blocks one after the other).
   std::cout << printable(r.key_path) << ": " << r.algorithm << " key, certificate " << printable(r.subject)
-            << " serial " << r.serial << "\n";
+            << " serial " << r.serial
+            << (r.cert_path != r.key_path ? " in " + printable(r.cert_path) : std::string(" in the same file")) << "\n";
   return kExitOk;
 }
 

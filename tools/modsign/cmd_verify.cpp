@@ -128,7 +128,7 @@ int kexec_setup(const VerifyArgs& a, std::optional<KernelProfile>& profile, Kexe
 /// One --usage kexec line (or JSON object); an error has the same JSON keys as a verdict.
 void report_kexec(const VerifyArgs& a, const std::string& path, const KernelProfile& profile, const KexecOptions& ko,
                   const KexecVerdict* v, const std::string& error) {
-  if (a.json) std::cout << dump(to_json(v, path, profile.name(), ko.arch, error)) << "\n";
+  if (a.json) std::cout << dump(to_json(v, path, profile, ko.arch, error)) << "\n";
   else if (v && !(a.batch.quiet && v->outcome == KexecOutcome::loads))
     std::cout << to_text(*v, path);  // -q: as modules
 }
@@ -157,21 +157,15 @@ int cmd_verify_kexec(const VerifyArgs& a) {
   }
   int status = kExitOk;
   for (const auto& path : a.modules) {
-    KexecVerdict v;
-    std::string why;
-    if (const int st = run_guarded(
-            [&] {
-              v = kexec_verdict_file(path, trust, platform ? &*platform : nullptr, *profile, ko);
-              return kExitOk;
-            },
-            &why, path);
-        st != kExitOk) {
-      report_kexec(a, path, *profile, ko, nullptr, why);
-      status = std::max(status, st);
+    const auto g =
+        guarded(path, [&] { return kexec_verdict_file(path, trust, platform ? &*platform : nullptr, *profile, ko); });
+    if (!g.value) {
+      report_kexec(a, path, *profile, ko, nullptr, g.reason);
+      status = std::max(status, g.status);
       continue;
     }
-    report_kexec(a, path, *profile, ko, &v, "");
-    if (v.outcome != KexecOutcome::loads) status = std::max(status, kExitVerdict);
+    report_kexec(a, path, *profile, ko, &*g.value, "");
+    if (g.value->outcome != KexecOutcome::loads) status = std::max(status, kExitVerdict);
   }
   return status;
 }
@@ -229,7 +223,7 @@ int cmd_verify(const VerifyArgs& a) {
     };
     // No verdict: the reason (also on stderr) in a record with a verdict's keys.
     auto no_verdict = [&](int exit, ItemState state, const char* outcome, const std::string& reason) {
-      return finish(exit, state, a.json ? dump(no_verdict_json(path, profile.name(), outcome, reason)) + "\n" : "");
+      return finish(exit, state, a.json ? dump(no_verdict_json(path, profile, outcome, reason)) + "\n" : "");
     };
     if (!inputs[i].not_regular.empty()) {
       complain(path, "skipped: " + inputs[i].not_regular);
@@ -241,17 +235,11 @@ int cmd_verify(const VerifyArgs& a) {
       complain(path, t);
       return no_verdict(kExitOk, ItemState::skipped, "skipped", t.substr(std::string("skipped: ").size()));
     }
-    Verdict v;
-    std::string why;  // the reason alone in the JSON, as info and digest give it
-    const int st = run_guarded(
-        [&] {
-          PredictOptions item = po;
-          item.expect_file = walked_file(inputs[i], a.dirs);  // a walked entry: read from the file the walk found
-          v = predict_module_file(path, trust, profile, item);
-          return kExitOk;
-        },
-        &why, path);
-    if (st != kExitOk) return no_verdict(st, ItemState::failed, "error", why);
+    PredictOptions item = po;
+    item.expect_file = walked_file(inputs[i], a.dirs);  // a walked entry: read from the file the walk found
+    const auto g = guarded(path, [&] { return predict_module_file(path, trust, profile, item); });
+    if (!g.value) return no_verdict(g.status, ItemState::failed, "error", g.reason);  // the reason names no file
+    const Verdict& v = *g.value;
     std::error_code ec;
     r.bytes = std::filesystem::file_size(path, ec);
     for (const auto& n : v.notes) complain(path, n);
@@ -265,10 +253,9 @@ int cmd_verify(const VerifyArgs& a) {
     }
     outcomes[i] = {static_cast<int>(v.outcome),
                    std::string(outcome_name(v.outcome)) + " (" + std::string(errno_name(v.err)) + ")"};
-    return finish(
-        v.outcome == LoadOutcome::loads ? kExitOk : kExitVerdict,
-        v.outcome == LoadOutcome::loads ? ItemState::done : ItemState::failed,
-        a.json ? dump(to_json(v, path, profile.name(), warnings ? &*warnings : nullptr)) + "\n" : to_text(v, path));
+    return finish(v.outcome == LoadOutcome::loads ? kExitOk : kExitVerdict,
+                  v.outcome == LoadOutcome::loads ? ItemState::done : ItemState::failed,
+                  a.json ? dump(to_json(v, path, profile, warnings ? &*warnings : nullptr)) + "\n" : to_text(v, path));
   };
   BatchOptions bo = a.batch;
   bo.sync = "none";              // verify writes nothing
@@ -276,7 +263,7 @@ int cmd_verify(const VerifyArgs& a) {
   bo.not_handled = dir_error;
   const bool many = inputs.size() > 1 || !a.dirs.empty();
   const int status = run_batch("verify", inputs.size(), work, bo, many, [&](std::size_t i) { return inputs[i].path; });
-  if (many && !a.batch.quiet && !a.json) print_outcome_table(profile.name(), outcomes, dir_error);
+  if (many && !a.batch.quiet && !a.json) print_outcome_table(profile.label(), outcomes, dir_error);
   return dir_error ? std::max(status, kExitInput) : status;
 }
 

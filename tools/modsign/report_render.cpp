@@ -56,10 +56,11 @@ nlohmann::json nested_json(const SignatureInfo& n) {
 
 }  // namespace
 
-nlohmann::json to_json(const Verdict& v, const std::string& path, const std::string& kernel,
+nlohmann::json to_json(const Verdict& v, const std::string& path, const KernelProfile& profile,
                        const std::vector<std::string>* warnings) {
   nlohmann::json j{{"path", path},
-                   {"kernel", kernel},
+                   {"kernel", profile.name()},
+                   {"profile", profile.label()},
                    {"outcome", outcome_name(v.outcome)},
                    {"predicts", kVerdictPredicts},
                    {"errno", errno_name(v.err)},
@@ -83,10 +84,11 @@ std::string to_text(const Verdict& v, const std::string& path) {
   return os.str();
 }
 
-nlohmann::json no_verdict_json(const std::string& path, const std::string& kernel, const char* outcome,
+nlohmann::json no_verdict_json(const std::string& path, const KernelProfile& profile, const char* outcome,
                                const std::string& reason) {
   return {{"path", path},
-          {"kernel", kernel},
+          {"kernel", profile.name()},
+          {"profile", profile.label()},
           {"outcome", outcome},
           {"predicts", kVerdictPredicts},
           {"errno", nullptr},
@@ -97,7 +99,7 @@ nlohmann::json no_verdict_json(const std::string& path, const std::string& kerne
           {"trusted_keys", nlohmann::json::array()}};
 }
 
-nlohmann::json to_json(const KexecVerdict* v, const std::string& path, const std::string& kernel, KexecArch arch,
+nlohmann::json to_json(const KexecVerdict* v, const std::string& path, const KernelProfile& profile, KexecArch arch,
                        const std::string& error) {
   static const KexecVerdict kNone;  // an error: every key, empty
   const KexecVerdict& r = v ? *v : kNone;
@@ -106,7 +108,8 @@ nlohmann::json to_json(const KexecVerdict* v, const std::string& path, const std
   // sig_errno and no keyring, rather than an "OK" no check gave.
   const bool checked = !r.keyring.empty();
   return {{"path", path},
-          {"kernel", kernel},
+          {"kernel", profile.name()},
+          {"profile", profile.label()},
           {"usage", "kexec"},
           {"arch", kexec_arch_name(arch)},
           {"outcome", v ? kexec_outcome_name(r.outcome) : "error"},

@@ -11,24 +11,25 @@
 
 namespace modsign::cli {
 
-/// verify: a module's verdict.  Keys: path, kernel, outcome, predicts, errno, reason, signers,
+/// verify: a module's verdict under `profile`.  Keys: path, kernel (profile.name()), profile
+/// (profile.label(): with the switches, "v7.0+waiver"), outcome, predicts, errno, reason, signers,
 /// compressed, log, trusted_keys; notes when the verdict has some; warnings when `warnings`
 /// is given (the --kernel-build configuration's, [] for none).
-nlohmann::json to_json(const Verdict& v, const std::string& path, const std::string& kernel,
+nlohmann::json to_json(const Verdict& v, const std::string& path, const KernelProfile& profile,
                        const std::vector<std::string>* warnings);
 /// "<path>: <outcome> (<ERRNO>): <reason>[ [<compression>]][ [predicts module_sig_check, not
 /// the ELF checks]]\n" (the last for a load: what follows the signature is not predicted).
 std::string to_text(const Verdict& v, const std::string& path);
 /// verify: an input it gave no verdict for (`outcome` "skipped" or "error"): a verdict's
 /// keys, with errno and compressed null and the arrays empty.
-nlohmann::json no_verdict_json(const std::string& path, const std::string& kernel, const char* outcome,
+nlohmann::json no_verdict_json(const std::string& path, const KernelProfile& profile, const char* outcome,
                                const std::string& reason);
 
 /// verify --usage kexec: an image's verdict, or (`v` nullptr) the `error` that stopped it,
-/// with the same keys: path, kernel, usage, arch, outcome ("error"), predicts, errno,
+/// with the same keys: path, kernel, profile, usage, arch, outcome ("error"), predicts, errno,
 /// sig_errno and keyring (null when no signature was checked), load_errno, reason, signers,
 /// digest_algo, signed_digest, image_digest, trusted_keys.
-nlohmann::json to_json(const KexecVerdict* v, const std::string& path, const std::string& kernel, KexecArch arch,
+nlohmann::json to_json(const KexecVerdict* v, const std::string& path, const KernelProfile& profile, KexecArch arch,
                        const std::string& error);
 /// "<path>: <outcome> (<ERRNO>): <reason>[ [predicts kimage_validate_signature, not the load]]\n".
 std::string to_text(const KexecVerdict& v, const std::string& path);
