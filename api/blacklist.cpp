@@ -75,11 +75,10 @@ std::vector<Item> read_items(const std::string& path, std::uint64_t max_size) {
 /// The keyring certificates the kernel of `trust`'s profile can load (the others never
 /// reach a keyring; TrustStore::supported_certificates()).
 std::vector<crypto::Certificate> trusted_of(const TrustStore& trust) {
-  const kernel::KernelProfile kp = api::to_kernel(trust.profile());
+  const cms::KernelModel kp = api::to_model(trust.profile());
   std::vector<crypto::Certificate> out;
   std::copy_if(impl_of(trust).keyring.certificates.begin(), impl_of(trust).keyring.certificates.end(),
-               std::back_inserter(out),
-               [&](const crypto::Certificate& c) { return kernel::x509_supported(c, kp).ok(); });
+               std::back_inserter(out), [&](const crypto::Certificate& c) { return cms::x509_supported(c, kp).ok(); });
   return out;
 }
 
@@ -90,18 +89,18 @@ ModuleBlacklistEntry blacklist_entry_for_module(ByteView stored, const KernelPro
                                                 const std::string& name) {
   const crypto::HashAlgo h = ima_algo(ima_hash);
   const Module md = open(Bytes(stored.begin(), stored.end()), max_size, name);
-  return blacklist::module_entry(md.stored, md.m, api::to_kernel(profile), h);
+  return blacklist::module_entry(md.stored, md.m, api::to_model(profile), h);
 }
 
 CertificateBlacklistEntry blacklist_entry_for_certificate(ByteView der, const KernelProfile& profile,
                                                           const std::string& name) {
-  return blacklist::certificate_blacklist_entry(one_certificate(der, name), api::to_kernel(profile));
+  return blacklist::certificate_blacklist_entry(one_certificate(der, name), api::to_model(profile));
 }
 
 std::vector<BlacklistEntry> blacklist_entries_for_file(const std::string& path, const KernelProfile& profile,
                                                        const std::string& ima_hash, std::uint64_t max_size) {
   const crypto::HashAlgo h = ima_algo(ima_hash);
-  const kernel::KernelProfile kp = api::to_kernel(profile);
+  const cms::KernelModel kp = api::to_model(profile);
   std::vector<BlacklistEntry> out;
   for (const Item& it : read_items(path, max_size)) {
     BlacklistEntry e{it.label, std::nullopt, std::nullopt};
@@ -116,20 +115,19 @@ BlacklistVerdict check_module_blacklist(ByteView stored, const TrustStore& trust
                                         const std::string& ima_hash, std::uint64_t max_size, const std::string& name) {
   const crypto::HashAlgo h = ima_algo(ima_hash);
   const Module md = open(Bytes(stored.begin(), stored.end()), max_size, name);
-  return blacklist::check_module(md.stored, md.m, impl_of(trust).sources, trusted_of(trust), api::to_kernel(profile),
-                                 h);
+  return blacklist::check_module(md.stored, md.m, impl_of(trust).sources, trusted_of(trust), api::to_model(profile), h);
 }
 
 BlacklistVerdict check_certificate_blacklist(ByteView der, const TrustStore& trust, const KernelProfile& profile,
                                              const std::string& name) {
-  return blacklist::check_certificate(one_certificate(der, name), impl_of(trust).sources, api::to_kernel(profile));
+  return blacklist::check_certificate(one_certificate(der, name), impl_of(trust).sources, api::to_model(profile));
 }
 
 std::vector<BlacklistItemVerdict> check_blacklist_file(const std::string& path, const TrustStore& trust,
                                                        const KernelProfile& profile, const std::string& ima_hash,
                                                        std::uint64_t max_size) {
   const crypto::HashAlgo h = ima_algo(ima_hash);
-  const kernel::KernelProfile kp = api::to_kernel(profile);
+  const cms::KernelModel kp = api::to_model(profile);
   const std::vector<Item> items = read_items(path, max_size);
   const std::vector<crypto::Certificate> trusted = trusted_of(trust);
   std::vector<BlacklistItemVerdict> out;

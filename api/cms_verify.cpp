@@ -29,7 +29,7 @@ Element element_at(ByteView der, const CmsTlv& at) {
   } catch (const asn1::DecodeError&) { return Reader(slice(der, at), asn1::Rules::ber).next(); }
 }
 
-using kernel::same;
+using cms::same;
 
 /// Whether `cert` is the one `sid` names (RFC 5652 §5.3: issuer Name and serialNumber, or
 /// the subjectKeyIdentifier extension).
@@ -164,12 +164,10 @@ CmsVerification cms_verify_file(const std::string& path, const CmsVerifyOptions&
                std::all_of(v.signers.begin(), v.signers.end(), [](const CmsSignerVerdict& s) { return s.verified; });
 
   if (o.kernel) {
-    const kernel::Keyring keyring = trust ? impl_of(*trust).keyring : kernel::Keyring{};
-    const auto report =
-        kernel::verify_with(der, keyring, kernel::Usage::module, api::to_kernel(*o.kernel), crypto::Backend::automatic,
-                            [&](kernel::Pkcs7Message& m) {
-                              return v.detached ? kernel::pkcs7_supply_detached_data(m, content) : ok_status();
-                            });
+    const cms::Keyring keyring = trust ? impl_of(*trust).keyring : cms::Keyring{};
+    const auto report = cms::verify_with(
+        der, keyring, cms::Usage::module, api::to_model(*o.kernel), crypto::Backend::automatic,
+        [&](cms::Pkcs7Message& m) { return v.detached ? cms::pkcs7_supply_detached_data(m, content) : ok_status(); });
     v.kernel_errno = report.err;
     v.kernel_reason = report.reason;
   }

@@ -36,7 +36,7 @@ EfiVariableFile read_efi_variable_file(const std::string& path, EfiContainer for
 
 EfiListing list_efi_variable(EfiVariableFile file, EfiVariable variable, const KernelProfile& profile) {
   EfiListing out;
-  efi::VariableEffects fx = efi::apply_handlers(file.lists, variable, api::to_kernel(profile));
+  efi::VariableEffects fx = efi::apply_handlers(file.lists, variable, api::to_model(profile));
   out.variable = variable;
   out.notes = fx.notes;
   if (file.auth)

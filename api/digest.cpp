@@ -9,7 +9,7 @@
 namespace modsign {
 
 DigestView digest_module_file(const std::string& path, const KernelProfile& profile, std::uint64_t max_size) {
-  auto r = digest::digest_module_file(path, api::to_kernel(profile), max_size);
+  auto r = digest::digest_module_file(path, api::to_model(profile), max_size);
   if (!r) throw InputError(path + ": " + r.error().message);
   DigestView v;
   v.digests = std::move(r.value());

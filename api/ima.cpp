@@ -57,7 +57,7 @@ Result<TemplateEntry> template_named(const std::string& label, const std::string
                                      const std::string& recorded_path, ByteView file,
                                      const std::optional<Bytes>& security_ima, const KernelProfile& profile,
                                      const TemplateOptions& options) {
-  auto e = digest::ima_template(template_name, recorded_path, file, security_ima, api::to_kernel(profile),
+  auto e = digest::ima_template(template_name, recorded_path, file, security_ima, api::to_model(profile),
                                 hash_named(options.ima_hash, "IMA hash"), options.side_sha256);
   if (!e && e.error().code == KErr::enopkg) throw InputError(label + ": " + e.error().message);
   return e;
@@ -72,12 +72,12 @@ Result<TemplateEntry> ima_template(const std::string& template_name, const std::
 }
 
 std::string ima_hash_setup(std::string_view name, const KernelProfile& profile) {
-  return std::string(crypto::hash_info(digest::ima_hash_setup(name, api::to_kernel(profile))).name);
+  return std::string(crypto::hash_info(digest::ima_hash_setup(name, api::to_model(profile))).name);
 }
 
 TemplateEntry ima_buffer_template(const std::string& event_name, ByteView buf, const std::string& ima_hash,
                                   const KernelProfile& profile) {
-  return digest::ima_buffer_template(event_name, buf, hash_named(ima_hash, "IMA hash"), api::to_kernel(profile));
+  return digest::ima_buffer_template(event_name, buf, hash_named(ima_hash, "IMA hash"), api::to_model(profile));
 }
 
 Result<TemplateEntry> ima_template_file(const std::string& template_name, const std::string& path,
@@ -205,7 +205,7 @@ Result<ListReplay> replay_measurement_list_file(
 
 Appraisal ima_appraise_modsig(const std::string& path, const TrustStore& ima, const KernelProfile& profile,
                               const AppraiseOptions& options) {
-  const kernel::KernelProfile kp = api::to_kernel(profile);
+  const cms::KernelModel kp = api::to_model(profile);
   const auto ih = hash_named(options.ima_hash, "IMA hash");
   const digest::ModuleFile f = digest::read_module_file(path, options.max_size);
   const auto& t = impl_of(ima);

@@ -270,7 +270,7 @@ void check_ima_func(const std::string& func) {
 
 ImaFileAppraisal ima_appraise_file(const std::string& path, const std::optional<Bytes>& security_ima,
                                    const TrustStore& ima, const KernelProfile& profile, const ImaAppraiseOptions& o) {
-  const kernel::KernelProfile kp = api::to_kernel(profile);
+  const cms::KernelModel kp = api::to_model(profile);
   // ima_hash= as hash_setup() takes it (UsageError for names that kernel refuses, SHA-3 under v6.1)
   const auto def = crypto::hash_by_name(ima_hash_setup(o.ima_hash, profile));
   if (!def || *def == crypto::HashAlgo::md5) throw UsageError("unknown IMA hash '" + o.ima_hash + "'");

@@ -55,14 +55,14 @@ struct Signer::Impl {
 /// `sources` keeps the origins for blacklist checks.
 struct TrustStore::Impl {
   KernelProfile profile;
-  kernel::Keyring keyring;
+  cms::Keyring keyring;
   blacklist::Sources sources;
   std::vector<std::string> notes, keyring_notes;
 };
 
 namespace api {
 /// The internal profile with the public one's generation and switches.
-kernel::KernelProfile to_kernel(const KernelProfile& p);
+cms::KernelModel to_model(const KernelProfile& p);
 /// The ML-DSA backend a `backend` option names: "botan", "openssl", "auto" (the measured
 /// table, crypto::Backend::automatic); another name is a UsageError (api/verdict.cpp).
 crypto::Backend backend_named(const std::string& name);

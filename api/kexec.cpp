@@ -26,7 +26,7 @@ KexecVerdict kexec_verdict(ByteView image, const TrustStore& trust, const TrustS
                            const KernelProfile& profile, const KexecOptions& options) {
   return module::kexec_file_check(image, impl_of(trust).keyring,
                                   platform && options.platform_keyring ? &impl_of(*platform).keyring : nullptr,
-                                  api::to_kernel(profile), options.sig_force && kexec_sig_force_supported(options.arch),
+                                  api::to_model(profile), options.sig_force && kexec_sig_force_supported(options.arch),
                                   api::backend_named(options.backend), options.arch);
 }
 

@@ -32,16 +32,15 @@ std::string sig_algo_text(const cms::SignerInfo& si) {
 /// The profiles whose parser and module usage checks accept the signature.
 std::vector<std::string> accepted_by(ByteView cms_der, ByteView content) {
   std::vector<std::string> out;
-  auto profiles = std::vector<std::pair<std::string, kernel::KernelProfile>>{{"v6.1", kernel::KernelProfile::v6_1()},
-                                                                             {"v6", kernel::KernelProfile::v6()},
-                                                                             {"v7.0", kernel::KernelProfile::v7_0()}};
-  auto waived = kernel::KernelProfile::v7_0();
+  auto profiles = std::vector<std::pair<std::string, cms::KernelModel>>{
+      {"v6.1", cms::KernelModel::v6_1()}, {"v6", cms::KernelModel::v6()}, {"v7.0", cms::KernelModel::v7_0()}};
+  auto waived = cms::KernelModel::v7_0();
   waived.waive_mldsa_authattrs = true;
   profiles.emplace_back("v7.0+waiver", waived);
   for (const auto& [name, prof] : profiles) {
-    auto msg = kernel::pkcs7_parse_message(cms_der, prof);
-    if (!msg || !kernel::pkcs7_supply_detached_data(*msg, content)) continue;
-    if (kernel::pkcs7_verify(*msg, kernel::Usage::module, prof)) out.push_back(name);
+    auto msg = cms::pkcs7_parse_message(cms_der, prof);
+    if (!msg || !cms::pkcs7_supply_detached_data(*msg, content)) continue;
+    if (cms::pkcs7_verify(*msg, cms::Usage::module, prof)) out.push_back(name);
   }
   return out;
 }

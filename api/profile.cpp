@@ -1,14 +1,14 @@
-// modsign — public KernelProfile <-> kernel::KernelProfile (cms/kernel.hpp).
+// modsign — public KernelProfile <-> cms::KernelModel (cms/kernel.hpp).
 #include "api/internal.hpp"
 
 #include <algorithm>
 
 namespace modsign {
 
-KernelProfile::KernelProfile() : generation_(kernel::KernelProfile::v7_0().name()) {}
+KernelProfile::KernelProfile() : generation_(cms::KernelModel::v7_0().name()) {}
 
 std::optional<KernelProfile> KernelProfile::parse(std::string_view name) {
-  auto p = kernel::KernelProfile::parse(std::string(name));
+  auto p = cms::KernelModel::parse(std::string(name));
   if (!p) return std::nullopt;
   return KernelProfile(p->name());
 }
@@ -27,7 +27,7 @@ std::string KernelProfile::label() const {
 }
 
 void KernelProfile::set_waive_mldsa_authattrs(bool on) {
-  if (on && !kernel::KernelProfile::parse(generation_)->has_mldsa_authattrs_waiver())
+  if (on && !cms::KernelModel::parse(generation_)->has_mldsa_authattrs_waiver())
     throw UsageError("--waive-mldsa-authattrs exists only for a v7.x --kernel (v7.0, v7.1, v7.2)");
   waive_mldsa_authattrs_ = on;
 }
@@ -60,8 +60,8 @@ void KernelProfile::set_absent_hashes(const std::vector<std::string>& families) 
 
 namespace api {
 
-kernel::KernelProfile to_kernel(const KernelProfile& p) {
-  kernel::KernelProfile k = *kernel::KernelProfile::parse(p.name());
+cms::KernelModel to_model(const KernelProfile& p) {
+  cms::KernelModel k = *cms::KernelModel::parse(p.name());
   k.waive_mldsa_authattrs = p.waive_mldsa_authattrs();
   k.enforce = p.enforce();
   k.lockdown = p.lockdown();

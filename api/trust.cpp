@@ -20,7 +20,7 @@ TrustStore TrustStore::load(const TrustSources& sources, const KernelProfile& pr
 }
 
 TrustStore TrustStore::load(const TrustSources& src, const KernelProfile& profile, std::vector<std::string>* pending) {
-  const kernel::KernelProfile kp = api::to_kernel(profile);
+  const cms::KernelModel kp = api::to_model(profile);
   auto impl = std::make_shared<Impl>();
   impl->profile = profile;
   if (pending) pending->clear();
@@ -34,7 +34,7 @@ TrustStore TrustStore::load(const TrustSources& src, const KernelProfile& profil
   } guard{pending, impl->keyring_notes};
   // 1. .builtin_trusted_keys / .secondary_trusted_keys.
   for (const auto& k : src.keyrings)
-    if (auto st = kernel::load_keyring_path(impl->keyring, k, kp, impl->keyring_notes, src.strict); !st)
+    if (auto st = cms::load_keyring_path(impl->keyring, k, kp, impl->keyring_notes, src.strict); !st)
       throw InputError(st.error().message);
   blacklist::Sources& bl = impl->sources;
   // 2. blacklist_init(): CONFIG_SYSTEM_BLACKLIST_HASH_LIST (device_initcall).
@@ -59,14 +59,14 @@ TrustStore TrustStore::load(const TrustSources& src, const KernelProfile& profil
 }
 
 TrustStore TrustStore::from_certificates(const std::vector<std::string>& paths, const KernelProfile& profile) {
-  const kernel::KernelProfile kp = api::to_kernel(profile);
+  const cms::KernelModel kp = api::to_model(profile);
   auto impl = std::make_shared<Impl>();
   impl->profile = profile;
   for (const auto& path : paths) {
     const std::size_t first = impl->keyring.certificates.size();
     if (auto st = impl->keyring.add_path(path, false, &impl->keyring_notes); !st) throw InputError(st.error().message);
     for (std::size_t i = first; i < impl->keyring.certificates.size(); ++i)
-      if (auto st = kernel::x509_supported(impl->keyring.certificates[i], kp); !st)
+      if (auto st = cms::x509_supported(impl->keyring.certificates[i], kp); !st)
         impl->keyring_notes.push_back(path + " certificate " + std::to_string(i - first + 1) + ": " +
                                       std::string(errno_name(st.error().code)) + ": " + st.error().message);
   }
@@ -87,10 +87,10 @@ std::vector<Bytes> TrustStore::certificates() const {
 }
 
 std::vector<Bytes> TrustStore::supported_certificates() const {
-  const kernel::KernelProfile kp = api::to_kernel(impl_->profile);
+  const cms::KernelModel kp = api::to_model(impl_->profile);
   std::vector<Bytes> out;
   for (const auto& c : impl_->keyring.certificates)
-    if (kernel::x509_supported(c, kp)) out.push_back(c.der());
+    if (cms::x509_supported(c, kp)) out.push_back(c.der());
   return out;
 }
 

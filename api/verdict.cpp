@@ -20,7 +20,7 @@ crypto::Backend api::backend_named(const std::string& name) {
 Verdict predict_module_image(const ModuleImage& m, const TrustStore& trust, const KernelProfile& profile,
                              const std::string& backend) {
   Verdict v =
-      module::module_sig_check_image(m, impl_of(trust).keyring, api::to_kernel(profile), api::backend_named(backend));
+      module::module_sig_check_image(m, impl_of(trust).keyring, api::to_model(profile), api::backend_named(backend));
   if (const auto stack = module::split_stack(m.image); stack.size() > 1) {
     const std::size_t n = stack.size() - 1;
     v.notes.push_back("note: " + std::to_string(n) + (n == 1 ? " more signature" : " more signatures") +
@@ -35,8 +35,8 @@ Verdict predict_module_file(const std::string& path, const TrustStore& trust, co
   if (o.expect_file) lock.emplace(path, o.expect_file, LockMode::shared);
   const auto& keyring = impl_of(trust).keyring;
   if (lock ? module::streamable_file(FileReader(*lock), o.stream_above) : module::streamable_file(path, o.stream_above))
-    return lock ? module::module_sig_check_file(FileReader(*lock), keyring, api::to_kernel(profile))
-                : module::module_sig_check_file(path, keyring, api::to_kernel(profile));
+    return lock ? module::module_sig_check_file(FileReader(*lock), keyring, api::to_model(profile))
+                : module::module_sig_check_file(path, keyring, api::to_model(profile));
   const Bytes stored = lock ? read_module_bytes(*lock, o.max_size) : read_module_bytes(path, o.max_size);
   auto img = module::open_module(stored, o.max_size, {o.keep_bad_stream, true});
   if (!img) throw InputError(path + ": " + img.error().message);
@@ -51,7 +51,7 @@ Verdict predict_module_file(const std::string& path, const TrustStore& trust, co
       throw InputError(path + ": " + std::string(module::compression_name(c)) +
                        "-compressed module: the kernel checks the decompressed image; decompress it first");
   }
-  return module::module_sig_check_file(path, impl_of(trust).keyring, api::to_kernel(profile));
+  return module::module_sig_check_file(path, impl_of(trust).keyring, api::to_model(profile));
 }
 
 }  // namespace modsign

@@ -78,9 +78,9 @@ void BM_ModuleSigCheck(benchmark::State& st, KeyAlgo a, crypto::Backend backend,
   opt.signed_attrs = attrs;
   const Bytes signed_module =
       module::append_signature(content, cms::build_detached(s.key, s.cert, content, opt).value());
-  kernel::Keyring ring;
+  cms::Keyring ring;
   ring.certificates.push_back(s.cert);
-  auto prof = kernel::KernelProfile::v7_0();
+  auto prof = cms::KernelModel::v7_0();
   prof.waive_mldsa_authattrs = attrs;  // 7.0 refuses ML-DSA with signedAttrs unless waived
   for (auto _ : st) {
     auto v = module::module_sig_check(signed_module, ring, prof, false, backend);

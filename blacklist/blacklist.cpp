@@ -45,11 +45,11 @@ std::string raw_hash(ByteView hash, HashType type) {
   return (type == HashType::x509_tbs ? "tbs:" : "bin:") + to_hex(hash);
 }
 
-KErr is_hash_blacklisted(const kernel::Blacklist& keyring, ByteView hash, HashType type) {
+KErr is_hash_blacklisted(const cms::Blacklist& keyring, ByteView hash, HashType type) {
   return keyring.descriptions.count(raw_hash(hash, type)) ? KErr::ekeyrejected : KErr::none;
 }
 
-KErr is_binary_blacklisted(const kernel::Blacklist& keyring, ByteView hash) {
+KErr is_binary_blacklisted(const cms::Blacklist& keyring, ByteView hash) {
   return is_hash_blacklisted(keyring, hash, HashType::binary) == KErr::ekeyrejected ? KErr::eperm : KErr::none;
 }
 
@@ -62,17 +62,17 @@ Result<bool> mark_hash_blacklisted(Sources& sources, ByteView hash, HashType typ
   return mark_raw_hash_blacklisted(sources, raw_hash(hash, type), std::move(origin));
 }
 
-Status load_revocation_certificates(Sources& sources, const std::string& file, const kernel::KernelProfile& profile) {
+Status load_revocation_certificates(Sources& sources, const std::string& file, const cms::KernelModel& profile) {
   auto certs = crypto::Certificate::load_all(file);
   if (!certs) return certs.error();
   for (std::size_t i = 0; i < certs->size(); ++i) {
     const auto& c = (*certs)[i];
     const std::string where = "certificate " + std::to_string(i + 1);
-    if (auto n = kernel::x509_unloadable_note(c, profile, file + " " + where)) {
+    if (auto n = cms::x509_unloadable_note(c, profile, file + " " + where)) {
       sources.notes.push_back(std::move(*n));
       continue;
     }
-    if (auto h = kernel::x509_tbs_blacklist_hash(c, profile)) {
+    if (auto h = cms::x509_tbs_blacklist_hash(c, profile)) {
       const std::string d = raw_hash(*h, HashType::x509_tbs);
       if (sources.keyring.descriptions.count(d)) {
         sources.notes.push_back(file + " " + where + " is not loaded: its " + d +

@@ -2,14 +2,14 @@
 // is_hash_blacklisted, is_binary_blacklisted, load_revocation_certificate_list, Linux 7.2.13 modsign — blacklist key
 // descriptions ("tbs:<hex>", "bin:<hex>") and the kernel's lookups on the .blacklist keyring (certs/blacklist.c,
 // Linux 7.2.13). is_key_on_revocation_list() (certs/blacklist.c:289-299) is applied where the kernel calls it, in
-// kernel::verify_with() (cms/system_keyring.cpp): the cms/ layer cannot depend on blacklist/.
+// cms::verify_with() (cms/system_keyring.cpp): the cms/ layer cannot depend on blacklist/.
 #pragma once
 
 #include <string>
 #include <string_view>
 
 #include "blacklist/sources.hpp"
-#include "cms/kernel_profile.hpp"
+#include "cms/kernel_model.hpp"
 #include "common/result.hpp"
 
 namespace modsign::blacklist {
@@ -44,11 +44,11 @@ std::string raw_hash(ByteView hash, HashType type);
 /// description raw_hash(hash, type) is in `keyring`, KErr::none otherwise.  The lookup
 /// (keyring_search) does not vet the string, so a 0-length hash ("bin:") or one longer
 /// than 64 bytes is simply never found.
-KErr is_hash_blacklisted(const kernel::Blacklist& keyring, ByteView hash, HashType type);
+KErr is_hash_blacklisted(const cms::Blacklist& keyring, ByteView hash, HashType type);
 
 /// is_binary_blacklisted() (certs/blacklist.c:247-254): KErr::eperm when "bin:<hex>" is in
 /// `keyring`, KErr::none otherwise (ima_check_blacklist's return value).
-KErr is_binary_blacklisted(const kernel::Blacklist& keyring, ByteView hash);
+KErr is_binary_blacklisted(const cms::Blacklist& keyring, ByteView hash);
 
 /// mark_hash_blacklisted() (certs/blacklist.c:205-217) into `sources`: builds
 /// raw_hash(hash, type), vets it as key_create() does (EINVAL for a 0-length hash, ENOPKG
@@ -70,6 +70,6 @@ Result<bool> mark_raw_hash_blacklisted(Sources& sources, const std::string& desc
 /// EKEYREJECTED)" when its tbs: key is already in `sources` (x509_get_sig_params).
 /// Errors: load_all's (EBADMSG for no or a malformed certificate; message without the
 /// file name).  Throws IoError if unreadable.
-Status load_revocation_certificates(Sources& sources, const std::string& file, const kernel::KernelProfile& profile);
+Status load_revocation_certificates(Sources& sources, const std::string& file, const cms::KernelModel& profile);
 
 }  // namespace modsign::blacklist

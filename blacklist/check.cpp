@@ -36,7 +36,7 @@ const char* kTbsKeyring =
 
 /// The outcome of a verdict: module_sig_check()'s decision (module::decide) on the errno of
 /// the first stop, "not-stopped" when there is none.
-Verdict decided(Verdict v, const kernel::KernelProfile& profile) {
+Verdict decided(Verdict v, const cms::KernelModel& profile) {
   if (!v.stopped()) return v;
   const module::LoadVerdict lv = module::decide({}, v.stops[0].err, "", profile);
   v.outcome = std::string(module::outcome_name(lv.outcome));
@@ -47,31 +47,29 @@ Verdict decided(Verdict v, const kernel::KernelProfile& profile) {
 }
 
 Verdict module_stops(ByteView stored, const module::ModuleImage& m, const Sources& sources,
-                     const std::vector<crypto::Certificate>& trusted, const kernel::KernelProfile& profile,
+                     const std::vector<crypto::Certificate>& trusted, const cms::KernelModel& profile,
                      crypto::HashAlgo ima_hash);
-Verdict certificate_stops(const crypto::Certificate& cert, const Sources& sources,
-                          const kernel::KernelProfile& profile);
+Verdict certificate_stops(const crypto::Certificate& cert, const Sources& sources, const cms::KernelModel& profile);
 
 }  // namespace
 
 Verdict check_module(ByteView stored, const module::ModuleImage& m, const Sources& sources,
-                     const std::vector<crypto::Certificate>& trusted, const kernel::KernelProfile& profile,
+                     const std::vector<crypto::Certificate>& trusted, const cms::KernelModel& profile,
                      crypto::HashAlgo ima_hash) {
   return decided(module_stops(stored, m, sources, trusted, profile, ima_hash), profile);
 }
 
-Verdict check_certificate(const crypto::Certificate& cert, const Sources& sources,
-                          const kernel::KernelProfile& profile) {
+Verdict check_certificate(const crypto::Certificate& cert, const Sources& sources, const cms::KernelModel& profile) {
   return decided(certificate_stops(cert, sources, profile), profile);
 }
 
 modsign::CertificateBlacklistEntry certificate_blacklist_entry(const crypto::Certificate& cert,
-                                                               const kernel::KernelProfile& profile) {
+                                                               const cms::KernelModel& profile) {
   modsign::CertificateBlacklistEntry e;
   e.tbs = certificate_entry(cert, profile);
   e.der = cert.der();
   if (!e.tbs) {
-    const auto sup = kernel::x509_supported(cert, profile);
+    const auto sup = cms::x509_supported(cert, profile);
     e.explanation =
         "no tbs: entry under " + profile.name() +
         (sup ? std::string(": the certificate's signature hash is unavailable, x509_get_sig_params() skips the check")
@@ -81,7 +79,7 @@ modsign::CertificateBlacklistEntry certificate_blacklist_entry(const crypto::Cer
   return e;
 }
 
-ModuleEntry module_entry(ByteView stored, const module::ModuleImage& m, const kernel::KernelProfile& profile,
+ModuleEntry module_entry(ByteView stored, const module::ModuleImage& m, const cms::KernelModel& profile,
                          crypto::HashAlgo ima_hash) {
   ModuleEntry e;
   e.compressed = m.compression != module::Compression::none;
@@ -127,8 +125,8 @@ ModuleEntry module_entry(ByteView stored, const module::ModuleImage& m, const ke
   return e;
 }
 
-std::optional<std::string> certificate_entry(const crypto::Certificate& cert, const kernel::KernelProfile& profile) {
-  auto h = kernel::x509_tbs_blacklist_hash(cert, profile);
+std::optional<std::string> certificate_entry(const crypto::Certificate& cert, const cms::KernelModel& profile) {
+  auto h = cms::x509_tbs_blacklist_hash(cert, profile);
   if (!h) return std::nullopt;
   return raw_hash(*h, HashType::x509_tbs);
 }
@@ -136,7 +134,7 @@ std::optional<std::string> certificate_entry(const crypto::Certificate& cert, co
 namespace {
 
 Verdict module_stops(ByteView stored, const module::ModuleImage& m, const Sources& sources,
-                     const std::vector<crypto::Certificate>& trusted, const kernel::KernelProfile& profile,
+                     const std::vector<crypto::Certificate>& trusted, const cms::KernelModel& profile,
                      crypto::HashAlgo ima_hash) {
   Verdict v;
   v.entry = module_entry(stored, m, profile, ima_hash);
@@ -187,13 +185,13 @@ Verdict module_stops(ByteView stored, const module::ModuleImage& m, const Source
                         sp.error().message + ") before any certificate check");
     return v;
   }
-  auto msg = kernel::pkcs7_parse_message(sp->cms, profile, &sources.keyring);
+  auto msg = cms::pkcs7_parse_message(sp->cms, profile, &sources.keyring);
   if (!msg) {
     v.notes.push_back("module_sig_check: the PKCS#7 does not parse (" + std::string(errno_name(msg.error().code)) +
                       ": " + msg.error().message + "), before any certificate check");
     return v;
   }
-  if (auto sup = kernel::pkcs7_supply_detached_data(*msg, sp->content); !sup) {
+  if (auto sup = cms::pkcs7_supply_detached_data(*msg, sp->content); !sup) {
     // verify_pkcs7_message_sig (certs/system_keyring.c:323-327): the PKCS#7 carries its own
     // content; refused before pkcs7_verify() looks at any certificate.
     v.notes.push_back(
@@ -201,7 +199,7 @@ Verdict module_stops(ByteView stored, const module::ModuleImage& m, const Source
         "non-detached data), before any certificate check");
     return v;
   }
-  auto st = kernel::pkcs7_verify(*msg, kernel::Usage::module, profile);
+  auto st = cms::pkcs7_verify(*msg, cms::Usage::module, profile);
   // The blacklisted certificates a signer's chain reached (pkcs7_verify_sig_chain stops
   // there, pkcs7_verify.c:230-239); others in the message refuse nothing.
   std::vector<bool> reached(msg->certs.size(), false);
@@ -257,9 +255,9 @@ Verdict module_stops(ByteView stored, const module::ModuleImage& m, const Source
     revoked_at.push_back(i);
   }
   if (!revoked_in.empty()) {
-    const auto all = kernel::pkcs7_validate_trust(*msg, revoked_in, profile);
+    const auto all = cms::pkcs7_validate_trust(*msg, revoked_in, profile);
     for (std::size_t k = 0; k < revoked_in.size(); ++k) {
-      if (!kernel::pkcs7_validate_trust(*msg, {revoked_in[k]}, profile)) continue;
+      if (!cms::pkcs7_validate_trust(*msg, {revoked_in[k]}, profile)) continue;
       if (!all) {
         v.notes.push_back("revoked certificate " + revoked_in[k].subject_text() +
                           " vouches for the signer, but pkcs7_validate_trust() over the whole .blacklist keyring fails "
@@ -283,11 +281,11 @@ Verdict module_stops(ByteView stored, const module::ModuleImage& m, const Source
       if (d && listed(sources, *d)) refused.emplace_back(&c, *d);
       else admitted.push_back(c);
     }
-    if (!refused.empty() && kernel::pkcs7_validate_trust(*msg, trusted, profile)) {
-      auto without = kernel::pkcs7_validate_trust(*msg, admitted, profile);
+    if (!refused.empty() && cms::pkcs7_validate_trust(*msg, trusted, profile)) {
+      auto without = cms::pkcs7_validate_trust(*msg, admitted, profile);
       if (!without && without.error().code == KErr::enokey)
         for (const auto& [c, d] : refused)
-          if (kernel::pkcs7_validate_trust(*msg, {*c}, profile))
+          if (cms::pkcs7_validate_trust(*msg, {*c}, profile))
             v.stops.push_back(
                 Stop{d, origins_of(sources, d), kTbsKeyring, KErr::enokey,
                      "module_sig_check(): ENOKEY loads the module tainted; refused (EKEYREJECTED) "
@@ -297,11 +295,10 @@ Verdict module_stops(ByteView stored, const module::ModuleImage& m, const Source
   return v;
 }
 
-Verdict certificate_stops(const crypto::Certificate& cert, const Sources& sources,
-                          const kernel::KernelProfile& profile) {
+Verdict certificate_stops(const crypto::Certificate& cert, const Sources& sources, const cms::KernelModel& profile) {
   Verdict v;
   v.certificate = true;
-  const auto supported = kernel::x509_supported(cert, profile);
+  const auto supported = cms::x509_supported(cert, profile);
   if (!supported)
     v.notes.push_back("the " + profile.name() + " kernel cannot use this certificate at all (" +
                       std::string(errno_name(supported.error().code)) + ": " + supported.error().message + ")");

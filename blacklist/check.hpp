@@ -47,12 +47,12 @@ using ModuleEntry = modsign::ModuleBlacklistEntry;
 ///    ima_main.c:430-433) so a signed module gets the modsig rule on the image, while
 ///    ima_hash stays the hash of the compressed file read first; v6 — IMA sees only the
 ///    compressed file, which has no modsig: ima_hash of the file as stored.
-ModuleEntry module_entry(ByteView stored, const module::ModuleImage& m, const kernel::KernelProfile& profile,
+ModuleEntry module_entry(ByteView stored, const module::ModuleImage& m, const cms::KernelModel& profile,
                          crypto::HashAlgo ima_hash = crypto::HashAlgo::sha256);
 
-/// The "tbs:" key the kernel looks up for a certificate (kernel::x509_tbs_blacklist_hash),
+/// The "tbs:" key the kernel looks up for a certificate (cms::x509_tbs_blacklist_hash),
 /// nullopt under v6 when the signature hash is unavailable (the check is skipped).
-std::optional<std::string> certificate_entry(const crypto::Certificate& cert, const kernel::KernelProfile& profile);
+std::optional<std::string> certificate_entry(const crypto::Certificate& cert, const cms::KernelModel& profile);
 
 /// One way the kernel stops an item, and the verdict for one item: the public
 /// modsign::BlacklistStop / BlacklistVerdict (check_module and check_certificate also set
@@ -63,7 +63,7 @@ using Verdict = modsign::BlacklistVerdict;
 /// The tbs: key of a certificate with, when there is none, why ("no tbs: entry under v6:
 /// ..."), and its DER.
 modsign::CertificateBlacklistEntry certificate_blacklist_entry(const crypto::Certificate& cert,
-                                                               const kernel::KernelProfile& profile);
+                                                               const cms::KernelModel& profile);
 
 /// Check a module: IMA's bin: lookup first (the IMA hook runs in kernel_read_file, before
 /// load_module) — the module_entry() key under a rule that allows modsig, and, for a
@@ -73,13 +73,12 @@ modsign::CertificateBlacklistEntry certificate_blacklist_entry(const crypto::Cer
 /// that vouch for a signer (EKEYREJECTED), and — when `trusted` is given — trusted certificates the tbs: entries keep
 /// out of the keyring, leaving the signer without a key (ENOKEY: tainted, or refused when signatures are enforced).
 Verdict check_module(ByteView stored, const module::ModuleImage& m, const Sources& sources,
-                     const std::vector<crypto::Certificate>& trusted, const kernel::KernelProfile& profile,
+                     const std::vector<crypto::Certificate>& trusted, const cms::KernelModel& profile,
                      crypto::HashAlgo ima_hash = crypto::HashAlgo::sha256);
 
 /// Check a certificate: its tbs: key (refused from every keyring, EKEYREJECTED) and revoked
 /// certificates with the same key and identifier (signatures it vouches for are refused by
 /// is_key_on_revocation_list, EKEYREJECTED).
-Verdict check_certificate(const crypto::Certificate& cert, const Sources& sources,
-                          const kernel::KernelProfile& profile);
+Verdict check_certificate(const crypto::Certificate& cert, const Sources& sources, const cms::KernelModel& profile);
 
 }  // namespace modsign::blacklist

@@ -53,8 +53,8 @@ namespace {
 // looks up the SHA-256 of the TBS (32 bytes); v6 the TBS digest in the certificate's own
 // signature hash (sha1 20, sha224 28, sha256/sha3-256/sm3/streebog256 32, sha384/sha3-384
 // 48, sha512/sha3-512/streebog512 64 bytes).
-bool tbs_lookup_size(std::size_t len, const kernel::KernelProfile& p) {
-  if (p.generation == kernel::Generation::v7_0) return len == 32;
+bool tbs_lookup_size(std::size_t len, const cms::KernelModel& p) {
+  if (p.generation == cms::Generation::v7_0) return len == 32;
   return len == 20 || len == 28 || len == 32 || len == 48 || len == 64;
 }
 
@@ -78,16 +78,16 @@ namespace {
 
 // x509_get_sig_params (crypto/asymmetric_keys/x509_public_key.c:38-46 in 7.2): the TBS
 // lookup "tbs:<hex>"; before 7.0 with the signature's own hash (none if unknown).
-bool tbs_listed(const crypto::Certificate& c, const kernel::KernelProfile& p, const kernel::Blacklist& bl) {
-  if (p.generation == kernel::Generation::v7_0)
+bool tbs_listed(const crypto::Certificate& c, const cms::KernelModel& p, const cms::Blacklist& bl) {
+  if (p.generation == cms::Generation::v7_0)
     return bl.is_tbs_blacklisted(crypto::digest(crypto::HashAlgo::sha256, c.tbs()));
   auto h = c.signature_hash();
   return h && bl.is_tbs_blacklisted(crypto::digest(*h, c.tbs()));
 }
 }  // namespace
 
-VariableEffects apply_handlers(const ParsedLists& lists, Variable v, const kernel::KernelProfile& profile,
-                               const kernel::Blacklist* blacklist) {
+VariableEffects apply_handlers(const ParsedLists& lists, Variable v, const cms::KernelModel& profile,
+                               const cms::Blacklist* blacklist) {
   VariableEffects out;
   out.variable = v;
   for (std::size_t li = 0; li < lists.lists.size(); ++li) {
@@ -112,7 +112,7 @@ VariableEffects apply_handlers(const ParsedLists& lists, Variable v, const kerne
                 where(li, ei, l.type) + ": " + ef.description.substr(0, 20) + "... is keyed over all " +
                 std::to_string(se.data.size()) + " bytes of the entry" +
                 (se.data.size() == 48 ? " (32-byte TBS hash + 16-byte TimeOfRevocation)" : "") +
-                (profile.generation == kernel::Generation::v7_0
+                (profile.generation == cms::Generation::v7_0
                      ? ", so it never equals the tbs:<64 hex> SHA-256 lookup of x509_get_sig_params() and blocks "
                        "nothing"
                      : ", so it never equals the tbs: lookup of x509_get_sig_params() (the TBS digest in the "
@@ -135,7 +135,7 @@ VariableEffects apply_handlers(const ParsedLists& lists, Variable v, const kerne
               out.notes.push_back(where(li, ei, l.type) + ": the " + std::to_string(trailing) +
                                   " bytes after the certificate are ignored (the kernel's ASN.1 decoder does "
                                   "not check for trailing data)");
-            Status sup = c ? kernel::x509_supported(*c, profile) : ok_status();
+            Status sup = c ? cms::x509_supported(*c, profile) : ok_status();
             if (c) ef.cert = *c;
             if (c && !sup) {
               ef.key_error = sup.error().code;
@@ -161,7 +161,7 @@ VariableEffects apply_handlers(const ParsedLists& lists, Variable v, const kerne
 }
 
 Status add_to_sources(const ParsedLists& lists, Variable v, const std::string& file, Sources& out,
-                      const kernel::KernelProfile& profile) {
+                      const cms::KernelModel& profile) {
   if (v != Variable::dbx && v != Variable::MokListXRT)
     throw std::invalid_argument("add_to_sources: only dbx and MokListXRT feed the .blacklist keyring");
   const VariableEffects fx = apply_handlers(lists, v, profile);

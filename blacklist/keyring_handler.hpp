@@ -14,7 +14,7 @@
 #include "blacklist/efi_parser.hpp"
 #include "blacklist/load_uefi.hpp"
 #include "blacklist/sources.hpp"
-#include "cms/kernel_profile.hpp"
+#include "cms/kernel_model.hpp"
 #include "common/result.hpp"
 #include "crypto/crypto.hpp"
 
@@ -51,15 +51,15 @@ Result<crypto::Certificate> parse_entry_certificate(ByteView data, std::size_t& 
 /// entry of `lists` (keyring_handler.c:50-102).  A certificate is refused (key_error) as
 /// x509_key_preparse would refuse it: EINVAL for 0 bytes (asymmetric_key_preparse),
 /// EBADMSG when it does not parse, ENOPKG for an algorithm `profile` does not support
-/// (kernel::x509_supported), EKEYREJECTED when its TBS hash is in `blacklist` (7.0: SHA-256
+/// (cms::x509_supported), EKEYREJECTED when its TBS hash is in `blacklist` (7.0: SHA-256
 /// of the TBS; v6: the signature's hash; x509_get_sig_params).  Not modelled: a
 /// self-signed certificate whose own signature fails (x509_check_for_self_signed).  Bytes
 /// after the certificate's DER element are ignored, as lib/asn1_decoder.c ignores them
 /// (ASN1_OP_COMPLETE does not check for trailing data), with a note naming their count.
 /// Never throws.
 VariableEffects apply_handlers(const ParsedLists& lists, Variable v,
-                               const kernel::KernelProfile& profile = kernel::KernelProfile::v7_0(),
-                               const kernel::Blacklist* blacklist = nullptr);
+                               const cms::KernelModel& profile = cms::KernelModel::v7_0(),
+                               const cms::Blacklist* blacklist = nullptr);
 
 /// Load a dbx / MokListXRT into `out` as load_uefi_certs() does: every bin:/tbs: key
 /// (duplicates keep their first origin first, as mark_hash_blacklisted's -EEXIST does) and
@@ -71,6 +71,6 @@ VariableEffects apply_handlers(const ParsedLists& lists, Variable v,
 /// otherwise).  Returns the variable's parse status (EBADMSG when parsing stopped; the
 /// entries before it are added, as in the kernel).
 Status add_to_sources(const ParsedLists& lists, Variable v, const std::string& file, Sources& out,
-                      const kernel::KernelProfile& profile = kernel::KernelProfile::v7_0());
+                      const cms::KernelModel& profile = cms::KernelModel::v7_0());
 
 }  // namespace modsign::blacklist::efi

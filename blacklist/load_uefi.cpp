@@ -24,7 +24,7 @@ std::optional<Variable> parse_variable(std::string_view n) {
 }
 
 Status load_dbx_file(const std::string& path, Sources& out, Variable v, Container form,
-                     const kernel::KernelProfile& profile) {
+                     const cms::KernelModel& profile) {
   const Bytes b = read_file(path, kMaxSmallFileSize);
   auto vf = parse_variable_file(b, form);
   if (!vf) return vf.error();

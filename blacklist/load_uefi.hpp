@@ -9,7 +9,7 @@
 
 #include "blacklist/efi_variable.hpp"
 #include "blacklist/sources.hpp"
-#include "cms/kernel_profile.hpp"
+#include "cms/kernel_model.hpp"
 #include "common/result.hpp"
 
 namespace modsign::blacklist::efi {
@@ -25,7 +25,6 @@ std::optional<Variable> parse_variable(std::string_view name);
 /// or "EFI_SIGNATURE_LIST at byte offset N: ..." without the path, for complain(path, msg);
 /// entries before a payload error are still added).  Throws IoError if unreadable.
 Status load_dbx_file(const std::string& path, Sources& out, Variable v = Variable::dbx,
-                     Container form = Container::detect,
-                     const kernel::KernelProfile& profile = kernel::KernelProfile::v7_0());
+                     Container form = Container::detect, const cms::KernelModel& profile = cms::KernelModel::v7_0());
 
 }  // namespace modsign::blacklist::efi

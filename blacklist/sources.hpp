@@ -4,15 +4,15 @@
 //
 // Producers: blacklist/hash_list (CONFIG_SYSTEM_BLACKLIST_HASH_LIST files) and
 // blacklist/efi (dbx / MokListX EFI_SIGNATURE_LISTs, revoked certificates).
-// Consumers: the checker (blacklist/check) and kernel::verify_pkcs7_signature through
-// `keyring` (a kernel::Blacklist: descriptions + revoked certificates).
+// Consumers: the checker (blacklist/check) and cms::verify_pkcs7_signature through
+// `keyring` (a cms::Blacklist: descriptions + revoked certificates).
 #pragma once
 
 #include <map>
 #include <string>
 #include <vector>
 
-#include "cms/kernel_profile.hpp"
+#include "cms/kernel_model.hpp"
 #include "crypto/crypto.hpp"
 #include "modsign/trust.hpp"
 
@@ -26,7 +26,7 @@ using Origin = modsign::TrustOrigin;
 /// order.  A description loaded twice stays one key (the kernel logs "Duplicate
 /// blacklisted hash", -EEXIST, and keeps the first); every origin is remembered.
 struct Sources {
-  kernel::Blacklist keyring;                                       ///< descriptions + revoked certificates
+  cms::Blacklist keyring;                                          ///< descriptions + revoked certificates
   std::map<std::string, std::vector<Origin>> description_origins;  ///< key -> every origin, load order
   std::vector<Origin> revoked_origins;                             ///< parallel to keyring.revoked
   std::vector<std::string> notes;  ///< e.g. entries that can never match a lookup (§7.2 X509_SHA256)

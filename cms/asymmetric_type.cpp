@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-namespace modsign::kernel {
+namespace modsign::cms {
 
 Result<const crypto::Certificate*> find_asymmetric_key(const std::vector<crypto::Certificate>& trusted,
                                                        const std::optional<Bytes>& id0,
@@ -37,4 +37,4 @@ const crypto::Certificate* find_key_by_partial_id(const std::vector<const crypto
   return nullptr;
 }
 
-}  // namespace modsign::kernel
+}  // namespace modsign::cms

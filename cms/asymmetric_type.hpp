@@ -8,7 +8,7 @@
 #include "common/result.hpp"
 #include "crypto/crypto.hpp"
 
-namespace modsign::kernel {
+namespace modsign::cms {
 
 /// find_asymmetric_key(keyring, id_0, id_1, NULL, false) (asymmetric_type.c): the key
 /// whose id (serial ‖ issuer) or SKID equals the first given id; when both ids are given,
@@ -25,4 +25,4 @@ Result<const crypto::Certificate*> find_asymmetric_key(const std::vector<crypto:
 const crypto::Certificate* find_key_by_partial_id(const std::vector<const crypto::Certificate*>& trusted,
                                                   ByteView tail);
 
-}  // namespace modsign::kernel
+}  // namespace modsign::cms

@@ -7,7 +7,7 @@
 
 #include "asn1/der.hpp"
 
-namespace modsign::kernel {
+namespace modsign::cms {
 
 namespace {
 
@@ -109,4 +109,4 @@ Status ecdsa_verify(const crypto::PublicKey& key, crypto::HashAlgo hash, ByteVie
   return crypto::verify_digest(key, hash, digest, w.take());
 }
 
-}  // namespace modsign::kernel
+}  // namespace modsign::cms

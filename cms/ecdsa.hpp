@@ -8,7 +8,7 @@
 #include "common/result.hpp"
 #include "crypto/crypto.hpp"
 
-namespace modsign::kernel {
+namespace modsign::cms {
 
 /// Bytes per coordinate as the kernel holds it: the curve's 64-bit digits (g.ndigits) * 8,
 /// i.e. 24 (P-192), 32 (P-256), 48 (P-384), 72 (P-521).  `curve` must be an ECDSA curve.
@@ -29,4 +29,4 @@ Result<crypto::PublicKey> ecdsa_set_pub_key(const crypto::PublicKey& key, ByteVi
 /// bits), EKEYREJECTED when it does not hold.
 Status ecdsa_verify(const crypto::PublicKey& key, crypto::HashAlgo hash, ByteView digest, const EcdsaRawSig& sig);
 
-}  // namespace modsign::kernel
+}  // namespace modsign::cms

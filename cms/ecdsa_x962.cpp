@@ -6,7 +6,7 @@
 
 #include "asn1/der.hpp"
 
-namespace modsign::kernel {
+namespace modsign::cms {
 
 namespace {
 
@@ -40,4 +40,4 @@ Result<EcdsaRawSig> ecdsa_x962_decode(ByteView sig, std::size_t bufsize) {
   return out;
 }
 
-}  // namespace modsign::kernel
+}  // namespace modsign::cms

@@ -6,7 +6,7 @@
 
 #include "common/result.hpp"
 
-namespace modsign::kernel {
+namespace modsign::cms {
 
 /// r and s as ecdsa_get_signature_rs() leaves them: big-endian, at most `bufsize` bytes,
 /// read as unsigned (a high bit does not make them negative).
@@ -26,4 +26,4 @@ struct EcdsaRawSig {
 ///   is `bufsize` + 1 bytes starting with one 00.
 Result<EcdsaRawSig> ecdsa_x962_decode(ByteView sig, std::size_t bufsize);
 
-}  // namespace modsign::kernel
+}  // namespace modsign::cms

@@ -10,14 +10,14 @@
 //   cms/asymmetric_type   crypto/asymmetric_keys/asymmetric_type.c
 //   cms/system_keyring    certs/system_keyring.c
 //   digest/ima_modsig     security/integrity/ima/ima_modsig.c (ima_modsig_verify)
-// with the behaviour of each kernel generation chosen by a KernelProfile (cms/kernel_profile;
+// with the behaviour of each kernel generation chosen by a KernelModel (cms/kernel_model;
 // docs/kernel-semantics.md).  Library code includes the specific headers; this one is for
 // the CLI, tests, benchmarks and fuzz targets, and is the only cms/ header that reaches up
-// into digest/ (for kernel::ima_modsig_verify).
+// into digest/ (for cms::ima_modsig_verify).
 #pragma once
 
 #include "cms/asymmetric_type.hpp"
-#include "cms/kernel_profile.hpp"
+#include "cms/kernel_model.hpp"
 #include "cms/pkcs7_parser.hpp"
 #include "cms/pkcs7_trust.hpp"
 #include "cms/pkcs7_verify.hpp"
@@ -27,6 +27,6 @@
 #include "cms/x509_public_key.hpp"
 #include "digest/ima_modsig.hpp"
 
-namespace modsign::kernel {
+namespace modsign::cms {
 using digest::ima_modsig_verify;
-}  // namespace modsign::kernel
+}  // namespace modsign::cms

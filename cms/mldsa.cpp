@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-namespace modsign::kernel {
+namespace modsign::cms {
 
 namespace {
 
@@ -64,4 +64,4 @@ Status mldsa_signature_decodes(crypto::KeyAlgo level, ByteView sig) {
   return ok_status();
 }
 
-}  // namespace modsign::kernel
+}  // namespace modsign::cms

@@ -4,7 +4,7 @@
 #include "common/result.hpp"
 #include "crypto/crypto.hpp"
 
-namespace modsign::kernel {
+namespace modsign::cms {
 
 /// The checks mldsa_verify() makes on a signature before any arithmetic (FIPS 204 sigDecode,
 /// Algorithms 27 and 21): every coefficient of z, unpacked from 18 bits (ML-DSA-44) or 20 bits
@@ -16,4 +16,4 @@ namespace modsign::kernel {
 /// bytes); other sizes are left to the length check (EBADMSG too).
 Status mldsa_signature_decodes(crypto::KeyAlgo level, ByteView sig);
 
-}  // namespace modsign::kernel
+}  // namespace modsign::cms

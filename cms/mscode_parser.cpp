@@ -8,7 +8,7 @@
 
 #include "asn1/der.hpp"
 
-namespace modsign::kernel {
+namespace modsign::cms {
 
 namespace {
 
@@ -123,7 +123,7 @@ constexpr std::string_view kRegistry[] = {
     "2.5.4.8",
 };
 
-bool in_registry(std::string_view dotted, const KernelProfile& profile) {
+bool in_registry(std::string_view dotted, const KernelModel& profile) {
   // The SHA-3 digest OIDs joined the registry in 6.7; profile "v6.1" predates them.
   if (profile.legacy_digests && dotted.starts_with("2.16.840.1.101.3.4.2.") &&
       (dotted.ends_with(".8") || dotted.ends_with(".9") || dotted.ends_with(".10")))
@@ -135,7 +135,7 @@ Error bad(const std::string& why) { return Error{KErr::ebadmsg, "MSCODE: " + why
 
 }  // namespace
 
-Status mscode_parse(PefileContext& ctx, ByteView content, const KernelProfile& profile) {
+Status mscode_parse(PefileContext& ctx, ByteView content, const KernelModel& profile) {
   using asn1::Reader;
   try {
     Reader top(content, asn1::Rules::ber);
@@ -181,4 +181,4 @@ Status mscode_parse(PefileContext& ctx, ByteView content, const KernelProfile& p
   return ok_status();
 }
 
-}  // namespace modsign::kernel
+}  // namespace modsign::cms

@@ -2,11 +2,11 @@
 // mscode_note_digest (grammar mscode.asn1), Linux 7.2.13
 #pragma once
 
-#include "cms/kernel_profile.hpp"
+#include "cms/kernel_model.hpp"
 #include "cms/verify_pefile.hpp"
 #include "common/result.hpp"
 
-namespace modsign::kernel {
+namespace modsign::cms {
 
 /// mscode_parse(): decode the SpcIndirectDataContent `content` (the whole TLV: the kernel
 /// steps back over the header pkcs7_get_content_data reports) as MSCode ::= SEQUENCE {
@@ -21,6 +21,6 @@ namespace modsign::kernel {
 ///    ("Unsupported content type"); an OID outside the registry EBADMSG;
 ///  - digest: its contents.
 /// Structural decoding errors are EBADMSG.
-Status mscode_parse(PefileContext& ctx, ByteView content, const KernelProfile& profile);
+Status mscode_parse(PefileContext& ctx, ByteView content, const KernelModel& profile);
 
-}  // namespace modsign::kernel
+}  // namespace modsign::cms

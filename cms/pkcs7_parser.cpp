@@ -9,7 +9,7 @@
 #include "cms/x509_cert_parser.hpp"
 #include "cms/x509_public_key.hpp"
 
-namespace modsign::kernel {
+namespace modsign::cms {
 
 using asn1::Element;
 using asn1::Reader;
@@ -123,7 +123,7 @@ struct Abort {
 /// struct pkcs7_parse_context.
 struct ParseContext {
   Pkcs7Message msg;
-  const KernelProfile& profile;
+  const KernelModel& profile;
   const Blacklist* blacklist;
   Bytes raw_serial, raw_issuer, raw_skid;
   bool expect_skid = false;
@@ -427,7 +427,7 @@ void parse_signed_data(ParseContext& ctx, Reader& sd, bool sd_indefinite) {
 }
 
 // pkcs7_check_authattrs (7.0 form; v6 has no waiver and no "none" rewrite).
-void pkcs7_check_authattrs(Pkcs7Message& msg, const KernelProfile& profile) {
+void pkcs7_check_authattrs(Pkcs7Message& msg, const KernelModel& profile) {
   if (msg.signed_infos.empty()) fail(KErr::einval, "Inconsistently supplied authAttrs");
   const SignedInfo& first = msg.signed_infos.front();
   msg.have_authattrs = first.authattrs.has_value();
@@ -445,7 +445,7 @@ void pkcs7_check_authattrs(Pkcs7Message& msg, const KernelProfile& profile) {
 
 // --------------------------------------------------------------------------------- parse
 
-Result<Pkcs7Message> pkcs7_parse_message(ByteView der, const KernelProfile& profile, const Blacklist* blacklist) {
+Result<Pkcs7Message> pkcs7_parse_message(ByteView der, const KernelModel& profile, const Blacklist* blacklist) {
   ParseContext ctx{Pkcs7Message{}, profile, blacklist, {}, {}, {}, false, 0, 0};
   // lib/asn1_decoder.c refuses inputs of 64 KiB or more.
   if (der.size() > 65535)
@@ -481,4 +481,4 @@ Status pkcs7_supply_detached_data(Pkcs7Message& msg, ByteView data) {
   return ok_status();
 }
 
-}  // namespace modsign::kernel
+}  // namespace modsign::cms

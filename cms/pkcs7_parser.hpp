@@ -1,7 +1,7 @@
 // mirrors crypto/asymmetric_keys/pkcs7_parser.c pkcs7_parse_message, the pkcs7.asn1 callbacks (pkcs7_note_*,
 // pkcs7_sig_note_*), pkcs7_check_authattrs, pkcs7_supply_detached_data, Linux 7.2.13 The structs are struct
 // x509_certificate, struct pkcs7_signed_info and struct pkcs7_message as far as the mirror needs them; the behaviour of
-// each kernel generation is chosen by a KernelProfile (docs/kernel-semantics.md §1).
+// each kernel generation is chosen by a KernelModel (docs/kernel-semantics.md §1).
 #pragma once
 
 #include <algorithm>
@@ -11,12 +11,12 @@
 #include <utility>
 #include <vector>
 
-#include "cms/kernel_profile.hpp"
+#include "cms/kernel_model.hpp"
 #include "common/result.hpp"
 #include "crypto/crypto.hpp"
 #include "modsign/load_verdict.hpp"
 
-namespace modsign::kernel {
+namespace modsign::cms {
 
 /// OID contents (no tag or length) of the two eContentTypes pkcs7_parse_message accepts:
 /// id-data and Microsoft's SPC_INDIRECT_DATA (Authenticode).
@@ -103,10 +103,10 @@ struct Pkcs7Message {
 /// type, versions, no/inconsistent signers), EBADMSG (decoder, version mismatch,
 /// attribute rules, certificate tags), ENOPKG (digest/signature/key OIDs), EKEYREJECTED
 /// (repeated or Authenticode-only attributes).
-Result<Pkcs7Message> pkcs7_parse_message(ByteView der, const KernelProfile& profile,
+Result<Pkcs7Message> pkcs7_parse_message(ByteView der, const KernelModel& profile,
                                          const Blacklist* blacklist = nullptr);
 
 /// pkcs7_supply_detached_data(): EINVAL "Data already supplied" if the message has data.
 Status pkcs7_supply_detached_data(Pkcs7Message& msg, ByteView data);
 
-}  // namespace modsign::kernel
+}  // namespace modsign::cms

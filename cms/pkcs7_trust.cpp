@@ -6,10 +6,10 @@
 #include "cms/public_key.hpp"
 #include "cms/x509_public_key.hpp"
 
-namespace modsign::kernel {
+namespace modsign::cms {
 
 Status pkcs7_validate_trust(Pkcs7Message& msg, const std::vector<crypto::Certificate>& trusted,
-                            const KernelProfile& profile) {
+                            const KernelModel& profile) {
   bool any_ok = false, any_unsupported = false;
   for (auto& si : msg.signed_infos) {
     if (si.unsupported_crypto) {
@@ -85,4 +85,4 @@ Status pkcs7_validate_trust(Pkcs7Message& msg, const std::vector<crypto::Certifi
   return make_error(KErr::enokey, "no trusted key matches the signer");
 }
 
-}  // namespace modsign::kernel
+}  // namespace modsign::cms

@@ -3,17 +3,17 @@
 
 #include <vector>
 
-#include "cms/kernel_profile.hpp"
+#include "cms/kernel_model.hpp"
 #include "cms/pkcs7_parser.hpp"
 #include "common/result.hpp"
 #include "crypto/crypto.hpp"
 
-namespace modsign::kernel {
+namespace modsign::cms {
 
 /// pkcs7_validate_trust() against `trusted`: ENOKEY when no signer chains to it, ENOPKG
 /// when all signers were unsupported, EKEYREJECTED when the trusted key's signature check
 /// fails (every public-key error collapses to it).
 Status pkcs7_validate_trust(Pkcs7Message& msg, const std::vector<crypto::Certificate>& trusted,
-                            const KernelProfile& profile);
+                            const KernelModel& profile);
 
-}  // namespace modsign::kernel
+}  // namespace modsign::cms

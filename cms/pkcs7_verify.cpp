@@ -8,7 +8,7 @@
 #include "cms/public_key.hpp"
 #include "cms/x509_public_key.hpp"
 
-namespace modsign::kernel {
+namespace modsign::cms {
 
 namespace {
 
@@ -26,7 +26,7 @@ int hash_algo_index(const std::string& name) {
 
 // -------------------------------------------------------------------------------- digest
 
-Status pkcs7_digest(Pkcs7Message& msg, std::size_t index, const KernelProfile& profile) {
+Status pkcs7_digest(Pkcs7Message& msg, std::size_t index, const KernelModel& profile) {
   SignedInfo& si = msg.signed_infos.at(index);
   const ByteView data = msg.data ? ByteView(*msg.data) : ByteView();
   if (profile.generation == Generation::v7_0 && !si.authattrs && si.algo_takes_data) {
@@ -89,7 +89,7 @@ Status pkcs7_digest(Pkcs7Message& msg, std::size_t index, const KernelProfile& p
   return ok_status();
 }
 
-Result<KernelDigest> pkcs7_get_digest(Pkcs7Message& msg, const KernelProfile& profile) {
+Result<KernelDigest> pkcs7_get_digest(Pkcs7Message& msg, const KernelModel& profile) {
   if (msg.signed_infos.size() != 1)
     return make_error(KErr::ebadmsg, "pkcs7_get_digest needs exactly one SignerInfo, the message has " +
                                          std::to_string(msg.signed_infos.size()));
@@ -126,7 +126,7 @@ void pkcs7_find_key(Pkcs7Message& msg, SignedInfo& si) {
 // each issuer among the embedded certificates by the AKID (issuer+serial first, then
 // keyid), check the child's signature with it (errors returned as they are), stop at a
 // self-signed, blacklisted or unknown issuer, or a loop.
-Status pkcs7_verify_sig_chain(Pkcs7Message& msg, SignedInfo& si, const KernelProfile& profile) {
+Status pkcs7_verify_sig_chain(Pkcs7Message& msg, SignedInfo& si, const KernelModel& profile) {
   for (auto& c : msg.certs) c.seen = false;
   if (!si.signer) return ok_status();
   std::size_t cur = *si.signer;
@@ -161,7 +161,7 @@ Status pkcs7_verify_sig_chain(Pkcs7Message& msg, SignedInfo& si, const KernelPro
   }
 }
 
-Status pkcs7_verify_one(Pkcs7Message& msg, std::size_t index, const KernelProfile& profile) {
+Status pkcs7_verify_one(Pkcs7Message& msg, std::size_t index, const KernelModel& profile) {
   auto st = pkcs7_digest(msg, index, profile);
   if (!st) return st;
   SignedInfo& si = msg.signed_infos[index];
@@ -177,7 +177,7 @@ Status pkcs7_verify_one(Pkcs7Message& msg, std::size_t index, const KernelProfil
 
 }  // namespace
 
-Status pkcs7_verify(Pkcs7Message& msg, Usage usage, const KernelProfile& profile, std::vector<std::string>* warnings) {
+Status pkcs7_verify(Pkcs7Message& msg, Usage usage, const KernelModel& profile, std::vector<std::string>* warnings) {
   const bool data = same(msg.data_type, kOidData);
   switch (usage) {
     case Usage::module:
@@ -231,4 +231,4 @@ Status pkcs7_verify(Pkcs7Message& msg, Usage usage, const KernelProfile& profile
   return make_error(actual, reason, why);
 }
 
-}  // namespace modsign::kernel
+}  // namespace modsign::cms

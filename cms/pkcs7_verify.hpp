@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "cms/kernel_profile.hpp"
+#include "cms/kernel_model.hpp"
 #include "cms/pkcs7_parser.hpp"
 #include "common/result.hpp"
 
-namespace modsign::kernel {
+namespace modsign::cms {
 
 /// pkcs7_get_digest() result: the bytes IMA would measure and the hash_info.h index.
 struct KernelDigest {
@@ -24,20 +24,20 @@ struct KernelDigest {
 /// data itself; otherwise H(data), then with authattrs the messageDigest checks (size
 /// EBADMSG, value EKEYREJECTED) and H(0x31 ‖ authattrs) — for 7.0 ML-DSA the re-tagged
 /// attributes themselves.  ENOPKG when the hash cannot be computed.
-Status pkcs7_digest(Pkcs7Message& msg, std::size_t signer, const KernelProfile& profile);
+Status pkcs7_digest(Pkcs7Message& msg, std::size_t signer, const KernelModel& profile);
 
 /// pkcs7_get_digest(): EBADMSG unless exactly one SignerInfo; pkcs7_digest errors; 7.0:
 /// EINVAL ("No digest available") for ML-DSA without authattrs.
-Result<KernelDigest> pkcs7_get_digest(Pkcs7Message& msg, const KernelProfile& profile);
+Result<KernelDigest> pkcs7_get_digest(Pkcs7Message& msg, const KernelModel& profile);
 
 /// pkcs7_verify(): usage gates, then every signer (digest, find key among embedded
 /// certificates, signingTime, signature, chain) with the kernel's aggregation: 0 if one
 /// passed, EKEYREJECTED if none passed and one was blacklisted, ENOPKG if all unsupported;
 /// any other error at once.  `warnings` receives kernel log lines (e.g. the waiver's).
-Status pkcs7_verify(Pkcs7Message& msg, Usage usage, const KernelProfile& profile,
+Status pkcs7_verify(Pkcs7Message& msg, Usage usage, const KernelModel& profile,
                     std::vector<std::string>* warnings = nullptr);
 
 /// sig->m: the digest (or attributes) pkcs7_digest() made, or the data itself.
 ByteView signed_bytes(const Pkcs7Message& msg, const SignedInfo& si);
 
-}  // namespace modsign::kernel
+}  // namespace modsign::cms

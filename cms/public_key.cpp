@@ -10,7 +10,7 @@
 #include "cms/ecdsa_x962.hpp"
 #include "cms/mldsa.hpp"
 
-namespace modsign::kernel {
+namespace modsign::cms {
 
 using asn1::Element;
 using asn1::Reader;
@@ -80,7 +80,7 @@ std::string ecdsa_key_name(crypto::KeyAlgo a) {
 /// software_key_determine_akcipher() built, ENOENT when the kernel's configuration has no
 /// such algorithm (crypto_alg_mod_lookup finds none; Debian's 7.2.13 cloud kernel is built
 /// without CONFIG_CRYPTO_MLDSA and still parses ML-DSA signatures: docs/conformance.md).
-Status crypto_alloc_sig(const std::string& alg_name, const std::string& pkey_algo, const KernelProfile* profile) {
+Status crypto_alloc_sig(const std::string& alg_name, const std::string& pkey_algo, const KernelModel* profile) {
   if (!profile || profile->has_sig_algo(pkey_algo)) return ok_status();
   const std::string symbol = pkey_algo.rfind("mldsa", 0) == 0   ? "CONFIG_CRYPTO_MLDSA"
                              : pkey_algo.rfind("ecdsa", 0) == 0 ? "CONFIG_CRYPTO_ECDSA"
@@ -151,7 +151,7 @@ Result<crypto::PublicKey> crypto_sig_set_pubkey(const crypto::PublicKey& key) {
 }
 
 Status public_key_verify_signature(const crypto::PublicKey& key, const SignedInfo& si, ByteView m,
-                                   crypto::Backend backend, const Pkcs7Message* msg, const KernelProfile* profile) {
+                                   crypto::Backend backend, const Pkcs7Message* msg, const KernelModel* profile) {
   const crypto::KeyAlgo ka = key.algo();
   const bool key_ecdsa = crypto::is_ecdsa(ka);
   // The signature's pkey_algo must be the key's ("ecdsa" stands for every curve).
@@ -213,4 +213,4 @@ Status public_key_verify_signature(const crypto::PublicKey& key, const SignedInf
   return rsassa_pkcs1_verify(usable.value(), *h, m, si.signature);
 }
 
-}  // namespace modsign::kernel
+}  // namespace modsign::cms

@@ -10,7 +10,7 @@
 #include "common/result.hpp"
 #include "crypto/crypto.hpp"
 
-namespace modsign::kernel {
+namespace modsign::cms {
 
 /// The hash behind a kernel hash name (sig->hash_algo); nullopt for "none" and for the
 /// hashes modsign cannot compute (sm3, streebog256, streebog512).
@@ -31,7 +31,7 @@ std::optional<crypto::HashAlgo> hash_of(const std::string& name);
 Result<crypto::PublicKey> crypto_sig_set_pubkey(const crypto::PublicKey& key);
 
 /// public_key_verify_signature(key, sig) with sig->m = m (kernel-semantics §2.7, §3.3).
-/// With `profile`, an algorithm its configuration leaves out (KernelProfile::
+/// With `profile`, an algorithm its configuration leaves out (KernelModel::
 /// absent_sig_algos) fails as crypto_alloc_sig() does when no such algorithm is
 /// registered (crypto_alg_mod_lookup in crypto/api.c): ENOENT "crypto_alloc_sig(<name>):
 /// no such algorithm (CONFIG_CRYPTO_<X> is not built in)", after the encoding and hash checks
@@ -39,6 +39,6 @@ Result<crypto::PublicKey> crypto_sig_set_pubkey(const crypto::PublicKey& key);
 /// in pkcs7_validate_trust_one(), x509_cert_parse() fails for a self-signed certificate.
 Status public_key_verify_signature(const crypto::PublicKey& key, const SignedInfo& si, ByteView m,
                                    crypto::Backend backend = crypto::Backend::automatic,
-                                   const Pkcs7Message* msg = nullptr, const KernelProfile* profile = nullptr);
+                                   const Pkcs7Message* msg = nullptr, const KernelModel* profile = nullptr);
 
-}  // namespace modsign::kernel
+}  // namespace modsign::cms

@@ -13,7 +13,7 @@
 #include "cms/x509_cert_parser.hpp"
 #include "cms/x509_public_key.hpp"
 
-namespace modsign::kernel {
+namespace modsign::cms {
 
 // Keyring loading from files is modsign's own: the kernel fills .builtin_trusted_keys from
 // the certificates built into it (load_certificate_list, certs/common.c).  What a
@@ -109,7 +109,7 @@ Status Keyring::add_certificates(const std::string& file, ByteView bytes, bool s
   return ok_status();
 }
 
-Status load_keyring_path(Keyring& out, const std::string& path, const KernelProfile& profile,
+Status load_keyring_path(Keyring& out, const std::string& path, const KernelModel& profile,
                          std::vector<std::string>& notes, bool strict) {
   const std::size_t first = out.certificates.size();
   if (auto st = out.add_path(path, strict, &notes); !st) return st;
@@ -120,7 +120,7 @@ Status load_keyring_path(Keyring& out, const std::string& path, const KernelProf
   return ok_status();
 }
 
-VerifyReport verify_with(ByteView pkcs7, const Keyring& keyring, Usage usage, const KernelProfile& profile,
+VerifyReport verify_with(ByteView pkcs7, const Keyring& keyring, Usage usage, const KernelModel& profile,
                          crypto::Backend backend, const std::function<Status(Pkcs7Message&)>& supply,
                          const std::function<Status(Pkcs7Message&)>& view_content) {
   VerifyReport rep;
@@ -189,14 +189,14 @@ VerifyReport verify_with(ByteView pkcs7, const Keyring& keyring, Usage usage, co
 }
 
 VerifyReport verify_pkcs7_signature(ByteView data, ByteView pkcs7, const Keyring& keyring, Usage usage,
-                                    const KernelProfile& profile, crypto::Backend backend) {
+                                    const KernelModel& profile, crypto::Backend backend) {
   return verify_with(pkcs7, keyring, usage, profile, backend,
                      [&](Pkcs7Message& m) { return pkcs7_supply_detached_data(m, data); });
 }
 
 VerifyReport verify_pkcs7_signature_prehashed(const std::vector<std::pair<std::string, Bytes>>& digests,
                                               const std::vector<std::pair<Bytes, Bytes>>& mus, ByteView pkcs7,
-                                              const Keyring& keyring, Usage usage, const KernelProfile& profile) {
+                                              const Keyring& keyring, Usage usage, const KernelModel& profile) {
   return verify_with(pkcs7, keyring, usage, profile, crypto::Backend::automatic, [&](Pkcs7Message& m) -> Status {
     if (m.data) return make_error(KErr::einval, "Data already supplied");
     m.data_digests = digests;
@@ -206,4 +206,4 @@ VerifyReport verify_pkcs7_signature_prehashed(const std::vector<std::pair<std::s
   });
 }
 
-}  // namespace modsign::kernel
+}  // namespace modsign::cms

@@ -7,13 +7,13 @@
 #include <utility>
 #include <vector>
 
-#include "cms/kernel_profile.hpp"
+#include "cms/kernel_model.hpp"
 #include "cms/pkcs7_parser.hpp"
 #include "common/result.hpp"
 #include "crypto/crypto.hpp"
 #include "modsign/load_verdict.hpp"
 
-namespace modsign::kernel {
+namespace modsign::cms {
 
 /// Add every certificate of `path` to `out` (Keyring::add_path: a PEM bundle, a DER file or
 /// a directory's regular files, sorted), as load_system_certificate_list() hands the
@@ -25,7 +25,7 @@ namespace modsign::kernel {
 /// certificate file is skipped with add_path's note "<dir>/<entry>: skipped: <why> (not a
 /// certificate)" in `notes`, or is an error when `strict`.  Errors: add_path's (EBADMSG,
 /// message "<file>: <reason>"); throws IoError if unreadable.
-Status load_keyring_path(Keyring& out, const std::string& path, const KernelProfile& profile,
+Status load_keyring_path(Keyring& out, const std::string& path, const KernelModel& profile,
                          std::vector<std::string>& notes, bool strict = false);
 
 /// Summary of one SignerInfo, for reports: public data (include/modsign/verdict.hpp).
@@ -47,7 +47,7 @@ struct VerifyReport {
   std::vector<modsign::TrustedKey> trusted_keys;  ///< the same: CN, SKID and serial
 };
 VerifyReport verify_pkcs7_signature(ByteView data, ByteView pkcs7, const Keyring& keyring, Usage usage,
-                                    const KernelProfile& profile, crypto::Backend backend = crypto::Backend::automatic);
+                                    const KernelModel& profile, crypto::Backend backend = crypto::Backend::automatic);
 
 /// verify_pkcs7_message_sig() on a message pkcs7_parse_message() parses from `pkcs7`: the
 /// data step is `supply` (its failure: EBADMSG "PKCS#7 signature with non-detached data"),
@@ -56,7 +56,7 @@ VerifyReport verify_pkcs7_signature(ByteView data, ByteView pkcs7, const Keyring
 /// kernel's view_content callback, e.g. mscode_parse for kexec: its error is the verdict).
 /// Shared by verify_pkcs7_signature(), verify_pkcs7_signature_prehashed(), IMA's
 /// digest::ima_modsig_verify() and verify_pefile_signature().
-VerifyReport verify_with(ByteView pkcs7, const Keyring& keyring, Usage usage, const KernelProfile& profile,
+VerifyReport verify_with(ByteView pkcs7, const Keyring& keyring, Usage usage, const KernelModel& profile,
                          crypto::Backend backend, const std::function<Status(Pkcs7Message&)>& supply,
                          const std::function<Status(Pkcs7Message&)>& view_content = {});
 
@@ -65,6 +65,6 @@ VerifyReport verify_with(ByteView pkcs7, const Keyring& keyring, Usage usage, co
 /// (ML-DSA without signedAttrs verifies through external μ; same verdicts).
 VerifyReport verify_pkcs7_signature_prehashed(const std::vector<std::pair<std::string, Bytes>>& digests,
                                               const std::vector<std::pair<Bytes, Bytes>>& mus, ByteView pkcs7,
-                                              const Keyring& keyring, Usage usage, const KernelProfile& profile);
+                                              const Keyring& keyring, Usage usage, const KernelModel& profile);
 
-}  // namespace modsign::kernel
+}  // namespace modsign::cms

@@ -8,7 +8,7 @@
 #include "cms/mscode_parser.hpp"
 #include "cms/public_key.hpp"
 
-namespace modsign::kernel {
+namespace modsign::cms {
 
 namespace {
 
@@ -178,7 +178,7 @@ Status pefile_digest_pe(ByteView pe, const PefileContext& ctx, Bytes* computed) 
   return ok_status();
 }
 
-PefileReport verify_pefile_signature(ByteView pe, const Keyring& keyring, const KernelProfile& profile,
+PefileReport verify_pefile_signature(ByteView pe, const Keyring& keyring, const KernelModel& profile,
                                      crypto::Backend backend) {
   PefileReport rep;
   auto fail = [&](const Error& e) {
@@ -206,4 +206,4 @@ PefileReport verify_pefile_signature(ByteView pe, const Keyring& keyring, const 
   return rep;
 }
 
-}  // namespace modsign::kernel
+}  // namespace modsign::cms

@@ -9,11 +9,11 @@
 #include <cstdint>
 #include <string>
 
-#include "cms/kernel_profile.hpp"
+#include "cms/kernel_model.hpp"
 #include "cms/system_keyring.hpp"
 #include "common/result.hpp"
 
-namespace modsign::kernel {
+namespace modsign::cms {
 
 /// struct pefile_context (verify_pefile.h): what pefile_parse_binary and mscode_parse note.
 /// Offsets are file offsets, sizes bytes; all 32-bit as in the kernel.
@@ -68,7 +68,7 @@ struct PefileReport {
 /// embedded PKCS#7 with usage VERIFYING_KEXEC_PE_SIGNATURE against `keyring` with
 /// mscode_parse() as the content viewer, then pefile_digest_pe().  Each step's errno as
 /// documented there (pkcs7 steps: system_keyring.hpp).
-PefileReport verify_pefile_signature(ByteView pe, const Keyring& keyring, const KernelProfile& profile,
+PefileReport verify_pefile_signature(ByteView pe, const Keyring& keyring, const KernelModel& profile,
                                      crypto::Backend backend = crypto::Backend::automatic);
 
-}  // namespace modsign::kernel
+}  // namespace modsign::cms

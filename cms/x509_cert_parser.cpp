@@ -12,7 +12,7 @@
 #include "asn1/der.hpp"
 #include "cms/x509_public_key.hpp"
 
-namespace modsign::kernel {
+namespace modsign::cms {
 
 X509Cert x509_cert_of(crypto::Certificate cert) {
   X509Cert x;
@@ -32,7 +32,7 @@ std::optional<std::string> gost2012_signature_hash(ByteView o) {
   return std::nullopt;
 }
 
-Status x509_note_sig_algo(ByteView o, const KernelProfile& profile) {
+Status x509_note_sig_algo(ByteView o, const KernelModel& profile) {
   // GOST R 34.10-2012 with Streebog-256/512 ("ecrdsa"): known to every profile; whether the
   // hash is there is x509_get_sig_params' question (cms/x509_public_key).  Found by mutant
   // 20261207:151 (tbsCertificate.signature swapped to it: the outer algorithm then differs,
@@ -63,7 +63,7 @@ namespace {
 /// check_self_signed() of `cert` under `profile`, remembered: x509_supported() runs for every
 /// keyring certificate at every verification, and the answer depends only on the
 /// certificate and the profile's algorithms.  At most 4,096 answers are kept (then forgotten).
-Status self_signature_status(const crypto::Certificate& cert, const KernelProfile& profile) {
+Status self_signature_status(const crypto::Certificate& cert, const KernelModel& profile) {
   static std::mutex lock;
   static std::unordered_map<std::string, std::optional<Error>> known;
   std::string key = std::to_string(static_cast<int>(profile.generation)) + (profile.legacy_digests ? "l" : "-");
@@ -85,7 +85,7 @@ Status self_signature_status(const crypto::Certificate& cert, const KernelProfil
 }
 }  // namespace
 
-Status x509_supported(const crypto::Certificate& cert, const KernelProfile& profile) {
+Status x509_supported(const crypto::Certificate& cert, const KernelModel& profile) {
   // x509_cert_parse decodes every certificate it loads with the x509.asn1 grammar under
   // its BER rules (a keyring file's certificate as much as an embedded one): what OpenSSL
   // reads but that decoder refuses (a length in more than 2 octets inside the
@@ -101,7 +101,7 @@ Status x509_supported(const crypto::Certificate& cert, const KernelProfile& prof
   return self_signature_status(cert, profile);
 }
 
-std::optional<std::string> x509_unloadable_note(const crypto::Certificate& cert, const KernelProfile& profile,
+std::optional<std::string> x509_unloadable_note(const crypto::Certificate& cert, const KernelModel& profile,
                                                 const std::string& which) {
   auto st = x509_supported(cert, profile);
   if (st) return std::nullopt;
@@ -230,7 +230,7 @@ void decode_akid(ByteView der) {
   top.finish("AuthorityKeyIdentifier");
 }
 
-void decode_certificate(ByteView der, const KernelProfile& profile) {
+void decode_certificate(ByteView der, const KernelModel& profile) {
   Reader top(der, Rules::ber);
   Reader cert = top.enter(asn1::kSequence, "Certificate");
   Reader tbs = cert.enter(asn1::kSequence, "TBSCertificate");
@@ -332,7 +332,7 @@ void decode_certificate(ByteView der, const KernelProfile& profile) {
 
 }  // namespace
 
-Status x509_decode(ByteView der, const KernelProfile& profile) {
+Status x509_decode(ByteView der, const KernelModel& profile) {
   try {
     try {
       decode_certificate(der, profile);
@@ -341,4 +341,4 @@ Status x509_decode(ByteView der, const KernelProfile& profile) {
   return ok_status();
 }
 
-}  // namespace modsign::kernel
+}  // namespace modsign::cms

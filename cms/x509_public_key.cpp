@@ -7,9 +7,9 @@
 #include "cms/public_key.hpp"
 #include "cms/x509_cert_parser.hpp"
 
-namespace modsign::kernel {
+namespace modsign::cms {
 
-std::optional<Bytes> x509_tbs_blacklist_hash(const crypto::Certificate& c, const KernelProfile& p) {
+std::optional<Bytes> x509_tbs_blacklist_hash(const crypto::Certificate& c, const KernelModel& p) {
   if (p.generation == Generation::v7_0) return crypto::digest(crypto::HashAlgo::sha256, c.tbs());
   // Before 7.0 the TBS digest is the certificate signature's own hash, and no check
   // happens when that hash is not available (x509_get_sig_params).
@@ -22,7 +22,7 @@ std::optional<Bytes> x509_tbs_blacklist_hash(const crypto::Certificate& c, const
   return crypto::digest(*h, c.tbs());
 }
 
-bool tbs_blacklisted(const crypto::Certificate& c, const KernelProfile& p, const Blacklist* bl) {
+bool tbs_blacklisted(const crypto::Certificate& c, const KernelModel& p, const Blacklist* bl) {
   if (!bl || bl->descriptions.empty()) return false;
   auto h = x509_tbs_blacklist_hash(c, p);
   return h && bl->is_tbs_blacklisted(*h);
@@ -51,7 +51,7 @@ SignedInfo cert_sig(const crypto::Certificate& c) {
 }  // namespace
 
 Status verify_cert_signature(const crypto::Certificate& child, const crypto::PublicKey& issuer_key,
-                             crypto::Backend backend, const KernelProfile* profile) {
+                             crypto::Backend backend, const KernelModel* profile) {
   // x509_note_signature drops the unused-bits octet, which must be 0; a signature of no
   // octets then goes on to the algorithm (kmemdup of 0 bytes is not a failure).  Found by
   // the ECDSA-Sig-Value family (ecdsa-cert-sig-empty on 6.1: ENOENT, no ECDSA there).
@@ -70,7 +70,7 @@ Status verify_cert_signature(const crypto::Certificate& child, const crypto::Pub
   return public_key_verify_signature(issuer_key, si, *digest, backend, nullptr, profile);
 }
 
-Status check_self_signed(X509Cert& x, const KernelProfile& profile) {
+Status check_self_signed(X509Cert& x, const KernelModel& profile) {
   (void)profile;
   // raw_subject / raw_issuer are the Names' contents octets (x509_note_subject/issuer): two
   // Names that differ only in their length octets count as the same.  Found by the mutation
@@ -95,4 +95,4 @@ Status check_self_signed(X509Cert& x, const KernelProfile& profile) {
   return ok_status();
 }
 
-}  // namespace modsign::kernel
+}  // namespace modsign::cms

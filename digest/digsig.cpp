@@ -6,7 +6,7 @@
 namespace modsign::digest {
 
 DigsigCheck integrity_digsig_verify(const std::vector<const crypto::Certificate*>& keys, ByteView sig, ByteView digest,
-                                    std::uint8_t algo, const kernel::KernelProfile& profile, crypto::Backend backend) {
+                                    std::uint8_t algo, const cms::KernelModel& profile, crypto::Backend backend) {
   if (sig.size() < 2) return {KErr::einval, std::to_string(sig.size()) + " byte: no version byte"};
   switch (sig[1]) {
     case 1: return {KErr::enokey, "digsig_verify: version 1 signatures need a key of type \"user\" on the keyring"};

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "cms/kernel_profile.hpp"
+#include "cms/kernel_model.hpp"
 #include "digest/digsig_asymmetric.hpp"
 
 namespace modsign::digest {
@@ -17,7 +17,7 @@ namespace modsign::digest {
 /// `algo` (enum hash_algo); `backend` the library of an ML-DSA check (modsign's choice, not
 /// the kernel's: the same verdicts).
 DigsigCheck integrity_digsig_verify(const std::vector<const crypto::Certificate*>& keys, ByteView sig, ByteView digest,
-                                    std::uint8_t algo, const kernel::KernelProfile& profile,
+                                    std::uint8_t algo, const cms::KernelModel& profile,
                                     crypto::Backend backend = crypto::Backend::automatic);
 
 }  // namespace modsign::digest

@@ -46,12 +46,10 @@ Bytes ima_file_id(std::uint8_t hash_type, std::uint8_t hash_algorithm, ByteView 
   return id;
 }
 
-std::vector<const crypto::Certificate*> ima_keyring_keys(const kernel::Keyring& keyring,
-                                                         const kernel::KernelProfile& profile) {
+std::vector<const crypto::Certificate*> ima_keyring_keys(const cms::Keyring& keyring, const cms::KernelModel& profile) {
   std::vector<const crypto::Certificate*> keys;
   for (const auto& c : keyring.certificates)
-    if (kernel::x509_supported(c, profile) && !kernel::tbs_blacklisted(c, profile, &keyring.blacklist))
-      keys.push_back(&c);
+    if (cms::x509_supported(c, profile) && !cms::tbs_blacklisted(c, profile, &keyring.blacklist)) keys.push_back(&c);
   return keys;
 }
 
@@ -78,7 +76,7 @@ Result<const crypto::Certificate*> request_asymmetric_key(const std::vector<cons
                                                           std::uint32_t keyid) {
   const Bytes want{static_cast<std::uint8_t>(keyid >> 24), static_cast<std::uint8_t>(keyid >> 16),
                    static_cast<std::uint8_t>(keyid >> 8), static_cast<std::uint8_t>(keyid)};
-  if (const auto* k = kernel::find_key_by_partial_id(keys, want)) return k;
+  if (const auto* k = cms::find_key_by_partial_id(keys, want)) return k;
   return make_error(KErr::enokey, "no key id:" + keyid_text(keyid) + " in the .ima keyring");
 }
 
@@ -87,12 +85,12 @@ namespace {
 /// verify_signature() of the key for `pks` (public_key_verify_signature).
 DigsigCheck verify(const crypto::Certificate* key, const std::string& hash_algo, const std::string& encoding,
                    ByteView s, ByteView m, crypto::Backend backend = crypto::Backend::automatic) {
-  kernel::SignedInfo si;
+  cms::SignedInfo si;
   si.hash_algo = hash_algo;
   si.pkey_algo = std::string(crypto::kernel_pkey_name(key->public_key().algo()));
   si.encoding = encoding;
   si.signature.assign(s.begin(), s.end());
-  const auto st = kernel::public_key_verify_signature(key->public_key(), si, m, backend);
+  const auto st = cms::public_key_verify_signature(key->public_key(), si, m, backend);
   if (!st) return {st.error().code, "verify_signature: " + st.error().message, key};
   return {KErr::none, "", key};
 }
@@ -123,7 +121,7 @@ DigsigCheck asymmetric_verify_common(const crypto::Certificate* key, ByteView si
 }  // namespace
 
 DigsigCheck asymmetric_verify(const std::vector<const crypto::Certificate*>& keys, ByteView sig, ByteView digest,
-                              const kernel::KernelProfile& profile) {
+                              const cms::KernelModel& profile) {
   if (sig.size() <= kSignatureV2HdrSize)
     return {KErr::ebadmsg, std::to_string(sig.size()) + " bytes: no signature after the 9-byte header"};
   const auto h = *parse_signature_v2_hdr(sig);
@@ -132,12 +130,12 @@ DigsigCheck asymmetric_verify(const std::vector<const crypto::Certificate*>& key
   return asymmetric_verify_common(*key, sig, digest, hash_algo_last(profile));
 }
 
-bool ima_mldsa_hashless(const kernel::KernelProfile& profile) {
-  return profile.generation == kernel::Generation::v7_0 && profile.release >= 2;
+bool ima_mldsa_hashless(const cms::KernelModel& profile) {
+  return profile.generation == cms::Generation::v7_0 && profile.release >= 2;
 }
 
 DigsigCheck asymmetric_verify_v3(const std::vector<const crypto::Certificate*>& keys, ByteView sig, ByteView digest,
-                                 std::uint8_t algo, const kernel::KernelProfile& profile, crypto::Backend backend) {
+                                 std::uint8_t algo, const cms::KernelModel& profile, crypto::Backend backend) {
   if (algo >= hash_algo_last(profile))
     return {KErr::enopkg, "hash algorithm " + std::to_string(algo) + " is no enum hash_algo value"};
   if (sig.size() <= kSignatureV2HdrSize)

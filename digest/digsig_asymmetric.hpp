@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "cms/kernel_profile.hpp"
+#include "cms/kernel_model.hpp"
 #include "common/result.hpp"
 #include "crypto/crypto.hpp"
 
@@ -46,8 +46,7 @@ Bytes ima_file_id(std::uint8_t hash_type, std::uint8_t hash_algorithm, ByteView 
 
 /// The keys request_asymmetric_key() can find in the .ima keyring: those of `keyring` the
 /// kernel of `profile` loads (x509_supported, not listed by a tbs: entry), in load order.
-std::vector<const crypto::Certificate*> ima_keyring_keys(const kernel::Keyring& keyring,
-                                                         const kernel::KernelProfile& profile);
+std::vector<const crypto::Certificate*> ima_keyring_keys(const cms::Keyring& keyring, const cms::KernelModel& profile);
 
 /// The 32-bit key id request_asymmetric_key() finds `cert` by ("id:%08x", a partial match
 /// of the tail of the key's SKID or serial ‖ issuer): the last 4 bytes of the
@@ -76,12 +75,12 @@ struct DigsigCheck {
 /// or a key that is neither RSA nor ECDSA (ML-DSA); then public_key_verify_signature's
 /// errno (EKEYREJECTED: does not verify; EBADMSG malformed ECDSA-Sig-Value; EINVAL ...).
 DigsigCheck asymmetric_verify(const std::vector<const crypto::Certificate*>& keys, ByteView sig, ByteView digest,
-                              const kernel::KernelProfile& profile);
+                              const cms::KernelModel& profile);
 
 /// Whether asymmetric_verify_v3() has the pure ML-DSA branch (asymmetric_verify_v3_hashless):
 /// Linux 7.2 (profile "v7.2"); before it an ML-DSA key takes the RSA/ECDSA path and fails
 /// with ENOPKG.
-bool ima_mldsa_hashless(const kernel::KernelProfile& profile);
+bool ima_mldsa_hashless(const cms::KernelModel& profile);
 
 /// asymmetric_verify_v3(): a version 3 signature over ima_file_id(hdr.type, `algo`,
 /// `digest`) with `algo` the hash IMA used for the file: ENOPKG algo >= HASH_ALGO__LAST;
@@ -92,7 +91,7 @@ bool ima_mldsa_hashless(const kernel::KernelProfile& profile);
 /// asymmetric_verify() (hdr.hash_algo is checked there, not `algo`).  `backend`: the
 /// library of the ML-DSA check (the same verdicts).
 DigsigCheck asymmetric_verify_v3(const std::vector<const crypto::Certificate*>& keys, ByteView sig, ByteView digest,
-                                 std::uint8_t algo, const kernel::KernelProfile& profile,
+                                 std::uint8_t algo, const cms::KernelModel& profile,
                                  crypto::Backend backend = crypto::Backend::automatic);
 
 /// What a signer signs for a signature of `version` (2 or 3) with a key of `key_algo`

@@ -33,7 +33,7 @@ std::optional<crypto::HashAlgo> computable_hash(std::uint8_t algo) {
   return crypto::hash_by_name(kTable[algo].name);
 }
 
-std::uint8_t hash_algo_last(const kernel::KernelProfile& profile) {
+std::uint8_t hash_algo_last(const cms::KernelModel& profile) {
   return profile.legacy_digests ? kHashAlgoLastLegacy : kHashAlgoLast;
 }
 

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string_view>
 
-#include "cms/kernel_profile.hpp"
+#include "cms/kernel_model.hpp"
 #include "crypto/algorithms.hpp"
 
 namespace modsign::digest {
@@ -17,7 +17,7 @@ inline constexpr std::uint8_t kHashAlgoLast = 23;
 /// three SHA-3 values (20-22) came with 6.7.
 inline constexpr std::uint8_t kHashAlgoLastLegacy = 20;
 /// HASH_ALGO__LAST of the kernel `profile` models (kHashAlgoLastLegacy under v6.1).
-std::uint8_t hash_algo_last(const kernel::KernelProfile& profile);
+std::uint8_t hash_algo_last(const cms::KernelModel& profile);
 
 /// hash_algo_name[algo] ("md4", "sha256", "sha3-512", ...); "" for algo >= kHashAlgoLast.
 std::string_view hash_algo_name(std::uint8_t algo);

@@ -23,11 +23,11 @@ namespace {
 constexpr const char* kNoXattr = "; no security.ima either (IMA-signature-required)";
 }  // namespace
 
-bool ima_appraises_decompressed_image(const kernel::KernelProfile& profile) {
-  return profile.generation == kernel::Generation::v7_0;
+bool ima_appraises_decompressed_image(const cms::KernelModel& profile) {
+  return profile.generation == cms::Generation::v7_0;
 }
 
-ImaModuleRead ima_module_read(const module::ModuleImage& m, const kernel::KernelProfile& profile) {
+ImaModuleRead ima_module_read(const module::ModuleImage& m, const cms::KernelModel& profile) {
   if (m.compression == module::Compression::none) return ImaModuleRead::file;
   if (!ima_appraises_decompressed_image(profile)) return ImaModuleRead::compressed_file;
   return m.kernel_decompress_problem.empty() ? ImaModuleRead::image : ImaModuleRead::decompress_refused;
@@ -65,8 +65,8 @@ ImaBlacklistKey ima_blacklist_key(const ModuleDigests& d, ByteView file_hash) {
   return k;
 }
 
-modsign::Appraisal ima_appraise_modsig(const ModuleFile& f, const kernel::Keyring& keyring,
-                                       const kernel::KernelProfile& profile, crypto::HashAlgo ima_hash,
+modsign::Appraisal ima_appraise_modsig(const ModuleFile& f, const cms::Keyring& keyring,
+                                       const cms::KernelModel& profile, crypto::HashAlgo ima_hash,
                                        const std::function<std::optional<ImaBlacklistHit>()>& check_blacklist) {
   modsign::Appraisal a;
   const ImaModuleRead read = ima_module_read(f.m, profile);
@@ -104,7 +104,7 @@ modsign::Appraisal ima_appraise_modsig(const ModuleFile& f, const kernel::Keyrin
   if (rep.err != KErr::none) {
     // A message ima_read_modsig() cannot parse leaves IMA without a modsig; one it parses
     // but cannot verify is an invalid signature.  Both are refused.
-    if (!kernel::pkcs7_parse_message(split->cms, profile, &keyring.blacklist))
+    if (!cms::pkcs7_parse_message(split->cms, profile, &keyring.blacklist))
       return refuse("no-modsig", rep.err, "ima_read_modsig: pkcs7_parse_message: " + rep.reason + kNoXattr);
     return refuse("invalid-signature", rep.err, "ima_modsig_verify: " + rep.reason);
   }
@@ -136,7 +136,7 @@ std::uint8_t ima_get_hash_algo(const std::optional<Bytes>& xattr, std::uint8_t i
 }
 
 std::uint8_t ima_get_hash_algo(const std::optional<Bytes>& xattr, std::uint8_t ima_hash_algo,
-                               const kernel::KernelProfile& profile) {
+                               const cms::KernelModel& profile) {
   return ima_get_hash_algo(xattr, ima_hash_algo, hash_algo_last(profile), ima_sigv3_file_signatures(profile));
 }
 
@@ -160,8 +160,8 @@ modsign::ImaFileAppraisal ima_rule_refused(std::string_view func, std::string_vi
 }
 
 modsign::ImaFileAppraisal ima_appraise_xattr(const std::optional<Bytes>& xattr, ByteView file_digest, std::uint8_t algo,
-                                             const ImaRuleFlags& flags, const kernel::Keyring& keyring,
-                                             const kernel::KernelProfile& profile, crypto::Backend backend) {
+                                             const ImaRuleFlags& flags, const cms::Keyring& keyring,
+                                             const cms::KernelModel& profile, crypto::Backend backend) {
   modsign::ImaFileAppraisal v = base_verdict("", flags);
   v.hash_algo = std::string(hash_algo_name(algo));
   v.file_digest.assign(file_digest.begin(), file_digest.end());

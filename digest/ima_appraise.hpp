@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "cms/kernel_profile.hpp"
+#include "cms/kernel_model.hpp"
 #include "common/result.hpp"
 #include "crypto/crypto.hpp"
 #include "digest/hash_info.hpp"
@@ -26,7 +26,7 @@ namespace modsign::digest {
 /// hands the decompressed image to the MODULE_CHECK hook; false before 7.0 (v6), where IMA
 /// appraises and measures the compressed file as read, which carries no appended signature
 /// (the signature sits inside the compressed stream).  The one place this rule is decided.
-bool ima_appraises_decompressed_image(const kernel::KernelProfile& profile);
+bool ima_appraises_decompressed_image(const cms::KernelModel& profile);
 
 /// The reason given when, under v6, IMA has no modsig because it reads the compressed file.
 inline constexpr std::string_view kImaReadsCompressedFile =
@@ -40,7 +40,7 @@ enum class ImaModuleRead {
   decompress_refused,  ///< 7.x, compressed, module_decompress() refuses the stream: finit_module
                        ///< fails with EINVAL and IMA never appraises
 };
-ImaModuleRead ima_module_read(const module::ModuleImage& m, const kernel::KernelProfile& profile);
+ImaModuleRead ima_module_read(const module::ModuleImage& m, const cms::KernelModel& profile);
 
 /// A module as finit_module() reads it: the stored bytes and the image.  A compressed
 /// stream the kernel's module_decompress() refuses (corrupt, truncated, an xz check other
@@ -84,8 +84,8 @@ struct ImaBlacklistHit {
 ///    marker: ENOENT; a bad module_signature: mod_check_sig's errno; an unparsable PKCS#7)
 ///    is "no-modsig"; then ima_modsig_verify() against `keyring`: a failure is
 ///    "invalid-signature".  finit_module returns EACCES for IMA's refusals.
-modsign::Appraisal ima_appraise_modsig(const ModuleFile& f, const kernel::Keyring& keyring,
-                                       const kernel::KernelProfile& profile, crypto::HashAlgo ima_hash,
+modsign::Appraisal ima_appraise_modsig(const ModuleFile& f, const cms::Keyring& keyring,
+                                       const cms::KernelModel& profile, crypto::HashAlgo ima_hash,
                                        const std::function<std::optional<ImaBlacklistHit>()>& check_blacklist);
 
 // ---- security.ima (appraise_type=imasig|sigv3) ---------------------------------------
@@ -102,7 +102,7 @@ std::uint8_t ima_get_hash_algo(const std::optional<Bytes>& xattr, std::uint8_t i
 /// The same for the `profile` kernel: its HASH_ALGO__LAST (hash_algo_last()) and whether it
 /// appraises sigv3 file signatures (ima_sigv3_file_signatures(): 7.1 and later).
 std::uint8_t ima_get_hash_algo(const std::optional<Bytes>& xattr, std::uint8_t ima_hash_algo,
-                               const kernel::KernelProfile& profile);
+                               const cms::KernelModel& profile);
 
 /// The verdict when the rule itself is refused (ima_parse_appraise_rule's error).
 modsign::ImaFileAppraisal ima_rule_refused(std::string_view func, std::string_view type, const Error& e);
@@ -121,8 +121,8 @@ modsign::ImaFileAppraisal ima_rule_refused(std::string_view func, std::string_vi
 /// not looked for here (ima_appraise_modsig() does that for modules).  `backend`: the
 /// library of an ML-DSA check (the same verdicts).
 modsign::ImaFileAppraisal ima_appraise_xattr(const std::optional<Bytes>& xattr, ByteView file_digest, std::uint8_t algo,
-                                             const ImaRuleFlags& flags, const kernel::Keyring& keyring,
-                                             const kernel::KernelProfile& profile,
+                                             const ImaRuleFlags& flags, const cms::Keyring& keyring,
+                                             const cms::KernelModel& profile,
                                              crypto::Backend backend = crypto::Backend::automatic);
 
 }  // namespace modsign::digest

@@ -12,7 +12,7 @@
 
 namespace modsign::digest {
 
-bool ima_list_big_endian(const kernel::KernelProfile& profile) {
+bool ima_list_big_endian(const cms::KernelModel& profile) {
   // default_canonical_fmt_setup: ima_canonical_fmt is set only #ifdef __BIG_ENDIAN, and
   // ima_measurements_show, ima_show_template_data_binary and ima_calc_field_array_hash_tfm
   // write "!ima_canonical_fmt ? len : cpu_to_le32(len)".

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "cms/kernel_profile.hpp"
+#include "cms/kernel_model.hpp"
 #include "common/result.hpp"
 #include "crypto/crypto.hpp"
 #include "modsign/ima_types.hpp"
@@ -29,7 +29,7 @@ using MeasurementRecord = modsign::MeasurementRecord;
 /// template's own data is the same in both orders for every field modsign builds (d-ng,
 /// d-ngv2, n-ng, sig, d-modsig, modsig, buf: bytes and strings; the numeric iuid/igid/
 /// imode fields are not built).
-bool ima_list_big_endian(const kernel::KernelProfile& profile);
+bool ima_list_big_endian(const cms::KernelModel& profile);
 /// Append `v` to `out`, big- or little-endian.
 void put_ima_u32(Bytes& out, std::uint32_t v, bool big_endian);
 /// The u32 at `b[off]` (4 bytes there, the caller checked), big- or little-endian.

@@ -5,7 +5,7 @@
 
 namespace modsign::digest {
 
-crypto::HashAlgo ima_hash_setup(std::string_view name, const kernel::KernelProfile& profile) {
+crypto::HashAlgo ima_hash_setup(std::string_view name, const cms::KernelModel& profile) {
   const auto h = crypto::hash_by_name(name);
   if (!h)
     throw UsageError("unsupported --ima-hash '" + std::string(name) +

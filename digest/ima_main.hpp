@@ -17,6 +17,6 @@ namespace modsign::digest {
 /// sha3-256|sha3-384|sha3-512)" for a name that is no such hash, and "--ima-hash sha3-256
 /// does not exist under --kernel v6.1: Linux 6.1-6.6 have no SHA-3 in hash_algo_name[], so
 /// ima_hash=sha3-256 is refused and IMA keeps its default" for SHA-3 under v6.1.
-crypto::HashAlgo ima_hash_setup(std::string_view name, const kernel::KernelProfile& profile);
+crypto::HashAlgo ima_hash_setup(std::string_view name, const cms::KernelModel& profile);
 
 }  // namespace modsign::digest

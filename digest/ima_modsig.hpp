@@ -1,7 +1,7 @@
 // mirrors security/integrity/ima/ima_modsig.c ima_collect_modsig, ima_modsig_verify, Linux 7.2.13
 #pragma once
 
-#include "cms/kernel_profile.hpp"
+#include "cms/kernel_model.hpp"
 #include "cms/system_keyring.hpp"
 #include "common/result.hpp"
 #include "crypto/crypto.hpp"
@@ -24,8 +24,8 @@ namespace modsign::digest {
 /// content digest instead of its signedAttrs (the loader refuses it: EKEYREJECTED).
 /// Errors: those of pkcs7_parse_message, pkcs7_verify and pkcs7_validate_trust (ENOKEY
 /// when no signer chains to `keyring`); EKEYREJECTED for a revoked signer.
-kernel::VerifyReport ima_modsig_verify(ByteView data, ByteView pkcs7, const kernel::Keyring& keyring,
-                                       const kernel::KernelProfile& profile,
-                                       crypto::Backend backend = crypto::Backend::automatic);
+cms::VerifyReport ima_modsig_verify(ByteView data, ByteView pkcs7, const cms::Keyring& keyring,
+                                    const cms::KernelModel& profile,
+                                    crypto::Backend backend = crypto::Backend::automatic);
 
 }  // namespace modsign::digest

@@ -8,8 +8,8 @@
 
 namespace modsign::digest {
 
-bool ima_sigv3_file_signatures(const kernel::KernelProfile& profile) {
-  return profile.generation == kernel::Generation::v7_0 && profile.release >= 1;
+bool ima_sigv3_file_signatures(const cms::KernelModel& profile) {
+  return profile.generation == cms::Generation::v7_0 && profile.release >= 1;
 }
 
 bool ima_appraise_type_known(std::string_view type) {
@@ -39,7 +39,7 @@ bool ima_func_known(std::string_view func) {
 }
 
 Result<ImaRuleFlags> ima_parse_appraise_rule(std::string_view func, std::string_view type,
-                                             const kernel::KernelProfile& profile) {
+                                             const cms::KernelModel& profile) {
   const std::string rule = "appraise func=" + std::string(func) + " appraise_type=" + std::string(type);
   if (!ima_func_known(func)) return make_error(KErr::einval, rule + ": unknown func");
   if (one_of(kOtherFuncs, func))

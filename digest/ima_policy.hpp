@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "cms/kernel_profile.hpp"
+#include "cms/kernel_model.hpp"
 #include "common/result.hpp"
 
 namespace modsign::digest {
@@ -29,7 +29,7 @@ struct ImaRuleFlags {
 /// (EVM_IMA_XATTR_DIGSIG) value and knows appraise_type=sigv3 outside fs-verity rules:
 /// from Linux 7.1 (profiles "v7.1", "v7.2").  Earlier kernels refuse a version 3 value with
 /// "invalid-signature-version" and a sigv3 rule without digest_type=verity with EINVAL.
-bool ima_sigv3_file_signatures(const kernel::KernelProfile& profile);
+bool ima_sigv3_file_signatures(const cms::KernelModel& profile);
 
 /// "appraise func=`func` appraise_type=`type`" as the kernel of `profile` parses and
 /// validates it: "imasig" digsig_required + check_blacklist; "sigv3" also sigv3_required
@@ -39,7 +39,7 @@ bool ima_sigv3_file_signatures(const kernel::KernelProfile& profile);
 /// KEXEC_INITRAMFS_CHECK; for func KEXEC_CMDLINE, KEY_CHECK, CRITICAL_DATA and
 /// SETXATTR_CHECK; and for a word that is no func (see ima_func_known()).
 Result<ImaRuleFlags> ima_parse_appraise_rule(std::string_view func, std::string_view type,
-                                             const kernel::KernelProfile& profile);
+                                             const cms::KernelModel& profile);
 
 /// Whether `func` is a word Opt_func takes (ima_parse_rule, Linux 7.2.13): the nine file
 /// hooks (FILE_CHECK, PATH_CHECK = FILE_CHECK, MMAP_CHECK, FILE_MMAP = MMAP_CHECK,

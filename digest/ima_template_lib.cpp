@@ -59,7 +59,7 @@ std::string d_modsig_overflow(const ModuleDigests& md, Machine machine) {
 }  // namespace
 
 Result<TemplateEntry> ima_template(const std::string& template_name, const std::string& path, ByteView file,
-                                   const std::optional<Bytes>& security_ima, const kernel::KernelProfile& profile,
+                                   const std::optional<Bytes>& security_ima, const cms::KernelModel& profile,
                                    crypto::HashAlgo ima_hash, bool side_sha256) {
   std::vector<std::string> names;
   if (template_name == "ima-ng") names = {"d-ng", "n-ng"};
@@ -177,7 +177,7 @@ Result<TemplateEntry> ima_template(const std::string& template_name, const std::
 }
 
 TemplateEntry ima_buffer_template(const std::string& event_name, ByteView buf, crypto::HashAlgo ima_hash,
-                                  const kernel::KernelProfile& profile) {
+                                  const cms::KernelModel& profile) {
   TemplateEntry e;
   e.name = "ima-buf";
   Bytes name(event_name.begin(), event_name.end());

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "cms/kernel_profile.hpp"
+#include "cms/kernel_model.hpp"
 #include "common/result.hpp"
 #include "crypto/crypto.hpp"
 #include "modsign/ima_types.hpp"
@@ -71,7 +71,7 @@ std::size_t ima_digest_field_survivable(Machine machine);
 /// no record to predict.  A field past kImaDigestFieldMax that the machine survives (s390x)
 /// is recorded whole, with a note of the overflow.
 Result<TemplateEntry> ima_template(const std::string& template_name, const std::string& path, ByteView file,
-                                   const std::optional<Bytes>& security_ima, const kernel::KernelProfile& profile,
+                                   const std::optional<Bytes>& security_ima, const cms::KernelModel& profile,
                                    crypto::HashAlgo ima_hash = crypto::HashAlgo::sha256, bool side_sha256 = false);
 
 /// The "ima-buf" entry (d-ng|n-ng|buf) process_buffer_measurement() records for a buffer
@@ -80,6 +80,6 @@ Result<TemplateEntry> ima_template(const std::string& template_name, const std::
 /// Used for the "blacklisted-hash" record of ima_check_blacklist().  Field lengths in
 /// `profile`'s IMA byte order (ima_list_big_endian), as ima_template's.  No errors.
 TemplateEntry ima_buffer_template(const std::string& event_name, ByteView buf, crypto::HashAlgo ima_hash,
-                                  const kernel::KernelProfile& profile);
+                                  const cms::KernelModel& profile);
 
 }  // namespace modsign::digest

@@ -51,8 +51,8 @@ Layout layout_of(ByteView tail40, std::uint64_t size) {
 
 /// The kernel digest from a parsed message and precomputed content digests.
 void finish(ModuleDigests& out, ByteView cms, const std::vector<std::pair<std::string, Bytes>>& content_digests,
-            const std::optional<ByteView>& content, const kernel::KernelProfile& profile) {
-  auto msg = kernel::pkcs7_parse_message(cms, profile);
+            const std::optional<ByteView>& content, const cms::KernelModel& profile) {
+  auto msg = cms::pkcs7_parse_message(cms, profile);
   if (!msg) {
     out.kernel.status = msg.error().code;
     out.kernel.reason = msg.error().message;
@@ -68,8 +68,8 @@ void finish(ModuleDigests& out, ByteView cms, const std::vector<std::pair<std::s
     return;
   }
   for (const auto& [name, d] : content_digests) msg->data_digests.emplace_back(name, d);
-  if (content) (void)kernel::pkcs7_supply_detached_data(*msg, *content);
-  auto d = kernel::pkcs7_get_digest(*msg, profile);
+  if (content) (void)cms::pkcs7_supply_detached_data(*msg, *content);
+  auto d = cms::pkcs7_get_digest(*msg, profile);
   if (!d) {
     out.kernel.status = d.error().code;
     out.kernel.reason = d.error().message;
@@ -93,11 +93,11 @@ void finish(ModuleDigests& out, ByteView cms, const std::vector<std::pair<std::s
   }
 }
 
-std::vector<std::string> signer_hashes(ByteView cms, const kernel::KernelProfile& profile);
+std::vector<std::string> signer_hashes(ByteView cms, const cms::KernelModel& profile);
 
 /// The digests of one module: SHA-256 and the signers' hashes fed by `feed`, then the
 /// kernel's view from the PKCS#7.
-ModuleDigests digests_of(const Layout& l, ByteView cms, const kernel::KernelProfile& profile,
+ModuleDigests digests_of(const Layout& l, ByteView cms, const cms::KernelModel& profile,
                          const std::function<void(MultiHash&)>& feed) {
   ModuleDigests out;
   out.signed_module = l.has_modsig;
@@ -126,9 +126,9 @@ ModuleDigests digests_of(const Layout& l, ByteView cms, const kernel::KernelProf
 }
 
 /// The hashes the signers name (the kernel's names), parsed leniently from the PKCS#7.
-std::vector<std::string> signer_hashes(ByteView cms, const kernel::KernelProfile& profile) {
+std::vector<std::string> signer_hashes(ByteView cms, const cms::KernelModel& profile) {
   std::vector<std::string> out;
-  auto msg = kernel::pkcs7_parse_message(cms, profile);
+  auto msg = cms::pkcs7_parse_message(cms, profile);
   if (!msg) return out;
   for (const auto& si : msg->signed_infos) out.push_back(si.hash_algo);
   return out;
@@ -178,7 +178,7 @@ Bytes ima_digest_field(const std::string& algo, ByteView digest) {
   return f;
 }
 
-ModuleDigests digest_module_image(ByteView image, const kernel::KernelProfile& profile) {
+ModuleDigests digest_module_image(ByteView image, const cms::KernelModel& profile) {
   const std::size_t tail = std::min<std::size_t>(image.size(), 40);
   const Layout l = layout_of(image.last(tail), image.size());
   const ByteView cms = l.has_modsig
@@ -188,7 +188,7 @@ ModuleDigests digest_module_image(ByteView image, const kernel::KernelProfile& p
                     [&](MultiHash& mh) { mh.update(image.first(static_cast<std::size_t>(l.content_len))); });
 }
 
-Result<ModuleDigests> digest_module_file(const std::string& path, const kernel::KernelProfile& profile,
+Result<ModuleDigests> digest_module_file(const std::string& path, const cms::KernelModel& profile,
                                          std::uint64_t max_size) {
   FileReader in(path);
   const std::uint64_t size = in.size();

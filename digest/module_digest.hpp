@@ -49,11 +49,11 @@ using ModuleDigests = modsign::ModuleDigests;
 /// only the trailer and the PKCS#7 are held in memory).  Compressed modules are
 /// decompressed (bounded by `max_size`) and handled in memory.  Errors: I/O failures
 /// throw IoError; a broken compressed stream returns its Error (EINVAL).
-Result<ModuleDigests> digest_module_file(const std::string& path, const kernel::KernelProfile& profile,
+Result<ModuleDigests> digest_module_file(const std::string& path, const cms::KernelModel& profile,
                                          std::uint64_t max_size);
 
 /// The same over bytes already in memory (the image, decompressed).
-ModuleDigests digest_module_image(ByteView image, const kernel::KernelProfile& profile);
+ModuleDigests digest_module_image(ByteView image, const cms::KernelModel& profile);
 
 /// The d-ng / d-modsig field encoding: "<algo>:" '\0' <digest> (ima_template_lib.c).
 Bytes ima_digest_field(const std::string& algo, ByteView digest);

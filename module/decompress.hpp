@@ -29,7 +29,7 @@ using modsign::XzCheck;
 /// skippable frame 5X 2A 4D 18, as pzstd writes), gzip 1F 8B.
 Compression detect_compression(ByteView file);
 
-/// Why a kernel whose decompressor is `kernel_format` (kernel::KernelProfile::module_decompress:
+/// Why a kernel whose decompressor is `kernel_format` (cms::KernelModel::module_decompress:
 /// "" the module's own format, "none", "gzip", "xz", "zstd") refuses a module compressed as
 /// `c` before reading it: EOPNOTSUPP "module_decompress: the kernel has no in-kernel
 /// module decompression (CONFIG_MODULE_DECOMPRESS is not set)" (the stub in

@@ -16,7 +16,7 @@ namespace modsign::module {
 
 namespace {
 
-void take(KexecVerdict& v, const kernel::PefileReport& r, const char* keyring) {
+void take(KexecVerdict& v, const cms::PefileReport& r, const char* keyring) {
   v.sig_errno = r.pkcs7.err;
   v.reason = r.pkcs7.reason;
   v.keyring = keyring;
@@ -69,8 +69,8 @@ Result<KexecOptions> kexec_options_of(const KernelConfig& config) {
   return o;
 }
 
-KexecVerdict kexec_file_check(ByteView image, const kernel::Keyring& secondary, const kernel::Keyring* platform,
-                              const kernel::KernelProfile& profile, bool sig_force, crypto::Backend backend,
+KexecVerdict kexec_file_check(ByteView image, const cms::Keyring& secondary, const cms::Keyring* platform,
+                              const cms::KernelModel& profile, bool sig_force, crypto::Backend backend,
                               KexecArch arch) {
   KexecVerdict v;
   // kimage_file_prepare_segments reads the image with kernel_read_file_from_fd first: an
@@ -90,11 +90,11 @@ KexecVerdict kexec_file_check(ByteView image, const kernel::Keyring& secondary, 
     return v;
   }
   // kexec_kernel_verify_pe_sig: VERIFY_USE_SECONDARY_KEYRING, then the platform keyring.
-  take(v, kernel::verify_pefile_signature(image, secondary, profile, backend), "secondary");
+  take(v, cms::verify_pefile_signature(image, secondary, profile, backend), "secondary");
   if (v.sig_errno == KErr::enokey && platform) {
-    kernel::Keyring plat{platform->certificates, secondary.blacklist};
+    cms::Keyring plat{platform->certificates, secondary.blacklist};
     const std::string first = v.reason;
-    take(v, kernel::verify_pefile_signature(image, plat, profile, backend), "platform");
+    take(v, cms::verify_pefile_signature(image, plat, profile, backend), "platform");
     v.reason = "secondary keyring: " + first + "; platform keyring: " + v.reason;
   }
   if (v.sig_errno == KErr::none) {

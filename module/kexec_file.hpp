@@ -2,7 +2,7 @@
 // kimage_file_prepare_segments (the order of its checks), kexec_image_probe_default, Linux 7.2.13
 #pragma once
 
-#include "cms/kernel_profile.hpp"
+#include "cms/kernel_model.hpp"
 #include "common/result.hpp"
 #include "crypto/crypto.hpp"
 #include "modsign/kexec.hpp"
@@ -28,8 +28,8 @@ Machine machine_of(KexecArch arch);
 /// KEXEC_SIG_FORCE.
 Result<KexecOptions> kexec_options_of(const KernelConfig& config);
 
-KexecVerdict kexec_file_check(ByteView image, const kernel::Keyring& secondary, const kernel::Keyring* platform,
-                              const kernel::KernelProfile& profile, bool sig_force, crypto::Backend backend,
+KexecVerdict kexec_file_check(ByteView image, const cms::Keyring& secondary, const cms::Keyring* platform,
+                              const cms::KernelModel& profile, bool sig_force, crypto::Backend backend,
                               KexecArch arch = KexecArch::x86_64);
 
 }  // namespace modsign::module

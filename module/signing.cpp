@@ -25,7 +25,7 @@ LoadVerdict shown(LoadVerdict v) {
   return v;
 }
 
-LoadVerdict decide(LoadVerdict v, KErr err, const std::string& detail, const kernel::KernelProfile& profile) {
+LoadVerdict decide(LoadVerdict v, KErr err, const std::string& detail, const cms::KernelModel& profile) {
   v.sig_errno = err;
   if (err == KErr::none) {
     v.outcome = LoadOutcome::loads;
@@ -64,7 +64,7 @@ LoadVerdict decide(LoadVerdict v, KErr err, const std::string& detail, const ker
 namespace {
 
 /// What a successful verification says about the signer.
-std::string verified_detail(const LoadVerdict& v, const kernel::VerifyReport& rep) {
+std::string verified_detail(const LoadVerdict& v, const cms::VerifyReport& rep) {
   if (v.signers.empty()) return "";
   std::string d = v.signers.front().sig_algo + " signature";
   if (v.signers.front().signed_attrs) d += " with signedAttrs";
@@ -78,8 +78,8 @@ std::string trusted_key_text(const TrustedKey& k) {
          k.serial + ")";
 }
 
-LoadVerdict module_sig_check(ByteView file, const kernel::Keyring& keyring, const kernel::KernelProfile& profile,
-                             bool mangled, crypto::Backend backend) {
+LoadVerdict module_sig_check(ByteView file, const cms::Keyring& keyring, const cms::KernelModel& profile, bool mangled,
+                             crypto::Backend backend) {
   LoadVerdict v;
   KErr err = KErr::enodata;
   std::string detail =
@@ -90,8 +90,7 @@ LoadVerdict module_sig_check(ByteView file, const kernel::Keyring& keyring, cons
       err = split.error().code;
       detail = split.error().message;
     } else {
-      auto rep =
-          kernel::verify_pkcs7_signature(split->content, split->cms, keyring, kernel::Usage::module, profile, backend);
+      auto rep = cms::verify_pkcs7_signature(split->content, split->cms, keyring, cms::Usage::module, profile, backend);
       v.signers = std::move(rep.signers);
       v.log = std::move(rep.log);
       v.trusted_by = rep.trusted_by;
@@ -103,13 +102,12 @@ LoadVerdict module_sig_check(ByteView file, const kernel::Keyring& keyring, cons
   return decide(std::move(v), err, detail, profile);
 }
 
-LoadVerdict module_sig_check_file(const std::string& path, const kernel::Keyring& keyring,
-                                  const kernel::KernelProfile& profile) {
+LoadVerdict module_sig_check_file(const std::string& path, const cms::Keyring& keyring,
+                                  const cms::KernelModel& profile) {
   return module_sig_check_file(FileReader(path), keyring, profile);
 }
 
-LoadVerdict module_sig_check_file(const FileReader& in, const kernel::Keyring& keyring,
-                                  const kernel::KernelProfile& profile) {
+LoadVerdict module_sig_check_file(const FileReader& in, const cms::Keyring& keyring, const cms::KernelModel& profile) {
   const std::uint64_t size = in.size();
   LoadVerdict v;
   const Bytes tail =
@@ -133,7 +131,7 @@ LoadVerdict module_sig_check_file(const FileReader& in, const kernel::Keyring& k
     if (crypto::is_ml_dsa(k.algo()) && std::find(mldsa_keys.begin(), mldsa_keys.end(), k.raw()) == mldsa_keys.end())
       mldsa_keys.push_back(k.raw());
   };
-  if (auto msg = kernel::pkcs7_parse_message(cms, profile)) {
+  if (auto msg = cms::pkcs7_parse_message(cms, profile)) {
     for (const auto& si : msg->signed_infos) {
       if (auto h = crypto::hash_by_name(si.hash_algo); h && std::find(hashes.begin(), hashes.end(), *h) == hashes.end())
         hashes.push_back(*h);
@@ -168,7 +166,7 @@ LoadVerdict module_sig_check_file(const FileReader& in, const kernel::Keyring& k
   for (auto& [name, h] : named) digests.emplace_back(name, h->final());
   std::vector<std::pair<Bytes, Bytes>> mu_values;
   for (std::size_t i = 0; i < mldsa_keys.size(); ++i) mu_values.emplace_back(mldsa_keys[i], mus[i]->final());
-  auto rep = kernel::verify_pkcs7_signature_prehashed(digests, mu_values, cms, keyring, kernel::Usage::module, profile);
+  auto rep = cms::verify_pkcs7_signature_prehashed(digests, mu_values, cms, keyring, cms::Usage::module, profile);
   v.signers = std::move(rep.signers);
   v.log = std::move(rep.log);
   v.trusted_by = rep.trusted_by;
@@ -179,8 +177,8 @@ LoadVerdict module_sig_check_file(const FileReader& in, const kernel::Keyring& k
   return decide(std::move(v), rep.err, detail, profile);
 }
 
-LoadVerdict module_sig_check_image(const ModuleImage& m, const kernel::Keyring& keyring,
-                                   const kernel::KernelProfile& profile, crypto::Backend backend) {
+LoadVerdict module_sig_check_image(const ModuleImage& m, const cms::Keyring& keyring, const cms::KernelModel& profile,
+                                   crypto::Backend backend) {
   LoadVerdict v;
   // init_module_from_file(): kernel_read_file() fails before anything else is looked at.  (An
   // image given in memory has no stored size: a non-empty one is no empty file.)

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "cms/kernel_profile.hpp"
+#include "cms/kernel_model.hpp"
 #include "cms/system_keyring.hpp"
 #include "common/result.hpp"
 #include "modsign/load_verdict.hpp"
@@ -33,7 +33,7 @@ using LoadVerdict = modsign::Verdict;
 /// verdicts name it (module and kexec alike).
 std::string trusted_key_text(const TrustedKey& key);
 
-LoadVerdict decide(LoadVerdict v, KErr err, const std::string& detail, const kernel::KernelProfile& profile);
+LoadVerdict decide(LoadVerdict v, KErr err, const std::string& detail, const cms::KernelModel& profile);
 
 /// Predict module loading (kernel-semantics §5.2): `mangled` = init_module flags
 /// MODULE_INIT_IGNORE_MODVERSIONS/VERMAGIC (the signature is then ignored).  The
@@ -42,7 +42,7 @@ LoadVerdict decide(LoadVerdict v, KErr err, const std::string& detail, const ker
 /// `profile.enforce`, with EPERM under `profile.lockdown`, else loads tainted.  Every other
 /// error refuses the module with that errno.  Mainline behaviour: Debian's kernels also
 /// retry ENOKEY against the platform (UEFI db/MOK) keyring, which is not modelled here.
-LoadVerdict module_sig_check(ByteView file, const kernel::Keyring& keyring, const kernel::KernelProfile& profile,
+LoadVerdict module_sig_check(ByteView file, const cms::Keyring& keyring, const cms::KernelModel& profile,
                              bool mangled = false, crypto::Backend backend = crypto::Backend::automatic);
 
 /// module_sig_check() for an uncompressed module file read in one streaming pass
@@ -50,19 +50,17 @@ LoadVerdict module_sig_check(ByteView file, const kernel::Keyring& keyring, cons
 /// under every ML-DSA key of the keyring and the message are computed together, then the
 /// mirror runs on those (verify_pkcs7_signature_prehashed).  Same verdicts, constant
 /// memory.  Throws IoError when the file cannot be read.
-LoadVerdict module_sig_check_file(const std::string& path, const kernel::Keyring& keyring,
-                                  const kernel::KernelProfile& profile);
+LoadVerdict module_sig_check_file(const std::string& path, const cms::Keyring& keyring,
+                                  const cms::KernelModel& profile);
 /// The same, of a file already open (a walked entry's locked file).
-LoadVerdict module_sig_check_file(const FileReader& in, const kernel::Keyring& keyring,
-                                  const kernel::KernelProfile& profile);
+LoadVerdict module_sig_check_file(const FileReader& in, const cms::Keyring& keyring, const cms::KernelModel& profile);
 
 /// load_module() on a module read from disk: module_decompress() runs before
 /// module_sig_check(), so a stream the kernel cannot decompress (m.kernel_decompress_problem
 /// non-empty) refuses the module with EINVAL, no signature checked (reason: the problem,
 /// every errno EINVAL); otherwise module_sig_check(m.image, ...).  Verdict::compression is
 /// `m` without its image for a compressed module.
-LoadVerdict module_sig_check_image(const ModuleImage& m, const kernel::Keyring& keyring,
-                                   const kernel::KernelProfile& profile,
+LoadVerdict module_sig_check_image(const ModuleImage& m, const cms::Keyring& keyring, const cms::KernelModel& profile,
                                    crypto::Backend backend = crypto::Backend::automatic);
 
 }  // namespace modsign::module

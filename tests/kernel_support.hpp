@@ -17,10 +17,10 @@
 namespace modsign::test::kernel_tests {
 
 using asn1::Writer;
+using cms::KernelModel;
+using cms::Usage;
 using crypto::HashAlgo;
 using crypto::KeyAlgo;
-using kernel::KernelProfile;
-using kernel::Usage;
 
 inline Bytes oid_bytes(std::initializer_list<std::uint8_t> b) { return Bytes(b); }
 inline Bytes to_bytes(ByteView v) { return Bytes(v.begin(), v.end()); }
@@ -141,8 +141,8 @@ inline const Bytes& content() {
   return c;
 }
 
-inline KErr parse_err(const MsgSpec& m, const KernelProfile& p = KernelProfile::v7_0()) {
-  auto r = kernel::pkcs7_parse_message(build(m, content()), p);
+inline KErr parse_err(const MsgSpec& m, const KernelModel& p = KernelModel::v7_0()) {
+  auto r = cms::pkcs7_parse_message(build(m, content()), p);
   return r ? KErr::none : r.error().code;
 }
 
@@ -157,22 +157,22 @@ inline std::vector<Bytes> good_attrs(HashAlgo h = HashAlgo::sha256, ByteView dat
   return {content_type_attr(crypto::oid::data), message_digest_attr(crypto::digest(h, data))};
 }
 
-inline kernel::Keyring keyring_of(std::initializer_list<const Signer*> ss) {
-  kernel::Keyring k;
+inline cms::Keyring keyring_of(std::initializer_list<const Signer*> ss) {
+  cms::Keyring k;
   for (auto* s : ss) k.certificates.push_back(s->cert);
   return k;
 }
 
-inline kernel::VerifyReport verify_module_sig(const Bytes& der, const kernel::Keyring& k,
-                                              const KernelProfile& p = KernelProfile::v7_0()) {
-  return kernel::verify_pkcs7_signature(content(), der, k, Usage::module, p);
+inline cms::VerifyReport verify_module_sig(const Bytes& der, const cms::Keyring& k,
+                                           const KernelModel& p = KernelModel::v7_0()) {
+  return cms::verify_pkcs7_signature(content(), der, k, Usage::module, p);
 }
 
-inline KErr verify_usage(const MsgSpec& m, Usage u, const KernelProfile& p = KernelProfile::v7_0()) {
-  auto msg = kernel::pkcs7_parse_message(build(m, content()), p);
+inline KErr verify_usage(const MsgSpec& m, Usage u, const KernelModel& p = KernelModel::v7_0()) {
+  auto msg = cms::pkcs7_parse_message(build(m, content()), p);
   if (!msg) return msg.error().code;
-  if (!msg->data) { EXPECT_TRUE(kernel::pkcs7_supply_detached_data(*msg, content()).ok()); }
-  auto st = kernel::pkcs7_verify(*msg, u, p);
+  if (!msg->data) { EXPECT_TRUE(cms::pkcs7_supply_detached_data(*msg, content()).ok()); }
+  auto st = cms::pkcs7_verify(*msg, u, p);
   return st ? KErr::none : st.error().code;
 }
 

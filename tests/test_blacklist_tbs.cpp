@@ -39,8 +39,8 @@ TEST(BlacklistTbs, Sha256OfTbsCertificateMatchesOpensslOnBothProfiles) {
   ASSERT_TRUE(cert.ok());
   const std::string want = "tbs:" + openssl_tbs_hash(d, c.der, "sha256");
   ASSERT_EQ(want.size(), 68u);
-  EXPECT_EQ(certificate_entry(*cert, kernel::KernelProfile::v7_0()), want);
-  EXPECT_EQ(certificate_entry(*cert, kernel::KernelProfile::v6()), want);  // its own hash is SHA-256 too
+  EXPECT_EQ(certificate_entry(*cert, cms::KernelModel::v7_0()), want);
+  EXPECT_EQ(certificate_entry(*cert, cms::KernelModel::v6()), want);  // its own hash is SHA-256 too
   auto r = test::run(M() + " blacklist entry " + q(c.pem));
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, "\"" + want + "\"\n");
@@ -68,22 +68,22 @@ TEST(BlacklistTbs, Item41Sha384WithRsaCertificate) {
   const std::string s256 = "tbs:" + openssl_tbs_hash(d, c.der, "sha256");
   const std::string s384 = "tbs:" + openssl_tbs_hash(d, c.der, "sha384");
   EXPECT_EQ(s384.size(), 4u + 96u);
-  EXPECT_EQ(certificate_entry(*cert, kernel::KernelProfile::v7_0()), s256);
-  EXPECT_EQ(certificate_entry(*cert, kernel::KernelProfile::v6()), s384);
+  EXPECT_EQ(certificate_entry(*cert, cms::KernelModel::v7_0()), s256);
+  EXPECT_EQ(certificate_entry(*cert, cms::KernelModel::v6()), s384);
   // Listed by its SHA-256: 7.0 blacklists it, v6 does not (it looks up the SHA-384).
   Sources s;
   ASSERT_TRUE(load_hash_list(s, "l", parse_hash_list("\"" + s256 + "\"")).ok());
-  auto v7 = check_certificate(*cert, s, kernel::KernelProfile::v7_0());
+  auto v7 = check_certificate(*cert, s, cms::KernelModel::v7_0());
   ASSERT_TRUE(v7.stopped());
   EXPECT_EQ(v7.stops[0].entry, s256);
   EXPECT_EQ(v7.stops[0].err, KErr::ekeyrejected);
   EXPECT_EQ(v7.stops[0].origins[0].where, "line 1");
-  EXPECT_FALSE(check_certificate(*cert, s, kernel::KernelProfile::v6()).stopped());
+  EXPECT_FALSE(check_certificate(*cert, s, cms::KernelModel::v6()).stopped());
   // And the other way round.
   Sources s6;
   ASSERT_TRUE(load_hash_list(s6, "l", parse_hash_list("\"" + s384 + "\"")).ok());
-  EXPECT_TRUE(check_certificate(*cert, s6, kernel::KernelProfile::v6()).stopped());
-  EXPECT_FALSE(check_certificate(*cert, s6, kernel::KernelProfile::v7_0()).stopped());
+  EXPECT_TRUE(check_certificate(*cert, s6, cms::KernelModel::v6()).stopped());
+  EXPECT_FALSE(check_certificate(*cert, s6, cms::KernelModel::v7_0()).stopped());
   // The CLI: exit 1 when stopped, JSON per item.
   test::spit(d / "l", "\"" + s256 + "\"\n");
   auto r = test::run(M() + " blacklist check --list " + q(d / "l") + " " + q(c.pem));
@@ -103,8 +103,8 @@ TEST(BlacklistTbs, MlDsaCertificateHasNoV6Entry) {
   auto certs = crypto::Certificate::load_all(d / "k.crt");
   ASSERT_TRUE(certs.ok());
   const auto& cert = (*certs)[0];
-  EXPECT_EQ(certificate_entry(cert, kernel::KernelProfile::v6()), std::nullopt);
-  EXPECT_EQ(certificate_entry(cert, kernel::KernelProfile::v7_0()),
+  EXPECT_EQ(certificate_entry(cert, cms::KernelModel::v6()), std::nullopt);
+  EXPECT_EQ(certificate_entry(cert, cms::KernelModel::v7_0()),
             "tbs:" + to_hex(crypto::digest(crypto::HashAlgo::sha256, cert.tbs())));
   auto r = test::run(M() + " blacklist entry --kernel v6 " + q(d / "k.crt"));
   EXPECT_EQ(r.status, 1);
@@ -128,10 +128,10 @@ TEST(BlacklistTbs, KernelPrintCertTbsHashScript) {
   auto r = test::run("PATH=" + q(dir) + ":$PATH bash " + q(script) + " " + q(c.pem));
   const std::string empty384 = "tbs:" + to_hex(crypto::digest(crypto::HashAlgo::sha384, Bytes{}));
   if (r.status == 0) {
-    EXPECT_EQ(r.out, *certificate_entry(*cert, kernel::KernelProfile::v6()));
+    EXPECT_EQ(r.out, *certificate_entry(*cert, cms::KernelModel::v6()));
   } else {
     EXPECT_EQ(r.status, 1);
     EXPECT_EQ(r.out, empty384) << r.err;
   }
-  EXPECT_NE(r.out, *certificate_entry(*cert, kernel::KernelProfile::v7_0()));
+  EXPECT_NE(r.out, *certificate_entry(*cert, cms::KernelModel::v7_0()));
 }

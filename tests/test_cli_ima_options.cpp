@@ -47,12 +47,12 @@ std::string sha(const std::string& tool, const std::string& path) {
 TEST(ImaOptions, V3HashAlgoIsVersionAware) {
   const Bytes v3{3, 3, 6, 0, 0, 0, 0, 0, 1, 0};  // sigv3, sha512, one signature byte
   const Bytes v2{3, 2, 6, 0, 0, 0, 0, 0, 1, 0};
-  EXPECT_EQ(digest::ima_get_hash_algo(v3, 4, kernel::KernelProfile::v7_0()), 4);
-  EXPECT_EQ(digest::ima_get_hash_algo(v3, 4, kernel::KernelProfile::v6()), 4);
-  EXPECT_EQ(digest::ima_get_hash_algo(v3, 4, kernel::KernelProfile::v7(1)), 6);
-  EXPECT_EQ(digest::ima_get_hash_algo(v3, 4, kernel::KernelProfile::v7(2)), 6);
-  EXPECT_EQ(digest::ima_get_hash_algo(v2, 4, kernel::KernelProfile::v7_0()), 6);
-  EXPECT_EQ(digest::ima_get_hash_algo(v2, 4, kernel::KernelProfile::v6_1()), 6);
+  EXPECT_EQ(digest::ima_get_hash_algo(v3, 4, cms::KernelModel::v7_0()), 4);
+  EXPECT_EQ(digest::ima_get_hash_algo(v3, 4, cms::KernelModel::v6()), 4);
+  EXPECT_EQ(digest::ima_get_hash_algo(v3, 4, cms::KernelModel::v7(1)), 6);
+  EXPECT_EQ(digest::ima_get_hash_algo(v3, 4, cms::KernelModel::v7(2)), 6);
+  EXPECT_EQ(digest::ima_get_hash_algo(v2, 4, cms::KernelModel::v7_0()), 6);
+  EXPECT_EQ(digest::ima_get_hash_algo(v2, 4, cms::KernelModel::v6_1()), 6);
 }
 
 TEST_F(CliImaOptions, TemplateProfilesMeanWhatVerifyProfilesMean) {

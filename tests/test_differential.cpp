@@ -88,9 +88,9 @@ TEST(Differential, KernelParserAgreesWithOpenSslOnMutants) {
   seeds.push_back(
       test::slurp(test::vector_path("openssl-3.5.7-generated/mldsa44.detached.min-attrs.issuer-serial.p7s")));
   seeds.push_back(test::slurp(test::vector_path("openssl-3.5.7-generated/mldsa44.detached.min-attrs.skid.p7s")));
-  const auto profile = kernel::KernelProfile::v7_0();
+  const auto profile = cms::KernelModel::v7_0();
   for (const auto& s : seeds) {
-    auto k = kernel::pkcs7_parse_message(s, profile);
+    auto k = cms::pkcs7_parse_message(s, profile);
     ASSERT_TRUE(k.ok()) << k.error().message;
     ASSERT_EQ(openssl_parse(s), "");
   }
@@ -103,7 +103,7 @@ TEST(Differential, KernelParserAgreesWithOpenSslOnMutants) {
     for (int i = 0; i < 600; ++i) {
       const Bytes m = mutate(seed, rng);
       ++total;
-      auto ours = kernel::pkcs7_parse_message(m, profile);
+      auto ours = cms::pkcs7_parse_message(m, profile);
       const std::string theirs = openssl_parse(m);
       if (ours.ok() == theirs.empty()) {
         ++agree;
@@ -180,7 +180,7 @@ TEST(Differential, DamagedIssuerNameIsADecoderError) {
   auto key = crypto::PrivateKey::generate(crypto::KeyAlgo::ecdsa_p256);
   auto cert = crypto::Certificate::self_signed(key, "CN=name check", 30).value();
   Bytes der = cms::build_detached(key, cert, test::pattern(100), {crypto::HashAlgo::sha256}).value();
-  ASSERT_TRUE(kernel::pkcs7_parse_message(der, kernel::KernelProfile::v7_0()).ok());
+  ASSERT_TRUE(cms::pkcs7_parse_message(der, cms::KernelModel::v7_0()).ok());
   // The issuer Name's first RDN: "31 LL 30 LL 06 03 55 04 03" (SET { SEQUENCE { id-at-commonName ...
   const Bytes cn = {0x06, 0x03, 0x55, 0x04, 0x03};
   auto it = std::search(der.begin(), der.end(), cn.begin(), cn.end());
@@ -197,7 +197,7 @@ TEST(Differential, DamagedIssuerNameIsADecoderError) {
                         Case{at, 0x86, "attributeType: expected tag 0x06, found 0x86"}}) {
     Bytes m = der;
     m[c.offset] = c.value;
-    auto r = kernel::pkcs7_parse_message(m, kernel::KernelProfile::v7_0());
+    auto r = cms::pkcs7_parse_message(m, cms::KernelModel::v7_0());
     ASSERT_FALSE(r.ok()) << c.what;
     EXPECT_EQ(r.error().code, KErr::ebadmsg);
     EXPECT_NE(r.error().message.find(c.what), std::string::npos) << r.error().message;

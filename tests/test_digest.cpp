@@ -12,9 +12,9 @@
 #include "test_support.hpp"
 
 using namespace modsign;
+using cms::KernelModel;
 using crypto::HashAlgo;
 using crypto::KeyAlgo;
-using kernel::KernelProfile;
 using test::q;
 
 namespace {
@@ -55,7 +55,7 @@ TEST(Digest, RsaNoAttrsKernelDigestIsTheContentHash) {
   test::TempDir d;
   const Bytes content = test::pattern(300000);
   test::spit(d / "m.ko", signed_module(KeyAlgo::rsa, false, HashAlgo::sha256, content));
-  for (auto p : {KernelProfile::v6(), KernelProfile::v7_0()}) {
+  for (auto p : {KernelModel::v6(), KernelModel::v7_0()}) {
     auto r = digest::digest_module_file(d / "m.ko", p, 1u << 30);
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r->kernel.status, KErr::none);
@@ -73,7 +73,7 @@ TEST(Digest, SignedAttrsKernelDigestIsTheAttributeHash) {
   const Bytes content = test::pattern(5000);
   const Bytes file = signed_module(KeyAlgo::rsa, true, HashAlgo::sha256, content);
   test::spit(d / "m.ko", file);
-  auto r = digest::digest_module_file(d / "m.ko", KernelProfile::v7_0(), 1u << 30);
+  auto r = digest::digest_module_file(d / "m.ko", KernelModel::v7_0(), 1u << 30);
   ASSERT_TRUE(r.ok());
   auto split = module::split(file);
   auto sd = cms::parse(split->cms);
@@ -87,18 +87,18 @@ TEST(Digest, MlDsaNoAttrsHasNoKernelDigestButASideSha256) {
   test::TempDir d;
   const Bytes content = test::pattern(70000);
   test::spit(d / "m.ko", signed_module(KeyAlgo::ml_dsa_65, false, HashAlgo::sha512, content));
-  auto r = digest::digest_module_file(d / "m.ko", KernelProfile::v7_0(), 1u << 30);
+  auto r = digest::digest_module_file(d / "m.ko", KernelModel::v7_0(), 1u << 30);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->kernel.status, KErr::einval);
   EXPECT_EQ(r->kernel.reason, "pkcs7_get_digest: No digest available");
   EXPECT_FALSE(r->d_modsig.has_value());
   EXPECT_FALSE(r->blacklist_visible);
   EXPECT_EQ(to_hex(r->side_sha256), sha256sum(d / "m.ko", content.size()));
-  auto v6 = digest::digest_module_file(d / "m.ko", KernelProfile::v6(), 1u << 30);
+  auto v6 = digest::digest_module_file(d / "m.ko", KernelModel::v6(), 1u << 30);
   EXPECT_EQ(v6->kernel.status, KErr::enopkg);
   // With signedAttrs: the raw re-tagged attributes, which no bin: entry can match.
   test::spit(d / "a.ko", signed_module(KeyAlgo::ml_dsa_65, true, HashAlgo::sha512, content));
-  auto a = digest::digest_module_file(d / "a.ko", KernelProfile::v7_0(), 1u << 30);
+  auto a = digest::digest_module_file(d / "a.ko", KernelModel::v7_0(), 1u << 30);
   ASSERT_TRUE(a.ok());
   EXPECT_EQ(a->kernel.status, KErr::none);
   EXPECT_TRUE(a->kernel.raw_attributes);
@@ -111,7 +111,7 @@ TEST(Digest, UnsignedAndCompressedAndDebian) {
   test::TempDir d;
   const Bytes content = test::pattern(1000);
   test::spit(d / "u.ko", content);
-  auto u = digest::digest_module_file(d / "u.ko", KernelProfile::v7_0(), 1u << 30);
+  auto u = digest::digest_module_file(d / "u.ko", KernelModel::v7_0(), 1u << 30);
   ASSERT_TRUE(u.ok());
   EXPECT_EQ(u->kernel.status, KErr::enoent);
   EXPECT_EQ(to_hex(u->side_sha256), sha256sum(d / "u.ko", 1000));
@@ -119,8 +119,8 @@ TEST(Digest, UnsignedAndCompressedAndDebian) {
   const Bytes img = signed_module(KeyAlgo::rsa, false, HashAlgo::sha256, test::pattern(40000));
   test::spit(d / "c.ko.zst", module::compress(img, module::Compression::zstd));
   test::spit(d / "c.ko", img);
-  auto c = digest::digest_module_file(d / "c.ko.zst", KernelProfile::v7_0(), 1u << 30);
-  auto p = digest::digest_module_file(d / "c.ko", KernelProfile::v7_0(), 1u << 30);
+  auto c = digest::digest_module_file(d / "c.ko.zst", KernelModel::v7_0(), 1u << 30);
+  auto p = digest::digest_module_file(d / "c.ko", KernelModel::v7_0(), 1u << 30);
   ASSERT_TRUE(c.ok() && p.ok());
   EXPECT_EQ(c->kernel.bytes, p->kernel.bytes);
   EXPECT_EQ(c->side_sha256, p->side_sha256);
@@ -144,7 +144,7 @@ TEST(Digest, UnsignedAndCompressedAndDebian) {
   auto one = test::run("find " + q(modules) + " -name 'dm-mod.ko' -o -name 'ext4.ko' | sort | head -n 1");
   const std::string mod = one.out.substr(0, one.out.find('\n'));
   ASSERT_FALSE(mod.empty());
-  auto dd = digest::digest_module_file(mod, KernelProfile::v7_0(), 1u << 30);
+  auto dd = digest::digest_module_file(mod, KernelModel::v7_0(), 1u << 30);
   ASSERT_TRUE(dd.ok());
   EXPECT_EQ(dd->kernel.algo, "sha256");
   EXPECT_EQ(to_hex(dd->kernel.bytes), sha256sum(mod, dd->content_length));

@@ -41,7 +41,7 @@ Bytes with_zero(Bytes v) {
 }
 
 KErr decode(const Bytes& sig) {
-  auto r = kernel::ecdsa_x962_decode(sig, kP384);
+  auto r = cms::ecdsa_x962_decode(sig, kP384);
   return r ? KErr::none : r.error().code;
 }
 
@@ -50,7 +50,7 @@ KErr decode(const Bytes& sig) {
 TEST(EcdsaX962, DecodesWhatTheKernelDecodes) {
   const Bytes r = r_bytes(), s = s_bytes(), s_der = with_zero(s_bytes());
   const Bytes valid = seq({integer(r), integer(s_der)});
-  auto d = kernel::ecdsa_x962_decode(valid, kP384);
+  auto d = cms::ecdsa_x962_decode(valid, kP384);
   ASSERT_TRUE(d);
   EXPECT_EQ(d.value().r, r);
   EXPECT_EQ(d.value().s, s);  // the sign octet dropped
@@ -61,7 +61,7 @@ TEST(EcdsaX962, DecodesWhatTheKernelDecodes) {
   EXPECT_EQ(decode(after), KErr::none);
   EXPECT_EQ(decode(seq({integer(r), integer(s_der)}, 0x10)), KErr::none);
   EXPECT_EQ(decode(cat({{0x30, 0x80}, integer(r), integer(s_der), {0, 0}})), KErr::none);
-  auto unsigned_s = kernel::ecdsa_x962_decode(seq({integer(r), integer(s)}), kP384);
+  auto unsigned_s = cms::ecdsa_x962_decode(seq({integer(r), integer(s)}), kP384);
   ASSERT_TRUE(unsigned_s);
   EXPECT_EQ(unsigned_s.value().s, s);
   EXPECT_EQ(decode(seq({cat({{0x02, 0x81, 0x30}, r}), integer(s_der)})), KErr::none);
@@ -102,36 +102,36 @@ TEST(EcdsaX962, CurveOrdersAreOpenssls) {
     Bytes want(static_cast<std::size_t>(BN_num_bytes(n)));
     BN_bn2bin(n, want.data());
     EC_GROUP_free(g);
-    EXPECT_EQ(to_bytes(kernel::ecdsa_curve_order(algo)), want) << nid;
+    EXPECT_EQ(to_bytes(cms::ecdsa_curve_order(algo)), want) << nid;
   }
-  EXPECT_EQ(kernel::ecdsa_bufsize(crypto::KeyAlgo::ecdsa_p256), 32u);
-  EXPECT_EQ(kernel::ecdsa_bufsize(crypto::KeyAlgo::ecdsa_p521), 72u);
+  EXPECT_EQ(cms::ecdsa_bufsize(crypto::KeyAlgo::ecdsa_p256), 32u);
+  EXPECT_EQ(cms::ecdsa_bufsize(crypto::KeyAlgo::ecdsa_p521), 72u);
 }
 
 TEST(EcdsaX962, RangeCheckedBeforeTheEquation) {
   const Signer& sg = signer(crypto::KeyAlgo::ecdsa_p384);
   const Bytes digest = crypto::digest(crypto::HashAlgo::sha384, content());
   const Bytes sig = crypto::sign_digest(sg.key, crypto::HashAlgo::sha384, digest, true).value();
-  auto rs = kernel::ecdsa_x962_decode(sig, kP384);
+  auto rs = cms::ecdsa_x962_decode(sig, kP384);
   ASSERT_TRUE(rs);
   const crypto::PublicKey& pub = sg.key.public_key();
-  auto verify = [&](const kernel::EcdsaRawSig& v) {
-    auto st = kernel::ecdsa_verify(pub, crypto::HashAlgo::sha384, digest, v);
+  auto verify = [&](const cms::EcdsaRawSig& v) {
+    auto st = cms::ecdsa_verify(pub, crypto::HashAlgo::sha384, digest, v);
     return st ? KErr::none : st.error().code;
   };
   EXPECT_EQ(verify(rs.value()), KErr::none);
-  const ByteView n = kernel::ecdsa_curve_order(crypto::KeyAlgo::ecdsa_p384);
+  const ByteView n = cms::ecdsa_curve_order(crypto::KeyAlgo::ecdsa_p384);
   // n - s is the other valid s (both kernels and OpenSSL accept it).
   BIGNUM* bn = BN_bin2bn(n.data(), static_cast<int>(n.size()), nullptr);
   BIGNUM* bs = BN_bin2bn(rs.value().s.data(), static_cast<int>(rs.value().s.size()), nullptr);
   BN_sub(bs, bn, bs);
-  kernel::EcdsaRawSig neg = rs.value();
+  cms::EcdsaRawSig neg = rs.value();
   neg.s.assign(static_cast<std::size_t>(BN_num_bytes(bs)), 0);
   BN_bn2bin(bs, neg.s.data());
   BN_free(bn);
   BN_free(bs);
   EXPECT_EQ(verify(neg), KErr::none);
-  kernel::EcdsaRawSig bad = rs.value();
+  cms::EcdsaRawSig bad = rs.value();
   bad.r = Bytes{0};
   EXPECT_EQ(verify(bad), KErr::ebadmsg);
   bad = rs.value();
@@ -158,7 +158,7 @@ TEST(EcdsaX962, EmptyCertificateSignatureGoesToTheAlgorithm) {
   MsgSpec m = one({.algo = crypto::KeyAlgo::ecdsa_p384});
   m.certs.push_back(edited);
   EXPECT_EQ(parse_err(m), KErr::ebadmsg);
-  KernelProfile no_ecdsa = KernelProfile::v6_1();
+  KernelModel no_ecdsa = KernelModel::v6_1();
   no_ecdsa.absent_sig_algos = {"ecdsa"};
   EXPECT_EQ(parse_err(m, no_ecdsa), KErr::enoent);
 }

@@ -120,7 +120,7 @@ TEST(EfiDbx, RevokedCertificateRefusals) {
             (std::vector<std::string>{"d: list 1 entry 1 (EFI_CERT_X509): not added to .blacklist (EKEYREJECTED: "
                                       "its TBS is blacklisted)"}));
   const VariableEffects db = apply_handlers(parse_signature_lists(good_list(guids::cert_x509, {{kOwnerA, c.der}})),
-                                            Variable::db, kernel::KernelProfile::v6(), &t.keyring);
+                                            Variable::db, cms::KernelModel::v6(), &t.keyring);
   EXPECT_EQ(db.entries.at(0).key_error, KErr::ekeyrejected);
   EXPECT_TRUE(db.keyring_certificates.empty());
 }

@@ -23,8 +23,8 @@ TEST(EfiInputs, NeverMatchesDependsOnKernelGeneration) {
   append(f, good_list(guids::cert_x509_sha256, {{kOwnerA, fill(32, 0)}}));
   const ParsedLists p = parse_signature_lists(f);
   ASSERT_FALSE(p.error);
-  const VariableEffects v7 = apply_handlers(p, Variable::dbx, kernel::KernelProfile::v7_0());
-  const VariableEffects v6 = apply_handlers(p, Variable::dbx, kernel::KernelProfile::v6());
+  const VariableEffects v7 = apply_handlers(p, Variable::dbx, cms::KernelModel::v7_0());
+  const VariableEffects v6 = apply_handlers(p, Variable::dbx, cms::KernelModel::v6());
   ASSERT_EQ(v7.entries.size(), 4u);
   ASSERT_EQ(v6.entries.size(), 4u);
   const bool want7[] = {true, true, true, false}, want6[] = {false, false, true, false};

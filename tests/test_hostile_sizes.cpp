@@ -155,7 +155,7 @@ TEST(HostileSizes, Pkcs7DeclaredLengthBeyondInput) {
   ASSERT_EQ(orig[1], 0x81);
   Bytes der = {0x30, 0x82, 0xff, 0xf0};
   der.insert(der.end(), orig.begin() + 3, orig.end());
-  auto m = kernel::pkcs7_parse_message(der, kernel::KernelProfile::v7_0());
+  auto m = cms::pkcs7_parse_message(der, cms::KernelModel::v7_0());
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.error().code, KErr::ebadmsg);
   EXPECT_EQ(m.error().message, "ASN.1 decoder: ContentInfo: element length exceeds the input");
@@ -211,7 +211,7 @@ TEST(HostileSizes, DeeplyNestedIndefiniteBer) {
   Bytes nested;
   for (int i = 0; i < 16000; ++i) nested.insert(nested.end(), {0x30, 0x80});
   nested.resize(nested.size() + 32000, 0);  // 64,000 bytes: under the decoder's 65535
-  auto m = kernel::pkcs7_parse_message(nested, kernel::KernelProfile::v7_0());
+  auto m = cms::pkcs7_parse_message(nested, cms::KernelModel::v7_0());
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.error().code, KErr::ebadmsg);
   EXPECT_EQ(m.error().message, "ASN.1 decoder: contentType: expected tag 0x06, found 0x30");
@@ -236,7 +236,7 @@ TEST(HostileSizes, DeeplyNestedIndefiniteBer) {
     Bytes h = asn1::header(asn1::kSequence, def.size());
     def.insert(def.begin(), h.begin(), h.end());
   }
-  auto d = kernel::pkcs7_parse_message(def, kernel::KernelProfile::v7_0());
+  auto d = cms::pkcs7_parse_message(def, cms::KernelModel::v7_0());
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(d.error().code, KErr::ebadmsg);
 }
@@ -244,7 +244,7 @@ TEST(HostileSizes, DeeplyNestedIndefiniteBer) {
 TEST(HostileSizes, HundredThousandSignerInfos) {
   const Bytes der = multiplied(100'000, 0);
   ASSERT_GT(der.size(), 65535u);
-  auto m = kernel::pkcs7_parse_message(der, kernel::KernelProfile::v7_0());
+  auto m = cms::pkcs7_parse_message(der, cms::KernelModel::v7_0());
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.error().code, KErr::emsgsize);
   EXPECT_EQ(m.error().message,
@@ -260,17 +260,17 @@ TEST(HostileSizes, HundredThousandSignerInfos) {
   const Bytes fits = multiplied(n, 0);
   ASSERT_LE(fits.size(), 65535u);
   expect_rejected_bounded([&] {
-    auto k = kernel::pkcs7_parse_message(fits, kernel::KernelProfile::v7_0());
+    auto k = cms::pkcs7_parse_message(fits, cms::KernelModel::v7_0());
     if (!k.ok() || k->signed_infos.size() != n) return 1;
-    if (!kernel::pkcs7_supply_detached_data(*k, sample().content).ok()) return 2;
-    auto dg = kernel::pkcs7_get_digest(*k, kernel::KernelProfile::v7_0());
+    if (!cms::pkcs7_supply_detached_data(*k, sample().content).ok()) return 2;
+    auto dg = cms::pkcs7_get_digest(*k, cms::KernelModel::v7_0());
     return !dg.ok() && dg.error().code == KErr::ebadmsg ? 0 : 3;
   });
 }
 
 TEST(HostileSizes, HundredThousandCertificates) {
   const Bytes der = multiplied(1, 100'000);
-  auto m = kernel::pkcs7_parse_message(der, kernel::KernelProfile::v7_0());
+  auto m = cms::pkcs7_parse_message(der, cms::KernelModel::v7_0());
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.error().code, KErr::emsgsize);
   expect_rejected_bounded([&] {

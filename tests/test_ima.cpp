@@ -13,8 +13,8 @@
 #include "test_support.hpp"
 
 using namespace modsign;
+using cms::KernelModel;
 using crypto::HashAlgo;
-using kernel::KernelProfile;
 using test::q;
 
 namespace {
@@ -27,7 +27,7 @@ Bytes str(const std::string& s) { return Bytes(s.begin(), s.end()); }
 
 TEST(Ima, ImaNgTemplateDataSpelledOut) {
   const Bytes file = str("hello\n");
-  auto e = digest::ima_template("ima-ng", "/a", file, std::nullopt, KernelProfile::v7_0());
+  auto e = digest::ima_template("ima-ng", "/a", file, std::nullopt, KernelModel::v7_0());
   ASSERT_TRUE(e.ok());
   // u32le 40 | "sha256:" NUL SHA-256("hello\n") | u32le 3 | "/a" NUL
   const std::string expected =
@@ -40,21 +40,21 @@ TEST(Ima, ImaNgTemplateDataSpelledOut) {
   EXPECT_EQ(to_hex(e->sha1), tool_hash("sha1sum", from_hex(expected)));
   EXPECT_EQ(to_hex(e->sha256), tool_hash("sha256sum", from_hex(expected)));
   // ima-sig: the sig field carries security.ima only for a 0x03 (digital signature v2) value.
-  auto s = digest::ima_template("ima-sig", "/a", file, Bytes{0x03, 0x02, 0x04, 0xaa}, KernelProfile::v7_0());
+  auto s = digest::ima_template("ima-sig", "/a", file, Bytes{0x03, 0x02, 0x04, 0xaa}, KernelModel::v7_0());
   EXPECT_EQ(to_hex(s->data), expected +
                                  "04000000"
                                  "030204aa");
   // A digest-ng value naming sm3 (17): the kernel hashes with sm3 (ima_alloc_tfm has no
   // fallback below HASH_ALGO__LAST), which modsign cannot compute: no record is invented.
-  auto h = digest::ima_template("ima-sig", "/a", file, Bytes{0x04, 0x11}, KernelProfile::v7_0());
+  auto h = digest::ima_template("ima-sig", "/a", file, Bytes{0x04, 0x11}, KernelModel::v7_0());
   ASSERT_FALSE(h.ok());
   EXPECT_EQ(h.error().code, KErr::enopkg);
   // One naming no enum hash_algo value (48): ima_get_hash_algo falls back to ima_hash.
-  auto g = digest::ima_template("ima-sig", "/a", file, Bytes{0x04, 0x30}, KernelProfile::v7_0());
+  auto g = digest::ima_template("ima-sig", "/a", file, Bytes{0x04, 0x30}, KernelModel::v7_0());
   ASSERT_TRUE(g.ok());
   EXPECT_EQ(to_hex(g->data), expected + "00000000");
   EXPECT_EQ(g->notes.size(), 1u);
-  EXPECT_FALSE(digest::ima_template("ima-foo", "/a", file, std::nullopt, KernelProfile::v7_0()).ok());
+  EXPECT_FALSE(digest::ima_template("ima-foo", "/a", file, std::nullopt, KernelModel::v7_0()).ok());
 }
 
 TEST(Ima, ImaModsigFieldsPerProfile) {
@@ -65,7 +65,7 @@ TEST(Ima, ImaModsigFieldsPerProfile) {
   o.digest = HashAlgo::sha256;
   const Bytes cms_der = cms::build_detached(key, cert, content, o).value();
   const Bytes file = module::append_signature(content, cms_der);
-  auto e = digest::ima_template("ima-modsig", "/m.ko", file, std::nullopt, KernelProfile::v7_0());
+  auto e = digest::ima_template("ima-modsig", "/m.ko", file, std::nullopt, KernelModel::v7_0());
   ASSERT_TRUE(e.ok()) << e.error().message;
   ASSERT_EQ(e->fields.size(), 5u);
   EXPECT_EQ(to_hex(e->fields[0].data), "7368613235363a00" + tool_hash("sha256sum", file));     // whole file
@@ -76,11 +76,11 @@ TEST(Ima, ImaModsigFieldsPerProfile) {
   auto mk = crypto::PrivateKey::generate(crypto::KeyAlgo::ml_dsa_65);
   auto mc = crypto::Certificate::self_signed(mk, "CN=ima ml", 10).value();
   const Bytes mfile = module::append_signature(content, cms::build_detached(mk, mc, content, {}).value());
-  auto none = digest::ima_template("ima-modsig", "/m.ko", mfile, std::nullopt, KernelProfile::v7_0());
+  auto none = digest::ima_template("ima-modsig", "/m.ko", mfile, std::nullopt, KernelModel::v7_0());
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.error().code, KErr::einval);
   auto side =
-      digest::ima_template("ima-modsig", "/m.ko", mfile, std::nullopt, KernelProfile::v7_0(), HashAlgo::sha256, true);
+      digest::ima_template("ima-modsig", "/m.ko", mfile, std::nullopt, KernelModel::v7_0(), HashAlgo::sha256, true);
   ASSERT_TRUE(side.ok());
   EXPECT_EQ(to_hex(side->fields[3].data), "7368613235363a00" + tool_hash("sha256sum", content));
 }
@@ -222,22 +222,22 @@ TEST(Ima, BadMeasurementLists) {
 TEST(Ima, KernelFieldRules) {
   const Bytes file = str("hello\n");
   // n-ng: spaces become '_' (ima_write_template_field_data, DATA_FMT_STRING).
-  auto e = digest::ima_template("ima-ng", "/a b", file, std::nullopt, KernelProfile::v7_0());
+  auto e = digest::ima_template("ima-ng", "/a b", file, std::nullopt, KernelModel::v7_0());
   EXPECT_EQ(to_hex(e->fields[1].data), "2f615f6200");
   // d-ng follows the hash a v2 signature xattr names (hash_algo 6 = sha512).
   const Bytes xattr = from_hex("03020611223344000441424344");
-  auto s = digest::ima_template("ima-sig", "/a", file, xattr, KernelProfile::v7_0());
+  auto s = digest::ima_template("ima-sig", "/a", file, xattr, KernelModel::v7_0());
   EXPECT_EQ(to_hex(s->fields[0].data),
             "7368613531323a00"
             "e7c22b994c59d9cf2b48e549b1e24666636045930d3da7c1acb299d1c3b7f931f94aae41edda2c2b207a36e10f8bcb8d45223e5487"
             "8f5b316e7ce3b6bc019629");
   EXPECT_EQ(s->fields[2].data, xattr);
   // A digest-ng xattr (0x04) names its hash in byte 1 (6 = sha512) and is not a signature.
-  auto v = digest::ima_template("ima-sig", "/a", file, from_hex("0406aabb"), KernelProfile::v7_0());
+  auto v = digest::ima_template("ima-sig", "/a", file, from_hex("0406aabb"), KernelModel::v7_0());
   EXPECT_EQ(to_hex(v->fields[0].data).substr(0, 16), "7368613531323a00");
   EXPECT_EQ(to_hex(v->fields[2].data), "");
   // An fs-verity signature (0x06, v3, hash 4 = sha256) is recorded in the sig field.
-  auto f = digest::ima_template("ima-sig", "/a", file, from_hex("060304aabbccdd"), KernelProfile::v7_0());
+  auto f = digest::ima_template("ima-sig", "/a", file, from_hex("060304aabbccdd"), KernelModel::v7_0());
   EXPECT_EQ(to_hex(f->fields[2].data), "060304aabbccdd");
   EXPECT_EQ(to_hex(f->fields[0].data).substr(0, 16), "7368613235363a00");
 }
@@ -249,7 +249,7 @@ TEST(Ima, MlDsaOnV6HasNoModsigButAnEntry) {
   auto mc = crypto::Certificate::self_signed(mk, "CN=v6", 10).value();
   const Bytes content = test::pattern(2000);
   const Bytes file = module::append_signature(content, cms::build_detached(mk, mc, content, {}).value());
-  auto e = digest::ima_template("ima-modsig", "/m.ko", file, std::nullopt, KernelProfile::v6());
+  auto e = digest::ima_template("ima-modsig", "/m.ko", file, std::nullopt, KernelModel::v6());
   ASSERT_TRUE(e.ok()) << e.error().message;
   EXPECT_TRUE(e->fields[3].data.empty());
   EXPECT_TRUE(e->fields[4].data.empty());
@@ -318,7 +318,7 @@ TEST(Ima, ExpectedPcrFileFormats) {
 // kernel leaves empty.
 TEST(Ima, BufferTemplateMatchesTheKernelsBlacklistedHashRecords) {
   const Bytes digest = from_hex("5c0b666bd81961e2bcd771ec639e599348287c5666b35c2a805f2855f57be9f5");
-  auto e = digest::ima_buffer_template("blacklisted-hash", digest, HashAlgo::sha256, KernelProfile::v7(2));
+  auto e = digest::ima_buffer_template("blacklisted-hash", digest, HashAlgo::sha256, KernelModel::v7(2));
   EXPECT_EQ(e.name, "ima-buf");
   ASSERT_EQ(e.fields.size(), 3u);
   EXPECT_EQ(e.fields[0].name, "d-ng");
@@ -337,7 +337,7 @@ TEST(Ima, BufferTemplateMatchesTheKernelsBlacklistedHashRecords) {
   EXPECT_EQ(to_hex(e.sha1), tool_hash("sha1sum", e.data));
   EXPECT_EQ(to_hex(e.sha256), tool_hash("sha256sum", e.data));
 
-  auto empty = digest::ima_buffer_template("blacklisted-hash", {}, HashAlgo::sha256, KernelProfile::v7(2));
+  auto empty = digest::ima_buffer_template("blacklisted-hash", {}, HashAlgo::sha256, KernelModel::v7(2));
   EXPECT_EQ(to_hex(empty.data),
             "28000000"
             "7368613235363a00"
@@ -347,7 +347,7 @@ TEST(Ima, BufferTemplateMatchesTheKernelsBlacklistedHashRecords) {
             "00000000");
   EXPECT_EQ(to_hex(empty.sha1), "3ed42715de7bcf37dd7f7d2fc58891c130c1ed47");  // as recorded by 7.2.13
 
-  auto s512 = digest::ima_buffer_template("x", str("ab"), HashAlgo::sha512, KernelProfile::v7(2));
+  auto s512 = digest::ima_buffer_template("x", str("ab"), HashAlgo::sha512, KernelModel::v7(2));
   // d-ng: 72 bytes = "sha512:" NUL and the 64-byte SHA-512 of the buffer.
   EXPECT_EQ(to_hex(s512.data).substr(0, 24),
             "48000000"
@@ -430,7 +430,7 @@ TEST(Ima, MlDsaSignedAttrsDigestFieldAndTheKernelsBuffer) {
   const Bytes content = test::pattern(3000);
   auto [cms193, attrs193] = mldsa_cms_with_attrs(content, 193);
   auto fits = digest::ima_template("ima-modsig", "/m.ko", module::append_signature(content, cms193), std::nullopt,
-                                   KernelProfile::v7_0());
+                                   KernelModel::v7_0());
   ASSERT_TRUE(fits.ok()) << fits.error().message;
   Bytes retagged = attrs193;
   retagged[0] = 0x31;
@@ -438,7 +438,7 @@ TEST(Ima, MlDsaSignedAttrsDigestFieldAndTheKernelsBuffer) {
   EXPECT_EQ(fits->fields[3].data.size(), 201u);
   auto [cms194, attrs194] = mldsa_cms_with_attrs(content, 194);
   auto over = digest::ima_template("ima-modsig", "/m.ko", module::append_signature(content, cms194), std::nullopt,
-                                   KernelProfile::v7_0());
+                                   KernelModel::v7_0());
   ASSERT_FALSE(over.ok());
   EXPECT_EQ(over.error().code, KErr::emsgsize);
   const std::string want =
@@ -447,7 +447,7 @@ TEST(Ima, MlDsaSignedAttrsDigestFieldAndTheKernelsBuffer) {
   EXPECT_EQ(over.error().message.substr(0, want.size()), want);
   // The ima-ng template has no d-modsig field: the same file is recorded.
   EXPECT_TRUE(digest::ima_template("ima-ng", "/m.ko", module::append_signature(content, cms194), std::nullopt,
-                                   KernelProfile::v7_0())
+                                   KernelModel::v7_0())
                   .ok());
   test::TempDir d;
   test::spit(d / "m.ko", module::append_signature(content, cms194));
@@ -469,7 +469,7 @@ TEST(Ima, MlDsaSignedAttrsDigestFieldAndTheKernelsBuffer) {
                 .status,
             0);
   auto cms = digest::ima_template("ima-modsig", "/m.ko", module::append_signature(content, test::slurp(d / "s.p7")),
-                                  std::nullopt, KernelProfile::v7_0());
+                                  std::nullopt, KernelModel::v7_0());
   ASSERT_TRUE(cms.ok()) << cms.error().message;
   EXPECT_EQ(cms->fields[3].data.size(), 8u + 140u);
 }
@@ -484,7 +484,7 @@ TEST(Ima, DigestFieldOverflowIsTheMachines) {
   EXPECT_EQ(digest::ima_digest_field_survivable(Machine::x86_64), 201u);
   EXPECT_EQ(digest::ima_digest_field_survivable(Machine::arm64), 209u);
   EXPECT_EQ(digest::ima_digest_field_survivable(Machine::s390x), 265u);
-  KernelProfile s390x = KernelProfile::v7_0();
+  KernelModel s390x = KernelModel::v7_0();
   s390x.machine = Machine::s390x;
   s390x.big_endian = true;
   const Bytes content = test::pattern(3000);
@@ -492,7 +492,7 @@ TEST(Ima, DigestFieldOverflowIsTheMachines) {
     SCOPED_TRACE(attrs_len);
     auto [cms, attrs] = mldsa_cms_with_attrs(content, attrs_len);
     const Bytes file = module::append_signature(content, cms);
-    auto x86 = digest::ima_template("ima-modsig", "/m.ko", file, std::nullopt, KernelProfile::v7_0());
+    auto x86 = digest::ima_template("ima-modsig", "/m.ko", file, std::nullopt, KernelModel::v7_0());
     ASSERT_FALSE(x86.ok());
     EXPECT_EQ(x86.error().code, KErr::emsgsize);
     auto e = digest::ima_template("ima-modsig", "/m.ko", file, std::nullopt, s390x);
@@ -520,7 +520,7 @@ TEST(Ima, DigestFieldOverflowIsTheMachines) {
   EXPECT_NE(over.error().message.find("266 bytes"), std::string::npos) << over.error().message;
   EXPECT_NE(over.error().message.find("over the saved return address on s390x"), std::string::npos);
   // arm64: 201 bytes of signedAttrs (a 209-byte field) recorded, 202 oops.
-  KernelProfile arm64 = KernelProfile::v7_0();
+  KernelModel arm64 = KernelModel::v7_0();
   arm64.machine = Machine::arm64;
   auto [cms201, attrs201] = mldsa_cms_with_attrs(content, 201);
   auto edge =
@@ -586,13 +586,13 @@ TEST(Ima, CompressedModuleRecordMixesFileHashAndImageModsig) {
   test::TempDir d;
   test::spit(d / "m.ko.xz", xz);
   ASSERT_EQ(test::run("xz -t " + q(d / "m.ko.xz")).status, 0);  // a stream xz itself reads
-  auto e = digest::ima_template("ima-modsig", "/m.ko.xz", xz, std::nullopt, KernelProfile::v7_0());
+  auto e = digest::ima_template("ima-modsig", "/m.ko.xz", xz, std::nullopt, KernelModel::v7_0());
   ASSERT_TRUE(e.ok()) << e.error().message;
   EXPECT_EQ(to_hex(e->fields[0].data), "7368613235363a00" + tool_hash("sha256sum", xz));       // d-ng: the .xz
   EXPECT_EQ(to_hex(e->fields[3].data), "7368613235363a00" + tool_hash("sha256sum", content));  // d-modsig: image
   EXPECT_EQ(e->fields[4].data, cms_der);
   // v6: IMA sees the compressed file only, which carries no modsig.
-  auto v6 = digest::ima_template("ima-modsig", "/m.ko.xz", xz, std::nullopt, KernelProfile::v6());
+  auto v6 = digest::ima_template("ima-modsig", "/m.ko.xz", xz, std::nullopt, KernelModel::v6());
   ASSERT_TRUE(v6.ok());
   EXPECT_EQ(v6->fields[0].data, e->fields[0].data);
   EXPECT_TRUE(v6->fields[3].data.empty());
@@ -600,7 +600,7 @@ TEST(Ima, CompressedModuleRecordMixesFileHashAndImageModsig) {
   // A stream module_decompress() refuses: finit_module fails before any measurement.
   Bytes bad = xz;
   bad.resize(bad.size() - 8);
-  auto t = digest::ima_template("ima-modsig", "/m.ko.xz", bad, std::nullopt, KernelProfile::v7_0());
+  auto t = digest::ima_template("ima-modsig", "/m.ko.xz", bad, std::nullopt, KernelModel::v7_0());
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.error().code, KErr::einval);
   const std::string want = "module_decompress() refuses this xz stream (";

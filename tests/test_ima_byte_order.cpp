@@ -23,8 +23,8 @@ using test::q;
 namespace {
 using test::tool_hash;
 Bytes str(const std::string& s) { return Bytes(s.begin(), s.end()); }
-kernel::KernelProfile profile(bool big, bool canonical) {
-  kernel::KernelProfile p = kernel::KernelProfile::v7(2);
+cms::KernelModel profile(bool big, bool canonical) {
+  cms::KernelModel p = cms::KernelModel::v7(2);
   p.big_endian = big;
   p.ima_canonical_fmt = canonical;
   return p;

@@ -4,7 +4,7 @@
 // parse per kernel profile and the version dispatch of integrity_digsig_verify.
 #include <gtest/gtest.h>
 
-#include "cms/kernel_profile.hpp"
+#include "cms/kernel_model.hpp"
 #include "digest/digsig.hpp"
 #include "digest/digsig_asymmetric.hpp"
 #include "digest/hash_info.hpp"
@@ -15,7 +15,7 @@
 namespace modsign::digest {
 namespace {
 
-using kernel::KernelProfile;
+using cms::KernelModel;
 
 TEST(ImaSign, HashAlgoNumberingIsTheKernels) {
   EXPECT_EQ(hash_algo_name(0), "md4");
@@ -80,10 +80,10 @@ TEST(ImaSign, GetHashAlgoFollowsTheValue) {
 }
 
 TEST(ImaSign, PolicyParsePerProfile) {
-  const auto v70 = KernelProfile::v7_0(), v71 = *KernelProfile::parse("v7.1"), v6 = KernelProfile::v6();
+  const auto v70 = KernelModel::v7_0(), v71 = *KernelModel::parse("v7.1"), v6 = KernelModel::v6();
   EXPECT_EQ(v71.name(), "v7.1");
-  EXPECT_EQ(KernelProfile::parse("7.2")->name(), "v7.2");
-  EXPECT_EQ(KernelProfile::parse("v7.2")->generation, kernel::Generation::v7_0);
+  EXPECT_EQ(KernelModel::parse("7.2")->name(), "v7.2");
+  EXPECT_EQ(KernelModel::parse("v7.2")->generation, cms::Generation::v7_0);
   auto f = ima_parse_appraise_rule("FILE_CHECK", "imasig", v6);
   ASSERT_TRUE(f);
   EXPECT_TRUE(f->digsig_required && f->check_blacklist && !f->sigv3_required);
@@ -100,13 +100,13 @@ TEST(ImaSign, PolicyParsePerProfile) {
   EXPECT_FALSE(ima_sigv3_file_signatures(v70));
   EXPECT_TRUE(ima_sigv3_file_signatures(v71));
   EXPECT_FALSE(ima_mldsa_hashless(v71));
-  EXPECT_TRUE(ima_mldsa_hashless(*KernelProfile::parse("v7.2")));
+  EXPECT_TRUE(ima_mldsa_hashless(*KernelModel::parse("v7.2")));
 }
 
 TEST(ImaSign, DigsigVersionDispatch) {
   const std::vector<const crypto::Certificate*> none;
   const Bytes d(32, 0);
-  const auto p = *KernelProfile::parse("v7.2");
+  const auto p = *KernelModel::parse("v7.2");
   EXPECT_EQ(integrity_digsig_verify(none, Bytes{3}, d, 4, p).err, KErr::einval);
   EXPECT_EQ(integrity_digsig_verify(none, Bytes{3, 1, 0}, d, 4, p).err, KErr::enokey);
   EXPECT_EQ(integrity_digsig_verify(none, Bytes{3, 0, 0}, d, 4, p).err, KErr::eopnotsupp);

@@ -15,12 +15,12 @@ using namespace modsign::test::kernel_tests;
 namespace {
 
 KErr parse(const Bytes& der) {
-  auto r = kernel::pkcs7_parse_message(der, KernelProfile::v7_0());
+  auto r = cms::pkcs7_parse_message(der, KernelModel::v7_0());
   return r ? KErr::none : r.error().code;
 }
 
 KErr decode(const Node& cert) {
-  auto r = kernel::x509_decode(cert.enc(), KernelProfile::v7_0());
+  auto r = cms::x509_decode(cert.enc(), KernelModel::v7_0());
   return r ? KErr::none : r.error().code;
 }
 

@@ -16,7 +16,7 @@ using namespace modsign::test::kernel_tests;
 
 TEST(KernelProfiles, ModsignFormsPerProfile) {
   const Bytes mod = content();
-  auto check = [&](KeyAlgo algo, bool attrs, const KernelProfile& p, module::LoadOutcome want, KErr want_err) {
+  auto check = [&](KeyAlgo algo, bool attrs, const KernelModel& p, module::LoadOutcome want, KErr want_err) {
     const Signer& s = signer(algo);
     cms::BuildOptions opt;
     opt.digest = algo == KeyAlgo::rsa ? HashAlgo::sha256 : HashAlgo::sha512;
@@ -30,15 +30,15 @@ TEST(KernelProfiles, ModsignFormsPerProfile) {
       EXPECT_EQ(v.outcome == module::LoadOutcome::refused ? v.load_errno : v.sig_errno, want_err) << v.reason;
     }
   };
-  auto waived = KernelProfile::v7_0();
+  auto waived = KernelModel::v7_0();
   waived.waive_mldsa_authattrs = true;
   for (auto algo : {KeyAlgo::ml_dsa_44, KeyAlgo::ml_dsa_65, KeyAlgo::ml_dsa_87}) {
-    check(algo, false, KernelProfile::v7_0(), module::LoadOutcome::loads, KErr::none);
-    check(algo, false, KernelProfile::v6(), module::LoadOutcome::loads_tainted, KErr::enopkg);
-    check(algo, true, KernelProfile::v7_0(), module::LoadOutcome::refused, KErr::ekeyrejected);
+    check(algo, false, KernelModel::v7_0(), module::LoadOutcome::loads, KErr::none);
+    check(algo, false, KernelModel::v6(), module::LoadOutcome::loads_tainted, KErr::enopkg);
+    check(algo, true, KernelModel::v7_0(), module::LoadOutcome::refused, KErr::ekeyrejected);
     check(algo, true, waived, module::LoadOutcome::loads, KErr::none);
   }
-  for (auto p : {KernelProfile::v6(), KernelProfile::v7_0(), waived}) {
+  for (auto p : {KernelModel::v6(), KernelModel::v7_0(), waived}) {
     check(KeyAlgo::rsa, true, p, module::LoadOutcome::refused, KErr::ekeyrejected);
     check(KeyAlgo::rsa, false, p, module::LoadOutcome::loads, KErr::none);
     check(KeyAlgo::ecdsa_p384, false, p, module::LoadOutcome::loads, KErr::none);
@@ -167,8 +167,8 @@ struct Pki {
         p("s.p7s"));
     return test::slurp(d / "s.p7s");
   }
-  kernel::Keyring keyring(const std::string& pem) {
-    kernel::Keyring k;
+  cms::Keyring keyring(const std::string& pem) {
+    cms::Keyring k;
     EXPECT_TRUE(k.add_path(d / pem).ok());
     return k;
   }
@@ -228,7 +228,7 @@ TEST(KernelChains, CertificateAcceptance) {
           " -subj /CN=PSS -days 3650 -sigopt rsa_padding_mode:pss -out " + pki.p("pss.pem"));
   pki.run(pki.O + " cms -sign -binary -noattr -md sha256 -in " + pki.p("mod.bin") + " -signer " + pki.p("pss.pem") +
           " -inkey " + pki.p("r.key") + " -outform DER -out " + pki.p("pss.p7s"));
-  auto m = kernel::pkcs7_parse_message(test::slurp(pki.d / "pss.p7s"), KernelProfile::v7_0());
+  auto m = cms::pkcs7_parse_message(test::slurp(pki.d / "pss.p7s"), KernelModel::v7_0());
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.error().code, KErr::enopkg);
 }
@@ -339,41 +339,41 @@ TEST(KernelDecoder, StructureChecksOfLibAsn1Decoder) {
 // EKEYREJECTED instead, which is profile v6; profile v6.1 is the older parser.
 
 TEST(KernelProfiles, V61ParsesMd5AndNoSha3) {
-  const auto v61 = KernelProfile::v6_1();
+  const auto v61 = KernelModel::v6_1();
   EXPECT_EQ(v61.name(), "v6.1");
-  EXPECT_EQ(KernelProfile::parse("6.1")->name(), "v6.1");
-  EXPECT_EQ(KernelProfile::parse("v6")->name(), "v6");
-  EXPECT_FALSE(KernelProfile::parse("v6")->legacy_digests);
+  EXPECT_EQ(KernelModel::parse("6.1")->name(), "v6.1");
+  EXPECT_EQ(KernelModel::parse("v6")->name(), "v6");
+  EXPECT_FALSE(KernelModel::parse("v6")->legacy_digests);
   // md5 is a known digest only for v6.1.
   EXPECT_EQ(parse_err(one({.digest_oid = kMd5}), v61), KErr::none);
-  EXPECT_EQ(parse_err(one({.digest_oid = kMd5}), KernelProfile::v6()), KErr::enopkg);
+  EXPECT_EQ(parse_err(one({.digest_oid = kMd5}), KernelModel::v6()), KErr::enopkg);
   // md4 too (1.2.840.113549.2.4).
   EXPECT_EQ(parse_err(one({.digest_oid = oid_bytes({0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x02, 0x04})}), v61),
             KErr::none);
   // SHA-3 digests and id-ecdsa-with-sha3-* are unknown to v6.1 only.
   EXPECT_EQ(parse_err(one({.hash = HashAlgo::sha3_256}), v61), KErr::enopkg);
-  EXPECT_EQ(parse_err(one({.hash = HashAlgo::sha3_256}), KernelProfile::v6()), KErr::none);
+  EXPECT_EQ(parse_err(one({.hash = HashAlgo::sha3_256}), KernelModel::v6()), KErr::none);
   EXPECT_EQ(parse_err(one({.algo = KeyAlgo::ecdsa_p256, .hash = HashAlgo::sha3_384}), v61), KErr::enopkg);
-  EXPECT_EQ(parse_err(one({.algo = KeyAlgo::ecdsa_p256, .hash = HashAlgo::sha3_384}), KernelProfile::v6()), KErr::none);
+  EXPECT_EQ(parse_err(one({.algo = KeyAlgo::ecdsa_p256, .hash = HashAlgo::sha3_384}), KernelModel::v6()), KErr::none);
   EXPECT_EQ(parse_err(one({.algo = KeyAlgo::ecdsa_p256, .hash = HashAlgo::sha384}), v61), KErr::none);
 }
 
 TEST(KernelProfiles, V61VerifiesMd5Signatures) {
-  const auto v61 = KernelProfile::v6_1();
+  const auto v61 = KernelModel::v6_1();
   const auto k = keyring_of({&signer(KeyAlgo::rsa)});
   // A SHA-256 signature relabelled md5: hashed with md5, the DigestInfo differs.
   const Bytes relabelled = build(one({.digest_oid = kMd5}), content());
   EXPECT_EQ(verify_module_sig(relabelled, k, v61).err, KErr::ekeyrejected);
-  EXPECT_EQ(verify_module_sig(relabelled, k, KernelProfile::v6()).err, KErr::enopkg);
+  EXPECT_EQ(verify_module_sig(relabelled, k, KernelModel::v6()).err, KErr::enopkg);
   // A real RSA/MD5 signature verifies on 6.1 (and is unsupported crypto elsewhere).
   const Bytes md5 = build(one({.hash = HashAlgo::md5}), content());
   EXPECT_EQ(verify_module_sig(md5, k, v61).err, KErr::none);
-  EXPECT_EQ(verify_module_sig(md5, k, KernelProfile::v7_0()).err, KErr::enopkg);
+  EXPECT_EQ(verify_module_sig(md5, k, KernelModel::v7_0()).err, KErr::enopkg);
   const Bytes module_file = module::append_signature(content(), relabelled);
   auto v = module::module_sig_check(module_file, k, v61);
   EXPECT_EQ(v.outcome, module::LoadOutcome::refused);
   EXPECT_EQ(v.load_errno, KErr::ekeyrejected);
-  v = module::module_sig_check(module_file, k, KernelProfile::v6());
+  v = module::module_sig_check(module_file, k, KernelModel::v6());
   EXPECT_EQ(v.outcome, module::LoadOutcome::loads_tainted);
   EXPECT_EQ(v.sig_errno, KErr::enopkg);
 }
@@ -383,7 +383,7 @@ TEST(KernelProfiles, V61VerifiesMd5Signatures) {
 // in the message, is refused with EINVAL (software_key_determine_akcipher allows ECDSA only
 // with SHA-1/SHA-2 there); modsign predicted it verified (loads tainted, untrusted key).
 TEST(KernelProfiles, V61RefusesEcdsaWithMd5) {
-  const auto v61 = KernelProfile::v6_1();
+  const auto v61 = KernelModel::v6_1();
   const Signer& ec = signer(KeyAlgo::ecdsa_p256);
   // signatureAlgorithm ecdsa-with-SHA256 (1.2.840.10045.4.3.2): the kernel ignores its hash.
   MsgSpec m = one({.algo = KeyAlgo::ecdsa_p256,
@@ -404,7 +404,7 @@ TEST(KernelProfiles, V61RefusesEcdsaWithMd5) {
   EXPECT_EQ(r.err, KErr::ekeyrejected);
   EXPECT_EQ(r.reason, "Sig 1: no ecdsa signature scheme with md5");
   // Later kernels do not parse md5 at all; RSA with md5 still verifies on 6.1.
-  EXPECT_EQ(verify_module_sig(der, keyring_of({}), KernelProfile::v6()).err, KErr::enopkg);
+  EXPECT_EQ(verify_module_sig(der, keyring_of({}), KernelModel::v6()).err, KErr::enopkg);
   EXPECT_EQ(
       verify_module_sig(build(one({.hash = HashAlgo::md5}), content()), keyring_of({&signer(KeyAlgo::rsa)}), v61).err,
       KErr::none);

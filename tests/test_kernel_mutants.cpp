@@ -19,8 +19,8 @@ using namespace modsign::test::kernel_tests;
 
 namespace {
 
-KErr parse(const Bytes& der, const KernelProfile& p = KernelProfile::v7_0()) {
-  auto r = kernel::pkcs7_parse_message(der, p);
+KErr parse(const Bytes& der, const KernelModel& p = KernelModel::v7_0()) {
+  auto r = cms::pkcs7_parse_message(der, p);
   return r ? KErr::none : r.error().code;
 }
 
@@ -89,7 +89,7 @@ TEST(KernelMutants, MlDsaSignatureThatDoesNotDecode) {
   const Signer& s = signer(KeyAlgo::ml_dsa_65);
   const Bytes good = crypto::sign_message(s.key, HashAlgo::sha512, content()).value();
   ASSERT_EQ(good.size(), 3309u);
-  EXPECT_TRUE(kernel::mldsa_signature_decodes(KeyAlgo::ml_dsa_65, good).ok());
+  EXPECT_TRUE(cms::mldsa_signature_decodes(KeyAlgo::ml_dsa_65, good).ok());
   auto verify = [&](Bytes sig, bool embed) {
     MsgSpec m = one({.algo = KeyAlgo::ml_dsa_65, .signature = sig});
     if (embed) m.certs.push_back(cert_der(KeyAlgo::ml_dsa_65));
@@ -100,7 +100,7 @@ TEST(KernelMutants, MlDsaSignatureThatDoesNotDecode) {
   Bytes z0 = good;  // first z coefficient encoded as 0: z = gamma1, outside +-(gamma1 - beta)
   z0[48] = z0[49] = 0;
   z0[50] &= 0xf0;
-  EXPECT_EQ(kernel::mldsa_signature_decodes(KeyAlgo::ml_dsa_65, z0).error().code, KErr::ebadmsg);
+  EXPECT_EQ(cms::mldsa_signature_decodes(KeyAlgo::ml_dsa_65, z0).error().code, KErr::ebadmsg);
   EXPECT_EQ(verify(z0, true), KErr::ebadmsg);
   EXPECT_EQ(verify(z0, false), KErr::ekeyrejected);
   Bytes hint = good;  // the last cumulative hint count above omega (55)
@@ -131,7 +131,7 @@ TEST(KernelMutants, MlDsaZRangeAtEveryCoefficientPosition) {
         const std::size_t at = p.ctilde * 8 + c * p.bits + i;
         b[at / 8] = static_cast<std::uint8_t>((b[at / 8] & ~(1u << (at % 8))) | (((v >> i) & 1u) << (at % 8)));
       }
-      return kernel::mldsa_signature_decodes(p.algo, b);
+      return cms::mldsa_signature_decodes(p.algo, b);
     };
     const std::size_t last = p.l * 256 - 1;
     for (const std::size_t c : {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{255},
@@ -155,9 +155,9 @@ TEST(KernelMutants, MlDsaZRangeAtEveryCoefficientPosition) {
 TEST(KernelMutants, CertificateMustBeAConstructedSequence) {
   for (KeyAlgo a : {KeyAlgo::rsa, KeyAlgo::ml_dsa_44}) {
     EXPECT_EQ(parse(with_cert(a, [](Node& c) { c.tag = 0x10; })), KErr::ebadmsg);
-    EXPECT_EQ(parse(with_cert(a, [](Node& c) { c.tag = 0x10; }), KernelProfile::v6_1()), KErr::ebadmsg);
+    EXPECT_EQ(parse(with_cert(a, [](Node& c) { c.tag = 0x10; }), KernelModel::v6_1()), KErr::ebadmsg);
   }
-  EXPECT_EQ(parse(with_cert(KeyAlgo::ml_dsa_44, [](Node&) {}), KernelProfile::v6_1()), KErr::enopkg);
+  EXPECT_EQ(parse(with_cert(KeyAlgo::ml_dsa_44, [](Node&) {}), KernelModel::v6_1()), KErr::enopkg);
 }
 
 // certificate.tbs.subjectPublicKeyInfo.inner.value.truncate (20261202:8460 on 7.2.13): the
@@ -177,7 +177,7 @@ TEST(KernelMutants, EcCurveParametersThroughParseOid) {
 TEST(KernelMutants, EmbeddedCertificateGrammar) {
   for (KeyAlgo a : {KeyAlgo::rsa, KeyAlgo::ml_dsa_65}) {
     EXPECT_EQ(parse(with_cert(a, [](Node&) {})), KErr::none);
-    EXPECT_TRUE(kernel::x509_decode(cert_der(a), KernelProfile::v7_0()).ok());
+    EXPECT_TRUE(cms::x509_decode(cert_der(a), KernelModel::v7_0()).ok());
     // certificate.tbs.value.append-null: TBSCertificate must end after the extensions.
     EXPECT_EQ(parse(with_cert(a, [](Node& c) { c.kids.at(0).kids.push_back(Node{0x05}); })), KErr::ebadmsg);
     // certificate.signatureAlgorithm.params.duplicate: AlgorithmIdentifier is { OID, ANY OPTIONAL }.
@@ -240,9 +240,9 @@ TEST(KernelMutants, EmbeddedCertificateExtensions) {
                                                    [](Bytes& v) {
                                                      v = {0x0f, 0x97, 0xb0, 0x92};
                                                    })),
-                  KernelProfile::v6_1()),
+                  KernelModel::v6_1()),
             KErr::ekeyrejected);
-  EXPECT_EQ(parse(with_cert(KeyAlgo::rsa, edit_ext(skid, [](Bytes& v) { v.push_back(0); })), KernelProfile::v6_1()),
+  EXPECT_EQ(parse(with_cert(KeyAlgo::rsa, edit_ext(skid, [](Bytes& v) { v.push_back(0); })), KernelModel::v6_1()),
             KErr::ebadmsg);
 }
 
@@ -272,7 +272,7 @@ TEST(KernelMutants, EmbeddedCertificateBerLengths) {
   // modsign's strict DER reader refuses it; the kernel's BER decoder does not.
   EXPECT_FALSE(crypto::Certificate::from_der(cert).ok());
   EXPECT_TRUE(crypto::Certificate::from_der(cert, asn1::Rules::ber).ok());
-  EXPECT_TRUE(kernel::x509_decode(cert, KernelProfile::v7_0()).ok());
+  EXPECT_TRUE(cms::x509_decode(cert, KernelModel::v7_0()).ok());
   MsgSpec m = one({});
   m.certs.push_back(cert);
   EXPECT_EQ(parse(build(m, content())), KErr::none);
@@ -339,7 +339,7 @@ TEST(KernelMutants, EmbeddedCertificateKeyParsedWhenUsed) {
                             [](Node& c) { c.kids.at(0).kids.at(6).kids.at(0).kids.push_back(Node{0x05}); })),
             KErr::ekeyrejected);
   // On a kernel without CONFIG_CRYPTO_MLDSA crypto_alloc_sig fails first: ENOENT.
-  KernelProfile no_mldsa = KernelProfile::v7_0();
+  KernelModel no_mldsa = KernelModel::v7_0();
   no_mldsa.absent_sig_algos = {"mldsa"};
   EXPECT_EQ(parse(with_cert(KeyAlgo::ml_dsa_44, edit_key([](Bytes& k) { k.push_back(0); })), no_mldsa), KErr::enoent);
   // Unchanged certificates still load.
@@ -353,7 +353,7 @@ TEST(KernelMutants, UnparsedKeyRebuiltAsTheKernelReadsIt) {
     const crypto::PublicKey& good = signer(a).cert.public_key();
     const crypto::PublicKey raw = crypto::PublicKey::unparsed(a, good.spki());
     EXPECT_FALSE(raw.usable());
-    auto rebuilt = kernel::crypto_sig_set_pubkey(raw);
+    auto rebuilt = cms::crypto_sig_set_pubkey(raw);
     ASSERT_TRUE(rebuilt.ok()) << rebuilt.error().message;
     EXPECT_TRUE(rebuilt.value().usable());
     EXPECT_TRUE(rebuilt.value() == good) << static_cast<int>(a);
@@ -388,7 +388,7 @@ TEST(KernelMutants, IndefiniteLengthWalkedInto) {
   der2[21] = static_cast<std::uint8_t>(len >> 8);
   der2[22] = static_cast<std::uint8_t>(len);
   EXPECT_EQ(parse(der2), KErr::ebadmsg);
-  EXPECT_EQ(parse(der2, KernelProfile::v6()), KErr::enopkg);
+  EXPECT_EQ(parse(der2, KernelModel::v6()), KErr::enopkg);
 }
 
 // signeddata.value.drop-last + signeddata.encapContentInfo.length.indefinite (20261203:2121):
@@ -411,7 +411,7 @@ TEST(KernelMutants, MissingSignerInfosAfterAnUnmatchedTag) {
   EXPECT_EQ(parse(without_signer_infos(false, true, false)), KErr::ebadmsg);
   EXPECT_EQ(parse(without_signer_infos(true, false, true)), KErr::einval);  // the certificates matched last
   EXPECT_EQ(parse(without_signer_infos(false, true, true)), KErr::ebadmsg);
-  EXPECT_EQ(parse(without_signer_infos(true, false, false), KernelProfile::v6()), KErr::ebadmsg);
+  EXPECT_EQ(parse(without_signer_infos(true, false, false), KernelModel::v6()), KErr::ebadmsg);
 }
 
 // A keyring certificate goes through the same x509.asn1 decoder as an embedded one: a
@@ -431,10 +431,10 @@ TEST(KernelMutants, KeyringCertificateThroughTheKernelDecoder) {
   spki.val = body;
   auto cert = crypto::Certificate::from_der(c.enc());
   ASSERT_TRUE(cert.ok()) << cert.error().message;
-  auto st = kernel::x509_supported(cert.value(), KernelProfile::v7_0());
+  auto st = cms::x509_supported(cert.value(), KernelModel::v7_0());
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().code, KErr::ebadmsg);
-  EXPECT_TRUE(kernel::x509_supported(signer(KeyAlgo::ecdsa_p384).cert, KernelProfile::v7_0()).ok());
+  EXPECT_TRUE(cms::x509_supported(signer(KeyAlgo::ecdsa_p384).cert, KernelModel::v7_0()).ok());
 }
 
 // signerinfo.signatureAlgorithm.oid.oid-swap (20261206:521): Linux 6.1's
@@ -444,11 +444,11 @@ TEST(KernelMutants, KeyringCertificateThroughTheKernelDecoder) {
 TEST(KernelMutants, Sm2WithSm3KnownTo61Only) {
   const Bytes sm2 = oid_bytes({0x2a, 0x81, 0x1c, 0xcf, 0x55, 0x01, 0x83, 0x75});
   const Bytes der = build(one({.algo = KeyAlgo::rsa, .sig_oid = sm2}), content());
-  auto old = kernel::pkcs7_parse_message(der, KernelProfile::v6_1());
+  auto old = cms::pkcs7_parse_message(der, KernelModel::v6_1());
   ASSERT_TRUE(old);
   EXPECT_EQ(old.value().signed_infos.at(0).pkey_algo, "sm2");
-  EXPECT_EQ(parse(der, KernelProfile::v6()), KErr::enopkg);
-  EXPECT_EQ(parse(der, KernelProfile::v7_0()), KErr::enopkg);
+  EXPECT_EQ(parse(der, KernelModel::v6()), KErr::enopkg);
+  EXPECT_EQ(parse(der, KernelModel::v7_0()), KErr::enopkg);
 }
 
 // certificate.tbs.signature.oid.oid-swap (20261207:151): x509_note_sig_algo knows GOST
@@ -466,7 +466,7 @@ TEST(KernelMutants, GostCertificateSignatureAlgorithms) {
     c.kids.at(1).kids = {Node{asn1::kOid, gost256}};
   });
   EXPECT_EQ(parse(both), KErr::ekeyrejected);
-  KernelProfile no_streebog = KernelProfile::v7_0();
+  KernelModel no_streebog = KernelModel::v7_0();
   no_streebog.absent_hashes = {"streebog"};
   EXPECT_EQ(parse(both, no_streebog), KErr::none);
 }

@@ -104,11 +104,11 @@ TEST(KernelParse, Item14SmimeCapabilitiesOutsideAuthenticode) {
 TEST(KernelParse, Item15UnknownMultiValuedAttributeIgnored) {
   auto a = good_attrs();
   a.push_back(attr(kUnknownAttr, {tlv(asn1::kNull, {}), tlv(asn1::kNull, {}), tlv(asn1::kInteger, Bytes{7})}));
-  auto msg = kernel::pkcs7_parse_message(build(one({.attrs = a}), content()), KernelProfile::v7_0());
+  auto msg = cms::pkcs7_parse_message(build(one({.attrs = a}), content()), KernelModel::v7_0());
   ASSERT_TRUE(msg.ok()) << msg.error().message;
   EXPECT_TRUE(msg->have_authattrs);
-  ASSERT_TRUE(kernel::pkcs7_supply_detached_data(*msg, content()).ok());
-  EXPECT_TRUE(kernel::pkcs7_verify(*msg, Usage::unspecified, KernelProfile::v7_0()).ok());
+  ASSERT_TRUE(cms::pkcs7_supply_detached_data(*msg, content()).ok());
+  EXPECT_TRUE(cms::pkcs7_verify(*msg, Usage::unspecified, KernelModel::v7_0()).ok());
 }
 
 // ------------------------------------------------------------------ data and digest (16-23)
@@ -116,9 +116,9 @@ TEST(KernelParse, Item15UnknownMultiValuedAttributeIgnored) {
 TEST(KernelDigest, Item16EmbeddedDataPlusDetached) {
   MsgSpec m = one({});
   m.econtent = content();
-  auto msg = kernel::pkcs7_parse_message(build(m, content()), KernelProfile::v7_0());
+  auto msg = cms::pkcs7_parse_message(build(m, content()), KernelModel::v7_0());
   ASSERT_TRUE(msg.ok());
-  auto st = kernel::pkcs7_supply_detached_data(*msg, content());
+  auto st = cms::pkcs7_supply_detached_data(*msg, content());
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().code, KErr::einval);
   EXPECT_EQ(verify_module_sig(build(m, content()), keyring_of({&signer(KeyAlgo::rsa)})).err, KErr::ebadmsg);
@@ -126,14 +126,14 @@ TEST(KernelDigest, Item16EmbeddedDataPlusDetached) {
 
 TEST(KernelDigest, Item17MessageDigestWrongSize) {
   std::vector<Bytes> a{content_type_attr(crypto::oid::data), message_digest_attr(Bytes(20, 0xab))};
-  auto msg = kernel::pkcs7_parse_message(build(one({.attrs = a}), content()), KernelProfile::v7_0());
+  auto msg = cms::pkcs7_parse_message(build(one({.attrs = a}), content()), KernelModel::v7_0());
   ASSERT_TRUE(msg.ok());
-  ASSERT_TRUE(kernel::pkcs7_supply_detached_data(*msg, content()).ok());
-  auto d = kernel::pkcs7_get_digest(*msg, KernelProfile::v7_0());
+  ASSERT_TRUE(cms::pkcs7_supply_detached_data(*msg, content()).ok());
+  auto d = cms::pkcs7_get_digest(*msg, KernelModel::v7_0());
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(d.error().code, KErr::ebadmsg);
   // 7.2 source: the content hash stays cached, so a second call returns 0 with it.
-  auto again = kernel::pkcs7_get_digest(*msg, KernelProfile::v7_0());
+  auto again = cms::pkcs7_get_digest(*msg, KernelModel::v7_0());
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->buf, crypto::digest(HashAlgo::sha256, content()));
 }
@@ -142,29 +142,29 @@ TEST(KernelDigest, Item18MessageDigestWrongValue) {
   Bytes d = crypto::digest(HashAlgo::sha256, content());
   d[0] ^= 1;
   std::vector<Bytes> a{content_type_attr(crypto::oid::data), message_digest_attr(d)};
-  auto msg = kernel::pkcs7_parse_message(build(one({.attrs = a}), content()), KernelProfile::v7_0());
+  auto msg = cms::pkcs7_parse_message(build(one({.attrs = a}), content()), KernelModel::v7_0());
   ASSERT_TRUE(msg.ok());
-  ASSERT_TRUE(kernel::pkcs7_supply_detached_data(*msg, content()).ok());
-  EXPECT_EQ(kernel::pkcs7_get_digest(*msg, KernelProfile::v7_0()).error().code, KErr::ekeyrejected);
-  auto msg2 = kernel::pkcs7_parse_message(build(one({.attrs = a}), content()), KernelProfile::v7_0());
-  ASSERT_TRUE(kernel::pkcs7_supply_detached_data(*msg2, content()).ok());
-  EXPECT_EQ(kernel::pkcs7_verify(*msg2, Usage::unspecified, KernelProfile::v7_0()).error().code, KErr::ekeyrejected);
+  ASSERT_TRUE(cms::pkcs7_supply_detached_data(*msg, content()).ok());
+  EXPECT_EQ(cms::pkcs7_get_digest(*msg, KernelModel::v7_0()).error().code, KErr::ekeyrejected);
+  auto msg2 = cms::pkcs7_parse_message(build(one({.attrs = a}), content()), KernelModel::v7_0());
+  ASSERT_TRUE(cms::pkcs7_supply_detached_data(*msg2, content()).ok());
+  EXPECT_EQ(cms::pkcs7_verify(*msg2, Usage::unspecified, KernelModel::v7_0()).error().code, KErr::ekeyrejected);
 }
 
 TEST(KernelDigest, Item19TwoSignerInfos) {
   MsgSpec m;
   m.signers = {SiSpec{}, SiSpec{}};
-  auto msg = kernel::pkcs7_parse_message(build(m, content()), KernelProfile::v7_0());
+  auto msg = cms::pkcs7_parse_message(build(m, content()), KernelModel::v7_0());
   ASSERT_TRUE(msg.ok());
-  ASSERT_TRUE(kernel::pkcs7_supply_detached_data(*msg, content()).ok());
-  EXPECT_EQ(kernel::pkcs7_get_digest(*msg, KernelProfile::v7_0()).error().code, KErr::ebadmsg);
+  ASSERT_TRUE(cms::pkcs7_supply_detached_data(*msg, content()).ok());
+  EXPECT_EQ(cms::pkcs7_get_digest(*msg, KernelModel::v7_0()).error().code, KErr::ebadmsg);
 }
 
 TEST(KernelDigest, Item20RsaSha256NoAttrs) {
-  auto msg = kernel::pkcs7_parse_message(build(one({}), content()), KernelProfile::v7_0());
+  auto msg = cms::pkcs7_parse_message(build(one({}), content()), KernelModel::v7_0());
   ASSERT_TRUE(msg.ok());
-  ASSERT_TRUE(kernel::pkcs7_supply_detached_data(*msg, content()).ok());
-  auto d = kernel::pkcs7_get_digest(*msg, KernelProfile::v7_0());
+  ASSERT_TRUE(cms::pkcs7_supply_detached_data(*msg, content()).ok());
+  auto d = cms::pkcs7_get_digest(*msg, KernelModel::v7_0());
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(to_hex(d->buf), to_hex(crypto::digest(HashAlgo::sha256, content())));
   EXPECT_EQ(d->buf.size(), 32u);
@@ -173,10 +173,10 @@ TEST(KernelDigest, Item20RsaSha256NoAttrs) {
 
 TEST(KernelDigest, Item21RsaSha256WithAttrs) {
   const auto a = good_attrs();
-  auto msg = kernel::pkcs7_parse_message(build(one({.attrs = a}), content()), KernelProfile::v7_0());
+  auto msg = cms::pkcs7_parse_message(build(one({.attrs = a}), content()), KernelModel::v7_0());
   ASSERT_TRUE(msg.ok());
-  ASSERT_TRUE(kernel::pkcs7_supply_detached_data(*msg, content()).ok());
-  auto d = kernel::pkcs7_get_digest(*msg, KernelProfile::v7_0());
+  ASSERT_TRUE(cms::pkcs7_supply_detached_data(*msg, content()).ok());
+  auto d = cms::pkcs7_get_digest(*msg, KernelModel::v7_0());
   ASSERT_TRUE(d.ok());
   const Bytes set = tlv(asn1::kSet, cat({a[0], a[1]}));
   EXPECT_EQ(d->buf, crypto::digest(HashAlgo::sha256, set));
@@ -186,35 +186,34 @@ TEST(KernelDigest, Item21RsaSha256WithAttrs) {
 
 TEST(KernelDigest, Item22MlDsaNoAttrs) {
   const Bytes der = build(one({.algo = KeyAlgo::ml_dsa_65}), content());
-  auto msg = kernel::pkcs7_parse_message(der, KernelProfile::v7_0());
+  auto msg = cms::pkcs7_parse_message(der, KernelModel::v7_0());
   ASSERT_TRUE(msg.ok());
   EXPECT_EQ(msg->signed_infos[0].hash_algo, "none");
-  ASSERT_TRUE(kernel::pkcs7_supply_detached_data(*msg, content()).ok());
-  auto d = kernel::pkcs7_get_digest(*msg, KernelProfile::v7_0());
+  ASSERT_TRUE(cms::pkcs7_supply_detached_data(*msg, content()).ok());
+  auto d = cms::pkcs7_get_digest(*msg, KernelModel::v7_0());
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(d.error().code, KErr::einval);
   EXPECT_EQ(d.error().message, "pkcs7_get_digest: No digest available");
   // Before 7.0 the ML-DSA OID is unknown: the parse fails, and the message names the
   // algorithm (issue 30: "Unknown pkey algo 2.16.840.1.101.3.4.3.18" alone named nothing).
-  const auto v6 = kernel::pkcs7_parse_message(der, KernelProfile::v6());
+  const auto v6 = cms::pkcs7_parse_message(der, KernelModel::v6());
   ASSERT_FALSE(v6.ok());
   EXPECT_EQ(v6.error().code, KErr::enopkg);
   EXPECT_EQ(v6.error().message,
             "Unknown pkey algo 2.16.840.1.101.3.4.3.18 (mldsa65, which --kernel v7.0 and later know)");
   // An OID no kernel generation knows keeps the kernel's words alone.
-  const auto rsa =
-      kernel::pkcs7_parse_message(build(one({.sig_oid = kSha256WithRsa}), content()), KernelProfile::v7_0());
+  const auto rsa = cms::pkcs7_parse_message(build(one({.sig_oid = kSha256WithRsa}), content()), KernelModel::v7_0());
   ASSERT_FALSE(rsa.ok());
   EXPECT_EQ(rsa.error().message, "Unknown pkey algo 1.2.840.113549.1.1.11");
 }
 
 TEST(KernelDigest, Item23MlDsaAttrsSha512) {
   const auto a = good_attrs(HashAlgo::sha512);
-  auto msg = kernel::pkcs7_parse_message(build(one({.algo = KeyAlgo::ml_dsa_65, .attrs = a}), content()),
-                                         KernelProfile::v7_0());
+  auto msg =
+      cms::pkcs7_parse_message(build(one({.algo = KeyAlgo::ml_dsa_65, .attrs = a}), content()), KernelModel::v7_0());
   ASSERT_TRUE(msg.ok());
-  ASSERT_TRUE(kernel::pkcs7_supply_detached_data(*msg, content()).ok());
-  auto d = kernel::pkcs7_get_digest(*msg, KernelProfile::v7_0());
+  ASSERT_TRUE(cms::pkcs7_supply_detached_data(*msg, content()).ok());
+  auto d = cms::pkcs7_get_digest(*msg, KernelModel::v7_0());
   ASSERT_TRUE(d.ok());
   const Bytes set = tlv(asn1::kSet, cat({a[0], a[1]}));
   EXPECT_EQ(to_hex(d->buf), to_hex(set));  // the re-tagged attributes, not a digest

@@ -1,6 +1,6 @@
 // The digests the kernel's PKCS#7 parser names beyond modsign's signing hashes: SM3 and
 // Streebog (pkcs7_sig_note_digest_algo).  Whether the kernel has them is part of its
-// profile (KernelProfile::absent_hashes, CONFIG_CRYPTO_SM3 / _STREEBOG); where it has them,
+// profile (KernelModel::absent_hashes, CONFIG_CRYPTO_SM3 / _STREEBOG); where it has them,
 // pkcs7_digest() hashes the module and the signature check that follows fails.  Found by
 // mutant 20261203:1043 (Debian's RSA signature, digestAlgorithm Streebog-512: Debian's
 // kernels load streebog_generic and refuse with EKEYREJECTED, where modsign predicted
@@ -22,9 +22,9 @@ const Bytes kSm3Oid = oid_bytes({0x2a, 0x81, 0x1c, 0xcf, 0x55, 0x01, 0x83, 0x11}
 
 Bytes bytes_of(std::string_view s) { return Bytes(s.begin(), s.end()); }
 
-Result<kernel::Pkcs7Message> message(const Bytes& digest_oid, const KernelProfile& p) {
+Result<cms::Pkcs7Message> message(const Bytes& digest_oid, const KernelModel& p) {
   MsgSpec m = one({.algo = KeyAlgo::rsa, .digest_oid = digest_oid});
-  auto msg = kernel::pkcs7_parse_message(build(m, content()), p);
+  auto msg = cms::pkcs7_parse_message(build(m, content()), p);
   if (msg) msg.value().data = content();
   return msg;
 }
@@ -46,17 +46,17 @@ TEST(Pkcs7DigestHashes, KnownAnswers) {
 
 TEST(Pkcs7DigestHashes, HashedWhereTheKernelHasThem) {
   for (const auto& [oid, name] : {std::pair{kStreebog512Oid, "streebog512"}, std::pair{kSm3Oid, "sm3"}}) {
-    KernelProfile has = KernelProfile::v7_0();
+    KernelModel has = KernelModel::v7_0();
     auto msg = message(oid, has);
     ASSERT_TRUE(msg) << name;
-    ASSERT_TRUE(kernel::pkcs7_digest(msg.value(), 0, has)) << name;
+    ASSERT_TRUE(cms::pkcs7_digest(msg.value(), 0, has)) << name;
     EXPECT_EQ(*msg.value().signed_infos[0].m, *crypto::botan::kernel_only_digest(name, content())) << name;
 
-    KernelProfile lacks = KernelProfile::v7_0();
+    KernelModel lacks = KernelModel::v7_0();
     lacks.absent_hashes = {name == std::string("sm3") ? "sm3" : "streebog"};
     auto msg2 = message(oid, lacks);
     ASSERT_TRUE(msg2);
-    auto st = kernel::pkcs7_digest(msg2.value(), 0, lacks);
+    auto st = cms::pkcs7_digest(msg2.value(), 0, lacks);
     ASSERT_FALSE(st);
     EXPECT_EQ(st.error().code, KErr::enopkg) << name;
   }
@@ -66,30 +66,30 @@ TEST(Pkcs7DigestHashes, HashedWhereTheKernelHasThem) {
 // template, ENOENT from 6.1's crypto_alloc_akcipher (Debian 12, 13 and unstable confirmed).
 TEST(Pkcs7DigestHashes, RsaSchemeRefusesThem) {
   const Signer& sg = signer(KeyAlgo::rsa);
-  kernel::SignedInfo si;
+  cms::SignedInfo si;
   si.pkey_algo = "rsa";
   si.hash_algo = "streebog512";
   si.signature = Bytes(256, 1);
   const Bytes m = *crypto::botan::kernel_only_digest("streebog512", content());
-  auto errno_on = [&](const KernelProfile& p) {
-    auto st = kernel::public_key_verify_signature(sg.key.public_key(), si, m, crypto::Backend::openssl, nullptr, &p);
+  auto errno_on = [&](const KernelModel& p) {
+    auto st = cms::public_key_verify_signature(sg.key.public_key(), si, m, crypto::Backend::openssl, nullptr, &p);
     return st ? KErr::none : st.error().code;
   };
-  EXPECT_EQ(errno_on(KernelProfile::v6_1()), KErr::enoent);
-  EXPECT_EQ(errno_on(KernelProfile::v6()), KErr::einval);
-  EXPECT_EQ(errno_on(KernelProfile::v7_0()), KErr::einval);
+  EXPECT_EQ(errno_on(KernelModel::v6_1()), KErr::enoent);
+  EXPECT_EQ(errno_on(KernelModel::v6()), KErr::einval);
+  EXPECT_EQ(errno_on(KernelModel::v7_0()), KErr::einval);
 }
 
 // Hostile review: the streaming paths (verify of a large module, digest, ima template)
 // hand pkcs7_digest precomputed digests of the content and no content; SM3 and Streebog
 // are not among them.  An empty content was hashed; now it is "not predicted".
 TEST(Pkcs7DigestHashes, StreamedContentIsNotHashedAsEmpty) {
-  KernelProfile has = KernelProfile::v7_0();
+  KernelModel has = KernelModel::v7_0();
   MsgSpec m = one({.algo = KeyAlgo::rsa, .digest_oid = kSm3Oid});
-  auto msg = kernel::pkcs7_parse_message(build(m, content()), has);
+  auto msg = cms::pkcs7_parse_message(build(m, content()), has);
   ASSERT_TRUE(msg);
   msg.value().data_digests.emplace_back("sha256", crypto::digest(crypto::HashAlgo::sha256, content()));
-  auto st = kernel::pkcs7_digest(msg.value(), 0, has);
+  auto st = cms::pkcs7_digest(msg.value(), 0, has);
   ASSERT_FALSE(st);
   EXPECT_EQ(st.error().code, KErr::enopkg);
   EXPECT_EQ(st.error().reason, Error::Reason::unpredictable);

@@ -29,25 +29,25 @@ bool kernel_errno(KErr e) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
-  auto profile = (data[0] & 1) ? kernel::KernelProfile::v6() : kernel::KernelProfile::v7_0();
+  auto profile = (data[0] & 1) ? cms::KernelModel::v6() : cms::KernelModel::v7_0();
   profile.waive_mldsa_authattrs = (data[0] & 2) != 0;
   const ByteView der(data + 1, size - 1);
 
   (void)cms::parse(der);
 
-  auto msg = kernel::pkcs7_parse_message(der, profile);
+  auto msg = cms::pkcs7_parse_message(der, profile);
   if (!msg.ok()) {
     if (!kernel_errno(msg.error().code)) std::abort();
     return 0;
   }
   static const std::uint8_t kContent[] = "modsign fuzz content";
   if (!msg->data) {
-    if (!kernel::pkcs7_supply_detached_data(*msg, ByteView(kContent, sizeof kContent - 1)).ok()) std::abort();
-  } else if (kernel::pkcs7_supply_detached_data(*msg, ByteView(kContent, 1)).ok()) {
+    if (!cms::pkcs7_supply_detached_data(*msg, ByteView(kContent, sizeof kContent - 1)).ok()) std::abort();
+  } else if (cms::pkcs7_supply_detached_data(*msg, ByteView(kContent, 1)).ok()) {
     std::abort();  // data already present: EINVAL
   }
-  auto d = kernel::pkcs7_get_digest(*msg, profile);
+  auto d = cms::pkcs7_get_digest(*msg, profile);
   if (!d.ok() && !kernel_errno(d.error().code)) std::abort();
-  for (std::size_t i = 0; i < msg->signed_infos.size() && i < 8; ++i) (void)kernel::pkcs7_digest(*msg, i, profile);
+  for (std::size_t i = 0; i < msg->signed_infos.size() && i < 8; ++i) (void)cms::pkcs7_digest(*msg, i, profile);
   return 0;
 }

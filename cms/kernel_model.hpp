@@ -1,4 +1,4 @@
-// modsign's own: the kernel being predicted (KernelProfile, Generation) and the types every cms/ mirror file shares
+// modsign's own: the kernel being predicted (KernelModel, Generation) and the types every cms/ mirror file shares
 // Usage is enum key_being_used_for (include/linux/verification.h); Blacklist stands for the
 // .blacklist keyring (certs/blacklist.c); Keyring::add_path is in cms/system_keyring.cpp
 // (docs/kernel-semantics.md; confirmed against Linux 7.2.13 where noted).
@@ -13,7 +13,7 @@
 #include "crypto/crypto.hpp"
 #include "modsign/machine.hpp"
 
-namespace modsign::kernel {
+namespace modsign::cms {
 
 /// Kernel generations whose PKCS#7 behaviour differs.
 enum class Generation {
@@ -21,8 +21,10 @@ enum class Generation {
   v7_0,  ///< with it (7.0 and later): ML-DSA, algo_takes_data, SHA-256 TBS blacklist hash
 };
 
-/// The kernel being predicted, and the configuration that changes module-signature outcomes.
-struct KernelProfile {
+/// The kernel being predicted, and the configuration that changes module-signature outcomes:
+/// the mirrors' model of it.  Callers of the library give the public KernelProfile
+/// (include/modsign/profile.hpp); api/profile.cpp turns it into this.
+struct KernelModel {
   Generation generation = Generation::v7_0;
   bool waive_mldsa_authattrs = false;  ///< CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA (7.0 only)
   bool enforce = false;                ///< module.sig_enforce=1 / CONFIG_MODULE_SIG_FORCE
@@ -71,15 +73,15 @@ struct KernelProfile {
   /// (digest/ima_template_lib.hpp ima_digest_field_survivable).
   Machine machine = Machine::x86_64;
 
-  static KernelProfile v6() { return KernelProfile{Generation::v6}; }
-  static KernelProfile v6_1() {
-    KernelProfile p{Generation::v6};
+  static KernelModel v6() { return KernelModel{Generation::v6}; }
+  static KernelModel v6_1() {
+    KernelModel p{Generation::v6};
     p.legacy_digests = true;
     return p;
   }
-  static KernelProfile v7_0() { return KernelProfile{Generation::v7_0}; }
-  static KernelProfile v7(int release) {
-    KernelProfile p{Generation::v7_0};
+  static KernelModel v7_0() { return KernelModel{Generation::v7_0}; }
+  static KernelModel v7(int release) {
+    KernelModel p{Generation::v7_0};
     p.release = release;
     return p;
   }
@@ -89,7 +91,7 @@ struct KernelProfile {
   /// "v6.1", "v6", "v7.0", "v7.1" or "v7.2"; parse accepts those and "6.1", "7.0", "v7",
   /// "6", "7.1", "7.2".
   std::string name() const;
-  static std::optional<KernelProfile> parse(const std::string& name);
+  static std::optional<KernelModel> parse(const std::string& name);
 };
 
 /// What the signature is being checked for (enum key_being_used_for).
@@ -130,4 +132,4 @@ struct Keyring {
   Status add_certificates(const std::string& file, ByteView bytes, bool strict, std::vector<std::string>* skipped);
 };
 
-}  // namespace modsign::kernel
+}  // namespace modsign::cms

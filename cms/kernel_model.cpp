@@ -1,14 +1,14 @@
 // modsign's own: the names of the kernel profiles (v6.1, v6, v7.0, v7.1, v7.2)
-#include "cms/kernel_profile.hpp"
+#include "cms/kernel_model.hpp"
 
-namespace modsign::kernel {
+namespace modsign::cms {
 
-std::string KernelProfile::name() const {
+std::string KernelModel::name() const {
   if (generation == Generation::v6) return legacy_digests ? "v6.1" : "v6";
   return "v7." + std::to_string(release);
 }
 
-bool KernelProfile::has_sig_algo(const std::string& pkey_algo) const {
+bool KernelModel::has_sig_algo(const std::string& pkey_algo) const {
   if (absent_sig_algos.empty()) return true;
   const std::string family = pkey_algo.rfind("mldsa", 0) == 0   ? "mldsa"
                              : pkey_algo.rfind("ecdsa", 0) == 0 ? "ecdsa"
@@ -16,12 +16,12 @@ bool KernelProfile::has_sig_algo(const std::string& pkey_algo) const {
   return absent_sig_algos.count(family) == 0;
 }
 
-bool KernelProfile::has_hash(const std::string& hash_algo) const {
+bool KernelModel::has_hash(const std::string& hash_algo) const {
   const std::string family = hash_algo.rfind("streebog", 0) == 0 ? "streebog" : hash_algo;
   return absent_hashes.count(family) == 0;
 }
 
-std::optional<KernelProfile> KernelProfile::parse(const std::string& n) {
+std::optional<KernelModel> KernelModel::parse(const std::string& n) {
   if (n == "v6.1" || n == "6.1") return v6_1();
   if (n == "v6" || n == "6") return v6();
   if (n == "v7.0" || n == "7.0" || n == "v7" || n == "7") return v7_0();
@@ -30,4 +30,4 @@ std::optional<KernelProfile> KernelProfile::parse(const std::string& n) {
   return std::nullopt;
 }
 
-}  // namespace modsign::kernel
+}  // namespace modsign::cms
