@@ -445,7 +445,8 @@ TEST_F(BadInput, DeviceAsDest) {
 TEST_F(BadInput, UsageError) {
   const std::string p = module();
   expect_refused(verify() + "--bogus " + q(p), 2,
-                 "The following argument was not expected: --bogus\nRun with --help for more information.\n");
+                 "modsign: The following argument was not expected: --bogus\n"
+                 "Run 'modsign verify --help' for more information.\n");
   expect_refused(sign() + "--dest " + q(d_ / "o.ko") + " " + q(p) + " " + q(p), 2,
                  test::run(sign() + "--dest " + q(d_ / "o.ko") + " " + q(p) + " " + q(p)).err);
 }
@@ -504,18 +505,20 @@ TEST_F(BadInput, BadAuth2Header) {
 TEST_F(BadInput, SizeThatIsNotAByteCount) {
   // CLI11 alone reads "-1" as 18446744073709551615 (no bomb bound at all) and "" as 0.
   const std::string p = signed_module();
-  const std::string tail =
-      " is not a number of bytes (decimal digits, at most 18446744073709551615)\n"
-      "Run with --help for more information.\n";
-  expect_refused(verify() + "--max-size -1 " + q(p), 2, "--max-size: '-1'" + tail);
-  expect_refused(verify() + "--max-size 18446744073709551616 " + q(p), 2, "--max-size: '18446744073709551616'" + tail);
-  expect_refused(verify() + "--max-size '' " + q(p), 2, "--max-size: ''" + tail);
-  expect_refused(verify() + "--stream-above 1e6 " + q(p), 2, "--stream-above: '1e6'" + tail);
-  expect_refused(sign() + "--replace --max-size ' 5' " + q(p), 2, "--max-size: ' 5'" + tail);
-  expect_refused(M() + " ima appraise --max-size +5 " + q(p), 2, "--max-size: '+5'" + tail);
-  expect_refused(M() + " blacklist check --max-size -0 " + q(p), 2, "--max-size: '-0'" + tail);
-  expect_refused(M() + " blacklist entry --max-size 0x10 " + q(p), 2, "--max-size: '0x10'" + tail);
-  expect_refused(M() + " digest --max-size -1 " + q(p), 2, "--max-size: '-1'" + tail);
+  const std::string tail = " is not a number of bytes (decimal digits, at most 18446744073709551615)\n";
+  const auto refused = [&](const std::string& command, const std::string& args, const std::string& what) {
+    expect_refused(M() + " " + command + " " + args + " " + q(p), 2,
+                   "modsign: " + what + tail + "Run 'modsign " + command + " --help' for more information.\n");
+  };
+  refused("verify", "--max-size -1", "--max-size: '-1'");
+  refused("verify", "--max-size 18446744073709551616", "--max-size: '18446744073709551616'");
+  refused("verify", "--max-size ''", "--max-size: ''");
+  refused("verify", "--stream-above 1e6", "--stream-above: '1e6'");
+  refused("sign", "--replace --max-size ' 5'", "--max-size: ' 5'");
+  refused("ima appraise", "--max-size +5", "--max-size: '+5'");
+  refused("blacklist check", "--max-size -0", "--max-size: '-0'");
+  refused("blacklist entry", "--max-size 0x10", "--max-size: '0x10'");
+  refused("digest", "--max-size -1", "--max-size: '-1'");
   // The largest value is accepted.
   auto r = test::run(verify() + "--max-size 18446744073709551615 " + q(p));
   EXPECT_EQ(r.status, 0) << r.err;

@@ -166,7 +166,7 @@ TEST_F(CliRemote, UsageErrors) {
     std::string args, err;
   };
   for (const Case& c : std::vector<Case>{
-           {"sign " + q(m), "--key is required\nRun with --help for more information.\n"},
+           {"sign " + q(m), "modsign: --key is required\nRun 'modsign sign --help' for more information.\n"},
            {"sign --prepare x.jsonl " + q(m),
             "modsign: --prepare needs --cert (the signer's certificate; the private "
             "key stays with the signer)\n"},

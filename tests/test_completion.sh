@@ -47,7 +47,7 @@ for c in $("$modsign" --help | awk 'tolower($0) ~ /^subcommands:/ {on=1; next} /
   for s in $subs; do
     words=("$c"); [[ $s != _ ]] && words+=("$s")
     offered=" $(complete_line "${words[@]}" -) "
-    for f in $("$modsign" "${words[@]}" --help | grep -Eo '^  +-[^ ]*( [A-Z]|,-[-a-z]+| +--[a-z][-a-z0-9]*)*' | grep -Eo -- '--?[a-z][a-z0-9-]*'); do
+    for f in $("$modsign" "${words[@]}" --help | grep -Eo '^ {2,12}-[^ ]*( [A-Z]|,-[-a-z]+| +--[a-z][-a-z0-9]*)*' | grep -Eo -- '--?[a-z][a-z0-9-]*'); do
       [[ $offered == *" $f "* ]] || { echo "modsign ${words[*]} -<TAB>: $f not offered"; fail=1; }
     done
   done

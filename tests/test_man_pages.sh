@@ -3,7 +3,8 @@
 # docs/cli/ (as **FLAG**, the way the pages write options).  For sign-file, whose --help is
 # getopt's usage text, the flags are the letters of its [-dpk] and -s, and -h/--help, which
 # print that text.  Each page must also
-# carry a go-md2man title line and NAME and SYNOPSIS sections.
+# carry a go-md2man title line and NAME and SYNOPSIS sections, and every --help fit in 100
+# columns.
 #
 #   tests/test_man_pages.sh MODSIGN DOCS_CLI_DIR            check the pages
 #   tests/test_man_pages.sh --selftest MODSIGN DOCS_CLI_DIR  prove a missing flag is caught
@@ -77,6 +78,9 @@ check_flags() {  # page, command words...
   if [ ! -f "$page" ]; then echo "$page: missing page for modsign $*"; fail=1; return; fi
   flags=$(help_flags "$@")
   if [ -z "$flags" ]; then echo "modsign $* --help: no flags found"; fail=1; return; fi
+  # The help fits a terminal of 100 columns (help_format.hpp's kHelpWidth).
+  wide=$("$modsign" "$@" --help 2>/dev/null | awk 'length($0) > 100 { n++ } END { print n + 0 }')
+  [ "$wide" -eq 0 ] || { echo "modsign $* --help: $wide lines wider than 100 columns"; fail=1; }
   for f in $flags; do
     checked=$((checked + 1))
     grep -Fq -- "**$f**" "$page" || { echo "$page: missing $f (modsign $* --help)"; fail=1; }

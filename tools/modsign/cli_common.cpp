@@ -92,6 +92,10 @@ void complain(const std::string& file, const std::string& what) {
   else std::cerr << line;
 }
 
+void usage_hint(const std::string& command) {
+  std::cerr << "Run 'modsign " << (command.empty() ? "" : command + " ") << "--help' for more information.\n";
+}
+
 /// One JSON object per line; invalid UTF-8 (file names, certificate strings) is replaced
 /// by U+FFFD instead of aborting the output.
 std::string dump(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }

@@ -48,6 +48,9 @@ constexpr int kExitOk = 0, kExitVerdict = 1, kExitUsage = 2, kExitInput = 3;
 std::string printable(const std::string& in);
 /// Writes "modsign: <file>: <what>" (or "modsign: <what>" for an empty file) to stderr.
 void complain(const std::string& file, const std::string& what);
+/// Writes "Run 'modsign <command> --help' for more information." to stderr: the line after
+/// a usage error's complaint.
+void usage_hint(const std::string& command);
 /// One JSON object per line; invalid UTF-8 is replaced by U+FFFD instead of aborting.
 std::string dump(const nlohmann::json& j);
 

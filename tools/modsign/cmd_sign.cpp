@@ -89,8 +89,9 @@ int cmd_sign(const SignArgs& a) {
     if (cert.empty()) cert = kconfig->sig_cert;
   }
   if (key.empty() && !remote) {
-    if (kconfig) complain("", "--key is required (or --kernel-build DIR, whose CONFIG_MODULE_SIG_KEY is used)");
-    else std::cerr << "--key is required\nRun with --help for more information.\n";  // CLI11's words
+    complain("", kconfig ? "--key is required (or --kernel-build DIR, whose CONFIG_MODULE_SIG_KEY is used)"
+                         : "--key is required");
+    usage_hint("sign");
     return kExitUsage;
   }
   try {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli_common.hpp"
+#include "help_format.hpp"
 #include "registry.hpp"
 
 // The packaging helper sets this to the run path of the bundled OpenSSL/Botan libraries.
@@ -36,6 +37,15 @@ std::string version_text() {
   return v;
 }
 
+/// "sign", "ima sign": the subcommands a command line named, for the usage hint.
+std::string command_path(const CLI::App& app) {
+  for (const CLI::App* sub : app.get_subcommands()) {
+    const std::string rest = command_path(*sub);
+    return sub->get_name() + (rest.empty() ? "" : " " + rest);
+  }
+  return "";
+}
+
 }  // namespace
 
 namespace modsign::cli {
@@ -56,6 +66,7 @@ int run_main(int argc, char** argv) {
   CLI::App app{"modsign: ML-DSA (FIPS 204) and classic signing of Linux kernel modules"};
   app.require_subcommand(1);
   app.set_version_flag("--version", version_text());
+  app.formatter(help_formatter());  // before the subcommands: they copy it
   std::vector<std::pair<CLI::App*, Runner>> runners;
   for (const Command* c : registered) {
     CLI::App* sub = app.add_subcommand(c->name, c->summary);
@@ -65,8 +76,11 @@ int run_main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);  // --help and --version print to standard output
-    return rc == 0 ? finish_stdout(0) : kExitUsage;
+    if (e.get_exit_code() == 0) return finish_stdout(app.exit(e));  // --help, --version: standard output
+    // CLI11's own refusals as modsign words every usage error, and the help of the command.
+    complain("", e.what());
+    usage_hint(command_path(app));
+    return kExitUsage;
   }
   // The one place a command's error becomes an exit status (run_guarded: UsageError 2,
   // InputError and IoError 3, any other exception an internal error, 3).  Every command ends
