@@ -40,7 +40,9 @@ bool ends_with(const std::string& s, const std::string& sfx) {
 void add_batch_options(CLI::App* c, BatchOptions& o, bool with_sync, const char* inputs) {
   c->add_option("--jobs,-j", o.jobs, "worker threads (default: the number of CPUs)");
   c->add_flag("--quiet,-q", o.quiet,
-              std::string("no progress bar, no summary, no line for ") + inputs + " that succeed");
+              std::string("no progress bar, no summary, no line for ") + inputs +
+                  " that succeed or are skipped without failing (symbolic links and compressed modules under -r, "
+                  "a file named twice)");
   if (with_sync)
     c->add_option("--sync", o.sync,
                   "durability of the outputs: batch (background threads fsync and rename each output while the "
@@ -222,7 +224,7 @@ std::vector<std::size_t> duplicate_of(const std::vector<BatchInput>& inputs, con
 std::string duplicate_text(const std::string& first) { return "skipped: same file as " + first + "; handled once"; }
 
 bool skip_sign_input(const std::vector<BatchInput>& inputs, const std::vector<std::size_t>& duplicate, std::size_t i,
-                     bool compressed_ok) {
+                     bool compressed_ok, const std::string& verb) {
   const BatchInput& in = inputs[i];
   if (!in.not_regular.empty()) {
     complain(in.path, "skipped: " + in.not_regular);
@@ -234,7 +236,8 @@ bool skip_sign_input(const std::vector<BatchInput>& inputs, const std::vector<st
   }
   // Under -r, compressed modules are reported and left alone unless the caller asks for them.
   if (in.from_dir && compressed_module_name(in.path) && !compressed_ok) {
-    complain(in.path, "skipped: compressed module (--recompress signs it and recompresses it in the same format)");
+    complain(in.path,
+             "skipped: compressed module (--recompress " + verb + "s it and recompresses it in the same format)");
     return true;
   }
   return false;
@@ -247,7 +250,7 @@ int run_file_batch(const std::string& verb, const std::vector<BatchInput>& input
   auto work = [&](std::size_t i, const OutputRoute& to) {
     ItemResult r;
     CaptureComplaints capture(r.err);
-    if (skip_sign_input(inputs, duplicate, i, compressed_ok)) {
+    if (skip_sign_input(inputs, duplicate, i, compressed_ok, verb)) {
       r.state = ItemState::skipped;
       return r;
     }

@@ -115,13 +115,14 @@ std::string duplicate_text(const std::string& first);
 /// True for a name ending in .ko.xz, .ko.zst or .ko.gz.
 bool compressed_module_name(const std::string& path);
 
-/// Whether a module-signing batch (sign, sign --prepare) skips inputs[i], and if so
-/// reports why with complain(): an entry that is not a regular file ("skipped: <why>"), a
-/// later name of the same file (duplicate_text(); `duplicate` is duplicate_of(inputs, dirs)), or
-/// a compressed module found under -r when `compressed_ok` is false ("skipped: compressed
-/// module (--recompress signs it and recompresses it in the same format)").
+/// Whether a batch that rewrites modules (sign, sign --prepare, strip: `verb`) skips
+/// inputs[i], and if so reports why with complain(): an entry that is not a regular file
+/// ("skipped: <why>"), a later name of the same file (duplicate_text(); `duplicate` is
+/// duplicate_of(inputs, dirs)), or a compressed module found under -r when `compressed_ok` is
+/// false ("skipped: compressed module (--recompress <verb>s it and recompresses it in the
+/// same format)").
 bool skip_sign_input(const std::vector<BatchInput>& inputs, const std::vector<std::size_t>& duplicate, std::size_t i,
-                     bool compressed_ok);
+                     bool compressed_ok, const std::string& verb = "sign");
 
 /// How one item ended.
 enum class ItemState { done, failed, skipped };

@@ -83,6 +83,7 @@ class OrderedPrinter {
         for (const auto& f : failures) r.err += "modsign: " + printable(f) + "\n";
       }
       const bool show_out = o_.always_print_out || !(o_.quiet && r.state == ItemState::done);
+      if (o_.quiet && r.state == ItemState::skipped && r.exit == kExitOk) r.err.clear();  // a skip, no failure
       if (bar_.on() && !cleared && (!r.err.empty() || (show_out && !r.out.empty()))) {
         bar_.clear();
         cleared = true;

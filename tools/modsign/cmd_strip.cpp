@@ -35,34 +35,36 @@ int cmd_strip(const StripArgs& a) {
   if (inputs.empty() && dir_error) return kExitInput;  // every -r DIR failed or was empty (reported)
   if (!module_inputs_usable(inputs, a.dirs, a.dest)) return kExitUsage;
   // As sign: symbolic links found under -r are skipped, then the same file named twice is
-  // stripped once.
-  return run_file_batch(
-      "strip", inputs, a.dirs, true, dir_error, a.batch, [&](std::size_t i, ItemResult& r, const OutputRoute& to) {
-        const BatchInput& in = inputs[i];
-        StripOptions o;
-        o.recompress = a.recompress;
-        o.out = a.dest;
-        o.max_size = a.max_size;
-        o.all = a.all;
-        o.legacy = a.legacy;
-        o.expect_file = walked_file(in, a.dirs);
-        try {
-          const StripReport s = strip_module_file(in.path, o, to);
-          r.bytes = s.bytes_read;
-          for (const auto& n : s.notes) complain(in.path, n);
-          if (!s.was_signed) r.out = printable(in.path) + ": not signed, unchanged\n";
-          else if (s.signatures_removed > 1)
-            r.out = printable(s.path) + ": " + std::to_string(s.signatures_removed) + " signatures removed (" +
-                    std::to_string(s.cms_size) + " bytes of CMS)\n";
-          else r.out = printable(s.path) + ": signature removed (" + std::to_string(s.cms_size) + " bytes of CMS)\n";
-        } catch (const SignError& e) {
-          if (e.reason() == SignRefusal::compressed)
-            complain(in.path, e.format() + "-compressed module: use --recompress");
-          else complain("", e.what());
-          return kExitInput;
-        }
-        return kExitOk;
-      });
+  // stripped once; compressed modules under -r are left alone unless --recompress.
+  return run_file_batch("strip", inputs, a.dirs, a.recompress, dir_error, a.batch,
+                        [&](std::size_t i, ItemResult& r, const OutputRoute& to) {
+                          const BatchInput& in = inputs[i];
+                          StripOptions o;
+                          o.recompress = a.recompress;
+                          o.out = a.dest;
+                          o.max_size = a.max_size;
+                          o.all = a.all;
+                          o.legacy = a.legacy;
+                          o.expect_file = walked_file(in, a.dirs);
+                          try {
+                            const StripReport s = strip_module_file(in.path, o, to);
+                            r.bytes = s.bytes_read;
+                            for (const auto& n : s.notes) complain(in.path, n);
+                            if (!s.was_signed) r.out = printable(in.path) + ": not signed, unchanged\n";
+                            else if (s.signatures_removed > 1)
+                              r.out = printable(s.path) + ": " + std::to_string(s.signatures_removed) +
+                                      " signatures removed (" + std::to_string(s.cms_size) + " bytes of CMS)\n";
+                            else
+                              r.out = printable(s.path) + ": signature removed (" + std::to_string(s.cms_size) +
+                                      " bytes of CMS)\n";
+                          } catch (const SignError& e) {
+                            if (e.reason() == SignRefusal::compressed)
+                              complain(in.path, e.format() + "-compressed module: use --recompress");
+                            else complain("", e.what());
+                            return kExitInput;
+                          }
+                          return kExitOk;
+                        });
 }
 
 struct ExtractArgs {
