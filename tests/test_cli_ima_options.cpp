@@ -367,13 +367,13 @@ TEST_F(CliImaOptions, FuncTypoIsAUsageError) {
   }
 }
 
-// 12. The summary counts the bytes read.
+// 12. The summary counts the bytes read, and a negative verdict as a check made (no error).
 TEST_F(CliImaOptions, VerifySummaryCountsBytes) {
   spit(d_ / "a", std::string("hello"));
   spit(d_ / "b", std::string("world!"));
   auto r = run(M() + " ima verify " + q(d_ / "a") + " " + q(d_ / "b"));
   EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("modsign: ima verify: 0 done, 2 failed, 0 skipped, 11 bytes, "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("modsign: ima verify: 2 checked, 0 errors, 0 skipped, 11 bytes, "), std::string::npos) << r.err;
 }
 
 // 13. One decoder of the MSC-IMA block for both serial-log parsers (tools/conformance).

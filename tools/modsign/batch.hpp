@@ -31,6 +31,9 @@ struct BatchOptions {
   /// Outputs belong to the names, not the files (ima sign --sigfile: NAME.sig): a named
   /// symbolic link to another input is its own name, not a duplicate (duplicate_of()).
   bool outputs_by_name = false;
+  /// Items are checks (verify, ima verify): a negative verdict (exit 1) is a check made, not a
+  /// failure; the summary says "D checked, E errors" (errors: no verdict) for "done, failed".
+  bool verdicts = false;
 };
 /// Adds --jobs/-j, --quiet/-q and (if `with_sync`) --sync to a subcommand.
 void add_batch_options(CLI::App* c, BatchOptions& o, bool with_sync, const char* inputs = "modules");

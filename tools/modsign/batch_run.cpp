@@ -171,8 +171,9 @@ struct Tally {
 };
 
 /// The tally of `results`; an output that failed after its item's line was printed
-/// (`unclaimed`, said here) fails that item.
-Tally tally(const std::vector<ItemResult>& results, const std::vector<OutputBatch::Failure>& unclaimed) {
+/// (`unclaimed`, said here) fails that item.  With `verdicts`, an item that failed with a
+/// negative verdict (exit 1) counts as done (checked).
+Tally tally(const std::vector<ItemResult>& results, const std::vector<OutputBatch::Failure>& unclaimed, bool verdicts) {
   Tally t;
   std::vector<char> late_failure(results.size(), 0);
   for (const auto& f : unclaimed) {
@@ -184,7 +185,8 @@ Tally tally(const std::vector<ItemResult>& results, const std::vector<OutputBatc
     const ItemResult& r = results[i];
     t.worst = std::max(t.worst, r.exit);
     t.bytes += r.bytes;
-    const ItemState s = late_failure[i] ? ItemState::failed : r.state;
+    ItemState s = late_failure[i] ? ItemState::failed : r.state;
+    if (verdicts && s == ItemState::failed && r.exit == kExitVerdict) s = ItemState::done;
     t.done += s == ItemState::done;
     t.failed += s == ItemState::failed;
     t.skipped += s == ItemState::skipped;
@@ -192,13 +194,17 @@ Tally tally(const std::vector<ItemResult>& results, const std::vector<OutputBatc
   return t;
 }
 
-/// "modsign: <verb>: D done, F failed, S skipped[, N not handled], B bytes, T s, J jobs".
-void print_summary(const std::string& verb, const Tally& t, std::size_t not_handled, double secs, unsigned jobs) {
+/// "modsign: <verb>: D done, F failed, S skipped[, N not handled], B bytes, T s, J jobs"
+/// ("D checked, E errors" with `verdicts`).
+void print_summary(const std::string& verb, const Tally& t, std::size_t not_handled, double secs, unsigned jobs,
+                   bool verdicts) {
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.3f", secs);
-  std::cerr << "modsign: " << verb << ": " << t.done << " done, " << t.failed << " failed, " << t.skipped
-            << " skipped, " << (not_handled ? std::to_string(not_handled) + " not handled, " : "") << t.bytes
-            << " bytes, " << seconds << " s, " << jobs << (jobs == 1 ? " job" : " jobs") << "\n";
+  const char* done = verdicts ? " checked, " : " done, ";
+  const char* failed = !verdicts ? " failed, " : t.failed == 1 ? " error, " : " errors, ";
+  std::cerr << "modsign: " << verb << ": " << t.done << done << t.failed << failed << t.skipped << " skipped, "
+            << (not_handled ? std::to_string(not_handled) + " not handled, " : "") << t.bytes << " bytes, " << seconds
+            << " s, " << jobs << (jobs == 1 ? " job" : " jobs") << "\n";
 }
 
 SyncPolicy sync_policy(const std::string& sync) {
@@ -227,10 +233,10 @@ int run_batch(const std::string& verb, std::size_t n, const BatchWork& work, con
   printer.settled();
   batch.on_settled({});
   bar.clear();
-  const Tally t = tally(printer.results(), unclaimed);
+  const Tally t = tally(printer.results(), unclaimed, o.verdicts);
   if (summary && !o.quiet)
     print_summary(verb, t, o.not_handled, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-                  jobs);
+                  jobs, o.verdicts);
   return t.worst;
 }
 

@@ -187,6 +187,7 @@ int cmd_ima_verify(ImaVerifyArgs& a) {
   bo.quiet = bo.quiet || a.json;  // no progress or summary around the JSON lines
   bo.always_print_out = a.json;
   bo.not_handled = dir_error;
+  bo.verdicts = true;
   const int status = run_batch("ima verify", inputs.size(), work, bo, inputs.size() > 1 || !a.dirs.empty(),
                                [&](std::size_t i) { return inputs[i].path; });
   return dir_error ? std::max(status, kExitInput) : status;

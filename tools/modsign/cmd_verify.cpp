@@ -260,6 +260,7 @@ int cmd_verify(const VerifyArgs& a) {
   BatchOptions bo = a.batch;
   bo.sync = "none";              // verify writes nothing
   bo.always_print_out = a.json;  // --quiet keeps the JSON lines (they are the result)
+  bo.verdicts = true;
   bo.not_handled = dir_error;
   const bool many = inputs.size() > 1 || !a.dirs.empty();
   const int status = run_batch("verify", inputs.size(), work, bo, many, [&](std::size_t i) { return inputs[i].path; });
