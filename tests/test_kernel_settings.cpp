@@ -239,7 +239,9 @@ TEST_F(KernelSettings, SignTakesHashKeyAndCertificateFromTheTree) {
   // Without --key nor --kernel-build; both tree options; --kernel with --kernel-build.
   r = test::run(test::modsign_cli() + " sign --kernel-config " + q(t + "/.config") + " " + q(m2));
   EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(r.err, "modsign: --key is required (or --kernel-build DIR, whose CONFIG_MODULE_SIG_KEY is used)\n");
+  EXPECT_EQ(r.err,
+            "modsign: --key is required (or --kernel-build DIR, whose CONFIG_MODULE_SIG_KEY is used)\n"
+            "Run 'modsign sign --help' for more information.\n");
   r = test::run(test::modsign_cli() + " sign --kernel-build " + q(t) + " --kernel-config " + q(t + "/.config") + " " +
                 q(m2));
   EXPECT_EQ(r.status, 2);

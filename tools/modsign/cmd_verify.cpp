@@ -9,6 +9,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -50,6 +51,16 @@ void print_outcome_table(const std::string& kernel, const std::vector<OutcomeRow
     const std::string count = std::to_string(n);
     std::cerr << "  " << o.label << std::string(width + 4 - o.label.size() - count.size(), ' ') << count << "\n";
   }
+}
+
+/// The note for a keyring without keys, said once at the first ENOKEY (a new user's trial:
+/// every module said ENOKEY, and nothing said why).
+void no_trusted_key_note(std::once_flag& once) {
+  std::call_once(once, [] {
+    complain("",
+             "note: the keyring holds no key (give them with --keyring/--cert FILE or --kernel-build DIR), so "
+             "every signature is predicted ENOKEY");
+  });
 }
 
 struct VerifyArgs {
@@ -156,6 +167,7 @@ int cmd_verify_kexec(const VerifyArgs& a) {
     platform = load_trust(p, *profile);
   }
   int status = kExitOk;
+  std::once_flag keyless;
   for (const auto& path : a.modules) {
     const auto g =
         guarded(path, [&] { return kexec_verdict_file(path, trust, platform ? &*platform : nullptr, *profile, ko); });
@@ -165,6 +177,7 @@ int cmd_verify_kexec(const VerifyArgs& a) {
       continue;
     }
     report_kexec(a, path, *profile, ko, &*g.value, "");
+    if (g.value->sig_errno == KErr::enokey && trust.size() == 0 && !platform) no_trusted_key_note(keyless);
     if (g.value->outcome != KexecOutcome::loads) status = std::max(status, kExitVerdict);
   }
   return status;
@@ -200,6 +213,7 @@ int cmd_verify(const VerifyArgs& a) {
   if (!a.module_decompress.empty()) profile.set_module_decompress(a.module_decompress);
   apply_kernel_lacks(profile, a.kernel_lacks);
   const auto trust = load_trust(a.trust, profile);
+  std::once_flag keyless;  // the note, at the first ENOKEY of a run without keys
   PredictOptions po;
   po.max_size = a.max_size;
   po.stream_above = a.stream_above;
@@ -243,6 +257,7 @@ int cmd_verify(const VerifyArgs& a) {
     std::error_code ec;
     r.bytes = std::filesystem::file_size(path, ec);
     for (const auto& n : v.notes) complain(path, n);
+    if (v.err == KErr::enokey && trust.size() == 0) no_trusted_key_note(keyless);
     std::optional<std::vector<std::string>> warnings;
     if (kconfig) {  // what that kernel's configuration says about the signature it checks
       warnings.emplace();
