@@ -63,6 +63,10 @@ struct TrustStore::Impl {
 namespace api {
 /// The internal profile with the public one's generation and switches.
 cms::KernelModel to_model(const KernelProfile& p);
+/// The profiles whose parser and module usage checks (pkcs7_parse_message,
+/// pkcs7_supply_detached_data, pkcs7_verify; trust aside) accept the SignedData `cms_der`
+/// over `content`: "v6.1", "v6", "v7.0", "v7.0+waiver" (ModuleSignatureInfo::accepted_by).
+std::vector<std::string> accepted_by(ByteView cms_der, ByteView content);
 /// The ML-DSA backend a `backend` option names: "botan", "openssl", "auto" (the measured
 /// table, crypto::Backend::automatic); another name is a UsageError (api/verdict.cpp).
 crypto::Backend backend_named(const std::string& name);

@@ -29,8 +29,10 @@ std::string sig_algo_text(const cms::SignerInfo& si) {
   return std::string(crypto::key_algo_name(*si.signature_key_algo));
 }
 
+}  // namespace
+
 /// The profiles whose parser and module usage checks accept the signature.
-std::vector<std::string> accepted_by(ByteView cms_der, ByteView content) {
+std::vector<std::string> api::accepted_by(ByteView cms_der, ByteView content) {
   std::vector<std::string> out;
   auto profiles = std::vector<std::pair<std::string, cms::KernelModel>>{
       {"v6.1", cms::KernelModel::v6_1()}, {"v6", cms::KernelModel::v6()}, {"v7.0", cms::KernelModel::v7_0()}};
@@ -44,8 +46,6 @@ std::vector<std::string> accepted_by(ByteView cms_der, ByteView content) {
   }
   return out;
 }
-
-}  // namespace
 
 ModuleFile open_module_file(const std::string& path, const KernelProfile& /*profile*/, const OpenOptions& o) {
   ModuleFile f;
@@ -88,7 +88,7 @@ SignatureInfo describe(const ModuleFile& mf, ByteView file) {
   r.cms_length = split->cms.size();
   r.signature_length = si.signature.size();
   r.content_length = split->content.size();
-  r.accepted_by = accepted_by(split->cms, split->content);
+  r.accepted_by = api::accepted_by(split->cms, split->content);
   return r;
 }
 }  // namespace

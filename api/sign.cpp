@@ -380,6 +380,14 @@ void check_sign_options(const Signer& signer, const SignOptions& options) {
 }
 void check_sign_options(const SignOptions& options) { (void)api::check_names(options, ""); }
 
+std::vector<std::string> kernels_accepting_form(const Signer& signer, const SignOptions& options) {
+  SignOptions o = options;
+  o.raw = true;  // the empty module as it is: no ELF, no compression to look for
+  o.replace = false;
+  const SignedImage probe = api::sign_stored(signer, {}, nullptr, o, "");
+  return api::accepted_by(probe.cms, {});
+}
+
 SignedImage sign_module_image(const Signer& signer, ByteView image, const SignOptions& options) {
   if (options.raw) return api::sign_stored(signer, image, nullptr, options, "");
   auto img = module::open_module(image, options.max_size);

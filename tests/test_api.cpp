@@ -113,6 +113,26 @@ TEST_F(Api, SignsAndPredictsMlDsa65) {
   EXPECT_EQ(w.err, KErr::enokey);
 }
 
+// The kernels whose module check takes the form a signer makes, judged by the mirrors:
+// signedAttrs only under the ML-DSA waiver, ML-DSA only from 7.0 (a trial signed RSA with
+// signedAttrs, which no kernel loads, and nothing said so).
+TEST_F(Api, KernelsAcceptingTheFormASignerMakes) {
+  const auto mldsa = Signer::load(file("both.pem"));
+  const auto ec = Signer::load(file("ec.key"), file("ec.crt"));
+  SignOptions plain, attrs;
+  attrs.signed_attrs = true;
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(kernels_accepting_form(mldsa, plain), (Names{"v7.0", "v7.0+waiver"}));
+  EXPECT_EQ(kernels_accepting_form(mldsa, attrs), (Names{"v7.0+waiver"}));
+  EXPECT_EQ(kernels_accepting_form(ec, plain), (Names{"v6.1", "v6", "v7.0", "v7.0+waiver"}));
+  EXPECT_EQ(kernels_accepting_form(ec, attrs), Names{});
+  attrs.hash = "sha256";  // ML-DSA with signedAttrs and another digest: refused before signing
+  try {
+    (void)kernels_accepting_form(mldsa, attrs);
+    ADD_FAILURE() << "no SignError";
+  } catch (const SignError& e) { EXPECT_EQ(e.reason(), SignRefusal::mldsa_signed_attrs_hash); }
+}
+
 TEST_F(Api, SignedAttrsSkidReplaceAndOut) {
   const auto signer = Signer::load(file("both.pem"));
   EXPECT_EQ(signer.certificate_path(), file("both.pem"));

@@ -241,6 +241,14 @@ struct SignReport {
 /// ("<key_path>: the botan backend needs an ML-DSA key with its seed (RFC 9881 seed or
 /// both form)"), or UsageError for a backend other than auto, openssl and botan.
 MODSIGN_API void check_sign_options(const Signer& signer, const SignOptions& options);
+/// The kernels whose module check accepts the form `signer` and `options` make (trust in the
+/// signer aside): the names ModuleSignatureInfo::accepted_by uses ("v6.1", "v6", "v7.0",
+/// "v7.0+waiver"), in that order.  Judged by the mirrors (pkcs7_parse_message, pkcs7_verify's
+/// module usage) on a signature of an empty module: one signing operation (a token signs
+/// once).  Empty for a form no kernel loads, e.g. RSA or ECDSA with signed_attrs
+/// (EKEYREJECTED, "Invalid module sig (has authattrs)"); only "v7.0+waiver" for ML-DSA with
+/// signed_attrs.  Throws as sign_module_image().
+MODSIGN_API std::vector<std::string> kernels_accepting_form(const Signer& signer, const SignOptions& options);
 /// The checks of check_sign_options() that need no key (unknown_hash, the backend name),
 /// for a caller that wants them before loading one.
 MODSIGN_API void check_sign_options(const SignOptions& options);

@@ -20,6 +20,24 @@ namespace modsign::cli {
 
 namespace {
 
+/// With --signed-attrs, which the kernel refuses on a module signature unless ML-DSA's under
+/// the waiver (a trial signed RSA modules no kernel loads, and nothing said so): a warning
+/// when no kernel loads the form, else (unless `quiet`) a note when only the waiver does.
+void say_which_kernels_load(const Signer& signer, const SignOptions& opt, bool quiet) {
+  const std::vector<std::string> kernels = kernels_accepting_form(signer, opt);
+  const std::string form = signer.algorithm() + ", " + opt.hash + ", signedAttrs";
+  if (kernels.empty())
+    complain("",
+             "warning: no kernel modsign models (v6.1, v6, v7.0, v7.0+waiver) loads a module signature of this "
+             "form (" +
+                 form + "): leave out --signed-attrs");
+  else if (!quiet && kernels == std::vector<std::string>{"v7.0+waiver"})
+    complain("",
+             "note: only a 7.x kernel built with CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA=y loads this "
+             "form (" +
+                 form + ")");
+}
+
 struct SignArgs {
   std::string key, cert, dest;
   KeyOptions key_options;  // --pin-file
@@ -109,6 +127,7 @@ int cmd_sign(const SignArgs& a) {
   try {
     check_sign_options(signer, opt);
   } catch (const SignError& e) { return report_option_refusal(e, a); }
+  if (opt.signed_attrs) say_which_kernels_load(signer, opt, a.batch.quiet || kconfig);
   if (kconfig)
     print_notes(kernel_config_warnings(*kconfig,
                                        "the new signature (" + signer.algorithm() + ", " + opt.hash + ", " +
