@@ -9,7 +9,10 @@
 #include "common/file.hpp"
 #include "crypto/algorithms.hpp"
 #include "modsign/cms.hpp"
+#include "modsign/module_image.hpp"
 #include "modsign/output.hpp"
+#include "module/decompress.hpp"
+#include "module/module_signature.hpp"
 
 namespace modsign {
 
@@ -409,11 +412,39 @@ CmsDump dump(ByteView der, const std::string& name) {
 
 }  // namespace cms_detail
 
+namespace cms_detail {
+
+CmsInput read_cms_input(ByteView in, const std::string& name) {
+  CmsInput r;
+  r.der = decode_pem_cms(in, name, r.pem);
+  if (r.pem || (!in.empty() && in[0] == 0x30)) return r;  // a SEQUENCE: read as a ContentInfo
+  const auto marker = module::kMarker;
+  if (in.size() >= marker.size() && std::equal(marker.begin(), marker.end(), in.end() - marker.size())) {
+    auto split = module::split(in);
+    if (!split) throw InputError(name + ": signed module whose signature cannot be read: " + split.error().message);
+    r.der.assign(split->cms.begin(), split->cms.end());
+    r.module_content.emplace(split->content.begin(), split->content.end());
+    return r;
+  }
+  const std::string head(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(in.size(), 80)));
+  if (head.rfind("-----BEGIN ", 0) == 0)
+    throw InputError(name + ": PEM without a PKCS7 or CMS block (it begins " + head.substr(0, head.find('\n')) + ")");
+  if (in.size() >= 4 && in[0] == 0x7f && in[1] == 'E' && in[2] == 'L' && in[3] == 'F')
+    throw InputError(name + ": an ELF file without an appended module signature: no SignedData to read");
+  if (const Compression c = module::detect_compression(in); c != Compression::none)
+    throw InputError(name + ": " + std::string(compression_name(c)) +
+                     "-compressed file, not a SignedData: for a compressed module, `modsign extract` writes its "
+                     "signature as a .p7s file");
+  return r;
+}
+
+}  // namespace cms_detail
+
 CmsDump cms_dump(ByteView pem_or_der, const std::string& name) {
-  bool pem = false;
-  const Bytes der = cms_detail::decode_pem_cms(pem_or_der, name, pem);
-  CmsDump d = cms_detail::dump(der, name);
-  d.pem = pem;
+  const cms_detail::CmsInput in = cms_detail::read_cms_input(pem_or_der, name);
+  CmsDump d = cms_detail::dump(in.der, name);
+  d.pem = in.pem;
+  d.module_signature = in.module_content.has_value();
   return d;
 }
 

@@ -111,17 +111,18 @@ std::string check_signer(const CmsSignerInfo& si, const CmsDump& d, ByteView der
 }  // namespace
 
 CmsVerification cms_verify_file(const std::string& path, const CmsVerifyOptions& o) {
-  const Bytes in = read_file(path, kMaxModuleSize);
-  bool pem = false;
-  const Bytes der = cms_detail::decode_pem_cms(in, path, pem);
+  cms_detail::CmsInput in = cms_detail::read_cms_input(read_file(path, kMaxModuleSize), path);
+  const Bytes& der = in.der;
   const CmsDump d = cms_detail::dump(der, path);
   CmsVerification v;
   v.detached = !d.econtent;
-  if (v.detached && !o.content)
+  v.module_signature = in.module_content.has_value();
+  if (v.detached && !o.content && !in.module_content)
     throw UsageError(path + ": detached SignedData: give the signed content with --content");
   if (!v.detached && o.content) throw UsageError(path + ": the content is attached: --content cannot be used");
   Bytes content;
   if (o.content) content = read_file(*o.content, kMaxModuleSize);
+  else if (in.module_content) content = std::move(*in.module_content);  // what the module's signature covers
   else content = cms_detail::octets(element_at(der, *d.econtent_at), asn1::Rules::ber);  // segments: BER only
 
   const KernelProfile profile = o.kernel.value_or(KernelProfile{});

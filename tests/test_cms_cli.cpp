@@ -244,6 +244,57 @@ TEST(CmsCli, UsageAndMalformed) {
   EXPECT_NE(r.err.find("proves integrity, not who signed"), std::string::npos) << r.err;
 }
 
+// A signed module given to cms dump/verify: its appended SignedData is read, and verified
+// over the module's content, as `openssl cms -verify` does on the extracted .p7s; an unsigned
+// ELF, a compressed module and other PEM are named for what they are (a new user's trial:
+// "ContentInfo: expected tag 0x30, found 0x7f").
+TEST(CmsCli, SignedModuleIsReadForItsSignature) {
+  TempDir d;
+  ASSERT_EQ(run(M() + " keygen --algo rsa-2048 -o " + q(d / "k.pem")).status, 0);
+  const std::string m = d / "m.ko";
+  spit(m, pattern(5000));
+  const std::string unsigned_m = d / "u.ko";
+  spit(unsigned_m, Bytes{0x7f, 'E', 'L', 'F', 2, 1, 1, 0});
+  ASSERT_EQ(run(M() + " sign --key " + q(d / "k.pem") + " " + q(m)).status, 0);
+  ASSERT_EQ(run(M() + " extract " + q(m)).status, 0);  // m.ko.p7s
+  json jm = dump_json(m), jp = dump_json(m + ".p7s");
+  EXPECT_EQ(jm["module_signature"], true);
+  EXPECT_EQ(jp["module_signature"], false);
+  EXPECT_EQ(jm["der_size"], slurp(m + ".p7s").size());
+  for (auto* j : {&jm, &jp}) {
+    j->erase("path");
+    j->erase("module_signature");
+  }
+  EXPECT_EQ(jm, jp);
+  auto r = run(M() + " cms dump " + q(m));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
+            m + ": module signature, DER, " + std::to_string(slurp(m + ".p7s").size()) + " bytes");
+  std::string out;
+  EXPECT_EQ(modsign_verify(m, d / "k.pem", "", &out), 0) << out;
+  EXPECT_NE(out.find(m + ": SignerInfo 1: verified (RSA, CN=modsign module signing key)\n"), std::string::npos) << out;
+  spit(d / "content", pattern(5000));
+  EXPECT_EQ(openssl_verify(m + ".p7s", "DER", d / "k.pem", d / "content"), 0);
+  spit(d / "other", pattern(4999));  // --content still names the content
+  EXPECT_EQ(modsign_verify(m, d / "k.pem", d / "other", &out), 1) << out;
+  EXPECT_NE(openssl_verify(m + ".p7s", "DER", d / "k.pem", d / "other"), 0);
+
+  r = run(M() + " cms dump " + q(unsigned_m));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err,
+            "modsign: " + unsigned_m + ": an ELF file without an appended module signature: no SignedData to read\n");
+  ASSERT_EQ(run("xz -k " + q(m)).status, 0);
+  r = run(M() + " cms verify --cert " + q(d / "k.pem") + " " + q(m + ".xz"));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err, "modsign: " + m +
+                       ".xz: xz-compressed file, not a SignedData: for a compressed module, `modsign extract` writes "
+                       "its signature as a .p7s file\n");
+  r = run(M() + " cms dump " + q(d / "k.pem"));
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.err,
+            "modsign: " + d / "k.pem" + ": PEM without a PKCS7 or CMS block (it begins -----BEGIN PRIVATE KEY-----)\n");
+}
+
 // Two messages of the one-shape issue (30): a signer whose certificate has an empty subject
 // is "verified (ML-DSA-44)", not "verified (ML-DSA-44, )"; a digestAlgorithm OID without a
 // name is shown as the OID alone, not "digestAlgorithm  (OID)".

@@ -84,7 +84,10 @@ struct CmsSignerInfo {
 
 /// A ContentInfo(SignedData) field by field (RFC 5652 §3, §5.1, §5.2).
 struct CmsDump {
-  bool pem = false;          ///< the input was PEM ("PKCS7" or "CMS" armour)
+  bool pem = false;  ///< the input was PEM ("PKCS7" or "CMS" armour)
+  /// The input was a signed module: this is the SignedData appended to it (its trailer read
+  /// as mod_check_sig does; offsets count from the SignedData's first byte).
+  bool module_signature = false;
   std::size_t der_size = 0;  ///< bytes of DER (of BER when `ber`)
   /// The encoding is BER, not DER: lengths only a BER decoder takes (indefinite, as
   /// `openssl cms -stream` writes, or non-minimal), which the kernel's decoder reads too.
@@ -103,8 +106,15 @@ struct CmsDump {
 };
 
 /// Dump `pem_or_der`, named `name` in messages.  PEM is recognised by "-----BEGIN PKCS7-----"
-/// or "-----BEGIN CMS-----" (the first such block is used).  Throws InputError
-/// "<name>: <what>" for bad armour or base64, a ContentInfo that is not signedData,
+/// or "-----BEGIN CMS-----" (the first such block is used); a signed module (ending with
+/// "~Module signature appended~\n") by its marker: the SignedData appended to it is dumped.
+/// Throws InputError "<name>: <what>" for bad armour or base64, other PEM ("<name>: PEM without
+/// a PKCS7 or CMS block (it begins -----BEGIN PRIVATE KEY-----)"), a module whose trailer
+/// cannot be read ("<name>: signed module whose signature cannot be read: <reason>"), an
+/// unsigned ELF file ("<name>: an ELF file without an appended module signature: no
+/// SignedData to read"), a compressed file ("<name>: xz-compressed file, not a SignedData:
+/// for a compressed module, `modsign extract` writes its signature as a .p7s file"), a
+/// ContentInfo that is not signedData,
 /// malformed DER/BER ("<name>: SignerInfo: expected tag 0x30, found 0x04"), or bytes
 /// after the ContentInfo.
 MODSIGN_API CmsDump cms_dump(ByteView pem_or_der, const std::string& name);
@@ -140,13 +150,17 @@ struct CmsVerification {
   bool verified = false;  ///< every SignerInfo verified (and there is at least one)
   std::vector<CmsSignerVerdict> signers;
   bool detached = false;
+  /// `path` was a signed module: its appended SignedData was verified, over the module's
+  /// content unless CmsVerifyOptions::content names another file.
+  bool module_signature = false;
   /// With CmsVerifyOptions::kernel: the kernel's errno (KErr::none = accepted) and reason.
   std::optional<KErr> kernel_errno;
   std::string kernel_reason;
   std::vector<std::string> notes;
 };
 
-/// Verify the SignedData in `path` (PEM or DER) as RFC 5652 §5.4/§5.6 and RFC 9882 §3
+/// Verify the SignedData in `path` (PEM or DER, or the one appended to a signed module, over
+/// the module's content: cms_dump()'s input rules) as RFC 5652 §5.4/§5.6 and RFC 9882 §3
 /// define it, for every SignerInfo: the signer's certificate is found by sid
 /// (issuerAndSerialNumber or subjectKeyIdentifier) among the trusted certificates (no chain
 /// is built: a certificate given is trusted); with signedAttrs, contentType must equal
@@ -155,8 +169,8 @@ struct CmsVerification {
 /// signedAttrs; without them it covers the content.  RSA PKCS#1 v1.5 (rsaEncryption or
 /// sha*WithRSAEncryption), ECDSA (ecdsa-with-SHA*) and pure ML-DSA-44/65/87 are checked;
 /// HashML-DSA, composite ML-DSA and RSASSA-PSS signers are named and refused as unsupported
-/// (not verified).  Throws UsageError for a detached SignedData without `content` or an
-/// attached one with it; InputError "<file>: <what>" for malformed input or certificate
+/// (not verified).  Throws UsageError for a detached SignedData without `content` (a module's
+/// own content stands in) or an attached one with it; InputError "<file>: <what>" for malformed input or certificate
 /// files; IoError if a file is unreadable.
 MODSIGN_API CmsVerification cms_verify_file(const std::string& path, const CmsVerifyOptions& options);
 

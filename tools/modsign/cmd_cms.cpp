@@ -75,6 +75,7 @@ json dump_json(const std::string& path, const CmsDump& d) {
                      : d.ber ? "BER"
                              : "DER"},
           {"encoding", d.ber ? "BER" : "DER"},
+          {"module_signature", d.module_signature},
           {"der_size", d.der_size},
           {"content_type", alg_json(d.content_type)},
           {"signed_data",
@@ -107,9 +108,10 @@ void print_attrs(const char* what, const std::vector<CmsAttribute>& attrs) {
 
 void print_dump(const std::string& path, const CmsDump& d) {
   const char* encoding = d.ber ? "BER" : "DER";
-  // "DER, 672 bytes"; a PEM file says what its base64 holds: "PEM, 672 bytes of DER".
-  std::cout << printable(path) << ": " << (d.pem ? "PEM" : encoding) << ", " << d.der_size << " bytes"
-            << (d.pem ? std::string(" of ") + encoding : std::string()) << "\n";
+  // "DER, 672 bytes"; a PEM file says what its base64 holds: "PEM, 672 bytes of DER"; a
+  // signed module "module signature, DER, 672 bytes".
+  std::cout << printable(path) << ": " << (d.module_signature ? "module signature, " : "") << (d.pem ? "PEM" : encoding)
+            << ", " << d.der_size << " bytes" << (d.pem ? std::string(" of ") + encoding : std::string()) << "\n";
   std::cout << "ContentInfo.contentType: " << alg_text(d.content_type) << "\n";
   std::cout << "SignedData " << at_text(d.signed_data_at) << "\n  version: " << d.version << "\n";
   for (const auto& a : d.digest_algorithms) std::cout << "  digestAlgorithm: " << alg_text(a) << "\n";
@@ -184,7 +186,11 @@ int cmd_verify(const VerifyArgs& a) {
                          {"signer", s.signer},
                          {"algorithm", s.algorithm},
                          {"signed_attrs", s.signed_attrs}});
-    json j{{"path", a.file}, {"verified", v.verified}, {"detached", v.detached}, {"signers", signers}};
+    json j{{"path", a.file},
+           {"verified", v.verified},
+           {"detached", v.detached},
+           {"module_signature", v.module_signature},
+           {"signers", signers}};
     j["kernel"] = v.kernel_errno ? json{{"profile", o.kernel->name()},
                                         {"errno", std::string(errno_name(*v.kernel_errno))},
                                         {"reason", v.kernel_reason}}
@@ -214,18 +220,21 @@ Runner setup_cms(CLI::App& c) {
   auto d = std::make_shared<DumpArgs>();
   CLI::App* dump = c.add_subcommand("dump", "every field of a SignedData, with byte offsets");
   add_json_flag(dump, d->json, "");
-  dump->add_option("FILE", d->file, "SignedData (DER or PEM)")->required();
+  dump->add_option("FILE", d->file, "SignedData (DER or PEM), or a signed module (the SignedData appended to it)")
+      ->required();
   subs.emplace_back(dump, [d] { return cmd_dump(*d); });
 
   auto v = std::make_shared<VerifyArgs>();
   CLI::App* verify =
       c.add_subcommand("verify", "verify a SignedData as RFC 5652/9882 define it (and as a kernel would)");
-  verify->add_option("--content", v->content, "the signed content of a detached SignedData");
+  verify->add_option("--content", v->content,
+                     "the signed content of a detached SignedData (for a signed module: its content)");
   add_keyring_option(verify, v->keyrings);
   add_kernel_option(verify, v->kernel, "also give that kernel's verdict");
   add_waive_option(verify, v->waive);
   add_json_flag(verify, v->json, "");
-  verify->add_option("FILE", v->file, "SignedData (DER or PEM)")->required();
+  verify->add_option("FILE", v->file, "SignedData (DER or PEM), or a signed module (the SignedData appended to it)")
+      ->required();
   subs.emplace_back(verify, [v] { return cmd_verify(*v); });
   c.require_subcommand(1);
   return run_selected(std::move(subs));
