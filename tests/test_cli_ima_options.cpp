@@ -166,7 +166,7 @@ TEST_F(CliImaOptions, EstimateCountsFilesOnceAndNamesUnreadableDirectories) {
   spit(d_ / "t/ok/f", std::string("12345"));
   spit(d_ / "t/locked/g", std::string("x"));
   ASSERT_EQ(run("ln " + q(d_ / "t/ok/f") + " " + q(d_ / "t/ok/hard")).status, 0);
-  const std::string est = M() + " ima estimate --json --fs ext4 --alg ml-dsa-65 -r " + q(d_ / "t");
+  const std::string est = M() + " ima estimate --json --fs ext4 --algo ml-dsa-65 -r " + q(d_ / "t");
   auto r = run(est + " -r " + q(d_ / "t/ok"));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(json::parse(r.out)["files"], 2);  // f (with its link) and g

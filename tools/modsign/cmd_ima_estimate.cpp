@@ -68,7 +68,9 @@ void add_ima_estimate_command(CLI::App& ima, Commands& subs) {
   auto a = std::make_shared<EstimateArgs>();
   auto* e = ima.add_subcommand("estimate", "the space signing a tree costs on a file system, per algorithm");
   e->add_option("-r,--recursive", a->dirs, "the tree (repeatable)")->required();
-  e->add_option("--alg", a->algs, "algorithm (repeatable; default ecdsa-p384, ml-dsa-44, ml-dsa-65, ml-dsa-87)");
+  e->add_option("--algo,--alg", a->algs,
+                "algorithm, as keygen --algo names it (repeatable; default ecdsa-p384, ml-dsa-44, ml-dsa-65, "
+                "ml-dsa-87); --alg is the older spelling");
   add_fs_options(e, a->fs);
   add_json_flag(e, a->json, "algorithm");
   subs.emplace_back(e, [a] { return cmd_ima_estimate(*a); });
