@@ -156,7 +156,7 @@ TEST(CliKexecArm64, VerifyKexecArch) {
   EXPECT_EQ(j["outcome"], "loads");
   r = test::run(M + " --kexec-arch x86_64 " + q(im.test_rsa));
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.out, im.test_rsa + ": refused (ENOEXEC): kexec-bzImage64: Not a bzImage\n");
+  EXPECT_EQ(r.out, im.test_rsa + ": refused (ENOEXEC): kexec-bzImage64: Not a bzImage" + test::kRefusedScope + "\n");
   // A failed check: loads-unverified, exit 1, the check's errno in the JSON.
   r = test::run(M + " --kexec-arch arm64 --json " + q(im.flipped));
   EXPECT_EQ(r.status, 1) << r.err;

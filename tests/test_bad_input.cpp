@@ -391,7 +391,8 @@ TEST_F(BadInput, MalformedCms) {
   b[at] = 0xff;  // the ContentInfo's tag
   test::spit(p, b);
   auto r = expect_refused(verify() + q(p), 1, "");
-  EXPECT_EQ(r.out, p + ": refused (EBADMSG): ASN.1 decoder: ContentInfo: expected tag 0x30, found 0xff\n");
+  EXPECT_EQ(r.out,
+            p + ": refused (EBADMSG): ASN.1 decoder: ContentInfo: expected tag 0x30, found 0xff [kernel v7.0]\n");
   expect_refused(M() + " info " + q(p), 3,
                  "modsign: " + p + ": EBADMSG: malformed PKCS#7: ContentInfo: expected tag 0x30, found 0xff\n");
 }
@@ -402,7 +403,7 @@ TEST_F(BadInput, TrailerWithNonZeroLegacyFields) {
   b[b.size() - 40] = 1;  // module_signature.algo
   test::spit(p, b);
   auto r = expect_refused(verify() + q(p), 1, "");
-  EXPECT_EQ(r.out, p + ": refused (EBADMSG): PKCS#7 signature info has unexpected non-zero params\n");
+  EXPECT_EQ(r.out, p + ": refused (EBADMSG): PKCS#7 signature info has unexpected non-zero params [kernel v7.0]\n");
   expect_refused(sign() + "--replace " + q(p), 3,
                  "modsign: " + p +
                      ": cannot strip the existing signature: EBADMSG PKCS#7 signature info has unexpected "
@@ -417,8 +418,8 @@ TEST_F(BadInput, SigLen4GiB) {
   b.insert(b.end(), module::kMarker.begin(), module::kMarker.end());
   test::spit(p, b);
   auto r = expect_refused(verify() + q(p), 1, "");
-  EXPECT_EQ(r.out,
-            p + ": refused (EBADMSG): signature length 4294967295 does not fit in the 3000 bytes before the trailer\n");
+  EXPECT_EQ(r.out, p + ": refused (EBADMSG): signature length 4294967295 does not fit in the 3000 bytes before the "
+                       "trailer [kernel v7.0]\n");
 }
 
 TEST_F(BadInput, MeasurementListLength4GiB) {

@@ -129,7 +129,7 @@ TEST_F(Batch, MlDsaBatchVerifiesAndVerifyOutputIsIndependentOfJobs) {
   EXPECT_EQ(v.status, 1);
   const auto nl1 = v.out.find('\n'), nl2 = v.out.find('\n', nl1 + 1), nl3 = v.out.find('\n', nl2 + 1);
   EXPECT_EQ(v.out.substr(nl2 + 1, nl3 - nl2),
-            paths[2] + ": refused (EKEYREJECTED): Sig 1: signature does not verify\n");
+            paths[2] + ": refused (EKEYREJECTED): Sig 1: signature does not verify [kernel v7.0]\n");
   EXPECT_TRUE(std::regex_match(before_table(v.err), summary_re("verify", 6, 0, 0, signed_bytes, 2))) << v.err;
 }
 

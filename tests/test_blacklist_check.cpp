@@ -137,7 +137,7 @@ TEST_F(BlacklistCli, RevokedCertificateAndTbsEntryInVerify) {
   // Revoked signing certificate: is_key_on_revocation_list() -> EKEYREJECTED (fatal).
   r = test::run(M() + " verify --cert " + q(key("rsa.crt")) + " --revoked " + q(key("rsa.crt")) + " " + q(mod));
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.out, mod + ": refused (EKEYREJECTED): Key is on the revocation list\n");
+  EXPECT_EQ(r.out, mod + ": refused (EKEYREJECTED): Key is on the revocation list [kernel v7.0]\n");
   // tbs: entry of the signing certificate, which sign-file does not embed: the kernel
   // never adds the certificate to its keyring (x509_key_preparse: EKEYREJECTED), so the
   // signature has no key: ENOKEY, tainted — refused with EKEYREJECTED when enforcing.
@@ -373,7 +373,7 @@ TEST_F(BlacklistCli, EslEntriesAndDbxChecks) {
   EXPECT_EQ(j["stops"][1]["errno"], "EKEYREJECTED");
   r = test::run(M() + " verify --cert " + q(key("rsa.crt")) + " --dbx " + q(d_ / "x.esl") + " " + q(mod));
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.out, mod + ": refused (EKEYREJECTED): Key is on the revocation list\n");
+  EXPECT_EQ(r.out, mod + ": refused (EKEYREJECTED): Key is on the revocation list [kernel v7.0]\n");
   // A 64-byte d-modsig (RSA/SHA-512) has no dbx form the kernel reads.
   const std::string m512 = signed_module("s512.ko", "rsa.pem", "rsa.crt", "sha512");
   r = test::run(M() + " blacklist entry --format esl --owner " + owner + " -o " + q(d_ / "y.esl") + " " + q(m512));

@@ -184,7 +184,7 @@ TEST_F(Cli, VerifyFailuresGiveErrnoAndExit1) {
   r = test::run(M() + " verify --enforce --cert " + q(key("ec.crt")) + " " + q(m));
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, m + ": refused (EKEYREJECTED): Loading of module with unavailable key is rejected (no trusted key "
-                       "matches the signer)\n");
+                       "matches the signer) [kernel v7.0+enforce]\n");
   r = test::run(M() + " verify --lockdown --cert " + q(key("ec.crt")) + " " + q(m));
   EXPECT_EQ(r.out.rfind(m + ": refused (EPERM): Lockdown: ", 0), 0u) << r.out;
   // Content changed after signing: EKEYREJECTED.
@@ -193,7 +193,7 @@ TEST_F(Cli, VerifyFailuresGiveErrnoAndExit1) {
   test::spit(m, b);
   r = test::run(M() + " verify --cert " + q(key("mldsa.crt")) + " " + q(m));
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.out, m + ": refused (EKEYREJECTED): Sig 1: signature does not verify\n");
+  EXPECT_EQ(r.out, m + ": refused (EKEYREJECTED): Sig 1: signature does not verify [kernel v7.0]\n");
   // Unsigned: ENODATA.
   const std::string u = module("unsigned.ko");
   r = test::run(M() + " verify --cert " + q(key("mldsa.crt")) + " " + q(u));
@@ -303,7 +303,7 @@ TEST_F(Cli, MalformedSignaturesAreVerdictsAndCannotBeReplaced) {
   test::spit(m, legacy);
   r = test::run(M() + " verify --cert " + q(key("mldsa.crt")) + " " + q(m));
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.out, m + ": refused (EBADMSG): PKCS#7 signature info has unexpected non-zero params\n");
+  EXPECT_EQ(r.out, m + ": refused (EBADMSG): PKCS#7 signature info has unexpected non-zero params [kernel v7.0]\n");
   r = test::run(M() + " sign --replace --key " + q(key("mldsa.pem")) + " --cert " + q(key("mldsa.crt")) + " " + q(m));
   EXPECT_EQ(r.status, 3);
   EXPECT_EQ(r.err, "modsign: " + m +

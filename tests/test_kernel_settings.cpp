@@ -346,8 +346,9 @@ TEST_F(KernelSettings, KernelWithoutMldsaHasNoKeyOrRefuses) {
   ASSERT_EQ(r.status, 0) << r.err;
   r = test::run(test::modsign_cli() + " verify --kernel-build " + q(t) + " --cert " + q(d_ / "leaf.crt") + " " + q(m2));
   EXPECT_EQ(r.status, 1) << r.out << r.err;
-  EXPECT_EQ(r.out, m2 + ": refused (EKEYREJECTED): Sig 1: crypto_alloc_sig(mldsa65): no such algorithm "
-                        "(CONFIG_CRYPTO_MLDSA is not built in)\n");
+  EXPECT_EQ(r.out,
+            m2 + ": refused (EKEYREJECTED): Sig 1: crypto_alloc_sig(mldsa65): no such algorithm "
+                 "(CONFIG_CRYPTO_MLDSA is not built in) [kernel v7.0+decompress=none+no-mldsa+no-sm3+no-streebog]\n");
   EXPECT_EQ(r.err, warning);
 }
 

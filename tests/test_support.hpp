@@ -65,11 +65,18 @@ std::string openssl_mldsa_noattr_refusal(bool attached);
 /// " (skid HEX, serial HEX)" for the certificate in `cert_file` (PEM or DER), read with
 /// `openssl x509` (independently of modsign): what verify adds after the trusted key's CN.
 std::string trusted_key_ids(const std::string& cert_file);
-/// What verify's text line adds after a load verdict (modsign::kVerdictPredicts): the
-/// prediction covers module_sig_check, not the checks after it.  kKexecLoadScope: the same
-/// for --usage kexec (modsign::kKexecVerdictPredicts).
-inline const std::string kLoadScope = " [predicts module_sig_check, not the ELF checks]";
-inline const std::string kKexecLoadScope = " [predicts kimage_validate_signature, not the load]";
+/// What verify's text line ends with: the kernel predicted (KernelProfile::label(); v7.0,
+/// the default, here) and, for a load, that the prediction covers module_sig_check
+/// (modsign::kVerdictPredicts), not the checks after it.  kRefusedScope: a refusal's end.
+/// kexec_load_scope(): a load's end for --usage kexec (modsign::kKexecVerdictPredicts).
+inline std::string load_scope(const std::string& kernel) {
+  return " [kernel " + kernel + "; predicts module_sig_check, not the ELF checks]";
+}
+inline const std::string kLoadScope = load_scope("v7.0");
+inline const std::string kRefusedScope = " [kernel v7.0]";
+inline std::string kexec_load_scope(const std::string& kernel) {
+  return " [kernel " + kernel + "; predicts kimage_validate_signature, not the load]";
+}
 /// `openssl cms -verify` (independently of modsign) of the detached DER SignedData `p7s`
 /// over `content` (written to `scratch`) with `cert`: no chain check, or with `chain` the
 /// signer's certificate checked against `cert` as the trust anchor (-CAfile); a test failure

@@ -141,7 +141,7 @@ void report_kexec(const VerifyArgs& a, const std::string& path, const KernelProf
                   const KexecVerdict* v, const std::string& error) {
   if (a.json) std::cout << dump(to_json(v, path, profile, ko.arch, error)) << "\n";
   else if (v && !(a.batch.quiet && v->outcome == KexecOutcome::loads))
-    std::cout << to_text(*v, path);  // -q: as modules
+    std::cout << to_text(*v, path, profile);  // -q: as modules
 }
 
 /// --usage kexec: each IMAGE on its own, in order; exit 0 only when every image loads verified.
@@ -268,9 +268,10 @@ int cmd_verify(const VerifyArgs& a) {
     }
     outcomes[i] = {static_cast<int>(v.outcome),
                    std::string(outcome_name(v.outcome)) + " (" + std::string(errno_name(v.err)) + ")"};
-    return finish(v.outcome == LoadOutcome::loads ? kExitOk : kExitVerdict,
-                  v.outcome == LoadOutcome::loads ? ItemState::done : ItemState::failed,
-                  a.json ? dump(to_json(v, path, profile, warnings ? &*warnings : nullptr)) + "\n" : to_text(v, path));
+    return finish(
+        v.outcome == LoadOutcome::loads ? kExitOk : kExitVerdict,
+        v.outcome == LoadOutcome::loads ? ItemState::done : ItemState::failed,
+        a.json ? dump(to_json(v, path, profile, warnings ? &*warnings : nullptr)) + "\n" : to_text(v, path, profile));
   };
   BatchOptions bo = a.batch;
   bo.sync = "none";              // verify writes nothing

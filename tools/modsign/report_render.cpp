@@ -74,13 +74,14 @@ nlohmann::json to_json(const Verdict& v, const std::string& path, const KernelPr
   return j;
 }
 
-std::string to_text(const Verdict& v, const std::string& path) {
+std::string to_text(const Verdict& v, const std::string& path, const KernelProfile& profile) {
   // A load passes the signature check; what the kernel checks after it is not predicted.
   const bool partial = v.outcome != LoadOutcome::refused;
   std::ostringstream os;
   os << printable(path) << ": " << outcome_name(v.outcome) << " (" << errno_name(v.err) << "): " << printable(v.reason)
-     << (v.compression ? " [" + compression_text(*v.compression) + "]" : std::string())
-     << (partial ? " [predicts " + std::string(kVerdictPredicts) + ", not the ELF checks]" : "") << "\n";
+     << (v.compression ? " [" + compression_text(*v.compression) + "]" : std::string()) << " [kernel "
+     << profile.label() << (partial ? "; predicts " + std::string(kVerdictPredicts) + ", not the ELF checks" : "")
+     << "]\n";
   return os.str();
 }
 
@@ -126,12 +127,12 @@ nlohmann::json to_json(const KexecVerdict* v, const std::string& path, const Ker
           {"trusted_keys", trusted_keys_json(r.trusted_keys)}};
 }
 
-std::string to_text(const KexecVerdict& v, const std::string& path) {
+std::string to_text(const KexecVerdict& v, const std::string& path, const KernelProfile& profile) {
   return printable(path) + ": " + std::string(kexec_outcome_name(v.outcome)) + " (" + std::string(errno_name(v.err)) +
-         "): " + printable(v.reason) +
-         (v.outcome != KexecOutcome::refused ? " [predicts " + std::string(kKexecVerdictPredicts) + ", not the load]"
+         "): " + printable(v.reason) + " [kernel " + profile.label() +
+         (v.outcome != KexecOutcome::refused ? "; predicts " + std::string(kKexecVerdictPredicts) + ", not the load"
                                              : "") +
-         "\n";
+         "]\n";
 }
 
 nlohmann::json to_json(const std::vector<SignatureInfo>& stack, const std::string& path, const ModuleImage& m) {

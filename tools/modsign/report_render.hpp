@@ -17,9 +17,10 @@ namespace modsign::cli {
 /// is given (the --kernel-build configuration's, [] for none).
 nlohmann::json to_json(const Verdict& v, const std::string& path, const KernelProfile& profile,
                        const std::vector<std::string>* warnings);
-/// "<path>: <outcome> (<ERRNO>): <reason>[ [<compression>]][ [predicts module_sig_check, not
-/// the ELF checks]]\n" (the last for a load: what follows the signature is not predicted).
-std::string to_text(const Verdict& v, const std::string& path);
+/// "<path>: <outcome> (<ERRNO>): <reason>[ [<compression>]] [kernel <label>[; predicts
+/// module_sig_check, not the ELF checks]]\n": the kernel predicted (profile.label(), with its
+/// switches), and for a load that what follows the signature is not predicted.
+std::string to_text(const Verdict& v, const std::string& path, const KernelProfile& profile);
 /// verify: an input it gave no verdict for (`outcome` "skipped" or "error"): a verdict's
 /// keys, with errno and compressed null and the arrays empty.
 nlohmann::json no_verdict_json(const std::string& path, const KernelProfile& profile, const char* outcome,
@@ -31,8 +32,9 @@ nlohmann::json no_verdict_json(const std::string& path, const KernelProfile& pro
 /// digest_algo, signed_digest, image_digest, trusted_keys.
 nlohmann::json to_json(const KexecVerdict* v, const std::string& path, const KernelProfile& profile, KexecArch arch,
                        const std::string& error);
-/// "<path>: <outcome> (<ERRNO>): <reason>[ [predicts kimage_validate_signature, not the load]]\n".
-std::string to_text(const KexecVerdict& v, const std::string& path);
+/// "<path>: <outcome> (<ERRNO>): <reason> [kernel <label>[; predicts kimage_validate_signature,
+/// not the load]]\n".
+std::string to_text(const KexecVerdict& v, const std::string& path, const KernelProfile& profile);
 
 /// info: the signatures of module `m` read from `path`, outermost first (describe_signatures;
 /// one unsigned entry for an unsigned module).  Keys: path, size, compressed, signed, then for
