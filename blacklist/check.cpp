@@ -89,16 +89,9 @@ ModuleEntry module_entry(ByteView stored, const module::ModuleImage& m, const cm
     if (d.modsig_parsed) {
       e.side_sha256 = "bin:" + to_hex(d.side_sha256);
       const std::string size = std::to_string(d.content_length);
-      if (d.kernel.status != KErr::none) {
-        std::string reason = d.kernel.reason;
-        std::string fn = "pkcs7_get_digest()";
-        if (reason.starts_with("pkcs7_get_digest: ")) reason.erase(0, 18);
-        if (reason.starts_with("pkcs7_supply_detached_data: ")) {
-          reason.erase(0, 28);
-          fn = "ima_collect_modsig(): pkcs7_supply_detached_data()";
-        }
-        e.explanation = fn + " fails (" + std::string(errno_name(d.kernel.status)) + ": " + reason +
-                        "), so ima_check_blacklist() looks up \"bin:\", which no key can be";
+      if (d.kernel.status != KErr::none) {  // the reason names the step: pkcs7_supply_detached_data or _get_digest
+        e.explanation = "ima_collect_modsig() gets no digest (" + std::string(errno_name(d.kernel.status)) + ": " +
+                        d.kernel.reason + "), so ima_check_blacklist() looks up \"bin:\", which no key can be";
       } else if (d.kernel.bytes.size() * 2 > kMaxHashHexLen) {
         e.explanation = "pkcs7_get_digest() returns the " + std::to_string(d.kernel.bytes.size()) +
                         "-byte re-tagged signedAttrs, longer than the 128 hex digits a key may hold";

@@ -87,8 +87,9 @@ TEST_F(BlacklistCli, MlDsaWithoutSignedAttrsCannotBeStoppedByBinOnV7) {
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err, "modsign: " + mod +
-                       ": no bin: entry exists under v7.0: pkcs7_get_digest() fails (EINVAL: No digest "
-                       "available), so ima_check_blacklist() looks up \"bin:\", which no key can be; the side SHA-256 "
+                       ": no bin: entry exists under v7.0: ima_collect_modsig() gets no digest (EINVAL: "
+                       "pkcs7_get_digest: No digest available), so ima_check_blacklist() looks up \"bin:\", which no "
+                       "key can be; the side SHA-256 "
                        "entry " +
                        side +
                        " (--side-sha256) would stop it under the proposed behaviour\n"
@@ -99,16 +100,16 @@ TEST_F(BlacklistCli, MlDsaWithoutSignedAttrsCannotBeStoppedByBinOnV7) {
   EXPECT_EQ(std::string(side_list.begin(), side_list.end()), "\"" + side + "\"\n");
   r = test::run(M() + " blacklist check --list " + q(d_ / "side") + " " + q(mod));
   EXPECT_EQ(r.status, 0) << r.out;
-  EXPECT_EQ(
-      r.out,
-      mod +
-          ": not stopped\n  note: no bin: entry can stop it under v7.0 through the modsig: pkcs7_get_digest() fails "
-          "(EINVAL: No digest available), so ima_check_blacklist() looks up \"bin:\", which no key can "
-          "be; under the proposed behaviour (side SHA-256 of the signed content) " +
-          side +
-          " would stop it\n"
-          "  note: " +
-          side + " is listed, but v7.0 does not look it up\n");
+  EXPECT_EQ(r.out, mod +
+                       ": not stopped\n  note: no bin: entry can stop it under v7.0 through the modsig: "
+                       "ima_collect_modsig() gets no "
+                       "digest (EINVAL: pkcs7_get_digest: No digest available), so ima_check_blacklist() looks up "
+                       "\"bin:\", which no key can "
+                       "be; under the proposed behaviour (side SHA-256 of the signed content) " +
+                       side +
+                       " would stop it\n"
+                       "  note: " +
+                       side + " is listed, but v7.0 does not look it up\n");
   // With signedAttrs (sign-file's OpenSSL 3 form, the waiver) the "digest" IMA gets is the
   // re-tagged attribute blob itself: longer than any key can be.
   test::spit(d_ / "mla.ko", test::pattern(6000));

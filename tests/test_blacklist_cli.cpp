@@ -130,7 +130,7 @@ TEST_F(BlacklistCli, AttachedContentModsigHasNoBinEntry) {
   EXPECT_EQ(j["entry"], nullptr);
   EXPECT_EQ(j["source"], "none");
   EXPECT_EQ(j["explanation"],
-            "ima_collect_modsig(): pkcs7_supply_detached_data() fails (EINVAL: Data already supplied "
+            "ima_collect_modsig() gets no digest (EINVAL: pkcs7_supply_detached_data: Data already supplied "
             "(the PKCS#7 carries its own content)), so ima_check_blacklist() looks up \"bin:\", which "
             "no key can be");
   // The content's SHA-256 — what a detached signature's d-modsig would be — does not stop it.
@@ -154,7 +154,7 @@ TEST_F(BlacklistCli, AttachedContentModsigHasNoBinEntry) {
   EXPECT_EQ(r.out,
             mod +
                 ": not stopped\n  note: no bin: entry can stop it under v7.0 through the modsig: "
-                "ima_collect_modsig(): pkcs7_supply_detached_data() fails (EINVAL: Data already supplied (the "
+                "ima_collect_modsig() gets no digest (EINVAL: pkcs7_supply_detached_data: Data already supplied (the "
                 "PKCS#7 carries its own content)), so ima_check_blacklist() looks up \"bin:\", which no key "
                 "can be; under the proposed behaviour (side SHA-256 of the signed content) " +
                 content_key +

@@ -110,7 +110,8 @@ TEST_F(NeverDestroy, BlacklistAndDbxWritersAreChecked) {
   ASSERT_EQ(cli("blacklist entry -o good.list k.x509").status, 0);
   ASSERT_EQ(cli("dbx add-cert --owner 11111111-2222-3333-4444-555555555555 -o h.esl k.x509").status, 0);
   refused("blacklist entry --side-sha256 -o signed.ko signed.ko", 3,
-          "signed.ko: no bin: entry exists under v7.0: pkcs7_get_digest() fails (EINVAL: No digest available), so "
+          "signed.ko: no bin: entry exists under v7.0: ima_collect_modsig() gets no digest (EINVAL: pkcs7_get_digest: "
+          "No digest available), so "
           "ima_check_blacklist() looks up \"bin:\", which no key can be; writing the side SHA-256 entry (proposed "
           "behaviour)\nmodsign: signed.ko: is the same file as the input signed.ko" +
               kRefuse);
