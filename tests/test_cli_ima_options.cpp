@@ -265,7 +265,7 @@ TEST_F(CliImaOptions, VerifyJsonHasARecordForEveryInput) {
   for (std::size_t at = 0, nl; (nl = r.out.find('\n', at)) != std::string::npos; at = nl + 1)
     lines.push_back(json::parse(r.out.substr(at, nl - at)));
   ASSERT_EQ(lines.size(), 4u) << r.out;
-  json want{{"file", missing},         {"kernel", "v7.2"},
+  json want{{"path", missing},         {"kernel", "v7.2"},
             {"func", "FILE_CHECK"},    {"appraise_type", "imasig"},
             {"status", "error"},       {"open", nullptr},
             {"cause", nullptr},        {"digsig_errno", nullptr},
@@ -278,7 +278,7 @@ TEST_F(CliImaOptions, VerifyJsonHasARecordForEveryInput) {
   want["appraise_type"] = "sigv3";
   EXPECT_EQ(lines[1], want);
   for (const auto& l : lines) EXPECT_EQ(l.size(), want.size());
-  EXPECT_EQ(lines[2]["file"], d_ / "a");
+  EXPECT_EQ(lines[2]["path"], d_ / "a");
   EXPECT_EQ(lines[3]["status"], "fail");
 }
 

@@ -104,9 +104,9 @@ TEST(ItemFailures, DbxHashAndCheckGiveEveryFileItsRecord) {
                          d / "missing.efi" + ": No such file or directory\n");
     const auto lines = json_lines(r.out);
     ASSERT_EQ(lines.size(), 2u) << r.out;
-    EXPECT_EQ(lines[0], nlohmann::json({{"file", d / "u.ko"},
+    EXPECT_EQ(lines[0], nlohmann::json({{"path", d / "u.ko"},
                                         {"error", "no MS-DOS header: the file does not start with \"MZ\""}}));
-    EXPECT_EQ(lines[1], nlohmann::json({{"file", d / "missing.efi"}, {"error", "No such file or directory"}}));
+    EXPECT_EQ(lines[1], nlohmann::json({{"path", d / "missing.efi"}, {"error", "No such file or directory"}}));
   }
 }
 

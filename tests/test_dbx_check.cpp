@@ -186,7 +186,7 @@ TEST(DbxCheck, EspTreeAndUsageErrors) {
   spit(d / "empty.esl", Bytes{});
   auto r = run(cli() + " dbx check --json --dbx " + q(d / "empty.esl") + " --db " + q(db) + " -r " + q(d / "esp"));
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(json_line(r.out)["file"], d / "esp/EFI/BOOT/BOOTX64.EFI");
+  EXPECT_EQ(json_line(r.out)["path"], d / "esp/EFI/BOOT/BOOTX64.EFI");
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1);
   EXPECT_EQ(run(cli() + " dbx check --dbx " + q(d / "empty.esl")).status, 2);
   EXPECT_EQ(run(cli() + " dbx check " + q(d / "signed.efi")).status, 2);  // --dbx is required

@@ -106,7 +106,7 @@ TEST(DbxDebian, HashEqualsPesignOnBinariesAndMutations) {
      q(d / "esp/EFI/debian/grub.cfg"));
   const std::string tree = sh(cli() + " dbx hash --json -r " + q(d / "esp"));
   EXPECT_EQ(std::count(tree.begin(), tree.end(), '\n'), 2);
-  EXPECT_EQ(nlohmann::json::parse(tree.substr(0, tree.find('\n')))["file"], d / "esp/EFI/debian/grubx64.efi");
+  EXPECT_EQ(nlohmann::json::parse(tree.substr(0, tree.find('\n')))["path"], d / "esp/EFI/debian/grubx64.efi");
 }
 
 // dbx hash -r and dbx check -r follow the -r rules of every command (issue 29's hostile

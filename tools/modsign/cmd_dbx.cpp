@@ -136,7 +136,7 @@ int cmd_list(const DbxArgs& a) {
   const EfiSignatureLists& pl = vf.lists;
   const EfiListingSummary& sum = ls.summary;
 
-  nlohmann::json j{{"file", a.file},
+  nlohmann::json j{{"path", a.file},
                    {"form", efi_container_name(vf.form)},
                    {"variable", efi_variable_name(*var)},
                    {"payload_offset", vf.payload_offset}};

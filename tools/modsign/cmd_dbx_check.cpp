@@ -107,7 +107,7 @@ nlohmann::json verdict_json(const EfiImageVerdict& v) {
           {{"component", r.component}, {"generation", r.generation}, {"level_generation", r.level_generation}});
     sbat = {{"rows", std::move(rows)}, {"refused", std::move(refused)}};
   }
-  return {{"file", v.file},
+  return {{"path", v.file},
           {"sha256", to_hex(v.image.sha256)},
           {"verdict", v.refused ? "refused" : "allowed"},
           {"refused", v.refused},
@@ -156,11 +156,11 @@ int cmd_check(const CheckArgs& a) {
   const auto found = pe_files_under(a.dirs, &dir_error);
   files.insert(files.end(), found.begin(), found.end());
   bool refused = false, failed = dir_error;
-  // With --json, line N stays file N: a file not checked has {"file", "error"} (the reason
+  // With --json, line N stays file N: a file not checked has {"path", "error"} (the reason
   // without the path; the message is on stderr).
   auto not_checked = [&](const std::string& f, const std::string& why) {
     failed = true;
-    if (a.json) std::cout << dump({{"file", f}, {"error", why}}) << "\n";
+    if (a.json) std::cout << dump({{"path", f}, {"error", why}}) << "\n";
   };
   for (const auto& f : files) {
     const auto g = guarded(f, [&] { return verify_efi_image_file(f, policy); });

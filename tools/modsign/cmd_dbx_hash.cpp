@@ -114,11 +114,11 @@ int cmd_hash(const HashArgs& a) {
   const auto found = pe_files_under(a.dirs, &dir_error);
   files.insert(files.end(), found.begin(), found.end());
   int rc = dir_error ? kExitInput : kExitOk;
-  // With --json, line N stays file N: a file not hashed has {"file", "error"} (the reason
+  // With --json, line N stays file N: a file not hashed has {"path", "error"} (the reason
   // without the path; the message is on stderr).
   auto failed = [&](const std::string& f, int status, const std::string& why) {
     rc = std::max(rc, status);
-    if (a.json) std::cout << dump({{"file", f}, {"error", why}}) << "\n";
+    if (a.json) std::cout << dump({{"path", f}, {"error", why}}) << "\n";
   };
   for (const auto& f : files) {
     const auto g = guarded(f, [&] { return authenticode_file(f); });
@@ -145,7 +145,7 @@ int cmd_hash(const HashArgs& a) {
                           {"long_name", s.long_name.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.long_name)},
                           {"pointer_to_raw_data", s.pointer_to_raw_data},
                           {"size_of_raw_data", s.size_of_raw_data}});
-    std::cout << dump({{"file", f},
+    std::cout << dump({{"path", f},
                        {"hash", a.hash},
                        {"authenticode", to_hex(chosen(info, a.hash))},
                        {"sha256", to_hex(info.sha256)},

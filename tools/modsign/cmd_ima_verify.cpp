@@ -45,7 +45,7 @@ std::string keyid_hex(std::uint32_t id) {
 nlohmann::json verdict_json(const std::string& path, const std::string& kernel, const ImaFileAppraisal& v,
                             const std::optional<Bytes>& xattr) {
   const bool refused = v.status == "policy-refused";
-  return {{"file", path},
+  return {{"path", path},
           {"kernel", kernel},
           {"func", v.func},
           {"appraise_type", v.appraise_type},
@@ -71,7 +71,7 @@ nlohmann::json verdict_json(const std::string& path, const std::string& kernel, 
 /// file): the keys of verdict_json(), null where there is no verdict.
 nlohmann::json no_verdict_json(const std::string& path, const std::string& kernel, const std::string& func,
                                const std::string& type, const std::string& status, const std::string& reason) {
-  nlohmann::json j{{"file", path}, {"kernel", kernel}, {"func", func}, {"appraise_type", type}, {"status", status}};
+  nlohmann::json j{{"path", path}, {"kernel", kernel}, {"func", func}, {"appraise_type", type}, {"status", status}};
   for (const char* k : {"open", "cause", "digsig_errno", "policy_errno", "version", "hash_algo", "keyid", "algorithm",
                         "key", "file_hash", "blacklist_entry", "xattr_size"})
     j[k] = nullptr;
