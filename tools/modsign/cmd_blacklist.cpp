@@ -15,31 +15,11 @@
 #include "common/file.hpp"
 #include "options.hpp"
 #include "registry.hpp"
+#include "report_render.hpp"
 
 namespace modsign::cli {
 
 namespace {
-
-std::string source_name(ModuleBlacklistEntry::Source s) {
-  switch (s) {
-    case ModuleBlacklistEntry::Source::d_modsig: return "d-modsig";
-    case ModuleBlacklistEntry::Source::ima_hash: return "ima-hash";
-    case ModuleBlacklistEntry::Source::none: break;
-  }
-  return "none";
-}
-
-nlohmann::json origins_json(const std::vector<TrustOrigin>& os) {
-  nlohmann::json a = nlohmann::json::array();
-  for (const auto& o : os) a.push_back({{"file", o.file}, {"where", o.where}});
-  return a;
-}
-
-std::string origins_text(const std::vector<TrustOrigin>& os) {
-  std::string t;
-  for (const auto& o : os) t += (t.empty() ? "" : ", ") + o.file + (o.where.empty() ? "" : " " + o.where);
-  return t;
-}
 
 /// The files of `inputs` as refuse_output_over() names them.
 std::vector<KeptFile> kept_inputs(const std::vector<std::string>& inputs) {
@@ -235,84 +215,14 @@ int cmd_check(const CheckArgs& a) {
   int worst = kExitOk;
   for (const auto& path : a.items) {
     const auto g = guarded(path, [&] { return check_blacklist_file(path, trust, profile, a.ima_hash, a.max_size); });
-    if (!g.value) {
-      const std::string& why = g.reason;
+    if (!g.value) {  // as verify --json: an object for every input (the message is on stderr too)
       worst = std::max(worst, g.status);
-      // As verify --json: an object for every input (the message is on stderr too).
-      if (a.json)
-        std::cout << dump({{"path", path},
-                           {"kind", nullptr},
-                           {"kernel", profile.name()},
-                           {"stopped", false},
-                           {"outcome", "error"},
-                           {"errno", nullptr},
-                           {"stops", nlohmann::json::array()},
-                           {"entry", nullptr},
-                           {"source", nullptr},
-                           {"notes", nlohmann::json::array()},
-                           {"reason", why}})
-                  << "\n";
+      if (a.json) std::cout << dump(blacklist_error_json(path, profile, g.reason)) << "\n";
       continue;
     }
-    const std::vector<BlacklistItemVerdict>& verdicts = *g.value;
-    for (const auto& [label, v] : verdicts) {
+    for (const auto& [label, v] : *g.value) {
       if (v.stopped()) worst = std::max(worst, kExitVerdict);  // refused or loads tainted: 1
-      if (a.json) {
-        nlohmann::json j{{"path", label},
-                         {"kind", v.certificate ? "certificate" : "module"},
-                         {"kernel", profile.name()},
-                         {"stopped", v.outcome == "refused"},
-                         {"outcome", v.outcome},
-                         {"errno", v.err == KErr::none ? nlohmann::json(nullptr) : nlohmann::json(errno_name(v.err))}};
-        nlohmann::json stops = nlohmann::json::array();
-        for (const auto& s : v.stops) {
-          nlohmann::json js{{"entry", s.entry},
-                            {"origins", origins_json(s.origins)},
-                            {"check", s.check},
-                            {"errno", errno_name(s.err)},
-                            {"condition", s.condition.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.condition)}};
-          if (s.ima_buffer) js["ima_record"] = blacklisted_hash_record_json(*s.ima_buffer, ih);
-          stops.push_back(std::move(js));
-        }
-        j["stops"] = stops;
-        if (v.entry) {
-          j["entry"] = v.entry->description ? nlohmann::json(*v.entry->description) : nlohmann::json(nullptr);
-          j["source"] = source_name(v.entry->source);
-          j["side_sha256_entry"] =
-              v.entry->side_sha256 ? nlohmann::json(*v.entry->side_sha256) : nlohmann::json(nullptr);
-        } else {
-          j["entry"] = v.tbs ? nlohmann::json(*v.tbs) : nlohmann::json(nullptr);
-          j["source"] = v.tbs ? "tbs" : "none";
-        }
-        j["notes"] = v.notes;
-        std::cout << dump(j) << "\n";
-        continue;
-      }
-      auto stop_text = [](const BlacklistStop& s) {
-        std::string t = s.entry;
-        if (!s.origins.empty()) t += " (" + origins_text(s.origins) + ")";
-        t += ": " + s.check + ": " + std::string(errno_name(s.err));
-        if (!s.condition.empty()) t += " [" + s.condition + "]";
-        return t;
-      };
-      if (v.outcome == "loads-tainted" || !v.soft_refusal.empty()) {
-        // The signer's key is kept out of the keyring (ENOKEY): tainted, or refused by
-        // enforcement or lockdown (the library says which).
-        const std::string how = v.outcome == "loads-tainted"
-                                    ? "loads-tainted (ENOKEY)"  // verify's words
-                                    : "refused (" + std::string(errno_name(v.err)) + ", " + v.soft_refusal + ")";
-        std::cout << printable(label) << ": " << how << ": signing key not loaded: " << printable(stop_text(v.stops[0]))
-                  << "\n";
-        for (std::size_t i = 1; i < v.stops.size(); ++i)
-          std::cout << "  also: " << printable(stop_text(v.stops[i])) << "\n";
-      } else if (v.stopped()) {
-        std::cout << printable(label) << ": stopped by " << printable(stop_text(v.stops[0])) << "\n";
-        for (std::size_t i = 1; i < v.stops.size(); ++i)
-          std::cout << "  also: " << printable(stop_text(v.stops[i])) << "\n";
-      } else {
-        std::cout << printable(label) << ": not stopped\n";
-      }
-      for (const auto& n : v.notes) std::cout << "  note: " << printable(n) << "\n";
+      std::cout << (a.json ? dump(to_json(v, label, profile, ih)) + "\n" : to_text(v, label));
     }
   }
   return worst;

@@ -26,6 +26,7 @@
 #include "common/file.hpp"
 #include "options.hpp"
 #include "registry.hpp"
+#include "report_render.hpp"
 
 namespace modsign::cli {
 
@@ -52,47 +53,13 @@ int cmd_appraise(const AppraiseArgs& a) {
   for (const auto& path : a.modules) {
     const auto g = guarded(path, [&] { return ima_appraise_modsig(path, trust, profile, {a.ima_hash, a.max_size}); });
     const std::optional<Appraisal>& ap = g.value;
-    if (!ap) {
-      const std::string& why = g.reason;  // the JSON reason names no file
+    if (!ap) {  // as verify --json: line N stays input N (the message is on stderr too)
       worst = std::max(worst, g.status);
-      // As verify --json: line N stays input N (the message is on stderr too).
-      if (a.json)
-        std::cout << dump({{"path", path},
-                           {"kernel", profile.name()},
-                           {"outcome", "error"},
-                           {"errno", nullptr},
-                           {"cause", nullptr},
-                           {"check_errno", nullptr},
-                           {"reason", why},
-                           {"trusted_by", nlohmann::json::array()}})
-                  << "\n";
+      if (a.json) std::cout << dump(appraisal_error_json(path, profile, g.reason)) << "\n";
       continue;
     }
-    const bool pass = ap->passes();
-    if (!pass) worst = std::max(worst, kExitVerdict);
-    if (a.json) {
-      nlohmann::json j{{"path", path},
-                       {"kernel", profile.name()},
-                       {"outcome", pass ? "pass" : "refused"},
-                       {"errno", pass ? nlohmann::json(nullptr) : nlohmann::json(errno_name(ap->err))},
-                       {"cause", pass ? nlohmann::json(nullptr) : nlohmann::json(ap->cause)},
-                       {"check_errno", pass ? nlohmann::json(nullptr) : nlohmann::json(errno_name(ap->check_err))},
-                       {"reason", ap->reason},
-                       {"trusted_by", ap->trusted_by}};
-      if (ap->blacklist_entry) j["blacklist_entry"] = *ap->blacklist_entry;
-      if (ap->ima_record) {
-        j["ima_record"] = blacklisted_hash_record_json(*ap->ima_record);
-        j["ima_record"]["field_length_order"] = byte_order_name(profile.ima_byte_order());
-      }
-      std::cout << dump(j) << "\n";
-    } else if (pass) {
-      std::cout << printable(path) << ": passes: modsig verified"
-                << (ap->trusted_by.empty() ? std::string() : " (trusted: " + printable(ap->trusted_by[0]) + ")")
-                << "\n";
-    } else {
-      std::cout << printable(path) << ": refused (" << errno_name(ap->err) << "): " << ap->cause << ": "
-                << errno_name(ap->check_err) << ": " << printable(ap->reason) << "\n";
-    }
+    if (!ap->passes()) worst = std::max(worst, kExitVerdict);
+    std::cout << (a.json ? dump(to_json(*ap, path, profile)) + "\n" : to_text(*ap, path));
   }
   return worst;
 }

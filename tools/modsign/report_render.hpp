@@ -54,4 +54,33 @@ nlohmann::json to_json(const DigestView& v, const std::string& path, const std::
 /// "<path> (kernel <profile>):" and the lines kernel_digest, side_sha256, d_modsig, blacklist.
 std::string to_text(const DigestView& v, const std::string& path, const std::string& kernel);
 
+// In report_render_checks.cpp:
+
+/// ima appraise: the modsig appraisal of `path`.  Keys: path, kernel, outcome ("pass",
+/// "refused"), errno, cause, check_errno (null on a pass), reason, trusted_by; blacklist_entry
+/// and ima_record (with field_length_order) when a .blacklist entry stopped it.
+nlohmann::json to_json(const Appraisal& ap, const std::string& path, const KernelProfile& profile);
+/// ima appraise: an input with no appraisal (outcome "error"; `reason` names no file), the
+/// same keys, null or empty.
+nlohmann::json appraisal_error_json(const std::string& path, const KernelProfile& profile, const std::string& reason);
+/// "<path>: passes: modsig verified[ (trusted: <key>)]\n" or "<path>: refused (<ERRNO>):
+/// <cause>: <check ERRNO>: <reason>\n".
+std::string to_text(const Appraisal& ap, const std::string& path);
+
+/// "d-modsig", "ima-hash" or "none".
+std::string source_name(ModuleBlacklistEntry::Source s);
+/// [{file, where}] of a .blacklist entry's origins.
+nlohmann::json origins_json(const std::vector<TrustOrigin>& os);
+/// blacklist check: the verdict of the module or certificate `label`.  Keys: path, kind,
+/// kernel, stopped, outcome, errno, stops (entry, origins, check, errno, condition,
+/// ima_record with `ima_hash`), entry, source, side_sha256_entry (modules), notes.
+nlohmann::json to_json(const BlacklistVerdict& v, const std::string& label, const KernelProfile& profile,
+                       const std::string& ima_hash);
+/// blacklist check: an input with no verdict (outcome "error"), the same keys and reason.
+nlohmann::json blacklist_error_json(const std::string& path, const KernelProfile& profile, const std::string& reason);
+/// "<label>: stopped by <stop>", "<label>: loads-tainted (ENOKEY): signing key not loaded:
+/// <stop>", "<label>: refused (<ERRNO>, <why>): signing key not loaded: <stop>" or "<label>:
+/// not stopped", then "  also: <stop>" and "  note: <note>" lines.
+std::string to_text(const BlacklistVerdict& v, const std::string& label);
+
 }  // namespace modsign::cli
