@@ -62,9 +62,9 @@ nlohmann::json to_json(const Appraisal& ap, const std::string& path, const Kerne
 }
 
 nlohmann::json appraisal_error_json(const std::string& path, const KernelProfile& profile, const std::string& reason) {
-  return {{"path", path},       {"kernel", profile.name()}, {"outcome", "error"},
-          {"errno", nullptr},   {"cause", nullptr},         {"check_errno", nullptr},
-          {"reason", reason},   {"trusted_by", nlohmann::json::array()}};
+  return {
+      {"path", path},     {"kernel", profile.name()}, {"outcome", "error"}, {"errno", nullptr},
+      {"cause", nullptr}, {"check_errno", nullptr},   {"reason", reason},   {"trusted_by", nlohmann::json::array()}};
 }
 
 std::string to_text(const Appraisal& ap, const std::string& path) {
@@ -107,10 +107,17 @@ nlohmann::json to_json(const BlacklistVerdict& v, const std::string& label, cons
 }
 
 nlohmann::json blacklist_error_json(const std::string& path, const KernelProfile& profile, const std::string& reason) {
-  return {{"path", path},        {"kind", nullptr},     {"kernel", profile.name()},
-          {"stopped", false},    {"outcome", "error"},  {"errno", nullptr},
-          {"stops", nlohmann::json::array()}, {"entry", nullptr}, {"source", nullptr},
-          {"notes", nlohmann::json::array()}, {"reason", reason}};
+  return {{"path", path},
+          {"kind", nullptr},
+          {"kernel", profile.name()},
+          {"stopped", false},
+          {"outcome", "error"},
+          {"errno", nullptr},
+          {"stops", nlohmann::json::array()},
+          {"entry", nullptr},
+          {"source", nullptr},
+          {"notes", nlohmann::json::array()},
+          {"reason", reason}};
 }
 
 std::string to_text(const BlacklistVerdict& v, const std::string& label) {
