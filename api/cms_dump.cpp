@@ -416,8 +416,8 @@ namespace cms_detail {
 
 CmsInput read_cms_input(ByteView in, const std::string& name) {
   CmsInput r;
-  r.der = decode_pem_cms(in, name, r.pem);
-  if (r.pem || (!in.empty() && in[0] == 0x30)) return r;  // a SEQUENCE: read as a ContentInfo
+  // A signed module first, by its marker, as the kernel finds its signature: whatever its
+  // content holds (a PEM block, a first byte 0x30) is the content, never the signature.
   const auto marker = module::kMarker;
   if (in.size() >= marker.size() && std::equal(marker.begin(), marker.end(), in.end() - marker.size())) {
     auto split = module::split(in);
@@ -426,6 +426,8 @@ CmsInput read_cms_input(ByteView in, const std::string& name) {
     r.module_content.emplace(split->content.begin(), split->content.end());
     return r;
   }
+  r.der = decode_pem_cms(in, name, r.pem);
+  if (r.pem || (!in.empty() && in[0] == 0x30)) return r;  // a SEQUENCE: read as a ContentInfo
   const std::string head(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(in.size(), 80)));
   if (head.rfind("-----BEGIN ", 0) == 0)
     throw InputError(name + ": PEM without a PKCS7 or CMS block (it begins " + head.substr(0, head.find('\n')) + ")");

@@ -19,8 +19,9 @@ struct CmsInput {
   bool pem = false;
   std::optional<Bytes> module_content;  ///< set when `der` was appended to a module
 };
-/// decode_pem_cms(), then, for a file that is no DER: the SignedData appended to a signed
-/// module (module::split()), or InputError "<name>: ..." naming what the file is (other PEM,
+/// The SignedData appended to a signed module (the marker at its end: module::split(); its
+/// content is never searched), else decode_pem_cms(), else for a file that is no DER an
+/// InputError "<name>: ..." naming what the file is (other PEM,
 /// an unsigned ELF module, a compressed file: `modsign extract` reads its signature).
 CmsInput read_cms_input(ByteView in, const std::string& name);
 /// An X.501 Name TLV as "CN=..., O=..." (RDNs in encoded order).

@@ -279,6 +279,22 @@ TEST(CmsCli, SignedModuleIsReadForItsSignature) {
   EXPECT_EQ(modsign_verify(m, d / "k.pem", d / "other", &out), 1) << out;
   EXPECT_NE(openssl_verify(m + ".p7s", "DER", d / "k.pem", d / "other"), 0);
 
+  // The signature is the appended one, whatever the content holds: a PEM block of a
+  // SignedData the keyring trusts (the hostile review: "verified" for a module whose own
+  // signature is untrusted), or a first byte 0x30.
+  ASSERT_EQ(run(M() + " keygen --algo ecdsa-p256 -o " + q(d / "ec.pem")).status, 0);
+  const auto pem = run(openssl() + " cms -cmsout -inform DER -in " + q(m + ".p7s") + " -outform PEM");
+  ASSERT_EQ(pem.status, 0) << pem.err;
+  for (const std::string& head : {std::string("\x30\x82\x01\x00"), std::string("text\n") + pem.out}) {
+    const std::string e = d / "e.ko";
+    spit(e, head + std::string(300, 'x'));
+    ASSERT_EQ(run(M() + " sign --key " + q(d / "ec.pem") + " " + q(e)).status, 0);
+    EXPECT_EQ(modsign_verify(e, d / "k.pem", "", &out), 1) << out;
+    EXPECT_NE(out.find(e + ": not verified (RFC 5652)\n"), std::string::npos) << out;
+    EXPECT_EQ(modsign_verify(e, d / "ec.pem", "", &out), 0) << out;
+    EXPECT_EQ(dump_json(e)["module_signature"], true);
+  }
+
   r = run(M() + " cms dump " + q(unsigned_m));
   EXPECT_EQ(r.status, 3);
   EXPECT_EQ(r.err,
