@@ -448,6 +448,16 @@ TEST_F(BadInput, UsageError) {
   expect_refused(verify() + "--bogus " + q(p), 2,
                  "modsign: The following argument was not expected: --bogus\n"
                  "Run 'modsign verify --help' for more information.\n");
+  // A command named wrong is named back, with the closest one (CLI11 alone said "A
+  // subcommand is required" for `modsign verfy`: a new user's trial).
+  expect_refused(M() + " verfy " + q(p), 2,
+                 "modsign: unknown command 'verfy' (did you mean 'verify'?)\n"
+                 "Run 'modsign --help' for more information.\n");
+  expect_refused(M() + " dbx chek " + q(p), 2,
+                 "modsign: unknown command 'dbx chek' (did you mean 'check'?)\n"
+                 "Run 'modsign dbx --help' for more information.\n");
+  expect_refused(M() + " --bogus", 2,
+                 "modsign: unknown option '--bogus'\nRun 'modsign --help' for more information.\n");
   expect_refused(sign() + "--dest " + q(d_ / "o.ko") + " " + q(p) + " " + q(p), 2,
                  test::run(sign() + "--dest " + q(d_ / "o.ko") + " " + q(p) + " " + q(p)).err);
 }

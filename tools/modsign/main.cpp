@@ -7,6 +7,7 @@
 // scripts/sign-file's own statuses (1 on any error, 2 on usage).
 // Errors go to stderr as "modsign: <file>: <what>".
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <modsign/version.hpp>
 #include <string>
 #include <vector>
@@ -46,6 +47,50 @@ std::string command_path(const CLI::App& app) {
   return "";
 }
 
+/// Levenshtein distance of two short words.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+/// The first word of the command line where a command is needed and none is named, with
+/// the commands before it in `path` ("" when every word before the options names one).
+/// CLI11 says only "A subcommand is required" for `modsign verfy`.
+std::string unknown_command(const CLI::App& app, int argc, char** argv, std::string& path, std::string& closest) {
+  const CLI::App* cur = &app;
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    const auto subs = const_cast<CLI::App*>(cur)->get_subcommands([](CLI::App*) { return true; });
+    if (i == 1 && word.size() > 1 && word[0] == '-' && word != "-h" && word != "--help" && word != "--version")
+      return word;  // an option before any command: modsign takes only --help and --version there
+    if (word.empty() || word[0] == '-' || subs.empty()) return "";
+    const CLI::App* next = nullptr;
+    std::size_t best = 3;  // suggest a command at most two edits away
+    closest.clear();
+    for (const CLI::App* s : subs) {
+      if (s->check_name(word)) next = s;
+      if (const std::size_t d = edit_distance(word, s->get_name()); d < best) {
+        best = d;
+        closest = s->get_name();
+      }
+    }
+    if (!next) return word;
+    path += (path.empty() ? "" : " ") + word;
+    cur = next;
+  }
+  return "";
+}
+
 }  // namespace
 
 namespace modsign::cli {
@@ -73,6 +118,14 @@ int run_main(int argc, char** argv) {
     runners.emplace_back(sub, c->setup(*sub));
   }
 
+  std::string path, closest;
+  if (const std::string word = unknown_command(app, argc, argv, path, closest); !word.empty()) {
+    complain("", std::string(word[0] == '-' ? "unknown option '" : "unknown command '") +
+                     (path.empty() ? "" : path + " ") + word + "'" +
+                     (closest.empty() ? "" : " (did you mean '" + closest + "'?)"));
+    usage_hint(path);
+    return kExitUsage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
