@@ -110,6 +110,13 @@ TEST_F(KernelSettings, Linux73TreeTakesTheV70Profile) {
                                      ": s: ML-DSA with signedAttrs is refused (EKEYREJECTED) without "
                                      "CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA=y"});
   EXPECT_EQ(kernel_config_warnings(c, "s", "mldsa65", "sha512", false), std::vector<std::string>{});
+  // The configuration decides the waiver: --waive-mldsa-authattrs cannot turn it on.
+  auto r = test::run(test::modsign_cli() + " verify --kernel-build " + q(t) + " --waive-mldsa-authattrs --cert " +
+                     q(file("rsa.crt")) + " " + q(module()));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "modsign: --waive-mldsa-authattrs: " + t +
+                       "/.config does not set CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA=y, and the "
+                       "configuration decides (leave out one of them)\n");
 }
 
 TEST_F(KernelSettings, VersionSourcesAndKeyForms) {

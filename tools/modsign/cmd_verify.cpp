@@ -207,6 +207,12 @@ int cmd_verify(const VerifyArgs& a) {
   if (a.waive && kconfig && !profile.name().starts_with("v7"))  // the profile is the configuration's, not --kernel's
     throw UsageError("--waive-mldsa-authattrs: " + kconfig->source + " configures Linux " + kconfig->version +
                      ", which has no ML-DSA waiver (7.0 and later)");
+  // The configuration decides the waiver, as it decides the version (a hostile review: the
+  // option turned on what the configuration leaves out, and the verdict was "loads").
+  if (a.waive && kconfig && !profile.waive_mldsa_authattrs())
+    throw UsageError("--waive-mldsa-authattrs: " + kconfig->source +
+                     " does not set CONFIG_PKCS7_WAIVE_AUTHATTRS_REJECTION_FOR_MLDSA=y, and the configuration decides "
+                     "(leave out one of them)");
   if (a.waive) set_waive_option(profile, a.waive);
   if (a.enforce) profile.set_enforce(true);
   profile.set_lockdown(a.lockdown);
