@@ -292,7 +292,7 @@ TEST(CliKexec, VerifyUsageKexec) {
                 ": loads (OK): signature verified (platform keyring): trusted key \"Debian Secure Boot Signer 2022 "
                 "- linux\" (skid 14011249c2675ea8e5148542202005810584b25f, serial "
                 "32a0287f841a036fa393c1e065c43ae6b2422643)" +
-                test::kexec_load_scope("v6") + "\n");
+                test::kexec_load_scope("v6+kexec-sig-force") + "\n");
   // The key that vouched, in JSON too (a new user missed it); -q hides a verified image's
   // line as it hides a module's, not a failed one's.
   r = test::run(M + " --kexec-sig-force --json --platform-keyring " + q(im.signer) + " " + q(im.signed_));
@@ -307,7 +307,7 @@ TEST(CliKexec, VerifyUsageKexec) {
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, im.revision +
                        ": refused (ENOTSUPP): Enforced kernel signature verification failed (ENOTSUPP): PEFILE: "
-                       "Signature is not revision 2.0 [kernel v6]\n");
+                       "Signature is not revision 2.0 [kernel v6+kexec-sig-force]\n");
   // Usage errors (exit 2) and bad input (exit 3).
   EXPECT_EQ(
       test::run(test::modsign_cli() + " verify --kexec-sig-force --keyring " + q(im.builtin) + " " + q(im.signed_))

@@ -139,9 +139,9 @@ int kexec_setup(const VerifyArgs& a, std::optional<KernelProfile>& profile, Kexe
 /// One --usage kexec line (or JSON object); an error has the same JSON keys as a verdict.
 void report_kexec(const VerifyArgs& a, const std::string& path, const KernelProfile& profile, const KexecOptions& ko,
                   const KexecVerdict* v, const std::string& error) {
-  if (a.json) std::cout << dump(to_json(v, path, profile, ko.arch, error)) << "\n";
+  if (a.json) std::cout << dump(to_json(v, path, profile, ko, error)) << "\n";
   else if (v && !(a.batch.quiet && v->outcome == KexecOutcome::loads))
-    std::cout << to_text(*v, path, profile);  // -q: as modules
+    std::cout << to_text(*v, path, profile, ko);  // -q: as modules
 }
 
 /// --usage kexec: each IMAGE on its own, in order; exit 0 only when every image loads verified.

@@ -100,8 +100,13 @@ nlohmann::json no_verdict_json(const std::string& path, const KernelProfile& pro
           {"trusted_keys", nlohmann::json::array()}};
 }
 
-nlohmann::json to_json(const KexecVerdict* v, const std::string& path, const KernelProfile& profile, KexecArch arch,
-                       const std::string& error) {
+std::string kexec_label(const KernelProfile& profile, const KexecOptions& ko) {
+  return profile.label() + (ko.arch != KexecArch::x86_64 ? "+" + std::string(kexec_arch_name(ko.arch)) : "") +
+         (ko.sig_force ? "+kexec-sig-force" : "");
+}
+
+nlohmann::json to_json(const KexecVerdict* v, const std::string& path, const KernelProfile& profile,
+                       const KexecOptions& ko, const std::string& error) {
   static const KexecVerdict kNone;  // an error: every key, empty
   const KexecVerdict& r = v ? *v : kNone;
   auto errno_json = [&](KErr e) { return v ? nlohmann::json(errno_name(e)) : nlohmann::json(nullptr); };
@@ -110,9 +115,9 @@ nlohmann::json to_json(const KexecVerdict* v, const std::string& path, const Ker
   const bool checked = !r.keyring.empty();
   return {{"path", path},
           {"kernel", profile.name()},
-          {"profile", profile.label()},
+          {"profile", kexec_label(profile, ko)},
           {"usage", "kexec"},
-          {"arch", kexec_arch_name(arch)},
+          {"arch", kexec_arch_name(ko.arch)},
           {"outcome", v ? kexec_outcome_name(r.outcome) : "error"},
           {"predicts", kKexecVerdictPredicts},
           {"errno", errno_json(r.err)},
@@ -127,9 +132,10 @@ nlohmann::json to_json(const KexecVerdict* v, const std::string& path, const Ker
           {"trusted_keys", trusted_keys_json(r.trusted_keys)}};
 }
 
-std::string to_text(const KexecVerdict& v, const std::string& path, const KernelProfile& profile) {
+std::string to_text(const KexecVerdict& v, const std::string& path, const KernelProfile& profile,
+                    const KexecOptions& ko) {
   return printable(path) + ": " + std::string(kexec_outcome_name(v.outcome)) + " (" + std::string(errno_name(v.err)) +
-         "): " + printable(v.reason) + " [kernel " + profile.label() +
+         "): " + printable(v.reason) + " [kernel " + kexec_label(profile, ko) +
          (v.outcome != KexecOutcome::refused ? "; predicts " + std::string(kKexecVerdictPredicts) + ", not the load"
                                              : "") +
          "]\n";

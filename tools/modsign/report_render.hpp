@@ -26,15 +26,19 @@ std::string to_text(const Verdict& v, const std::string& path, const KernelProfi
 nlohmann::json no_verdict_json(const std::string& path, const KernelProfile& profile, const char* outcome,
                                const std::string& reason);
 
+/// verify --usage kexec: the kernel predicted, profile.label() with the kexec switches that
+/// change a verdict: "+arm64" (an arch other than x86_64), "+kexec-sig-force".
+std::string kexec_label(const KernelProfile& profile, const KexecOptions& ko);
 /// verify --usage kexec: an image's verdict, or (`v` nullptr) the `error` that stopped it,
-/// with the same keys: path, kernel, profile, usage, arch, outcome ("error"), predicts, errno,
-/// sig_errno and keyring (null when no signature was checked), load_errno, reason, signers,
-/// digest_algo, signed_digest, image_digest, trusted_keys.
-nlohmann::json to_json(const KexecVerdict* v, const std::string& path, const KernelProfile& profile, KexecArch arch,
-                       const std::string& error);
-/// "<path>: <outcome> (<ERRNO>): <reason> [kernel <label>[; predicts kimage_validate_signature,
-/// not the load]]\n".
-std::string to_text(const KexecVerdict& v, const std::string& path, const KernelProfile& profile);
+/// with the same keys: path, kernel, profile (kexec_label()), usage, arch, outcome ("error"),
+/// predicts, errno, sig_errno and keyring (null when no signature was checked), load_errno,
+/// reason, signers, digest_algo, signed_digest, image_digest, trusted_keys.
+nlohmann::json to_json(const KexecVerdict* v, const std::string& path, const KernelProfile& profile,
+                       const KexecOptions& ko, const std::string& error);
+/// "<path>: <outcome> (<ERRNO>): <reason> [kernel <kexec_label()>[; predicts
+/// kimage_validate_signature, not the load]]\n".
+std::string to_text(const KexecVerdict& v, const std::string& path, const KernelProfile& profile,
+                    const KexecOptions& ko);
 
 /// info: the signatures of module `m` read from `path`, outermost first (describe_signatures;
 /// one unsigned entry for an unsigned module).  Keys: path, size, compressed, signed, then for
