@@ -37,12 +37,13 @@ bool ends_with(const std::string& s, const std::string& sfx) {
 
 }  // namespace
 
-void add_batch_options(CLI::App* c, BatchOptions& o, bool with_sync, const char* inputs) {
+void add_batch_options(CLI::App* c, BatchOptions& o, bool with_sync, const char* inputs, const char* quiet_help) {
   c->add_option("--jobs,-j", o.jobs, "worker threads (default: the number of CPUs)");
   c->add_flag("--quiet,-q", o.quiet,
-              std::string("no progress bar, no summary, no line for ") + inputs +
-                  " that succeed or are skipped without failing (symbolic links and compressed modules under -r, "
-                  "a file named twice)");
+              quiet_help ? std::string(quiet_help)
+                         : std::string("no progress bar, no summary, no line for ") + inputs +
+                               " that succeed or are skipped without failing (symbolic links and compressed modules "
+                               "under -r, a file named twice)");
   if (with_sync)
     c->add_option("--sync", o.sync,
                   "durability of the outputs: batch (background threads fsync and rename each output while the "

@@ -36,7 +36,8 @@ struct BatchOptions {
   bool verdicts = false;
 };
 /// Adds --jobs/-j, --quiet/-q and (if `with_sync`) --sync to a subcommand.
-void add_batch_options(CLI::App* c, BatchOptions& o, bool with_sync, const char* inputs = "modules");
+void add_batch_options(CLI::App* c, BatchOptions& o, bool with_sync, const char* inputs = "modules",
+                       const char* quiet_help = nullptr);
 
 /// One input of a batch.
 struct BatchInput {

@@ -218,7 +218,9 @@ void add_ima_verify_command(CLI::App& ima, Commands& subs) {
   c->add_flag("--xattr-user", a->xattr_user, "read user.ima instead of security.ima (as evmctl --xattr-user)");
   add_backend_option(c, a->backend, "verification");
   add_json_flag(c, a->json, "file and appraise type");
-  add_batch_options(c, a->batch, false, "files");
+  add_batch_options(c, a->batch, false, "files",
+                    "no progress bar, no summary, no line for files that pass or are skipped without failing "
+                    "(symbolic links under -r, a file named twice)");
   add_ima_file_inputs(c, a->files, a->dirs, "files to appraise");
   subs.emplace_back(c, [a] { return cmd_ima_verify(*a); });
 }

@@ -186,7 +186,9 @@ Runner setup_sign(CLI::App& c) {
   add_module_inputs(&c, a->sign.max_size, &a->sign.stream_above, &a->dirs, "sign");
   add_kernel_build_options(&c, a->kernel,
                            "CONFIG_MODULE_SIG_HASH unless --hash, CONFIG_MODULE_SIG_KEY and certs/signing_key.x509 "
-                           "unless --key (--kernel-build), warnings when that kernel would not accept the signature");
+                           "unless --key, warnings when that kernel would not accept the signature",
+                           "CONFIG_MODULE_SIG_HASH unless --hash (no key: give --key), warnings when that kernel "
+                           "would not accept the signature");
   c.add_flag("--deterministic", a->sign.deterministic,
              "reproducible signatures: deterministic ML-DSA (rnd = 0), ECDSA nonces per RFC 6979");
   add_remote_options(c, a->remote);

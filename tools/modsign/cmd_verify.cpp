@@ -297,7 +297,9 @@ Runner setup_verify(CLI::App& c) {
   add_waive_option(&c, a->waive);
   add_enforce_options(&c, a->enforce, a->lockdown);
   add_backend_option(&c, a->backend, "verification");
-  add_batch_options(&c, a->batch, false);
+  add_batch_options(&c, a->batch, false, "modules",
+                    "no progress bar, no summary, no table of outcomes, no line for modules that load (--json keeps "
+                    "its lines)");
   add_json_flag(&c, a->json);
   add_module_inputs(&c, a->max_size, &a->stream_above, &a->dirs, "verify");
   const auto [kb, kc] =

@@ -137,11 +137,14 @@ void add_module_inputs(CLI::App* cmd, std::uint64_t& max_size, std::uint64_t* st
 }
 
 std::pair<CLI::Option*, CLI::Option*> add_kernel_build_options(CLI::App* cmd, KernelBuildOptions& k,
-                                                               const std::string& what) {
+                                                               const std::string& what,
+                                                               const std::string& config_what) {
   auto* b =
       cmd->add_option("--kernel-build", k.build,
                       "the target kernel's build or headers tree (its .config or include/config/auto.conf): " + what);
-  auto* c = cmd->add_option("--kernel-config", k.config, "the target kernel's .config alone: " + what)->excludes(b);
+  auto* c = cmd->add_option("--kernel-config", k.config,
+                            "the target kernel's .config alone: " + (config_what.empty() ? what : config_what))
+                ->excludes(b);
   return {b, c};
 }
 

@@ -77,14 +77,16 @@ void add_module_inputs(CLI::App* cmd, std::uint64_t& max_size, std::uint64_t* st
 
 /// The target kernel's settings: --kernel-build DIR (a kernel build or headers tree: its
 /// .config or include/config/auto.conf, CONFIG_MODULE_SIG_KEY, certs/signing_key.x509) and
-/// --kernel-config FILE (a .config alone), one of the two.  Returns the two options (for
-/// excludes()).
+/// --kernel-config FILE (a .config alone), one of the two: `what` each takes from it
+/// (`config_what` for --kernel-config when it takes less: no key, no certificate).  Returns
+/// the two options (for excludes()).
 struct KernelBuildOptions {
   std::string build, config;
   bool given() const { return !build.empty() || !config.empty(); }
 };
 std::pair<CLI::Option*, CLI::Option*> add_kernel_build_options(CLI::App* cmd, KernelBuildOptions& k,
-                                                               const std::string& what);
+                                                               const std::string& what,
+                                                               const std::string& config_what = "");
 
 /// The file-system options of ima fit and ima estimate: --fs TYPE[:SIZE] (ext4, xfs, btrfs,
 /// f2fs; SIZE the block size, for btrfs the node size), --block-size, --inode-size,
