@@ -306,6 +306,12 @@ Result<PrivateKey> PrivateKey::from_bytes(ByteView in, const std::optional<Secre
                           Error::Reason::needs_passphrase);
       if (encrypted) return make_error(KErr::ebadmsg, "cannot decrypt private key (wrong passphrase?)");
       if (invalid_key) return make_error(KErr::ebadmsg, "invalid private key (inconsistent key material): " + why);
+      const std::string_view text(reinterpret_cast<const char*>(in.data()), in.size());
+      if (text.find("PRIVATE KEY-----") == std::string_view::npos) {  // which blocks it has, by their labels
+        const bool cert = text.find("-----BEGIN CERTIFICATE-----") != std::string_view::npos;
+        return make_error(KErr::ebadmsg,
+                          cert ? "holds a certificate, not a private key" : "holds no PEM PRIVATE KEY block");
+      }
       return make_error(KErr::ebadmsg, "no usable private key in PEM input: " + why);
     }
   } else {
