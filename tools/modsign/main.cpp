@@ -69,7 +69,7 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 std::string unknown_command(const CLI::App& app, int argc, char** argv, std::string& path, std::string& closest) {
   const CLI::App* cur = &app;
   for (int i = 1; i < argc; ++i) {
-    const std::string word = argv[i];
+    std::string word = argv[i];
     const auto subs = const_cast<CLI::App*>(cur)->get_subcommands([](CLI::App*) { return true; });
     if (i == 1 && word.size() > 1 && word[0] == '-' && word != "-h" && word != "--help" && word != "--version")
       return word;  // an option before any command: modsign takes only --help and --version there
