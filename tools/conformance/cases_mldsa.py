@@ -137,6 +137,8 @@ def mldsa_cases(c):
     add("s9.33-mldsa-signedattrs-sha256", "ML-DSA-65 signedAttrs with SHA-256, re-signed (§9.33)",
         attrs_edit(sha256_attrs))
 
+    authattr_cases(add, attrs_edit)
+
     def sig_short():
         p = c.p7("mldsa65")
         p.sig().val = p.sig().val[:-1]
@@ -154,3 +156,44 @@ def mldsa_cases(c):
     cases += gost_cert_cases(c)
     cases += producer_cases(c)
     return cases
+
+
+OID_MS_STATEMENT_TYPE = "1.3.6.1.4.1.311.2.1.11"
+OID_MS_OPUS_INFO = "1.3.6.1.4.1.311.2.1.12"
+OID_MS_INDIVIDUAL_CODE_SIGNING = "1.3.6.1.4.1.311.2.1.21"
+
+
+def authattr_cases(add, attrs_edit):
+    """pkcs7_sig_note_authenticated_attr's and pkcs7_sig_note_set_of_authattrs' rules one at a
+    time (issue 25: the lines the generator's first-element repeat did not reach): each
+    attribute the parser keeps a bit for, repeated; messageDigest alone missing; and a message
+    of content type msIndirectData (eContentType and the contentType attribute alike) with
+    Authenticode's attributes, which parses and is then refused as a module signature
+    (pkcs7_verify: not pkcs7-data). ML-DSA-65 signedAttrs, re-signed."""
+    def attr(o, value):
+        return Node(0x30, kids=[oid(o), Node(0x31, kids=[value])])
+
+    signing_time = attr(OID_SIGNING_TIME, Node(0x17, val=b"260101000000Z"))
+    smime = attr(OID_SMIMECAP, Node(0x30, kids=[]))
+    opus = attr(OID_MS_OPUS_INFO, Node(0x30, kids=[]))
+    statement = attr(OID_MS_STATEMENT_TYPE, Node(0x30, kids=[oid(OID_MS_INDIVIDUAL_CODE_SIGNING)]))
+
+    def adding(*attrs, indirect=False):
+        def edit(p):
+            if indirect:
+                p.sd.kids[2].kids[0] = oid(OID_MS_INDIRECT)
+                p.attr(OID_CT).kids[1].kids[0] = oid(OID_MS_INDIRECT)
+            p.attrs().kids.extend(Node(0x30, kids=list(a.kids)) for a in attrs)
+        return attrs_edit(edit)
+
+    add("authattrs-two-signingtime", "two signingTime attributes", adding(signing_time, signing_time))
+
+    def no_md(p):
+        p.attrs().kids = [a for a in p.attrs().kids if a.kids[0].val != oid(OID_MD).val]
+    add("authattrs-no-messagedigest", "signedAttrs with contentType and without messageDigest", attrs_edit(no_md))
+    add("authattrs-msopusinfo-in-data", "msSpOpusInfo in a pkcs7-data message", adding(opus))
+    add("authattrs-indirect-data", "content type msIndirectData with signingTime, sMIMECapabilities, "
+        "msSpOpusInfo and msStatementType", adding(signing_time, smime, opus, statement, indirect=True))
+    for name, a in [("smimecapabilities", smime), ("msopusinfo", opus), ("msstatementtype", statement)]:
+        add("authattrs-indirect-two-" + name, "content type msIndirectData, two %s attributes" % name,
+            adding(a, a, indirect=True))
