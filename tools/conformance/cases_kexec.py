@@ -1,5 +1,7 @@
 """kexec_file_load cases (issue 19 §4): kernel images loaded (never booted) in the guest by
-msc-kexec (tests/kernel/kexec_load.c), each against `modsign verify --usage kexec`.
+msc-kexec (tests/kernel/kexec_load.c), each against `modsign verify --usage kexec`; and the
+loader's probe, one check at a time (probe_cases: an empty file, then each refusal of
+bzImage64_probe or arm64's image_probe).
 
 The image is a Debian vmlinuz (the booted Debian kernel's own, or Debian unstable's for the
 built 7.2 kernel), as shipped and changed with sbattach/sbsign or a byte edit.  On Debian's
@@ -58,8 +60,37 @@ def _revision(data):
     return bytes(d)
 
 
-def kexec_cases(work, vmlinuz, test_keys):
-    """[(name, description, bytes)] for one kernel."""
+def _poke(data, off, fn, size=1):
+    """data with the little-endian field of `size` bytes at off replaced by fn(its value)."""
+    d = bytearray(data)
+    d[off:off + size] = (fn(int.from_bytes(d[off:off + size], "little")) & ((1 << 8 * size) - 1)).to_bytes(size, "little")
+    return bytes(d)
+
+
+def probe_cases(signed, arch):
+    """The loader's probe, one check at a time, on the signed image (the probe comes before the
+    signature check): kernel_read_file's refusal of an empty file, then bzImage64_probe's
+    (x86_64: struct setup_header at 0x1f1) or image_probe's (arm64: struct arm64_image_header)."""
+    cases = [("empty", "an empty file", b"")]
+    if arch == "arm64":
+        return cases + [("probe-too-short", "the signed Image cut to 63 bytes (arm64_image_header is 64)", signed[:63]),
+                        ("probe-no-magic", "the signed Image, its magic ARM\\x64 at byte 56 changed",
+                         _poke(signed, 56, lambda v: v ^ 0x01))]
+    return cases + [
+        ("probe-too-short", "the signed image cut to 1023 bytes (two sectors are 1024)", signed[:1023]),
+        ("probe-no-hdrs", "the signed image, its HdrS at 0x202 changed", _poke(signed, 0x202, lambda v: v ^ 0x01)),
+        ("probe-no-boot-flag", "the signed image, boot_flag 0xaa55 at 0x1fe changed", _poke(signed, 0x1fe, lambda v: 0xaa54, 2)),
+        ("probe-protocol-2.11", "the signed image, boot protocol version 2.11", _poke(signed, 0x206, lambda v: 0x020b, 2)),
+        ("probe-no-loaded-high", "the signed image, LOADED_HIGH cleared in loadflags", _poke(signed, 0x211, lambda v: v & ~0x01)),
+        ("probe-no-xlf-kernel-64", "the signed image, XLF_KERNEL_64 cleared in xloadflags",
+         _poke(signed, 0x236, lambda v: v & ~0x01, 2)),
+        ("probe-no-xlf-above-4g", "the signed image, XLF_CAN_BE_LOADED_ABOVE_4G cleared in xloadflags",
+         _poke(signed, 0x236, lambda v: v & ~0x02, 2)),
+    ]
+
+
+def kexec_cases(work, vmlinuz, test_keys, arch=None):
+    """[(name, description, bytes)] for one kernel (arch: the image's, None for x86_64)."""
     for t in ("sbattach", "sbsign"):
         if not shutil.which(t):
             die("%s not found (apt-get install sbsigntool)" % t, 77)
@@ -89,6 +120,7 @@ def kexec_cases(work, vmlinuz, test_keys):
         ("unknown-key", "re-signed (sbsign) with a key no keyring holds", sign(ukey, ucert)),
         ("wrapper-revision-1.0", "Debian's signed image, WIN_CERTIFICATE wRevision 0x0100", _revision(signed)),
     ]
+    cases += probe_cases(signed, arch)
     if test_keys:
         rsa = sign(os.path.join(KEYS, "rsa.key.pem"), os.path.join(KEYS, "rsa.cert.pem"))
         cases += [

@@ -236,7 +236,7 @@ def run_kernel(name, args, modsign, openssl):
         t1 = time.time()
         image = ((foreign_kernel(suite, karch) if karch else debian_kernel(suite))["vmlinuz"] if suite
                  else k["vmlinuz"])
-        kx = kexec_cases(work, image, test_keys)
+        kx = kexec_cases(work, image, test_keys, karch)
         kdir = os.path.join(work, "kexec")
         os.makedirs(kdir, exist_ok=True)
         for n, _, data in kx:
