@@ -16,6 +16,10 @@
  *   msc-xattr fill DIR N SIZE SEED       N files DIR/f<i> of (i*7919 % SIZE)+1 bytes
  *   msc-xattr sign DIR N XSIZE SEED      security.ima of XSIZE bytes (03 03 04 ..., the rest
  *                                        pseudo-random per file) on DIR/f<i>
+ *   msc-xattr rule RULES                 each line of RULES written alone to IMA's policy file:
+ *                                        one line "OK RULE" or "ERR <errno name> RULE" per rule
+ *                                        (the transaction then fails on purpose, so no rule is
+ *                                        ever installed)
  *
  * Output: one line "OK ...", or "ERR <errno name> ..." (exit status 1). */
 #define _GNU_SOURCE
@@ -98,6 +102,26 @@ static int ima_keyring(void) {
   return id;
 }
 
+/* One rule: its own open of the policy file, its write's errno, then an invalid line, so that
+ * ima_release_policy() finds the transaction failed and deletes what it took. */
+static int probe_rule(const char* rule) {
+  int fd = open("/sys/kernel/security/ima/policy", O_WRONLY);
+  if (fd < 0) return fail(rule);
+  char buf[4200];
+  int n = snprintf(buf, sizeof buf, "%s\n", rule);
+  ssize_t w = write(fd, buf, (size_t)n);
+  int e = errno;
+  static const char spoil[] = "msc-probe-invalid-line\n";
+  (void)!write(fd, spoil, sizeof spoil - 1);
+  close(fd);
+  if (w < 0) {
+    errno = e;
+    return fail(rule);
+  }
+  printf("OK %s\n", rule);
+  return 0;
+}
+
 static unsigned long long rnd(unsigned long long* s) {
   *s ^= *s << 13;
   *s ^= *s >> 7;
@@ -107,7 +131,7 @@ static unsigned long long rnd(unsigned long long* s) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: msc-xattr set|apply|open|exec|addkey|max|statfs|fill|sign ...\n");
+    fprintf(stderr, "usage: msc-xattr set|apply|open|exec|addkey|max|statfs|fill|sign|rule ...\n");
     return 2;
   }
   const char* cmd = argv[1];
@@ -207,6 +231,17 @@ int main(int argc, char** argv) {
     int ok_hi = setxattr(argv[2], argv[3], v, hi, 0) == 0;
     if (ok_hi) removexattr(argv[2], argv[3]);
     printf("OK max=%zu refused=%zu errno=%s confirmed=%d\n", lo, hi, last ? ename(last) : "-", ok_lo && !ok_hi);
+    return 0;
+  }
+  if (strcmp(cmd, "rule") == 0) {
+    FILE* f = fopen(argv[2], "r");
+    if (!f) return fail(argv[2]);
+    static char line[4096];
+    while (fgets(line, sizeof line, f)) {
+      line[strcspn(line, "\n")] = 0;
+      if (*line) probe_rule(line);
+    }
+    fclose(f);
     return 0;
   }
   if (strcmp(cmd, "statfs") == 0) {

@@ -39,6 +39,15 @@ POLICIES = {
     "file-imasig-sigv2": ("FILE_CHECK", EXCLUDE + "measure func=FILE_CHECK\nappraise func=FILE_CHECK appraise_type=imasig\n",
                           "imasig"),
 }
+# The policy-rule probe (issue 25: ima_parse_rule and ima_validate_rule against modsign's
+# policy_errno), run in one boot: "appraise func=<word> appraise_type=<type>" for every func
+# word of ima_parse_rule and every appraise_type `modsign ima verify` takes, each written alone
+# (msc-xattr rule; nothing is installed).
+RULE_PROBE_BOOT = "file-imasig"
+RULE_FUNCS = ["FILE_CHECK", "PATH_CHECK", "MODULE_CHECK", "KEXEC_KERNEL_CHECK", "KEXEC_INITRAMFS_CHECK",
+              "FIRMWARE_CHECK", "FILE_MMAP", "MMAP_CHECK", "MMAP_CHECK_REQPROT", "BPRM_CHECK", "CREDS_CHECK",
+              "POLICY_CHECK", "KEXEC_CMDLINE", "KEY_CHECK", "CRITICAL_DATA", "SETXATTR_CHECK"]
+RULE_TYPES = ["imasig", "sigv3", "imasig|modsig"]
 # The template of each boot (ima_template=): ima-sig, and ima-sigv2 (d-ngv2|n-ng|sig) for one.
 TEMPLATES = {"file-imasig-sigv2": "ima-sigv2"}
 
@@ -195,6 +204,10 @@ while read -r fs f; do
   dmesg -c | while IFS= read -r l; do echo "MSC-LOG $t $l"; done
   [ -d $IMA ] && echo "MSC-IMA-SIZE $t $(wc -c < $IMA/binary_runtime_measurements)"
 done < /files/list
+if [ -f /etc/rule-probe ]; then
+  /bin/msc-xattr rule /etc/rule-probe | while IFS= read -r l; do echo "MSC-RULE $l"; done
+  dmesg -c >/dev/null
+fi
 if [ -d $IMA ]; then
   echo MSC-IMA-BEGIN
   base64 $IMA/binary_runtime_measurements

@@ -15,7 +15,8 @@ import subprocess
 import time
 
 from .common import HERE, die, log, run, static_helper
-from .cases_ima_files import FILES_INIT, FILESYSTEMS, IMA_KEYS, POLICIES, TEMPLATES, Signer, file_cases
+from .cases_ima_files import (FILES_INIT, FILESYSTEMS, IMA_KEYS, POLICIES, RULE_FUNCS, RULE_PROBE_BOOT, RULE_TYPES,
+                              TEMPLATES, Signer, file_cases)
 from .predict import ima_records
 from .qemu import boot, cpio_newc, serial_lines
 
@@ -65,9 +66,10 @@ def initramfs(path, work, entries, kernel):
 
 def parse(path):
     """Lines of a files boot: {"files": {tag: line}, "setx": {path: line}, "logs": {tag: [..]},
-    "sizes": [(tag, n)], "list": bytes, "mounts", "addkey", "keys", "policy", "fit", "stat"}."""
+    "sizes": [(tag, n)], "list": bytes, "mounts", "addkey", "keys", "policy", "fit", "stat",
+    "rules": {rule: "0" or errno name}}."""
     out = {"files": {}, "setx": {}, "logs": {}, "sizes": [], "list": b"", "mounts": {}, "addkey": [],
-           "keys": [], "policy": [], "fit": {}, "stat": {}, "release": None, "done": False, "errors": []}
+           "keys": [], "policy": [], "fit": {}, "stat": {}, "rules": {}, "release": None, "done": False, "errors": []}
     lines, blob = serial_lines(path)
     if blob is not None:
         out["list"] = blob
@@ -96,6 +98,12 @@ def parse(path):
             out["policy"].append(line[11:])
         elif k == "MSC-ERROR":
             out["errors"].append(line[10:])
+        elif k == "MSC-RULE" and len(w) == 3:  # "MSC-RULE OK <rule>" or "MSC-RULE ERR <errno> <rule>"
+            if w[1] == "OK":
+                out["rules"][w[2]] = "0"
+            elif " " in w[2]:
+                errno_name, rule = w[2].split(" ", 1)
+                out["rules"][rule] = errno_name
         elif k == "MSC-FIT" and len(w) == 3:
             out["fit"][w[1]] = w[2]
         elif k == "MSC-STAT" and len(w) == 3:
@@ -210,6 +218,8 @@ def run_files(kernel, args, modsign, openssl):
             drives.append(img)
             disks += "LABEL=%s %s %s\n" % (fs, fs, DISKS[fs][1])
         entries.append(("etc/disks", 0o100644, disks.encode(), 0, 0))
+        if pname == RULE_PROBE_BOOT:
+            entries.append(("etc/rule-probe", 0o100644, "".join(r + "\n" for r in probe_rules()).encode(), 0, 0))
         initrd = os.path.join(bdir, "initramfs.cpio")
         initramfs(initrd, work, entries, kernel)
         serial = os.path.join(bdir, "serial.log")
@@ -225,9 +235,38 @@ def run_files(kernel, args, modsign, openssl):
             if os.path.exists(img):
                 os.unlink(img)
         rows += files_rows(modsign, bdir, pname, atype, certs, meta, g, template, func, arch)
+        if pname == RULE_PROBE_BOOT:
+            rows += rule_rows(modsign, os.path.join(bdir, "files", "%02d-%s" % (1, cases[0][0])), g["rules"])
         boots.append({"policy": pname, "release": g["release"], "mounts": g["mounts"], "addkey": g["addkey"],
                       "policy_lines": g["policy"], "keys": g["keys"]})
     return rows, boots, t_boot
+
+
+def probe_rules():
+    return ["appraise func=%s appraise_type=%s" % (f, t) for f in RULE_FUNCS for t in RULE_TYPES]
+
+
+def rule_rows(modsign, path, got):
+    """Rows of the policy-rule probe: the kernel's write(2) result for each rule against
+    `modsign ima verify --func F --appraise-type T`'s policy_errno (any file: the rule is
+    judged before the file)."""
+    pred = {}
+    for f in RULE_FUNCS:
+        cmd = [modsign, "ima", "verify", "--kernel", KERNEL_PROFILE, "--json", "--func", f]
+        for t in RULE_TYPES:
+            cmd += ["--appraise-type", t]
+        p = subprocess.run(cmd + [path], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for j in map(json.loads, p.stdout.decode().splitlines()):
+            pred["appraise func=%s appraise_type=%s" % (f, j["appraise_type"])] = j
+    rows = []
+    for rule in probe_rules():
+        k = got.get(rule, "no result")
+        j = pred.get(rule)
+        m = "no prediction" if j is None else (j["policy_errno"] or "0")
+        rows.append({"case": "rule " + rule, "desc": "written alone to the IMA policy file", "kernel": k, "taint": "",
+                     "insmod": "", "log": [], "modsign": m, "reason": j["reason"] if j and j["policy_errno"] else "",
+                     "agree": k == m})
+    return rows
 
 
 def files_rows(modsign, bdir, pname, atype, certs, meta, g, template, func, arch=None):
