@@ -27,7 +27,8 @@ KexecVerdict kexec_verdict(ByteView image, const TrustStore& trust, const TrustS
   return module::kexec_file_check(image, impl_of(trust).keyring,
                                   platform && options.platform_keyring ? &impl_of(*platform).keyring : nullptr,
                                   api::to_model(profile), options.sig_force && kexec_sig_force_supported(options.arch),
-                                  api::backend_named(options.backend), options.arch);
+                                  api::backend_named(options.backend), options.arch,
+                                  options.five_level_paging && options.arch == KexecArch::x86_64);
 }
 
 KexecVerdict kexec_verdict_file(const std::string& path, const TrustStore& trust, const TrustStore* platform,

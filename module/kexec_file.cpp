@@ -70,8 +70,8 @@ Result<KexecOptions> kexec_options_of(const KernelConfig& config) {
 }
 
 KexecVerdict kexec_file_check(ByteView image, const cms::Keyring& secondary, const cms::Keyring* platform,
-                              const cms::KernelModel& profile, bool sig_force, crypto::Backend backend,
-                              KexecArch arch) {
+                              const cms::KernelModel& profile, bool sig_force, crypto::Backend backend, KexecArch arch,
+                              bool five_level_paging) {
   KexecVerdict v;
   // kimage_file_prepare_segments reads the image with kernel_read_file_from_fd first: an
   // empty file is EINVAL before any loader probes it.
@@ -83,7 +83,7 @@ KexecVerdict kexec_file_check(ByteView image, const cms::Keyring& secondary, con
   }
   // arch_kexec_kernel_image_probe comes first: an image no loader takes is never checked.
   // kexec_image_probe_default returns the (only) loader's own error.
-  if (auto st = arch == KexecArch::arm64 ? arm64_image_probe(image) : bzimage64_probe(image); !st) {
+  if (auto st = arch == KexecArch::arm64 ? arm64_image_probe(image) : bzimage64_probe(image, five_level_paging); !st) {
     v.outcome = KexecOutcome::refused;
     v.err = v.load_errno = st.error().code;
     v.reason = st.error().message;

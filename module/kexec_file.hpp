@@ -16,7 +16,8 @@ using KexecVerdict = modsign::KexecVerdict;
 /// the probe of `arch`'s loader (bzImage64_probe, arm64's image_probe), then
 /// kimage_validate_signature() with kexec_kernel_verify_pe_sig()
 /// (`secondary`, then `platform` on ENOKEY when it is not nullptr).  `sig_force` is
-/// CONFIG_KEXEC_SIG_FORCE, profile.lockdown LOCKDOWN_KEXEC.  Outcomes as kexec_verdict()
+/// CONFIG_KEXEC_SIG_FORCE, profile.lockdown LOCKDOWN_KEXEC, `five_level_paging` the x86-64
+/// machine's paging mode (bzimage64_probe).  Outcomes as kexec_verdict()
 /// in include/modsign/kexec.hpp.
 /// CONFIG_KEXEC_SIG_FORCE's dependency ARCH_SUPPORTS_KEXEC_SIG_FORCE (kernel/Kconfig.kexec):
 /// selected by arch/x86/Kconfig alone.
@@ -30,6 +31,6 @@ Result<KexecOptions> kexec_options_of(const KernelConfig& config);
 
 KexecVerdict kexec_file_check(ByteView image, const cms::Keyring& secondary, const cms::Keyring* platform,
                               const cms::KernelModel& profile, bool sig_force, crypto::Backend backend,
-                              KexecArch arch = KexecArch::x86_64);
+                              KexecArch arch = KexecArch::x86_64, bool five_level_paging = false);
 
 }  // namespace modsign::module

@@ -268,6 +268,54 @@ TEST(ApiKexec, ProbeAndParseErrors) {
   EXPECT_EQ(with("wrapper-too-long", [&](Bytes& c) { c[table + 3] = 0x7f; }).load_errno, KErr::elibbad);
 }
 
+// bzImage64_probe's XLF_5LEVEL check, which the real kernels under qemu's "max" CPU (LA57)
+// make: an image without the flag is ENOEXEC there (kexec-probe-no-xlf-5level in the
+// conformance cases), and is checked for its signature on a 4-level machine.
+TEST(ApiKexec, FiveLevelPagingRefusesAnImageWithoutXlf5Level) {
+  NEED_IMAGES();
+  const TrustStore builtin = trust({im.builtin});
+  const TrustStore test_key = trust({test::source_dir() + "/tests/kernel/keys/rsa.cert.pem"});
+  const test::TempDir d;
+  Bytes b = test::slurp(im.test_rsa);
+  ASSERT_EQ(b[0x236] & 0x20, 0x20);  // Debian's image has XLF_5LEVEL
+  b[0x236] = static_cast<std::uint8_t>(b[0x236] & ~0x20);
+  test::spit(d / "no5level", b);
+  KexecOptions o;
+  o.sig_force = true;
+  const KernelProfile v6 = *KernelProfile::parse("v6");
+  auto v = kexec_verdict_file(d / "no5level", test_key, nullptr, v6, o);
+  EXPECT_EQ(v.load_errno, KErr::ekeyrejected);  // 4-level: probed, then the digest no longer matches
+  EXPECT_EQ(v.sig_errno, KErr::ekeyrejected);
+  o.five_level_paging = true;
+  v = kexec_verdict_file(d / "no5level", test_key, nullptr, v6, o);
+  EXPECT_EQ(v.outcome, KexecOutcome::refused);
+  EXPECT_EQ(v.load_errno, KErr::enoexec);
+  EXPECT_EQ(v.sig_errno, KErr::none);  // never checked
+  EXPECT_EQ(v.reason, "kexec-bzImage64: bzImage cannot handle 5-level paging mode.");
+  // An image with the flag is checked as before on a 5-level machine.
+  EXPECT_EQ(kexec_verdict_file(im.test_rsa, test_key, nullptr, v6, o).outcome, KexecOutcome::loads);
+  // arm64's loader does not look at the paging mode: the library ignores the option there.
+  o.arch = KexecArch::arm64;
+  EXPECT_EQ(kexec_verdict_file(d / "no5level", builtin, nullptr, v6, o).load_errno, KErr::einval);
+  // The CLI: the option, its label, and a usage error with another architecture.
+  const std::string M = test::modsign_cli() + " verify --usage kexec --kernel v6 --kexec-sig-force --keyring " +
+                        q(test::source_dir() + "/tests/kernel/keys/rsa.cert.pem");
+  auto r = test::run(M + " --kexec-5level-paging --json " + q(d / "no5level"));
+  EXPECT_EQ(r.status, 1);
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["load_errno"], "ENOEXEC");
+  EXPECT_EQ(j["profile"], "v6+kexec-sig-force+5level");
+  r = test::run(test::modsign_cli() + " verify --usage kexec --kexec-5level-paging --kexec-arch arm64 " +
+                q(d / "no5level"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err,
+            "modsign: --kexec-5level-paging: only the x86-64 loader (bzImage64_probe) checks the paging mode; an "
+            "arm64 image is probed by another loader\n");
+  r = test::run(test::modsign_cli() + " verify --kexec-5level-paging " + q(d / "no5level"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "modsign: --kexec-5level-paging requires --usage kexec\n");
+}
+
 TEST(CliKexec, VerifyUsageKexec) {
   NEED_IMAGES();
   const std::string M = test::modsign_cli() + " verify --usage kexec --kernel v6 --keyring " + q(im.builtin);

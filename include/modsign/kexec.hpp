@@ -60,6 +60,12 @@ struct KexecOptions {
   /// against the platform keyring (kexec_verdict()'s `platform`); without it `platform` is
   /// never consulted.
   bool platform_keyring = true;
+  /// x86-64 only: the running kernel uses 5-level page tables (pgtable_l5_enabled(): a CPU
+  /// with LA57, as qemu's "max" CPU and recent server CPUs have, and no `no5lvl` on the
+  /// command line; /proc/cpuinfo then lists the flag la57).  bzImage64_probe() then refuses
+  /// an image without XLF_5LEVEL in xloadflags with ENOEXEC.  Not in a kernel's
+  /// configuration: kexec_options_of() leaves it false (4-level paging).
+  bool five_level_paging = false;
   /// Verification backend for ML-DSA, as PredictOptions::backend ("auto", "openssl", "botan").
   std::string backend = "auto";
 };

@@ -86,6 +86,8 @@ def probe_cases(signed, arch):
          _poke(signed, 0x236, lambda v: v & ~0x01, 2)),
         ("probe-no-xlf-above-4g", "the signed image, XLF_CAN_BE_LOADED_ABOVE_4G cleared in xloadflags",
          _poke(signed, 0x236, lambda v: v & ~0x02, 2)),
+        ("probe-no-xlf-5level", "the signed image, XLF_5LEVEL cleared in xloadflags",
+         _poke(signed, 0x236, lambda v: v & ~0x20, 2)),
     ]
 
 
@@ -148,6 +150,9 @@ def kexec_predict(modsign, profile, flags, keyring, paths, blacklist, sig_force,
     """modsign verify --usage kexec --json [--kexec-arch ARCH]: {case: json}."""
     cmd = [modsign, "verify", "--usage", "kexec", "--kernel", profile, "--json"]
     cmd += ["--kexec-arch", arch] if arch else []
+    # qemu's x86 "max" CPU has LA57 and every x86 kernel here runs 5-level page tables on it
+    # (the probe-no-xlf-5level case shows it: "bzImage cannot handle 5-level paging mode").
+    cmd += [] if arch else ["--kexec-5level-paging"]
     cmd += [f for f in flags if f == "--lockdown"]
     if sig_force:
         cmd.append("--kexec-sig-force")

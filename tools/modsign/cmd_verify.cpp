@@ -74,6 +74,7 @@ struct VerifyArgs {
   KernelBuildOptions kernel_build;  // --kernel-build / --kernel-config: the profile from that kernel
   std::string usage = "module";
   bool kexec_sig_force = false;
+  bool kexec_5level = false;              ///< --kexec-5level-paging (KexecOptions::five_level_paging)
   std::string kexec_arch;                 ///< --kexec-arch (KexecOptions::arch); "": x86_64 or the --kernel-config's
   std::string module_decompress;          ///< --module-decompress (KernelProfile::module_decompress)
   std::vector<std::string> platform;      ///< --platform-keyring
@@ -126,6 +127,12 @@ int kexec_setup(const VerifyArgs& a, std::optional<KernelProfile>& profile, Kexe
                      "loads an image whose check failed unless locked down (--lockdown)");
     return kExitUsage;
   }
+  if (a.kexec_5level && ko.arch != KexecArch::x86_64) {
+    complain("", "--kexec-5level-paging: only the x86-64 loader (bzImage64_probe) checks the paging mode; an " +
+                     std::string(kexec_arch_name(ko.arch)) + " image is probed by another loader");
+    return kExitUsage;
+  }
+  ko.five_level_paging = a.kexec_5level;
   if (!a.platform.empty() && !ko.platform_keyring) {
     complain("", "--platform-keyring: " + kconfig->source +
                      " has no CONFIG_INTEGRITY_PLATFORM_KEYRING: kexec_file_load never consults a platform keyring");
@@ -185,8 +192,9 @@ int cmd_verify_kexec(const VerifyArgs& a) {
 
 int cmd_verify(const VerifyArgs& a) {
   if (a.usage == "kexec") return cmd_verify_kexec(a);
-  if (a.kexec_sig_force || !a.platform.empty() || !a.kexec_arch.empty()) {
+  if (a.kexec_sig_force || a.kexec_5level || !a.platform.empty() || !a.kexec_arch.empty()) {
     complain("", std::string(a.kexec_sig_force     ? "--kexec-sig-force"
+                             : a.kexec_5level      ? "--kexec-5level-paging"
                              : !a.platform.empty() ? "--platform-keyring"
                                                    : "--kexec-arch") +
                      " requires --usage kexec");
@@ -320,6 +328,9 @@ Runner setup_verify(CLI::App& c) {
       ->check(CLI::IsMember({"none", "gzip", "xz", "zstd"}));
   add_kernel_lacks_option(&c, a->kernel_lacks, true);
   c.add_flag("--kexec-sig-force", a->kexec_sig_force, "CONFIG_KEXEC_SIG_FORCE=y (with --usage kexec)");
+  c.add_flag("--kexec-5level-paging", a->kexec_5level,
+             "the x86-64 machine runs 5-level page tables (a CPU with LA57: /proc/cpuinfo lists la57), so an image "
+             "without XLF_5LEVEL is refused with ENOEXEC (with --usage kexec); default 4-level");
   c.add_option("--kexec-arch", a->kexec_arch,
                "the kernel's architecture, whose loader probes the image (with --usage kexec): x86_64 (bzImage) or "
                "arm64 (Image); default x86_64, or the --kernel-build/--kernel-config's")

@@ -102,7 +102,7 @@ nlohmann::json no_verdict_json(const std::string& path, const KernelProfile& pro
 
 std::string kexec_label(const KernelProfile& profile, const KexecOptions& ko) {
   return profile.label() + (ko.arch != KexecArch::x86_64 ? "+" + std::string(kexec_arch_name(ko.arch)) : "") +
-         (ko.sig_force ? "+kexec-sig-force" : "");
+         (ko.sig_force ? "+kexec-sig-force" : "") + (ko.five_level_paging ? "+5level" : "");
 }
 
 nlohmann::json to_json(const KexecVerdict* v, const std::string& path, const KernelProfile& profile,

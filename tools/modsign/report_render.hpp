@@ -27,7 +27,7 @@ nlohmann::json no_verdict_json(const std::string& path, const KernelProfile& pro
                                const std::string& reason);
 
 /// verify --usage kexec: the kernel predicted, profile.label() with the kexec switches that
-/// change a verdict: "+arm64" (an arch other than x86_64), "+kexec-sig-force".
+/// change a verdict: "+arm64" (an arch other than x86_64), "+kexec-sig-force", "+5level".
 std::string kexec_label(const KernelProfile& profile, const KexecOptions& ko);
 /// verify --usage kexec: an image's verdict, or (`v` nullptr) the `error` that stopped it,
 /// with the same keys: path, kernel, profile (kexec_label()), usage, arch, outcome ("error"),
