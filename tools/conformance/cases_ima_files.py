@@ -164,6 +164,22 @@ def file_cases(s, exe=None):
         lambda data: (lambda x: (x[:1] + b"\x04" + x[2:], data))(s.xattr("mldsa65", data, version=3)))
     add("digest-ng", "security.ima holds a SHA-256 hash (IMA_XATTR_DIGEST_NG), no signature",
         lambda data: (bytes([4, 4]) + hashlib.sha256(data).digest(), data))
+    # Every other value type setxattr takes (below IMA_XATTR_LAST) and the signature versions
+    # integrity_digsig_verify does not check (issue 25: xattr_verify's and ima_get_hash_algo's
+    # other branches).
+    for v in (0, 1):
+        add("version-%d" % v, "RSA v2 signature with version byte %d" % v,
+            lambda data, v=v: (lambda x: (x[:1] + bytes([v]) + x[2:], data))(s.xattr("rsa", data)))
+    add("digest-old-sha1", "security.ima type 0x01 (IMA_XATTR_DIGEST) with the file's SHA-1, 21 bytes",
+        lambda data: (b"\x01" + hashlib.sha1(data).digest(), data))
+    add("digest-old-md5", "security.ima type 0x01 with the file's MD5 in 17 bytes",
+        lambda data: (b"\x01" + hashlib.md5(data).digest(), data))
+    add("type-0", "security.ima type 0x00 and a SHA-256 hash", lambda data: (b"\x00\x04" + hashlib.sha256(data).digest(), data))
+    add("evm-hmac", "security.ima type 0x02 (EVM_XATTR_HMAC), 20 bytes", lambda data: (b"\x02" + bytes(20), data))
+    add("evm-portable", "security.ima type 0x05 (EVM_XATTR_PORTABLE_DIGSIG) holding an RSA v2 signature's body",
+        lambda data: (lambda x: (b"\x05" + x[1:], data))(s.xattr("rsa", data)))
+    add("verity-sig", "security.ima type 0x06 (IMA_VERITY_DIGSIG) holding an RSA v3 signature's body",
+        lambda data: (lambda x: (b"\x06" + x[1:], data))(s.xattr("rsa", data, version=3)))
     add("no-xattr", "no security.ima", lambda data: (None, data))
     return cases
 
