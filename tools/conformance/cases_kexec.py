@@ -91,6 +91,52 @@ def probe_cases(signed, arch):
     ]
 
 
+def _pe(data):
+    """(offset of the PE signature, offset of the optional header, offset of the section table,
+    number of sections) of a PE image."""
+    pe = int.from_bytes(data[0x3c:0x40], "little")
+    nsec = int.from_bytes(data[pe + 6:pe + 8], "little")
+    opt_size = int.from_bytes(data[pe + 20:pe + 22], "little")
+    return pe, pe + 24, pe + 24 + opt_size, nsec
+
+
+def pe_cases(signed):
+    """verify_pefile's checks one at a time on the signed image (issue 25: pefile_parse_binary,
+    pefile_strip_sig_wrapper): the optional header's magic, the Certificate Table's size and
+    the WIN_CERTIFICATE wrapper's fields."""
+    _, opt, _, _ = _pe(signed)
+    off, size = _cert_table(signed)
+    dd = opt + 112 + 4 * 8  # the Certificate Table's data directory entry (PE32+)
+    return [
+        ("pe-magic-pe32", "the signed image, optional header magic 0x10b (PE32)", _poke(signed, opt, lambda v: 0x10b, 2)),
+        ("pe-magic-unknown", "the signed image, optional header magic 0x0000", _poke(signed, opt, lambda v: 0, 2)),
+        ("cert-table-size-7", "the signed image, Certificate Table size 7", _poke(signed, dd + 4, lambda v: 7, 4)),
+        ("wrapper-length-too-big", "the signed image, WIN_CERTIFICATE dwLength past the table",
+         _poke(signed, off, lambda v: size + 8, 4)),
+        ("wrapper-length-9", "the signed image, WIN_CERTIFICATE dwLength 9", _poke(signed, off, lambda v: 9, 4)),
+        ("wrapper-type-1", "the signed image, WIN_CERTIFICATE wCertificateType 1 (X.509)",
+         _poke(signed, off + 6, lambda v: 1, 2)),
+        ("pkcs7-not-sequence", "the signed image, the PKCS#7's first byte 0x31", _poke(signed, off + 8, lambda v: 0x31)),
+        ("pkcs7-short-length", "the signed image, the PKCS#7's length in short form (0x7f)",
+         _poke(signed, off + 9, lambda v: 0x7f)),
+        ("pkcs7-length-0x81", "the signed image, the PKCS#7's length form 0x81", _poke(signed, off + 9, lambda v: 0x81)),
+    ]
+
+
+def section_cases(rsa):
+    """The re-signed test-rsa image with its section table edited after signing: the digest
+    (pefile_digest_pe_contents sorts the sections, skips empty ones) no longer matches."""
+    _, _, sec, nsec = _pe(rsa)
+    if nsec < 2:
+        return []
+    d = bytearray(rsa)
+    d[sec:sec + 40], d[sec + 40:sec + 80] = rsa[sec + 40:sec + 80], rsa[sec:sec + 40]
+    return [("test-rsa-sections-swapped", "re-signed with the RSA test key, its first two section headers swapped",
+             bytes(d)),
+            ("test-rsa-section-empty", "re-signed with the RSA test key, SizeOfRawData of its first section 0",
+             _poke(rsa, sec + 16, lambda v: 0, 4))]
+
+
 def kexec_cases(work, vmlinuz, test_keys, arch=None):
     """[(name, description, bytes)] for one kernel (arch: the image's, None for x86_64)."""
     for t in ("sbattach", "sbsign"):
@@ -122,13 +168,14 @@ def kexec_cases(work, vmlinuz, test_keys, arch=None):
         ("unknown-key", "re-signed (sbsign) with a key no keyring holds", sign(ukey, ucert)),
         ("wrapper-revision-1.0", "Debian's signed image, WIN_CERTIFICATE wRevision 0x0100", _revision(signed)),
     ]
-    cases += probe_cases(signed, arch)
+    cases += probe_cases(signed, arch) + pe_cases(signed)
     if test_keys:
         rsa = sign(os.path.join(KEYS, "rsa.key.pem"), os.path.join(KEYS, "rsa.cert.pem"))
         cases += [
             ("test-rsa", "re-signed with the trusted RSA test key", rsa),
             ("test-rsa-flipped-byte", "the same, one byte flipped after signing", _flip(rsa)),
             ("test-rsa-appended", "the same, 8 bytes appended after the Certificate Table", rsa + b"\0" * 8),
+        ] + section_cases(rsa) + [
             ("blacklisted-signer", "re-signed with blacklisted-rsa (trusted, its tbs: listed)",
              sign(os.path.join(KEYS, "blacklisted-rsa.key.pem"), os.path.join(KEYS, "blacklisted-rsa.cert.pem"))),
         ]
