@@ -42,8 +42,12 @@ Status x509_note_sig_algo(ByteView o, const KernelModel& profile) {
   auto ka = crypto::key_algo_by_signature_oid(o, &ecdsa);
   const bool mldsa_sig = ka && crypto::is_ml_dsa(*ka);
   static constexpr std::uint8_t rsa_sha3_prefix[] = {0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03};
+  // id-rsassa-pkcs1-v1_5-with-sha3-256/384/512 (2.16.840.1.101.3.4.3.14-16): the registry has
+  // no SHA3-224 signature OID (.13, nor ECDSA's .9), so those are ENOPKG.  Found by the
+  // grammar generator (rsa-embedded-akid:x509:AlgorithmIdentifier.algorithm.oid-2.16.840.1.
+  // 101.3.4.3.13: the built 7.2.13 loads tainted where modsign refused EINVAL).
   const bool rsa_sha3 =
-      o.size() == 9 && std::equal(rsa_sha3_prefix, rsa_sha3_prefix + 8, o.begin()) && o[8] >= 0x0d && o[8] <= 0x10;
+      o.size() == 9 && std::equal(rsa_sha3_prefix, rsa_sha3_prefix + 8, o.begin()) && o[8] >= 0x0e && o[8] <= 0x10;
   const bool rsa_pkcs1 = crypto::signature_hash_of(o).has_value() && !ecdsa;
   // id-ecdsa-with-sha3-* (2.16.840.1.101.3.4.3.10-12), as rsa_sha3 above.
   const bool ecdsa_sha3 = ecdsa && o.size() == 9 && std::equal(rsa_sha3_prefix, rsa_sha3_prefix + 8, o.begin()) &&

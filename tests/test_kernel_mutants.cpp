@@ -451,6 +451,23 @@ TEST(KernelMutants, Sm2WithSm3KnownTo61Only) {
   EXPECT_EQ(parse(der, KernelModel::v7_0()), KErr::enopkg);
 }
 
+// rsa-embedded-akid:x509:AlgorithmIdentifier.algorithm.oid-2.16.840.1.101.3.4.3.13 (the
+// grammar generator, session 23): x509_note_sig_algo knows RSA and ECDSA with SHA3-256, -384
+// and -512 only; SHA3-224 (.13 RSA, .9 ECDSA) in tbsCertificate.signature is unsupported
+// (ENOPKG: the module loads tainted on the built 7.2.13), not a mismatch of the two
+// identifiers (EINVAL, what modsign said).
+TEST(KernelMutants, Sha3_224CertificateSignatureAlgorithmsAreUnsupported) {
+  auto sha3 = [](std::uint8_t last) { return oid_bytes({0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03, last}); };
+  auto tbs_alg = [&](std::uint8_t last) {
+    return [&, last](Node& c) { c.kids.at(0).kids.at(2).kids = {Node{asn1::kOid, sha3(last)}}; };
+  };
+  EXPECT_EQ(parse(with_cert(KeyAlgo::rsa, tbs_alg(0x0d))), KErr::enopkg);         // RSA with SHA3-224
+  EXPECT_EQ(parse(with_cert(KeyAlgo::ecdsa_p384, tbs_alg(0x09))), KErr::enopkg);  // ECDSA with SHA3-224
+  // SHA3-384 is known: the outer identifier then differs (EINVAL).
+  EXPECT_EQ(parse(with_cert(KeyAlgo::rsa, tbs_alg(0x0f))), KErr::einval);
+  EXPECT_EQ(parse(with_cert(KeyAlgo::ecdsa_p384, tbs_alg(0x0b))), KErr::einval);
+}
+
 // certificate.tbs.signature.oid.oid-swap (20261207:151): x509_note_sig_algo knows GOST
 // R 34.10-2012 with Streebog-256/512 ("ecrdsa").  In tbsCertificate.signature alone the two
 // identifiers differ (EINVAL); in both, x509_get_sig_params needs Streebog: a kernel without
