@@ -14,6 +14,7 @@ The changes, per element:
 - OPTIONAL fields: a present one removed, an absent one added (a minimal value of its type);
 - OBJECT IDENTIFIERs: each other OID of the field's role (OID_ROLES: content types, digests,
   signature and key algorithms, attributes, extensions, name attributes);
+- times (UTCTime, GeneralizedTime): each value of TIMES, one rule of x509_decode_time each;
 - CHOICEs: each other alternative (the same content under the other tag where the grammar
   has both SET and SEQUENCE forms; a minimal value otherwise);
 - SET OF / SEQUENCE OF: the first element twice, no element at all.
@@ -297,7 +298,19 @@ OID_ROLES = {"pkcs7:PKCS7ContentInfo.contentType": "content", "pkcs7:ContentInfo
              "x509:Extension.extnid": "extension", "x509:AttributeValueAssertion.attributeType": "name",
              "pkcs7:AttributeValueAssertion.attributeType": "name"}
 MORE_OIDS = {"extension": ["2.5.29.14", "2.5.29.15", "2.5.29.19", "2.5.29.35", "2.5.29.37", "1.2.3.4"],
-             "name": ["2.5.4.3", "2.5.4.10", "1.2.840.113549.1.9.1", "2.5.4.6"]}
+             "name": ["2.5.4.3", "2.5.4.10", "1.2.840.113549.1.9.1", "2.5.4.6"],
+             # x509_note_sig_algo's SHA3 signatures the mutator's list lacks: ECDSA with
+             # SHA3-224/384/512, RSA with SHA3-224/384.
+             "signature": ["2.16.840.1.101.3.4.3.9", "2.16.840.1.101.3.4.3.11", "2.16.840.1.101.3.4.3.12",
+                           "2.16.840.1.101.3.4.3.13", "2.16.840.1.101.3.4.3.15"]}
+# x509_decode_time's rules, one value each (a UTCTime or GeneralizedTime element gets every
+# value of its own type): a short form, no Z, a fraction, each field out of range, 29
+# February in a leap and a common year, and the century rules.
+TIMES = {0x17: ["2601010000Z", "260101000000", "260101000000+0100", "261301000000Z", "260001000000Z",
+                "260100000000Z", "260132000000Z", "260229000000Z", "240229000000Z", "260101240000Z",
+                "260101236000Z", "260101235960Z", "500101000000Z", "491231235959Z"],
+         0x18: ["20260101000000", "20260101000000.5Z", "202601010000Z", "21000229000000Z", "20000229000000Z",
+                "19500101000000Z", "20491231235959Z", "99991231235959Z", "00000101000000Z", "20261301000000Z"]}
 
 
 def oid_changes(label, node):
@@ -323,6 +336,9 @@ def grammar_changes(g, item, tree):
     if kind == "element":
         for name, fn in oid_changes(label, at(tree, path)):
             out.append((name, lambda t, fn=fn: _set(t, path, fn(at(t, path)))))
+    if kind == "element" and at(tree, path).tag in TIMES:
+        for v in TIMES[at(tree, path).tag]:
+            out.append(("time-" + v, lambda t, v=v: _set(t, path, _with(at(t, path), val=v.encode()))))
     if kind in ("element", "any") and f.optional:
         out.append(("drop", lambda t: _drop(t, path)))
     if kind == "absent":
