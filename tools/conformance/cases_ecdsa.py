@@ -4,7 +4,7 @@ where the kernel decodes one: a SignerInfo's signature and an embedded certifica
 self-signature.  The kernel decodes it with its BER decoder and ecdsa_get_signature_rs
 (crypto/ecdsa-x962.c), then checks 0 < r, s < n (crypto/ecdsa.c _ecdsa_verify); modsign
 mirrors both in cms/ecdsa_x962 and cms/ecdsa."""
-from .der import Node, enc_len, parse
+from .der import Node, enc_len, oid, parse
 from .cases_common import embed_certs
 
 # Base point orders (FIPS 186-5 / SEC 2) by bytes per coordinate as the kernel holds them.
@@ -132,6 +132,28 @@ def cert_cases(c, prefix, key="ecdsa"):
     return cases
 
 
+CURVES = [("p192", "1.2.840.10045.3.1.1"), ("p256", "1.2.840.10045.3.1.7"), ("p521", "1.3.132.0.35"),
+          ("secp256k1", "1.3.132.0.10")]
+
+
+def curve_cases(c, key="ecdsa"):
+    """The test P-384 certificate embedded with its subjectPublicKeyInfo's namedCurve changed
+    (x509_extract_key_data's curves, and one it does not know), in a message that key signed."""
+    cases = []
+    for name, curve in CURVES:
+        def f(curve=curve):
+            cert = c.cert_node(key)
+            tbs = cert.kids[0]
+            spki = tbs.kids[6 if tbs.kids[0].tag == 0xa0 else 5]
+            spki.kids[0].kids[1] = oid(curve)
+            p = c.p7(key, deterministic=True)
+            embed_certs(p, [cert])
+            return c.mod(p)
+        cases.append(("ecdsa-cert-curve-" + name, "test ECDSA P-384 certificate embedded, its key's namedCurve %s (%s)"
+                      % (name, curve), f))
+    return cases
+
+
 def mldsa_kernel_ecdsa_cases(c):
     """Both places on the built kernels, which trust the test ECDSA P-384 key: its SignerInfo
     with the certificate embedded (pkcs7_verify_one passes the errno on) and without (the
@@ -145,4 +167,4 @@ def mldsa_kernel_ecdsa_cases(c):
         return c.p7("ecdsa", deterministic=True), c.mod
     return (signerinfo_cases(embedded, "ecdsa-sig-embedded", "test ECDSA P-384 signer, certificate embedded") +
             signerinfo_cases(bare, "ecdsa-sig", "test ECDSA P-384 signer") +
-            cert_cases(c, "ecdsa-cert-sig"))
+            cert_cases(c, "ecdsa-cert-sig") + curve_cases(c))

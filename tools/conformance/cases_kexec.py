@@ -168,14 +168,16 @@ def kexec_cases(work, vmlinuz, test_keys, arch=None):
         ("unknown-key", "re-signed (sbsign) with a key no keyring holds", sign(ukey, ucert)),
         ("wrapper-revision-1.0", "Debian's signed image, WIN_CERTIFICATE wRevision 0x0100", _revision(signed)),
     ]
-    cases += probe_cases(signed, arch) + pe_cases(signed)
+    # verify_pefile's checks are the same code on both architectures: on x86 only, as every
+    # case is a copy of the image in the initramfs (arm64's uncompressed Image is ~40 MB).
+    cases += probe_cases(signed, arch) + (pe_cases(signed) if arch is None else [])
     if test_keys:
         rsa = sign(os.path.join(KEYS, "rsa.key.pem"), os.path.join(KEYS, "rsa.cert.pem"))
         cases += [
             ("test-rsa", "re-signed with the trusted RSA test key", rsa),
             ("test-rsa-flipped-byte", "the same, one byte flipped after signing", _flip(rsa)),
             ("test-rsa-appended", "the same, 8 bytes appended after the Certificate Table", rsa + b"\0" * 8),
-        ] + section_cases(rsa) + [
+        ] + (section_cases(rsa) if arch is None else []) + [
             ("blacklisted-signer", "re-signed with blacklisted-rsa (trusted, its tbs: listed)",
              sign(os.path.join(KEYS, "blacklisted-rsa.key.pem"), os.path.join(KEYS, "blacklisted-rsa.cert.pem"))),
         ]
