@@ -437,6 +437,29 @@ TEST(CliKexec, KernelConfigAndModuleOnlyOptions) {
     EXPECT_EQ(r.err, "modsign: " + opt.substr(0, opt.find(' ')) + " does not apply to --usage kexec\n") << opt;
     EXPECT_EQ(r.out, "");
   }
+  // -r with no image names -r, not the missing images (session 23's trial).
+  r = test::run(test::modsign_cli() + " verify --usage kexec -r " + q(d.path()));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "modsign: -r does not apply to --usage kexec\n");
+  // A configuration's module-loading switches (CONFIG_MODULE_SIG_FORCE, the ML-DSA waiver,
+  // the decompressor) change no kexec verdict, so the label does not name them (it said
+  // "v7.0+waiver+enforce+decompress=xz" for kexec_file_load).
+  test::spit(d / "modules", base +
+                                "CONFIG_LOCALVERSION=\"\"\nCONFIG_MODULE_SIG_FORCE=y\nCONFIG_MODULE_DECOMPRESS=y\n"
+                                "CONFIG_MODULE_COMPRESS_XZ=y\nCONFIG_KEXEC_SIG_FORCE=y\n");
+  r = test::run(M + " --kernel-config " + q(d / "modules") + " --json " + q(im.signed_));
+  EXPECT_EQ(r.status, 1);
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["profile"].get<std::string>().find("enforce"), std::string::npos) << j["profile"];
+  EXPECT_EQ(j["profile"].get<std::string>().find("decompress"), std::string::npos) << j["profile"];
+  EXPECT_NE(j["profile"].get<std::string>().find("+kexec-sig-force"), std::string::npos) << j["profile"];
+  // With no key at all, the note names --platform-keyring too.
+  r = test::run(test::modsign_cli() + " verify --usage kexec --kernel v6 " + q(im.signed_));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err,
+            "modsign: note: the keyring holds no key (give them with --keyring/--cert FILE, the .platform keyring's "
+            "with --platform-keyring; a kernel build's own key is its certs/signing_key.x509), so every signature "
+            "is predicted ENOKEY\n");
 }
 
 // A hostile review: a configuration without CONFIG_INTEGRITY_PLATFORM_KEYRING still retried

@@ -258,8 +258,8 @@ TEST_F(Batch, VerifyWithoutKeysSaysSoOnce) {
   const auto paths = make_tree(d_ / "t");
   ASSERT_EQ(test::run(sign_cmd("rsa-2048") + q(paths[0]) + " " + q(paths[1])).status, 0);
   const std::string note =
-      "modsign: note: the keyring holds no key (give them with --keyring/--cert FILE or --kernel-build DIR), so "
-      "every signature is predicted ENOKEY\n";
+      "modsign: note: the keyring holds no key (give them with --keyring/--cert FILE; a kernel build's own key is "
+      "its certs/signing_key.x509), so every signature is predicted ENOKEY\n";
   auto r = test::run(M() + " verify -q " + q(paths[0]) + " " + q(paths[1]) + " " + q(paths[2]));
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_EQ(r.err, note);

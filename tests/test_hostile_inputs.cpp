@@ -150,8 +150,9 @@ TEST_F(HostileInputs, KeyringDirectorySkipsWhatIsNotACertificate) {
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_NE(r.out.find("(ENOKEY)"), std::string::npos) << r.out;
   EXPECT_EQ(r.err, notes +
-                       "modsign: note: the keyring holds no key (give them with --keyring/--cert FILE or "
-                       "--kernel-build DIR), so every signature is predicted ENOKEY\n");
+                       "modsign: note: the keyring holds no key (give them with --keyring/--cert FILE; a "
+                       "kernel build's own key is its certs/signing_key.x509), so every signature is predicted "
+                       "ENOKEY\n");
 }
 
 // --strict: each kind of entry is an error (exit 3) naming it and why, in every command

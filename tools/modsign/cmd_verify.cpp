@@ -54,12 +54,14 @@ void print_outcome_table(const std::string& kernel, const std::vector<OutcomeRow
 }
 
 /// The note for a keyring without keys, said once at the first ENOKEY (a new user's trial:
-/// every module said ENOKEY, and nothing said why).
-void no_trusted_key_note(std::once_flag& once) {
-  std::call_once(once, [] {
-    complain("",
-             "note: the keyring holds no key (give them with --keyring/--cert FILE or --kernel-build DIR), so "
-             "every signature is predicted ENOKEY");
+/// every module said ENOKEY, and nothing said why).  --kernel-build reads no key: the build's
+/// certs/signing_key.x509 is given with --keyring like any other (session 23's trial).
+void no_trusted_key_note(std::once_flag& once, bool kexec = false) {
+  std::call_once(once, [kexec] {
+    complain("", std::string("note: the keyring holds no key (give them with --keyring/--cert FILE") +
+                     (kexec ? ", the .platform keyring's with --platform-keyring" : "") +
+                     "; a kernel build's own key is its certs/signing_key.x509), so every signature is predicted "
+                     "ENOKEY");
   });
 }
 
@@ -107,6 +109,11 @@ int kexec_setup(const VerifyArgs& a, std::optional<KernelProfile>& profile, Kexe
     }
     ko = *from;
     profile = kernel_profile_of(*kconfig);
+    // kexec_file_load knows none of module loading's switches (CONFIG_MODULE_SIG_FORCE, the
+    // ML-DSA waiver, the module decompressor): they change no verdict, so no label names them.
+    profile->set_enforce(false);
+    profile->set_waive_mldsa_authattrs(false);
+    profile->set_module_decompress("");
   } else {
     profile = public_profile(a.kernel);
   }
@@ -153,13 +160,13 @@ void report_kexec(const VerifyArgs& a, const std::string& path, const KernelProf
 
 /// --usage kexec: each IMAGE on its own, in order; exit 0 only when every image loads verified.
 int cmd_verify_kexec(const VerifyArgs& a) {
-  if (a.modules.empty()) {
-    complain("", "no kernel images given (IMAGE...)");
-    return kExitUsage;
-  }
   if (const char* opt = module_only_option(a)) {
     complain("", std::string(opt) + " does not apply to --usage kexec" +
                      (a.enforce ? " (use --kexec-sig-force for CONFIG_KEXEC_SIG_FORCE)" : ""));
+    return kExitUsage;
+  }
+  if (a.modules.empty()) {
+    complain("", "no kernel images given (IMAGE...)");
     return kExitUsage;
   }
   std::optional<KernelProfile> profile;
@@ -184,7 +191,7 @@ int cmd_verify_kexec(const VerifyArgs& a) {
       continue;
     }
     report_kexec(a, path, *profile, ko, &*g.value, "");
-    if (g.value->sig_errno == KErr::enokey && trust.size() == 0 && !platform) no_trusted_key_note(keyless);
+    if (g.value->sig_errno == KErr::enokey && trust.size() == 0 && !platform) no_trusted_key_note(keyless, true);
     if (g.value->outcome != KexecOutcome::loads) status = std::max(status, kExitVerdict);
   }
   return status;
@@ -327,7 +334,7 @@ Runner setup_verify(CLI::App& c) {
                "module's own format")
       ->check(CLI::IsMember({"none", "gzip", "xz", "zstd"}));
   add_kernel_lacks_option(&c, a->kernel_lacks, true);
-  c.add_flag("--kexec-sig-force", a->kexec_sig_force, "CONFIG_KEXEC_SIG_FORCE=y (with --usage kexec)");
+  c.add_flag("--kexec-sig-force", a->kexec_sig_force, "CONFIG_KEXEC_SIG_FORCE=y (with --usage kexec; x86 only)");
   c.add_flag("--kexec-5level-paging", a->kexec_5level,
              "the x86-64 machine runs 5-level page tables (a CPU with LA57: /proc/cpuinfo lists la57), so an image "
              "without XLF_5LEVEL is refused with ENOEXEC (with --usage kexec); default 4-level");
